@@ -1,0 +1,570 @@
+"""Normalisation kernels (batch norm, layer norm, group norm) for the CPU.
+
+Raw NumPy arrays in, caller-allocated arrays out; no bounds checks (the op
+layer validates shapes first). Layouts, all C-contiguous:
+
+- batch norm: ``x3`` is the input viewed as ``(N, C, S)`` with ``S`` the
+  product of the spatial dims (``S == 1`` for ``(N, C)`` input);
+- layer norm: ``x2`` is ``(M, K)`` with ``K`` the product of the normalised
+  (last) dims;
+- group norm: ``x3`` is ``(N, C, S)``; group ``g`` of sample ``n`` is the
+  contiguous block of channels ``g*C/G .. (g+1)*C/G``.
+
+Statistics and weight/bias gradients are float64 arrays whatever the input
+dtype (float32 or float64), so each kernel compiles once per input dtype.
+Sums are taken in float64 around a per-row shift (the row's first value),
+so one pass gives mean and variance without catastrophic cancellation.
+
+Each kernel has a serial and a ``parallel=True`` variant; the Python
+function of the same name without suffix picks one by size.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = [
+    "batch_norm_stats", "channel_affine", "batch_norm_backward",
+    "layer_norm_forward", "layer_norm_backward",
+    "group_norm_forward", "group_norm_backward",
+    "PARALLEL_MIN_ELEMENTS",
+]
+
+# Below this many input elements the serial variant wins on 2 cores
+# (one prange launch costs ~2 us; see DESIGN.md).
+PARALLEL_MIN_ELEMENTS = 32768
+
+_FAST = {"reassoc"}
+
+
+def _use_parallel(n_elements, n_tasks):
+    """True when a kernel of ``n_elements`` split into ``n_tasks`` pays to run in parallel."""
+    return n_elements >= PARALLEL_MIN_ELEMENTS and n_tasks > 1 and numba.get_num_threads() > 1
+
+
+def _channel_block(C, S):
+    """Channels per parallel task: one per task for images, blocks for (N, C) rows."""
+    if S > 1:
+        return 1
+    return max(1, -(-C // (4 * numba.get_num_threads())))
+
+
+# --------------------------------------------------------------------------
+# batch norm: statistics
+# --------------------------------------------------------------------------
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _bn_stats_channels(x3, c0, c1, mean, var):
+    """Per-channel mean and biased variance of ``x3[:, c0:c1, :]`` (one pass).
+
+    for c: d = x3[n, c, s] - x3[0, c, 0]; mean[c] = shift + sum(d)/M;
+    var[c] = sum(d*d)/M - (sum(d)/M)**2, with M = N*S. ``S == 1`` walks
+    rows ``x3[n, c0:c1, 0]`` in memory order, using mean/var as accumulators.
+    """
+    N, _, S = x3.shape
+    count = N * S
+    if S == 1:
+        for c in range(c0, c1):
+            mean[c] = 0.0
+            var[c] = 0.0
+        for n in range(N):
+            for c in range(c0, c1):
+                d = np.float64(x3[n, c, 0]) - np.float64(x3[0, c, 0])
+                mean[c] += d
+                var[c] += d * d
+        for c in range(c0, c1):
+            m = mean[c] / count
+            mean[c] = np.float64(x3[0, c, 0]) + m
+            var[c] = max(var[c] / count - m * m, 0.0)
+        return
+    for c in range(c0, c1):
+        shift = np.float64(x3[0, c, 0])
+        s1 = 0.0
+        s2 = 0.0
+        for n in range(N):
+            row = x3[n, c]
+            for s in range(S):
+                d = np.float64(row[s]) - shift
+                s1 += d
+                s2 += d * d
+        m = s1 / count
+        mean[c] = shift + m
+        var[c] = max(s2 / count - m * m, 0.0)
+
+
+@numba.njit(cache=True)
+def batch_norm_stats_serial(x3, mean, var):
+    """Serial: ``mean[c], var[c]`` (float64, biased) over dims N and S of ``x3``."""
+    _bn_stats_channels(x3, 0, x3.shape[1], mean, var)
+
+
+@numba.njit(cache=True, parallel=True)
+def batch_norm_stats_parallel(x3, mean, var, block):
+    """Parallel over blocks of ``block`` channels: same result as the serial kernel."""
+    C = x3.shape[1]
+    for b in numba.prange((C + block - 1) // block):
+        c0 = b * block
+        _bn_stats_channels(x3, c0, min(C, c0 + block), mean, var)
+
+
+def batch_norm_stats(x3, mean, var):
+    """Fill float64 ``mean``/``var`` (biased) of shape (C,) from ``x3`` (N, C, S), N*S >= 1.
+
+    Example:
+        >>> x = np.random.rand(4, 3, 5).astype(np.float32)
+        >>> m, v = np.empty(3), np.empty(3)
+        >>> batch_norm_stats(x, m, v)
+    """
+    N, C, S = x3.shape
+    if _use_parallel(x3.size, C):
+        batch_norm_stats_parallel(x3, mean, var, _channel_block(C, S))
+    else:
+        batch_norm_stats_serial(x3, mean, var)
+
+
+# --------------------------------------------------------------------------
+# batch norm: per-channel affine (training and eval forward)
+# --------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def _affine_sample(x3, scale, shift, out3, n):
+    """out3[n, c, s] = x3[n, c, s] * scale[c] + shift[c] for one sample n."""
+    C = x3.shape[1]
+    S = x3.shape[2]
+    if S == 1:
+        for c in range(C):
+            out3[n, c, 0] = x3[n, c, 0] * scale[c] + shift[c]
+        return
+    for c in range(C):
+        a = scale[c]
+        b = shift[c]
+        xr = x3[n, c]
+        orow = out3[n, c]
+        for s in range(S):
+            orow[s] = xr[s] * a + b
+
+
+@numba.njit(cache=True)
+def channel_affine_serial(x3, scale, shift, out3):
+    """Serial: ``out3[n, c, s] = x3[n, c, s] * scale[c] + shift[c]`` (scale/shift float64)."""
+    for n in range(x3.shape[0]):
+        _affine_sample(x3, scale, shift, out3, n)
+
+
+@numba.njit(cache=True, parallel=True)
+def channel_affine_parallel(x3, scale, shift, out3):
+    """Parallel over samples n: same result as the serial kernel."""
+    for n in numba.prange(x3.shape[0]):
+        _affine_sample(x3, scale, shift, out3, n)
+
+
+def channel_affine(x3, scale, shift, out3):
+    """``out3 = x3 * scale[c] + shift[c]``: batch norm's forward once the stats are known.
+
+    Training: ``scale = w * invstd``, ``shift = b - mean * scale``; eval: the
+    same with the running statistics.
+
+    Example:
+        >>> x = np.ones((2, 3, 4)); out = np.empty_like(x)
+        >>> channel_affine(x, np.full(3, 2.0), np.zeros(3), out)  # out == 2
+    """
+    if _use_parallel(x3.size, x3.shape[0]):
+        channel_affine_parallel(x3, scale, shift, out3)
+    else:
+        channel_affine_serial(x3, scale, shift, out3)
+
+
+# --------------------------------------------------------------------------
+# batch norm: backward
+# --------------------------------------------------------------------------
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _bn_backward_channels(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                          c0, c1, batch_stats, compute_gx):
+    """Batch norm backward for channels c0..c1.
+
+    gb[c] = sum(dy); gw[c] = sum(dy * (x - mean)) * invstd;
+    gx = w*invstd * (dy - gb/M - (x - mean) * invstd**2 * sum(dy*(x-mean))/M)
+    when the batch statistics were used (training), else gx = w*invstd*dy.
+    """
+    N, _, S = x3.shape
+    count = N * S
+    if S == 1:
+        for c in range(c0, c1):
+            gb[c] = 0.0
+            gw[c] = 0.0
+        for n in range(N):
+            for c in range(c0, c1):
+                g = np.float64(dy3[n, c, 0])
+                gb[c] += g
+                gw[c] += g * (x3[n, c, 0] - mean[c])
+        if compute_gx:
+            for n in range(N):
+                for c in range(c0, c1):
+                    r = invstd[c]
+                    k = weight[c] * r
+                    g = np.float64(dy3[n, c, 0])
+                    if batch_stats:
+                        g -= gb[c] / count + (x3[n, c, 0] - mean[c]) * (r * r * gw[c] / count)
+                    gx3[n, c, 0] = k * g
+        for c in range(c0, c1):
+            gw[c] *= invstd[c]
+        return
+    for c in range(c0, c1):
+        mu = mean[c]
+        sdy = 0.0
+        sdyx = 0.0
+        for n in range(N):
+            gr = dy3[n, c]
+            xr = x3[n, c]
+            for s in range(S):
+                g = np.float64(gr[s])
+                sdy += g
+                sdyx += g * (xr[s] - mu)
+        r = invstd[c]
+        gb[c] = sdy
+        gw[c] = sdyx * r
+        if compute_gx:
+            k = weight[c] * r
+            if batch_stats:
+                mdy = sdy / count
+                proj = r * r * sdyx / count
+            else:
+                mdy = 0.0
+                proj = 0.0
+            for n in range(N):
+                gr = dy3[n, c]
+                xr = x3[n, c]
+                outr = gx3[n, c]
+                for s in range(S):
+                    outr[s] = k * (gr[s] - mdy - (xr[s] - mu) * proj)
+
+
+@numba.njit(cache=True)
+def batch_norm_backward_serial(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                               batch_stats, compute_gx):
+    """Serial batch norm backward over all channels (see ``_bn_backward_channels``)."""
+    _bn_backward_channels(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                          0, x3.shape[1], batch_stats, compute_gx)
+
+
+@numba.njit(cache=True, parallel=True)
+def batch_norm_backward_parallel(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                                 batch_stats, compute_gx, block):
+    """Parallel over blocks of ``block`` channels: same result as the serial kernel."""
+    C = x3.shape[1]
+    for b in numba.prange((C + block - 1) // block):
+        c0 = b * block
+        _bn_backward_channels(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                              c0, min(C, c0 + block), batch_stats, compute_gx)
+
+
+def batch_norm_backward(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                        batch_stats=True, compute_gx=True):
+    """Batch norm gradients in one kernel: ``gx3`` (like x3), float64 ``gw``/``gb`` (C,).
+
+    ``mean``/``invstd`` (float64, C) are the statistics the forward used:
+    the batch's when ``batch_stats`` (training), else the running ones (then
+    gx = w * invstd * dy). ``weight`` is the (C,) affine weight (ones when
+    the layer has none). ``gx3`` is not written when ``compute_gx`` is False.
+
+    Example:
+        >>> dy = np.ones((4, 3, 5)); x = np.random.rand(4, 3, 5)
+        >>> gx = np.empty_like(x); gw, gb = np.empty(3), np.empty(3)
+        >>> batch_norm_backward(dy, x, x.mean((0, 2)), np.ones(3), np.ones(3), gx, gw, gb)
+    """
+    N, C, S = x3.shape
+    if _use_parallel(x3.size, C):
+        batch_norm_backward_parallel(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                                     batch_stats, compute_gx, _channel_block(C, S))
+    else:
+        batch_norm_backward_serial(dy3, x3, mean, invstd, weight, gx3, gw, gb,
+                                   batch_stats, compute_gx)
+
+
+# --------------------------------------------------------------------------
+# layer norm and group norm: row statistics shared by both
+# --------------------------------------------------------------------------
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _row_mean_rstd(row, eps):
+    """(mean, 1/sqrt(var + eps)) of a 1-D row in one shifted float64 pass."""
+    K = row.shape[0]
+    shift = np.float64(row[0])
+    s1 = 0.0
+    s2 = 0.0
+    for k in range(K):
+        d = np.float64(row[k]) - shift
+        s1 += d
+        s2 += d * d
+    m = s1 / K
+    var = max(s2 / K - m * m, 0.0)
+    return shift + m, 1.0 / math.sqrt(var + eps)
+
+
+# --------------------------------------------------------------------------
+# layer norm
+# --------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def _ln_forward_row(x2, w, b, eps, out2, mean, rstd, r):
+    """out2[r, k] = (x2[r, k] - mean[r]) * rstd[r] * w[k] + b[k]."""
+    xr = x2[r]
+    m, rs = _row_mean_rstd(xr, eps)
+    mean[r] = m
+    rstd[r] = rs
+    orow = out2[r]
+    for k in range(xr.shape[0]):
+        orow[k] = (xr[k] - m) * rs * w[k] + b[k]
+
+
+@numba.njit(cache=True)
+def layer_norm_forward_serial(x2, w, b, eps, out2, mean, rstd):
+    """Serial layer norm over the rows of ``x2`` (M, K); float64 mean/rstd (M,)."""
+    for r in range(x2.shape[0]):
+        _ln_forward_row(x2, w, b, eps, out2, mean, rstd, r)
+
+
+@numba.njit(cache=True, parallel=True)
+def layer_norm_forward_parallel(x2, w, b, eps, out2, mean, rstd):
+    """Parallel over rows: same result as the serial kernel."""
+    for r in numba.prange(x2.shape[0]):
+        _ln_forward_row(x2, w, b, eps, out2, mean, rstd, r)
+
+
+def layer_norm_forward(x2, w, b, eps, out2, mean, rstd):
+    """Layer norm forward of ``x2`` (M, K) with affine ``w``, ``b`` (K,, x's dtype).
+
+    Saves float64 ``mean[r]`` and ``rstd[r] = 1/sqrt(var + eps)`` for backward.
+
+    Example:
+        >>> x = np.random.rand(2, 5); out = np.empty_like(x)
+        >>> layer_norm_forward(x, np.ones(5), np.zeros(5), 1e-5, out, np.empty(2), np.empty(2))
+    """
+    if _use_parallel(x2.size, x2.shape[0]):
+        layer_norm_forward_parallel(x2, w, b, eps, out2, mean, rstd)
+    else:
+        layer_norm_forward_serial(x2, w, b, eps, out2, mean, rstd)
+
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _ln_backward_rows(dy2, x2, mean, rstd, w, gx2, gw, gb, r0, r1, compute_gx):
+    """Rows r0..r1 of layer norm backward; adds into float64 ``gw``/``gb`` (K,).
+
+    per row: xhat = (x - mean) * rstd; g = dy * w;
+    gx = rstd * (g - sum(g)/K - xhat * sum(g*xhat)/K);
+    gw += dy * xhat; gb += dy.
+    """
+    K = x2.shape[1]
+    for r in range(r0, r1):
+        m = mean[r]
+        rs = rstd[r]
+        dr = dy2[r]
+        xr = x2[r]
+        sg = 0.0
+        sgx = 0.0
+        for k in range(K):
+            d = np.float64(dr[k])
+            xh = (xr[k] - m) * rs
+            g = d * w[k]
+            sg += g
+            sgx += g * xh
+            gw[k] += d * xh
+            gb[k] += d
+        if compute_gx:
+            a = sg / K
+            c = sgx / K
+            orow = gx2[r]
+            for k in range(K):
+                orow[k] = rs * (dr[k] * w[k] - a - (xr[k] - m) * rs * c)
+
+
+@numba.njit(cache=True)
+def layer_norm_backward_serial(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx):
+    """Serial layer norm backward; zeroes and fills float64 ``gw``/``gb`` (K,)."""
+    gw[:] = 0.0
+    gb[:] = 0.0
+    _ln_backward_rows(dy2, x2, mean, rstd, w, gx2, gw, gb, 0, x2.shape[0], compute_gx)
+
+
+@numba.njit(cache=True, parallel=True)
+def layer_norm_backward_parallel(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx,
+                                 gw_parts, gb_parts):
+    """Parallel over T = len(gw_parts) row chunks, each adding into its own part row."""
+    M = x2.shape[0]
+    T = gw_parts.shape[0]
+    chunk = (M + T - 1) // T
+    for t in numba.prange(T):
+        gw_parts[t, :] = 0.0
+        gb_parts[t, :] = 0.0
+        r0 = t * chunk
+        _ln_backward_rows(dy2, x2, mean, rstd, w, gx2, gw_parts[t], gb_parts[t],
+                          min(r0, M), min(r0 + chunk, M), compute_gx)
+    gw[:] = 0.0
+    gb[:] = 0.0
+    for t in range(T):
+        for k in range(gw.shape[0]):
+            gw[k] += gw_parts[t, k]
+            gb[k] += gb_parts[t, k]
+
+
+def layer_norm_backward(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx=True):
+    """Layer norm gradients in one kernel: ``gx2`` (M, K), float64 ``gw``/``gb`` (K,).
+
+    Example:
+        >>> x = np.random.rand(2, 5); out = np.empty_like(x); m, r = np.empty(2), np.empty(2)
+        >>> layer_norm_forward(x, np.ones(5), np.zeros(5), 1e-5, out, m, r)
+        >>> gx, gw, gb = np.empty_like(x), np.empty(5), np.empty(5)
+        >>> layer_norm_backward(np.ones_like(x), x, m, r, np.ones(5), gx, gw, gb)
+    """
+    M, K = x2.shape
+    threads = numba.get_num_threads()
+    if _use_parallel(x2.size, M):
+        T = min(M, threads)
+        parts = np.empty((2, T, K))
+        layer_norm_backward_parallel(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx,
+                                     parts[0], parts[1])
+    else:
+        layer_norm_backward_serial(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx)
+
+
+# --------------------------------------------------------------------------
+# group norm
+# --------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def _gn_forward_group(x3, G, w, b, eps, out3, mean, rstd, i):
+    """Group i = n*G + g: stats over x3[n, g*Cg:(g+1)*Cg, :], then per-channel affine."""
+    N, C, S = x3.shape
+    Cg = C // G
+    n = i // G
+    c0 = (i - n * G) * Cg
+    flat = x3[n].reshape(C * S)
+    m, rs = _row_mean_rstd(flat[c0 * S:(c0 + Cg) * S], eps)
+    mean[i] = m
+    rstd[i] = rs
+    for c in range(c0, c0 + Cg):
+        a = rs * w[c]
+        sh = b[c] - m * a
+        xr = x3[n, c]
+        orow = out3[n, c]
+        for s in range(S):
+            orow[s] = xr[s] * a + sh
+
+
+@numba.njit(cache=True)
+def group_norm_forward_serial(x3, G, w, b, eps, out3, mean, rstd):
+    """Serial group norm forward; float64 mean/rstd of shape (N*G,)."""
+    for i in range(x3.shape[0] * G):
+        _gn_forward_group(x3, G, w, b, eps, out3, mean, rstd, i)
+
+
+@numba.njit(cache=True, parallel=True)
+def group_norm_forward_parallel(x3, G, w, b, eps, out3, mean, rstd):
+    """Parallel over the N*G groups: same result as the serial kernel."""
+    for i in numba.prange(x3.shape[0] * G):
+        _gn_forward_group(x3, G, w, b, eps, out3, mean, rstd, i)
+
+
+def group_norm_forward(x3, G, w, b, eps, out3, mean, rstd):
+    """Group norm forward of ``x3`` (N, C, S) in ``G`` groups, affine ``w``/``b`` (C,).
+
+    Example:
+        >>> x = np.random.rand(2, 4, 3); out = np.empty_like(x)
+        >>> group_norm_forward(x, 2, np.ones(4), np.zeros(4), 1e-5, out, np.empty(4), np.empty(4))
+    """
+    if _use_parallel(x3.size, x3.shape[0] * G):
+        group_norm_forward_parallel(x3, G, w, b, eps, out3, mean, rstd)
+    else:
+        group_norm_forward_serial(x3, G, w, b, eps, out3, mean, rstd)
+
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _gn_backward_group(dy3, x3, mean, rstd, w, G, gx3, ds, db, i, compute_gx):
+    """Group i = n*G + g of group norm backward.
+
+    per channel c: ds[n, c] = sum_s dy*(x - mean), db[n, c] = sum_s dy;
+    sum_g = sum_c w[c]*db, sum_gx = rstd * sum_c w[c]*ds  (over the group);
+    gx = rstd * (w[c]*dy - sum_g/Mg - (x - mean)*rstd*sum_gx/Mg), Mg = Cg*S.
+    """
+    N, C, S = x3.shape
+    Cg = C // G
+    n = i // G
+    c0 = (i - n * G) * Cg
+    m = mean[i]
+    rs = rstd[i]
+    sum_g = 0.0
+    sum_gx = 0.0
+    for c in range(c0, c0 + Cg):
+        gr = dy3[n, c]
+        xr = x3[n, c]
+        a = 0.0
+        d = 0.0
+        for s in range(S):
+            g = np.float64(gr[s])
+            d += g
+            a += g * (xr[s] - m)
+        ds[n, c] = a
+        db[n, c] = d
+        sum_g += w[c] * d
+        sum_gx += w[c] * a
+    if compute_gx:
+        count = Cg * S
+        mg = sum_g / count
+        proj = rs * rs * sum_gx / count
+        for c in range(c0, c0 + Cg):
+            wc = w[c]
+            gr = dy3[n, c]
+            xr = x3[n, c]
+            orow = gx3[n, c]
+            for s in range(S):
+                orow[s] = rs * (wc * gr[s] - mg - (xr[s] - m) * proj)
+
+
+@numba.njit(cache=True)
+def _gn_weight_grads(rstd, G, ds, db, gw, gb):
+    """gw[c] = sum_n ds[n, c] * rstd[n, g]; gb[c] = sum_n db[n, c]."""
+    N, C = ds.shape
+    Cg = C // G
+    gw[:] = 0.0
+    gb[:] = 0.0
+    for n in range(N):
+        for c in range(C):
+            gw[c] += ds[n, c] * rstd[n * G + c // Cg]
+            gb[c] += db[n, c]
+
+
+@numba.njit(cache=True)
+def group_norm_backward_serial(dy3, x3, mean, rstd, w, G, gx3, ds, db, gw, gb, compute_gx):
+    """Serial group norm backward; ``ds``/``db`` are float64 (N, C) scratch."""
+    for i in range(x3.shape[0] * G):
+        _gn_backward_group(dy3, x3, mean, rstd, w, G, gx3, ds, db, i, compute_gx)
+    _gn_weight_grads(rstd, G, ds, db, gw, gb)
+
+
+@numba.njit(cache=True, parallel=True)
+def group_norm_backward_parallel(dy3, x3, mean, rstd, w, G, gx3, ds, db, gw, gb, compute_gx):
+    """Parallel over the N*G groups, then a serial (N, C) reduction for gw/gb."""
+    for i in numba.prange(x3.shape[0] * G):
+        _gn_backward_group(dy3, x3, mean, rstd, w, G, gx3, ds, db, i, compute_gx)
+    _gn_weight_grads(rstd, G, ds, db, gw, gb)
+
+
+def group_norm_backward(dy3, x3, mean, rstd, w, G, gx3, gw, gb, compute_gx=True):
+    """Group norm gradients in one kernel: ``gx3`` (N, C, S), float64 ``gw``/``gb`` (C,).
+
+    Example:
+        >>> x = np.random.rand(2, 4, 3); out = np.empty_like(x); m, r = np.empty(4), np.empty(4)
+        >>> group_norm_forward(x, 2, np.ones(4), np.zeros(4), 1e-5, out, m, r)
+        >>> gx, gw, gb = np.empty_like(x), np.empty(4), np.empty(4)
+        >>> group_norm_backward(np.ones_like(x), x, m, r, np.ones(4), 2, gx, gw, gb)
+    """
+    N, C, _ = x3.shape
+    scratch = np.empty((2, N, C))
+    if _use_parallel(x3.size, N * G):
+        group_norm_backward_parallel(dy3, x3, mean, rstd, w, G, gx3, scratch[0], scratch[1],
+                                     gw, gb, compute_gx)
+    else:
+        group_norm_backward_serial(dy3, x3, mean, rstd, w, G, gx3, scratch[0], scratch[1],
+                                   gw, gb, compute_gx)
