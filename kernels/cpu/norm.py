@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 __all__ = [
+    "batch_norm_forward_train", "batch_norm_forward_eval",
     "batch_norm_stats", "channel_affine", "batch_norm_backward",
     "layer_norm_forward", "layer_norm_backward",
     "group_norm_forward", "group_norm_backward",
@@ -173,6 +174,43 @@ def channel_affine(x3, scale, shift, out3):
         channel_affine_parallel(x3, scale, shift, out3)
     else:
         channel_affine_serial(x3, scale, shift, out3)
+
+
+# --------------------------------------------------------------------------
+# batch norm: forward as the op layer calls it
+# --------------------------------------------------------------------------
+
+def batch_norm_forward_train(x3, weight, bias, eps, out3, mean, var, invstd):
+    """Training forward: batch stats into float64 ``mean``/``var``/``invstd`` (C,), then affine.
+
+    ``weight``/``bias`` are (C,) arrays (ones/zeros when the layer has none);
+    ``var`` is the biased variance (the caller derives the unbiased one for
+    the running statistics).
+
+    Example:
+        >>> x = np.random.rand(4, 3, 5); out = np.empty_like(x)
+        >>> m, v, r = np.empty(3), np.empty(3), np.empty(3)
+        >>> batch_norm_forward_train(x, np.ones(3), np.zeros(3), 1e-5, out, m, v, r)
+    """
+    batch_norm_stats(x3, mean, var)
+    np.divide(1.0, np.sqrt(var + eps), out=invstd)
+    scale = weight * invstd
+    channel_affine(x3, scale, bias - mean * scale, out3)
+
+
+def batch_norm_forward_eval(x3, weight, bias, running_mean, running_var, eps, out3,
+                            mean, invstd):
+    """Eval forward with the running stats; copies them (float64) into ``mean``/``invstd``.
+
+    Example:
+        >>> x = np.random.rand(4, 3, 5); out = np.empty_like(x)
+        >>> batch_norm_forward_eval(x, np.ones(3), np.zeros(3), np.zeros(3), np.ones(3),
+        ...                         1e-5, out, np.empty(3), np.empty(3))
+    """
+    mean[:] = running_mean
+    np.divide(1.0, np.sqrt(running_var.astype(np.float64) + eps), out=invstd)
+    scale = weight * invstd
+    channel_affine(x3, scale, bias - mean * scale, out3)
 
 
 # --------------------------------------------------------------------------

@@ -136,6 +136,23 @@ def test_batch_norm_forward(dtype, shape, parallel):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_batch_norm_forward_train_and_eval_entry_points(dtype):
+    x = _rand((4, 3, 6), dtype, 7)
+    w, b = _rand(3, dtype, 8), _rand(3, dtype, 9)
+    out, mean, var, invstd = np.empty_like(x), np.empty(3), np.empty(3), np.empty(3)
+    norm.batch_norm_forward_train(x, w, b, 1e-5, out, mean, var, invstd)
+    ref, rmean, rvar = _bn_ref(x, w.astype(np.float64), b.astype(np.float64), 1e-5)
+    tol = TOL[dtype] * 10
+    np.testing.assert_allclose(out, ref, rtol=tol, atol=tol)
+    np.testing.assert_allclose(invstd, 1 / np.sqrt(rvar + 1e-5), rtol=1e-9)
+    rm, rv = np.array([0.5, -1, 2], dtype), np.array([1, 4, 0.25], dtype)
+    norm.batch_norm_forward_eval(x, w, b, rm, rv, 1e-5, out, mean, invstd)
+    want = (x - rm[:, None]) / np.sqrt(rv[:, None] + 1e-5) * w[:, None] + b[:, None]
+    np.testing.assert_allclose(out, want, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(mean, rm.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", BN_SHAPES)
 @pytest.mark.parametrize("parallel", [False, True])
 def test_batch_norm_backward_training(dtype, shape, parallel):
