@@ -1,0 +1,212 @@
+"""Datasets: the map-style and iterable protocols and the ready-made combinators.
+
+A map-style dataset answers ``dataset[i]`` and ``len(dataset)``; an iterable dataset
+answers ``iter(dataset)``. ``TensorDataset``, ``Subset``, ``ConcatDataset``,
+``ChainDataset`` and ``random_split`` build new datasets out of existing ones without
+copying any sample, exactly as ``torch.utils.data`` does.
+"""
+import bisect
+import math
+import warnings
+
+from nbtorch.utils.data import _random
+
+__all__ = [
+    "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
+    "Subset", "random_split",
+]
+
+
+class Dataset:
+    """A map-style dataset: subclasses define ``__getitem__`` (and usually ``__len__``).
+
+    Example:
+        >>> class Squares(Dataset):
+        ...     def __len__(self):
+        ...         return 4
+        ...     def __getitem__(self, i):
+        ...         return i * i
+        >>> [Squares()[i] for i in range(4)]
+        [0, 1, 4, 9]
+    """
+
+    def __getitem__(self, index):
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset read as a stream: subclasses define ``__iter__``.
+
+    With ``num_workers > 0`` every worker iterates its own copy of the dataset; use
+    ``nbtorch.utils.data.get_worker_info()`` inside ``__iter__`` to give each worker
+    its own shard, otherwise every sample appears once per worker.
+
+    Example:
+        >>> class Count(IterableDataset):
+        ...     def __iter__(self):
+        ...         return iter(range(3))
+        >>> list(Count())
+        [0, 1, 2]
+    """
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class TensorDataset(Dataset):
+    """Samples are the ``i``-th rows of tensors that share their first dimension.
+
+    Example:
+        >>> import nbtorch
+        >>> ds = TensorDataset(nbtorch.zeros(5, 2), nbtorch.arange(5))
+        >>> len(ds), ds[1][1].item()
+        (5, 1)
+    """
+
+    def __init__(self, *tensors):
+        sizes = [tensor.size(0) for tensor in tensors]
+        if any(size != sizes[0] for size in sizes):
+            raise ValueError(
+                f"Size mismatch between tensors: TensorDataset needs every tensor to have "
+                f"the same size in dimension 0, got sizes {sizes}")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(tensor[index] for tensor in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].size(0) if self.tensors else 0
+
+
+class ConcatDataset(Dataset):
+    """The concatenation of several map-style datasets, indexed end to end.
+
+    Example:
+        >>> ds = ConcatDataset([[1, 2], [3]])
+        >>> len(ds), ds[2], ds[-1]
+        (3, 3, 3)
+    """
+
+    @staticmethod
+    def cumsum(sequence):
+        """Return the running totals of the lengths of ``sequence``'s datasets."""
+        totals, total = [], 0
+        for dataset in sequence:
+            total += len(dataset)
+            totals.append(total)
+        return totals
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if len(self.datasets) == 0:
+            raise ValueError("datasets should not be an empty iterable")
+        for dataset in self.datasets:
+            if isinstance(dataset, IterableDataset):
+                raise TypeError("ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        if index < 0:
+            if -index > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            index = len(self) + index
+        if index >= len(self):
+            raise IndexError(f"index {index} is out of range for ConcatDataset of length {len(self)}")
+        dataset_index = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[dataset_index - 1] if dataset_index > 0 else 0
+        return self.datasets[dataset_index][index - start]
+
+
+class ChainDataset(IterableDataset):
+    """The concatenation of several iterable datasets, streamed one after the other.
+
+    Example:
+        >>> list(ChainDataset([range(2), range(3)]))
+        [0, 1, 0, 1, 2]
+    """
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for dataset in self.datasets:
+            yield from dataset
+
+    def __len__(self):
+        return sum(len(dataset) for dataset in self.datasets)
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at positions ``indices``, in that order.
+
+    Example:
+        >>> Subset(["a", "b", "c"], [2, 0])[0]
+        'c'
+    """
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def _lengths_from_fractions(fractions, total):
+    """Turn fractions summing to 1 into integer lengths summing to ``total`` (PyTorch's rule)."""
+    lengths = []
+    for i, fraction in enumerate(fractions):
+        if fraction < 0 or fraction > 1:
+            raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+        lengths.append(int(math.floor(total * fraction)))
+    remainder = total - sum(lengths)
+    for i in range(remainder):  # hand out the leftover samples round-robin
+        lengths[i % len(lengths)] += 1
+    for i, length in enumerate(lengths):
+        if length == 0:
+            warnings.warn(f"Length of split at index {i} is 0. "
+                          f"This might result in an empty dataset.")
+    return lengths
+
+
+def random_split(dataset, lengths, generator=None):
+    """Split ``dataset`` at random into non-overlapping ``Subset``s of the given lengths.
+
+    Args:
+        dataset: a map-style dataset.
+        lengths: integer lengths summing to ``len(dataset)``, or fractions summing to 1
+            (floored, then the remainder is handed out one by one from the first split).
+        generator: an ``nbtorch.Generator`` for a reproducible split (None: the global one).
+
+    Example:
+        >>> import nbtorch
+        >>> train, test = random_split(range(10), [0.8, 0.2], nbtorch.Generator().manual_seed(0))
+        >>> len(train), len(test)
+        (8, 2)
+    """
+    lengths = list(lengths)
+    total = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        lengths = _lengths_from_fractions(lengths, total)
+    if sum(lengths) != total:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    permutation = _random.numpy_rng(generator).permutation(total).tolist()
+    subsets, offset = [], 0
+    for length in lengths:
+        subsets.append(Subset(dataset, permutation[offset:offset + length]))
+        offset += length
+    return subsets
