@@ -1,0 +1,1 @@
+"""CPU kernels (numba.njit). Imported lazily, one family module at a time."""

@@ -1,0 +1,112 @@
+"""Strided copy with dtype conversion: the kernel behind `copy_`, `contiguous` and `to(dtype)`.
+
+The caller merges dimensions that are contiguous in both arrays and passes
+flat storages with element offsets, shapes and strides (DESIGN.md: index math
+once per row, a tight inner loop with a contiguous fast path). One
+compilation per (source dtype, destination dtype) pair serves every rank.
+"""
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def copy_strided(src, s_off, s_strides, dst, d_off, d_strides, shape):
+    """for each index i: dst[d_off + i.d_strides] = src[s_off + i.s_strides].
+
+    `shape`, `s_strides`, `d_strides`: int64 arrays of the same length >= 1;
+    the last dimension is the inner loop.
+    """
+    nd = shape.size
+    inner = shape[nd - 1]
+    ss = s_strides[nd - 1]
+    ds = d_strides[nd - 1]
+    rows = 1
+    for k in range(nd - 1):
+        rows *= shape[k]
+    if inner == 0 or rows == 0:
+        return
+    idx = np.zeros(nd, np.int64)
+    for _ in range(rows):
+        so = s_off
+        do = d_off
+        for k in range(nd - 1):
+            so += idx[k] * s_strides[k]
+            do += idx[k] * d_strides[k]
+        if ss == 1 and ds == 1:
+            for j in range(np.uint64(inner)):
+                dst[do + j] = src[so + j]
+        else:
+            for j in range(inner):
+                dst[do + j * ds] = src[so + j * ss]
+        k = nd - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < shape[k]:
+                break
+            idx[k] = 0
+            k -= 1
+
+
+@numba.njit(cache=True)
+def fill_strided(dst, d_off, d_strides, shape, value):
+    """for each index i: dst[d_off + i.d_strides] = value."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    ds = d_strides[nd - 1]
+    rows = 1
+    for k in range(nd - 1):
+        rows *= shape[k]
+    if inner == 0 or rows == 0:
+        return
+    idx = np.zeros(nd, np.int64)
+    for _ in range(rows):
+        do = d_off
+        for k in range(nd - 1):
+            do += idx[k] * d_strides[k]
+        if ds == 1:
+            dst[do:do + inner] = value
+        else:
+            for j in range(inner):
+                dst[do + j * ds] = value
+        k = nd - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < shape[k]:
+                break
+            idx[k] = 0
+            k -= 1
+
+
+def merge_dims(shape, *strides_list):
+    """Drop size-1 dims and merge neighbours contiguous in every stride set.
+
+    Returns (shape, [strides...]) as int64 arrays of length >= 1.
+    """
+    dims = [i for i, s in enumerate(shape) if s != 1]
+    if not dims:
+        return (np.ones(1, np.int64), [np.zeros(1, np.int64) for _ in strides_list])
+    out_shape = [shape[dims[0]]]
+    out_strides = [[st[dims[0]]] for st in strides_list]
+    for i in dims[1:]:
+        n = shape[i]
+        if all(o[-1] == st[i] * n for o, st in zip(out_strides, strides_list)):
+            out_shape[-1] *= n
+            for o, st in zip(out_strides, strides_list):
+                o[-1] = st[i]
+        else:
+            out_shape.append(n)
+            for o, st in zip(out_strides, strides_list):
+                o.append(st[i])
+    return (np.array(out_shape, np.int64), [np.array(o, np.int64) for o in out_strides])
+
+
+def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
+    """Launcher: copy a (broadcast) strided source into a strided destination."""
+    m_shape, (ss, ds) = merge_dims(shape, s_shape_strides, d_strides)
+    copy_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
+
+
+def fill(dst_flat, d_off, d_strides, shape, value):
+    """Launcher: write one value into every element of a strided destination."""
+    m_shape, (ds,) = merge_dims(shape, d_strides)
+    fill_strided(dst_flat, d_off, ds, m_shape, dst_flat.dtype.type(value))

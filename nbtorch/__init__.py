@@ -1,0 +1,38 @@
+"""nbtorch: PyTorch's architecture in readable Python, every kernel written with Numba.
+
+``import nbtorch as torch`` and ordinary PyTorch code runs: strided tensors over
+storages, a device registry that sends each op to a Numba kernel, a tape
+autograd, and nn / optim / utils.data above them.
+"""
+from ._dtype import (dtype, float16, half, float32, float64, double, int8, int16, short,
+                     int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
+                     promote_types, result_type, can_cast, iinfo, finfo)
+from ._dtype import float, int  # noqa: F401  (torch.float / torch.int are dtypes)
+from ._device import device
+from ._tensor import Tensor, Size
+from ._tensor_str import set_printoptions
+from . import autograd
+from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
+from .ops.creation import *  # noqa: F401,F403
+from .ops.copy import *  # noqa: F401,F403
+from .ops.views import *  # noqa: F401,F403
+from .ops.pointwise import *  # noqa: F401,F403
+from .ops.reduction import *  # noqa: F401,F403
+from .ops import indexing as _indexing  # noqa: F401  (installs Tensor.__getitem__)
+from ._registry import register_kernel, get_kernel, registered_ops
+
+FloatTensor = DoubleTensor = LongTensor = Tensor
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point

@@ -1,0 +1,69 @@
+"""`nbtorch.device`: a device type ('cpu' or 'cuda') and an optional index."""
+
+__all__ = ["device"]
+
+_TYPES = ("cpu", "cuda")
+
+
+class device:
+    """Where a tensor's storage lives, e.g. ``device('cuda:0')``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool):
+            type, index = "cuda", type
+        elif isinstance(type, str) and ":" in type:
+            type, _, idx = type.partition(":")
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
+            if index is not None:
+                raise RuntimeError("device string already has an index")
+            index = int(idx)
+        if type not in _TYPES:
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type}")
+        if index is not None and index < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        self.type = type
+        self.index = index
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return (isinstance(other, device) and self.type == other.type
+                and self.index == other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self):
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __reduce__(self):
+        return (device, (self.type, self.index))
+
+
+CPU = device("cpu")
+_CACHE = {"cpu": CPU, None: CPU}
+
+
+def to_device(d):
+    """Normalise a device spec (str, int, device, None) to a cached `device`."""
+    try:
+        return _CACHE[d]
+    except (KeyError, TypeError):
+        pass
+    dev = device(d)
+    if dev.type == "cuda" and dev.index is None:
+        dev = device("cuda", 0)
+    if isinstance(d, (str, int)):
+        _CACHE[d] = dev
+    return dev

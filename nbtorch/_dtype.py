@@ -1,0 +1,191 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+A `dtype` wraps a NumPy dtype (the storage format) and knows its category
+(bool < integer < floating) for promotion. Promotion follows PyTorch: tensors
+with dimensions outrank 0-d tensors, which outrank Python scalars; a
+lower-ranked operand only matters when its category is higher.
+"""
+import builtins
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "half", "float32", "float", "float64", "double",
+    "int8", "int16", "short", "int32", "int", "int64", "long", "uint8",
+    "bool", "get_default_dtype", "set_default_dtype", "promote_types",
+    "result_type", "can_cast", "iinfo", "finfo",
+]
+
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type, e.g. ``nbtorch.float32``."""
+
+    __slots__ = ("name", "np", "category", "itemsize", "is_floating_point",
+                 "is_signed", "is_complex")
+
+    def __init__(self, name, np_dtype, category):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == _FLOAT
+        self.is_signed = category == _FLOAT or np.issubdtype(self.np, np.signedinteger)
+        self.is_complex = False
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_real(self):
+        return self
+
+
+float16 = half = dtype("float16", np.float16, _FLOAT)
+float32 = float = dtype("float32", np.float32, _FLOAT)
+float64 = double = dtype("float64", np.float64, _FLOAT)
+int8 = dtype("int8", np.int8, _INT)
+int16 = short = dtype("int16", np.int16, _INT)
+int32 = int = dtype("int32", np.int32, _INT)
+int64 = long = dtype("int64", np.int64, _INT)
+uint8 = dtype("uint8", np.uint8, _INT)
+bool = dtype("bool", np.bool_, _BOOL)
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+_NAMES = {d.name: d for d in ALL}
+_FROM_NP = {d.np: d for d in ALL}
+
+
+def _by_name(name):
+    return _NAMES[name]
+
+
+def from_numpy_dtype(np_dtype):
+    """The nbtorch dtype for a NumPy dtype; TypeError for unsupported ones."""
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
+            "supported types are: float64, float32, float16, int64, int32, int16, int8, "
+            "uint8, and bool.") from None
+
+
+def to_dtype(d):  # noqa: C901 - a flat table of accepted spellings
+    """Accept an nbtorch dtype, a NumPy dtype, a Python type or a name."""
+    if d.__class__ is dtype:
+        return d
+    if d is builtin_float:
+        return get_default_dtype()
+    if d is builtin_int:
+        return int64
+    if d is builtin_bool:
+        return bool
+    if isinstance(d, str) and d in _NAMES:
+        return _NAMES[d]
+    return from_numpy_dtype(d)
+
+
+builtin_float, builtin_int, builtin_bool = builtins.float, builtins.int, builtins.bool
+
+_default = [float32]
+
+
+def get_default_dtype():
+    """The dtype of new floating tensors (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    """Set the default floating dtype (float16, float32 or float64)."""
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+# promote_types over the 9 dtypes, computed once from NumPy's table with PyTorch's
+# exceptions (uint8 with int8 -> int16 in both; float16 with ints stays float16).
+def _promote_pair(a, b):
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == _FLOAT:
+        return a if a.itemsize >= b.itemsize else b
+    return _FROM_NP[np.promote_types(a.np, b.np)]
+
+
+_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+
+
+def promote_types(a, b):
+    """The smallest dtype both `a` and `b` convert to (PyTorch's table)."""
+    return _PROMOTE[(to_dtype(a), to_dtype(b))]
+
+
+def _scalar_category(x):
+    if isinstance(x, builtin_bool) or isinstance(x, np.bool_):
+        return _BOOL
+    if isinstance(x, (builtin_int, np.integer)):
+        return _INT
+    return _FLOAT
+
+
+_DEFAULT_FOR_CATEGORY = {_BOOL: bool, _INT: int64}
+
+
+def result_type(*operands):
+    """The dtype of an op's result over tensors and Python scalars (PyTorch's rules).
+
+    Example:
+        >>> result_type(nbtorch.ones(2, dtype=nbtorch.int32), 2.5)
+        torch.float32
+    """
+    dim_t = zero_t = scalar = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if d is not None and d.__class__ is dtype:
+            if x.ndim:
+                dim_t = d if dim_t is None else _PROMOTE[(dim_t, d)]
+            else:
+                zero_t = d if zero_t is None else _PROMOTE[(zero_t, d)]
+        else:
+            c = _scalar_category(x)
+            if scalar is None or c > scalar:
+                scalar = c
+    out = dim_t
+    if zero_t is not None:
+        out = zero_t if out is None else (out if out.category >= zero_t.category
+                                          else zero_t)
+    if scalar is not None:
+        if out is None or out.category < scalar:
+            out = _DEFAULT_FOR_CATEGORY.get(scalar) or get_default_dtype()
+    return out
+
+
+def can_cast(from_, to):
+    """False where PyTorch refuses an in-place cast to a lower category."""
+    return to_dtype(from_).category <= to_dtype(to).category
+
+
+class iinfo:
+    """Integer limits, like ``torch.iinfo``."""
+
+    def __init__(self, d):
+        i = np.iinfo(to_dtype(d).np)
+        self.bits, self.min, self.max, self.dtype = i.bits, builtin_int(i.min), builtin_int(i.max), to_dtype(d).name
+
+
+class finfo:
+    """Floating limits, like ``torch.finfo``."""
+
+    def __init__(self, d=None):
+        d = to_dtype(d) if d is not None else get_default_dtype()
+        f = np.finfo(d.np)
+        self.bits, self.eps, self.max, self.min = f.bits, builtin_float(f.eps), builtin_float(f.max), builtin_float(f.min)
+        self.tiny = self.smallest_normal = builtin_float(f.tiny)
+        self.resolution, self.dtype = builtin_float(f.resolution), d.name

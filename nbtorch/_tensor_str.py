@@ -1,0 +1,107 @@
+"""`repr(tensor)` in PyTorch's format: tensor([[1., 2.], ...], dtype=..., grad_fn=<...>)."""
+import numpy as np
+
+from . import _dtype
+
+PRINT_OPTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
+              "sci_mode": None}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    for k, v in (("precision", precision), ("threshold", threshold),
+                 ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if v is not None:
+            PRINT_OPTS[k] = v
+    PRINT_OPTS["sci_mode"] = sci_mode
+
+
+def _float_formatter(values):
+    finite = values[np.isfinite(values)]
+    p = PRINT_OPTS["precision"]
+    if finite.size == 0:
+        return lambda v: _special(v) or f"{v:.{p}f}"
+    ints = np.all(finite == np.round(finite))
+    amax, amin = np.max(np.abs(finite)), np.min(np.abs(finite))
+    sci = PRINT_OPTS["sci_mode"]
+    if sci is None:
+        sci = amax > 1e8 or (amin != 0 and amin < 1e-4) or (amin != 0 and amax / amin > 1000
+                                                              and not ints)
+    if ints and not sci:
+        return lambda v: _special(v) or f"{v:.0f}."
+    if sci:
+        return lambda v: _special(v) or f"{v:.{p}e}"
+    return lambda v: _special(v) or f"{v:.{p}f}"
+
+
+def _special(v):
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def _format_array(a, dtype):
+    if dtype is _dtype.bool:
+        fmt = lambda v: "True" if v else "False"  # noqa: E731
+    elif dtype.is_floating_point:
+        fmt = _float_formatter(a.astype(np.float64).ravel())
+    else:
+        fmt = lambda v: str(int(v))  # noqa: E731
+    strs = np.vectorize(lambda v: fmt(v), otypes=[object])(a) if a.size else a.astype(object)
+    width = max((len(s) for s in strs.ravel()), default=0)
+    return strs, width
+
+
+def _render(strs, width, indent, trimmed, edge):
+    if strs.ndim == 0:
+        return strs.item().rjust(width)
+    if strs.ndim == 1:
+        items = [s.rjust(width) for s in strs]
+        if trimmed[0]:
+            items = items[:edge] + ["..."] + items[-edge:]
+        per_line = max(1, (PRINT_OPTS["linewidth"] - indent) // (width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(range(strs.shape[0]))
+    if trimmed[0]:
+        rows = rows[:edge] + [None] + rows[-edge:]
+    parts = [_render(strs[r], width, indent + 1, trimmed[1:], edge) if r is not None else "..."
+             for r in rows]
+    sep = "," + "\n" * (strs.ndim - 1) + " " * (indent + 1)
+    return "[" + sep.join(parts) + "]"
+
+
+def tensor_repr(t):
+    a = t.detach()._host()
+    edge = PRINT_OPTS["edgeitems"]
+    trimmed = (False,) * a.ndim
+    if a.size > PRINT_OPTS["threshold"]:
+        trimmed = tuple(n > 2 * edge for n in a.shape)
+        a = _summarize_values(a, edge)
+    strs, width = _format_array(a, t.dtype)
+    indent = len("tensor(")
+    body = _render(strs, width, indent, trimmed, edge) if t.numel() else "[]"
+    suffix = []
+    if t.device.type != "cpu":
+        suffix.append(f"device='{t.device}'")
+    if t.numel() == 0 and t.dim() != 1:
+        suffix.append(f"size={tuple(t.shape)}")
+    default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+    if not default:
+        suffix.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffix.append("requires_grad=True")
+    return "tensor(" + body + "".join(", " + s for s in suffix) + ")"
+
+
+def _summarize_values(a, edge):
+    """Keep only edge rows per dim (so formatting width matches what is shown)."""
+    for d in range(a.ndim):
+        if a.shape[d] > 2 * edge:
+            idx = list(range(edge)) + list(range(a.shape[d] - edge, a.shape[d]))
+            a = np.take(a, idx, axis=d)
+    return a

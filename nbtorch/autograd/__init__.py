@@ -1,0 +1,11 @@
+"""Tape-based reverse-mode automatic differentiation (see DESIGN.md, Autograd)."""
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                        set_grad_enabled)
+from .gradcheck import gradcheck, gradgradcheck
+from . import graph
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable",
+           "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "gradcheck", "gradgradcheck", "graph"]

@@ -1,0 +1,269 @@
+"""The engine: order the tape from the roots and run backward formulas in reverse.
+
+Ordering is iterative (Kahn's algorithm over dependency counts), so a chain
+of 100,000 ops needs no recursion. Every gradient a node returns is checked
+against the input it belongs to, with an error that names the node.
+"""
+from .._tensor import Tensor
+from . import grad_mode
+from .graph import gradient_edge
+
+__all__ = ["run_backward", "backward", "grad"]
+
+
+def _dependencies(roots):
+    """Count, for every node reachable from `roots`, how many edges point at it."""
+    deps = {}
+    seen = set()
+    stack = [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_functions:
+            if edge is None:
+                continue
+            nxt = edge[0]
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+def _check_grad(node, i, g, meta):
+    from ..ops._common import sum_to
+    shape, dtype, device = meta
+    if not isinstance(g, Tensor):
+        raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
+                        f"expected a Tensor or None, got {type(g).__name__}")
+    if g._shape != shape:
+        try:
+            g = sum_to(g, shape)
+        except RuntimeError:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(g._shape)} but expected shape compatible with {list(shape)}") from None
+    if g.device != device:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {i} - expected "
+            f"device {device} but got {g.device}")
+    if g.dtype is not dtype:
+        if not g.dtype.is_floating_point:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - expected "
+                f"dtype {dtype} but got {g.dtype}")
+        g = g.to(dtype)
+    return g
+
+
+def _call_tensor_hooks(node, grads):
+    hooks = node._tensor_hooks
+    if not hooks:
+        return grads
+    grads = list(grads)
+    for slot, d in hooks.items():
+        for fn in list(d.values()):
+            if grads[slot] is None:
+                continue
+            r = fn(grads[slot])
+            if r is not None:
+                grads[slot] = r
+    return grads
+
+
+def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
+                 accumulate=True):
+    """Propagate `root_grads` from the (node, slot) edges `roots` through the tape.
+
+    capture: {(node, slot): index} edges whose total gradient is returned
+    (for `autograd.grad`) instead of accumulated.
+    """
+    nodes = [r[0] for r in roots]
+    deps = _dependencies(nodes)
+    buffers = {}
+    for (node, slot), g in zip(roots, root_grads):
+        _add_to_buffer(buffers, node, slot, g)
+    captured = {}
+    ready = [n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0]
+    prev = grad_mode.STATE.enabled
+    grad_mode.STATE.enabled = create_graph
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            n_out = len(grads) if grads else 0
+            if grads is None:
+                grads = []
+            grads = _call_tensor_hooks(node, grads)
+            if capture:
+                for slot, g in enumerate(grads):
+                    idx = capture.get((node, slot))
+                    if idx is not None:
+                        captured[idx] = g
+            if node._retain:
+                for slot, ref in node._retain.items():
+                    t = ref()
+                    if t is not None and slot < n_out and grads[slot] is not None:
+                        g = grads[slot].detach()
+                        t._grad = g.clone() if t._grad is None else t._grad + g
+            if node._is_accumulate:
+                if accumulate and grads and grads[0] is not None:
+                    node.accumulate(grads[0], create_graph)
+                continue
+            in_grads = _apply(node, grads, retain_graph)
+            for edge, g in zip(node.next_functions, in_grads):
+                if edge is None:
+                    continue
+                nxt, slot = edge
+                if g is not None:
+                    _add_to_buffer(buffers, nxt, slot, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+    finally:
+        grad_mode.STATE.enabled = prev
+    return captured
+
+
+def _add_to_buffer(buffers, node, slot, g):
+    buf = buffers.get(node)
+    if buf is None:
+        n = max(len(getattr(node, "_output_meta", ())), slot + 1)
+        buf = buffers[node] = [None] * n
+    elif slot >= len(buf):
+        buf.extend([None] * (slot + 1 - len(buf)))
+    buf[slot] = g if buf[slot] is None else buf[slot] + g
+
+
+def _apply(node, grads, retain_graph):
+    from ..ops.creation import zeros
+    if node._pre_hooks:
+        for fn in list(node._pre_hooks.values()):
+            r = fn(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    outs = getattr(node, "_output_meta", None)
+    if outs is not None and getattr(node, "_materialize", True):
+        grads = list(grads) + [None] * (len(outs) - len(grads))
+        for i, g in enumerate(grads):
+            if g is None and outs[i] is not None:
+                shape, dtype, device = outs[i]
+                grads[i] = zeros(shape, dtype=dtype, device=device)
+    result = node.apply(*grads)
+    if not isinstance(result, tuple):
+        result = (result,)
+    n_in = len(node.next_functions)
+    if len(result) != n_in:
+        if len(result) > n_in and all(r is None for r in result[n_in:]):
+            result = result[:n_in]
+        else:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                               f"gradients (expected {n_in}, got {len(result)})")
+    checked = []
+    for i, (g, meta) in enumerate(zip(result, node._input_meta)):
+        if g is None or meta is None:
+            checked.append(None)
+        else:
+            checked.append(_check_grad(node, i, g, meta))
+    if node._post_hooks:
+        for fn in list(node._post_hooks.values()):
+            fn(tuple(checked), tuple(grads))
+    if not retain_graph:
+        node._release()
+    return checked
+
+
+def _make_grads(outputs, grad_outputs):
+    from ..ops.creation import ones_like
+    grads = []
+    for out, g in zip(outputs, grad_outputs):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
+            g = ones_like(out)
+        elif not isinstance(g, Tensor):
+            from ..ops.creation import tensor
+            g = tensor(g, dtype=out.dtype, device=out.device)
+        elif g._shape != out._shape:
+            raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                               f"{g.shape} and output[0] has a shape of {out.shape}.")
+        grads.append(g)
+    return grads
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _roots(outputs):
+    roots = []
+    for i, out in enumerate(outputs):
+        edge = gradient_edge(out)
+        if edge is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does "
+                               "not have a grad_fn")
+        roots.append(edge)
+    return roots
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
+    outputs = _as_tuple(tensors)
+    grads = _make_grads(outputs, _as_tuple(grad_tensors) or (None,) * len(outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _roots(outputs)
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        capture = {gradient_edge(t): i for i, t in enumerate(inputs)}
+        got = run_backward(roots, grads, retain_graph, create_graph, capture,
+                           accumulate=False)
+        for i, t in enumerate(inputs):
+            g = got.get(i)
+            if g is not None:
+                g = g if create_graph else g.detach()
+                t._grad = g.clone() if t._grad is None else t._grad + g
+        return
+    run_backward(roots, grads, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    outputs = _as_tuple(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = _as_tuple(inputs)
+    for t in inputs:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    capture = {}
+    for i, t in enumerate(inputs):
+        capture.setdefault(gradient_edge(t), i)
+    got = run_backward(_roots(outputs), grads, retain_graph, create_graph, capture,
+                       accumulate=False)
+    result = []
+    for i, t in enumerate(inputs):
+        j = capture[gradient_edge(t)]
+        g = got.get(j)
+        if g is None:
+            if materialize_grads:
+                from ..ops.creation import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this "
+                                   "is the desired behavior.")
+        elif not create_graph:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,203 @@
+"""`autograd.Function`: forward and backward side by side, for built-in and user ops.
+
+`Fn.apply(*args)` runs `forward` with recording off, and when grad mode is on
+and a tensor argument requires grad, records one node (the `ctx`) on the
+tape. Every built-in op is such a Function, so a user's op is recorded,
+checked and freed exactly like ours.
+"""
+from .._tensor import Tensor
+from . import grad_mode
+from .graph import Node, gradient_edge
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or "
+          "if you need to access saved tensors after calling backward.")
+
+
+class FunctionCtx:
+    """What `forward` may store for `backward` (PyTorch's ctx API)."""
+
+    _saved = None
+    _materialize = True
+    needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        self._saved = tuple(_pack(t, self) for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        saved = self._saved
+        if saved is _RELEASED:
+            raise RuntimeError(_FREED)
+        if saved is None:
+            return ()
+        return tuple(_unpack(s, self) for s in saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_diff = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors):
+        self._dirty = {id(t) for t in tensors}
+
+    def set_materialize_grads(self, value):
+        self._materialize = bool(value)
+
+
+_RELEASED = object()
+
+
+def _pack(t, ctx):
+    if t is None:
+        return None
+    if not isinstance(t, Tensor):
+        raise TypeError("save_for_backward can only save variables, but argument 0 is of "
+                        f"type {type(t).__name__}")
+    return (t, t._storage.version)
+
+
+def _unpack(saved, ctx):
+    if saved is None:
+        return None
+    t, version = saved[0], saved[1]
+    if t._storage.version != version:
+        node = t.grad_fn.name() if t.grad_fn is not None else "a leaf"
+        raise RuntimeError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_type_name(t)} {list(t.shape)}], which is output "
+            f"{t._output_nr} of {node}, is at version {t._storage.version}; expected "
+            f"version {version} instead. Hint: the backtrace further above can point to "
+            "the operation that failed to compute its gradient.")
+    if len(saved) == 3:            # a saved output: re-attach it to this node
+        t = t.detach()
+        t.grad_fn, t._output_nr, t._requires_grad = ctx, saved[2], True
+    return t
+
+
+def _type_name(t):
+    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+             "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
+    prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
+    return prefix + names.get(t.dtype.name, t.dtype.name)
+
+
+class BackwardNode(Node, FunctionCtx):
+    """The node a Function records; it is also the `ctx` its forward saw."""
+
+    _forward_cls = None
+
+    def apply(self, *grads):
+        return self._forward_cls.backward(self, *grads)
+
+    def _release(self):
+        if self._saved is not None:
+            self._saved = _RELEASED
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        builtin = cls.__module__.startswith("nbtorch.")
+        node_name = name + ("Backward0" if builtin else "Backward")
+        cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Subclass with static `forward(ctx, *args)` and `backward(ctx, *grads)`.
+
+    Example:
+        >>> class Exp(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         y = x.exp(); ctx.save_for_backward(y); return y
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         y, = ctx.saved_tensors; return g * y
+        >>> Exp.apply(nbtorch.ones(2, requires_grad=True))
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method "
+                                  "for your custom autograd.Function to use it with "
+                                  "backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        state = grad_mode.STATE
+        record = False
+        if state.enabled:
+            for a in args:
+                if a.__class__ is Tensor or isinstance(a, Tensor):
+                    if a._requires_grad:
+                        record = True
+                        break
+        ctx = cls._backward_cls()
+        prev = state.enabled
+        state.enabled = False
+        try:
+            out = cls.forward(ctx, *args, **kwargs)
+        finally:
+            state.enabled = prev
+        return _record(ctx, args, out) if record else out
+
+
+def _record(ctx, args, out):
+    edges, metas, needs = [], [], []
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            edges.append(gradient_edge(a))
+            metas.append((a._shape, a.dtype, a.device))
+            needs.append(True)
+        else:
+            edges.append(None)
+            metas.append(None)
+            needs.append(False)
+    ctx.next_functions = tuple(edges)
+    ctx._input_meta = tuple(metas)
+    ctx.needs_input_grad = tuple(needs)
+    non_diff = getattr(ctx, "_non_diff", ())
+    single = not isinstance(out, tuple)
+    outs = [out] if single else list(out)
+    metas_out = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            metas_out.append(None)
+            continue
+        metas_out.append((o._shape, o.dtype, o.device))
+        if id(o) in non_diff or not o.dtype.is_floating_point:
+            continue
+        if o.grad_fn is not None or o._requires_grad:
+            o = outs[i] = o.detach()   # forward returned an input as is: record an alias
+        o.grad_fn = ctx
+        o._output_nr = i
+        o._requires_grad = True
+    ctx._output_meta = tuple(metas_out)
+    if ctx._saved:
+        _detach_saved_outputs(ctx, outs)
+    return outs[0] if single else tuple(outs)
+
+
+def _detach_saved_outputs(ctx, outs):
+    """Saved outputs are kept as detached aliases, so no out -> node -> out cycle."""
+    ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+    saved = list(ctx._saved)
+    for k, s in enumerate(saved):
+        if s is not None and id(s[0]) in ids and s[0].grad_fn is ctx:
+            saved[k] = (s[0].detach(), s[1], ids[id(s[0])])
+    ctx._saved = tuple(saved)
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable twice (accepted for compatibility)."""
+    return fn

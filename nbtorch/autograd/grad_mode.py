@@ -1,0 +1,100 @@
+"""Grad mode: whether ops record on the tape (`no_grad`, `enable_grad`, ...)."""
+import functools
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled"]
+
+
+class _State:
+    enabled = True
+    inference = False
+
+
+STATE = _State()
+
+
+def is_grad_enabled():
+    return STATE.enabled
+
+
+def is_inference_mode_enabled():
+    return STATE.inference
+
+
+class _GradModeContext:
+    """Base for context managers that also work as decorators."""
+
+    _mode = True
+
+    def __new__(cls, *args, **kwargs):
+        if cls in (no_grad, enable_grad) and args and callable(args[0]):
+            return cls()(args[0])          # bare decorator: @no_grad
+        return super().__new__(cls)
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def _args(self):
+        return ()
+
+    def __enter__(self):
+        self._prev = STATE.enabled
+        STATE.enabled = self._mode
+
+    def __exit__(self, *exc):
+        STATE.enabled = self._prev
+        return False
+
+
+class no_grad(_GradModeContext):
+    """Ops inside record no graph: ``with nbtorch.no_grad(): ...`` or ``@no_grad()``."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Turn recording back on inside a `no_grad` block."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode to `mode`; takes effect at once and also works as a context manager."""
+
+    def __init__(self, mode):
+        self._prev = STATE.enabled
+        self._mode = bool(mode)
+        STATE.enabled = self._mode
+
+    def _args(self):
+        return (self._mode,)
+
+    def __enter__(self):
+        STATE.enabled = self._mode
+
+    def __exit__(self, *exc):
+        STATE.enabled = self._prev
+        return False
+
+
+class inference_mode(_GradModeContext):
+    """Like `no_grad` (nbtorch has no separate inference tensors)."""
+
+    def __init__(self, mode=True):
+        self._mode = not mode
+        self._inf = bool(mode)
+
+    def _args(self):
+        return (self._inf,)
+
+    def __enter__(self):
+        self._prev, self._prev_inf = STATE.enabled, STATE.inference
+        STATE.enabled, STATE.inference = self._mode, self._inf
+
+    def __exit__(self, *exc):
+        STATE.enabled, STATE.inference = self._prev, self._prev_inf
+        return False

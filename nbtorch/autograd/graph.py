@@ -1,0 +1,141 @@
+"""The tape's nodes: a `Node` per recorded op, `AccumulateGrad` per leaf.
+
+A Node's `next_functions` are (node, output index) edges to the nodes that
+produced its inputs (None for inputs that need no gradient). Tensor hooks on
+non-leaf tensors live on their grad_fn, keyed by output index.
+"""
+import weakref
+
+__all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
+           "RemovableHandle"]
+
+
+class RemovableHandle:
+    """Returned by hook registration; `remove()` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks_dict):
+        self._hooks_ref = weakref.ref(hooks_dict) if hooks_dict is not None else None
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self):
+        d = self._hooks_ref() if self._hooks_ref is not None else None
+        if d is not None:
+            d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _HookDict(dict):
+    """A dict that can be weakly referenced by handles."""
+
+
+class Node:
+    """One recorded op on the tape."""
+
+    _is_accumulate = False
+    _seq = 0
+
+    def __init__(self):
+        self.next_functions = ()
+        self._input_meta = ()        # (shape, dtype, device) per input, None if no grad
+        self._tensor_hooks = None    # {output_nr: _HookDict}
+        self._retain = None          # {output_nr: weakref to tensor retaining grad}
+        self._pre_hooks = None
+        self._post_hooks = None
+        Node._seq += 1
+        self._sequence_nr = Node._seq
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def apply(self, *grads):
+        raise NotImplementedError
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) after this node runs."""
+        if self._post_hooks is None:
+            self._post_hooks = _HookDict()
+        h = RemovableHandle(self._post_hooks)
+        self._post_hooks[h.id] = fn
+        return h
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) before this node runs; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = _HookDict()
+        h = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[h.id] = fn
+        return h
+
+    @property
+    def metadata(self):
+        if not hasattr(self, "_metadata"):
+            self._metadata = {}
+        return self._metadata
+
+    def _release(self):
+        """Free what the node saved for backward (called unless retain_graph)."""
+
+
+class AccumulateGrad(Node):
+    """The sink for a leaf tensor: adds the incoming gradient into `.grad`."""
+
+    _is_accumulate = True
+
+    def __init__(self, tensor):
+        super().__init__()
+        self.variable = tensor
+        self._input_meta = ((tensor._shape, tensor.dtype, tensor.device),)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    def accumulate(self, grad, create_graph):
+        """`.grad` = grad on first use (a private copy, so leaves never alias), then +=."""
+        t = self.variable
+        if t._grad is None:
+            t._grad = grad if create_graph else grad.detach().clone()
+        elif create_graph:
+            t._grad = t._grad + grad
+        else:
+            t._grad.add_(grad.detach())
+
+
+def gradient_edge(t):
+    """The (node, output index) edge that carries gradient into tensor `t`."""
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        acc = t._accumulator() if t._accumulator is not None else None
+        if acc is None:
+            acc = AccumulateGrad(t)
+            t._accumulator = weakref.ref(acc)
+        return (acc, 0)
+    return None
+
+
+def register_tensor_hook(t, hook):
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is None:
+        node = gradient_edge(t)[0]
+        t._hooks = node          # keep the accumulator (and its hooks) alive
+        slot = 0
+    else:
+        node, slot = t.grad_fn, t._output_nr
+    if node._tensor_hooks is None:
+        node._tensor_hooks = {}
+    hooks = node._tensor_hooks.setdefault(slot, _HookDict())
+    h = RemovableHandle(hooks)
+    hooks[h.id] = hook
+    return h

@@ -1,0 +1,1 @@
+"""Op definitions: argument checks, output shape and dtype, dispatch, backward formula."""

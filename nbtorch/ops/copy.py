@@ -1,0 +1,293 @@
+"""Copies and conversions: `copy_`, `fill_`, `clone`, `contiguous`, `to`, dtype casts."""
+import numpy as np
+
+from .. import _dtype
+from .._device import to_device
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ..autograd import grad_mode
+from ._common import tensor_method, sum_to, check_same_device
+from ._inplace import inplace_guard
+
+__all__ = ["clone"]
+
+
+def _cpu_copy(dst, src):
+    """Copy tensor `src` (broadcast to dst's shape) into tensor `dst` on the CPU."""
+    from nbtorch.kernels.cpu import copy as k
+    if src.dtype is _dtype.float16 or dst.dtype is _dtype.float16:
+        # Numba has no float16 (DESIGN.md): same-dtype copies move the bits as uint16,
+        # conversions go through NumPy's casting.
+        if src.dtype is dst.dtype:
+            sa = _flat_u16(src)
+            da = _flat_u16(dst)
+        else:
+            np.copyto(dst._array, np.broadcast_to(src._array, dst._shape), casting="unsafe")
+            return
+    else:
+        sa, da = src._storage.data, dst._storage.data
+    s_strides = _broadcast_strides(src, dst._shape)
+    k.copy(sa, src._offset, s_strides, da, dst._offset, dst._strides, dst._shape)
+
+
+def _flat_u16(t):
+    return t._storage.data.view(np.uint16)
+
+
+def _broadcast_strides(src, shape):
+    lead = len(shape) - len(src._shape)
+    out = [0] * lead
+    for n, s, m in zip(src._shape, src._strides, shape[lead:]):
+        out.append(0 if n == 1 and m != 1 else s)
+    return out
+
+
+def _cpu_fill(dst, value):
+    from nbtorch.kernels.cpu import copy as k
+    if dst.dtype is _dtype.float16:
+        dst._array[...] = value
+        return
+    k.fill(dst._storage.data, dst._offset, dst._strides, dst._shape, value)
+
+
+register_kernel("copy_", "cpu", _cpu_copy)
+register_kernel("fill_", "cpu", _cpu_fill)
+
+
+def _check_copy_shapes(dst, src):
+    if len(src._shape) > len(dst._shape) or any(
+            n != 1 and n != m for n, m in zip(reversed(src._shape), reversed(dst._shape))):
+        raise RuntimeError(f"The size of tensor a ({dst.shape[-1] if dst.dim() else 1}) must "
+                           f"match the size of tensor b ({src.shape[-1] if src.dim() else 1}) "
+                           f"at non-singleton dimension {dst.dim() - 1}")
+
+
+def raw_copy_(dst, src):
+    """Copy values (any devices, any dtypes) into `dst` without autograd."""
+    if src.device != dst.device:
+        from .transfer import transfer
+        src = transfer(src, dst.device)
+    get_kernel("copy_", dst.device.type)(dst, src)
+    dst._bump()
+    return dst
+
+
+class Copy(Function):
+    """dst.copy_(src): gradient flows to src (summed to its shape), none to old dst."""
+
+    @staticmethod
+    def forward(ctx, dst, src):
+        ctx.src_meta = (src._shape, src.dtype, src.device)
+        out = empty(dst._shape, dst.dtype, dst.device)
+        raw_copy_(out, src)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dtype, device = ctx.src_meta
+        gs = sum_to(g, shape)
+        if gs.device != device:
+            gs = gs.to(device)
+        return None, gs.to(dtype)
+
+
+@tensor_method()
+def copy_(self, src, non_blocking=False):
+    """Copy `src` into this tensor in place (broadcasting, casting, across devices)."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    _check_copy_shapes(self, src)
+    return inplace_guard(self, Copy, (self, src), lambda: raw_copy_(self, src))
+
+
+@tensor_method()
+def fill_(self, value):
+    """Fill in place with a scalar (or a 0-d tensor)."""
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.dim()} dimensions.")
+        if value.requires_grad or self.requires_grad:
+            return self.copy_(value.expand(self._shape) if self.dim() else value)
+        value = value.item()
+    if self.requires_grad and grad_mode.STATE.enabled and self.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if self.numel():
+        get_kernel("fill_", self.device.type)(self, value)
+    self._bump()
+    if self.grad_fn is not None and grad_mode.STATE.enabled:
+        from .creation import zeros
+        return self.copy_(zeros((), dtype=self.dtype, device=self.device) + value)
+    return self
+
+
+@tensor_method()
+def zero_(self):
+    return self.fill_(0)
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = empty(x._shape, x.dtype, x.device)
+        get_kernel("copy_", x.device.type)(out, x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g
+
+
+@tensor_method()
+def clone(self, *, memory_format=None):
+    """A copy with its own storage; gradients flow back to the original."""
+    return Clone.apply(self)
+
+
+@tensor_method()
+def contiguous(self, memory_format=None):
+    """This tensor if already contiguous, else a contiguous copy."""
+    return self if self.is_contiguous() else Clone.apply(self)
+
+
+class ToDtype(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.dtype = x.dtype
+        out = empty(x._shape, dtype, x.device)
+        get_kernel("copy_", x.device.type)(out, x)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.dtype), None
+
+
+class ToDevice(Function):
+    @staticmethod
+    def forward(ctx, x, device, non_blocking):
+        from .transfer import transfer
+        ctx.device = x.device
+        return transfer(x, device, non_blocking)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(ctx.device), None, None
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, _dtype.dtype):
+            dtype = a
+        elif a is not None:
+            if isinstance(a, type) or isinstance(a, np.dtype):
+                dtype = _dtype.to_dtype(a)
+            else:
+                device = a
+    return dtype, device, kwargs
+
+
+@tensor_method()
+def to(self, *args, **kwargs):
+    """Convert dtype and/or move to a device: ``t.to('cuda')``, ``t.to(torch.float64)``."""
+    dtype, device, kwargs = _parse_to(args, kwargs)
+    copy = kwargs.pop("copy", False)
+    non_blocking = kwargs.pop("non_blocking", False)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    t = self
+    if device is not None:
+        dev = to_device(device)
+        if dev != t.device:
+            t = ToDevice.apply(t, dev, non_blocking)
+            copy = False
+    if dtype is not None:
+        d = _dtype.to_dtype(dtype)
+        if d is not t.dtype:
+            t = ToDtype.apply(t, d)
+            copy = False
+    if copy:
+        t = t.clone()
+    return t
+
+
+def _caster(d):
+    def cast(self, memory_format=None):
+        return self.to(d)
+    cast.__doc__ = f"``self.to({d})``"
+    return cast
+
+
+for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64),
+                  ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                  ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
+                  ("bool", _dtype.bool)):
+    setattr(Tensor, _name, _caster(_d))
+
+
+@tensor_method()
+def type_as(self, other):
+    return self.to(other.dtype)
+
+
+@tensor_method()
+def type(self, dtype=None, non_blocking=False):
+    names = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
+             "torch.LongTensor": _dtype.int64, "torch.IntTensor": _dtype.int32,
+             "torch.HalfTensor": _dtype.float16, "torch.BoolTensor": _dtype.bool,
+             "torch.ByteTensor": _dtype.uint8}
+    if dtype is None:
+        from ..autograd.function import _type_name
+        return _type_name(self)
+    return self.to(names[dtype] if isinstance(dtype, str) else dtype)
+
+
+@tensor_method()
+def cpu(self, memory_format=None):
+    return self.to("cpu")
+
+
+@tensor_method()
+def cuda(self, device=None, non_blocking=False, memory_format=None):
+    dev = "cuda" if device is None else (f"cuda:{device}" if isinstance(device, int)
+                                         else device)
+    return self.to(dev, non_blocking=non_blocking)
+
+
+@tensor_method()
+def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    from .creation import tensor
+    return tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                  requires_grad=requires_grad)
+
+
+def _new(fn):
+    def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        from . import creation
+        return getattr(creation, fn)(*size, dtype=dtype or self.dtype,
+                                     device=device or self.device,
+                                     requires_grad=requires_grad)
+    method.__name__ = "new_" + fn
+    return method
+
+
+for _fn in ("empty", "zeros", "ones"):
+    setattr(Tensor, "new_" + _fn, _new(_fn))
+
+
+@tensor_method()
+def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    from .creation import full
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+
+
+def check_same_device_copy(a, b):
+    return check_same_device("copy_", a, b)

@@ -1,0 +1,269 @@
+"""Tensor creation: from data, filled, ranges, and the `*_like` forms."""
+import builtins
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._device import CPU, to_device
+from .._tensor import Tensor, Size, empty as _empty, wrap
+from ._common import get_kernel
+
+__all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full",
+           "empty", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
+           "linspace", "logspace", "eye", "scalar_tensor", "empty_strided"]
+
+
+def _shape_arg(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s.item())
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
+          memory_format=None, layout=None):
+    """An uninitialised tensor of `size`."""
+    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    return _finish(_empty(_shape_arg(size), d, to_device(device)), requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
+    t = empty(size, dtype=dtype, device=device, requires_grad=False)
+    span = 1 + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else 0
+    base = empty(max(span, 0), dtype=t.dtype, device=t.device)
+    v = base._view(tuple(size), tuple(stride), 0)
+    v._base = None
+    return _finish(v, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
+         layout=None, pin_memory=False):
+    """A tensor of `size` filled with `fill_value` (dtype inferred from the value)."""
+    if dtype is None:
+        dtype = _dtype.result_type(fill_value)
+    t = empty(*_shape_arg((size,) if isinstance(size, int) else tuple(size)), dtype=dtype,
+              device=device)
+    t.fill_(fill_value)
+    return _finish(t, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+          pin_memory=False):
+    t = empty(*size, dtype=dtype, device=device)
+    return _finish(t.fill_(0), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+         pin_memory=False):
+    t = empty(*size, dtype=dtype, device=device)
+    return _finish(t.fill_(1), requires_grad)
+
+
+def _like(fn, t, dtype, device, requires_grad, *args):
+    return fn(t.shape, *args, dtype=dtype or t.dtype, device=device or t.device,
+              requires_grad=requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    return _like(empty, input, dtype, device, requires_grad)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None):
+    return _like(zeros, input, dtype, device, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+              layout=None):
+    return _like(ones, input, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None):
+    return full(input.shape, fill_value, dtype=dtype or input.dtype,
+                device=device or input.device, requires_grad=requires_grad)
+
+
+def _infer_dtype(data):
+    """PyTorch's dtype inference for nested Python data."""
+    if isinstance(data, np.ndarray):
+        return _dtype.from_numpy_dtype(data.dtype)
+    flat = []
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, Tensor):
+            flat.append(x.dtype)
+        else:
+            flat.append(x)
+    if not flat:
+        return _dtype.get_default_dtype()
+    cat = 0
+    tensor_dt = None
+    for x in flat:
+        if isinstance(x, _dtype.dtype):
+            tensor_dt = x if tensor_dt is None else _dtype.promote_types(tensor_dt, x)
+        elif isinstance(x, (bool, np.bool_)):
+            pass
+        elif isinstance(x, (int, np.integer)):
+            cat = max(cat, 1)
+        elif isinstance(x, (float, np.floating)):
+            cat = max(cat, 2)
+        elif isinstance(x, complex):
+            raise TypeError("complex tensors are not supported by nbtorch")
+        else:
+            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+    if tensor_dt is not None and cat == 0:
+        return tensor_dt
+    return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
+
+
+def _to_numpy_data(data):
+    if isinstance(data, Tensor):
+        return data.detach()._host()
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        return np.array([_to_numpy_data(x) for x in data])
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor that copies `data` (nested lists, numbers, NumPy arrays, tensors).
+
+    Example:
+        >>> nbtorch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    """
+    if isinstance(data, Tensor):
+        import warnings
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+        t = data.detach().clone()
+        if dtype is not None or device is not None:
+            t = t.to(device=device or t.device, dtype=dtype or t.dtype)
+        return _finish(t, requires_grad)
+    d = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    arr = np.array(_to_numpy_data(data), dtype=d.np, copy=True)
+    if arr.dtype == object:
+        raise TypeError("tensor(): could not build a tensor from ragged nested sequences")
+    t = wrap(np.ascontiguousarray(arr))
+    dev = to_device(device)
+    if dev.type != "cpu":
+        t = t.to(dev)
+    return _finish(t, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like `tensor`, but shares memory with a Tensor or NumPy array when it can."""
+    dev = to_device(device) if device is not None else None
+    if isinstance(data, Tensor):
+        return data.to(device=dev or data.device, dtype=dtype or data.dtype)
+    if isinstance(data, np.ndarray) and dtype is None and (dev is None or dev.type == "cpu"):
+        try:
+            return from_numpy(data)
+        except (TypeError, ValueError):
+            pass
+    return tensor(data, dtype=dtype, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """A tensor sharing memory with `ndarray` (writes show in both)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and "
+                         "tensors with negative strides are not currently supported. (You "
+                         "can probably work around this by making a copy of your array  "
+                         "with array.copy().) ")
+    if any(s % ndarray.itemsize for s in ndarray.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size")
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return wrap(ndarray)
+
+
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return tensor(s, dtype=dtype or _dtype.get_default_dtype(), device=device,
+                  requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           out=None, layout=None):
+    """Values from `start` to `end` (exclusive) spaced by `step`."""
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = vals
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    if dtype is None:
+        dtype = _dtype.result_type(start, end, step)
+    d = _dtype.to_dtype(dtype)
+    n = max(int(math.ceil((end - start) / step)), 0)
+    t = empty(n, dtype=d, device=device)
+    get_kernel("arange", t.device.type)(t._array, start, step)
+    return _finish(t, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
+             layout=None):
+    """`steps` evenly spaced values from `start` to `end` inclusive."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    t = empty(steps, dtype=d, device=device)
+    if steps:
+        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+        get_kernel("linspace", t.device.type)(t._array, float(start), float(end), step)
+    return _finish(t, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    t = linspace(start, end, steps, dtype=_dtype.float64, device=device)
+    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    return _finish((base ** t).to(d), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    """An n x m identity matrix."""
+    m = n if m is None else m
+    t = zeros(n, m, dtype=dtype, device=device)
+    k = builtins.min(n, m)
+    if k:
+        t.diagonal().fill_(1)
+    return _finish(t, requires_grad)
+
+
+def _legacy_construct(self, *args, **kwargs):
+    """`torch.Tensor(...)`: sizes -> uninitialised float tensor; data -> float copy."""
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        t = tensor(args[0], dtype=_dtype.get_default_dtype())
+    else:
+        t = empty(*args, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
+    self._init(t._storage, t._offset, t._shape, t._strides, t.dtype, t._arr)

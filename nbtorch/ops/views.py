@@ -1,0 +1,466 @@
+"""View ops: new (shape, strides, offset) over the same storage, never a copy.
+
+`reshape` copies only when no view exists, exactly as PyTorch. Each view is an
+autograd Function whose backward maps the gradient back to the input's shape.
+"""
+import numpy as np
+
+from .._tensor import Tensor, Size, contiguous_strides
+from ..autograd.function import Function
+from ._common import normalize_dim, tensor_method
+
+__all__ = ["as_strided", "reshape", "transpose", "swapaxes", "swapdims", "permute",
+           "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "t",
+           "movedim", "moveaxis", "diagonal", "broadcast_to", "expand_copy", "view_as_strided"]
+
+
+def _view_of(x, shape, strides, offset=None):
+    v = x._view(shape, strides, offset)
+    return v
+
+
+def _infer_size(shape, numel):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    for s in shape:
+        if s < -1:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    known = 1
+    for s in shape:
+        if s != -1:
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _view_strides(old_shape, old_strides, new_shape):
+    """Strides for viewing (old_shape, old_strides) as new_shape, or None if impossible.
+
+    PyTorch's computeStride: split the old dims into contiguous chunks and map
+    each chunk onto a run of new dims with the same element count.
+    """
+    if not old_shape:
+        return contiguous_strides(new_shape)
+    numel = int(np.prod(old_shape))
+    if numel == 0:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1]
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1 and
+                             old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+class View(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x._shape
+        strides = _view_strides(x._shape, x._strides, shape)
+        if strides is None:
+            raise RuntimeError(
+                "view size is not compatible with input tensor's size and stride (at least "
+                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.")
+        return _view_of(x, shape, strides)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.reshape(ctx.in_shape), None
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+@tensor_method()
+def view(self, *shape):
+    """This tensor's data seen with another shape (no copy); error if no view exists."""
+    if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
+        return self.to(shape[0]) if shape[0] is not None else self
+    shape = _infer_size(_shape_args(shape), self.numel())
+    return View.apply(self, shape)
+
+
+@tensor_method()
+def view_as(self, other):
+    return self.view(other.shape)
+
+
+@tensor_method()
+def reshape(self, *shape):
+    """A view with the new shape when possible, else a contiguous copy."""
+    shape = _infer_size(_shape_args(shape), self.numel())
+    if _view_strides(self._shape, self._strides, shape) is not None:
+        return View.apply(self, shape)
+    return View.apply(self.contiguous(), shape)
+
+
+@tensor_method()
+def reshape_as(self, other):
+    return self.reshape(other.shape)
+
+
+class AsStrided(Function):
+    @staticmethod
+    def forward(ctx, x, shape, strides, offset):
+        ctx.in_shape = x._shape
+        ctx.geometry = (tuple(shape), tuple(strides), offset - x._offset)
+        return _view_of(x, shape, strides, offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .creation import zeros
+        gi = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        as_strided(gi, *ctx.geometry).copy_(g)
+        return gi, None, None, None
+
+
+@tensor_method()
+def as_strided(self, size, stride, storage_offset=None):
+    """A view with explicit size, stride and storage offset (no bounds beyond the storage)."""
+    offset = self._offset if storage_offset is None else storage_offset
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, "
+                           f"got strides: {list(stride)}")
+    end = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset
+    if end >= self._storage.data.size and all(size) or offset < 0:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset} requiring a storage size of "
+                           f"{(end + 1) * self.itemsize} are out of bounds for storage of "
+                           f"size {self._storage.data.size * self.itemsize}")
+    return AsStrided.apply(self, size, stride, offset)
+
+
+view_as_strided = as_strided
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.inv = tuple(np.argsort(dims))
+        return _view_of(x, tuple(x._shape[d] for d in dims), tuple(x._strides[d] for d in dims))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.permute(ctx.inv), None
+
+
+@tensor_method()
+def permute(self, *dims):
+    """Reorder dimensions (a view)."""
+    dims = _shape_args(dims)
+    if len(dims) != self.dim():
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                           f"does not match the length of the desired ordering of dimensions "
+                           f"i.e. input.dim() = {self.dim()} is not equal to len(dims) = "
+                           f"{len(dims)}")
+    dims = tuple(normalize_dim(d, self.dim()) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return Permute.apply(self, dims)
+
+
+@tensor_method()
+def transpose(self, dim0, dim1):
+    """Swap two dimensions (a view)."""
+    n = self.dim()
+    d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
+    if n < 2 or d0 == d1:
+        return Permute.apply(self, tuple(range(n))) if n else self.view(())
+    dims = list(range(n))
+    dims[d0], dims[d1] = d1, d0
+    return Permute.apply(self, tuple(dims))
+
+
+swapaxes = swapdims = transpose
+Tensor.swapaxes = Tensor.swapdims = transpose
+
+
+@tensor_method()
+def t(self):
+    """Transpose a tensor of at most 2 dims."""
+    if self.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{self.dim()}D")
+    return self.transpose(0, 1) if self.dim() == 2 else View.apply(self, self._shape)
+
+
+Tensor.T = property(lambda self: self.permute(tuple(range(self.dim() - 1, -1, -1))))
+Tensor.mT = property(lambda self: self.transpose(-2, -1))
+Tensor.H = Tensor.T
+Tensor.mH = Tensor.mT
+
+
+@tensor_method()
+def movedim(self, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    n = self.dim()
+    src = [normalize_dim(s, n) for s in src]
+    dst = [normalize_dim(d, n) for d in dst]
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    order = [o if o is not None else next(rest) for o in order]
+    return self.permute(order)
+
+
+moveaxis = movedim
+Tensor.moveaxis = movedim
+
+
+@tensor_method()
+def squeeze(self, dim=None):
+    """Remove size-1 dimensions (all, or those in `dim`)."""
+    if dim is None:
+        dims = [i for i, s in enumerate(self._shape) if s == 1]
+    else:
+        dims = [normalize_dim(d, self.dim()) for d in
+                ((dim,) if isinstance(dim, int) else dim)]
+        dims = [d for d in dims if self.dim() and self._shape[d] == 1]
+    keep = [i for i in range(self.dim()) if i not in dims]
+    return View.apply(self, tuple(self._shape[i] for i in keep)) if dims else \
+        View.apply(self, self._shape)
+
+
+@tensor_method()
+def unsqueeze(self, dim):
+    """Insert a size-1 dimension at `dim`."""
+    d = normalize_dim(dim, self.dim() + 1)
+    shape = list(self._shape)
+    shape.insert(d, 1)
+    return View.apply(self, tuple(shape))
+
+
+@tensor_method()
+def flatten(self, start_dim=0, end_dim=-1):
+    """Merge dims start_dim..end_dim into one (a view when possible)."""
+    if self.dim() == 0:
+        return self.reshape(1)
+    s, e = normalize_dim(start_dim, self.dim()), normalize_dim(end_dim, self.dim())
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    n = 1
+    for d in self._shape[s:e + 1]:
+        n *= d
+    return self.reshape(self._shape[:s] + (n,) + self._shape[e + 1:])
+
+
+@tensor_method()
+def unflatten(self, dim, sizes):
+    d = normalize_dim(dim, self.dim())
+    sizes = _infer_size(tuple(sizes), self._shape[d])
+    return self.view(self._shape[:d] + sizes + self._shape[d + 1:])
+
+
+@tensor_method()
+def ravel(self):
+    return self.reshape(-1)
+
+
+class Expand(Function):
+    @staticmethod
+    def forward(ctx, x, shape, strides):
+        ctx.in_shape = x._shape
+        return _view_of(x, shape, strides)
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._common import sum_to
+        return sum_to(g, ctx.in_shape), None, None
+
+
+@tensor_method()
+def expand(self, *sizes):
+    """Broadcast to a larger shape as a stride-0 view (-1 keeps a dim)."""
+    sizes = _shape_args(sizes)
+    if len(sizes) < self.dim():
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(sizes)}"
+                           f"): the number of sizes provided ({len(sizes)}) must be greater or "
+                           f"equal to the number of dimensions in the tensor ({self.dim()})")
+    lead = len(sizes) - self.dim()
+    shape, strides = [], []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   "leading, non-existing dimension 0")
+            shape.append(s)
+            strides.append(0)
+            continue
+        n, st = self._shape[i - lead], self._strides[i - lead]
+        if s == -1:
+            s = n
+        if n == s:
+            shape.append(n)
+            strides.append(st)
+        elif n == 1:
+            shape.append(s)
+            strides.append(0)
+        else:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
+                               f"size ({n}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(self.shape)}")
+    return Expand.apply(self, tuple(shape), tuple(strides))
+
+
+@tensor_method()
+def expand_as(self, other):
+    return self.expand(other.shape)
+
+
+def broadcast_to(input, size):
+    return input.expand(size)
+
+
+Tensor.broadcast_to = broadcast_to
+
+
+def expand_copy(input, size):
+    return input.expand(size).clone()
+
+
+def _slice(x, starts, lengths, steps, drop):
+    offset = x._offset + sum(s * st for s, st in zip(starts, x._strides))
+    shape, strides = [], []
+    for d in range(x.dim()):
+        if d not in drop:
+            shape.append(lengths[d])
+            strides.append(x._strides[d] * steps[d])
+    return _view_of(x, tuple(shape), tuple(strides), offset)
+
+
+class Slice(Function):
+    """A strided sub-block: per dim (start, length, step); `drop` removes integer-indexed dims."""
+
+    @staticmethod
+    def forward(ctx, x, starts, lengths, steps, drop):
+        ctx.in_shape = x._shape
+        ctx.args = (starts, lengths, steps, drop)
+        return _slice(x, starts, lengths, steps, drop)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .creation import zeros
+        gi = zeros(ctx.in_shape, dtype=g.dtype, device=g.device)
+        _slice(gi, *ctx.args).copy_(g)
+        return gi, None, None, None, None
+
+
+def slice_view(x, starts, lengths, steps, drop=()):
+    return Slice.apply(x, tuple(starts), tuple(lengths), tuple(steps), frozenset(drop))
+
+
+@tensor_method()
+def narrow(self, dim, start, length):
+    """The slice [start, start+length) of `dim` (a view)."""
+    d = normalize_dim(dim, self.dim())
+    n = self._shape[d]
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but "
+                         f"got {start})")
+    start = start + n if start < 0 else start
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    starts = [0] * self.dim()
+    starts[d] = start
+    lengths = list(self._shape)
+    lengths[d] = length
+    return slice_view(self, starts, lengths, [1] * self.dim())
+
+
+@tensor_method()
+def select(self, dim, index):
+    """Index one position of `dim`, removing it (a view)."""
+    if self.dim() == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = normalize_dim(dim, self.dim())
+    n = self._shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {n}")
+    index = index + n if index < 0 else index
+    starts = [0] * self.dim()
+    starts[d] = index
+    lengths = list(self._shape)
+    lengths[d] = 1
+    return slice_view(self, starts, lengths, [1] * self.dim(), (d,))
+
+
+@tensor_method()
+def unfold(self, dimension, size, step):
+    """All windows of `size` along `dimension` every `step`, as a new last dim (a view)."""
+    d = normalize_dim(dimension, self.dim())
+    n = self._shape[d] if self.dim() else 1
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape = list(self._shape)
+    strides = list(self._strides)
+    shape[d] = (n - size) // step + 1
+    strides[d] = self._strides[d] * step
+    return as_strided(self, tuple(shape) + (size,), tuple(strides) + (self._strides[d],),
+                      self._offset)
+
+
+@tensor_method()
+def diagonal(self, offset=0, dim1=0, dim2=1):
+    """The diagonal of dims (dim1, dim2), shifted by `offset`, as a new last dim (a view)."""
+    n = self.dim()
+    d1, d2 = normalize_dim(dim1, n), normalize_dim(dim2, n)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if offset >= 0:
+        length = max(min(self._shape[d1], self._shape[d2] - offset), 0)
+        start = self._offset + offset * self._strides[d2] if length else self._offset
+    else:
+        length = max(min(self._shape[d1] + offset, self._shape[d2]), 0)
+        start = self._offset - offset * self._strides[d1] if length else self._offset
+    keep = [i for i in range(n) if i not in (d1, d2)]
+    shape = tuple(self._shape[i] for i in keep) + (length,)
+    strides = tuple(self._strides[i] for i in keep) + (self._strides[d1] + self._strides[d2],)
+    return as_strided(self, shape, strides, start)
+
+
+reshape = Tensor.reshape
+transpose = Tensor.transpose
+permute = Tensor.permute
+squeeze = Tensor.squeeze
+unsqueeze = Tensor.unsqueeze
+flatten = Tensor.flatten
+unflatten = Tensor.unflatten
+narrow = Tensor.narrow
+select = Tensor.select
+diagonal = Tensor.diagonal
