@@ -267,3 +267,24 @@ def _legacy_construct(self, *args, **kwargs):
     else:
         t = empty(*args, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
     self._init(t._storage, t._offset, t._shape, t._strides, t.dtype, t._arr)
+
+
+def _range_kernel(name):
+    def kernel(out, *args):
+        from nbtorch.kernels.cpu import creation as k
+        if out.dtype == np.float16:
+            tmp = np.empty(out.shape, np.float32)
+            getattr(k, name)(tmp, *args)
+            out[...] = tmp
+        else:
+            getattr(k, name)(out, *args)
+    return kernel
+
+
+def _register():
+    from .._registry import register_kernel
+    register_kernel("arange", "cpu", _range_kernel("arange"))
+    register_kernel("linspace", "cpu", _range_kernel("linspace"))
+
+
+_register()
