@@ -1,0 +1,7 @@
+"""`nbtorch.nn`: Module, Parameter, layers, losses, `functional`, `init` and `utils`."""
+from . import functional, init, utils  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
+
+__all__ = ["Parameter", "Buffer", "functional", "init", "utils"] + list(_modules_all)

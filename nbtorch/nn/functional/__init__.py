@@ -1,0 +1,21 @@
+"""`nn.functional` (F): stateless layer functions, one module per family.
+
+activation, loss, linear and dropout are built from nbtorch ops; conv,
+pooling, sampling, normalization, sparse and attention have their own Numba
+kernels (forward and backward).
+"""
+from .activation import *  # noqa: F401,F403
+from .activation import __all__ as _activation_all
+from .dropout import *  # noqa: F401,F403
+from .dropout import __all__ as _dropout_all
+from .linear import *  # noqa: F401,F403
+from .linear import __all__ as _linear_all
+from .loss import *  # noqa: F401,F403
+from .loss import __all__ as _loss_all
+from .normalization import *  # noqa: F401,F403
+from .normalization import __all__ as _normalization_all
+from .sparse import *  # noqa: F401,F403
+from .sparse import __all__ as _sparse_all
+
+__all__ = (_activation_all + _dropout_all + _linear_all + _loss_all + _normalization_all
+           + _sparse_all)

@@ -1,0 +1,77 @@
+"""Dropout functions: a random keep-mask scaled by 1/(1-p) in training, identity else."""
+import nbtorch as torch
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input, p, mask_shape):
+    """Float mask of `mask_shape`: 1/(1-p) with probability 1-p, else 0."""
+    keep = torch.rand(mask_shape, device=input.device) >= p
+    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
+    return keep.to(input.dtype) * scale
+
+
+def _apply_mask(input, mask, inplace):
+    if inplace:
+        return input.mul_(mask)
+    return input * mask
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p, scale the rest by 1/(1-p) (training only).
+
+    Example:
+        >>> F.dropout(torch.ones(4), p=0.5)     # e.g. tensor([2., 0., 2., 2.])
+    """
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    return _apply_mask(input, _keep_mask(input, p, tuple(input.shape)), inplace)
+
+
+def _channel_dropout(input, p, training, inplace, n_spatial, name):
+    _check_p(p)
+    batched = n_spatial + 2
+    if input.dim() not in (batched - 1, batched):
+        raise RuntimeError(f"{name}: Expected {batched - 1}D or {batched}D input, but "
+                           f"received a {input.dim()}D input.")
+    if not training or p == 0.0:
+        return input
+    keep = input.dim() - n_spatial   # (N, C) or (C,) then ones over spatial dims
+    mask_shape = tuple(input.shape[:keep]) + (1,) * n_spatial
+    return _apply_mask(input, _keep_mask(input, p, mask_shape), inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) / (C, L) inputs with probability p."""
+    return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) / (C, H, W) inputs with probability p."""
+    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) inputs with probability p."""
+    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped values go to SELU's negative saturation and
+    an affine correction keeps mean 0 and variance 1."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * 0.0
+    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    keep = (torch.rand(tuple(input.shape), device=input.device) >= p).to(input.dtype)
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    return (input * keep + alpha_p * (1 - keep)) * a + b

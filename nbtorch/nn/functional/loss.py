@@ -1,0 +1,440 @@
+"""Loss functions, composed from nbtorch ops (so autograd and devices come free).
+
+Targets of class-index losses are validated on the host before use (an index
+out of range is an IndexError, never a wrong read), and the log-probability
+losses are computed from `log_softmax`/`softplus`, which are stable for large
+logits.
+"""
+import warnings
+
+import numpy as np
+
+import nbtorch as torch
+from ..._tensor import Tensor
+from ...autograd import Function
+from .activation import softplus as _softplus
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
+           "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "kl_div", "soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
+           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss"]
+
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+               "bool": "Bool", "bfloat16": "BFloat16"}
+
+
+def _type_name(t):
+    return _TYPE_NAMES.get(t.dtype.name, t.dtype.name)
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """The reduction string implied by the deprecated size_average/reduce flags."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "mean" if (size_average and reduce) else ("sum" if reduce else "none")
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  f"reduction='{ret}' instead.", stacklevel=3)
+    return ret
+
+
+def _check_reduction(reduction, extra=()):
+    if reduction not in ("mean", "sum", "none") + tuple(extra):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _reduce(loss, reduction):
+    _check_reduction(reduction)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _warn_size(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.",
+                      stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error: mean((input - target)^2).
+
+    Example:
+        >>> F.mse_loss(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
+        tensor(2.)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    diff = input - target
+    loss = diff * diff
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error: mean(|input - target|)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_size(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _warn_size(input, target)
+    if beta == 0.0:
+        return _reduce((input - target).abs(), reduction)
+    z = (input - target).abs()
+    loss = torch.where(z < beta, (0.5 / beta) * z * z, z - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
+    _check_reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_size(input, target)
+    z = (input - target).abs()
+    loss = torch.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# ---- class-index losses ------------------------------------------------------
+
+def _check_weight(weight, n_classes):
+    if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+
+
+def _class_targets(input, target, weight, ignore_index):
+    """Validate class-index targets; return flat (safe targets, weights, valid mask).
+
+    `safe` has ignored targets replaced by 0; `weights` is the class weight of
+    each target times `valid` (1.0 where the target is not ignore_index).
+    They are computed on the host: the targets are range-checked there anyway,
+    and they carry no gradient.
+    """
+    if not isinstance(target, Tensor):
+        raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not "
+                        f"{type(target).__name__}")
+    if target.dtype.name not in ("int64", "uint8"):
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() <= 2 and target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() >= 2 and (target.dim() == 0 or input.shape[0] != target.shape[0]):
+        got = target.shape[0] if target.dim() else 0
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({got}).")
+    if input.dim() > 2 and list(input.shape[2:]) != list(target.shape[1:]):
+        expected = [input.shape[0]] + list(input.shape[2:])
+        raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+    n_classes = input.shape[0 if input.dim() == 1 else 1]
+    _check_weight(weight, n_classes)
+    tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
+    valid = tgt != ignore_index
+    bad = valid & ((tgt < 0) | (tgt >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(tgt[np.argmax(bad)])} is out of bounds.")
+    safe = np.where(valid, tgt, 0)
+    fdt = input.dtype.np
+    valid = valid.astype(fdt)
+    w = valid if weight is None else \
+        np.asarray(weight.detach()._host(), dtype=fdt)[safe] * valid
+    dev = input.device
+    return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in (safe, w, valid))
+
+
+def _classes_last(input):
+    """(N*d1*..., C) view/copy of an (N, C, d1, ...) or (N, C) or (C,) input."""
+    if input.dim() == 1:
+        return input.reshape(1, -1)
+    if input.dim() == 2:
+        return input
+    return input.movedim(1, -1).reshape(-1, input.shape[1])
+
+
+def _target_shape(input):
+    if input.dim() == 1:
+        return ()
+    return (input.shape[0],) + tuple(input.shape[2:])
+
+
+def _reduce_weighted(loss, reduction, denominator, input):
+    """'none' restores the target's shape; 'mean' divides by `denominator`'s sum."""
+    if reduction == "none":
+        return loss.reshape(_target_shape(input))
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / denominator.sum()
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
+             reduce=None, reduction="mean"):
+    """Negative log-likelihood of class indices given log-probabilities.
+
+    `input` is (C,), (N, C) or (N, C, d1, ...); `target` holds class indices
+    of shape (), (N,) or (N, d1, ...). 'mean' divides by the sum of the
+    weights of the non-ignored targets.
+
+    Example:
+        >>> F.nll_loss(torch.log_softmax(torch.randn(3, 5), 1), torch.tensor([1, 0, 4]))
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    safe, w, _ = _class_targets(input, target, weight, ignore_index)
+    picked = _classes_last(input).gather(1, safe.reshape(-1, 1)).reshape(-1)
+    return _reduce_weighted(-(picked * w), reduction, w, input)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross entropy between logits and class indices or class probabilities.
+
+    If `target` has the input's shape it holds probabilities (float);
+    otherwise class indices (int64). Computed from `log_softmax` (stable for
+    large logits).
+
+    Example:
+        >>> logits = torch.randn(3, 5, requires_grad=True)
+        >>> F.cross_entropy(logits, torch.tensor([1, 0, 4])).backward()
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.shape[class_dim]
+    logp = torch.log_softmax(input, class_dim)
+    if target.shape == input.shape:
+        return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
+                                   label_smoothing, class_dim, n_classes)
+    safe, w, valid = _class_targets(input, target, weight, ignore_index)
+    flat = _classes_last(logp)
+    nll = _reduce_weighted(-(flat.gather(1, safe.reshape(-1, 1)).reshape(-1) * w),
+                           reduction, w, input)
+    if label_smoothing == 0.0:
+        return nll
+    if weight is not None:
+        flat = flat * weight.reshape(1, -1)
+    smooth = _reduce_weighted(-(flat.sum(1) * valid), reduction,
+                              w if weight is not None else valid, input)
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
+
+
+def _soft_cross_entropy(logp, target, weight, ignore_index, reduction, label_smoothing,
+                        class_dim, n_classes):
+    if not target.dtype.is_floating_point:
+        raise RuntimeError("Expected floating point type for target with class "
+                           f"probabilities, got {_type_name(target)}")
+    if ignore_index >= 0:
+        raise RuntimeError("ignore_index is not supported for floating point target")
+    _check_weight(weight, n_classes)
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        shape = [1] * logp.dim()
+        shape[class_dim] = n_classes
+        prod = prod * weight.reshape(shape)
+    loss = -prod.sum(class_dim)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    batch = logp.numel() // n_classes if n_classes else 0
+    return loss.sum() / batch
+
+
+# ---- binary losses -------------------------------------------------------------
+
+class _BinaryCrossEntropy(Function):
+    """-w (t log x + (1 - t) log(1 - x)), logs clamped at -100 (PyTorch's BCE).
+
+    The backward is PyTorch's (x - t) / max(x (1 - x), 1e-12), finite at 0 and 1.
+    """
+
+    @staticmethod
+    def forward(ctx, input, target, weight):
+        ctx.save_for_backward(input, target, weight)
+        log_x = input.log().clamp(min=-100)
+        log_1mx = (1 - input).log().clamp(min=-100)
+        loss = -(target * log_x + (1 - target) * log_1mx)
+        return loss if weight is None else loss * weight
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, weight = ctx.saved_tensors
+        if weight is not None:
+            grad = grad * weight
+        g_input = g_target = None
+        if ctx.needs_input_grad[0]:
+            g_input = grad * (input - target) / (input * (1 - input)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            g_target = grad * ((1 - input).log().clamp(min=-100)
+                               - input.log().clamp(min=-100))
+        return g_input, g_target, None
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """Binary cross entropy between probabilities `input` and `target` (same shape)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
+                         f"input size ({input.shape}) is deprecated. Please ensure they "
+                         "have the same size.")
+    if input.numel():
+        lo, hi = float(input.detach().min()), float(input.detach().max())
+        if not (lo >= 0 and hi <= 1):
+            raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(torch.broadcast_shapes(target.shape, weight.shape))
+    return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """Sigmoid + binary cross entropy in one stable expression.
+
+    loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), exact for large |x|.
+
+    Example:
+        >>> F.binary_cross_entropy_with_logits(torch.tensor([100.0]), torch.tensor([0.0]))
+        tensor(100.)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    softplus_neg = _softplus(-input)
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * softplus_neg
+    else:
+        loss = (1 - target) * input + softplus_neg
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False):
+    """Kullback-Leibler divergence; `input` holds log-probabilities.
+
+    Pointwise: target * (log target - input) (or with log_target, exp(t) (t - input)).
+    'batchmean' divides the sum by the batch size (the true KL divergence).
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction, extra=("batchmean",))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and "
+                      "aligns with the KL div math definition.'mean' will be changed to "
+                      "behave the same as 'batchmean' in the next major release.",
+                      stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        safe = torch.where(target > 0, target, torch.ones_like(target))
+        loss = target * safe.log() - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+# ---- other losses --------------------------------------------------------------
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-y x)) for labels y in {-1, 1}."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce(_softplus(-target * input), reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None,
+                        reduce=None, reduction="mean"):
+    """max(0, -y (x1 - x2) + margin)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """x where y == 1, max(0, margin - x) where y == -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    zeros = torch.zeros_like(input)
+    pos = torch.where(target == 1, input, zeros)
+    neg = torch.where(target == -1, (margin - input).clamp(min=0), zeros)
+    return _reduce(pos + neg, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
+                          reduce=None, reduction="mean"):
+    """1 - cos(x1, x2) where y == 1, max(0, cos(x1, x2) - margin) where y == -1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    eps = 1e-12
+    dot = (input1 * input2).sum(-1)
+    norm = ((input1 * input1).sum(-1) + eps).sqrt() * ((input2 * input2).sum(-1) + eps).sqrt()
+    cos = dot / norm
+    zeros = torch.zeros_like(cos)
+    loss = torch.where(target == 1, 1 - cos, zeros) + \
+        torch.where(target == -1, (cos - margin).clamp(min=0), zeros)
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None,
+                     eps=1e-8, reduce=None, reduction="mean"):
+    """Poisson negative log likelihood (exp(x) - t x, or x - t log(x + eps))."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        safe = torch.where(target > 1, target, torch.ones_like(target))
+        stirling = safe * safe.log() - safe + 0.5 * (2 * np.pi * safe).log()
+        loss = loss + torch.where(target > 1, stirling, torch.zeros_like(target))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log(var) + (input - target)^2 / var) (+ 0.5 log(2 pi) if full)."""
+    _check_reduction(reduction)
+    if isinstance(var, (int, float)):
+        var = torch.full_like(input, float(var))
+    if var.dim() == input.dim() - 1 and var.shape == input.shape[:-1]:
+        var = var.unsqueeze(-1)
+    if (var.detach() < 0).any():
+        raise ValueError("var has negative entry/entries")
+    var = var.clamp(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * float(np.log(2 * np.pi))
+    return _reduce(loss, reduction)
