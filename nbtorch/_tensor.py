@@ -291,6 +291,12 @@ class Tensor:
             if not self.requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
             return
+        if not self._retains_grad:
+            import weakref
+            node = self.grad_fn
+            if node._retain is None:
+                node._retain = {}
+            node._retain[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 
     @property
@@ -378,7 +384,7 @@ class Tensor:
 
     def __reduce_ex__(self, proto):
         # Pickling (DataLoader workers, copy.deepcopy): values, dtype, device, requires_grad.
-        return (_rebuild, (np.ascontiguousarray(self.detach()._host()), self.dtype.name,
+        return (_rebuild, (np.asarray(self.detach()._host(), order="C"), self.dtype.name,
                            str(self.device), self.requires_grad))
 
     def __deepcopy__(self, memo):
@@ -423,7 +429,7 @@ def wrap(array, device=None, requires_grad=False):
     isz = array.dtype.itemsize
     if dev.type == "cpu":
         if not array.flags.c_contiguous and not _positive_strides(array):
-            array = np.ascontiguousarray(array)
+            array = np.asarray(array, order="C")
         base, offset = _flat_base(array)
         strides = tuple(s // isz for s in array.strides)
         t = Tensor.__new__(Tensor)._init(Storage(base, dev), offset, Size(array.shape),

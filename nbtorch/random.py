@@ -102,7 +102,7 @@ def _shape(size):
 
 def _finish(values, dtype, device, requires_grad):
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    t = wrap(np.ascontiguousarray(values, dtype=d.np))
+    t = wrap(np.asarray(values, dtype=d.np, order="C"))
     dev = to_device(device)
     if dev.type != "cpu":
         t = t.to(dev)
@@ -217,7 +217,7 @@ def _inplace_sampler(draw):
         from .ops._inplace import check_inplace
         check_inplace(self)
         vals = draw(_rng(generator), self.shape, *args, **kwargs)
-        raw_copy_(self, wrap(np.ascontiguousarray(vals, dtype=self.dtype.np)))
+        raw_copy_(self, wrap(np.asarray(vals, dtype=self.dtype.np, order="C")))
         return self
     return method
 

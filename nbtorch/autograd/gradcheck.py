@@ -17,22 +17,21 @@ def _flat_outputs(out):
 
 def _numerical(fn, inputs, wrt, eps):
     """d(outputs)/d(inputs[wrt]) by central differences: one (numel_in, numel_out) matrix."""
-    from ..autograd.grad_mode import no_grad
     x = inputs[wrt]
     arr = x.detach()._host()
-    with no_grad():
-        n_out = sum(o.numel() for o in _flat_outputs(fn(*inputs)))
-        jac = np.zeros((x.numel(), n_out))
-        for i, idx in enumerate(np.ndindex(*x.shape)):
-            orig = arr[idx].item()
-            vals = []
-            for delta in (eps, -eps):
-                _poke(x, idx, orig + delta)
-                vals.append(np.concatenate([o.detach()._host().astype(np.float64).ravel()
-                                            for o in _flat_outputs(fn(*inputs))] or
-                                           [np.zeros(0)]))
-            _poke(x, idx, orig)
-            jac[i] = (vals[0] - vals[1]) / (2 * eps)
+    # outputs are read detached; fn may itself need autograd (gradgradcheck)
+    n_out = sum(o.numel() for o in _flat_outputs(fn(*inputs)))
+    jac = np.zeros((x.numel(), n_out))
+    for i, idx in enumerate(np.ndindex(*x.shape)):
+        orig = arr[idx].item()
+        vals = []
+        for delta in (eps, -eps):
+            _poke(x, idx, orig + delta)
+            vals.append(np.concatenate([o.detach()._host().astype(np.float64).ravel()
+                                        for o in _flat_outputs(fn(*inputs))] or
+                                       [np.zeros(0)]))
+        _poke(x, idx, orig)
+        jac[i] = (vals[0] - vals[1]) / (2 * eps)
     return jac
 
 
@@ -103,7 +102,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   raise_exception=True, **_):
     """gradcheck of the backward pass itself (second derivatives via create_graph)."""
     from .engine import grad
-    from ..ops.creation import randn
+    from ..random import randn
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outs = _flat_outputs(func(*inputs))

@@ -166,7 +166,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     arr = np.array(_to_numpy_data(data), dtype=d.np, copy=True)
     if arr.dtype == object:
         raise TypeError("tensor(): could not build a tensor from ragged nested sequences")
-    t = wrap(np.ascontiguousarray(arr))
+    t = wrap(arr)
     dev = to_device(device)
     if dev.type != "cpu":
         t = t.to(dev)

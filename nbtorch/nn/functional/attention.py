@@ -1,0 +1,279 @@
+"""Attention: scaled_dot_product_attention and multi_head_attention_forward.
+
+Both are composed from nbtorch ops (batched matmul through BLAS, the softmax
+kernel, dropout), so their gradients come from those ops' backward formulas.
+
+Mask conventions follow PyTorch, and differ between the two functions:
+for ``scaled_dot_product_attention`` a boolean ``attn_mask`` is True where
+attention is *allowed*; for ``multi_head_attention_forward`` a boolean
+``attn_mask``/``key_padding_mask`` is True where it is *not* allowed. Float
+masks are added to the attention scores in both.
+"""
+import math
+
+import numpy as np
+
+from ... import _dtype
+
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
+
+_NEG_INF = float("-inf")
+
+
+def _functional():
+    """nbtorch.nn.functional, imported on first use (it imports this module)."""
+    from .. import functional
+    return functional
+
+
+def _tensor(array, like):
+    from ...ops.creation import tensor
+    return tensor(array, dtype=like.dtype, device=like.device)
+
+
+def _causal_bias(L, S, like):
+    """(L, S) float mask: 0 on and below the diagonal, -inf above (as ``tril``)."""
+    return _tensor(np.where(np.tri(L, S, dtype=bool), 0.0, _NEG_INF), like)
+
+
+def _float_mask(mask, like, true_means_masked):
+    """A boolean mask as an additive float mask (-inf where masked); float masks as they are."""
+    if mask.dtype is _dtype.bool:
+        blocked = mask if true_means_masked else mask.logical_not()
+        zeros = mask.new_zeros(mask.shape, dtype=like.dtype)
+        return zeros.masked_fill(blocked, _NEG_INF)
+    if not mask.dtype.is_floating_point:
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {mask.dtype} and "
+                           f"query.dtype: {like.dtype} instead.")
+    return mask if mask.dtype is like.dtype else mask.to(like.dtype)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(Q K^T * scale + mask) V over the last two dims of (..., L, E) inputs.
+
+    Args:
+        query: (..., L, E); key: (..., S, E); value: (..., S, Ev).
+        attn_mask: broadcastable to (..., L, S); bool (True = may attend) or float (added).
+        dropout_p: dropout probability on the attention weights.
+        is_causal: mask out keys after each query (cannot be combined with attn_mask).
+        scale: defaults to 1/sqrt(E).
+        enable_gqa: let key/value have fewer heads (dim -3) than query.
+
+    Example:
+        >>> q = k = v = nbtorch.randn(2, 4, 5, 8)
+        >>> scaled_dot_product_attention(q, k, v, is_causal=True).shape
+        torch.Size([2, 4, 5, 8])
+    """
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
+                           f"least 2 dims, got {query.dim()}, {key.dim()} and {value.dim()}")
+    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
+        raise RuntimeError("scaled_dot_product_attention: expected query (..., L, E), key "
+                           f"(..., S, E) and value (..., S, Ev), got {list(query.shape)}, "
+                           f"{list(key.shape)} and {list(value.shape)}")
+    if not 0.0 <= dropout_p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
+                           "set when is_causal=True")
+    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
+        groups = query.shape[-3] // key.shape[-3]
+        key = key.repeat_interleave(groups, -3)
+        value = value.repeat_interleave(groups, -3)
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query * scale).matmul(key.transpose(-2, -1))
+    if is_causal:
+        scores = scores + _causal_bias(L, S, scores)
+    elif attn_mask is not None:
+        scores = scores + _float_mask(attn_mask, scores, true_means_masked=False)
+    weights = scores.softmax(-1)
+    if dropout_p > 0.0:
+        weights = _functional().dropout(weights, dropout_p, training=True)
+    return weights.matmul(value)
+
+
+# ---------------------------------------------------------------- multi-head attention
+
+def _linear(x, weight, bias):
+    return _functional().linear(x, weight, bias)
+
+
+def _in_projection(query, key, value, num_heads, in_proj_weight, in_proj_bias,
+                   use_separate_proj_weight, q_proj_weight, k_proj_weight, v_proj_weight):
+    """q, k, v projections; one matmul when query, key and value are the same tensor."""
+    E = query.shape[-1]
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias[:E], in_proj_bias[E:2 * E], in_proj_bias[2 * E:]
+    else:
+        b_q = b_k = b_v = None
+    if not use_separate_proj_weight:
+        if in_proj_weight is None:
+            raise RuntimeError("use_separate_proj_weight is False but in_proj_weight is None")
+        if query is key and key is value:
+            qkv = _linear(query, in_proj_weight, in_proj_bias)
+            return qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
+        w_q, w_k, w_v = in_proj_weight[:E], in_proj_weight[E:2 * E], in_proj_weight[2 * E:]
+    else:
+        if q_proj_weight is None or k_proj_weight is None or v_proj_weight is None:
+            raise RuntimeError("use_separate_proj_weight is True but q_proj_weight, "
+                               "k_proj_weight or v_proj_weight is None")
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    return _linear(query, w_q, b_q), _linear(key, w_k, b_k), _linear(value, w_v, b_v)
+
+
+def _pad_last(mask, like):
+    """Append one zero column to a mask's last dim (for bias_k/bias_v, add_zero_attn)."""
+    if mask is None:
+        return None
+    from ...ops.creation import zeros
+    return _cat([mask, zeros(tuple(mask.shape[:-1]) + (1,), dtype=mask.dtype,
+                             device=mask.device)], -1)
+
+
+def _cat(tensors, dim):
+    import nbtorch
+    return nbtorch.cat(tensors, dim)
+
+
+def _check_mha_shapes(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """True when the input is batched (3-D); errors like PyTorch's for bad shapes."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be "
+                                 f"3-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be "
+                                 f"`None` or 2-D but found a {key_padding_mask.dim()}-D tensor "
+                                 "instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, "
+                                 f"2-D or 3-D but found a {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be "
+                                 f"2-D but found {key.dim()}-D and {value.dim()}-D tensors "
+                                 "respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to "
+                                 f"be `None` or 1-D but found a {key_padding_mask.dim()}-D "
+                                 "tensor instead")
+        if attn_mask is not None and attn_mask.dim() == 3 and \
+                attn_mask.shape[0] != num_heads:
+            raise AssertionError(f"Expected `attn_mask` shape to be ({num_heads}, "
+                                 f"{query.shape[0]}, {key.shape[0]}) but got "
+                                 f"{tuple(attn_mask.shape)}")
+        return False
+    raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _attn_mask_3d(attn_mask, bsz, num_heads, L, S, like):
+    """attn_mask as a float (1 or bsz*num_heads, L, S) tensor, shape-checked."""
+    mask = _float_mask(attn_mask, like, true_means_masked=True)
+    if mask.dim() == 2:
+        if tuple(mask.shape) != (L, S):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {tuple(mask.shape)}, but "
+                               f"should be {(L, S)}.")
+        return mask.unsqueeze(0)
+    if tuple(mask.shape) != (bsz * num_heads, L, S):
+        raise RuntimeError(f"The shape of the 3D attn_mask is {tuple(mask.shape)}, but should "
+                           f"be {(bsz * num_heads, L, S)}.")
+    return mask
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention on sequence-first (L, N, E) inputs (or unbatched (L, E)).
+
+    Returns ``(attn_output, attn_weights)``: (L, N, E) and, when
+    ``need_weights``, (N, L, S) averaged over heads (or (N, H, L, S)).
+
+    Example:
+        >>> x = nbtorch.randn(5, 2, 8)
+        >>> w, b = nbtorch.randn(24, 8), nbtorch.zeros(24)
+        >>> out, attn = multi_head_attention_forward(x, x, x, 8, 2, w, b, None, None, False,
+        ...                                          0.0, nbtorch.randn(8, 8), None)
+    """
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not "
+                                  "supported")
+    batched = _check_mha_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    L, bsz, E = query.shape
+    if E != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {E}")
+    head_dim = E // num_heads
+    if head_dim * num_heads != E:
+        raise AssertionError(f"embed_dim {E} not divisible by num_heads {num_heads}")
+    if key.shape[:2] != value.shape[:2] or (not use_separate_proj_weight and
+                                            key.shape != value.shape):
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    q, k, v = _in_projection(query, key, value, num_heads, in_proj_weight, in_proj_bias,
+                             use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                             v_proj_weight)
+    S = k.shape[0]
+    mask = None if attn_mask is None else _attn_mask_3d(attn_mask, bsz, num_heads, L, S, q)
+    kpm = None if key_padding_mask is None else \
+        _float_mask(key_padding_mask, q, true_means_masked=True)
+    if kpm is not None and tuple(kpm.shape) != (bsz, S):
+        raise AssertionError(f"expecting key_padding_mask shape of {(bsz, S)}, but got "
+                             f"{tuple(kpm.shape)}")
+    if bias_k is not None and bias_v is not None:
+        k = _cat([k, bias_k.reshape(1, 1, E).expand(1, bsz, E)], 0)
+        v = _cat([v, bias_v.reshape(1, 1, E).expand(1, bsz, E)], 0)
+        mask, kpm = _pad_last(mask, q), _pad_last(kpm, q)
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+    # (len, bsz, E) -> (bsz * heads, len, head_dim)
+    q = q.reshape(L, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, v.shape[-1] // num_heads).transpose(0, 1)
+    if add_zero_attn:
+        from ...ops.creation import zeros
+        z = zeros((bsz * num_heads, 1, head_dim), dtype=q.dtype, device=q.device)
+        k, v = _cat([k, z], 1), _cat([v, z], 1)
+        mask, kpm = _pad_last(mask, q), _pad_last(kpm, q)
+    S = k.shape[1]
+    if kpm is not None:
+        kpm = kpm.reshape(bsz, 1, 1, S).expand(bsz, num_heads, 1, S).reshape(
+            bsz * num_heads, 1, S)
+        mask = kpm if mask is None else mask + kpm
+    if not training:
+        dropout_p = 0.0
+    scores = (q * (1.0 / math.sqrt(head_dim))).matmul(k.transpose(1, 2))
+    if mask is not None:
+        scores = scores + mask
+    weights = scores.softmax(-1)
+    if dropout_p > 0.0:
+        weights = _functional().dropout(weights, dropout_p, training=True)
+    out = weights.matmul(v)                                  # (bsz*heads, L, head_dim)
+    out = out.transpose(0, 1).reshape(L * bsz, E)
+    out = _linear(out, out_proj_weight, out_proj_bias).reshape(L, bsz, E)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, L, S)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    if not batched:
+        weights = weights.squeeze(0)
+    return out, weights

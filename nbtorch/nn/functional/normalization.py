@@ -1,0 +1,365 @@
+"""Normalisation functions: batch_norm, layer_norm, group_norm, normalize.
+
+Forward and backward run as single Numba kernels (``nbtorch.kernels.cpu.norm``,
+looked up per device in the registry). When a backward is itself recorded
+(``create_graph=True``) the gradients are built from nbtorch ops instead, so
+double backward works too.
+"""
+import math
+
+from ... import _dtype
+from ..._registry import get_kernel, register_kernel
+from ..._tensor import Size, empty
+from ...autograd import Function, grad_mode
+from ...kernels.cpu import norm as _cpu_norm
+from ...ops._common import check_same_device
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "normalize"]
+
+for _name in ("batch_norm_forward_train", "batch_norm_forward_eval", "batch_norm_backward",
+              "layer_norm_forward", "layer_norm_backward",
+              "group_norm_forward", "group_norm_backward"):
+    register_kernel(_name, "cpu", getattr(_cpu_norm, _name))
+
+
+# ---------------------------------------------------------------- helpers
+
+def _kernel_dtype(dtype):
+    """Kernels compute in float32/float64; float16 is upcast around them."""
+    return _dtype.float32 if dtype is _dtype.float16 else dtype
+
+
+def _kernel_array(t, dtype):
+    """Contiguous raw array of ``t`` in ``dtype`` (a view when nothing needs changing)."""
+    if t.dtype is not dtype:
+        t = t.to(dtype)
+    return t.contiguous()._array
+
+
+def _param_array(p, n, fill, dtype, device):
+    """The raw (n,) array of an affine parameter, or ones/zeros when it is None."""
+    if p is None:
+        t = empty((n,), dtype, device)
+        t.fill_(fill)
+        return t._array
+    return _kernel_array(p.detach(), dtype)
+
+
+def _stat(n, device):
+    return empty((n,), _dtype.float64, device)
+
+
+def _grad_as(g64, like):
+    """A float64 (n,) kernel gradient as a tensor shaped and typed like parameter ``like``."""
+    return g64.to(like.dtype).reshape(like.shape)
+
+
+def _check_floating(op, t):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: expected a floating point input, but got {t.dtype}")
+
+
+def _normalized_grads(g, x, dims, eps):
+    """(grad_input, xhat) of y = (x - mean) * rstd given ``g = dy * w``, built from ops.
+
+    Used when the backward itself is differentiated (create_graph=True).
+    """
+    xc = x - x.mean(dims, keepdim=True)
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * rstd
+    gx = rstd * (g - g.mean(dims, keepdim=True) - xhat * (g * xhat).mean(dims, keepdim=True))
+    return gx, xhat
+
+
+# ---------------------------------------------------------------- batch norm
+
+class BatchNorm(Function):
+    """y = (x - mean) * invstd * w + b per channel (dim 1), batch or running stats."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean, running_var, batch_stats, momentum, eps):
+        dt, dev = _kernel_dtype(x.dtype), x.device
+        N, C = x.shape[0], x.shape[1]
+        S = x.numel() // max(N * C, 1)
+        x3 = _kernel_array(x, dt).reshape(N, C, S)
+        out = empty(x.shape, dt, dev)
+        w = _param_array(weight, C, 1.0, dt, dev)
+        b = _param_array(bias, C, 0.0, dt, dev)
+        mean, invstd = _stat(C, dev), _stat(C, dev)
+        if x.numel() == 0:
+            mean.fill_(0.0)
+            invstd.fill_(0.0)
+        elif batch_stats:
+            var = _stat(C, dev)
+            get_kernel("batch_norm_forward_train", dev.type)(
+                x3, w, b, eps, out._array.reshape(N, C, S), mean._array, var._array,
+                invstd._array)
+            if running_mean is not None:
+                _update_running(running_mean, mean, momentum)
+            if running_var is not None:
+                count = N * S
+                _update_running(running_var, var * (count / max(count - 1, 1)), momentum)
+        else:
+            get_kernel("batch_norm_forward_eval", dev.type)(
+                x3, w, b, _kernel_array(running_mean, _dtype.float64),
+                _kernel_array(running_var, _dtype.float64), eps,
+                out._array.reshape(N, C, S), mean._array, invstd._array)
+        ctx.save_for_backward(x, weight)
+        ctx.stats = (mean, invstd)
+        ctx.batch_stats, ctx.eps = batch_stats, eps
+        return out if out.dtype is x.dtype else out.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        if grad_mode.is_grad_enabled():
+            return _batch_norm_backward_ops(ctx, grad_out, x, weight) + (None,) * 5
+        dt, dev = _kernel_dtype(x.dtype), x.device
+        N, C = x.shape[0], x.shape[1]
+        S = x.numel() // max(N * C, 1)
+        x3 = _kernel_array(x, dt).reshape(N, C, S)
+        dy3 = _kernel_array(grad_out, dt).reshape(N, C, S)
+        gx = empty(x.shape, dt, dev) if need_x else None
+        gw, gb = _stat(C, dev), _stat(C, dev)
+        mean, invstd = ctx.stats
+        get_kernel("batch_norm_backward", dev.type)(
+            dy3, x3, mean._array, invstd._array, _param_array(weight, C, 1.0, dt, dev),
+            gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array,
+            ctx.batch_stats, need_x)
+        if gx is not None and gx.dtype is not x.dtype:
+            gx = gx.to(x.dtype)
+        return (gx, _grad_as(gw, weight) if need_w else None,
+                _grad_as(gb, weight) if need_b else None, None, None, None, None, None)
+
+
+def _update_running(buf, stat64, momentum):
+    """buf = (1 - momentum) * buf + momentum * stat, in place (a running statistic)."""
+    buf.mul_(1.0 - momentum).add_(stat64.to(buf.dtype), alpha=momentum)
+
+
+def _batch_norm_backward_ops(ctx, dy, x, weight):
+    """Differentiable batch norm gradients (create_graph=True)."""
+    N, C = x.shape[0], x.shape[1]
+    x3, dy3 = x.reshape(N, C, -1), dy.reshape(N, C, -1)
+    w3 = weight.reshape(1, C, 1) if weight is not None else 1.0
+    if ctx.batch_stats:
+        gx, xhat = _normalized_grads(dy3 * w3, x3, (0, 2), ctx.eps)
+    else:
+        mean, invstd = (s.to(x.dtype).reshape(1, C, 1) for s in ctx.stats)
+        xhat = (x3 - mean) * invstd
+        gx = dy3 * (w3 * invstd)
+    gw = (dy3 * xhat).sum((0, 2)) if weight is not None else None
+    gb = dy3.sum((0, 2)) if ctx.needs_input_grad[2] else None
+    return gx.reshape(x.shape), gw, gb
+
+
+def _verify_batch_size(size):
+    count = size[0]
+    for s in size[2:]:
+        count *= s
+    if count == 1:
+        raise ValueError("Expected more than 1 value per channel when training, "
+                         f"got input size {Size(size)}")
+
+
+def _check_channel_vector(name, t, C):
+    if t is not None and t.numel() != C:
+        raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Batch normalisation over dim 1 (channels) of an (N, C, *) input.
+
+    In training (or when no running statistics are given) the batch's mean
+    and biased variance normalise; ``running_mean``/``running_var`` are then
+    updated in place with ``momentum`` (the variance unbiased), as PyTorch
+    does. Otherwise the running statistics normalise.
+
+    Example:
+        >>> x = nbtorch.randn(8, 3)
+        >>> rm, rv = nbtorch.zeros(3), nbtorch.ones(3)
+        >>> y = batch_norm(x, rm, rv, training=True)   # rm, rv updated
+    """
+    _check_floating("batch_norm", input)
+    if input.dim() < 2:
+        raise ValueError(f"batch_norm: expected 2D or more input (got {input.dim()}D input)")
+    C = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_channel_vector(name, t, C)
+    check_same_device("batch_norm", input, running_mean, running_var, weight, bias)
+    if training:
+        _verify_batch_size(input.shape)
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    momentum = 0.0 if momentum is None else float(momentum)
+    return BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training),
+                           momentum, float(eps))
+
+
+# ---------------------------------------------------------------- layer norm
+
+class LayerNorm(Function):
+    """y = (x - mean) * rstd * w + b over the last ``len(w.shape)`` dims."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, K, eps):
+        dt, dev = _kernel_dtype(x.dtype), x.device
+        M = x.numel() // K if K else 0
+        x2 = _kernel_array(x, dt).reshape(M, K)
+        out = empty(x.shape, dt, dev)
+        mean, rstd = _stat(M, dev), _stat(M, dev)
+        if x.numel():
+            get_kernel("layer_norm_forward", dev.type)(
+                x2, _param_array(weight, K, 1.0, dt, dev), _param_array(bias, K, 0.0, dt, dev),
+                eps, out._array.reshape(M, K), mean._array, rstd._array)
+        ctx.save_for_backward(x, weight)
+        ctx.stats, ctx.K, ctx.eps = (mean, rstd), K, eps
+        return out if out.dtype is x.dtype else out.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        K = ctx.K
+        M = x.numel() // K if K else 0
+        if grad_mode.is_grad_enabled():
+            x2, dy2 = x.reshape(M, K), grad_out.reshape(M, K)
+            g = dy2 * weight.reshape(1, K) if weight is not None else dy2
+            gx, xhat = _normalized_grads(g, x2, (1,), ctx.eps)
+            gw = (dy2 * xhat).sum(0).reshape(weight.shape) if need_w else None
+            gb = dy2.sum(0).reshape(weight.shape) if need_b else None
+            return gx.reshape(x.shape), gw, gb, None, None
+        dt, dev = _kernel_dtype(x.dtype), x.device
+        x2 = _kernel_array(x, dt).reshape(M, K)
+        dy2 = _kernel_array(grad_out, dt).reshape(M, K)
+        gx = empty(x.shape, dt, dev) if need_x else None
+        gw, gb = _stat(K, dev), _stat(K, dev)
+        mean, rstd = ctx.stats
+        get_kernel("layer_norm_backward", dev.type)(
+            dy2, x2, mean._array, rstd._array, _param_array(weight, K, 1.0, dt, dev),
+            gx._array.reshape(M, K) if need_x else dy2, gw._array, gb._array, need_x)
+        if gx is not None and gx.dtype is not x.dtype:
+            gx = gx.to(x.dtype)
+        return (gx, _grad_as(gw, weight) if need_w else None,
+                _grad_as(gb, weight) if need_b else None, None, None)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Layer normalisation over the trailing ``normalized_shape`` dims.
+
+    Example:
+        >>> x = nbtorch.randn(2, 5, 4)
+        >>> y = layer_norm(x, (4,))      # each x[i, j, :] has mean 0, var 1
+    """
+    _check_floating("layer_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        dims = ", ".join(str(s) for s in shape)
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {dims}], but got input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
+                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(shape)}")
+    check_same_device("layer_norm", input, weight, bias)
+    return LayerNorm.apply(input, weight, bias, math.prod(shape), float(eps))
+
+
+# ---------------------------------------------------------------- group norm
+
+class GroupNorm(Function):
+    """Normalise each of G channel groups per sample, then a per-channel affine."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, G, eps):
+        dt, dev = _kernel_dtype(x.dtype), x.device
+        N, C = x.shape[0], x.shape[1]
+        S = x.numel() // max(N * C, 1)
+        x3 = _kernel_array(x, dt).reshape(N, C, S)
+        out = empty(x.shape, dt, dev)
+        mean, rstd = _stat(N * G, dev), _stat(N * G, dev)
+        if x.numel():
+            get_kernel("group_norm_forward", dev.type)(
+                x3, G, _param_array(weight, C, 1.0, dt, dev), _param_array(bias, C, 0.0, dt, dev),
+                eps, out._array.reshape(N, C, S), mean._array, rstd._array)
+        ctx.save_for_backward(x, weight)
+        ctx.stats, ctx.G, ctx.eps = (mean, rstd), G, eps
+        return out if out.dtype is x.dtype else out.to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        G = ctx.G
+        N, C = x.shape[0], x.shape[1]
+        S = x.numel() // max(N * C, 1)
+        if grad_mode.is_grad_enabled():
+            x3, dy3 = x.reshape(N, C, S), grad_out.reshape(N, C, S)
+            g = dy3 * weight.reshape(1, C, 1) if weight is not None else dy3
+            gx, xhat = _normalized_grads(g.reshape(N, G, -1), x.reshape(N, G, -1), (2,), ctx.eps)
+            xhat = xhat.reshape(N, C, S)
+            gw = (dy3 * xhat).sum((0, 2)) if need_w else None
+            gb = dy3.sum((0, 2)) if need_b else None
+            return gx.reshape(x.shape), gw, gb, None, None
+        dt, dev = _kernel_dtype(x.dtype), x.device
+        x3 = _kernel_array(x, dt).reshape(N, C, S)
+        dy3 = _kernel_array(grad_out, dt).reshape(N, C, S)
+        gx = empty(x.shape, dt, dev) if need_x else None
+        gw, gb = _stat(C, dev), _stat(C, dev)
+        mean, rstd = ctx.stats
+        get_kernel("group_norm_backward", dev.type)(
+            dy3, x3, mean._array, rstd._array, _param_array(weight, C, 1.0, dt, dev), G,
+            gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array, need_x)
+        if gx is not None and gx.dtype is not x.dtype:
+            gx = gx.to(x.dtype)
+        return (gx, _grad_as(gw, weight) if need_w else None,
+                _grad_as(gb, weight) if need_b else None, None, None)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Group normalisation: channels split in ``num_groups`` groups normalised per sample.
+
+    Example:
+        >>> x = nbtorch.randn(2, 6, 4, 4)
+        >>> y = group_norm(x, 3)
+    """
+    _check_floating("group_norm", input)
+    if input.dim() < 2:
+        raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    N, C = input.shape[0], input.shape[1]
+    G = int(num_groups)
+    if G <= 0 or C % G:
+        raise RuntimeError("Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number "
+                               f"of channels in input, but got {name} of shape "
+                               f"{list(t.shape)} and input of shape {list(input.shape)}")
+    check_same_device("group_norm", input, weight, bias)
+    _verify_batch_size([N * C // G, G] + list(input.shape[2:]))
+    return GroupNorm.apply(input, weight, bias, G, float(eps))
+
+
+# ---------------------------------------------------------------- normalize
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` along ``dim`` (F.normalize).
+
+    Example:
+        >>> v = normalize(nbtorch.tensor([[3.0, 4.0]]))   # [[0.6, 0.8]]
+    """
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    result = input / denom
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+

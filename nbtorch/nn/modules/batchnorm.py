@@ -1,0 +1,128 @@
+"""Batch normalisation layers: BatchNorm1d, BatchNorm2d, BatchNorm3d."""
+from ... import _dtype
+from .. import functional as F, init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+
+
+def _new(shape, device, dtype, fill=None):
+    """A fresh tensor for a parameter or buffer (filled by reset_* or ``fill``)."""
+    from ... import empty
+    t = empty(*shape, device=device,
+              dtype=dtype if dtype is not None else _dtype.get_default_dtype())
+    if fill is not None:
+        t.fill_(fill)
+    return t
+
+
+class _NormBase(Module):
+    """Parameters and running statistics shared by the batch-norm layers."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(_new((num_features,), device, dtype))
+            self.bias = Parameter(_new((num_features,), device, dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", _new((num_features,), device, dtype, 0.0))
+            self.register_buffer("running_var", _new((num_features,), device, dtype, 1.0))
+            self.register_buffer("num_batches_tracked",
+                                 _new((), device, _dtype.int64, 0))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def _check_input_dim(self, input):
+        raise NotImplementedError
+
+    def extra_repr(self):
+        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "
+                "track_running_stats={track_running_stats}".format(**self.__dict__))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state_dict:
+            # checkpoints from before num_batches_tracked existed: start the count at 0
+            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None \
+                else _new((), None, _dtype.int64, 0)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    """Normalise each channel with the batch's statistics (training) or the running ones."""
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:       # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        use_running = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if use_running else None,
+                            self.running_var if use_running else None, self.weight, self.bias,
+                            batch_stats, factor, self.eps)
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L) inputs.
+
+    Example:
+        >>> bn = nn.BatchNorm1d(100)
+        >>> bn(torch.randn(20, 100)).shape
+        torch.Size([20, 100])
+    """
+
+    def _check_input_dim(self, input):
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W) inputs.
+
+    Example:
+        >>> bn = nn.BatchNorm2d(16)
+        >>> bn(torch.randn(4, 16, 8, 8)).shape
+        torch.Size([4, 16, 8, 8])
+    """
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) inputs."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

@@ -1,0 +1,372 @@
+"""`Optimizer`: param_groups + defaults + per-parameter state, as in PyTorch.
+
+Subclasses validate their hyper-parameters, pass their `defaults`, and
+implement `_update(param, grad, state, group)`: the update of one tensor,
+which initialises its state on first use and calls a pure per-tensor function
+(`adam_update`, ...). That function runs one fused kernel from the device
+registry (`get_kernel("adam_step", device)`) through `fused_update`, so a
+CUDA kernel registered under the same name serves CUDA parameters unchanged.
+"""
+import copy
+import functools
+from collections import defaultdict
+from itertools import chain
+
+from .. import _dtype
+from .._registry import get_kernel, register_kernel
+from .._tensor import Tensor
+from ..autograd import enable_grad, no_grad
+from ..autograd.graph import RemovableHandle
+from ..kernels.cpu import optim as _cpu_optim
+
+__all__ = ["Optimizer", "required", "fused_update"]
+
+for _name in ("sgd_step", "adam_step", "rmsprop_step", "adagrad_step"):
+    register_kernel(_name, "cpu", getattr(_cpu_optim, _name))
+
+
+class _RequiredParameter:
+    """Marks a hyper-parameter with no default (each group must give it)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class _HookDict(dict):
+    """A dict of hooks that `RemovableHandle` can reference weakly."""
+
+
+def _typename(obj):
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module == "builtins" else f"{module}.{name}"
+
+
+class Optimizer:
+    """Base class of all optimizers.
+
+    Args:
+        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts
+            (parameter groups, each with a ``"params"`` entry and its own
+            options overriding `defaults`). The order must be deterministic:
+            sets are refused.
+        defaults: the default value of each option (``required`` for none).
+
+    Example:
+        >>> opt = torch.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.1}], lr=0.01)
+        >>> opt.zero_grad(); loss.backward(); opt.step()
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._step_pre_hooks = _HookDict()
+        self._step_post_hooks = _HookDict()
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable "
+                            "of Tensors or dicts, but got " + _typename(params))
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __init_subclass__(cls, **kwargs):
+        """Wrap each subclass's `step` so step hooks run around it."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_with_hooks", False):
+            cls.step = _with_step_hooks(step)
+
+    # ---- parameter groups -------------------------------------------------
+    def add_param_group(self, param_group):
+        """Add a group of parameters with its own options (others from `defaults`)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, (set, frozenset)):
+            raise TypeError("optimizer parameters need to be organized in ordered "
+                            "collections, but the ordering of tensors in sets will change "
+                            "between runs. Please use a list instead.")
+        else:
+            params = list(params)
+        named = [isinstance(p, tuple) for p in params]
+        if any(named):
+            if not all(named):
+                raise ValueError("all optimizer params should be with/without names. "
+                                 "Some param names are missing")
+            param_group["param_names"] = [name for name, _ in params]
+            params = [p for _, p in params]
+        if len(params) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params "
+                                "is " + _typename(p))
+            if not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        param_group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError("parameter group didn't specify a value of required "
+                                 f"optimization parameter {name}")
+            param_group.setdefault(name, default)
+        ids = {id(p) for p in params}
+        if len(ids) != len(params):
+            raise ValueError("optimizer contains a parameter group with duplicate "
+                             "parameters (each would be updated twice per step)")
+        if any(id(p) in ids for group in self.param_groups for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    # ---- the training-loop API --------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all parameters: to None (default) or to zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; returns `closure()`'s loss.
+
+        `closure` (optional) re-evaluates the model and returns the loss; it
+        runs with gradients enabled.
+        """
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, p.grad, group)
+        return loss
+
+    def _update(self, param, grad, group):
+        """Update one parameter in place with `group`'s options (subclasses; the
+        parameter's state is ``self.state[param]``)."""
+        raise NotImplementedError
+
+    # ---- hooks ------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """`hook(optimizer, args, kwargs)` before each step; may return new (args, kwargs)."""
+        handle = RemovableHandle(self._step_pre_hooks)
+        self._step_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_step_post_hook(self, hook):
+        """`hook(optimizer, args, kwargs)` after each step."""
+        handle = RemovableHandle(self._step_post_hooks)
+        self._step_post_hooks[handle.id] = hook
+        return handle
+
+    # ---- saving and loading -----------------------------------------------
+    def state_dict(self):
+        """{'state': {param index: state}, 'param_groups': [options + param indices]}.
+
+        Parameters are numbered in order across groups, as PyTorch does; state
+        tensors are returned by reference (save or deep-copy them to keep a
+        snapshot).
+        """
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v
+                 for k, v in self.state.items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Load a `state_dict()`; state tensors are copied to each parameter's dtype
+        and device (a loaded optimizer never shares memory with the source)."""
+        groups = self.param_groups
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't "
+                             "match the size of optimizer's group")
+        id_map = dict(zip(chain.from_iterable(s["params"] for s in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = _cast_state(param, v)
+            else:
+                state[k] = copy.deepcopy(v)
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+        self.__setstate__({"state": state, "param_groups": saved_groups})
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__dict__.setdefault("_step_pre_hooks", _HookDict())
+        self.__dict__.setdefault("_step_post_hooks", _HookDict())
+        for group in self.param_groups:        # options added since the dict was saved
+            for name, default in self.defaults.items():
+                if default is not required:
+                    group.setdefault(name, default)
+        for s in self.state.values():          # old files store the step as a number
+            if "step" in s and not isinstance(s["step"], Tensor):
+                s["step"] = new_step(float(s["step"]))
+
+    def __repr__(self):
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _with_step_hooks(step):
+    """`step` running the optimizer's step hooks around it (once, even when a
+    subclass's step calls ``super().step()``)."""
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        if self.__dict__.get("_in_step"):
+            return step(self, *args, **kwargs)
+        for hook in list(self._step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError("optimizer step pre-hook must return None or a tuple "
+                                       f"of (new_args, new_kwargs), but got {result}.")
+                args, kwargs = result
+        self._opt_called = True
+        self._in_step = True
+        try:
+            out = step(self, *args, **kwargs)
+        finally:
+            self._in_step = False
+        for hook in list(self._step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+    wrapper._with_hooks = True
+    return wrapper
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step)
+
+
+def _cast_state(param, value, key=None):
+    """Deep copy of one parameter's saved state, tensors moved to its dtype/device.
+
+    'step' stays a float32 CPU tensor, as in PyTorch.
+    """
+    if isinstance(value, Tensor):
+        v = value.detach()
+        if key == "step":
+            out = v.to(dtype=_dtype.float32)
+        elif param.is_floating_point() and v.is_floating_point():
+            out = v.to(dtype=param.dtype, device=param.device)
+        else:
+            out = v.to(device=param.device)
+        return out.clone() if out._storage is value._storage else out
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v, key) for v in value)
+    return copy.deepcopy(value)
+
+
+# ---------------------------------------------------------------------------
+# Helpers for the optimizers and their per-tensor update functions
+# ---------------------------------------------------------------------------
+def check_hyper(ok, message):
+    """Raise ValueError(`message`) unless `ok` (PyTorch's hyper-parameter checks)."""
+    if not ok:
+        raise ValueError(message)
+
+
+def check_implementation_flags(foreach, fused, differentiable):
+    """Accept PyTorch's implementation switches: every update here is already one
+    fused kernel per tensor, so `foreach`/`fused` change nothing."""
+    if foreach and fused:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if differentiable:
+        raise NotImplementedError("nbtorch optimizers do not support differentiable=True "
+                                  "(autograd through the update)")
+
+
+def new_step(value=0.0):
+    """A step counter as PyTorch keeps it: a float32 CPU scalar tensor."""
+    from .. import tensor
+    return tensor(value, dtype=_dtype.float32)
+
+
+def bump_step(step):
+    """Add one to a step counter tensor in place; returns the new count."""
+    a = step._array
+    a[...] += 1
+    return a.item()
+
+
+def zeros_state(param, fill=0.0):
+    """A contiguous state buffer shaped like `param`, filled with `fill`."""
+    from .. import full
+    return full(tuple(param.shape), fill, dtype=param.dtype, device=param.device)
+
+
+_KERNEL_DTYPES = (_dtype.float32, _dtype.float64)
+
+
+def fused_update(op, param, grad, buffers, *scalars):
+    """Run the fused kernel `op` of `param`'s device on flat arrays, in place.
+
+    Calls ``kernel(param, grad, *buffers, *scalars)`` with 1-D contiguous
+    arrays (None buffers stay None). The kernels take float32/float64: other
+    floating dtypes (float16) and non-contiguous tensors go through working
+    copies, written back afterwards. Bumps `param`'s version counter.
+    """
+    kernel = get_kernel(op, param.device.type)
+    work = param.dtype if param.dtype in _KERNEL_DTYPES else _dtype.float32
+    write_back = []
+    arrays = [_flat(param, work, write_back), _flat(grad, work, None)]
+    arrays += [None if b is None else _flat(b, work, write_back) for b in buffers]
+    kernel(*arrays, *scalars)
+    for target, copy_ in write_back:
+        target.copy_(copy_)
+    param._bump()
+
+
+def _flat(t, dtype, write_back):
+    """The raw 1-D array of `t` in `dtype`: a view when possible, else a copy
+    registered in `write_back` (None: read-only, no write back)."""
+    if t.dtype is dtype and t.is_contiguous():
+        return t._array.reshape(t.numel())
+    w = t.to(dtype=dtype).contiguous()
+    if write_back is not None:
+        write_back.append((t, w))
+    return w._array.reshape(w.numel())
