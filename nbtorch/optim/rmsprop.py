@@ -1,0 +1,73 @@
+"""RMSprop (optionally centered, with momentum), as torch.optim.RMSprop."""
+from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
+                        fused_update, new_step, zeros_state)
+
+__all__ = ["RMSprop", "rmsprop_update"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop: divide the gradient by a running root mean square of it.
+
+    Per parameter: ``g = grad (+ weight_decay * p)``,
+    ``sq = alpha sq + (1 - alpha) g^2``, ``avg = sqrt(sq) + eps`` (centered:
+    ``ga = alpha ga + (1 - alpha) g`` and ``avg = sqrt(sq - ga^2) + eps``);
+    with momentum ``buf = momentum buf + g / avg`` and ``p -= lr * buf``,
+    else ``p -= lr * g / avg``.
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr: learning rate (default 1e-2).
+        alpha: smoothing constant (default 0.99).
+        eps: added to the denominator (default 1e-8).
+        weight_decay: L2 penalty (default 0).
+        momentum: momentum factor (default 0).
+        centered: normalise by an estimate of the gradient's variance.
+        maximize: ascend the objective instead of descending it.
+        foreach, capturable: accepted for compatibility.
+        differentiable: must be False.
+
+    Example:
+        >>> opt = torch.optim.RMSprop(model.parameters(), lr=1e-3, momentum=0.9)
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
+        check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
+        check_hyper(0.0 <= momentum, f"Invalid momentum value: {momentum}")
+        check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+        check_hyper(0.0 <= alpha, f"Invalid alpha value: {alpha}")
+        check_implementation_flags(foreach, None, differentiable)
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, param, grad, group):
+        state = self.state[param]
+        momentum, centered = group["momentum"], group["centered"]
+        if not state:
+            state["step"] = new_step()
+            state["square_avg"] = zeros_state(param)
+            if momentum > 0:
+                state["momentum_buffer"] = zeros_state(param)
+            if centered:
+                state["grad_avg"] = zeros_state(param)
+        bump_step(state["step"])
+        rmsprop_update(param, grad, state["square_avg"],
+                       state["grad_avg"] if centered else None,
+                       state["momentum_buffer"] if momentum > 0 else None,
+                       lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                       weight_decay=group["weight_decay"], momentum=momentum,
+                       centered=centered, maximize=group["maximize"])
+
+
+def rmsprop_update(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, eps,
+                   weight_decay, momentum, centered, maximize):
+    """One RMSprop step of one tensor, in place (one fused kernel).
+
+    `grad_avg` is None unless centered, `momentum_buffer` None unless momentum > 0.
+    """
+    fused_update("rmsprop_step", param, grad, (square_avg, grad_avg, momentum_buffer), lr,
+                 alpha, eps, weight_decay, momentum, centered, maximize)
