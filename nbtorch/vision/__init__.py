@@ -4,7 +4,7 @@ Example:
     >>> from nbtorch.vision import datasets, transforms
     >>> train = datasets.Digits(train=True, transform=transforms.Normalize([0.5], [0.5]))
     >>> len(train)
-    1437
+    1438
 """
 from nbtorch.vision import datasets, functional, transforms
 

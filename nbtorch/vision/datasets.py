@@ -88,7 +88,7 @@ class Digits(VisionDataset):
 
     The split is fixed and stratified: for every class, ``TEST_FRACTION`` (20%) of its
     samples, picked by a fixed hash of their position in the file, form the test set
-    (360 images); the other 1,437 form the training set. It never changes between runs,
+    (359 images); the other 1,438 form the training set. It never changes between runs,
     machines or NumPy versions.
 
     Args:
@@ -103,7 +103,7 @@ class Digits(VisionDataset):
         >>> train = Digits(train=True)
         >>> image, label = train[0]
         >>> len(train), tuple(image.shape), len(train.classes)
-        (1437, (1, 8, 8), 10)
+        (1438, (1, 8, 8), 10)
     """
 
     TEST_FRACTION = 0.2

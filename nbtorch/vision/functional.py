@@ -17,7 +17,9 @@ _PADDING_MODES = ("constant", "edge", "reflect", "symmetric")
 def _host_array(img):
     """Return ``(array, device)``: the image's values as NumPy and where they came from."""
     if isinstance(img, nbtorch.Tensor):
-        return img.detach().cpu().numpy(), img.device
+        if img.device.type == "cpu":
+            return img.detach().numpy(), img.device  # shares memory (for inplace=True)
+        return np.asarray(img), img.device
     if isinstance(img, np.ndarray):
         return img, None
     raise TypeError(f"img should be an nbtorch Tensor or a NumPy array. Got {type(img)}")

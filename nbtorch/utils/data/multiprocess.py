@@ -208,10 +208,8 @@ class MultiProcessIter(BaseIter):
                 except (OSError, ValueError):
                     pass
         deadline = time.monotonic() + _JOIN_TIMEOUT
-        t0 = time.monotonic()
         for worker in self._workers:
             worker.join(timeout=max(deadline - time.monotonic(), 0.0))
-            print("JOIN", worker.pid, worker.exitcode, time.monotonic() - t0, file=sys.stderr)
             if worker.is_alive():
                 worker.terminate()
                 worker.join()

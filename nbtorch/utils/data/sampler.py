@@ -123,9 +123,7 @@ class SubsetRandomSampler(Sampler):
 
 def _as_float64_vector(values):
     """Return ``values`` (list, NumPy array or nbtorch tensor) as a float64 NumPy array."""
-    if isinstance(values, nbtorch.Tensor):
-        values = values.detach().cpu().numpy()
-    return np.array(values, dtype=np.float64)
+    return np.array(values, dtype=np.float64)  # a tensor converts itself (Tensor.__array__)
 
 
 class WeightedRandomSampler(Sampler):

@@ -135,7 +135,9 @@ def _serve(is_iterable, dataset, index_queue, result_queue, done_event, auto_col
         try:
             request = index_queue.get(timeout=POLL_INTERVAL)
         except queue.Empty:
-            if os.getppid() != parent_pid:  # orphaned: the main process is gone
+            # Stop when orphaned, or when shut down but the None never arrived (the main
+            # process's queue can be finalized first when its iterator is garbage-collected).
+            if os.getppid() != parent_pid or done_event.is_set():
                 break
             continue
         except (EOFError, OSError):  # the main process closed the queue
