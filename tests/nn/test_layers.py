@@ -1,0 +1,325 @@
+"""Layers: forward against NumPy, gradients by gradcheck (float64), init statistics."""
+import math
+
+import numpy as np
+import pytest
+
+import nbtorch as torch
+import nbtorch.nn as nn
+import nbtorch.nn.functional as F
+from nbtorch.autograd import gradcheck
+
+
+def _t(a, requires_grad=False):
+    return torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+def _x(*shape, requires_grad=True, seed=0):
+    rng = np.random.default_rng(seed)
+    return _t(rng.standard_normal(shape), requires_grad)
+
+
+# ---- Linear / Bilinear / Identity --------------------------------------------------
+
+def test_linear_forward_matches_numpy():
+    m = nn.Linear(3, 2)
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    out = m(torch.from_numpy(x))
+    w, b = m.weight.detach().numpy(), m.bias.detach().numpy()
+    np.testing.assert_allclose(out.detach().numpy(), x @ w.T + b, rtol=1e-5, atol=1e-6)
+    assert out.shape == (4, 2)
+
+
+def test_linear_nd_input_and_no_bias():
+    m = nn.Linear(3, 5, bias=False)
+    assert m.bias is None and [n for n, _ in m.named_parameters()] == ["weight"]
+    x = np.random.default_rng(1).standard_normal((2, 4, 3)).astype(np.float32)
+    out = m(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(out, x @ m.weight.detach().numpy().T, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_shape_error():
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        nn.Linear(3, 2)(torch.zeros(4, 5))
+
+
+def test_linear_gradcheck():
+    m = nn.Linear(3, 2).double()
+    x = _x(4, 3)
+    assert gradcheck(lambda x, w, b: F.linear(x, w, b), (x, m.weight, m.bias))
+
+
+def test_bilinear_forward_and_gradcheck():
+    m = nn.Bilinear(3, 2, 4).double()
+    x1, x2 = _x(5, 3, seed=1), _x(5, 2, seed=2)
+    out = m(x1, x2).detach().numpy()
+    ref = np.einsum("bi,kij,bj->bk", x1.detach().numpy(), m.weight.detach().numpy(),
+                    x2.detach().numpy()) + m.bias.detach().numpy()
+    np.testing.assert_allclose(out, ref, rtol=1e-10)
+    assert gradcheck(lambda a, b, w, c: F.bilinear(a, b, w, c),
+                     (x1, x2, m.weight, m.bias))
+    assert repr(m) == "Bilinear(in1_features=3, in2_features=2, out_features=4, bias=True)"
+
+
+def test_identity_returns_input():
+    x = torch.zeros(2)
+    assert nn.Identity(54, unused="x")(x) is x
+
+
+def test_linear_default_init_bounds():
+    m = nn.Linear(100, 50)
+    bound = 1 / math.sqrt(100)
+    w, b = m.weight.detach().numpy(), m.bias.detach().numpy()
+    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    # U(-bound, bound) has std bound / sqrt(3)
+    assert abs(w.std() - bound / math.sqrt(3)) < 0.1 * bound
+    assert m.weight.dtype == torch.float32
+    assert nn.Linear(2, 2, dtype=torch.float64).weight.dtype == torch.float64
+
+
+# ---- activations ----------------------------------------------------------------
+
+def _np_erf(x):
+    return np.vectorize(math.erf)(x)
+
+
+ACTIVATIONS = [
+    (nn.ReLU(), lambda x: np.maximum(x, 0)),
+    (nn.LeakyReLU(0.2), lambda x: np.where(x > 0, x, 0.2 * x)),
+    (nn.ELU(alpha=0.5), lambda x: np.where(x > 0, x, 0.5 * (np.exp(x) - 1))),
+    (nn.GELU(), lambda x: 0.5 * x * (1 + _np_erf(x / math.sqrt(2)))),
+    (nn.GELU(approximate="tanh"),
+     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    (nn.SiLU(), lambda x: x / (1 + np.exp(-x))),
+    (nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
+    (nn.Tanh(), np.tanh),
+    (nn.Softplus(beta=2.0, threshold=3.0),
+     lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2)),
+    (nn.Softmax(dim=1), lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True)),
+    (nn.LogSoftmax(dim=1), lambda x: x - np.log(np.exp(x).sum(1, keepdims=True))),
+    (nn.Hardtanh(-0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5)),
+    (nn.ReLU6(), lambda x: np.clip(x, 0, 6)),
+    (nn.Mish(), lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    (nn.LogSigmoid(), lambda x: -np.log1p(np.exp(-x))),
+    (nn.SELU(), lambda x: 1.0507009873554805 * np.where(
+        x > 0, x, 1.6732632423543772 * (np.exp(x) - 1))),
+    (nn.Hardswish(), lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    (nn.Softsign(), lambda x: x / (1 + np.abs(x))),
+]
+
+
+@pytest.mark.parametrize("module,ref", ACTIVATIONS, ids=lambda v: repr(v)[:24])
+def test_activation_forward_and_gradcheck(module, ref):
+    x = _x(3, 4) * 2
+    x = x.detach().requires_grad_()
+    np.testing.assert_allclose(module(x).detach().numpy(), ref(x.detach().numpy()),
+                               rtol=1e-7, atol=1e-9)
+    assert gradcheck(module, (x,))
+
+
+def test_activation_float32_values():
+    x = torch.tensor([-2.0, -0.5, 0.0, 0.5, 30.0, 100.0])
+    np.testing.assert_allclose(F.softplus(x).numpy(),
+                               [0.126928, 0.474077, 0.693147, 0.974077, 30.0, 100.0],
+                               rtol=1e-5)
+    assert np.isfinite(F.logsigmoid(torch.tensor([-200.0, 200.0])).numpy()).all()
+    y = torch.tensor([-1e4, 1e4], requires_grad=True)
+    F.softplus(y).sum().backward()
+    assert y.grad.tolist() == [0.0, 1.0]
+
+
+def test_inplace_activation_writes_through():
+    x = torch.tensor([-1.0, 2.0])
+    out = nn.ReLU(inplace=True)(x)
+    assert x.tolist() == [0.0, 2.0] and out.tolist() == [0.0, 2.0]
+    y = torch.tensor([-1.0, 2.0])
+    F.leaky_relu(y, 0.5, inplace=True)
+    assert y.tolist() == [-0.5, 2.0]
+
+
+def test_activation_reprs():
+    assert repr(nn.ReLU()) == "ReLU()"
+    assert repr(nn.ReLU(inplace=True)) == "ReLU(inplace=True)"
+    assert repr(nn.LeakyReLU(0.1)) == "LeakyReLU(negative_slope=0.1)"
+    assert repr(nn.ELU()) == "ELU(alpha=1.0)"
+    assert repr(nn.GELU()) == "GELU(approximate='none')"
+    assert repr(nn.Softmax(dim=-1)) == "Softmax(dim=-1)"
+    assert repr(nn.Softplus()) == "Softplus(beta=1.0, threshold=20.0)"
+    assert repr(nn.Dropout()) == "Dropout(p=0.5, inplace=False)"
+    assert repr(nn.Flatten()) == "Flatten(start_dim=1, end_dim=-1)"
+
+
+def test_gelu_bad_approximate():
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        F.gelu(torch.zeros(1), approximate="fast")
+
+
+def test_softmax_implicit_dim_warns():
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        out = F.softmax(torch.zeros(2, 3))
+    np.testing.assert_allclose(out.numpy(), np.full((2, 3), 1 / 3), rtol=1e-6)
+
+
+def test_glu_and_prelu():
+    x = _x(2, 4)
+    a, b = x.detach().numpy()[:, :2], x.detach().numpy()[:, 2:]
+    np.testing.assert_allclose(F.glu(x).detach().numpy(), a / (1 + np.exp(-b)), rtol=1e-10)
+    assert gradcheck(F.glu, (x,))
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        F.glu(torch.zeros(2, 3))
+    p = nn.PReLU(num_parameters=4).double()
+    np.testing.assert_allclose(p(x).detach().numpy(),
+                               np.where(x.detach().numpy() > 0, x.detach().numpy(),
+                                        0.25 * x.detach().numpy()))
+
+
+# ---- Dropout ------------------------------------------------------------------------
+
+def test_dropout_train_and_eval():
+    torch.manual_seed(0)
+    m = nn.Dropout(p=0.3)
+    x = torch.ones(20000)
+    y = m(x).numpy()
+    kept = y != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(y[kept], 1 / 0.7, rtol=1e-6)
+    m.eval()
+    assert m(x) is x
+    assert nn.Dropout(p=0.0)(x) is x
+    assert not nn.Dropout(p=1.0)(x).numpy().any()
+
+
+def test_dropout_gradient_uses_the_same_mask():
+    x = torch.ones(1000, requires_grad=True)
+    y = F.dropout(x, 0.5)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+
+
+def test_dropout_probability_is_validated():
+    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, "
+                                         "but got 1.5"):
+        nn.Dropout(1.5)
+    with pytest.raises(ValueError, match="but got -0.1"):
+        F.dropout(torch.ones(2), -0.1)
+
+
+def test_dropout2d_zeroes_whole_channels():
+    y = nn.Dropout2d(0.5)(torch.ones(4, 50, 3, 3)).numpy()
+    per_channel = y.reshape(4, 50, 9)
+    assert ((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all()
+
+
+# ---- Flatten / Unflatten ------------------------------------------------------------
+
+def test_flatten_unflatten():
+    x = torch.zeros(2, 3, 4, 5)
+    assert nn.Flatten()(x).shape == (2, 60)
+    assert nn.Flatten(0, 2)(x).shape == (24, 5)
+    assert nn.Unflatten(1, (3, 20))(torch.zeros(2, 60)).shape == (2, 3, 20)
+    assert nn.Unflatten(-1, (-1, 5))(torch.zeros(2, 60)).shape == (2, 12, 5)
+    with pytest.raises(RuntimeError, match="don't multiply up to the size of dim 1"):
+        nn.Unflatten(1, (7, 9))(torch.zeros(2, 60))
+    with pytest.raises(TypeError, match="unflattened_size must be tuple of ints"):
+        nn.Unflatten(1, 5)
+
+
+# ---- init ---------------------------------------------------------------------------
+
+def test_calculate_gain_and_fans():
+    init = nn.init
+    assert init.calculate_gain("relu") == math.sqrt(2)
+    assert init.calculate_gain("tanh") == 5 / 3
+    assert init.calculate_gain("conv2d") == 1
+    assert init.calculate_gain("leaky_relu", 0.2) == math.sqrt(2 / 1.04)
+    assert init.calculate_gain("selu") == 0.75
+    with pytest.raises(ValueError, match="Unsupported nonlinearity foo"):
+        init.calculate_gain("foo")
+    assert init._calculate_fan_in_and_fan_out(torch.empty(8, 4, 3, 3)) == (36, 72)
+    with pytest.raises(ValueError, match="fewer than 2 dimensions"):
+        init._calculate_fan_in_and_fan_out(torch.empty(3))
+    with pytest.raises(ValueError, match="Mode fan_xx not supported"):
+        init.kaiming_uniform_(torch.empty(3, 3), mode="fan_xx")
+
+
+@pytest.mark.parametrize("fn,std", [
+    (lambda t: nn.init.kaiming_uniform_(t, nonlinearity="relu"), math.sqrt(2 / 200)),
+    (lambda t: nn.init.kaiming_normal_(t, mode="fan_out"), math.sqrt(2 / 1.0001 / 300)),
+    (lambda t: nn.init.xavier_uniform_(t, gain=2.0), 2 * math.sqrt(2 / 500)),
+    (lambda t: nn.init.xavier_normal_(t), math.sqrt(2 / 500)),
+    (lambda t: nn.init.normal_(t, 1.0, 0.5), 0.5),
+    (lambda t: nn.init.uniform_(t, -3.0, 3.0), 3 / math.sqrt(3)),
+])
+def test_init_statistics(fn, std):
+    t = torch.empty(300, 200)
+    assert fn(t) is t
+    assert abs(t.numpy().std() - std) < 0.03 * std
+
+
+def test_init_fillers_and_structure():
+    init = nn.init
+    t = torch.empty(3, 4)
+    assert init.constant_(t, 2.5).numpy().tolist() == [[2.5] * 4] * 3
+    assert not init.zeros_(t).numpy().any()
+    assert (init.ones_(t).numpy() == 1).all()
+    np.testing.assert_array_equal(init.eye_(t).numpy(), np.eye(3, 4))
+    q = init.orthogonal_(torch.empty(6, 4), gain=2.0).numpy()
+    np.testing.assert_allclose(q.T @ q, 4 * np.eye(4), atol=1e-5)
+    w = init.orthogonal_(torch.empty(3, 8)).numpy()
+    np.testing.assert_allclose(w @ w.T, np.eye(3), atol=1e-5)
+    tn = init.trunc_normal_(torch.empty(10000), mean=0.0, std=1.0, a=-1.0, b=1.5).numpy()
+    assert tn.min() >= -1.0 and tn.max() <= 1.5 and abs(tn.mean() - 0.14) < 0.05
+    d = init.dirac_(torch.empty(2, 2, 3, 3)).numpy()
+    assert d[0, 0, 1, 1] == 1 and d[1, 1, 1, 1] == 1 and d.sum() == 2
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions"):
+        init.eye_(torch.empty(2, 2, 2))
+    with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+        init.kaiming_uniform_(torch.empty(0, 3))
+
+
+def test_init_is_reproducible_with_seed():
+    torch.manual_seed(3)
+    a = nn.Linear(4, 4).weight.detach().numpy().copy()
+    torch.manual_seed(3)
+    b = nn.Linear(4, 4).weight.detach().numpy()
+    np.testing.assert_array_equal(a, b)
+
+
+def test_init_does_not_record_autograd():
+    p = nn.Parameter(torch.zeros(3, 3))
+    nn.init.normal_(p)
+    assert p.grad_fn is None and p.is_leaf
+
+
+# ---- utils --------------------------------------------------------------------------
+
+def test_clip_grad_norm_and_value():
+    a = nn.Parameter(torch.zeros(2))
+    b = nn.Parameter(torch.zeros(2))
+    a.grad = torch.tensor([3.0, 0.0])
+    b.grad = torch.tensor([0.0, 4.0])
+    total = nn.utils.clip_grad_norm_([a, b], max_norm=1.0)
+    assert abs(total.item() - 5.0) < 1e-6
+    np.testing.assert_allclose(a.grad.numpy(), [0.6, 0.0], rtol=1e-5)
+    np.testing.assert_allclose(b.grad.numpy(), [0.0, 0.8], rtol=1e-5)
+    a.grad = torch.tensor([3.0, -7.0])
+    total = nn.utils.clip_grad_norm_(a, 100.0, norm_type="inf")
+    assert total.item() == 7.0 and a.grad.tolist() == [3.0, -7.0]   # no clipping needed
+    nn.utils.clip_grad_value_([a], 2.0)
+    assert a.grad.tolist() == [2.0, -2.0]
+    a.grad = torch.tensor([float("nan"), 1.0])
+    with pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_([a], 1.0, error_if_nonfinite=True)
+    assert nn.utils.clip_grad_norm_([nn.Parameter(torch.zeros(1))], 1.0).item() == 0.0
+
+
+def test_parameters_to_vector_and_back():
+    m = nn.Linear(3, 2)
+    vec = nn.utils.parameters_to_vector(m.parameters())
+    assert vec.shape == (8,)
+    np.testing.assert_array_equal(vec.detach().numpy()[:6],
+                                  m.weight.detach().numpy().ravel())
+    nn.utils.vector_to_parameters(torch.arange(8).to(torch.float32), m.parameters())
+    assert m.bias.tolist() == [6.0, 7.0] and m.weight[1, 2].item() == 5.0
+    with pytest.raises(TypeError, match="expected torch.Tensor, but got"):
+        nn.utils.vector_to_parameters([1.0], m.parameters())

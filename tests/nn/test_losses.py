@@ -1,0 +1,323 @@
+"""Losses: values against NumPy for every reduction, gradcheck, stability, target errors."""
+import numpy as np
+import pytest
+
+import nbtorch as torch
+import nbtorch.nn as nn
+import nbtorch.nn.functional as F
+from nbtorch.autograd import gradcheck
+
+REDUCTIONS = ["mean", "sum", "none"]
+
+
+def _t(a, requires_grad=False):
+    return torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=requires_grad)
+
+
+def _reduce(v, reduction):
+    return {"mean": np.mean, "sum": np.sum, "none": lambda a: a}[reduction](v)
+
+
+def _pair(shape=(3, 4), seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape), rng.standard_normal(shape)
+
+
+def _log_softmax(x, axis=1):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+# ---- regression losses ------------------------------------------------------------
+
+REGRESSION = [
+    (nn.MSELoss, {}, lambda d: d * d),
+    (nn.L1Loss, {}, np.abs),
+    (nn.SmoothL1Loss, {"beta": 0.5},
+     lambda d: np.where(np.abs(d) < 0.5, 0.5 * d * d / 0.5, np.abs(d) - 0.25)),
+    (nn.HuberLoss, {"delta": 0.7},
+     lambda d: np.where(np.abs(d) < 0.7, 0.5 * d * d, 0.7 * (np.abs(d) - 0.35))),
+]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("cls,kw,ref", REGRESSION, ids=lambda v: getattr(v, "__name__", ""))
+def test_regression_losses_match_numpy(cls, kw, ref, reduction):
+    x, y = _pair()
+    loss = cls(reduction=reduction, **kw)(_t(x), _t(y))
+    np.testing.assert_allclose(loss.numpy(), _reduce(ref(x - y), reduction), rtol=1e-12)
+
+
+@pytest.mark.parametrize("cls,kw,ref", REGRESSION, ids=lambda v: getattr(v, "__name__", ""))
+def test_regression_losses_gradcheck(cls, kw, ref):
+    x, y = _pair((2, 3), seed=1)
+    assert gradcheck(cls(**kw), (_t(x, True), _t(y, True)))
+
+
+def test_mse_warns_on_broadcast_and_checks_reduction():
+    with pytest.warns(UserWarning, match="Using a target size"):
+        F.mse_loss(torch.zeros(3, 1), torch.zeros(3))
+    with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
+        F.mse_loss(torch.zeros(3), torch.zeros(3), reduction="avg")
+    with pytest.raises(RuntimeError, match="negative values for beta"):
+        F.smooth_l1_loss(torch.zeros(1), torch.zeros(1), beta=-1.0)
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+        assert nn.MSELoss(size_average=False).reduction == "sum"
+
+
+def test_issue_snippet_mse_value():
+    loss = nn.MSELoss()(torch.tensor([[1.0], [2.0]]), torch.tensor([[2.0], [4.0]]))
+    assert abs(loss.item() - 2.5) < 1e-7
+
+
+# ---- cross entropy / nll ------------------------------------------------------------
+
+def _ce_ref(x, t, w=None, ignore=-100, smoothing=0.0, reduction="mean"):
+    """Reference for (N, C) inputs with class indices."""
+    logp = _log_softmax(x)
+    n, c = x.shape
+    w = np.ones(c) if w is None else w
+    valid = t != ignore
+    safe = np.where(valid, t, 0)
+    nll = -logp[np.arange(n), safe] * w[safe] * valid
+    smooth = -(logp * w).sum(1) * valid
+    if reduction == "none":
+        return (1 - smoothing) * nll + smoothing / c * smooth
+    if reduction == "sum":
+        return (1 - smoothing) * nll.sum() + smoothing / c * smooth.sum()
+    denom = (w[safe] * valid).sum()
+    return (1 - smoothing) * nll.sum() / denom + smoothing / c * smooth.sum() / denom
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_class_indices(reduction, weighted, smoothing):
+    x, _ = _pair((5, 4), seed=2)
+    t = np.array([0, 3, 1, -100, 2])
+    w = np.array([0.5, 1.0, 2.0, 1.5]) if weighted else None
+    loss = nn.CrossEntropyLoss(weight=None if w is None else _t(w), ignore_index=-100,
+                               reduction=reduction, label_smoothing=smoothing)
+    out = loss(_t(x), torch.tensor(t))
+    np.testing.assert_allclose(out.numpy(), _ce_ref(x, t, w, -100, smoothing, reduction),
+                               rtol=1e-10)
+
+
+def test_cross_entropy_gradcheck():
+    x, _ = _pair((4, 3), seed=3)
+    t = torch.tensor([0, 2, 1, 1])
+    w = _t([1.0, 2.0, 0.5])
+    assert gradcheck(lambda a: F.cross_entropy(a, t, weight=w, label_smoothing=0.1),
+                     (_t(x, True),))
+    probs = np.random.default_rng(4).dirichlet(np.ones(3), size=4)
+    assert gradcheck(lambda a, p: F.cross_entropy(a, p), (_t(x, True), _t(probs, True)))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_cross_entropy_probabilities(reduction):
+    x, _ = _pair((4, 3), seed=5)
+    p = np.random.default_rng(6).dirichlet(np.ones(3), size=4)
+    w = np.array([1.0, 0.5, 2.0])
+    out = F.cross_entropy(_t(x), _t(p), weight=_t(w), reduction=reduction,
+                          label_smoothing=0.1)
+    ps = p * 0.9 + 0.1 / 3
+    ref = -(_log_softmax(x) * ps * w).sum(1)
+    ref = {"mean": ref.sum() / 4, "sum": ref.sum(), "none": ref}[reduction]
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10)
+
+
+def test_cross_entropy_k_dimensional():
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 4, 5))
+    t = rng.integers(0, 3, size=(2, 4, 5))
+    out = F.cross_entropy(_t(x), torch.tensor(t), reduction="none")
+    flat = np.moveaxis(x, 1, -1).reshape(-1, 3)
+    ref = _ce_ref(flat, t.reshape(-1), reduction="none").reshape(2, 4, 5)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10)
+    assert abs(F.cross_entropy(_t(x), torch.tensor(t)).item() - ref.mean()) < 1e-10
+    xg = _t(x[:1, :, :2, :2], True)
+    assert gradcheck(lambda a: F.cross_entropy(a, torch.tensor(t[:1, :2, :2])), (xg,))
+
+
+def test_cross_entropy_unbatched_and_large_logits():
+    out = F.cross_entropy(_t([1.0, 2.0, 3.0]), torch.tensor(2))
+    assert abs(out.item() - (-_log_softmax(np.array([[1.0, 2.0, 3.0]]))[0, 2])) < 1e-12
+    big = torch.tensor([[1000.0, -1000.0, 0.0], [-5e4, 5e4, 0.0]], requires_grad=True)
+    loss = F.cross_entropy(big, torch.tensor([1, 1]))
+    assert abs(loss.item() - 1000.0) < 1e-3
+    loss.backward()
+    assert np.isfinite(big.grad.numpy()).all()
+
+
+def test_nll_loss_matches_numpy():
+    x, _ = _pair((4, 3), seed=8)
+    logp = _log_softmax(x)
+    t = np.array([2, 0, 1, 2])
+    for reduction in REDUCTIONS:
+        out = F.nll_loss(_t(logp), torch.tensor(t), reduction=reduction)
+        np.testing.assert_allclose(out.numpy(), _reduce(-logp[np.arange(4), t], reduction),
+                                   rtol=1e-12)
+    assert gradcheck(lambda a: nn.NLLLoss(weight=_t([1.0, 2.0, 3.0]))(a, torch.tensor(t)),
+                     (_t(logp, True),))
+
+
+def test_class_target_errors_match_pytorch():
+    x = torch.zeros(3, 5)
+    with pytest.raises(RuntimeError, match="Expected floating point type for target with "
+                                           "class probabilities, got Long"):
+        F.cross_entropy(x, torch.zeros(3, 5, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+        F.cross_entropy(x, torch.zeros(3))
+    with pytest.raises(IndexError, match="Target 5 is out of bounds."):
+        F.cross_entropy(x, torch.tensor([0, 5, 1]))
+    with pytest.raises(IndexError, match="Target -1 is out of bounds."):
+        F.nll_loss(x, torch.tensor([0, -1, 1]))
+    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target "
+                                         r"batch_size \(2\)."):
+        F.cross_entropy(x, torch.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 5 "
+                                           "classes"):
+        F.cross_entropy(x, torch.tensor([0, 1, 2]), weight=torch.ones(3))
+    with pytest.raises(RuntimeError, match=r"Expected target size \[2, 4\], got \[2, 3\]"):
+        F.cross_entropy(torch.zeros(2, 3, 4), torch.zeros(2, 3, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0"):
+        F.cross_entropy(x, torch.tensor([0, 1, 2]), label_smoothing=1.5)
+    with pytest.raises(RuntimeError, match="ignore_index is not supported for floating"):
+        F.cross_entropy(x, torch.zeros(3, 5), ignore_index=1)
+
+
+# ---- binary losses ----------------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_matches_numpy(reduction):
+    rng = np.random.default_rng(9)
+    p = rng.uniform(0.05, 0.95, (3, 4))
+    y = rng.integers(0, 2, (3, 4)).astype(np.float64)
+    w = rng.uniform(0.5, 2.0, (4,))
+    out = nn.BCELoss(weight=_t(w), reduction=reduction)(_t(p), _t(y))
+    ref = -(y * np.log(p) + (1 - y) * np.log(1 - p)) * w
+    np.testing.assert_allclose(out.numpy(), _reduce(ref, reduction), rtol=1e-12)
+
+
+def test_bce_clamps_log_and_has_finite_grads_at_0_and_1():
+    p = torch.tensor([0.0, 1.0, 0.5], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([1.0, 0.0, 1.0], dtype=torch.float64)
+    loss = F.binary_cross_entropy(p, y, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, np.log(2)])
+    loss.sum().backward()
+    assert np.isfinite(p.grad.numpy()).all()
+
+
+def test_bce_gradcheck_and_errors():
+    rng = np.random.default_rng(10)
+    p = _t(rng.uniform(0.1, 0.9, (2, 3)), True)
+    y = _t(rng.uniform(0, 1, (2, 3)), True)
+    assert gradcheck(lambda a, b: F.binary_cross_entropy(a, b), (p, y))
+    with pytest.raises(ValueError, match="Using a target size"):
+        F.binary_cross_entropy(torch.full((2,), 0.5), torch.zeros(2, 1))
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(torch.tensor([1.5]), torch.tensor([1.0]))
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_bce_with_logits_matches_numpy(reduction):
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((3, 4)) * 3
+    y = rng.integers(0, 2, (3, 4)).astype(np.float64)
+    pw = rng.uniform(0.5, 3.0, (4,))
+    w = rng.uniform(0.5, 2.0, (3, 4))
+    out = nn.BCEWithLogitsLoss(weight=_t(w), pos_weight=_t(pw), reduction=reduction)(
+        _t(x), _t(y))
+    s = 1 / (1 + np.exp(-x))
+    ref = -(pw * y * np.log(s) + (1 - y) * np.log(1 - s)) * w
+    np.testing.assert_allclose(out.numpy(), _reduce(ref, reduction), rtol=1e-10)
+
+
+def test_bce_with_logits_stable_for_large_logits_and_gradcheck():
+    x = torch.tensor([100.0, -100.0, 1e4, -1e4, 0.0], requires_grad=True)
+    y = torch.tensor([0.0, 1.0, 1.0, 0.0, 1.0])
+    loss = F.binary_cross_entropy_with_logits(x, y, reduction="none")
+    np.testing.assert_allclose(loss.detach().numpy(), [100.0, 100.0, 0.0, 0.0, np.log(2)],
+                               rtol=1e-6)
+    loss.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, -1.0, 0.0, 0.0, -0.5], atol=1e-6)
+    rng = np.random.default_rng(12)
+    a, b = _t(rng.standard_normal((2, 3)), True), _t(rng.uniform(0, 1, (2, 3)), True)
+    pw = _t([1.0, 2.0, 0.5], True)
+    assert gradcheck(lambda a, b, pw: F.binary_cross_entropy_with_logits(a, b, pos_weight=pw),
+                     (a, b, pw))
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        F.binary_cross_entropy_with_logits(torch.zeros(2), torch.zeros(2, 1))
+
+
+# ---- KL divergence ----------------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", ["sum", "none", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_matches_numpy(reduction, log_target):
+    rng = np.random.default_rng(13)
+    logq = _log_softmax(rng.standard_normal((3, 4)))
+    p = rng.dirichlet(np.ones(4), size=3)
+    p[0, 1] = 0.0                                       # 0 * log 0 counts as 0
+    target = np.log(p + 1e-300) if log_target else p
+    out = nn.KLDivLoss(reduction=reduction, log_target=log_target)(_t(logq), _t(target))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.where(p > 0, p * (np.log(p) - logq), 0.0)
+    ref = {"sum": ref.sum(), "none": ref, "batchmean": ref.sum() / 3}[reduction]
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_kl_div_mean_warns_and_gradcheck():
+    with pytest.warns(UserWarning, match="reduction: 'mean' divides the total loss"):
+        F.kl_div(torch.zeros(2, 2), torch.full((2, 2), 0.5), reduction="mean")
+    rng = np.random.default_rng(14)
+    logq = _t(_log_softmax(rng.standard_normal((2, 3))), True)
+    p = _t(rng.dirichlet(np.ones(3), size=2), True)
+    assert gradcheck(lambda a, b: F.kl_div(a, b, reduction="batchmean"), (logq, p))
+
+
+# ---- other losses -------------------------------------------------------------------
+
+def test_margin_and_misc_losses():
+    x1, x2 = _pair((4,), seed=15)
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    out = nn.MarginRankingLoss(margin=0.1)(_t(x1), _t(x2), _t(y))
+    np.testing.assert_allclose(out.numpy(), np.maximum(0, -y * (x1 - x2) + 0.1).mean())
+    out = nn.SoftMarginLoss()(_t(x1), _t(y))
+    np.testing.assert_allclose(out.numpy(), np.log1p(np.exp(-y * x1)).mean())
+    out = nn.HingeEmbeddingLoss()(_t(x1), _t(y))
+    np.testing.assert_allclose(out.numpy(), np.where(y == 1, x1, np.maximum(0, 1 - x1)).mean())
+    out = nn.PoissonNLLLoss()(_t(x1), _t(np.abs(x2)))
+    np.testing.assert_allclose(out.numpy(), (np.exp(x1) - np.abs(x2) * x1).mean())
+    var = np.abs(x2) + 0.1
+    out = nn.GaussianNLLLoss()(_t(x1), _t(y), _t(var))
+    np.testing.assert_allclose(out.numpy(), (0.5 * (np.log(var) + (x1 - y) ** 2 / var)).mean())
+
+
+def test_loss_reprs():
+    assert repr(nn.CrossEntropyLoss()) == "CrossEntropyLoss()"
+    assert repr(nn.MSELoss(reduction="sum")) == "MSELoss()"
+    assert nn.CrossEntropyLoss(weight=torch.ones(3)).weight.shape == (3,)
+    assert "weight" in nn.CrossEntropyLoss(weight=torch.ones(3)).state_dict()
+
+
+# ---- comparison with PyTorch ------------------------------------------------------
+
+def test_losses_match_pytorch():
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(16)
+    x = rng.standard_normal((4, 5))
+    t = np.array([1, 0, 4, 2])
+    p = rng.uniform(0.1, 0.9, (4, 5))
+    pairs = [
+        (lambda lib, a, b: lib.nn.CrossEntropyLoss(label_smoothing=0.1)(a, b), x, t),
+        (lambda lib, a, b: lib.nn.BCEWithLogitsLoss()(a, b), x, p),
+        (lambda lib, a, b: lib.nn.BCELoss()(a, b), p, np.round(p)),
+        (lambda lib, a, b: lib.nn.SmoothL1Loss(beta=0.3)(a, b), x, p),
+        (lambda lib, a, b: lib.nn.KLDivLoss(reduction="batchmean")(a, b),
+         _log_softmax(x), p / p.sum(1, keepdims=True)),
+    ]
+    for fn, a, b in pairs:
+        ours = fn(torch, torch.tensor(a), torch.tensor(b)).item()
+        theirs = fn(real, real.tensor(a), real.tensor(b)).item()
+        assert abs(ours - theirs) < 1e-10
