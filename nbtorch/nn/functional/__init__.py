@@ -6,6 +6,10 @@ kernels (forward and backward).
 """
 from .activation import *  # noqa: F401,F403
 from .activation import __all__ as _activation_all
+from .attention import *  # noqa: F401,F403
+from .attention import __all__ as _attention_all
+from .conv import *  # noqa: F401,F403
+from .conv import __all__ as _conv_all
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout_all
 from .linear import *  # noqa: F401,F403
@@ -14,8 +18,11 @@ from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss_all
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
+from .pooling import *  # noqa: F401,F403
+from .pooling import __all__ as _pooling_all
 from .sparse import *  # noqa: F401,F403
 from .sparse import __all__ as _sparse_all
 
-__all__ = (_activation_all + _dropout_all + _linear_all + _loss_all + _normalization_all
-           + _sparse_all)
+# sampling.py (pad, interpolate, ...) is added here once it exists.
+__all__ = (_activation_all + _attention_all + _conv_all + _dropout_all + _linear_all
+           + _loss_all + _normalization_all + _pooling_all + _sparse_all)

@@ -1,6 +1,10 @@
 """All layer Modules, re-exported as `nbtorch.nn.<Name>`."""
 from .activation import *  # noqa: F401,F403
 from .activation import __all__ as _activation
+from .activation_mha import *  # noqa: F401,F403
+from .activation_mha import __all__ as _activation_mha
+from .batchnorm import *  # noqa: F401,F403
+from .batchnorm import __all__ as _batchnorm
 from .container import *  # noqa: F401,F403
 from .container import __all__ as _container
 from .conv import *  # noqa: F401,F403
@@ -14,8 +18,17 @@ from .linear import __all__ as _linear
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss
 from .module import Module
+from .normalization import *  # noqa: F401,F403
+from .normalization import __all__ as _normalization
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pooling
+from .rnn import *  # noqa: F401,F403
+from .rnn import __all__ as _rnn
+from .sparse import *  # noqa: F401,F403
+from .sparse import __all__ as _sparse
+from .transformer import *  # noqa: F401,F403
+from .transformer import __all__ as _transformer
 
-__all__ = (["Module"] + _activation + _container + _conv + _dropout + _flatten + _linear
-           + _loss + _pooling)
+__all__ = (["Module"] + _activation + _activation_mha + _batchnorm + _container + _conv
+           + _dropout + _flatten + _linear + _loss + _normalization + _pooling + _rnn
+           + _sparse + _transformer)
