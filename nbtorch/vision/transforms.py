@@ -7,8 +7,8 @@ Example:
     >>> import numpy as np
     >>> from nbtorch.vision import transforms
     >>> pipeline = transforms.Compose([transforms.ToTensor(), transforms.Normalize([0.5], [0.5])])
-    >>> pipeline(np.full((4, 4), 255, dtype=np.uint8)).shape
-    nbtorch.Size([1, 4, 4])
+    >>> tuple(pipeline(np.full((4, 4), 255, dtype=np.uint8)).shape)
+    (1, 4, 4)
 """
 import enum
 import numbers
@@ -125,8 +125,8 @@ class RandomCrop:
 
     Example:
         >>> import nbtorch
-        >>> RandomCrop(8, padding=2)(nbtorch.zeros(1, 8, 8)).shape
-        nbtorch.Size([1, 8, 8])
+        >>> tuple(RandomCrop(8, padding=2)(nbtorch.zeros(1, 8, 8)).shape)
+        (1, 8, 8)
     """
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
@@ -208,8 +208,8 @@ class Resize:
 
     Example:
         >>> import nbtorch
-        >>> Resize(4)(nbtorch.zeros(1, 2, 3)).shape
-        nbtorch.Size([1, 4, 6])
+        >>> tuple(Resize(4)(nbtorch.zeros(1, 2, 3)).shape)
+        (1, 4, 6)
     """
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None,

@@ -172,8 +172,8 @@ def default_convert(data):
 
     Example:
         >>> import numpy as np
-        >>> default_convert({"x": np.zeros(3)})["x"].shape
-        nbtorch.Size([3])
+        >>> tuple(default_convert({"x": np.zeros(3)})["x"].shape)
+        (3,)
     """
     if isinstance(data, nbtorch.Tensor):
         return data
