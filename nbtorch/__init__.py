@@ -20,7 +20,8 @@ from .ops.pointwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from . import random  # noqa: F401
-from .ops import indexing as _indexing  # noqa: F401  (installs Tensor.__getitem__)
+from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem__)
+from .ops.joining import *  # noqa: F401,F403
 from ._registry import register_kernel, get_kernel, registered_ops
 
 FloatTensor = DoubleTensor = LongTensor = Tensor

@@ -237,8 +237,8 @@ def type_as(self, other):
     return self.to(other.dtype)
 
 
-@tensor_method()
-def type(self, dtype=None, non_blocking=False):
+@tensor_method("type")
+def type_(self, dtype=None, non_blocking=False):
     names = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
              "torch.LongTensor": _dtype.int64, "torch.IntTensor": _dtype.int32,
              "torch.HalfTensor": _dtype.float16, "torch.BoolTensor": _dtype.bool,

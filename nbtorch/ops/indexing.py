@@ -1,14 +1,194 @@
-"""Tensor.__getitem__ / __setitem__ (basic indexing here; advanced indexing to come)."""
-from .._tensor import Tensor
+"""Indexing: `tensor[index]`, `tensor[index] = v`, and gather/scatter-style ops.
+
+Basic indices (ints, slices, None, ...) make views (`indexing_basic.py`).
+Anything else is advanced indexing and copies: NumPy applies the index
+expression to stride-0 per-dimension offset grids (so its broadcasting,
+placement and bounds rules hold, without materialising the source), and the
+resulting int64 storage offsets drive the `take` / `put` kernels. Bounds are
+checked before any kernel runs.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ._common import normalize_dim, tensor_method, check_same_device
+from ._inplace import inplace_guard
 from .indexing_basic import basic_getitem, is_basic
 
-__all__ = []
+__all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
+           "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
+           "index_copy"]
+
+
+def _cpu_take(src_t, offsets, out_t):
+    from nbtorch.kernels.cpu import index as k
+    k.take_any(src_t._storage.data, offsets, out_t._array.reshape(-1))
+
+
+def _cpu_put(dst_t, offsets, values_t, accumulate):
+    from nbtorch.kernels.cpu import index as k
+    k.put_any(dst_t._storage.data, offsets, values_t._array.reshape(-1), accumulate)
+
+
+register_kernel("take", "cpu", _cpu_take)
+register_kernel("put", "cpu", _cpu_put)
+
+
+# ---- index expressions -> storage offsets -----------------------------------------
+
+def _np_index_item(i):
+    if isinstance(i, Tensor):
+        if i.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return i.detach()._host()
+    if isinstance(i, (list, tuple)):
+        a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i])
+        if a.dtype.kind == "f":
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+        return a
+    if isinstance(i, (bool, np.bool_)):
+        return np.bool_(i)
+    return i
+
+
+def _grid(t):
+    """Per-dim stride-0 offset grids whose sum is t's storage offset at each index."""
+    nd = t.dim()
+    grids = []
+    for d, (n, s) in enumerate(zip(t._shape, t._strides)):
+        shape = [1] * nd
+        shape[d] = n
+        grids.append(np.broadcast_to((np.arange(n, dtype=np.int64) * s).reshape(shape),
+                                     t._shape))
+    return grids
+
+
+def offsets_at(t, index):
+    """int64 storage offsets of t[index] (NumPy semantics), shaped like the result."""
+    items = index if isinstance(index, tuple) else (index,)
+    np_index = tuple(_np_index_item(i) for i in items)
+    try:
+        if t.dim() == 0:
+            base = np.zeros((), np.int64)
+            out = base[np_index] + t._offset
+        else:
+            out = t._offset
+            for g in _grid(t):
+                out = out + g[np_index]
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+    return np.ascontiguousarray(out, dtype=np.int64)
+
+
+def _take(t, offsets):
+    out = empty(offsets.shape, t.dtype, t.device)
+    if offsets.size:
+        get_kernel("take", t.device.type)(t, offsets.reshape(-1), out)
+    return out
+
+
+def _put(t, offsets, values, accumulate=False):
+    """Write `values` (broadcast to offsets' shape) at `offsets` of t's storage."""
+    if offsets.size:
+        v = values.expand(offsets.shape).contiguous() if values._shape != offsets.shape \
+            else values.contiguous()
+        get_kernel("put", t.device.type)(t, offsets.reshape(-1), v, accumulate)
+    t._bump()
+
+
+def _contiguous_like(shape):
+    from .creation import zeros
+    return zeros(shape)
+
+
+class IndexGet(Function):
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.in_meta = (x._shape, x.dtype, x.device)
+        ctx.index = index
+        return _take(x, offsets_at(x, index))
+
+    @staticmethod
+    def backward(ctx, g):
+        from .creation import zeros
+        shape, dtype, device = ctx.in_meta
+        return index_put(zeros(shape, dtype=dtype, device=device), ctx.index, g,
+                         accumulate=True), None
+
+
+class IndexPut(Function):
+    """out = x.clone(); out[index] = v (or += with accumulate)."""
+
+    @staticmethod
+    def forward(ctx, x, index, v, accumulate):
+        ctx.index, ctx.accumulate = index, accumulate
+        ctx.v_shape = v._shape
+        out = x.clone()
+        offs = offsets_at(out, index)
+        _check_value_shape(v, offs.shape)
+        _put(out, offs, v.to(x.dtype), accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from ._common import sum_to
+        gx = g if ctx.accumulate else index_put(g, ctx.index, g.new_zeros(()), False)
+        gv = sum_to(g[ctx.index], ctx.v_shape) if ctx.needs_input_grad[2] else None
+        return gx, None, gv, None
+
+
+def _check_value_shape(v, shape):
+    try:
+        np.broadcast_shapes(tuple(v._shape), tuple(shape))
+        if len(v._shape) > len(shape) and any(s != 1 for s in v._shape[:len(v._shape) -
+                                                                        len(shape)]):
+            raise ValueError
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(shape)}") from None
+
+
+def _as_value(x, v):
+    if isinstance(v, Tensor):
+        check_same_device("index_put_", x, v)
+        if v.dim() > 0 and v.numel() and len(v._shape) > 0:
+            return v
+        return v
+    from .creation import tensor
+    return tensor(v, dtype=x.dtype, device=x.device)
+
+
+def index_put(input, indices, values, accumulate=False):
+    values = _as_value(input, values)
+    if values.dim() > 0:
+        shape = offsets_at(input, indices).shape
+        lead = values.dim() - len(shape)
+        if lead > 0:
+            values = values.reshape(values._shape[lead:])
+    return IndexPut.apply(input, indices, values, accumulate)
+
+
+@tensor_method()
+def index_put_(self, indices, values, accumulate=False):
+    values = _as_value(self, values)
+    indices = tuple(indices) if isinstance(indices, (list, tuple)) else indices
+
+    def raw():
+        offs = offsets_at(self, indices)
+        _check_value_shape(values, offs.shape)
+        _put(self, offs, values.to(self.dtype), accumulate)
+    return inplace_guard(self, IndexPut, (self, indices, values, accumulate), raw)
+
+
+Tensor.index_put = index_put
 
 
 def __getitem__(self, index):
     if is_basic(index):
         return basic_getitem(self, index)
-    raise NotImplementedError("advanced indexing is not implemented yet")
+    return IndexGet.apply(self, index)
 
 
 def __setitem__(self, index, value):
@@ -19,8 +199,257 @@ def __setitem__(self, index, value):
         else:
             target.fill_(value)
         return
-    raise NotImplementedError("advanced indexing is not implemented yet")
+    self.index_put_(index, value)
 
 
 Tensor.__getitem__ = __getitem__
 Tensor.__setitem__ = __setitem__
+
+
+# ---- dim-wise index ops ---------------------------------------------------------------
+
+def _check_index(op, index, size, dim):
+    if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int64 for index")
+    arr = index._host()
+    if arr.size and (arr.min() < -size or arr.max() >= size):
+        bad = arr.max() if arr.max() >= size else arr.min()
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+    return np.where(arr < 0, arr + size, arr).astype(np.int64)
+
+
+def _dim_offsets(t, dim, idx):
+    """Offsets of t at positions given by idx (shape of idx) along `dim`, identity elsewhere."""
+    off = np.full(idx.shape, t._offset, np.int64)
+    for d in range(idx.ndim):
+        if d == dim:
+            off += idx * t._strides[d]
+        else:
+            shape = [1] * idx.ndim
+            shape[d] = idx.shape[d]
+            off += (np.arange(idx.shape[d], dtype=np.int64) * t._strides[d]).reshape(shape)
+    return off
+
+
+def _check_gather_shapes(op, t, dim, index):
+    if index.dim() != t.dim():
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as input "
+                           f"tensor")
+    for d in range(t.dim()):
+        if d != dim and index._shape[d] > t._shape[d]:
+            raise RuntimeError(f"Size does not match at dimension {d} expected index "
+                               f"{list(index.shape)} to be smaller than self "
+                               f"{list(t.shape)} apart from dimension {dim}")
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.in_meta, ctx.dim, ctx.index = (x._shape, x.dtype, x.device), dim, index
+        idx = _check_index("gather", index, x._shape[dim] if x.dim() else 1, dim)
+        return _take(x, _dim_offsets(x, dim, idx) if x.dim() else idx * 0 + x._offset)
+
+    @staticmethod
+    def backward(ctx, g):
+        from .creation import zeros
+        shape, dtype, device = ctx.in_meta
+        return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, ctx.index, g), \
+            None, None
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """out[i][j] = input[index[i][j]][j] for dim=0 (and likewise for other dims)."""
+    d = normalize_dim(dim, input.dim())
+    _check_gather_shapes("gather", input, d, index)
+    return Gather.apply(input, d, index)
+
+
+class Scatter(Function):
+    @staticmethod
+    def forward(ctx, x, dim, index, src, accumulate):
+        ctx.dim, ctx.index, ctx.accumulate = dim, index, accumulate
+        out = x.clone()
+        idx = _check_index("scatter", index, x._shape[dim], dim)
+        ctx.src_shape = src._shape if isinstance(src, Tensor) else None
+        if isinstance(src, Tensor):
+            src_part = src[tuple(slice(0, n) for n in index._shape)] if src._shape != \
+                index._shape else src
+            values = src_part.to(x.dtype)
+        else:
+            from .creation import full
+            values = full(index._shape, src, dtype=x.dtype, device=x.device)
+        _put(out, _dim_offsets(out, dim, idx), values, accumulate)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        gx = g if ctx.accumulate else g.scatter(ctx.dim, ctx.index, 0.0)
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = g.gather(ctx.dim, ctx.index)
+            if gs._shape != ctx.src_shape:
+                from .creation import zeros
+                full = zeros(ctx.src_shape, dtype=g.dtype, device=g.device)
+                full[tuple(slice(0, n) for n in gs._shape)] = gs
+                gs = full
+        return gx, None, None, gs, None
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """A copy of input with values from src (or `value`) written at index along dim."""
+    d = normalize_dim(dim, input.dim())
+    src = value if src is None else src
+    if reduce is not None and reduce not in ("add", "sum"):
+        raise NotImplementedError(f"scatter reduce='{reduce}' is not supported")
+    _check_gather_shapes("scatter", input, d, index)
+    return Scatter.apply(input, d, index, src, reduce is not None)
+
+
+def scatter_add(input, dim, index, src):
+    """A copy of input with src added at index along dim (repeats accumulate)."""
+    d = normalize_dim(dim, input.dim())
+    _check_gather_shapes("scatter_add", input, d, index)
+    return Scatter.apply(input, d, index, src, True)
+
+
+def _scatter_inplace(accumulate):
+    def method(self, dim, index, src=None, *, value=None, reduce=None):
+        src = value if src is None else src
+        d = normalize_dim(dim, self.dim())
+        acc = accumulate or reduce is not None
+
+        def raw():
+            from .copy import raw_copy_
+            raw_copy_(self, Scatter.forward(_Ctx(), self.detach(), d, index, src, acc))
+        return inplace_guard(self, Scatter, (self, d, index, src, acc), raw)
+    return method
+
+
+class _Ctx:
+    pass
+
+
+Tensor.scatter_ = _scatter_inplace(False)
+Tensor.scatter_add_ = _scatter_inplace(True)
+
+
+def index_select(input, dim, index):
+    """Rows (along dim) picked by a 1-D index tensor (a copy)."""
+    d = normalize_dim(dim, input.dim())
+    if index.dim() > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    _check_index("index_select", index, input._shape[d] if input.dim() else 1, d)
+    return input[(slice(None),) * d + (index.reshape(-1),)]
+
+
+def take(input, index):
+    """Elements of input seen as 1-D, at the positions in index (shaped like index)."""
+    return input.reshape(-1)[index]
+
+
+class MaskedFill(Function):
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        from ._common import broadcast_shapes
+        shape = broadcast_shapes(x._shape, mask._shape)
+        if shape != x._shape:
+            raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not "
+                               f"broadcast to input of shape {list(x.shape)}")
+        ctx.mask = mask
+        out = x.clone()
+        offs = offsets_at(out, (mask.expand(shape),))
+        v = value.to(x.dtype) if isinstance(value, Tensor) else _full_like_scalar(x, value)
+        _put(out, offs, v.reshape(()) if v.dim() else v)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        from .creation import zeros
+        gx = MaskedFill.apply(g, ctx.mask, zeros((), dtype=g.dtype, device=g.device))
+        gv = g[ctx.mask.expand(g.shape)].sum() if ctx.needs_input_grad[2] else None
+        return gx, None, gv
+
+
+def _full_like_scalar(x, value):
+    from .creation import full
+    return full((), value, dtype=x.dtype, device=x.device)
+
+
+def _check_mask(mask):
+    if not isinstance(mask, Tensor) or mask.dtype is not _dtype.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with "
+                           f"dtype {getattr(mask, 'dtype', type(mask).__name__)}")
+
+
+def masked_fill(input, mask, value):
+    """A copy of input with `value` where mask is True (mask broadcasts)."""
+    _check_mask(mask)
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                           f"got tensor with {value.dim()} dimension(s).")
+    return MaskedFill.apply(input, mask, value)
+
+
+@tensor_method()
+def masked_fill_(self, mask, value):
+    _check_mask(mask)
+
+    def raw():
+        from .copy import raw_copy_
+        raw_copy_(self, MaskedFill.forward(_Ctx(), self.detach(), mask, value))
+    return inplace_guard(self, MaskedFill, (self, mask, value), raw)
+
+
+def masked_select(input, mask):
+    """The elements of input where mask is True, as a 1-D tensor."""
+    from ._common import broadcast_shapes
+    shape = broadcast_shapes(input._shape, mask._shape)
+    return input.expand(shape)[mask.expand(shape)]
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of non-zero elements: (n, ndim) int64, or a tuple of 1-D tensors."""
+    from .._tensor import wrap
+    a = input.detach()._host()
+    from nbtorch.kernels.cpu import index as k
+    flat = np.ascontiguousarray(a).reshape(-1)
+    if flat.dtype == np.float16:
+        flat = flat.astype(np.float32)
+    pos = np.empty(flat.size, np.int64)
+    n = k.nonzero_flat(flat.view(np.uint8) if flat.dtype == np.bool_ else flat, pos)
+    coords = np.stack(np.unravel_index(pos[:n], a.shape), axis=1) if a.ndim else \
+        np.zeros((n, 0), np.int64)
+    out = wrap(np.ascontiguousarray(coords, dtype=np.int64)).to(input.device)
+    if as_tuple:
+        return tuple(out[:, d] for d in range(max(a.ndim, 1))) if a.ndim else (out,)
+    return out
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of input with alpha * source rows added at index along dim."""
+    d = normalize_dim(dim, input.dim())
+    idx = (slice(None),) * d + (index,)
+    src = source if alpha == 1 else source * alpha
+    return index_put(input, idx, src, accumulate=True)
+
+
+@tensor_method()
+def index_add_(self, dim, index, source, *, alpha=1):
+    d = normalize_dim(dim, self.dim())
+    _check_index("index_add_", index, self._shape[d], d)
+    src = source if alpha == 1 else source * alpha
+    return self.index_put_((slice(None),) * d + (index,), src, accumulate=True)
+
+
+def index_copy(input, dim, index, source):
+    d = normalize_dim(dim, input.dim())
+    return index_put(input, (slice(None),) * d + (index,), source)
+
+
+for _n in ("gather", "scatter", "scatter_add", "index_select", "masked_fill", "masked_select",
+           "nonzero", "take", "index_add", "argwhere", "index_copy"):
+    setattr(Tensor, _n, globals()[_n])

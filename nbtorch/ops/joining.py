@@ -1,0 +1,301 @@
+"""Joining, splitting and rearranging: cat, stack, split, chunk, unbind, flip, roll,
+repeat, tile, tril, triu, one_hot. Splits are views; joins copy once into the output.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, empty
+from ..autograd.function import Function
+from ._common import normalize_dim, tensor_method, check_same_device
+
+__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
+           "unbind", "flip", "fliplr", "flipud", "roll", "tile", "tril", "triu", "one_hot",
+           "repeat_interleave", "tensor_split"]
+
+
+class Cat(Function):
+    @staticmethod
+    def forward(ctx, dim, dtype, *tensors):
+        ctx.dim = dim
+        ctx.sizes = [t._shape[dim] if t.dim() else 0 for t in tensors]
+        ref = next(t for t in tensors if t.dim())
+        shape = list(ref._shape)
+        shape[dim] = sum(ctx.sizes)
+        out = empty(tuple(shape), dtype, ref.device)
+        start = 0
+        for t, n in zip(tensors, ctx.sizes):
+            if n:
+                out.narrow(dim, start, n).copy_(t)
+            start += n
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        grads, start = [], 0
+        for n in ctx.sizes:
+            grads.append(g.narrow(ctx.dim, start, n) if n else None)
+            start += n
+        return (None, None) + tuple(grads)
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Join tensors along an existing dim (shapes must match elsewhere)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    check_same_device("cat", *tensors)
+    # legacy rule: 1-D empty tensors are skipped
+    real = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)]
+    if not real:
+        return tensors[0].clone()
+    ref = real[0]
+    if ref.dim() == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = normalize_dim(dim, ref.dim())
+    for i, t in enumerate(real):
+        if t.dim() != ref.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got "
+                               f"{ref.dim()} and {t.dim()}")
+        for k in range(ref.dim()):
+            if k != d and t._shape[k] != ref._shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref._shape[k]} but got size "
+                                   f"{t._shape[k]} for tensor number {i} in the list.")
+    dtype = _promote_all(real)
+    result = Cat.apply(d, dtype, *real)
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def _promote_all(ts):
+    d = ts[0].dtype
+    for t in ts[1:]:
+        d = _dtype.promote_types(d, t.dtype)
+    return d
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Join same-shape tensors along a new dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._shape
+    for i, t in enumerate(tensors):
+        if t._shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
+    d = normalize_dim(dim, len(shape) + 1)
+    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+
+
+@tensor_method()
+def split(self, split_size_or_sections, dim=0):
+    """Views of consecutive pieces of size split_size (or the given section sizes)."""
+    d = normalize_dim(dim, self.dim())
+    n = self._shape[d]
+    if isinstance(split_size_or_sections, int):
+        s = split_size_or_sections
+        if s <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(self.narrow(d, start, s))
+        start += s
+    return tuple(out)
+
+
+@tensor_method()
+def chunk(self, chunks, dim=0):
+    """Split into `chunks` views of (nearly) equal size."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = normalize_dim(dim, self.dim())
+    n = self._shape[d]
+    size = -(-n // chunks) if n else 0
+    return self.split(size, d) if size else (self,)
+
+
+@tensor_method()
+def tensor_split(self, indices_or_sections, dim=0):
+    d = normalize_dim(dim, self.dim())
+    n = self._shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        bounds = [0] + [min(max(i, 0), n) for i in indices_or_sections] + [n]
+        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+    return self.split(sizes, d)
+
+
+@tensor_method()
+def unbind(self, dim=0):
+    """All slices along dim, as views."""
+    d = normalize_dim(dim, self.dim())
+    return tuple(self.select(d, i) for i in range(self._shape[d]))
+
+
+class Flip(Function):
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        index = tuple(slice(None, None, -1) if d in dims else slice(None)
+                      for d in range(x.dim()))
+        from .indexing import offsets_at, _take
+        return _take(x, offsets_at(x, index))
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.flip(ctx.dims), None
+
+
+@tensor_method()
+def flip(self, dims):
+    """A copy with the order of elements reversed along dims."""
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = tuple(normalize_dim(d, self.dim()) for d in dims)
+    return Flip.apply(self, dims)
+
+
+@tensor_method()
+def fliplr(self):
+    return self.flip(1)
+
+
+@tensor_method()
+def flipud(self):
+    return self.flip(0)
+
+
+@tensor_method()
+def roll(self, shifts, dims=None):
+    """Rotate elements along dims by shifts (flattened first when dims is None)."""
+    if dims is None:
+        return self.flatten().roll(shifts, 0).view(self.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    out = self
+    for s, d in zip(shifts, dims):
+        d = normalize_dim(d, self.dim())
+        n = self._shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            out = cat([out.narrow(d, n - s, s), out.narrow(d, 0, n - s)], d)
+    return out if out is not self else self.clone()
+
+
+@tensor_method()
+def repeat(self, *sizes):
+    """Tile the tensor `sizes` times along each dim (a copy)."""
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    if len(sizes) < self.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                           "number of dimensions of tensor")
+    x = self.reshape((1,) * (len(sizes) - self.dim()) + tuple(self._shape))
+    inter, final = [], []
+    for r, n in zip(sizes, x._shape):
+        inter += [r, n]
+        final.append(r * n)
+    x = x.reshape(tuple(v for n in x._shape for v in (1, n)))
+    return x.expand(tuple(inter)).reshape(tuple(final))
+
+
+@tensor_method()
+def tile(self, *dims):
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = tuple(dims[0])
+    dims = (1,) * (self.dim() - len(dims)) + tuple(dims)
+    return self.repeat(dims)
+
+
+@tensor_method()
+def repeat_interleave(self, repeats, dim=None):
+    """Repeat each element `repeats` times (along dim, or of the flattened tensor)."""
+    x = self.flatten() if dim is None else self
+    d = 0 if dim is None else normalize_dim(dim, x.dim())
+    n = x._shape[d]
+    reps = repeats.tolist() if isinstance(repeats, Tensor) else repeats
+    reps = [reps] * n if isinstance(reps, int) else list(reps)
+    from .creation import tensor
+    idx = tensor(np.repeat(np.arange(n), reps), device=x.device)
+    return x.index_select(d, idx)
+
+
+def _tri_mask(shape, diagonal, lower, device):
+    rows, cols = shape[-2], shape[-1]
+    i = np.arange(rows)[:, None]
+    j = np.arange(cols)[None, :]
+    keep = (j - i <= diagonal) if lower else (j - i >= diagonal)
+    from .creation import tensor
+    return tensor(~keep, device=device)
+
+
+@tensor_method()
+def tril(self, diagonal=0):
+    """Zero the elements above the diagonal-th diagonal of the last two dims."""
+    if self.dim() < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return self.masked_fill(_tri_mask(self._shape, diagonal, True, self.device), 0)
+
+
+@tensor_method()
+def triu(self, diagonal=0):
+    """Zero the elements below the diagonal-th diagonal of the last two dims."""
+    if self.dim() < 2:
+        raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    return self.masked_fill(_tri_mask(self._shape, diagonal, False, self.device), 0)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 (..., num_classes) with a 1 at each index (num_classes=-1: max + 1)."""
+    if tensor.dtype is not _dtype.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    vals = tensor._host()
+    if vals.size and vals.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if num_classes == -1:
+        num_classes = int(vals.max()) + 1 if vals.size else 0
+    elif vals.size and vals.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    from .creation import zeros
+    out = zeros(tuple(tensor._shape) + (num_classes,), dtype=_dtype.int64,
+                device=tensor.device)
+    if vals.size:
+        out.scatter_(-1, tensor.unsqueeze(-1), 1)
+    return out
+
+
+for _n in ("flip", "roll", "tril", "triu", "split", "chunk", "unbind", "tile",
+           "repeat_interleave", "tensor_split"):
+    globals()[_n] = getattr(Tensor, _n)
