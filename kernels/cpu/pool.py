@@ -22,7 +22,7 @@ __all__ = [
     "max_pool2d_forward", "max_pool2d_backward",
     "avg_pool2d_forward", "avg_pool2d_backward",
     "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
-    "adaptive_max_pool2d_forward",
+    "adaptive_max_pool2d_forward", "take_planes",
     "gather_axis", "gather_axis_backward", "lerp_axis", "lerp_axis_backward",
 ]
 
@@ -62,7 +62,7 @@ def _max_plane(xp, outp, idxp, geom):
     """out[oh, ow] = max over the dilated window, idx = its flat offset h*W + w.
 
     NaN wins (and the last NaN is kept), like PyTorch; an all -inf window keeps
-    the first in-range tap.
+    the first in-range tap; a window with no tap in range gives -inf and index -1.
     """
     kh, kw, sh, sw, ph, pw, dh, dw = geom
     h, w = xp.shape
@@ -74,7 +74,7 @@ def _max_plane(xp, outp, idxp, geom):
             ws = ow * sw - pw
             llo, lhi = _tap_range(ws, dw, kw, w)
             best = -np.inf
-            arg = (hs + klo * dh) * w + ws + llo * dw
+            arg = (hs + klo * dh) * w + ws + llo * dw if klo < khi and llo < lhi else -1
             for ki in range(klo, khi):
                 r = hs + ki * dh
                 for kj in range(llo, lhi):
@@ -109,13 +109,14 @@ def max_pool2d_forward(x, out, indices, kernel, stride, padding, dilation):
 
 @numba.njit(cache=True)
 def _scatter_plane(gp, idxp, gxp):
-    """gx = 0; for each output cell: gx.flat[idx] += g (windows may overlap)."""
+    """gx = 0; for each output cell with idx >= 0: gx.flat[idx] += g (windows may overlap)."""
     gxf = gxp.ravel()
     gxf[:] = 0
     gf = gp.ravel()
     idf = idxp.ravel()
     for i in range(gf.shape[0]):
-        gxf[idf[i]] += gf[i]
+        if idf[i] >= 0:
+            gxf[idf[i]] += gf[i]
 
 
 @numba.njit(cache=True)
@@ -135,10 +136,22 @@ def _scatter_parallel(g, idx, gx):
 def max_pool2d_backward(grad_out, indices, grad_in):
     """grad_in (P, H, W) = scatter-add of grad_out (P, OH, OW) at the argmax indices.
 
-    Also the backward of adaptive max pooling.  Indices must be in [0, H*W).
+    Also the backward of adaptive max pooling.  Indices must be in [-1, H*W) (-1: skipped).
     """
     fn = _scatter_parallel if grad_in.size >= PARALLEL_MIN_ELEMENTS else _scatter_serial
     fn(grad_out, indices, grad_in)
+
+
+@numba.njit(cache=True)
+def take_planes(x, indices, out):
+    """out (P, M)[p, i] = x (P, H*W)[p, indices[p, i]]: the adjoint of max-pool backward.
+
+    Used for double backward of max pooling (gradients picked at the argmax).
+    """
+    for p in range(x.shape[0]):
+        xp, ip, op = x[p], indices[p], out[p]
+        for i in range(ip.shape[0]):
+            op[i] = xp[ip[i]] if ip[i] >= 0 else 0
 
 
 # ---------------------------------------------------------------- average pooling

@@ -255,7 +255,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     Example:
         >>> x = nbtorch.randn(1, 3, 8, 8); w = nbtorch.randn(4, 3, 3, 3)
         >>> F.conv2d(x, w, padding=1).shape
-        nbtorch.Size([1, 4, 8, 8])
+        torch.Size([1, 4, 8, 8])
     """
     return _conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
@@ -267,7 +267,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
     Example:
         >>> F.conv1d(nbtorch.randn(2, 3, 10), nbtorch.randn(5, 3, 3)).shape
-        nbtorch.Size([2, 5, 8])
+        torch.Size([2, 5, 8])
     """
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
@@ -323,7 +323,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     Example:
         >>> F.conv_transpose2d(nbtorch.randn(1, 4, 5, 5), nbtorch.randn(4, 2, 3, 3), stride=2).shape
-        nbtorch.Size([1, 2, 11, 11])
+        torch.Size([1, 2, 11, 11])
     """
     return _conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding,
                               output_padding, groups, dilation)
@@ -335,7 +335,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
     Example:
         >>> F.conv_transpose1d(nbtorch.randn(1, 4, 5), nbtorch.randn(4, 2, 3)).shape
-        nbtorch.Size([1, 2, 7])
+        torch.Size([1, 2, 7])
     """
     return _conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding,
                               output_padding, groups, dilation)
@@ -403,7 +403,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
     Example:
         >>> F.unfold(nbtorch.randn(1, 2, 4, 4), kernel_size=2).shape
-        nbtorch.Size([1, 8, 9])
+        torch.Size([1, 8, 9])
     """
     if input.dim() not in (3, 4):
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
@@ -428,7 +428,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
     Example:
         >>> F.fold(nbtorch.ones(1, 8, 9), output_size=(4, 4), kernel_size=2).shape
-        nbtorch.Size([1, 2, 4, 4])
+        torch.Size([1, 2, 4, 4])
     """
     if input.dim() not in (2, 3):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "

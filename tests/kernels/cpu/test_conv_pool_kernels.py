@@ -297,3 +297,11 @@ def test_lerp_axis_and_backward(dtype):
     gx = np.full_like(x, np.nan)
     pool.lerp_axis_backward(g, i0, i1, w0, w1, gx)
     assert abs(np.vdot(ref.astype(np.float64), g) - np.vdot(x.astype(np.float64), gx)) < 1e-4
+
+
+def test_take_planes_is_the_adjoint_of_scatter(dtype):
+    x = _rand((3, 12), dtype)
+    idx = np.random.default_rng(1).integers(0, 12, size=(3, 5)).astype(np.int64)
+    out = np.empty((3, 5), dtype)
+    pool.take_planes(x, idx, out)
+    np.testing.assert_array_equal(out, np.take_along_axis(x, idx, 1))

@@ -1,0 +1,337 @@
+"""Padding and resizing: pad (constant/reflect/replicate/circular) and interpolate.
+
+Both are separable, so they are built from two resampling primitives applied
+one axis at a time (``nbtorch.kernels.cpu.pool``): an index gather (padding,
+nearest) and a two-tap linear gather (linear/bilinear/trilinear).  Each
+primitive's backward is its adjoint (scatter-add), whose backward is the
+primitive again, so higher-order gradients are exact.  ``mode='area'`` is
+adaptive average pooling, as in PyTorch.
+"""
+import numpy as np
+
+from ... import _dtype
+from ..._registry import get_kernel, register_kernel
+from ..._tensor import empty
+from ...autograd import Function
+from ...kernels.cpu import pool as _cpu_pool
+from .conv import _out, _raw, _size
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+
+__all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+for _name in ("gather_axis", "gather_axis_backward", "lerp_axis", "lerp_axis_backward"):
+    register_kernel(_name, "cpu", getattr(_cpu_pool, _name))
+
+
+def _compute_dtype(t):
+    """Kernels run in the input's dtype, float16 upcast to float32."""
+    return _dtype.float32 if t.dtype is _dtype.float16 else t.dtype
+
+
+def _split(shape, dim):
+    """(A, L, B) sizes of `shape` around axis `dim`."""
+    a = int(np.prod(shape[:dim], dtype=np.int64))
+    return a, shape[dim], int(np.prod(shape[dim + 1:], dtype=np.int64))
+
+
+def _axis_out(x, dim, m, dt):
+    """A fresh tensor shaped like x with axis `dim` of size m, and its (A, m, B) raw view."""
+    shape = tuple(x.shape[:dim]) + (m,) + tuple(x.shape[dim + 1:])
+    t = empty(shape, dt, x.device)
+    a, _, b = _split(shape, dim)
+    return t, t._array.reshape(a, m, b)
+
+
+def _axis_in(x, dim, dt):
+    return _raw(x, dt).reshape(_split(tuple(x.shape), dim))
+
+
+# ---------------------------------------------------------------- the two primitive pairs
+
+class GatherAxisFn(Function):
+    """out[..., m, ...] = x[..., index[m], ...] along `dim`, `fill` where index[m] < 0."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, fill):
+        dt = _compute_dtype(x)
+        out, out3 = _axis_out(x, dim, len(index), dt)
+        get_kernel("gather_axis", x.device.type)(_axis_in(x, dim, dt), index, fill, out3)
+        ctx.dim, ctx.index, ctx.size = dim, index, x.shape[dim]
+        return _out(out, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScatterAxisFn.apply(grad, ctx.dim, ctx.index, ctx.size), None, None, None
+
+
+class ScatterAxisFn(Function):
+    """gx[..., index[m], ...] += g[..., m, ...] along `dim` (the adjoint of GatherAxisFn)."""
+
+    @staticmethod
+    def forward(ctx, grad, dim, index, size):
+        dt = _compute_dtype(grad)
+        gx, gx3 = _axis_out(grad, dim, size, dt)
+        get_kernel("gather_axis_backward", grad.device.type)(_axis_in(grad, dim, dt), index, gx3)
+        ctx.dim, ctx.index = dim, index
+        return _out(gx, grad.dtype)
+
+    @staticmethod
+    def backward(ctx, ggx):
+        return GatherAxisFn.apply(ggx, ctx.dim, ctx.index, 0.0), None, None, None
+
+
+class LerpAxisFn(Function):
+    """out[..., m, ...] = w0[m] x[..., i0[m], ...] + w1[m] x[..., i1[m], ...] along `dim`."""
+
+    @staticmethod
+    def forward(ctx, x, dim, taps):
+        dt = _compute_dtype(x)
+        out, out3 = _axis_out(x, dim, len(taps[0]), dt)
+        get_kernel("lerp_axis", x.device.type)(_axis_in(x, dim, dt), *_typed(taps, dt), out3)
+        ctx.dim, ctx.taps, ctx.size = dim, taps, x.shape[dim]
+        return _out(out, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return LerpAxisBackwardFn.apply(grad, ctx.dim, ctx.taps, ctx.size), None, None
+
+
+class LerpAxisBackwardFn(Function):
+    """The adjoint of LerpAxisFn: each output gradient split back onto its two taps."""
+
+    @staticmethod
+    def forward(ctx, grad, dim, taps, size):
+        dt = _compute_dtype(grad)
+        gx, gx3 = _axis_out(grad, dim, size, dt)
+        get_kernel("lerp_axis_backward", grad.device.type)(
+            _axis_in(grad, dim, dt), *_typed(taps, dt), gx3)
+        ctx.dim, ctx.taps = dim, taps
+        return _out(gx, grad.dtype)
+
+    @staticmethod
+    def backward(ctx, ggx):
+        return LerpAxisFn.apply(ggx, ctx.dim, ctx.taps), None, None, None
+
+
+def _typed(taps, dt):
+    """(i0, i1, w0, w1) with the weights in the kernel dtype."""
+    i0, i1, w0, w1 = taps
+    return i0, i1, w0.astype(dt.np, copy=False), w1.astype(dt.np, copy=False)
+
+
+# ---------------------------------------------------------------- pad
+
+def _pad_index(size, lo, hi, mode):
+    """Source index of every output position of one padded axis (-1: the fill value)."""
+    src = np.arange(-lo, size + hi, dtype=np.int64)
+    if mode == "constant":
+        return np.where((src >= 0) & (src < size), src, -1)
+    if mode == "reflect":
+        src = np.abs(src)
+        return np.where(src >= size, 2 * (size - 1) - src, src)
+    if mode == "replicate":
+        return np.clip(src, 0, size - 1)
+    return src % size   # circular
+
+
+def _check_pad_mode(input, pad, mode, value):
+    n_dims = len(pad) // 2
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode == "constant":
+        return
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if n_dims > 3 or input.dim() not in (n_dims + 1, n_dims + 2):
+        raise NotImplementedError(
+            f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now "
+            f"(got {input.dim()}D input and {len(pad)} padding values for mode {mode!r})")
+    for i in range(n_dims):
+        dim = input.dim() - 1 - i
+        size, lo, hi = input.shape[dim], pad[2 * i], pad[2 * i + 1]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
+                               f"{dim} of input {_size(input)}")
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "replicate" and size == 0:
+            raise RuntimeError(f"Expected non-empty dimension {dim} of input for replicate "
+                               f"padding, but got input {_size(input)}")
+        if min(lo, hi) < 0:
+            raise RuntimeError(f"negative padding is not supported for mode {mode!r}")
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad) // 2 dims: pad = (left_last, right_last, left_prev, ...).
+
+    Args:
+        mode: 'constant' (any dims, negative values crop), 'reflect' (mirror
+            without repeating the edge), 'replicate' (repeat the edge) or
+            'circular' (wrap around); the last three pad the last 1-3 dims.
+        value: fill value of 'constant' mode (default 0).
+
+    Example:
+        >>> F.pad(nbtorch.tensor([[1., 2., 3.]]), (2, 1), mode="reflect")
+        tensor([[3., 2., 1., 2., 3., 2.]])
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.dim()}")
+    _check_pad_mode(input, pad, mode, value)
+    fill = 0.0 if value is None else value
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        size = input.shape[dim]
+        if size + lo + hi < 0:
+            raise RuntimeError(f"The input size {size}, plus negative padding {lo} and {hi} "
+                               f"resulted in a negative output size, which is invalid. Check "
+                               f"dimension {dim} of your input.")
+        if lo or hi:
+            out = GatherAxisFn.apply(out, dim, _pad_index(size, lo, hi, mode), fill)
+    return out if out is not input else input.clone()
+
+
+# ---------------------------------------------------------------- interpolate
+
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _output_sizes(input, size, scale_factor, dims):
+    """Output spatial sizes and the per-dim scale factors PyTorch uses for indexing."""
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    in_sizes = tuple(input.shape[2:])
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (tuple, list)) else (size,) * dims
+        if len(sizes) != dims:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions,"
+                             f" but got input with spatial dimensions of {list(in_sizes)} and "
+                             f"output size of {list(sizes)}. Please provide input tensor in "
+                             "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             "format.")
+        return tuple(int(s) for s in sizes), (None,) * dims
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    scales = tuple(scale_factor) if isinstance(scale_factor, (tuple, list)) \
+        else (scale_factor,) * dims
+    if len(scales) != dims:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                         f"dimensions, but got input with spatial dimensions of {list(in_sizes)}"
+                         f" and scale_factor of shape {list(scales)}. Please provide input tensor"
+                         " in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK)"
+                         " format.")
+    return tuple(int(np.floor(float(s) * float(f))) for s, f in zip(in_sizes, scales)), scales
+
+
+def _scale(in_size, out_size, scale, ftype):
+    """PyTorch's compute_scales_value: 1/scale_factor when given, else in/out."""
+    if scale is not None and scale > 0:
+        return ftype(1.0 / scale)
+    return ftype(in_size) / ftype(out_size)
+
+
+def _nearest_index(in_size, out_size, scale, exact):
+    """Source index of each output position (float32 arithmetic, as PyTorch's CPU kernel)."""
+    dst = np.arange(out_size, dtype=np.int64)
+    if not exact and out_size == in_size:
+        return dst
+    if not exact and out_size == 2 * in_size:
+        return dst >> 1
+    s = _scale(in_size, out_size, scale, np.float32)
+    pos = (dst.astype(np.float32) + np.float32(0.5 if exact else 0.0)) * s
+    return np.minimum(np.floor(pos).astype(np.int64), in_size - 1)
+
+
+def _linear_taps(in_size, out_size, scale, align_corners, ftype):
+    """(i0, i1, w0, w1) of linear interpolation along one axis (area_pixel rules)."""
+    dst = np.arange(out_size).astype(ftype)
+    if align_corners:
+        s = ftype(in_size - 1) / ftype(out_size - 1) if out_size > 1 else ftype(0)
+        src = s * dst
+    else:
+        s = _scale(in_size, out_size, scale, ftype)
+        src = np.maximum(s * (dst + ftype(0.5)) - ftype(0.5), ftype(0))
+    i0 = src.astype(np.int64)
+    w1 = np.clip(src - i0.astype(ftype), 0, 1).astype(ftype)
+    i1 = i0 + (i0 < in_size - 1)
+    return i0, i1, (ftype(1) - w1).astype(ftype), w1
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize an (N, C, *spatial) input with 1-3 spatial dims.
+
+    Args:
+        size: output spatial size (int or tuple), or
+        scale_factor: multiplier(s) of the input size (output = floor(in * s)).
+        mode: 'nearest', 'nearest-exact', 'linear' (3-D input), 'bilinear' (4-D),
+            'trilinear' (5-D) or 'area' (adaptive average pooling, 3-D/4-D).
+        align_corners: linear modes only; True maps corner pixels onto corner pixels.
+        recompute_scale_factor: True indexes with in/out instead of 1/scale_factor.
+
+    Example:
+        >>> F.interpolate(nbtorch.tensor([[[1., 2.]]]), scale_factor=2, mode="linear")
+        tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
+    """
+    dims = input.dim() - 2
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if dims not in (1, 2, 3):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | area | nearest-exact "
+                                  f"(got {mode})")
+    if mode in _LINEAR_MODES:
+        if _LINEAR_MODES[mode] != dims:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{_LINEAR_MODES[mode] + 2}D input")
+    elif mode not in ("nearest", "nearest-exact", "area"):
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (have nearest, "
+                                  "nearest-exact, linear, bilinear, trilinear, area)")
+    elif align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    out_sizes, scales = _output_sizes(input, size, scale_factor, dims)
+    if recompute_scale_factor:
+        scales = (None,) * dims
+    if any(s <= 0 for s in out_sizes):
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(map(str, input.shape[2:]))}) and output "
+                           f"({', '.join(map(str, out_sizes))})")
+    if mode == "area":
+        if dims == 3:
+            raise NotImplementedError("interpolate: mode 'area' supports 3D and 4D input")
+        return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, out_sizes)
+    ftype = np.float64 if input.dtype is _dtype.float64 else np.float32
+    out = input
+    for d in reversed(range(dims)):          # last axis first, as PyTorch's bilinear sums
+        dim, n_in, n_out = d + 2, input.shape[d + 2], out_sizes[d]
+        if mode in _LINEAR_MODES:
+            taps = _linear_taps(n_in, n_out, scales[d], bool(align_corners), ftype)
+            out = LerpAxisFn.apply(out, dim, taps)
+        elif n_in != n_out or mode == "nearest-exact":
+            index = _nearest_index(n_in, n_out, scales[d], mode == "nearest-exact")
+            out = GatherAxisFn.apply(out, dim, index, 0.0)
+    return out if out is not input else input.clone()
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of `interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated alias of ``interpolate(..., mode='nearest')``."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated alias of ``interpolate(..., mode='bilinear', align_corners=True)``."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
