@@ -1,15 +1,40 @@
-"""Embedding backward kernel for the CPU: index-add rows of the output gradient.
+"""Embedding kernels for the CPU: row gather (forward), index-add (backward), renorm.
 
-Raw NumPy arrays in, caller-allocated (and zeroed) gradient out. Indices
-are int64 and already validated to lie in ``[0, V)`` by the op layer.
+Raw NumPy arrays in, caller-allocated outputs. Indices are int64 and already
+validated to lie in ``[0, V)`` by the op layer (the kernels do no bounds
+checks).
 """
 
-import numba
+import math
 
-__all__ = ["embedding_backward", "PARALLEL_MIN_ELEMENTS"]
+import numba
+import numpy as np
+
+__all__ = ["embedding_forward", "embedding_backward", "embedding_renorm_",
+           "PARALLEL_MIN_ELEMENTS"]
 
 # Below this many gradient elements the serial variant wins on 2 cores.
 PARALLEL_MIN_ELEMENTS = 65536
+
+
+@numba.njit(cache=True)
+def embedding_forward_serial(weight2, indices, out2):
+    """for i: out2[i, :] = weight2[indices[i], :]."""
+    for i in range(indices.shape[0]):
+        out2[i, :] = weight2[indices[i]]
+
+
+def embedding_forward(weight2, indices, out2):
+    """Gather rows ``weight2[indices]`` (V, D) -> ``out2`` (M, D); any 2/4/8-byte dtype.
+
+    The gather only moves bits, so float16 runs through a uint16 view.
+
+    Example:
+        >>> out = np.empty((2, 3)); embedding_forward(np.eye(3), np.array([2, 0]), out)
+    """
+    if weight2.dtype == np.float16:
+        weight2, out2 = weight2.view(np.uint16), out2.view(np.uint16)
+    embedding_forward_serial(weight2, indices, out2)
 
 
 @numba.njit(cache=True)
@@ -40,7 +65,7 @@ def embedding_backward_parallel(grad2, indices, padding_idx, grad_weight, block)
         _add_rows(grad2, indices, padding_idx, grad_weight, d0, min(D, d0 + block))
 
 
-def embedding_backward(grad2, indices, padding_idx, grad_weight):
+def embedding_backward(grad2, indices, padding_idx, grad_weight, scale_grad_by_freq=False):
     """Accumulate ``grad2[i]`` into ``grad_weight[indices[i]]``, skipping ``padding_idx``.
 
     Args:
@@ -48,6 +73,7 @@ def embedding_backward(grad2, indices, padding_idx, grad_weight):
         indices: (M,) int64 indices in ``[0, V)``.
         padding_idx: the row never written, or -1 for none.
         grad_weight: (V, D) zeroed output, same dtype as ``grad2``.
+        scale_grad_by_freq: divide row j by the count of j in ``indices``.
 
     Example:
         >>> gw = np.zeros((3, 2))
@@ -62,4 +88,37 @@ def embedding_backward(grad2, indices, padding_idx, grad_weight):
         embedding_backward_parallel(grad2, indices, padding_idx, grad_weight, block)
     else:
         embedding_backward_serial(grad2, indices, padding_idx, grad_weight)
+    if scale_grad_by_freq:
+        counts = np.bincount(indices, minlength=grad_weight.shape[0])
+        grad_weight /= np.maximum(counts, 1)[:, None].astype(grad_weight.dtype)
 
+
+@numba.njit(cache=True)
+def embedding_renorm_(weight2, indices, max_norm, norm_type):
+    """In place: for each referenced row, if ||row||_p > max_norm: row *= max_norm/(norm+1e-7).
+
+    Repeated indices are harmless (a renormed row is below max_norm).
+    """
+    for i in range(indices.shape[0]):
+        row = weight2[indices[i]]
+        acc = 0.0
+        if norm_type == 2.0:
+            for d in range(row.shape[0]):
+                acc += row[d] * row[d]
+            norm = math.sqrt(acc)
+        elif norm_type == 1.0:
+            for d in range(row.shape[0]):
+                acc += abs(row[d])
+            norm = acc
+        elif math.isinf(norm_type):
+            for d in range(row.shape[0]):
+                acc = max(acc, abs(row[d]))
+            norm = acc
+        else:
+            for d in range(row.shape[0]):
+                acc += abs(row[d]) ** norm_type
+            norm = acc ** (1.0 / norm_type)
+        if norm > max_norm:
+            scale = max_norm / (norm + 1e-7)
+            for d in range(row.shape[0]):
+                row[d] *= scale

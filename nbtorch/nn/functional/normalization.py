@@ -42,7 +42,7 @@ def _param_array(p, n, fill, dtype, device):
         t = empty((n,), dtype, device)
         t.fill_(fill)
         return t._array
-    return _kernel_array(p.detach(), dtype)
+    return _kernel_array(p.detach(), dtype).reshape(n)
 
 
 def _stat(n, device):
