@@ -35,6 +35,11 @@ class _RequiredParameter:
 required = _RequiredParameter()
 
 
+_SET_MESSAGE = ("optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list "
+                "instead.")
+
+
 class _HookDict(dict):
     """A dict of hooks that `RemovableHandle` can reference weakly."""
 
@@ -69,6 +74,8 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable "
                             "of Tensors or dicts, but got " + _typename(params))
+        if isinstance(params, (set, frozenset)):
+            raise TypeError(_SET_MESSAGE)
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -95,9 +102,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, (set, frozenset)):
-            raise TypeError("optimizer parameters need to be organized in ordered "
-                            "collections, but the ordering of tensors in sets will change "
-                            "between runs. Please use a list instead.")
+            raise TypeError(_SET_MESSAGE)
         else:
             params = list(params)
         named = [isinstance(p, tuple) for p in params]
