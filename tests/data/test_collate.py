@@ -93,3 +93,18 @@ def test_default_convert_converts_without_batching():
     assert isinstance(converted["p"], Point) and isinstance(converted["p"].x, nbtorch.Tensor)
     tensor = nbtorch.zeros(2)
     assert default_convert(tensor) is tensor and default_convert(3) == 3
+
+
+def test_tensors_that_require_grad_are_stacked_differentiably():
+    a, b = nbtorch.ones(2, requires_grad=True), nbtorch.zeros(2, requires_grad=True)
+    batch = default_collate([a, b])
+    assert batch.requires_grad
+    batch.sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0]
+
+
+def test_stacked_batch_does_not_alias_the_samples():
+    sample = nbtorch.zeros(3)
+    batch = default_collate([sample, sample])
+    batch.numpy()[0, 0] = 5.0
+    assert sample.tolist() == [0.0, 0.0, 0.0]
