@@ -147,6 +147,8 @@ def test_dataset_errors_propagate_in_the_main_process():
     (dict(batch_sampler=[[0]], sampler=[0]), "batch_sampler option is mutually exclusive"),
     (dict(batch_size=None, drop_last=True), "batch_size=None option disables auto-batching"),
     (dict(batch_size=0), "batch_size should be a positive integer value"),
+    (dict(multiprocessing_context="fork"), "multiprocessing_context can only be used with"),
+    (dict(num_workers=1, multiprocessing_context="teleport"), "should specify a valid start method"),
 ])
 def test_option_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -220,6 +222,32 @@ def test_worker_init_fn_runs_in_each_worker():
     draws = [tuple(sample) for sample in loader]
     expected0 = np.random.RandomState(100).randint(1000)
     assert (0, expected0) in draws
+
+
+def test_worker_init_fn_failure_is_reported():
+    def init(worker_id):
+        raise OSError(f"no device for worker {worker_id}")
+
+    loader = DataLoader(Numbers(4), batch_size=2, num_workers=1, worker_init_fn=init,
+                        timeout=SAFETY)
+    with pytest.raises(OSError, match="(?s)Caught OSError in DataLoader worker process 0.*no device for worker 0"):
+        list(loader)
+
+
+def test_worker_info_is_read_only():
+    class Probe(Dataset):
+        def __len__(self):
+            return 1
+
+        def __getitem__(self, i):
+            try:
+                get_worker_info().id = 5
+            except RuntimeError as error:
+                return str(error)
+            return "assigned"
+
+    loader = DataLoader(Probe(), batch_size=None, num_workers=1, timeout=SAFETY)
+    assert list(loader) == ["Cannot assign attributes to WorkerInfo objects"]
 
 
 def test_worker_exception_carries_the_worker_traceback():

@@ -8,6 +8,7 @@ iterator then walks the index sampler, either fetching in this process
 ``torch.utils.data.DataLoader``.
 """
 import itertools
+import multiprocessing
 
 from nbtorch.utils.data import _random
 from nbtorch.utils.data.collate import default_collate, default_convert
@@ -62,6 +63,25 @@ def _check_loader_options(dataset, batch_size, shuffle, sampler, batch_sampler, 
                          "exclusive with drop_last")
 
 
+
+def _check_multiprocessing_context(context, num_workers):
+    """Refuse a context without workers, or an unknown start method name."""
+    if context is None:
+        return
+    if num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                         f"(num_workers > 0), but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError("multiprocessing_context option should specify a valid start "
+                             f"method in {methods!r}, but got multiprocessing_context={context!r}")
+    elif not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a "
+                        f"string specifying the start method, but got "
+                        f"multiprocessing_context={context!r}")
+
+
 class DataLoader:
     """Iterate over ``dataset`` in (collated) batches, optionally with worker processes.
 
@@ -105,6 +125,7 @@ class DataLoader:
         _check_loader_options(dataset, batch_size, shuffle, sampler, batch_sampler,
                               num_workers, drop_last, timeout, prefetch_factor,
                               persistent_workers)
+        _check_multiprocessing_context(multiprocessing_context, num_workers)
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         self.dataset = dataset
