@@ -1,27 +1,273 @@
-"""Reduction kernels. The caller moves the reduced dims last and makes the input
-contiguous, so each kernel sees a 2-D (rows, n) array and reduces every row.
+"""Reduction kernels over a C-contiguous (outer, n, inner) array into out (outer, inner).
+
+The op layer (nbtorch/ops/reduction.py) views the input so the reduced dims
+form the middle axis, without a copy whenever the layout allows. Two walks:
+
+- inner == 1 ("rows"): out[o] = reduce(a[o, :, 0]); the row is cut in blocks
+  of BLOCK and each block is reduced in the input type with
+  `fastmath={'reassoc'}` (vectorised), block results combined in float64.
+- inner > 1 ("walking rows"): for i: acc[:] (op)= a[o, i, :]; memory is read
+  in order, never a column with a stride.
+
+NaN propagates through sum, max and min (no `nnan` fast-math flag anywhere).
+Parallel variants split the work in tasks (row chunks or column blocks).
 """
 import numba
 import numpy as np
+from numba import prange
 
-BLOCK = 1024
+FM = {"reassoc"}
+BLOCK = 1024          # elements per vectorised partial
+CHUNK = 1 << 16       # elements per parallel task in a row
+COLS = 256            # columns per parallel task when walking rows
 
 
-@numba.njit(cache=True, fastmath={"reassoc"})
-def _block_sum(a, start, stop):
-    s = a[start] * 0
-    for i in range(start, stop):
-        s += a[i]
+# ---- sum (also mean, nansum) ----------------------------------------------------
+
+@numba.njit(cache=True, fastmath=FM)
+def _block_sum(seg, skip_nan):
+    s = seg.dtype.type(0)
+    if skip_nan:
+        for i in range(seg.size):
+            v = seg[i]
+            s += v if v == v else 0
+    else:
+        for i in range(seg.size):
+            s += seg[i]
     return s
 
 
 @numba.njit(cache=True)
-def sum_rows(a, out):
-    """for r: out[r] = sum(a[r, :]); float32 blocks of 1024 summed in float64."""
-    rows, n = a.shape
-    for r in range(rows):
-        row = a[r]
-        acc = 0.0
-        for b in range(0, n, BLOCK):
-            acc += _block_sum(row, b, min(b + BLOCK, n))
-        out[r] = acc
+def _row_sum(row, zero, skip_nan):
+    acc = zero
+    n = row.size
+    for b in range(0, n, BLOCK):
+        acc += _block_sum(row[b:min(b + BLOCK, n)], skip_nan)
+    return acc
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _cols_sum(a, out, o, c0, c1, zero, scale, skip_nan):
+    acc = np.full(c1 - c0, zero)
+    for i in range(a.shape[1]):
+        seg = a[o, i, c0:c1]
+        if skip_nan:
+            for j in range(seg.size):
+                v = seg[j]
+                acc[j] += v if v == v else 0
+        else:
+            for j in range(seg.size):
+                acc[j] += seg[j]
+    dst = out[o, c0:c1]
+    for j in range(acc.size):
+        dst[j] = acc[j] * scale
+
+
+@numba.njit(cache=True)
+def sum_reduce(a, out, zero, scale, skip_nan):
+    """out[o, k] = scale * sum_i a[o, i, k] (NaN skipped if skip_nan).
+
+    `zero`/`scale` have the accumulator type: float64 for floats, int64 for ints.
+    """
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        for o in range(outer):
+            out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
+    else:
+        for o in range(outer):
+            _cols_sum(a, out, o, 0, inner, zero, scale, skip_nan)
+
+
+@numba.njit(cache=True, parallel=True)
+def sum_reduce_parallel(a, out, zero, scale, skip_nan):
+    """sum_reduce with tasks (row chunks of CHUNK or column blocks of COLS) in prange."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        nch = (n + CHUNK - 1) // CHUNK
+        part = np.full((outer, nch), zero)
+        for t in prange(outer * nch):
+            o = t // nch
+            c = t - o * nch
+            part[o, c] = _row_sum(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], zero,
+                                  skip_nan)
+        for o in range(outer):
+            acc = zero
+            for c in range(nch):
+                acc += part[o, c]
+            out[o, 0] = acc * scale
+    else:
+        ncb = (inner + COLS - 1) // COLS
+        for t in prange(outer * ncb):
+            o = t // ncb
+            c0 = (t - o * ncb) * COLS
+            _cols_sum(a, out, o, c0, min(c0 + COLS, inner), zero, scale, skip_nan)
+
+
+# ---- prod -------------------------------------------------------------------------
+
+@numba.njit(cache=True)
+def prod_reduce(a, out, one):
+    """out[o, k] = prod_i a[o, i, k], accumulated in the type of `one`."""
+    outer, n, inner = a.shape
+    for o in range(outer):
+        acc = np.full(inner, one)
+        for i in range(n):
+            seg = a[o, i]
+            for j in range(inner):
+                acc[j] *= seg[j]
+        for j in range(inner):
+            out[o, j] = acc[j]
+
+
+# ---- max / min (values) ------------------------------------------------------------
+
+@numba.njit(cache=True, fastmath=FM, inline="always")
+def _better(v, m, want_max):
+    return v > m if want_max else v < m
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _block_extreme(s, want_max):
+    """max (or min) of s ignoring NaN, in 8 independent lanes (vectorises)."""
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = s[0]
+    n = s.size
+    nb = n // 8 * 8
+    for i in range(0, nb, 8):
+        b = s[i:i + 8]
+        m0 = b[0] if _better(b[0], m0, want_max) else m0
+        m1 = b[1] if _better(b[1], m1, want_max) else m1
+        m2 = b[2] if _better(b[2], m2, want_max) else m2
+        m3 = b[3] if _better(b[3], m3, want_max) else m3
+        m4 = b[4] if _better(b[4], m4, want_max) else m4
+        m5 = b[5] if _better(b[5], m5, want_max) else m5
+        m6 = b[6] if _better(b[6], m6, want_max) else m6
+        m7 = b[7] if _better(b[7], m7, want_max) else m7
+    for v in (m1, m2, m3, m4, m5, m6, m7):
+        m0 = v if _better(v, m0, want_max) else m0
+    for i in range(nb, n):
+        m0 = s[i] if _better(s[i], m0, want_max) else m0
+    return m0
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _nan_probe(s):
+    """Zero unless s holds a NaN or an inf (sum of v * 0, vectorised)."""
+    z = s.dtype.type(0)
+    for i in range(s.size):
+        z += s[i] * 0
+    return z
+
+
+@numba.njit(cache=True)
+def _first_nan(s):
+    for i in range(s.size):
+        if s[i] != s[i]:
+            return i
+    return -1
+
+
+@numba.njit(cache=True)
+def _row_extreme(row, want_max):
+    """max/min of a non-empty row; the first NaN if it holds one."""
+    n = row.size
+    m = row[0]
+    for b in range(0, n, 4 * BLOCK):
+        seg = row[b:min(b + 4 * BLOCK, n)]
+        v = _block_extreme(seg, want_max)
+        m = v if _better(v, m, want_max) else m
+        if _nan_probe(seg) != 0:
+            k = _first_nan(seg)
+            if k >= 0:
+                return seg[k]
+    return m
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _cols_extreme(a, out, o, c0, c1, want_max):
+    dst = out[o, c0:c1]
+    dst[:] = a[o, 0, c0:c1]
+    for i in range(1, a.shape[1]):
+        seg = a[o, i, c0:c1]
+        for j in range(seg.size):
+            v = seg[j]
+            m = dst[j]
+            dst[j] = v if (_better(v, m, want_max) or v != v) else m
+
+
+@numba.njit(cache=True)
+def extreme_reduce(a, out, want_max):
+    """out[o, k] = max_i a[o, i, k] (min if not want_max); NaN wins. Requires n >= 1."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        for o in range(outer):
+            out[o, 0] = _row_extreme(rows[o], want_max)
+    else:
+        for o in range(outer):
+            _cols_extreme(a, out, o, 0, inner, want_max)
+
+
+@numba.njit(cache=True, parallel=True)
+def extreme_reduce_parallel(a, out, want_max):
+    """extreme_reduce with row chunks / column blocks in prange."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        nch = (n + CHUNK - 1) // CHUNK
+        part = np.empty((outer, nch), a.dtype)
+        for t in prange(outer * nch):
+            o = t // nch
+            c = t - o * nch
+            part[o, c] = _row_extreme(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], want_max)
+        for o in range(outer):
+            out[o, 0] = _row_extreme(part[o], want_max)
+    else:
+        ncb = (inner + COLS - 1) // COLS
+        for t in prange(outer * ncb):
+            o = t // ncb
+            c0 = (t - o * ncb) * COLS
+            _cols_extreme(a, out, o, c0, min(c0 + COLS, inner), want_max)
+
+
+# ---- argmax / argmin (value and first index) ----------------------------------------
+
+@numba.njit(cache=True, inline="always")
+def _takes(v, m, want_max):
+    """v replaces the current best m: strictly better, or the first NaN."""
+    if m != m:
+        return False
+    return v != v or (v > m if want_max else v < m)
+
+
+@numba.njit(cache=True)
+def arg_reduce(a, values, indices, want_max):
+    """values/indices[o, k] = max_i a[o, i, k] and its first index i (NaN counts as max)."""
+    outer, n, inner = a.shape
+    for o in range(outer):
+        best = values[o]
+        idx = indices[o]
+        best[:] = a[o, 0]
+        idx[:] = 0
+        for i in range(1, n):
+            seg = a[o, i]
+            for j in range(inner):
+                if _takes(seg[j], best[j], want_max):
+                    best[j] = seg[j]
+                    idx[j] = i
+
+
+# ---- count of non-zeros (all, any, count_nonzero) ----------------------------------
+
+@numba.njit(cache=True)
+def count_nonzero_reduce(a, out):
+    """out[o, k] = #{i : a[o, i, k] != 0} (int64)."""
+    outer, n, inner = a.shape
+    for o in range(outer):
+        acc = out[o]
+        acc[:] = 0
+        for i in range(n):
+            seg = a[o, i]
+            for j in range(inner):
+                acc[j] += seg[j] != 0

@@ -1,4 +1,13 @@
-"""Reductions (initial core version: `sum` over any dims, with keepdim)."""
+"""Reductions over all, one or several dims: the layout planner, `sum`, `mean`, `prod`, ...
+
+Every reduction kernel sees a C-contiguous (outer, n, inner) array and writes
+(outer, inner) (see kernels/cpu/reduce.py). `reduction_layout` finds that view
+without copying whenever the reduced dims are one block in memory order (any
+single dim of a contiguous tensor, a transposed tensor, ...); only scattered
+dims fall back to `move_reduced_last` (permute + one contiguous copy).
+"""
+import builtins
+
 import numpy as np
 
 from .. import _dtype
@@ -7,24 +16,13 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
 
-__all__ = ["sum"]
+__all__ = ["sum", "mean", "nansum", "nanmean", "prod", "all", "any", "count_nonzero"]
+
+# Reductions over at least this many elements use the parallel kernels.
+PARALLEL_MIN_NUMEL = 1 << 16
 
 
-def _cpu_sum(x2d, out1d):
-    from nbtorch.kernels.cpu import reduce as k
-    if x2d.dtype == np.float16:
-        x2d = x2d.astype(np.float32)
-        tmp = np.empty(out1d.shape, np.float32)
-        k.sum_rows(x2d, tmp)
-        out1d[...] = tmp
-    elif x2d.dtype == np.bool_:
-        k.sum_rows(x2d.view(np.uint8), out1d)
-    else:
-        k.sum_rows(x2d, out1d)
-
-
-register_kernel("sum", "cpu", _cpu_sum)
-
+# ---- layout -------------------------------------------------------------------------
 
 def move_reduced_last(x, dims):
     """(x permuted so `dims` are last and made contiguous, kept shape, reduced size)."""
@@ -38,35 +36,334 @@ def move_reduced_last(x, dims):
 
 
 def keepdim_shape(shape, dims):
+    """`shape` with every dim in `dims` set to 1 (what keepdim=True returns)."""
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
 
 
+def reduced_shape(shape, dims, keepdim):
+    """The result shape of reducing `dims` of `shape`."""
+    if keepdim:
+        return keepdim_shape(shape, dims)
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _prod(xs):
+    n = 1
+    for s in xs:
+        n *= s
+    return n
+
+
+def _memory_order(x):
+    """x's non-size-1 dims from outermost to innermost if x is dense in that order, else None."""
+    order = [d for d in range(x.dim()) if x._shape[d] != 1]
+    order.sort(key=lambda d: -x._strides[d])
+    expected = 1
+    for d in reversed(order):
+        if x._strides[d] != expected:
+            return None
+        expected *= x._shape[d]
+    return order
+
+
+def _flat_array(x, shape):
+    """x's storage span (x dense, no size-0 dim) as a C-contiguous array of `shape`."""
+    start = x._offset
+    return x._storage.data[start:start + _prod(shape)].reshape(shape)
+
+
+class Layout:
+    """How a reduction of `dims` of a tensor reaches the (outer, n, inner) kernels.
+
+    a3: the C-contiguous (outer, n, inner) raw array; kept: the shape of the
+    kept dims in the tensor's order; inner_shape/perm: the kernel writes the kept
+    dims in memory order `inner_shape`, `perm` (or None) restores the tensor's order.
+    """
+
+    __slots__ = ("a3", "kept", "inner_shape", "perm", "n")
+
+    def new_output(self, dtype, device):
+        """A fresh output tensor the kernel writes into, and its (outer, inner) raw view."""
+        out = empty(self.inner_shape, dtype, device)
+        return out, out._array.reshape(self.a3.shape[0], self.a3.shape[2])
+
+    def finish(self, out):
+        """The kernel's output in the tensor's dim order (shape `kept`)."""
+        if self.perm is not None:
+            out = out.permute(self.perm).contiguous()
+        return out.view(self.kept) if out._shape != self.kept else out
+
+
+def reduction_layout(x, dims):
+    """Plan the reduction of `dims` (sorted, normalized) of a non-empty tensor `x`."""
+    lay = Layout()
+    lay.kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
+    order = list(range(x.dim())) if x.is_contiguous() else _memory_order(x)
+    if order is not None:
+        order = [d for d in order if x._shape[d] != 1]
+        flags = [d in dims for d in order]
+        first = flags.index(True) if True in flags else len(flags)
+        last = len(flags) - flags[::-1].index(True) if True in flags else len(flags)
+        if builtins.all(flags[first:last]):
+            before, mid, after = order[:first], order[first:last], order[last:]
+            sizes = [x._shape[d] for d in order]
+            outer, n = _prod(sizes[:first]), _prod(sizes[first:last])
+            inner = _prod(sizes[last:])
+            lay.a3 = _flat_array(x, (outer, n, inner))
+            kept_order = before + after
+            lay.inner_shape = tuple(x._shape[d] for d in kept_order)
+            lay.perm = None
+            if kept_order != sorted(kept_order):
+                rank = sorted(kept_order)
+                lay.perm = tuple(kept_order.index(d) for d in rank)
+            lay.n = n
+            return lay
+    xp, kept, n = move_reduced_last(x, dims)
+    lay.a3 = xp._array.reshape(_prod(kept), n, 1)
+    lay.inner_shape, lay.perm, lay.n = kept, None, n
+    return lay
+
+
+def reduce_numel(shape, dims):
+    return _prod(shape[d] for d in dims)
+
+
+# ---- kernels --------------------------------------------------------------------
+
+def _use_parallel(a3):
+    return a3.size >= PARALLEL_MIN_NUMEL
+
+
+def _acc_zero(dtype):
+    return np.float64(0.0) if dtype.kind == "f" else np.int64(0)
+
+
+def _cpu_sum(a3, out2, scale=1.0, skip_nan=False):
+    """out2[o, k] = scale * sum_i a3[o, i, k] (a3 float32/float64/int64)."""
+    from nbtorch.kernels.cpu import reduce as k
+    zero = _acc_zero(a3.dtype)
+    scale = zero.dtype.type(scale)
+    kernel = k.sum_reduce_parallel if _use_parallel(a3) else k.sum_reduce
+    kernel(a3, out2, zero, scale, skip_nan)
+
+
+def _cpu_prod(a3, out2):
+    from nbtorch.kernels.cpu import reduce as k
+    k.prod_reduce(a3, out2, _acc_zero(a3.dtype) + 1)
+
+
+def _cpu_count_nonzero(a3, out2):
+    from nbtorch.kernels.cpu import reduce as k
+    k.count_nonzero_reduce(a3, out2)
+
+
+register_kernel("sum", "cpu", _cpu_sum)
+register_kernel("prod", "cpu", _cpu_prod)
+register_kernel("count_nonzero", "cpu", _cpu_count_nonzero)
+
+
+def compute_dtype(dtype):
+    """The dtype a sum-like kernel runs in: float16 -> float32, every integer -> int64."""
+    if dtype is _dtype.float16:
+        return _dtype.float32
+    return dtype if dtype.is_floating_point else _dtype.int64
+
+
+def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
+    """Run kernel `op` reducing `dims` of x into a new tensor of shape kept (no keepdim).
+
+    The kernel runs in `compute_dtype(out_dtype)`; the result is cast to out_dtype.
+    A reduction over zero elements returns `empty_fill` (0 for sum, 1 for prod).
+    """
+    work = compute_dtype(out_dtype)
+    kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
+    if x.numel() == 0:
+        out = empty(kept, work, x.device)
+        if out.numel():
+            out.fill_(empty_fill)
+    else:
+        src = x if x.dtype is work else x.to(work)
+        lay = reduction_layout(src, dims)
+        out, raw = lay.new_output(work, x.device)
+        get_kernel(op, x.device.type)(lay.a3, raw, *args)
+        out = lay.finish(out)
+    return out if work is out_dtype else out.to(out_dtype)
+
+
+# ---- sum, mean, nansum ------------------------------------------------------------
+
 class Sum(Function):
     @staticmethod
-    def forward(ctx, x, dims, keepdim, dtype):
+    def forward(ctx, x, dims, keepdim, dtype, mean=False, skip_nan=False):
         ctx.in_shape, ctx.dims, ctx.keepdim = x._shape, dims, keepdim
-        xp, kept, n = move_reduced_last(x, dims)
-        rows = int(np.prod(kept)) if kept else 1
-        out = empty(kept, dtype, x.device)
-        src = xp if xp.dtype is dtype or x.dtype is _dtype.bool else xp.to(dtype)
-        if rows:
-            get_kernel("sum", x.device.type)(src._array.reshape(rows, n),
-                                             out._array.reshape(rows))
-        if keepdim:
-            out = out.view(keepdim_shape(x._shape, dims))
-        return out
+        ctx.scale = 1.0 / reduce_numel(x._shape, dims) if mean and x.numel() else 1.0
+        ctx.skip_nan = skip_nan
+        if skip_nan:
+            ctx.save_for_backward(x)
+        fill = float("nan") if mean else 0
+        out = run_reduction("sum", x, dims, dtype, ctx.scale, skip_nan, empty_fill=fill)
+        return out.view(keepdim_shape(x._shape, dims)) if keepdim else out
 
     @staticmethod
     def backward(ctx, g):
         if not ctx.keepdim:
             g = g.view(keepdim_shape(ctx.in_shape, ctx.dims))
-        return g.expand(ctx.in_shape), None, None, None
+        g = g.expand(ctx.in_shape)
+        if ctx.scale != 1.0:
+            g = g * ctx.scale
+        if ctx.skip_nan:
+            x, = ctx.saved_tensors
+            g = g * (x == x)
+        return g, None, None, None, None, None
+
+
+def _sum_dtype(x, dtype):
+    if dtype is not None:
+        return _dtype.to_dtype(dtype)
+    return x.dtype if x.dtype.is_floating_point else _dtype.int64
 
 
 @tensor_method()
-def sum(self, dim=None, keepdim=False, *, dtype=None):
-    """Sum over all elements or over `dim` (int or tuple), optionally keeping dims."""
-    dims = normalize_dims(dim, self.dim())
-    if dtype is None:
-        dtype = _dtype.int64 if not self.dtype.is_floating_point else self.dtype
-    return Sum.apply(self, dims, keepdim, _dtype.to_dtype(dtype))
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum of all elements, or over `dim` (an int or a tuple of ints).
+
+    Integer and bool inputs sum to int64 unless `dtype` says otherwise; float32
+    sums accumulate in float64 blocks, so 10^7 terms do not drift.
+
+    Example:
+        >>> nbtorch.tensor([[1., 2.], [3., 4.]]).sum(dim=0)
+        tensor([4., 6.])
+    """
+    dims = normalize_dims(dim, input.dim())
+    return Sum.apply(input, dims, keepdim, _sum_dtype(input, dtype))
+
+
+def _float_dtype_for(op, x, dtype):
+    d = _dtype.to_dtype(dtype) if dtype is not None else x.dtype
+    if not d.is_floating_point:
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {_dtype_label(d)}")
+    return d
+
+
+def _dtype_label(d):
+    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+            "uint8": "Byte", "bool": "Bool"}.get(d.name, d.name.capitalize())
+
+
+@tensor_method()
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """Arithmetic mean over all elements or `dim`; floating inputs (or `dtype=`) only.
+
+    Example:
+        >>> nbtorch.tensor([1., 2., 3., 6.]).mean()
+        tensor(3.)
+    """
+    d = _float_dtype_for("mean", input, dtype)
+    dims = normalize_dims(dim, input.dim())
+    return Sum.apply(input, dims, keepdim, d, True)
+
+
+@tensor_method()
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """Sum treating NaN as zero."""
+    dims = normalize_dims(dim, input.dim())
+    return Sum.apply(input, dims, keepdim, _sum_dtype(input, dtype), False, True)
+
+
+@tensor_method()
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """Mean of the non-NaN elements (NaN where all are NaN)."""
+    d = _float_dtype_for("nanmean", input, dtype)
+    total = nansum(input, dim, keepdim, dtype=d)
+    count = (input == input).sum(dim=normalize_dims(dim, input.dim()), keepdim=keepdim)
+    return total / count.to(d)
+
+
+# ---- prod ---------------------------------------------------------------------------
+
+class Prod(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, dtype):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        out = run_reduction("prod", x, dims, dtype, empty_fill=1)
+        out = out.view(keepdim_shape(x._shape, dims)) if keepdim else out
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        shape = keepdim_shape(x._shape, ctx.dims)
+        if not ctx.keepdim:
+            g, out = g.view(shape), out.view(shape)
+        return _prod_grad(x, out, g, ctx.dims), None, None, None
+
+
+def _prod_grad(x, out, g, dims):
+    """d prod / dx_i = prod of the others; exact with zeros (one zero: only it gets one)."""
+    from . import pointwise_more as pm
+    is_zero = x == 0
+    zeros = is_zero.sum(dim=dims, keepdim=True)
+    if not bool((zeros > 0).any()):
+        return g * out / x
+    safe = pm.where(is_zero, 1.0, x)
+    others_nz = safe.prod(dim=dims, keepdim=True)
+    single = (zeros == 1) & is_zero
+    no_zero = pm.where(zeros == 0, out / safe, 0.0)
+    return g * pm.where(single, others_nz.expand(x._shape), no_zero)
+
+
+@tensor_method()
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    """Product of all elements, or over one `dim` (integers multiply in int64).
+
+    Example:
+        >>> nbtorch.tensor([[1., 2.], [3., 4.]]).prod(1)
+        tensor([ 2., 12.])
+    """
+    dims = normalize_dims(dim, input.dim())
+    return Prod.apply(input, dims, keepdim, _sum_dtype(input, dtype))
+
+
+# ---- all, any, count_nonzero (no gradient) ------------------------------------------
+
+def _count(x, dim, keepdim):
+    dims = normalize_dims(dim, x.dim())
+    src = x if x.dtype is not _dtype.float16 else x.to(_dtype.float32)
+    kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
+    if x.numel() == 0:
+        from .creation import zeros
+        out = zeros(kept, dtype=_dtype.int64, device=x.device)
+    else:
+        lay = reduction_layout(src.detach(), dims)
+        out, raw = lay.new_output(_dtype.int64, x.device)
+        get_kernel("count_nonzero", x.device.type)(lay.a3, raw)
+        out = lay.finish(out)
+    if keepdim:
+        out = out.view(keepdim_shape(x._shape, dims))
+    return out, reduce_numel(x._shape, dims)
+
+
+@tensor_method()
+def count_nonzero(input, dim=None):
+    """Number of non-zero elements, over all or over `dim` (int64)."""
+    return _count(input, dim, False)[0]
+
+
+@tensor_method()
+def all(input, dim=None, keepdim=False):
+    """True where every element (over `dim`) is non-zero (bool; uint8 stays uint8)."""
+    count, n = _count(input, dim, keepdim)
+    return _logical_result(count == n, input)
+
+
+@tensor_method()
+def any(input, dim=None, keepdim=False):
+    """True where some element (over `dim`) is non-zero."""
+    count, _ = _count(input, dim, keepdim)
+    return _logical_result(count > 0, input)
+
+
+def _logical_result(mask, x):
+    return mask.to(_dtype.uint8) if x.dtype is _dtype.uint8 else mask

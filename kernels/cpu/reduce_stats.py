@@ -1,0 +1,196 @@
+"""Statistics kernels over a C-contiguous (outer, n, inner) float array -> (outer, inner).
+
+Same layouts as kernels/cpu/reduce.py: inner == 1 reduces contiguous rows,
+inner > 1 walks the rows in memory order with per-column accumulators. All
+accumulate in float64; division by zero gives inf/NaN (numpy error model).
+"""
+import numba
+import numpy as np
+from numba import prange
+
+from .reduce import FM, BLOCK, _row_extreme, _cols_extreme
+
+
+# ---- variance (two passes: mean, then squared deviations) ---------------------------
+
+@numba.njit(cache=True, fastmath=FM, error_model="numpy")
+def _row_var(row, correction):
+    n = row.size
+    s = 0.0
+    for b in range(0, n, BLOCK):
+        seg = row[b:min(b + BLOCK, n)]
+        p = seg.dtype.type(0)
+        for i in range(seg.size):
+            p += seg[i]
+        s += p
+    mean = s / n
+    m2 = 0.0
+    for i in range(n):
+        d = row[i] - mean
+        m2 += d * d
+    return m2 / max(n - correction, 0.0), mean
+
+
+@numba.njit(cache=True, fastmath=FM, error_model="numpy")
+def _cols_var(a, var, mean, o, correction):
+    n, inner = a.shape[1], a.shape[2]
+    acc = np.zeros(inner)
+    for i in range(n):
+        seg = a[o, i]
+        for j in range(inner):
+            acc[j] += seg[j]
+    for j in range(inner):
+        acc[j] /= n
+    m2 = np.zeros(inner)
+    for i in range(n):
+        seg = a[o, i]
+        for j in range(inner):
+            d = seg[j] - acc[j]
+            m2[j] += d * d
+    denom = max(n - correction, 0.0)
+    for j in range(inner):
+        var[o, j] = m2[j] / denom
+        mean[o, j] = acc[j]
+
+
+@numba.njit(cache=True)
+def var_reduce(a, var, mean, correction):
+    """var[o, k] = sum_i (a[o,i,k] - m)^2 / max(n - correction, 0), mean[o, k] = m."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        for o in range(outer):
+            var[o, 0], mean[o, 0] = _row_var(rows[o], correction)
+    else:
+        for o in range(outer):
+            _cols_var(a, var, mean, o, correction)
+
+
+@numba.njit(cache=True, parallel=True)
+def var_reduce_parallel(a, var, mean, correction):
+    """var_reduce with the outer index in prange."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        for o in prange(outer):
+            var[o, 0], mean[o, 0] = _row_var(rows[o], correction)
+    else:
+        for o in prange(outer):
+            _cols_var(a, var, mean, o, correction)
+
+
+# ---- logsumexp -----------------------------------------------------------------------
+
+@numba.njit(cache=True, fastmath=FM)
+def _row_sum_exp(row, m):
+    s = 0.0
+    for b in range(0, row.size, BLOCK):
+        seg = row[b:min(b + BLOCK, row.size)]
+        p = 0.0
+        for i in range(seg.size):
+            p += np.exp(seg[i] - m)
+        s += p
+    return s
+
+
+@numba.njit(cache=True)
+def _finite(v):
+    return v - v == 0
+
+
+@numba.njit(cache=True, fastmath=FM)
+def logsumexp_reduce(a, out):
+    """out[o, k] = m + log(sum_i exp(a[o,i,k] - m)), m the max (a +-inf max is the result)."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        for o in range(outer):
+            m = _row_extreme(rows[o], True)
+            if not _finite(m):
+                out[o, 0] = m
+            else:
+                out[o, 0] = m + np.log(_row_sum_exp(rows[o], m))
+    else:
+        mx = np.empty(inner, a.dtype)
+        for o in range(outer):
+            _cols_extreme(a, out, o, 0, inner, True)
+            mx[:] = out[o]
+            s = np.zeros(inner)
+            for i in range(n):
+                seg = a[o, i]
+                for j in range(inner):
+                    s[j] += np.exp(seg[j] - mx[j])
+            for j in range(inner):
+                if _finite(mx[j]):
+                    out[o, j] = mx[j] + np.log(s[j])
+
+
+# ---- vector norms --------------------------------------------------------------------
+
+@numba.njit(cache=True, inline="always")
+def _norm_term(v, p):
+    a = abs(v)
+    if p == 2.0:
+        return a * a
+    if p == 1.0:
+        return a
+    if p == 0.0:
+        return 1.0 if v != 0 else 0.0
+    return a ** p
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _norm_finish(s, p):
+    if p == 2.0:
+        return np.sqrt(s)
+    if p == 1.0 or p == 0.0:
+        return s
+    return s ** (1.0 / p)
+
+
+@numba.njit(cache=True, fastmath=FM, error_model="numpy")
+def _row_norm(row, p):
+    if p == np.inf or p == -np.inf:
+        m = abs(row[0])
+        for i in range(row.size):
+            v = abs(row[i])
+            if (v > m if p > 0 else v < m) or v != v:
+                m = v
+            if m != m:
+                return m
+        return m
+    s = 0.0
+    for i in range(row.size):
+        s += _norm_term(row[i], p)
+    return _norm_finish(s, p)
+
+
+@numba.njit(cache=True, fastmath=FM, error_model="numpy")
+def norm_reduce(a, out, p):
+    """out[o, k] = (sum_i |a[o,i,k]|^p)^(1/p); p = inf/-inf: max/min |a|; p = 0: count != 0."""
+    outer, n, inner = a.shape
+    if inner == 1:
+        rows = a.reshape(outer, n)
+        for o in range(outer):
+            out[o, 0] = _row_norm(rows[o], p)
+        return
+    for o in range(outer):
+        acc = np.zeros(inner)
+        if p == np.inf or p == -np.inf:
+            acc[:] = np.abs(a[o, 0])
+            for i in range(1, n):
+                seg = a[o, i]
+                for j in range(inner):
+                    v = abs(seg[j])
+                    better = v > acc[j] if p > 0 else v < acc[j]
+                    if better or v != v:
+                        acc[j] = v
+        else:
+            for i in range(n):
+                seg = a[o, i]
+                for j in range(inner):
+                    acc[j] += _norm_term(seg[j], p)
+            for j in range(inner):
+                acc[j] = _norm_finish(acc[j], p)
+        for j in range(inner):
+            out[o, j] = acc[j]
