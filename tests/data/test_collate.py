@@ -108,3 +108,10 @@ def test_stacked_batch_does_not_alias_the_samples():
     batch = default_collate([sample, sample])
     batch.numpy()[0, 0] = 5.0
     assert sample.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_unequal_numpy_shapes_and_unsupported_numpy_dtypes():
+    with pytest.raises(RuntimeError, match=r"equal size.*\[2\] at entry 0 and \[1\] at entry 1"):
+        default_collate([np.zeros(2), np.zeros(1)])
+    with pytest.raises(TypeError, match="uint16"):
+        default_collate([np.zeros(2, np.uint16), np.zeros(2, np.uint16)])

@@ -187,6 +187,18 @@ def test_two_workers_give_exactly_the_batches_of_zero_workers(shuffle):
     assert run(2) == run(0)
 
 
+def test_persistent_workers_shuffle_like_zero_workers_over_epochs():
+    def run(num_workers, persistent):
+        loader = DataLoader(Numbers(11), batch_size=3, shuffle=True, num_workers=num_workers,
+                            persistent_workers=persistent, timeout=SAFETY,
+                            generator=nbtorch.Generator().manual_seed(4))
+        return [values(loader) for _ in range(3)]
+
+    expected = run(0, False)
+    assert run(2, True) == expected and run(2, False) == expected
+    assert expected[0] != expected[1]
+
+
 def test_workers_never_lose_or_duplicate_samples():
     loader = DataLoader(Numbers(101), batch_size=3, shuffle=True, num_workers=3,
                         prefetch_factor=1, timeout=SAFETY)

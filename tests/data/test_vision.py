@@ -30,6 +30,9 @@ def test_to_tensor_2d_and_other_dtypes():
     assert floats.dtype == nbtorch.float64 and floats.numpy().max() == 7.0  # no scaling
     tensor = nbtorch.zeros(1, 2, 2)
     assert transforms.ToTensor()(tensor) is tensor
+    scaled = transforms.ToTensor()(nbtorch.full((1, 2, 2), 51, dtype=nbtorch.uint8))
+    assert scaled.dtype == nbtorch.float32
+    np.testing.assert_allclose(scaled.numpy(), np.full((1, 2, 2), 0.2), rtol=1e-6)
 
 
 def test_to_tensor_errors():

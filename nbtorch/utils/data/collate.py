@@ -26,14 +26,19 @@ def _is_namedtuple(value):
     return isinstance(value, tuple) and hasattr(value, "_fields")
 
 
+def _check_equal_shapes(batch, what):
+    """Raise a RuntimeError naming the first entry whose shape differs from entry 0's."""
+    first_shape = tuple(batch[0].shape)
+    for position, item in enumerate(batch):
+        if tuple(item.shape) != first_shape:
+            raise RuntimeError(
+                f"default_collate: stack expects each {what} to be equal size, but got "
+                f"{list(first_shape)} at entry 0 and {list(item.shape)} at entry {position}")
+
+
 def _collate_tensors(batch, *, collate_fn_map=None):
     """Stack equal-shaped tensors along a new first dimension."""
-    first_shape = tuple(batch[0].shape)
-    for position, tensor in enumerate(batch):
-        if tuple(tensor.shape) != first_shape:
-            raise RuntimeError(
-                "default_collate: stack expects each tensor to be equal size, but got "
-                f"{list(first_shape)} at entry 0 and {list(tensor.shape)} at entry {position}")
+    _check_equal_shapes(batch, "tensor")
     if all(t.device.type == "cpu" and not t.requires_grad for t in batch):
         # Plain CPU data (the usual case): one np.stack, ~25x faster than a generic
         # differentiable stack of many small tensors.
@@ -42,10 +47,11 @@ def _collate_tensors(batch, *, collate_fn_map=None):
 
 
 def _collate_numpy_arrays(batch, *, collate_fn_map=None):
-    """Turn NumPy arrays into tensors, then stack them."""
+    """Stack equal-shaped NumPy arrays into one tensor of their dtype."""
     if batch[0].dtype.char in _NUMPY_STRING_KINDS:
         raise TypeError(_UNSUPPORTED.format(batch[0].dtype))
-    return collate([nbtorch.as_tensor(array) for array in batch], collate_fn_map=collate_fn_map)
+    _check_equal_shapes(batch, "array")
+    return nbtorch.from_numpy(np.stack(batch))
 
 
 def _collate_numpy_scalars(batch, *, collate_fn_map=None):
