@@ -99,7 +99,7 @@ def test_batchnorm_module_running_stats_and_eval():
     np.testing.assert_allclose(bn.running_var.numpy(), 0.25 + 0.75 * v, rtol=1e-5)
     assert bn.num_batches_tracked.item() == 2
     bn.eval()
-    y = bn(_t(x)).numpy()
+    y = bn(_t(x)).detach().numpy()
     want = (x - bn.running_mean.numpy()[:, None, None]) / np.sqrt(
         bn.running_var.numpy()[:, None, None] + 1e-5)
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
