@@ -220,4 +220,7 @@ class MultiProcessIter(BaseIter):
 
     def __del__(self):
         if getattr(self, "_workers", None) is not None and not getattr(self, "_shutdown", True):
-            self._shutdown_workers()
+            try:
+                self._shutdown_workers()
+            except Exception:  # interpreter shutdown: modules may already be torn down
+                pass
