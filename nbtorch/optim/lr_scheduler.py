@@ -361,8 +361,9 @@ class SequentialLR(LRScheduler):
             group["lr"] = group["initial_lr"]
         for sched in self._schedulers:
             sched.last_epoch -= 1
-        self._schedulers[0]._initial_step()
-        self._last_lr = self._schedulers[0].get_last_lr()
+        first = self._schedulers[bisect_right(self._milestones, 0)]   # milestones may hold 0
+        first._initial_step()
+        self._last_lr = first.get_last_lr()
 
     def step(self):
         self.last_epoch += 1

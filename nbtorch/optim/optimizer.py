@@ -112,8 +112,6 @@ class Optimizer:
                                  "Some param names are missing")
             param_group["param_names"] = [name for name, _ in params]
             params = [p for _, p in params]
-        if len(params) == 0:
-            raise ValueError("optimizer got an empty parameter list")
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params "

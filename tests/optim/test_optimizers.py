@@ -302,6 +302,11 @@ def test_empty_parameter_list():
     for cls in (optim.SGD, optim.Adam, optim.AdamW, optim.RMSprop, optim.Adagrad):
         with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
             cls([])
+        with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
+            cls(iter([]))
+    w = torch.ones(1, requires_grad=True)
+    opt = optim.SGD([{"params": [w]}, {"params": [], "weight_decay": 0.0}], lr=0.1)
+    assert len(opt.param_groups) == 2                 # an empty group is allowed, as in PyTorch
 
 
 def test_non_tensor_parameters():
