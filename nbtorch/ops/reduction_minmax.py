@@ -1,0 +1,238 @@
+"""max / min (values, or (values, indices) over a dim), amax / amin, argmax / argmin, aminmax.
+
+NaN propagates (it is the max and the min, as in PyTorch). Gradients: a
+reduction over all elements or `amax`/`amin` splits the gradient equally
+among tied extremes; `max(dim)`/`min(dim)` send it to the returned index only.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ._common import normalize_dim, normalize_dims, tensor_method
+from . import _return_types as rt
+from .reduction import (PARALLEL_MIN_NUMEL, keepdim_shape, reduced_shape,
+                        reduction_layout)
+
+__all__ = ["max", "min", "amax", "amin", "argmax", "argmin", "aminmax"]
+
+
+# ---- kernels ------------------------------------------------------------------------
+
+def _kernel_array(a):
+    """bool runs as uint8 (same order); every other dtype as is."""
+    return a.view(np.uint8) if a.dtype == np.bool_ else a
+
+
+def _cpu_extreme(want_max):
+    def kernel(a3, out2):
+        from nbtorch.kernels.cpu import reduce as k
+        fn = k.extreme_reduce_parallel if a3.size >= PARALLEL_MIN_NUMEL else k.extreme_reduce
+        fn(_kernel_array(a3), _kernel_array(out2), want_max)
+    kernel.__qualname__ = "cpu.reduce.a" + ("max" if want_max else "min")
+    return kernel
+
+
+def _cpu_arg(want_max):
+    def kernel(a3, values2, indices2):
+        from nbtorch.kernels.cpu import reduce as k
+        k.arg_reduce(_kernel_array(a3), _kernel_array(values2), indices2, want_max)
+    kernel.__qualname__ = "cpu.reduce.arg" + ("max" if want_max else "min")
+    return kernel
+
+
+register_kernel("amax", "cpu", _cpu_extreme(True))
+register_kernel("amin", "cpu", _cpu_extreme(False))
+register_kernel("argmax", "cpu", _cpu_arg(True))
+register_kernel("argmin", "cpu", _cpu_arg(False))
+
+
+def _work(x):
+    return x.to(_dtype.float32) if x.dtype is _dtype.float16 else x
+
+
+def _check_nonempty(op, x, dims, all_dims):
+    if x.numel():
+        return
+    if all_dims:
+        raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    for d in dims:
+        if x._shape[d] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+
+
+def extreme_values(op, x, dims):
+    """max (op 'amax') or min ('amin') over `dims`, kept dims in order (no keepdim)."""
+    kept = reduced_shape(x._shape, dims, False)
+    if x.numel() == 0:
+        return empty(kept, x.dtype, x.device)
+    w = _work(x)
+    lay = reduction_layout(w, dims)
+    out, raw = lay.new_output(w.dtype, x.device)
+    get_kernel(op, x.device.type)(lay.a3, raw)
+    out = lay.finish(out)
+    return out if out.dtype is x.dtype else out.to(x.dtype)
+
+
+def extreme_with_index(op, x, dim):
+    """(values, int64 indices) of the max ('argmax') or min ('argmin') over one dim."""
+    kept = reduced_shape(x._shape, (dim,), False)
+    if x.numel() == 0:
+        return empty(kept, x.dtype, x.device), empty(kept, _dtype.int64, x.device)
+    w = _work(x)
+    lay = reduction_layout(w, (dim,) if x.dim() else ())
+    values, vraw = lay.new_output(w.dtype, x.device)
+    indices, iraw = lay.new_output(_dtype.int64, x.device)
+    get_kernel(op, x.device.type)(lay.a3, vraw, iraw)
+    values, indices = lay.finish(values), lay.finish(indices)
+    return (values if values.dtype is x.dtype else values.to(x.dtype)), indices
+
+
+# ---- gradients ------------------------------------------------------------------------
+
+def evenly_distributed_grad(x, out_kept, g_kept, dims):
+    """g split equally among the elements of x equal to the extreme `out_kept`."""
+    mask = (x == out_kept).to(g_kept.dtype)
+    return g_kept * mask / mask.sum(dim=dims, keepdim=True)
+
+
+def index_mask(indices_kept, dim, shape):
+    """Bool mask of `shape`: True where the position along `dim` equals `indices_kept`."""
+    from .creation import arange
+    n = shape[dim] if shape else 1
+    pos = arange(n, device=indices_kept.device)
+    if shape:
+        pos = pos.view(tuple(n if i == dim else 1 for i in range(len(shape))))
+    else:
+        pos = pos.view(())
+    return pos == indices_kept
+
+
+class Extreme(Function):
+    """amax/amin (and max()/min() over everything): ties share the gradient."""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim, op):
+        out = extreme_values(op, x, dims)
+        out = out.view(keepdim_shape(x._shape, dims)) if keepdim else out
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        out = out.view(keepdim_shape(x._shape, ctx.dims))
+        if not ctx.keepdim:
+            g = g.view(out._shape)
+        return evenly_distributed_grad(x, out, g, ctx.dims), None, None, None
+
+
+class ExtremeWithIndex(Function):
+    """max(dim)/min(dim): (values, indices); the gradient goes to the returned index."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim, op):
+        values, indices = extreme_with_index(op, x, dim)
+        if keepdim:
+            shape = keepdim_shape(x._shape, (dim,))
+            values, indices = values.view(shape), indices.view(shape)
+        ctx.dim, ctx.keepdim, ctx.in_shape = dim, keepdim, x._shape
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, g, _g_indices):
+        indices, = ctx.saved_tensors
+        shape = keepdim_shape(ctx.in_shape, (ctx.dim,))
+        if not ctx.keepdim:
+            g, indices = g.view(shape), indices.view(shape)
+        return g * index_mask(indices, ctx.dim, ctx.in_shape), None, None, None
+
+
+# ---- public ops ----------------------------------------------------------------------
+
+def _minmax(name, kernel_values, kernel_index, result_cls):
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):
+            from . import pointwise_more as pm
+            return getattr(pm, "maximum" if name == "max" else "minimum")(input, dim)
+        if dim is None:
+            if keepdim:
+                raise TypeError(f"{name}() received an invalid combination of arguments - "
+                                "got (keepdim=bool), but expected (Tensor input, int dim, "
+                                "bool keepdim)")
+            dims = tuple(range(input.dim()))
+            _check_nonempty(name, input, dims, True)
+            return Extreme.apply(input, dims, False, kernel_values)
+        d = normalize_dim(dim, input.dim())
+        _check_nonempty(name, input, (d,), False)
+        return result_cls(*ExtremeWithIndex.apply(input, d, keepdim, kernel_index))
+    fn.__name__ = name
+    fn.__doc__ = (f"The {name}imum of all elements, or `(values, indices)` over `dim`.\n\n"
+                  f"    Example:\n        >>> nbtorch.tensor([[1., 5.], [7., 2.]]).{name}(dim=1)"
+                  f"\n        torch.return_types.{name}(values=..., indices=...)\n")
+    return fn
+
+
+max = _minmax("max", "amax", "argmax", rt.max)
+min = _minmax("min", "amin", "argmin", rt.min)
+Tensor.max = max
+Tensor.min = min
+
+
+def _amaxmin(name):
+    def fn(input, dim=(), keepdim=False):
+        dims = normalize_dims(dim, input.dim())
+        _check_nonempty(name, input, dims, False)
+        return Extreme.apply(input, dims, keepdim, name)
+    fn.__name__ = name
+    fn.__doc__ = (f"The {name[1:]}imum over `dim` (all dims if empty); ties share the "
+                  "gradient equally.")
+    return fn
+
+
+amax = _amaxmin("amax")
+amin = _amaxmin("amin")
+Tensor.amax = amax
+Tensor.amin = amin
+
+
+def _arg(name, kernel):
+    def fn(input, dim=None, keepdim=False):
+        x = input.detach()
+        if dim is None:
+            if x.numel() == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0.")
+            idx = extreme_with_index(kernel, x.reshape(-1), 0)[1]
+            return idx.view((1,) * x.dim()) if keepdim else idx
+        d = normalize_dim(dim, x.dim())
+        _check_nonempty(name, x, (d,), False)
+        idx = extreme_with_index(kernel, x, d)[1]
+        return idx.view(keepdim_shape(x._shape, (d,))) if keepdim else idx
+    fn.__name__ = name
+    fn.__doc__ = (f"Index of the first {name[3:]}imum (of the flattened tensor if dim is "
+                  "None); NaN counts as the maximum and the minimum.")
+    return fn
+
+
+argmax = _arg("argmax", "argmax")
+argmin = _arg("argmin", "argmin")
+Tensor.argmax = argmax
+Tensor.argmin = argmin
+
+
+@tensor_method()
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over all elements or over `dim`, as `torch.return_types.aminmax`."""
+    if dim is None:
+        if keepdim:
+            dims = tuple(range(input.dim()))
+            return rt.aminmax(amin(input, dims, True), amax(input, dims, True))
+        _check_nonempty("aminmax", input, (), True)
+        return rt.aminmax(amin(input), amax(input))
+    return rt.aminmax(amin(input, dim, keepdim), amax(input, dim, keepdim))

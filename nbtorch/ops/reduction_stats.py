@@ -1,0 +1,249 @@
+"""Statistics reductions: var / std (with `correction`), var_mean, std_mean, logsumexp, norm.
+
+Kernels in kernels/cpu/reduce_stats.py accumulate in float64; backward
+formulas are nbtorch ops, so second derivatives work.
+"""
+import math
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ._common import normalize_dims, tensor_method
+from .reduction import (PARALLEL_MIN_NUMEL, keepdim_shape, reduce_numel, reduced_shape,
+                        reduction_layout)
+from .reduction_minmax import evenly_distributed_grad
+
+__all__ = ["var", "std", "var_mean", "std_mean", "logsumexp", "norm", "vector_norm"]
+
+
+def _cpu_var(a3, var2, mean2, correction):
+    from nbtorch.kernels.cpu import reduce_stats as k
+    fn = k.var_reduce_parallel if a3.size >= PARALLEL_MIN_NUMEL else k.var_reduce
+    fn(a3, var2, mean2, float(correction))
+
+
+def _cpu_logsumexp(a3, out2):
+    from nbtorch.kernels.cpu import reduce_stats as k
+    k.logsumexp_reduce(a3, out2)
+
+
+def _cpu_norm(a3, out2, p):
+    from nbtorch.kernels.cpu import reduce_stats as k
+    k.norm_reduce(a3, out2, float(p))
+
+
+register_kernel("var", "cpu", _cpu_var)
+register_kernel("logsumexp", "cpu", _cpu_logsumexp)
+register_kernel("norm", "cpu", _cpu_norm)
+
+
+def _nb():
+    import nbtorch
+    return nbtorch
+
+
+def float_reduction(op, x, dims, n_out, *args, empty_value=float("nan")):
+    """Run float kernel `op` over `dims` of x -> `n_out` tensors of the kept shape.
+
+    float16 computes in float32; an empty reduction gives `empty_value`.
+    """
+    kept = reduced_shape(x._shape, dims, False)
+    work = _dtype.float32 if x.dtype is _dtype.float16 else x.dtype
+    outs = []
+    if x.numel() == 0:
+        from .creation import full
+        outs = [full(kept, empty_value, dtype=work, device=x.device) for _ in range(n_out)]
+    else:
+        lay = reduction_layout(x, dims) if x.dtype is work else \
+            reduction_layout(x.to(work), dims)
+        pairs = [lay.new_output(work, x.device) for _ in range(n_out)]
+        get_kernel(op, x.device.type)(lay.a3, *(raw for _, raw in pairs), *args)
+        outs = [lay.finish(t) for t, _ in pairs]
+    return [o if o.dtype is x.dtype else o.to(x.dtype) for o in outs]
+
+
+def _check_float(op, x):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}(): input dtype should be either floating point or complex. "
+                           f"Got {x.dtype.name.capitalize()} instead.")
+
+
+# ---- var / std -------------------------------------------------------------------------
+
+class VarMean(Function):
+    """(var or std, mean) over dims; both outputs differentiable."""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim, take_sqrt):
+        var, mean = float_reduction("var", x, dims, 2, correction)
+        out = var.sqrt() if take_sqrt else var
+        if keepdim:
+            shape = keepdim_shape(x._shape, dims)
+            out, mean = out.view(shape), mean.view(shape)
+        ctx.dims, ctx.correction, ctx.keepdim, ctx.take_sqrt = dims, correction, keepdim, \
+            take_sqrt
+        ctx.n = reduce_numel(x._shape, dims)
+        ctx.save_for_backward(x, out)
+        return out, mean
+
+    @staticmethod
+    def backward(ctx, g_out, g_mean):
+        x, out = ctx.saved_tensors
+        shape = keepdim_shape(x._shape, ctx.dims)
+        if not ctx.keepdim:
+            g_out, out = g_out.view(shape), out.view(shape)
+            g_mean = g_mean.view(shape) if g_mean is not None else None
+        centered = x - x.mean(dim=ctx.dims, keepdim=True)
+        dof = ctx.n - ctx.correction
+        scale = g_out * (2.0 / dof if dof > 0 else float("nan"))
+        if ctx.take_sqrt:
+            scale = scale / (2.0 * out)
+        grad = scale * centered
+        if g_mean is not None:
+            grad = grad + g_mean / ctx.n
+        return grad, None, None, None, None
+
+
+def _parse_var_args(op, input, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):             # legacy var(input, unbiased)
+        dim, unbiased = None, dim
+    if correction is not None and unbiased is not None:
+        raise RuntimeError(f"{op}: can't specify both correction and unbiased arguments")
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    return normalize_dims(dim, input.dim()), correction
+
+
+def _var_std(op, take_sqrt, both):
+    def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if not input.dtype.is_floating_point:
+            raise RuntimeError("std and var only support floating point and complex dtypes")
+        dims, c = _parse_var_args(op, input, dim, unbiased, keepdim, correction)
+        out, mean = VarMean.apply(input, dims, c, keepdim, take_sqrt)
+        return (out, mean) if both else out
+    fn.__name__ = op
+    what = "standard deviation" if take_sqrt else "variance"
+    fn.__doc__ = (f"The {what} over all elements or `dim`, dividing by N - correction "
+                  f"(correction=1 by default; `unbiased=False` means 0)"
+                  + (", and the mean." if both else ".") +
+                  f"\n\n    Example:\n        >>> nbtorch.tensor([1., 2., 3., 4.]).{op}()\n")
+    return fn
+
+
+var = _var_std("var", False, False)
+std = _var_std("std", True, False)
+var_mean = _var_std("var_mean", False, True)
+std_mean = _var_std("std_mean", True, True)
+Tensor.var, Tensor.std = var, std
+
+
+# ---- logsumexp ------------------------------------------------------------------------
+
+class LogSumExp(Function):
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        out, = float_reduction("logsumexp", x, dims, 1, empty_value=-math.inf)
+        out = out.view(keepdim_shape(x._shape, dims)) if keepdim else out
+        ctx.dims, ctx.keepdim = dims, keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        out = out.view(keepdim_shape(x._shape, ctx.dims))
+        if not ctx.keepdim:
+            g = g.view(out._shape)
+        return g * (x - out).exp(), None, None
+
+
+@tensor_method()
+def logsumexp(input, dim=None, keepdim=False):
+    """log(sum(exp(input))) over `dim`, computed stably (max-shifted; -inf rows give -inf).
+
+    Example:
+        >>> nbtorch.tensor([[0., 1000.], [-inf, -inf]]).logsumexp(1)
+        tensor([1000.,   -inf])
+    """
+    if not input.dtype.is_floating_point:
+        input = input.to(_dtype.get_default_dtype())
+    return LogSumExp.apply(input, normalize_dims(dim, input.dim()), keepdim)
+
+
+# ---- norms ----------------------------------------------------------------------------
+
+class VectorNorm(Function):
+    @staticmethod
+    def forward(ctx, x, p, dims, keepdim):
+        out, = float_reduction("norm", x, dims, 1, p,
+                               empty_value=-math.inf if p == -math.inf else 0.0)
+        out = out.view(keepdim_shape(x._shape, dims)) if keepdim else out
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        out = out.view(keepdim_shape(x._shape, ctx.dims))
+        if not ctx.keepdim:
+            g = g.view(out._shape)
+        return _norm_grad(x, out, g, ctx.p, ctx.dims), None, None, None
+
+
+def _norm_grad(x, out, g, p, dims):
+    nb = _nb()
+    if p == 0:
+        return x * 0.0
+    if p == 1:
+        return g * x.sign()
+    if math.isinf(p):
+        return evenly_distributed_grad(x.abs(), out, g, dims) * x.sign()
+    if p == 2:
+        scaled = x * (g / out)
+    else:
+        scaled = x * x.abs().pow(p - 2) * (g / out.pow(p - 1))
+    return nb.where(out == 0, 0.0, scaled)
+
+
+def _norm_p(p):
+    if p is None or p == "fro":
+        return 2.0
+    if isinstance(p, str):
+        raise RuntimeError(f"norm(): unsupported p={p!r} here (only vector norms: numbers, "
+                           "inf, -inf, 'fro')")
+    return float(p)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The vector p-norm of x over `dim` (all elements if None), as torch.linalg.vector_norm.
+
+    Example:
+        >>> nbtorch.linalg.vector_norm(nbtorch.tensor([3., 4.]))
+        tensor(5.)
+    """
+    if dtype is not None:
+        x = x.to(_dtype.to_dtype(dtype))
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {x.dtype.name.capitalize()}")
+    p = _norm_p(ord)
+    dims = normalize_dims(dim, x.dim())
+    if x.numel() == 0 and p < 0 and reduce_numel(x._shape, dims) == 0:
+        raise RuntimeError("linalg.vector_norm cannot compute the {} norm on an empty tensor "
+                           "because the operation does not have an identity".format(ord))
+    return VectorNorm.apply(x, p, dims, keepdim)
+
+
+@tensor_method()
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm.
+
+    Example:
+        >>> nbtorch.tensor([[3., 4.], [0., 0.]]).norm(dim=1)
+        tensor([5., 0.])
+    """
+    return vector_norm(input, _norm_p(p), dim, keepdim, dtype=dtype)
