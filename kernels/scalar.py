@@ -1,15 +1,40 @@
 """Scalar bodies of the elementwise ops, written once for every target.
 
-Each plain function here is the body of one elementwise op. `cpu/pointwise.py`
-turns it into a NumPy ufunc with ``numba.vectorize(cache=True)`` (NumPy's ufunc
-machinery then handles strides and broadcasting at NumPy speed), and the CUDA
-side compiles the same function with ``target='cuda'``. Helpers they call are
-``register_jitable`` so every target can inline them.
+Each plain function here is the body of one elementwise op: it maps scalars
+to a scalar. `cpu/pointwise.py` turns it into a NumPy ufunc with
+``numba.vectorize(cache=True)`` (NumPy's ufunc machinery then handles
+strides and broadcasting), and the CUDA side compiles the same function with
+``target='cuda'``. Helpers they call are ``register_jitable``/``overload`` so
+every target can inline them.
+
+float32 stays float32: a Python float literal is a float64 in Numba, so
+``0.5 * x`` would compute a float32 `x` in float64 (and call the slow double
+libm). Constants are therefore written ``c(x, 0.5)``: the literal typed like
+`x` (float32 for float32, float64 otherwise).
+
+Parameters of an op (alpha, beta, bounds...) are extra ufunc inputs passed as
+0-d values of the compute dtype, so one compiled loop serves every value.
 """
 import math
 
-from numba.extending import register_jitable
+import numpy as np
+from numba import types
+from numba.extending import overload, register_jitable
 
+
+def c(x, value):
+    """`value` as a constant of x's float type (plain Python: unchanged)."""
+    return value
+
+
+@overload(c)
+def _c_overload(x, value):
+    if isinstance(x, types.Float) and x.bitwidth == 32:
+        return lambda x, value: np.float32(value)
+    return lambda x, value: np.float64(value)
+
+
+# ---- arithmetic ----------------------------------------------------------------
 
 def add(a, b):
     return a + b
@@ -30,6 +55,341 @@ def div(a, b):
 def neg(a):
     return -a
 
+
+def abs_(a):
+    return a if a >= 0 else -a
+
+
+def square(a):
+    return a * a
+
+
+def reciprocal(a):
+    return c(a, 1.0) / a
+
+
+def div_trunc(a, b):
+    return np.trunc(a / b)
+
+
+def div_floor(a, b):
+    """Python's floor division for floats (PyTorch's div_floor_floating)."""
+    if b == 0:
+        return a / b
+    mod = np.fmod(a, b)
+    q = (a - mod) / b
+    if mod != 0 and (b < 0) != (mod < 0):
+        q -= c(a, 1.0)
+    if q == 0:
+        return math.copysign(c(a, 0.0), a / b)
+    fq = np.floor(q)
+    if q - fq > c(a, 0.5):
+        fq += c(a, 1.0)
+    return fq
+
+
+def div_trunc_int(a, b):
+    q = a // b
+    if q < 0 and q * b != a:
+        q += 1
+    return q
+
+
+def div_floor_int(a, b):
+    return a // b
+
+
+def remainder(a, b):
+    """Python's modulo for floats: the result takes the divisor's sign."""
+    m = np.fmod(a, b)
+    if m != 0 and (b < 0) != (m < 0):
+        m += b
+    return m
+
+
+def remainder_int(a, b):
+    return a % b
+
+
+def fmod(a, b):
+    return np.fmod(a, b)
+
+
+def fmod_int(a, b):
+    m = a % b
+    if m != 0 and (a < 0) != (m < 0):
+        m -= b
+    return m
+
+
+def pow_(a, b):
+    return a ** b
+
+
+def pow_int(a, b):
+    """Integer power by squaring; negative exponents truncate like C (PyTorch)."""
+    if b < 0:
+        if a == 1:
+            return a
+        if a == -1:
+            return a if b % 2 else -a
+        return a * 0
+    r = a * 0 + 1
+    while b:
+        if b & 1:
+            r *= a
+        a *= a
+        b >>= 1
+    return r
+
+
+# ---- rounding, sign --------------------------------------------------------------
+
+def sign(a):
+    return (a > 0) - (a < 0)
+
+
+def floor(a):
+    return np.floor(a)
+
+
+def ceil(a):
+    return np.ceil(a)
+
+
+def trunc(a):
+    return np.trunc(a)
+
+
+def frac(a):
+    return a - np.trunc(a)
+
+
+@register_jitable
+def _round_half_even(a):
+    r = np.floor(a)
+    d = a - r
+    if d > 0.5 or (d == 0.5 and r - 2 * np.floor(r * 0.5) != 0):
+        r += 1
+    return r
+
+
+def round_(a):
+    return _round_half_even(a)
+
+
+def round_decimals(a, scale):
+    """round(a * 10**d) / 10**d; `scale` = 10**|d|, negative for d < 0."""
+    if scale > 0:
+        return _round_half_even(a * scale) / scale
+    return _round_half_even(a / -scale) * -scale
+
+
+# ---- exponentials, logs, powers ---------------------------------------------------
+
+def exp(a):
+    return math.exp(a)
+
+
+def exp2(a):
+    return np.exp2(a)
+
+
+def log(a):
+    return math.log(a)
+
+
+def log2(a):
+    return math.log2(a)
+
+
+def log10(a):
+    return math.log10(a)
+
+
+def log1p(a):
+    return math.log1p(a)
+
+
+def expm1(a):
+    return math.expm1(a)
+
+
+def sqrt(a):
+    return math.sqrt(a)
+
+
+def rsqrt(a):
+    return c(a, 1.0) / math.sqrt(a)
+
+
+def xlogy(x, y):
+    if y != y:
+        return y
+    if x == 0:
+        return x * 0
+    return x * math.log(y)
+
+
+# ---- trigonometric and hyperbolic ------------------------------------------------
+
+def sin(a):
+    return math.sin(a)
+
+
+def cos(a):
+    return math.cos(a)
+
+
+def tan(a):
+    return math.tan(a)
+
+
+def asin(a):
+    return math.asin(a)
+
+
+def acos(a):
+    return math.acos(a)
+
+
+def atan(a):
+    return math.atan(a)
+
+
+def atan2(a, b):
+    return math.atan2(a, b)
+
+
+def sinh(a):
+    return math.sinh(a)
+
+
+def cosh(a):
+    return math.cosh(a)
+
+
+def tanh(a):
+    return math.tanh(a)
+
+
+def erf(a):
+    return math.erf(a)
+
+
+def erfc(a):
+    return math.erfc(a)
+
+
+@register_jitable
+def _sigmoid(a):
+    if a >= 0:
+        return c(a, 1.0) / (c(a, 1.0) + math.exp(-a))
+    e = math.exp(a)
+    return e / (c(a, 1.0) + e)
+
+
+def sigmoid(a):
+    return _sigmoid(a)
+
+
+def logit(a, eps):
+    """log(a / (1 - a)), with `a` clamped to [eps, 1 - eps] when eps >= 0."""
+    if eps >= 0:
+        a = min(max(a, eps), c(a, 1.0) - eps)
+    return math.log(a / (c(a, 1.0) - a))
+
+
+# ---- activations ---------------------------------------------------------------
+
+def relu(a):
+    return a if a > 0 else a * 0
+
+
+def hardtanh(a, lo, hi):
+    return lo if a < lo else (hi if a > hi else a)
+
+
+def leaky_relu(a, slope):
+    return a if a > 0 else a * slope
+
+
+def gelu(a):
+    return c(a, 0.5) * a * (c(a, 1.0) + math.erf(a * c(a, 0.7071067811865476)))
+
+
+def gelu_tanh(a):
+    inner = c(a, 0.7978845608028654) * (a + c(a, 0.044715) * a * a * a)
+    return c(a, 0.5) * a * (c(a, 1.0) + math.tanh(inner))
+
+
+def silu(a):
+    return a * _sigmoid(a)
+
+
+@register_jitable
+def _softplus1(a):
+    """log(1 + exp(a)) without overflow."""
+    return max(a, a * 0) + math.log1p(math.exp(-abs(a)))
+
+
+def mish(a):
+    return a * math.tanh(_softplus1(a))
+
+
+def softplus(a, beta, threshold):
+    z = a * beta
+    return a if z > threshold else math.log1p(math.exp(z)) / beta
+
+
+def elu(a, alpha, scale, input_scale):
+    """PyTorch's ELU family: selu and celu are elu with other constants."""
+    if a > 0:
+        return a * scale
+    return math.expm1(a * input_scale) * alpha * scale
+
+
+def hardsigmoid(a):
+    return min(max(a + c(a, 3.0), a * 0), c(a, 6.0)) / c(a, 6.0)
+
+
+def hardswish(a):
+    return a * min(max(a + c(a, 3.0), a * 0), c(a, 6.0)) / c(a, 6.0)
+
+
+# ---- fused first-order gradients (used when no double backward is recorded) ------
+
+def relu_grad(g, out):
+    return g if out > 0 else g * 0
+
+
+def sigmoid_grad(g, out):
+    return g * out * (c(out, 1.0) - out)
+
+
+def tanh_grad(g, out):
+    return g * (c(out, 1.0) - out * out)
+
+
+def gelu_grad(g, a):
+    cdf = c(a, 0.5) * (c(a, 1.0) + math.erf(a * c(a, 0.7071067811865476)))
+    pdf = math.exp(c(a, -0.5) * a * a) * c(a, 0.3989422804014327)
+    return g * (cdf + a * pdf)
+
+
+def gelu_tanh_grad(g, a):
+    k = c(a, 0.7978845608028654)
+    t = math.tanh(k * (a + c(a, 0.044715) * a * a * a))
+    dinner = k * (c(a, 1.0) + c(a, 0.134145) * a * a)
+    return g * c(a, 0.5) * (c(a, 1.0) + t + a * (c(a, 1.0) - t * t) * dinner)
+
+
+def silu_grad(g, a):
+    s = _sigmoid(a)
+    return g * s * (c(a, 1.0) + a * (c(a, 1.0) - s))
+
+
+# ---- comparisons, selection ------------------------------------------------------
 
 def eq(a, b):
     return a == b
@@ -55,22 +415,154 @@ def ge(a, b):
     return a >= b
 
 
-def exp(a):
-    return math.exp(a)
+def maximum(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a > b else b
 
 
-def log(a):
-    return math.log(a) if a > 0 else (-math.inf if a == 0 else math.nan)
+def minimum(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a < b else b
 
 
-@register_jitable
-def _relu(a):
-    return a if a > 0 else a * 0
+def fmax(a, b):
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a > b else b
 
 
-def relu(a):
-    return _relu(a)
+def fmin(a, b):
+    if a != a:
+        return b
+    if b != b:
+        return a
+    return a if a < b else b
 
 
-def relu_grad(g, a):
-    return g if a > 0 else g * 0
+def clamp(a, lo, hi):
+    """min(max(a, lo), hi), NaN in any operand propagating (PyTorch)."""
+    if a != a:
+        return a
+    if lo != lo:
+        return lo
+    if hi != hi:
+        return hi
+    r = lo if a < lo else a
+    return hi if r > hi else r
+
+
+def clamp_min(a, lo):
+    if a != a:
+        return a
+    if lo != lo:
+        return lo
+    return lo if a < lo else a
+
+
+def clamp_max(a, hi):
+    if a != a:
+        return a
+    if hi != hi:
+        return hi
+    return hi if a > hi else a
+
+
+def where(cond, a, b):
+    return a if cond else b
+
+
+def lerp(start, end, weight):
+    """start + weight * (end - start), exact at both ends (PyTorch's two-sided form)."""
+    d = end - start
+    if abs(weight) < 0.5:
+        return start + weight * d
+    return end - d * (1 - weight)
+
+
+def addcmul(a, t1, t2, value):
+    return a + value * t1 * t2
+
+
+def addcdiv(a, t1, t2, value):
+    return a + value * t1 / t2
+
+
+# ---- logical, bitwise, classification ----------------------------------------------
+
+def logical_and(a, b):
+    return (a != 0) and (b != 0)
+
+
+def logical_or(a, b):
+    return (a != 0) or (b != 0)
+
+
+def logical_xor(a, b):
+    return (a != 0) != (b != 0)
+
+
+def logical_not(a):
+    return a == 0
+
+
+def bitwise_and(a, b):
+    return a & b
+
+
+def bitwise_or(a, b):
+    return a | b
+
+
+def bitwise_xor(a, b):
+    return a ^ b
+
+
+def bitwise_not(a):
+    return ~a
+
+
+def isnan(a):
+    return a != a
+
+
+def isinf(a):
+    return a == math.inf or a == -math.inf
+
+
+def isfinite(a):
+    return a == a and a != math.inf and a != -math.inf
+
+
+def isposinf(a):
+    return a == math.inf
+
+
+def isneginf(a):
+    return a == -math.inf
+
+
+def nan_to_num(a, nan, posinf, neginf):
+    if a != a:
+        return nan
+    if a == math.inf:
+        return posinf
+    if a == -math.inf:
+        return neginf
+    return a
+
+
+def isclose(a, b, rtol, atol, equal_nan):
+    """|a - b| <= atol + rtol * |b| (exact equality covers infinities)."""
+    if a == b:
+        return True
+    if a != a or b != b:
+        return equal_nan and a != a and b != b
+    return abs(a - b) <= atol + rtol * abs(b)

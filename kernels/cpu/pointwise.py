@@ -1,20 +1,125 @@
 """Elementwise CPU kernels: the scalar bodies of `kernels/scalar.py` as Numba ufuncs.
 
-`get(name)` builds ``numba.vectorize(cache=True)(scalar.<name>)`` on first use:
-a lazy DUFunc that compiles one loop per input dtype signature (and loads it
-from the on-disk cache in later runs). Called as ``ufunc(a, b, out)``, NumPy's
-ufunc machinery handles strided and broadcast operands without copies.
+``kernel(name)`` returns the CPU kernel of one op, called as
+``kernel(out, *args)`` with NumPy arrays (or NumPy scalars) of any layout::
+
+    for every index i of out (broadcasting args):   out[i] = scalar.<name>(*args[i])
+
+Each scalar body becomes one ``numba.vectorize(cache=True)`` DUFunc; a loop for
+an exact type signature (e.g. ``'ff->f'``) is added on first use with
+``DUFunc.add`` and then loaded from Numba's on-disk cache in later runs, so
+only the (op, dtype) pairs a program uses are ever compiled. Calls pass
+``signature=`` so NumPy never picks a wider loop (a float32 call must not run
+the float64 loop through casting buffers).
+
+Large outputs are split along one axis into as many chunks as there are CPU
+cores, run on a thread pool: NumPy releases the GIL inside ufunc loops, so
+this is a parallel loop with no extra compilation (unlike ``parallel=True``,
+which would double the compiled code). float16 (which Numba lacks) computes
+in float32. Floating-point warnings are silenced, as PyTorch does not warn.
 """
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
+import numpy as np
 
 from nbtorch.kernels import scalar
 
-_UFUNCS = {}
+__all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD"]
+
+PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
+_NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))
+
+_UFUNCS = {}                     # scalar name -> DUFunc
+_LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
+_POOL = []
 
 
 def get(name):
-    """The ufunc for scalar body `name` (compiled lazily per dtype)."""
+    """The lazily compiling DUFunc of scalar body `name`."""
     u = _UFUNCS.get(name)
     if u is None:
         u = _UFUNCS[name] = numba.vectorize(cache=True)(getattr(scalar, name))
     return u
+
+
+def loop(name, types):
+    """The NumPy ufunc of `name` holding a loop for `types` ('ff->f'), compiled once."""
+    key = (name, types)
+    u = _LOOPS.get(key)
+    if u is None:
+        du = get(name)
+        ins, out = types.split("->")
+        sig = _nb(out)(*(_nb(t) for t in ins))
+        if types not in du.ufunc.types:
+            du.add(sig)
+        u = _LOOPS[key] = du.ufunc
+    return u
+
+
+def _nb(char):
+    return numba.from_dtype(np.dtype(char))
+
+
+def compiled_signatures():
+    """{scalar name: [loop type strings]} compiled or loaded in this process."""
+    return {n: list(u.ufunc.types) for n, u in _UFUNCS.items()}
+
+
+def kernel(name):
+    """The CPU kernel `fn(out, *args)` of scalar body `name`."""
+    def run(out, *args):
+        types = "".join([a.dtype.char for a in args]) + "->" + out.dtype.char
+        if "e" in types:
+            return _run_half(name, out, args)
+        ufunc = _LOOPS.get((name, types)) or loop(name, types)
+        if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1:
+            return _run_parallel(ufunc, types, out, args)
+        with np.errstate(all="ignore"):
+            ufunc(*args, out, signature=types)
+    run.__name__ = name
+    run.__qualname__ = f"cpu.pointwise.{name}"
+    run.__doc__ = f"out[i] = scalar.{name}(*args[i]) over broadcast NumPy operands."
+    return run
+
+
+def _run_half(name, out, args):
+    """float16 operands compute in float32 (Numba has no float16)."""
+    args = tuple(a.astype(np.float32) if a.dtype == np.float16 else a for a in args)
+    tmp = np.empty(out.shape, np.float32) if out.dtype == np.float16 else out
+    kernel(name)(tmp, *args)
+    if tmp is not out:
+        out[...] = tmp
+
+
+def _pool():
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(_NUM_THREADS - 1, thread_name_prefix="nbtorch-pw"))
+    return _POOL[0]
+
+
+def _run_parallel(ufunc, types, out, args):
+    """Split `out` along its longest axis into chunks run on the thread pool."""
+    axis = int(np.argmax(out.shape))
+    n = out.shape[axis]
+    bounds = [n * k // _NUM_THREADS for k in range(_NUM_THREADS + 1)]
+    lead = out.ndim
+
+    def chunk(k):
+        lo, hi = bounds[k], bounds[k + 1]
+        sl_out = out[(slice(None),) * axis + (slice(lo, hi),)]
+        parts = []
+        for a in args:
+            ax = axis - (lead - a.ndim)
+            if ax < 0 or a.shape[ax] == 1:
+                parts.append(a)
+            else:
+                parts.append(a[(slice(None),) * ax + (slice(lo, hi),)])
+        with np.errstate(all="ignore"):
+            ufunc(*parts, sl_out, signature=types)
+
+    futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
+    chunk(0)
+    for f in futures:
+        f.result()

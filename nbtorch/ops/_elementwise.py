@@ -1,0 +1,282 @@
+"""The machinery every elementwise op shares: dispatch, dtype rules, out=, in-place.
+
+An elementwise op is an autograd `Function` subclass of `Elementwise` that
+names its scalar kernel (a body in `kernels/scalar.py`) and its dtype rule,
+and writes its backward beside the forward. `Elementwise` supplies:
+
+- `compute(*args, out=None)`: the forward without autograd (also the raw path
+  of the in-place form and of ``out=``),
+- `forward`/`backward` for one-tensor ops with scalar parameters, where the
+  subclass gives `grad(g, x, out, *params)` with nbtorch ops (so double
+  backward works) and optionally a fused `grad_kernel` used when no graph of
+  the backward is being recorded,
+- `call(args, out)` and `inplace(self, args)`: the public function's and the
+  Tensor method's bodies.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd import grad_mode
+from ..autograd.function import Function
+from ._common import broadcast_shapes, result_device, sum_to
+from ._inplace import inplace_guard
+
+__all__ = ["pointwise", "register_cpu", "Elementwise", "Binary", "unary_api", "check_number", "shape_of",
+           "float_dtype", "type_name", "NUMBER"]
+
+NUMBER = (int, float, bool, np.number, np.bool_)
+_STATE = grad_mode.STATE
+
+
+def register_cpu(*names):
+    """Register the CPU ufunc kernel of each scalar body in `names` under the same op name."""
+    from nbtorch.kernels.cpu.pointwise import kernel
+    for n in names:
+        register_kernel(n, "cpu", kernel(n))
+
+
+def shape_of(x):
+    return x._shape if isinstance(x, Tensor) else ()
+
+
+def _operand(x, dtype, device):
+    if x.__class__ is Tensor or isinstance(x, Tensor):
+        if x.dtype is not dtype:
+            x = x.to(dtype)
+        if x.device is not device and x.device != device:
+            x = x.to(device)
+        return x._array
+    return dtype.np.type(x)
+
+
+def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
+    """Run elementwise kernel `op` over broadcast `inputs` into a new (or given) tensor.
+
+    Inputs (tensors or Python scalars) are cast to `compute_dtype` (or, given a
+    tuple, each to its own dtype); the result has `out_dtype` (default:
+    `compute_dtype`). With `out`, its shape must be
+    the broadcast shape; a different dtype is written through a cast copy.
+    """
+    per_input = compute_dtype.__class__ is tuple
+    out_dtype = out_dtype or compute_dtype
+    x = inputs[0]
+    if len(inputs) == 1:
+        device, shape = x.device, x._shape
+    elif len(inputs) == 2 and inputs[1].__class__ is Tensor and x.__class__ is Tensor \
+            and x.device is inputs[1].device and x._shape == inputs[1]._shape:
+        device, shape = x.device, x._shape
+    else:
+        device = result_device(op, *inputs)
+        shape = broadcast_shapes(*(shape_of(i) for i in inputs))
+    if out is not None:
+        if out._shape != shape:
+            raise RuntimeError(f"output with shape {list(out._shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        if out.dtype is not out_dtype:
+            from .copy import raw_copy_
+            return raw_copy_(out, pointwise(op, inputs, compute_dtype, out_dtype))
+    else:
+        out = empty(shape, out_dtype, device)
+    if per_input:
+        args = [_operand(i, d, device) for i, d in zip(inputs, compute_dtype)]
+    else:
+        args = [_operand(i, compute_dtype, device) for i in inputs]
+    if out._shape and not all(out._shape):
+        return out
+    get_kernel(op, device.type)(out._array, *args)
+    return out
+
+
+def check_number(op, x, name="other"):
+    """TypeError like PyTorch's when an operand is neither a Tensor nor a number."""
+    if not isinstance(x, (Tensor,) + NUMBER):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor or Number, not "
+                        f"{type(x).__name__}")
+
+
+def float_dtype(dtype):
+    """Integer and bool inputs of floating ops compute in the default float dtype."""
+    return dtype if dtype.is_floating_point else _dtype.get_default_dtype()
+
+
+_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
+               "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+               "bool": "Bool"}
+
+
+def type_name(dtype):
+    """PyTorch's scalar type name ('Float', 'Long', ...) used in its error messages."""
+    return _TYPE_NAMES[dtype.name]
+
+
+class Elementwise(Function):
+    """Base of the elementwise ops: one tensor `x` and scalar parameters by default.
+
+    Subclasses set `kernel` (scalar body name), `result` ('same', 'float' for
+    ops that make ints float, 'float_only' to refuse ints, 'bool'), `save`
+    ('x', 'out', 'both' or '') and a static `grad(g, x, out, *params)`.
+    """
+
+    kernel = None
+    result = "same"
+    save = "x"
+    grad_kernel = None          # fused (g, saved) -> grad body for first-order backward
+
+    @classmethod
+    def result_dtype(cls, x, *params):
+        d = x.dtype
+        rule = cls.result
+        if rule == "same":
+            return d
+        if rule == "bool":
+            return _dtype.bool
+        if rule == "float_only" and not d.is_floating_point:
+            raise RuntimeError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
+        return float_dtype(d)
+
+    @classmethod
+    def compute(cls, x, *params, out=None):
+        d = cls.result_dtype(x, *params)
+        return pointwise(cls.kernel, (x,) + cls.kernel_params(d, *params), d, out=out)
+
+    @staticmethod
+    def kernel_params(dtype, *params):
+        """The extra kernel operands for `params` (default: the params themselves)."""
+        return params
+
+    @staticmethod
+    def forward(ctx, x, *params):
+        cls = ctx._forward_cls
+        out = cls.compute(x, *params)
+        save = cls.save
+        if save:
+            ctx.save_for_backward(x if save in ("x", "both") else None,
+                                  out if save in ("out", "both") else None)
+        ctx.params = params
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        cls = ctx._forward_cls
+        x, out = ctx.saved_tensors if cls.save else (None, None)
+        if cls.grad_kernel is not None and not _STATE.enabled:
+            saved = out if cls.save == "out" else x
+            gx = pointwise(cls.grad_kernel, (g, saved), g.dtype)
+        else:
+            gx = cls.grad(g, x, out, *ctx.params)
+        return (gx,) + (None,) * len(ctx.params)
+
+    @staticmethod
+    def grad(g, x, out, *params):
+        raise NotImplementedError
+
+    @classmethod
+    def call(cls, args, out=None):
+        """The public function's body: `apply`, or `compute` into a given `out`."""
+        if out is None:
+            return cls.apply(*args)
+        if _STATE.enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            raise RuntimeError(f"{cls.kernel}(): functions with out=... arguments don't "
+                               "support automatic differentiation, but one of the arguments "
+                               "requires grad.")
+        cls.compute(*args, out=out)
+        out._bump()
+        return out
+
+    @classmethod
+    def inplace(cls, self, args, kwargs=None):
+        """The in-place Tensor method's body: checks, then the raw kernel or autograd."""
+        kwargs = kwargs or {}
+        shape = broadcast_shapes(*(shape_of(a) for a in args if isinstance(a, Tensor)))
+        if shape != self._shape:
+            raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
+                               f"broadcast shape {list(shape)}")
+        d = cls.result_dtype(*args, **kwargs)
+        if d is not self.dtype and not _dtype.can_cast(d, self.dtype):
+            raise RuntimeError(f"result type {type_name(d)} can't be cast to the desired "
+                               f"output type {type_name(self.dtype)}")
+
+        def raw():
+            cls.compute(*args, out=self, **kwargs)
+            self._bump()
+        return inplace_guard(self, cls, args, raw, kwargs)
+
+
+class Binary(Elementwise):
+    """Base of ops over two broadcast operands (tensors or scalars) and parameters.
+
+    `grad(ctx, g, a, b, out, *params)` returns (grad_a, grad_b) at the broadcast
+    shape; `backward` sums them back to each input's shape. `save` lists what
+    `grad` needs among 'a', 'b', 'out' (scalars are always available).
+    """
+
+    save = "ab"
+
+    @classmethod
+    def result_dtype(cls, a, b, *params):
+        d = _dtype.result_type(a, b)
+        rule = cls.result
+        if rule == "same":
+            return d
+        if rule == "bool":
+            return _dtype.bool
+        if rule == "float_only" and not d.is_floating_point:
+            raise RuntimeError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
+        return float_dtype(d)
+
+    @classmethod
+    def compute(cls, a, b, *params, out=None):
+        d = cls.result_dtype(a, b, *params)
+        cd = _dtype.result_type(a, b) if cls.result == "bool" else d
+        return pointwise(cls.kernel, (a, b) + cls.kernel_params(cd, *params), cd, d, out=out)
+
+    @staticmethod
+    def forward(ctx, a, b, *params):
+        cls = ctx._forward_cls
+        out = cls.compute(a, b, *params)
+        ctx.params = params
+        ctx.shapes = (shape_of(a), shape_of(b))
+        save = cls.save
+        if save:
+            ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+            ctx.scalars = (None if ta else a, None if tb else b)
+            ctx.save_for_backward(a if ta and "a" in save else None,
+                                  b if tb and "b" in save else None,
+                                  out if "out" in save else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        cls = ctx._forward_cls
+        if cls.save:
+            a, b, out = ctx.saved_tensors
+            sa, sb = ctx.scalars
+            a = sa if a is None else a
+            b = sb if b is None else b
+        else:
+            a = b = out = None
+        ga, gb = cls.grad(ctx, g, a, b, out, *ctx.params)
+        need = ctx.needs_input_grad
+        shape_a, shape_b = ctx.shapes
+        return ((sum_to(ga, shape_a) if need[0] and ga is not None else None,
+                 sum_to(gb, shape_b) if need[1] and gb is not None else None)
+                + (None,) * len(ctx.params))
+
+
+def unary_api(cls, name, doc, methods=True, inplace=True):
+    """The public function `name(input, *, out=None)` of unary op `cls`, plus Tensor methods."""
+    def fn(input, *, out=None):
+        return cls.call((input,), out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    if methods:
+        setattr(Tensor, name, lambda self: cls.apply(self))
+        getattr(Tensor, name).__doc__ = doc
+    if inplace:
+        def method_(self):
+            return cls.inplace(self, (self,))
+        method_.__name__ = name + "_"
+        setattr(Tensor, name + "_", method_)
+    return fn

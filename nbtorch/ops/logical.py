@@ -1,0 +1,254 @@
+"""Logical and bitwise ops, float classification (isnan...), nan_to_num, isclose/equal.
+
+Logical ops accept any dtype (nonzero is True) and return bool. Bitwise ops
+take bool and integer tensors (the `&`, `|`, `^`, `~` operators). None of
+these carry gradients except `nan_to_num`.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,
+                           register_cpu, type_name, unary_api)
+
+__all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
+           "isposinf", "isneginf", "isreal", "nan_to_num", "isclose", "allclose", "equal"]
+
+register_cpu("logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+             "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
+             "isposinf", "isneginf", "nan_to_num", "isclose")
+
+
+# ---- logical ----------------------------------------------------------------------------
+
+class _Logical(Binary):
+    result, save = "bool", ""
+
+
+class LogicalAnd(_Logical):
+    kernel = "logical_and"
+
+
+class LogicalOr(_Logical):
+    kernel = "logical_or"
+
+
+class LogicalXor(_Logical):
+    kernel = "logical_xor"
+
+
+class LogicalNot(Elementwise):
+    kernel, result, save = "logical_not", "bool", ""
+
+
+def _logical_fn(cls, name):
+    def fn(input, other, *, out=None):
+        check_number(name, other)
+        return cls.compute(input, other, out=out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name.split('_')[1].upper()} of the truth values; a bool tensor."
+    setattr(Tensor, name, fn)
+
+    def method_(self, other):
+        res = fn(self, other)
+        from .copy import raw_copy_
+        return raw_copy_(self, res)
+    setattr(Tensor, name + "_", method_)
+    return fn
+
+
+logical_and = _logical_fn(LogicalAnd, "logical_and")
+logical_or = _logical_fn(LogicalOr, "logical_or")
+logical_xor = _logical_fn(LogicalXor, "logical_xor")
+
+
+def logical_not(input, *, out=None):
+    """True where input is zero; a bool tensor."""
+    return LogicalNot.compute(input, out=out)
+
+
+Tensor.logical_not = logical_not
+Tensor.logical_not_ = lambda self: LogicalNot.inplace(self, (self,))
+
+
+# ---- bitwise ----------------------------------------------------------------------------
+
+class _Bitwise(Binary):
+    save = ""
+
+    @classmethod
+    def result_dtype(cls, a, b):
+        d = _dtype.result_type(a, b)
+        if d.is_floating_point:
+            raise RuntimeError(f'"{cls.kernel}_cpu" not implemented for \'{type_name(d)}\'')
+        return d
+
+
+class BitwiseAnd(_Bitwise):
+    kernel = "bitwise_and"
+
+
+class BitwiseOr(_Bitwise):
+    kernel = "bitwise_or"
+
+
+class BitwiseXor(_Bitwise):
+    kernel = "bitwise_xor"
+
+
+class BitwiseNot(Elementwise):
+    kernel, save = "bitwise_not", ""
+
+    @classmethod
+    def result_dtype(cls, x):
+        if x.dtype.is_floating_point:
+            raise RuntimeError(f'"bitwise_not_cpu" not implemented for '
+                               f'\'{type_name(x.dtype)}\'')
+        return x.dtype
+
+    @classmethod
+    def compute(cls, x, out=None):
+        d = cls.result_dtype(x)
+        k = "logical_not" if d is _dtype.bool else "bitwise_not"
+        return pointwise(k, (x,), d, out=out)
+
+
+def _bitwise_fn(cls, name):
+    def fn(input, other, *, out=None):
+        check_number(name, other)
+        return cls.compute(input, other, out=out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise bitwise {name.split('_')[1].upper()} of bool or integer tensors."
+    setattr(Tensor, name, fn)
+
+    def method_(self, other):
+        check_number(name, other)
+        return cls.inplace(self, (self, other))
+    setattr(Tensor, name + "_", method_)
+
+    def operator(self, other):
+        if isinstance(other, (Tensor,) + NUMBER):
+            return cls.compute(self, other)
+        return NotImplemented
+    return fn, operator, method_
+
+
+bitwise_and, _and, _iand = _bitwise_fn(BitwiseAnd, "bitwise_and")
+bitwise_or, _or, _ior = _bitwise_fn(BitwiseOr, "bitwise_or")
+bitwise_xor, _xor, _ixor = _bitwise_fn(BitwiseXor, "bitwise_xor")
+Tensor.__and__ = Tensor.__rand__ = _and
+Tensor.__or__ = Tensor.__ror__ = _or
+Tensor.__xor__ = Tensor.__rxor__ = _xor
+Tensor.__iand__, Tensor.__ior__, Tensor.__ixor__ = _iand, _ior, _ixor
+
+
+def bitwise_not(input, *, out=None):
+    """~input: bitwise NOT of integers, logical NOT of bools."""
+    return BitwiseNot.compute(input, out=out)
+
+
+Tensor.bitwise_not = Tensor.__invert__ = bitwise_not
+Tensor.bitwise_not_ = lambda self: BitwiseNot.inplace(self, (self,))
+
+
+# ---- classification -----------------------------------------------------------------------
+
+def _classify(kernel, int_value, doc):
+    def fn(input):
+        if not input.dtype.is_floating_point:
+            from .creation import full
+            return full(input.shape, int_value, dtype=_dtype.bool, device=input.device)
+        return pointwise(kernel, (input,), input.dtype, _dtype.bool)
+    fn.__name__ = fn.__qualname__ = kernel
+    fn.__doc__ = doc
+    setattr(Tensor, kernel, fn)
+    return fn
+
+
+isnan = _classify("isnan", False, "True where input is NaN.")
+isinf = _classify("isinf", False, "True where input is +inf or -inf.")
+isfinite = _classify("isfinite", True, "True where input is neither NaN nor infinite.")
+isposinf = _classify("isposinf", False, "True where input is +inf.")
+isneginf = _classify("isneginf", False, "True where input is -inf.")
+
+
+def isreal(input):
+    """True everywhere (nbtorch has no complex dtypes)."""
+    return isfinite(input) | ~isfinite(input)
+
+
+Tensor.isreal = isreal
+
+
+class NanToNum(Elementwise):
+    kernel = "nan_to_num"
+
+    @classmethod
+    def compute(cls, x, nan, posinf, neginf, out=None):
+        if not x.dtype.is_floating_point:
+            return pointwise("add", (x, 0), x.dtype, out=out)
+        d = x.dtype
+        info = np.finfo(d.np if d is not _dtype.float16 else np.float16)
+        posinf = float(info.max) if posinf is None else posinf
+        neginf = float(info.min) if neginf is None else neginf
+        return pointwise("nan_to_num", (x, nan, posinf, neginf), d, out=out)
+
+    @staticmethod
+    def grad(g, x, out, *params):
+        from .pointwise_select import where
+        return where(isfinite(x), g, 0.0)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """Replace NaN by `nan` and +-inf by `posinf`/`neginf` (default: the dtype's extremes).
+
+    Example:
+        >>> nbtorch.nan_to_num(nbtorch.tensor([float('nan'), float('inf'), 1.]), posinf=9.)
+        tensor([0., 9., 1.])
+    """
+    return NanToNum.call((input, nan, posinf, neginf), out)
+
+
+Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.apply(
+    self, nan, posinf, neginf)
+Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.inplace(
+    self, (self, nan, posinf, neginf))
+
+
+# ---- closeness and equality ------------------------------------------------------------------
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise; a bool tensor.
+
+    Example:
+        >>> nbtorch.isclose(nbtorch.tensor([1., 2.]), nbtorch.tensor([1. + 1e-9, 2.1]))
+        tensor([ True, False])
+    """
+    if isinstance(other, Tensor) and input.dtype is not other.dtype:
+        raise RuntimeError(f"{type_name(input.dtype)} did not match {type_name(other.dtype)}")
+    d = _dtype.result_type(input, other)
+    if not d.is_floating_point:
+        return pointwise("eq", (input, other), d, _dtype.bool) if rtol == 0 and atol == 0 \
+            else pointwise("isclose", (input, other, rtol, atol, False), _dtype.float64,
+                           _dtype.bool)
+    return pointwise("isclose", (input, other, rtol, atol, bool(equal_nan)), d, _dtype.bool)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if `isclose` holds everywhere (a Python bool)."""
+    return bool(np.all(isclose(input, other, rtol, atol, equal_nan)._host()))
+
+
+def equal(input, other):
+    """True if both tensors have the same shape and elements (a Python bool)."""
+    if input._shape != other._shape:
+        return False
+    d = _dtype.result_type(input, other)
+    return bool(np.all(pointwise("eq", (input, other), d, _dtype.bool)._host()))
+
+
+Tensor.isclose = isclose
+Tensor.allclose = allclose
+Tensor.equal = equal
+_ = unary_api

@@ -1,0 +1,381 @@
+"""Arithmetic beyond + - * /: rounded division, remainders, powers, abs, rounding, sign.
+
+Integer and floating inputs use different scalar bodies where the semantics
+differ (floor division, remainder, fmod, pow); each op picks its kernel from
+the promoted dtype. Integer division by zero is a RuntimeError, as in PyTorch.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,
+                           register_cpu, unary_api)
+
+__all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "absolute",
+           "reciprocal", "square", "sign", "sgn", "floor", "ceil", "round", "trunc", "fix",
+           "frac"]
+
+register_cpu("div_trunc", "div_floor", "div_trunc_int", "div_floor_int", "remainder",
+             "remainder_int", "fmod", "fmod_int", "pow_", "pow_int", "abs_", "square",
+             "reciprocal", "sign", "floor", "ceil", "trunc", "frac", "round_",
+             "round_decimals")
+
+
+def _check_int_divisor(b, dtype):
+    """PyTorch raises for integer division by zero instead of returning garbage."""
+    if dtype.is_floating_point:
+        return
+    zero = (b._host() == 0).any() if isinstance(b, Tensor) else b == 0
+    if zero:
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _int_or_float(kernel_float, kernel_int, dtype):
+    return kernel_float if dtype.is_floating_point else kernel_int
+
+
+# ---- rounded division, remainders -------------------------------------------------
+
+class DivRounded(Binary):
+    """div(a, b, rounding_mode='trunc'|'floor'): piecewise constant, so zero gradient."""
+    save = ""
+
+    @classmethod
+    def compute(cls, a, b, mode, out=None):
+        d = _dtype.result_type(a, b)
+        _check_int_divisor(b, d)
+        k = "div_" + mode + ("" if d.is_floating_point else "_int")
+        return pointwise(k, (a, b), d, out=out)
+
+    @staticmethod
+    def grad(ctx, g, a, b, out, mode):
+        return g * 0, g * 0
+
+
+def _mode(rounding_mode):
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    return rounding_mode
+
+
+def div_rounded(input, other, rounding_mode, out=None):
+    """div with rounding_mode 'trunc' (toward zero) or 'floor' (toward -inf)."""
+    return DivRounded.call((input, other, _mode(rounding_mode)), out)
+
+
+def div_rounded_(self, other, rounding_mode):
+    check_number("div", other)
+    return DivRounded.inplace(self, (self, other, _mode(rounding_mode)))
+
+
+def floor_divide(input, other, *, out=None):
+    """input // other, rounding toward -inf (Python's semantics).
+
+    Example:
+        >>> nbtorch.floor_divide(nbtorch.tensor([-7, 7]), 2)
+        tensor([-4,  3])
+    """
+    check_number("floor_divide", other)
+    return DivRounded.call((input, other, "floor"), out)
+
+
+class Remainder(Binary):
+    """Python's modulo: the result has the divisor's sign."""
+    kernel = "remainder"
+
+    @classmethod
+    def compute(cls, a, b, out=None):
+        d = _dtype.result_type(a, b)
+        _check_int_divisor(b, d)
+        return pointwise(_int_or_float("remainder", "remainder_int", d), (a, b), d, out=out)
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        need = ctx.needs_input_grad
+        return g, (-g * DivRounded.apply(a, b, "floor") if need[1] else None)
+
+
+class Fmod(Binary):
+    """C's fmod: the result has the dividend's sign."""
+    kernel = "fmod"
+
+    @classmethod
+    def compute(cls, a, b, out=None):
+        d = _dtype.result_type(a, b)
+        _check_int_divisor(b, d)
+        return pointwise(_int_or_float("fmod", "fmod_int", d), (a, b), d, out=out)
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        need = ctx.needs_input_grad
+        return g, (-g * DivRounded.apply(a, b, "trunc") if need[1] else None)
+
+
+def remainder(input, other, *, out=None):
+    """Python-style modulus: input - floor(input / other) * other.
+
+    Example:
+        >>> nbtorch.remainder(nbtorch.tensor([-3., 3.]), 2)
+        tensor([1., 1.])
+    """
+    check_number("remainder", other)
+    return Remainder.call((input, other), out)
+
+
+def fmod(input, other, *, out=None):
+    """C-style modulus (the sign of input).
+
+    Example:
+        >>> nbtorch.fmod(nbtorch.tensor([-3., 3.]), 2)
+        tensor([-1.,  1.])
+    """
+    check_number("fmod", other)
+    return Fmod.call((input, other), out)
+
+
+# ---- powers -------------------------------------------------------------------------
+
+class Pow(Binary):
+    kernel, save = "pow_", "a b out"
+
+    @classmethod
+    def compute(cls, a, b, out=None):
+        d = _dtype.result_type(a, b)
+        if not d.is_floating_point:
+            if isinstance(b, NUMBER) and b < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            return pointwise("pow_int", (a, b), d, out=out)
+        if isinstance(b, NUMBER) and b == 2 and isinstance(a, Tensor):
+            return pointwise("square", (a,), d, out=out)
+        return pointwise("pow_", (a, b), d, out=out)
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        from .pointwise_select import where
+        need = ctx.needs_input_grad
+        ga = gb = None
+        if need[0]:
+            if isinstance(b, NUMBER):
+                ga = g * 0 if b == 0 else g * (b * a ** (b - 1))
+            else:
+                ga = g * where(b == 0, 0.0, b * a ** (b - 1))
+        if need[1]:
+            from .pointwise_math import log
+            la = log(a) if isinstance(a, Tensor) else float(np.log(a)) if a > 0 else (
+                -np.inf if a == 0 else np.nan)
+            gb = g * (out * la)
+            if isinstance(a, Tensor):
+                gb = where((a == 0) & (b >= 0), 0.0, gb)
+            elif a == 0:
+                gb = where(b >= 0, 0.0, gb)
+        return ga, gb
+
+
+def pow(input, exponent, *, out=None):
+    """input ** exponent; either may be a scalar (a scalar base gives `scalar ** tensor`).
+
+    Integer tensors raised to negative integer scalars are refused, as in PyTorch.
+
+    Example:
+        >>> nbtorch.pow(nbtorch.tensor([1., 2., 3.]), 2)
+        tensor([1., 4., 9.])
+    """
+    check_number("pow", exponent, "exponent")
+    return Pow.call((input, exponent), out)
+
+
+def float_power(input, exponent):
+    """input ** exponent computed in float64."""
+    a = input.double() if isinstance(input, Tensor) else float(input)
+    b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
+    return Pow.apply(a, b)
+
+
+def _rpow(self, other):
+    if isinstance(other, NUMBER):
+        return Pow.apply(other, self)
+    return NotImplemented
+
+
+def _pow_op(self, other):
+    if isinstance(other, (Tensor,) + NUMBER):
+        return Pow.apply(self, other)
+    return NotImplemented
+
+
+# ---- abs, reciprocal, square -------------------------------------------------------
+
+class Abs(Elementwise):
+    kernel = "abs_"
+
+    @staticmethod
+    def grad(g, x, out):
+        return g * sign(x)
+
+
+class Reciprocal(Elementwise):
+    kernel, result, save = "reciprocal", "float", "out"
+
+    @staticmethod
+    def grad(g, x, out):
+        return -g * out * out
+
+
+class Square(Elementwise):
+    kernel = "square"
+
+    @classmethod
+    def result_dtype(cls, x):
+        return _dtype.int64 if x.dtype is _dtype.bool else x.dtype
+
+    @staticmethod
+    def grad(g, x, out):
+        return g * (2 * x)
+
+
+abs = unary_api(Abs, "abs", "|input|, elementwise (gradient 0 at 0, as in PyTorch).")
+absolute = abs
+Tensor.absolute, Tensor.absolute_ = Tensor.abs, Tensor.abs_
+Tensor.__abs__ = Tensor.abs
+reciprocal = unary_api(Reciprocal, "reciprocal", "1 / input (integers give floats).")
+square = unary_api(Square, "square", "input * input.")
+
+
+# ---- sign and rounding (piecewise constant: zero gradient) ---------------------------
+
+class _Step(Elementwise):
+    save = ""
+
+    @staticmethod
+    def grad(g, x, out):
+        return g * 0
+
+
+class Sign(_Step):
+    kernel = "sign"
+
+    @classmethod
+    def compute(cls, x, out=None):
+        if x.dtype is _dtype.bool:
+            return pointwise("abs_", (x,), x.dtype, out=out)
+        return pointwise("sign", (x,), x.dtype, out=out)
+
+
+class _IntIdentity(_Step):
+    """Rounding ops are the identity on integer tensors (a copy)."""
+
+    @classmethod
+    def compute(cls, x, *params, out=None):
+        if not x.dtype.is_floating_point:
+            return pointwise("add", (x, 0), x.dtype, out=out)
+        return pointwise(cls.kernel, (x,) + params, x.dtype, out=out)
+
+
+class Floor(_IntIdentity):
+    kernel = "floor"
+
+
+class Ceil(_IntIdentity):
+    kernel = "ceil"
+
+
+class Trunc(_IntIdentity):
+    kernel = "trunc"
+
+
+class Round(_IntIdentity):
+    kernel = "round_"
+
+
+class RoundDecimals(_IntIdentity):
+    kernel = "round_decimals"
+
+
+class Frac(Elementwise):
+    kernel, save = "frac", ""
+
+    @classmethod
+    def result_dtype(cls, x):
+        if not x.dtype.is_floating_point:
+            raise RuntimeError(f'"frac_cpu" not implemented for \'{x.dtype.name}\'')
+        return x.dtype
+
+    @staticmethod
+    def grad(g, x, out):
+        return g
+
+
+sign = unary_api(Sign, "sign", "-1, 0 or 1 by the sign of input (0 for NaN, as in PyTorch).")
+sgn = sign
+Tensor.sgn, Tensor.sgn_ = Tensor.sign, Tensor.sign_
+floor = unary_api(Floor, "floor", "Largest integer <= input.")
+ceil = unary_api(Ceil, "ceil", "Smallest integer >= input.")
+trunc = unary_api(Trunc, "trunc", "input rounded toward zero.")
+fix = trunc
+Tensor.fix, Tensor.fix_ = Tensor.trunc, Tensor.trunc_
+frac = unary_api(Frac, "frac", "input - trunc(input).")
+
+
+def _round_args(decimals):
+    if decimals == 0:
+        return Round, ()
+    scale = 10.0 ** abs(decimals)
+    return RoundDecimals, (scale if decimals > 0 else -scale,)
+
+
+def round(input, *, decimals=0, out=None):
+    """Round half to even, optionally to `decimals` digits (negative: tens, hundreds...).
+
+    Example:
+        >>> nbtorch.round(nbtorch.tensor([0.5, 1.5, 1.2345]), decimals=0)
+        tensor([0., 2., 1.])
+    """
+    cls, params = _round_args(decimals)
+    return cls.call((input,) + params, out)
+
+
+def _round_method(self, decimals=0):
+    cls, params = _round_args(decimals)
+    return cls.apply(self, *params)
+
+
+def _round_method_(self, decimals=0):
+    cls, params = _round_args(decimals)
+    return cls.inplace(self, (self,) + params)
+
+
+Tensor.round, Tensor.round_ = _round_method, _round_method_
+
+
+# ---- Tensor methods and operators --------------------------------------------------
+
+def _binary_methods(name, fn, cls):
+    setattr(Tensor, name, fn)
+
+    def method_(self, other):
+        check_number(name, other)
+        return cls.inplace(self, (self, other))
+    method_.__name__ = name + "_"
+    setattr(Tensor, name + "_", method_)
+
+
+_binary_methods("remainder", remainder, Remainder)
+_binary_methods("fmod", fmod, Fmod)
+_binary_methods("pow", pow, Pow)
+Tensor.float_power = float_power
+Tensor.floor_divide = floor_divide
+Tensor.floor_divide_ = lambda self, other: div_rounded_(self, other, "floor")
+Tensor.__pow__ = _pow_op
+Tensor.__rpow__ = _rpow
+Tensor.__ipow__ = Tensor.pow_
+Tensor.__floordiv__ = lambda self, other: DivRounded.apply(self, other, "floor") \
+    if isinstance(other, (Tensor,) + NUMBER) else NotImplemented
+Tensor.__rfloordiv__ = lambda self, other: DivRounded.apply(other, self, "floor") \
+    if isinstance(other, NUMBER) else NotImplemented
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__mod__ = lambda self, other: Remainder.apply(self, other) \
+    if isinstance(other, (Tensor,) + NUMBER) else NotImplemented
+Tensor.__rmod__ = lambda self, other: Remainder.apply(other, self) \
+    if isinstance(other, NUMBER) else NotImplemented
+Tensor.__imod__ = Tensor.remainder_

@@ -1,0 +1,344 @@
+"""Elementwise selection and blending: maximum/minimum, clamp, where, lerp, addcmul/addcdiv.
+
+Gradients follow PyTorch at the kinks: `maximum`/`minimum` split a tie
+equally between both inputs, `clamp` passes the gradient at the boundary,
+`fmax`/`fmin` give it to the input they returned.
+"""
+from .. import _dtype
+from .._tensor import Tensor
+from ..autograd.function import Function
+from ._common import sum_to
+from ._elementwise import (Binary, NUMBER, check_number, pointwise, register_cpu,
+                           shape_of, type_name)
+
+__all__ = ["maximum", "minimum", "fmax", "fmin", "max_elementwise", "clamp", "clip",
+           "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv"]
+
+register_cpu("maximum", "minimum", "fmax", "fmin", "clamp", "clamp_min", "clamp_max",
+             "where", "lerp", "addcmul", "addcdiv")
+
+
+def _zero_like_grad(g):
+    return g * 0
+
+
+# ---- maximum / minimum / fmax / fmin ------------------------------------------------
+
+class Maximum(Binary):
+    kernel = "maximum"
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        half = where(a == b, g * 0.5, g)
+        return where(a < b, 0.0, half), where(b < a, 0.0, half)
+
+
+class Minimum(Binary):
+    kernel = "minimum"
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        half = where(a == b, g * 0.5, g)
+        return where(a > b, 0.0, half), where(b > a, 0.0, half)
+
+
+class Fmax(Binary):
+    kernel = "fmax"
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        take_a = (a >= b) | (b != b)
+        return where(take_a, g, 0.0), where(take_a, 0.0, g)
+
+
+class Fmin(Binary):
+    kernel = "fmin"
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        take_a = (a <= b) | (b != b)
+        return where(take_a, g, 0.0), where(take_a, 0.0, g)
+
+
+def _binary_fn(cls, name, doc):
+    def fn(input, other, *, out=None):
+        check_number(name, other)
+        return cls.call((input, other), out)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    setattr(Tensor, name, fn)
+    return fn
+
+
+maximum = _binary_fn(Maximum, "maximum",
+                     "Elementwise maximum; NaN propagates; a tie splits the gradient.")
+minimum = _binary_fn(Minimum, "minimum",
+                     "Elementwise minimum; NaN propagates; a tie splits the gradient.")
+fmax = _binary_fn(Fmax, "fmax", "Elementwise maximum ignoring NaN (NaN only if both are).")
+fmin = _binary_fn(Fmin, "fmin", "Elementwise minimum ignoring NaN (NaN only if both are).")
+max_elementwise = maximum
+
+
+# ---- clamp --------------------------------------------------------------------------
+
+class Clamp(Function):
+    """clamp(x, min, max); either bound may be None, a number or a tensor."""
+
+    @staticmethod
+    def result_dtype(x, lo, hi):
+        return _dtype.result_type(*(v for v in (x, lo, hi) if v is not None))
+
+    @staticmethod
+    def compute(x, lo, hi, out=None):
+        d = Clamp.result_dtype(x, lo, hi)
+        if lo is None:
+            return pointwise("clamp_max", (x, hi), d, out=out)
+        if hi is None:
+            return pointwise("clamp_min", (x, lo), d, out=out)
+        return pointwise("clamp", (x, lo, hi), d, out=out)
+
+    @staticmethod
+    def forward(ctx, x, lo, hi):
+        ctx.save_for_backward(*(v if isinstance(v, Tensor) else None for v in (x, lo, hi)))
+        ctx.bounds = (lo, hi)
+        ctx.shapes = tuple(shape_of(v) for v in (x, lo, hi))
+        return Clamp.compute(x, lo, hi)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, tlo, thi = ctx.saved_tensors
+        lo = ctx.bounds[0] if tlo is None else tlo
+        hi = ctx.bounds[1] if thi is None else thi
+        need = ctx.needs_input_grad
+        inside = None
+        if lo is not None:
+            inside = x >= lo
+        if hi is not None:
+            inside = (x <= hi) if inside is None else inside & (x <= hi)
+        gx = where(inside, g, 0.0) if need[0] else None
+        glo = ghi = None
+        if need[1]:
+            sel = x < lo
+            if hi is not None:
+                sel = sel & (lo < hi)
+            glo = sum_to(where(sel, g, 0.0), ctx.shapes[1])
+        if need[2]:
+            sel = x > hi
+            if lo is not None:
+                sel = sel | (hi < lo)
+            ghi = sum_to(where(sel, g, 0.0), ctx.shapes[2])
+        return (sum_to(gx, ctx.shapes[0]) if gx is not None else None), glo, ghi
+
+
+def _clamp_args(lo, hi):
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    for name, v in (("min", lo), ("max", hi)):
+        if v is not None:
+            check_number("clamp", v, name)
+    return lo, hi
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Limit input to [min, max]; bounds are numbers, tensors (broadcast) or None.
+
+    Where min > max the result is max, as in PyTorch. The gradient passes where
+    min <= input <= max (boundary included).
+
+    Example:
+        >>> nbtorch.clamp(nbtorch.tensor([-2., 0.5, 3.]), min=0, max=1)
+        tensor([0.0000, 0.5000, 1.0000])
+    """
+    lo, hi = _clamp_args(min, max)
+    if out is None:
+        return Clamp.apply(input, lo, hi)
+    Clamp.compute(input, lo, hi, out=out)
+    out._bump()
+    return out
+
+
+def clamp_(self, min=None, max=None):
+    """In-place clamp."""
+    from ._elementwise import Elementwise
+    lo, hi = _clamp_args(min, max)
+    d = Clamp.result_dtype(self, lo, hi)
+    if d is not self.dtype and not _dtype.can_cast(d, self.dtype):
+        raise RuntimeError(f"result type {type_name(d)} can't be cast to the desired "
+                           f"output type {type_name(self.dtype)}")
+    from ._inplace import inplace_guard
+
+    def raw():
+        Clamp.compute(self, lo, hi, out=self)
+        self._bump()
+    _ = Elementwise
+    return inplace_guard(self, Clamp, (self, lo, hi), raw)
+
+
+def clamp_min(input, min):
+    """max(input, min) elementwise."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    """min(input, max) elementwise."""
+    return clamp(input, max=max)
+
+
+clip = clamp
+Tensor.clamp = Tensor.clip = clamp
+Tensor.clamp_ = Tensor.clip_ = clamp_
+Tensor.clamp_min, Tensor.clamp_max = clamp_min, clamp_max
+Tensor.clamp_min_ = lambda self, min: clamp_(self, min=min)
+Tensor.clamp_max_ = lambda self, max: clamp_(self, max=max)
+
+
+# ---- where ---------------------------------------------------------------------------
+
+class Where(Function):
+    @staticmethod
+    def forward(ctx, cond, x, y):
+        ctx.save_for_backward(cond)
+        ctx.shapes = (shape_of(x), shape_of(y))
+        d = _dtype.result_type(x, y)
+        return pointwise("where", (cond, x, y), (_dtype.bool, d, d), d)
+
+    @staticmethod
+    def backward(ctx, g):
+        cond, = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gx = sum_to(where(cond, g, 0.0), ctx.shapes[0]) if need[1] else None
+        gy = sum_to(where(cond, 0.0, g), ctx.shapes[1]) if need[2] else None
+        return None, gx, gy
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """input where condition is True, else other (either may be a number), broadcast.
+
+    Example:
+        >>> x = nbtorch.tensor([-1., 2.])
+        >>> nbtorch.where(x > 0, x, 0.0)
+        tensor([0., 2.])
+    """
+    if input is None and other is None:
+        from . import indexing
+        return indexing.nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor) or condition.dtype is not _dtype.bool:
+        got = type_name(condition.dtype) if isinstance(condition, Tensor) else "Number"
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a "
+                           f"tensor with dtype {got}")
+    check_number("where", input, "input")
+    check_number("where", other, "other")
+    res = Where.apply(condition, input, other)
+    if out is not None:
+        out.copy_(res)
+        return out
+    return res
+
+
+Tensor.where = lambda self, condition, other: where(condition, self, other)
+
+
+# ---- lerp, addcmul, addcdiv: three tensors (or scalars) and a value --------------------
+
+class _Ternary(Function):
+    """Base: out = kernel(a, b, c[, value]) with grads from `grad(...)` summed to shapes."""
+
+    kernel = None
+
+    @classmethod
+    def compute(cls, a, b, c, *value, out=None):
+        d = _dtype.result_type(a, b, c)
+        return pointwise(cls.kernel, (a, b, c) + value, d, out=out)
+
+    @staticmethod
+    def forward(ctx, a, b, c, *value):
+        cls = ctx._forward_cls
+        ctx.save_for_backward(*(v if isinstance(v, Tensor) else None for v in (a, b, c)))
+        ctx.scalars = tuple(None if isinstance(v, Tensor) else v for v in (a, b, c))
+        ctx.shapes = tuple(shape_of(v) for v in (a, b, c))
+        ctx.value = value
+        return cls.compute(a, b, c, *value)
+
+    @staticmethod
+    def backward(ctx, g):
+        cls = ctx._forward_cls
+        saved = [s if t is None else t for t, s in zip(ctx.saved_tensors, ctx.scalars)]
+        grads = cls.grad(g, *saved, *ctx.value)
+        need = ctx.needs_input_grad
+        return tuple(sum_to(gr, shp) if n and gr is not None else None
+                     for gr, shp, n in zip(grads, ctx.shapes, need)) + (None,) * len(ctx.value)
+
+
+class Lerp(_Ternary):
+    kernel = "lerp"
+
+    @staticmethod
+    def grad(g, start, end, weight):
+        return g * (1 - weight), g * weight, g * (end - start)
+
+
+class Addcmul(_Ternary):
+    kernel = "addcmul"
+
+    @staticmethod
+    def grad(g, a, t1, t2, value):
+        return g, g * (t2 * value), g * (t1 * value)
+
+
+class Addcdiv(_Ternary):
+    kernel = "addcdiv"
+
+    @staticmethod
+    def grad(g, a, t1, t2, value):
+        return g, g * value / t2, -g * value * t1 / (t2 * t2)
+
+
+def _call3(cls, args, out):
+    if out is None:
+        return cls.apply(*args)
+    cls.compute(*args, out=out)
+    out._bump()
+    return out
+
+
+def lerp(input, end, weight, *, out=None):
+    """input + weight * (end - input); weight is a number or a tensor.
+
+    Example:
+        >>> nbtorch.lerp(nbtorch.tensor([0., 10.]), nbtorch.tensor([10., 20.]), 0.5)
+        tensor([ 5., 15.])
+    """
+    check_number("lerp", weight, "weight")
+    return _call3(Lerp, (input, end, weight), out)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 * tensor2."""
+    return _call3(Addcmul, (input, tensor1, tensor2, value), out)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
+    """input + value * tensor1 / tensor2."""
+    return _call3(Addcdiv, (input, tensor1, tensor2, value), out)
+
+
+def _inplace3(cls, fn_name):
+    def method(self, b, c, value=None):
+        from ._elementwise import Elementwise
+        args = (self, b, c) if value is None else (self, b, c, value)
+        return Elementwise.inplace.__func__(cls, self, args)
+    method.__name__ = fn_name + "_"
+    return method
+
+
+Lerp.result_dtype = Addcmul.result_dtype = Addcdiv.result_dtype = staticmethod(
+    lambda a, b, c, *v: _dtype.result_type(a, b, c))
+Tensor.lerp = lerp
+Tensor.lerp_ = _inplace3(Lerp, "lerp")
+Tensor.addcmul = addcmul
+Tensor.addcdiv = addcdiv
+Tensor.addcmul_ = lambda self, t1, t2, *, value=1: _inplace3(Addcmul, "addcmul")(
+    self, t1, t2, value)
+Tensor.addcdiv_ = lambda self, t1, t2, *, value=1: _inplace3(Addcdiv, "addcdiv")(
+    self, t1, t2, value)
+_ = (NUMBER, _zero_like_grad)

@@ -1,0 +1,149 @@
+"""The one op-test harness (STYLE item 10): forward vs NumPy over dtypes and layouts,
+gradients by finite differences in float64.
+
+    check_op(nb_fn, np_fn, (3, 4), (3, 4), dtypes=FLOATS, grad=True)
+
+Each positional input after the two functions is a *shape* (a tuple: random
+values are generated), a NumPy array (fixed values; its shape is the base
+shape) or a Python number (passed unchanged to both functions). For every
+dtype and every layout the tensor inputs are rebuilt and both functions run:
+
+- "contiguous": the given shapes;
+- "noncontig":  the same values in non-contiguous tensors (every other
+  element of a wider buffer), so kernels see real strides;
+- "broadcast":  inputs get trailing-aligned broadcastable shapes derived from
+  the first input's shape (dims set to 1 in a rotating pattern, plus a new
+  leading dim on the first input);
+- "0d":         every tensor input 0-d;
+- "empty":      a zero-sized first dim.
+
+Values are compared after casting both results to float64 (NaNs must match).
+`grad=True` runs `nbtorch.autograd.gradcheck` in float64 on the contiguous
+and broadcast layouts; `gradgrad=True` also runs `gradgradcheck`. Use
+`low`/`high` to keep inputs in an op's domain (e.g. low=0.1 for log) and
+`out_dtype` to assert the result dtype (a dtype, or a function of the
+inputs' dtype).
+"""
+import numpy as np
+
+import nbtorch
+from nbtorch.autograd import gradcheck, gradgradcheck
+
+FLOATS = (nbtorch.float32, nbtorch.float64)
+ALL_FLOATS = (nbtorch.float16, nbtorch.float32, nbtorch.float64)
+INTS = (nbtorch.int32, nbtorch.int64)
+NUMERIC = FLOATS + INTS
+LAYOUTS = ("contiguous", "noncontig", "broadcast", "0d", "empty")
+_TOL = {"float16": (2e-3, 2e-3), "float32": (2e-5, 2e-6), "float64": (1e-10, 1e-12)}
+
+
+def _values(shape, dtype, low, high, rng):
+    if dtype is nbtorch.bool:
+        return rng.random(shape) > 0.5
+    if dtype.is_floating_point:
+        return rng.uniform(low, high, shape).astype(dtype.np)
+    return rng.integers(int(np.floor(low)), int(np.ceil(high)) + 1, shape).astype(dtype.np)
+
+
+def _broadcast_shape(base, k):
+    """Input k's shape in the broadcast layout: some dims of `base` set to 1."""
+    if k == 0:
+        return (2,) + tuple(base)
+    shape = list(base)
+    if shape:
+        shape[(k - 1) % len(shape)] = 1
+    return tuple(shape[k % 2:]) if len(shape) > 1 else tuple(shape)
+
+
+def _layout_shape(base, layout, k):
+    if layout == "broadcast":
+        return _broadcast_shape(base, k)
+    if layout == "0d":
+        return ()
+    if layout == "empty":
+        return (0,) + tuple(base[1:])
+    return tuple(base)
+
+
+def _to_tensor(arr, dtype, noncontig):
+    """An nbtorch tensor holding `arr`; with `noncontig`, a strided view of a wider buffer."""
+    if not noncontig or arr.ndim == 0:
+        return nbtorch.tensor(arr, dtype=dtype)
+    wide = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],), arr.dtype)
+    wide[..., ::2] = arr
+    t = nbtorch.tensor(wide, dtype=dtype)[..., ::2]
+    assert not t.is_contiguous() or t.numel() <= 1
+    return t
+
+
+def make_inputs(specs, dtype, layout, low=-2.0, high=2.0, seed=0):
+    """(nbtorch inputs, NumPy inputs) for one dtype and layout (see the module doc)."""
+    rng = np.random.default_rng(seed)
+    nb_in, np_in, k = [], [], 0
+    for spec in specs:
+        if isinstance(spec, (int, float, bool)):
+            nb_in.append(spec)
+            np_in.append(spec)
+            continue
+        if isinstance(spec, np.ndarray):
+            arr = spec.astype(dtype.np)
+            if layout == "broadcast":
+                arr = np.broadcast_to(arr, (2,) + arr.shape).copy() if k == 0 else arr
+            elif layout == "0d":
+                arr = arr.reshape(-1)[:1].reshape(())
+            elif layout == "empty" and k == 0:
+                arr = arr[:0]
+        else:
+            arr = _values(_layout_shape(spec, layout, k), dtype, low, high, rng)
+        nb_in.append(_to_tensor(arr, dtype, layout == "noncontig"))
+        np_in.append(arr)
+        k += 1
+    return nb_in, np_in
+
+
+def assert_close(actual, expected, dtype, rtol=None, atol=None):
+    """Values of tensor `actual` equal NumPy `expected` within the dtype's tolerance."""
+    r, a = _TOL.get(dtype.name, (0, 0))
+    got = np.asarray(actual.detach()._host(), dtype=np.float64)
+    want = np.asarray(expected, dtype=np.float64)
+    assert got.shape == want.shape, f"shape {got.shape} != expected {want.shape}"
+    np.testing.assert_allclose(got, want, rtol=rtol if rtol is not None else r,
+                               atol=atol if atol is not None else a, equal_nan=True)
+
+
+def check_op(nb_fn, np_fn, *specs, dtypes=FLOATS, layouts=LAYOUTS, grad=True,
+             gradgrad=False, low=-2.0, high=2.0, out_dtype=None, rtol=None, atol=None):
+    """Check `nb_fn` against `np_fn` over `dtypes` x `layouts`, then its gradients.
+
+    Example:
+        >>> check_op(nbtorch.exp, np.exp, (3, 4), dtypes=FLOATS, grad=True)
+    """
+    for dtype in dtypes:
+        for layout in layouts:
+            nb_in, np_in = make_inputs(specs, dtype, layout, low, high)
+            out = nb_fn(*nb_in)
+            with np.errstate(all="ignore"):
+                want = np_fn(*np_in)
+            try:
+                assert_close(out, want, dtype, rtol, atol)
+                if out_dtype is not None:
+                    expect = out_dtype(dtype) if callable(out_dtype) else out_dtype
+                    assert out.dtype is expect, f"dtype {out.dtype} != {expect}"
+            except AssertionError as e:
+                raise AssertionError(f"{getattr(nb_fn, '__name__', nb_fn)} [{dtype}, "
+                                     f"{layout}]: {e}") from None
+    if grad:
+        check_grad(nb_fn, *specs, low=low, high=high, gradgrad=gradgrad)
+
+
+def check_grad(nb_fn, *specs, low=-2.0, high=2.0, gradgrad=False,
+               layouts=("contiguous", "broadcast")):
+    """gradcheck (and gradgradcheck) of `nb_fn` in float64 w.r.t. every tensor input."""
+    for layout in layouts:
+        nb_in, _ = make_inputs(specs, nbtorch.float64, layout, low, high, seed=1)
+        for t in nb_in:
+            if isinstance(t, nbtorch.Tensor):
+                t.requires_grad_()
+        assert gradcheck(nb_fn, nb_in), f"gradcheck failed [{layout}]"
+        if gradgrad:
+            assert gradgradcheck(nb_fn, nb_in), f"gradgradcheck failed [{layout}]"
