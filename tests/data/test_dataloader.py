@@ -275,6 +275,22 @@ def test_worker_exception_carries_the_worker_traceback():
     assert next(iterator).tolist() == [6, 7]  # the iterator carries on, as PyTorch's does
 
 
+def test_worker_exception_of_a_local_class_arrives_as_runtime_error():
+    class LocalError(Exception):
+        pass
+
+    class Broken(Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            raise LocalError("only defined in this test")
+
+    loader = DataLoader(Broken(), batch_size=1, num_workers=1, timeout=SAFETY)
+    with pytest.raises(RuntimeError, match="(?s)Caught LocalError.*only defined in this test"):
+        list(loader)
+
+
 def test_a_dying_worker_raises_instead_of_hanging():
     loader = DataLoader(Numbers(12, die_at=5), batch_size=2, num_workers=2, timeout=SAFETY)
     started = time.monotonic()

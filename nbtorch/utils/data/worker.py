@@ -74,12 +74,13 @@ class ExceptionWrapper:
         if exc_info is None:
             exc_info = sys.exc_info()
         self.exc_type = exc_info[0]
+        self.exc_type_name = exc_info[0].__name__
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
         self.where = where
 
     def reraise(self):
         """Raise the same exception type, its message holding the worker's traceback."""
-        message = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        message = f"Caught {self.exc_type_name} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
             message = _KeyErrorMessage(message)
         try:
@@ -117,13 +118,12 @@ def _pickled(task_index, data, worker_id):
     try:
         return pickle.dumps((task_index, data), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
+        if isinstance(data, ExceptionWrapper):  # its exception class cannot be imported
+            data.exc_type = RuntimeError       # (the message keeps the original name)
+            return pickle.dumps((task_index, data), protocol=pickle.HIGHEST_PROTOCOL)
         error = ExceptionWrapper(where=f"in DataLoader worker process {worker_id} "
                                        "while pickling a batch")
-        try:
-            return pickle.dumps((task_index, error), protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:  # the exception class itself cannot be pickled
-            error.exc_type = RuntimeError
-            return pickle.dumps((task_index, error), protocol=pickle.HIGHEST_PROTOCOL)
+        return _pickled(task_index, error, worker_id)
 
 
 def _serve(is_iterable, dataset, index_queue, result_queue, done_event, auto_collation,
