@@ -25,7 +25,7 @@ import numba
 import numpy as np
 
 __all__ = [
-    "batch_norm_forward_train", "batch_norm_forward_eval",
+    "batch_norm_forward_train", "batch_norm_forward_eval", "batch_norm_update_running",
     "batch_norm_stats", "channel_affine", "batch_norm_backward",
     "layer_norm_forward", "layer_norm_backward",
     "group_norm_forward", "group_norm_backward",
@@ -200,7 +200,7 @@ def batch_norm_forward_train(x3, weight, bias, eps, out3, mean, var, invstd):
 
 def batch_norm_forward_eval(x3, weight, bias, running_mean, running_var, eps, out3,
                             mean, invstd):
-    """Eval forward with the running stats; copies them (float64) into ``mean``/``invstd``.
+    """Eval forward with the running stats (any float dtype), saved as float64 ``mean``/``invstd``.
 
     Example:
         >>> x = np.random.rand(4, 3, 5); out = np.empty_like(x)
@@ -211,6 +211,25 @@ def batch_norm_forward_eval(x3, weight, bias, running_mean, running_var, eps, ou
     np.divide(1.0, np.sqrt(running_var.astype(np.float64) + eps), out=invstd)
     scale = weight * invstd
     channel_affine(x3, scale, bias - mean * scale, out3)
+
+
+def batch_norm_update_running(running_mean, running_var, mean, var, momentum, count):
+    """In place: running = (1 - momentum) * running + momentum * batch stat.
+
+    The variance enters unbiased (``var * count / (count - 1)``), as in
+    PyTorch. Either running array may be None (then it is skipped).
+
+    Example:
+        >>> rm, rv = np.zeros(3), np.ones(3)
+        >>> batch_norm_update_running(rm, rv, np.ones(3), np.ones(3), 0.1, 4)
+    """
+    if running_mean is not None:
+        running_mean *= 1.0 - momentum
+        running_mean += (momentum * mean).astype(running_mean.dtype)
+    if running_var is not None:
+        unbiased = var * (count / max(count - 1, 1))
+        running_var *= 1.0 - momentum
+        running_var += (momentum * unbiased).astype(running_var.dtype)
 
 
 # --------------------------------------------------------------------------

@@ -16,7 +16,8 @@ from ...ops._common import check_same_device
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "normalize"]
 
-for _name in ("batch_norm_forward_train", "batch_norm_forward_eval", "batch_norm_backward",
+for _name in ("batch_norm_forward_train", "batch_norm_forward_eval",
+              "batch_norm_update_running", "batch_norm_backward",
               "layer_norm_forward", "layer_norm_backward",
               "group_norm_forward", "group_norm_backward"):
     register_kernel(_name, "cpu", getattr(_cpu_norm, _name))
@@ -94,15 +95,11 @@ class BatchNorm(Function):
             get_kernel("batch_norm_forward_train", dev.type)(
                 x3, w, b, eps, out._array.reshape(N, C, S), mean._array, var._array,
                 invstd._array)
-            if running_mean is not None:
-                _update_running(running_mean, mean, momentum)
-            if running_var is not None:
-                count = N * S
-                _update_running(running_var, var * (count / max(count - 1, 1)), momentum)
+            if running_mean is not None or running_var is not None:
+                _update_running(running_mean, running_var, mean, var, momentum, N * S)
         else:
             get_kernel("batch_norm_forward_eval", dev.type)(
-                x3, w, b, _kernel_array(running_mean, _dtype.float64),
-                _kernel_array(running_var, _dtype.float64), eps,
+                x3, w, b, running_mean.contiguous()._array, running_var.contiguous()._array, eps,
                 out._array.reshape(N, C, S), mean._array, invstd._array)
         ctx.save_for_backward(x, weight)
         ctx.stats = (mean, invstd)
@@ -133,9 +130,18 @@ class BatchNorm(Function):
                 _grad_as(gb, weight) if need_b else None, None, None, None, None, None)
 
 
-def _update_running(buf, stat64, momentum):
-    """buf = (1 - momentum) * buf + momentum * stat, in place (a running statistic)."""
-    buf.mul_(1.0 - momentum).add_(stat64.to(buf.dtype), alpha=momentum)
+def _update_running(running_mean, running_var, mean, var, momentum, count):
+    """Running statistics updated in place by one kernel call (version counters bumped)."""
+    bufs = [b for b in (running_mean, running_var) if b is not None]
+    for b in bufs:
+        if not b.is_contiguous():
+            raise RuntimeError("batch_norm: running statistics must be contiguous")
+    get_kernel("batch_norm_update_running", mean.device.type)(
+        None if running_mean is None else running_mean._array,
+        None if running_var is None else running_var._array,
+        mean._array, var._array, momentum, count)
+    for b in bufs:
+        b._bump()
 
 
 def _batch_norm_backward_ops(ctx, dy, x, weight):

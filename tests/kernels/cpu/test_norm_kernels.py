@@ -97,8 +97,8 @@ def test_reference_formulas_match_finite_differences():
     w = _rand(4, np.float64, 3)
     b = np.zeros(4)
     gx, _, _ = _bn_backward_ref(dy, x, w, eps)
-    np.testing.assert_allclose(gx, _numeric_grad(lambda v: (dy * _bn_ref(v, w, b, eps)[0]).sum(), x),
-                               atol=1e-6)
+    num = _numeric_grad(lambda v: (dy * _bn_ref(v, w, b, eps)[0]).sum(), x)
+    np.testing.assert_allclose(gx, num, atol=1e-6)
     x2, dy2, w2 = x.reshape(6, 4), dy.reshape(6, 4), w
     gx, _, _ = _ln_backward_ref(dy2, x2, w2, eps)
     num = _numeric_grad(lambda v: (dy2 * _rows_ref(v, eps)[0] * w2).sum(), x2)
@@ -131,7 +131,8 @@ def test_batch_norm_forward(dtype, shape, parallel):
     scale = w / np.sqrt(var + 1e-5)
     shift = b - mean * scale
     out = np.empty_like(x)
-    (norm.channel_affine_parallel if parallel else norm.channel_affine_serial)(x, scale, shift, out)
+    affine = norm.channel_affine_parallel if parallel else norm.channel_affine_serial
+    affine(x, scale, shift, out)
     np.testing.assert_allclose(out, ref, rtol=TOL[dtype], atol=TOL[dtype] * 10)
 
 
@@ -232,7 +233,8 @@ def test_layer_norm_forward_backward(dtype, parallel):
     gx, gw, gb = np.empty_like(x), np.empty(K), np.empty(K)
     if parallel:
         parts = np.empty((2, 3, K))
-        norm.layer_norm_backward_parallel(dy, x, mean, rstd, w, gx, gw, gb, True, parts[0], parts[1])
+        norm.layer_norm_backward_parallel(dy, x, mean, rstd, w, gx, gw, gb, True,
+                                          parts[0], parts[1])
     else:
         norm.layer_norm_backward_serial(dy, x, mean, rstd, w, gx, gw, gb, True)
     rgx, rgw, rgb = _ln_backward_ref(dy, x, w.astype(np.float64), eps)
