@@ -1,0 +1,117 @@
+"""softmax / log_softmax along one dim, numerically stable (max-shifted), any layout.
+
+The kernel (kernels/cpu/softmax.py) reads the input as (outer, n, inner) with
+the softmax dim in the middle, without a copy for contiguous inputs.
+Backward formulas are nbtorch ops, so second derivatives work.
+"""
+from .. import _dtype
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ._common import normalize_dim
+from .reduction import PARALLEL_MIN_NUMEL
+
+__all__ = ["softmax", "log_softmax"]
+
+
+def _cpu_softmax(log):
+    def kernel(a3, out3):
+        from nbtorch.kernels.cpu import softmax as k
+        fn = k.softmax_forward_parallel if a3.size >= PARALLEL_MIN_NUMEL else \
+            k.softmax_forward
+        fn(a3, out3, log)
+    kernel.__qualname__ = "cpu.softmax." + ("log_softmax" if log else "softmax")
+    return kernel
+
+
+register_kernel("softmax", "cpu", _cpu_softmax(False))
+register_kernel("log_softmax", "cpu", _cpu_softmax(True))
+
+
+def _along_dim(x, dim):
+    """(outer, n, inner) sizes for `dim` of a contiguous x."""
+    outer = inner = 1
+    for s in x._shape[:dim]:
+        outer *= s
+    for s in x._shape[dim + 1:]:
+        inner *= s
+    return outer, (x._shape[dim] if x.dim() else 1), inner
+
+
+def softmax_forward(op, x, dim):
+    """Run kernel `op` ('softmax'/'log_softmax') over `dim` of x into a new tensor."""
+    work = _dtype.float32 if x.dtype is _dtype.float16 else x.dtype
+    src = x.to(work) if x.dtype is not work else x
+    src = src.contiguous()
+    out = empty(x._shape, work, x.device)
+    if x.numel():
+        shape3 = _along_dim(src, dim)
+        get_kernel(op, x.device.type)(src._array.reshape(shape3), out._array.reshape(shape3))
+    return out if work is x.dtype else out.to(x.dtype)
+
+
+class Softmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = softmax_forward("softmax", x, dim)
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        gy = g * y
+        return gy - y * gy.sum(dim=ctx.dim, keepdim=True), None
+
+
+class LogSoftmax(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        out = softmax_forward("log_softmax", x, dim)
+        ctx.dim = dim
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out, = ctx.saved_tensors
+        return g - out.exp() * g.sum(dim=ctx.dim, keepdim=True), None
+
+
+def _prepare(op, input, dim, dtype, _stacklevel=None):
+    if dim is None:
+        raise TypeError(f"{op}() missing required argument 'dim' (implicit dim is "
+                        "deprecated in PyTorch; pass dim=...)")
+    if dtype is not None:
+        input = input.to(_dtype.to_dtype(dtype))
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"{op}_lastdim_kernel_impl\" not implemented for "
+                           f"'{input.dtype.name.capitalize()}'")
+    return input, normalize_dim(dim, input.dim())
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along `dim`, shifted by the max so large logits do not overflow.
+
+    Example:
+        >>> nbtorch.softmax(nbtorch.tensor([1e4, 1e4 + 1.]), dim=0)
+        tensor([0.2689, 0.7311])
+    """
+    x, d = _prepare("softmax", input, dim, dtype)
+    return Softmax.apply(x, d)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """x - logsumexp(x) along `dim`, computed stably.
+
+    Example:
+        >>> nbtorch.log_softmax(nbtorch.tensor([0., 0.]), dim=0)
+        tensor([-0.6931, -0.6931])
+    """
+    x, d = _prepare("log_softmax", input, dim, dtype)
+    return LogSoftmax.apply(x, d)
+
+
+Tensor.softmax = softmax
+Tensor.log_softmax = log_softmax
