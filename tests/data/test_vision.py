@@ -35,6 +35,33 @@ def test_to_tensor_2d_and_other_dtypes():
     np.testing.assert_allclose(scaled.numpy(), np.full((1, 2, 2), 0.2), rtol=1e-6)
 
 
+class FakePILImage:
+    """Quacks like a PIL image (mode, getbands, __array__) without needing Pillow."""
+
+    def __init__(self, array, mode):
+        self.array, self.mode = array, mode
+
+    def getbands(self):
+        return tuple(self.mode)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.array
+
+
+def test_to_tensor_accepts_pil_like_images():
+    gray = transforms.ToTensor()(FakePILImage(np.full((2, 3), 255, np.uint8), "L"))
+    assert gray.shape == (1, 2, 3) and gray.numpy().min() == 1.0
+    binary = transforms.ToTensor()(FakePILImage(np.array([[True, False]]), "1"))
+    assert binary.numpy().tolist() == [[[1.0, 0.0]]]
+
+
+def test_to_tensor_with_real_pil():
+    Image = pytest.importorskip("PIL.Image")
+    rgb = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    out = transforms.ToTensor()(Image.fromarray(rgb))
+    np.testing.assert_allclose(out.numpy(), rgb.transpose(2, 0, 1) / 255.0, rtol=1e-6)
+
+
 def test_to_tensor_errors():
     with pytest.raises(TypeError, match="pic should be PIL Image or ndarray"):
         transforms.ToTensor()([1, 2])

@@ -106,6 +106,8 @@ class DataLoader:
         generator: an ``nbtorch.Generator`` for the shuffle order and the workers' seeds.
         prefetch_factor: batches loaded in advance per worker (default 2 with workers).
         persistent_workers: keep the workers alive between epochs.
+        pin_memory_device, in_order: accepted for compatibility; batches always arrive in
+            sampler order.
 
     Example:
         >>> import nbtorch
