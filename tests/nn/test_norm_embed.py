@@ -277,3 +277,17 @@ def test_against_torch_norm_layers():
         np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), atol=1e-4)
         for name, t in theirs.state_dict().items():
             np.testing.assert_allclose(ours.state_dict()[name].numpy(), t.numpy(), atol=1e-5)
+
+
+def test_empty_inputs_give_empty_outputs_and_zero_weight_grads():
+    w = nbtorch.ones(4, requires_grad=True)
+    for fn, shape in [(lambda x: F.batch_norm(x, None, None, w, training=True), (0, 4)),
+                      (lambda x: F.layer_norm(x, (4,), w), (0, 4)),
+                      (lambda x: F.group_norm(x, 2, w), (0, 4, 3))]:
+        x = nbtorch.randn(*shape, requires_grad=True)
+        y = fn(x)
+        assert y.shape == shape
+        y.sum().backward()
+        assert x.grad.shape == shape
+        np.testing.assert_array_equal(w.grad.numpy(), 0)
+        w.grad = None

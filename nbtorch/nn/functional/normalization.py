@@ -81,7 +81,7 @@ class BatchNorm(Function):
     def forward(ctx, x, weight, bias, running_mean, running_var, batch_stats, momentum, eps):
         dt, dev = _kernel_dtype(x.dtype), x.device
         N, C = x.shape[0], x.shape[1]
-        S = x.numel() // max(N * C, 1)
+        S = math.prod(x.shape[2:])
         x3 = _kernel_array(x, dt).reshape(N, C, S)
         out = empty(x.shape, dt, dev)
         w = _param_array(weight, C, 1.0, dt, dev)
@@ -110,11 +110,11 @@ class BatchNorm(Function):
     def backward(ctx, grad_out):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        if grad_mode.is_grad_enabled():
+        if grad_mode.is_grad_enabled() or x.numel() == 0:
             return _batch_norm_backward_ops(ctx, grad_out, x, weight) + (None,) * 5
         dt, dev = _kernel_dtype(x.dtype), x.device
         N, C = x.shape[0], x.shape[1]
-        S = x.numel() // max(N * C, 1)
+        S = math.prod(x.shape[2:])
         x3 = _kernel_array(x, dt).reshape(N, C, S)
         dy3 = _kernel_array(grad_out, dt).reshape(N, C, S)
         gx = empty(x.shape, dt, dev) if need_x else None
@@ -147,7 +147,8 @@ def _update_running(running_mean, running_var, mean, var, momentum, count):
 def _batch_norm_backward_ops(ctx, dy, x, weight):
     """Differentiable batch norm gradients (create_graph=True)."""
     N, C = x.shape[0], x.shape[1]
-    x3, dy3 = x.reshape(N, C, -1), dy.reshape(N, C, -1)
+    S = math.prod(x.shape[2:])
+    x3, dy3 = x.reshape(N, C, S), dy.reshape(N, C, S)
     w3 = weight.reshape(1, C, 1) if weight is not None else 1.0
     if ctx.batch_stats:
         gx, xhat = _normalized_grads(dy3 * w3, x3, (0, 2), ctx.eps)
@@ -285,7 +286,7 @@ class GroupNorm(Function):
     def forward(ctx, x, weight, bias, G, eps):
         dt, dev = _kernel_dtype(x.dtype), x.device
         N, C = x.shape[0], x.shape[1]
-        S = x.numel() // max(N * C, 1)
+        S = math.prod(x.shape[2:])
         x3 = _kernel_array(x, dt).reshape(N, C, S)
         out = empty(x.shape, dt, dev)
         mean, rstd = _stat(N * G, dev), _stat(N * G, dev)
@@ -303,7 +304,7 @@ class GroupNorm(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         G = ctx.G
         N, C = x.shape[0], x.shape[1]
-        S = x.numel() // max(N * C, 1)
+        S = math.prod(x.shape[2:])
         if grad_mode.is_grad_enabled():
             x3, dy3 = x.reshape(N, C, S), grad_out.reshape(N, C, S)
             g = dy3 * weight.reshape(1, C, 1) if weight is not None else dy3
