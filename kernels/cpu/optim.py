@@ -33,11 +33,13 @@ __all__ = ["sgd_step", "adam_step", "rmsprop_step", "adagrad_step",
            "adam_scalars", "adagrad_lr", "PARALLEL_MIN_SIZE"]
 
 # Parameters with at least this many elements use the parallel loop.
-# Measured on the 2-core machine (float32 Adam, best of 30): serial 1.1 us at
-# 1k elements, 17 us at 30k (~50 GB/s in cache), 670 us at 1M; parallel 11 us
-# at 30k, 315 us at 1M (2x). But a parallel launch can wait milliseconds for
-# a core that another process holds, so the bar is set well above 30k.
-PARALLEL_MIN_SIZE = 1 << 17
+# Measured on the 2-core machine (float32, best of 20-30): Adam serial 1.1 us
+# at 1k elements, 17 us at 30k (~50 GB/s in cache), 670 us at 1M; parallel
+# 11 us at 30k, 315 us at 1M. A whole MLP 784-512-256-10 Adam step: 390 us
+# serial, 225 us parallel on an idle machine -- but 10 ms when another
+# process holds a core (the omp layer's fork-join waits for a descheduled
+# thread). So threads are kept for tensors large enough to bound that risk.
+PARALLEL_MIN_SIZE = 1 << 20
 
 _JIT = dict(cache=True, error_model="numpy")
 _UNUSED = {np.dtype(t): np.empty(0, t) for t in (np.float32, np.float64)}

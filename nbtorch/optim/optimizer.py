@@ -332,8 +332,9 @@ def new_step(value=0.0):
 def bump_step(step):
     """Add one to a step counter tensor in place; returns the new count."""
     a = step._array
-    a[...] += 1
-    return a.item()
+    value = a.item() + 1.0
+    a.fill(value)
+    return value
 
 
 def zeros_state(param, fill=0.0):
@@ -367,9 +368,10 @@ def fused_update(op, param, grad, buffers, *scalars):
 def _flat(t, dtype, write_back):
     """The raw 1-D array of `t` in `dtype`: a view when possible, else a copy
     registered in `write_back` (None: read-only, no write back)."""
-    if t.dtype is dtype and t.is_contiguous():
-        return t._array.reshape(t.numel())
+    a = t._array
+    if t.dtype is dtype and a.flags["C_CONTIGUOUS"]:
+        return a.ravel()
     w = t.to(dtype=dtype).contiguous()
     if write_back is not None:
         write_back.append((t, w))
-    return w._array.reshape(w.numel())
+    return w._array.ravel()

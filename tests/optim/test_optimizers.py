@@ -393,3 +393,31 @@ def test_linear_regression_recovers_weights(make):
         opt.step()
     np.testing.assert_allclose(_value(w), true_w, atol=1e-3)
     np.testing.assert_allclose(_value(b), [true_b], atol=1e-3)
+
+
+def test_user_defined_optimizer_subclass():
+    class PlainSGD(optim.Optimizer):
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, dict(lr=lr))
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.sub_(p.grad * group["lr"])
+
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    opt = PlainSGD([w], lr=0.5)
+    calls = []
+    opt.register_step_post_hook(lambda o, a, k: calls.append(1))
+    w.grad = torch.tensor([1.0, 1.0])
+    opt.step()
+    np.testing.assert_allclose(_value(w), [0.5, 1.5])
+    assert calls == [1] and opt.state_dict()["param_groups"][0]["lr"] == 0.5
+    with pytest.raises(ValueError, match="didn't specify a value of required optimization "
+                                         "parameter lr"):
+        class NeedsLr(optim.Optimizer):
+            def __init__(self, params):
+                super().__init__(params, dict(lr=optim.optimizer.required))
+        NeedsLr([w])
