@@ -1,0 +1,207 @@
+"""Scans along a dim: cumsum, cumprod (exact gradient with zeros), cummax, cummin.
+
+Kernels (kernels/cpu/scan.py) walk an (outer, n, inner) view of a contiguous
+input, so a scan over any dim needs no permute. Backward formulas are nbtorch
+ops (a reverse cumsum is itself a scan), so second derivatives work.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ._common import normalize_dim
+from . import _return_types as rt
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin"]
+
+
+def _acc(dtype, value):
+    return np.float64(value) if dtype.kind == "f" else np.int64(value)
+
+
+def _cpu_cumsum(a3, out3, reverse):
+    from nbtorch.kernels.cpu import scan as k
+    k.cumsum_scan(a3, out3, _acc(a3.dtype, 0), reverse)
+
+
+def _cpu_cumprod(a3, out3, reverse):
+    from nbtorch.kernels.cpu import scan as k
+    k.cumprod_scan(a3, out3, _acc(a3.dtype, 1), reverse)
+
+
+def _cpu_cumextreme(want_max):
+    def kernel(a3, values3, indices3):
+        from nbtorch.kernels.cpu import scan as k
+        if a3.dtype == np.bool_:
+            a3, values3 = a3.view(np.uint8), values3.view(np.uint8)
+        k.cumextreme_scan(a3, values3, indices3, want_max)
+    kernel.__qualname__ = "cpu.scan.cum" + ("max" if want_max else "min")
+    return kernel
+
+
+register_kernel("cumsum", "cpu", _cpu_cumsum)
+register_kernel("cumprod", "cpu", _cpu_cumprod)
+register_kernel("cummax", "cpu", _cpu_cumextreme(True))
+register_kernel("cummin", "cpu", _cpu_cumextreme(False))
+
+
+def scan_shape(x, dim):
+    """(outer, n, inner) of a contiguous x scanned along `dim`."""
+    outer = inner = 1
+    for s in x._shape[:dim]:
+        outer *= s
+    for s in x._shape[dim + 1:]:
+        inner *= s
+    return outer, (x._shape[dim] if x.dim() else 1), inner
+
+
+def run_scan(op, x, dim, out_dtypes, *args):
+    """Kernel `op` over contiguous x along dim into new tensors of `out_dtypes`."""
+    src = x.contiguous()
+    outs = [empty(x._shape, d, x.device) for d in out_dtypes]
+    if x.numel():
+        shape3 = scan_shape(src, dim)
+        get_kernel(op, x.device.type)(src._array.reshape(shape3),
+                                      *(o._array.reshape(shape3) for o in outs), *args)
+    return outs
+
+
+def _work_dtype(dtype):
+    if dtype is _dtype.float16:
+        return _dtype.float32
+    return dtype if dtype.is_floating_point else _dtype.int64
+
+
+def _accumulating_scan(op, x, dim, reverse, dtype):
+    work = _work_dtype(dtype)
+    src = x if x.dtype is work else x.to(work)
+    out, = run_scan(op, src, dim, (work,), reverse)
+    return out if work is dtype else out.to(dtype)
+
+
+# ---- cumsum ---------------------------------------------------------------------------
+
+class Cumsum(Function):
+    @staticmethod
+    def forward(ctx, x, dim, reverse, dtype):
+        ctx.dim, ctx.reverse = dim, reverse
+        return _accumulating_scan("cumsum", x, dim, reverse, dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return Cumsum.apply(g, ctx.dim, not ctx.reverse, g.dtype), None, None, None
+
+
+def _scan_dtype(x, dtype):
+    if dtype is not None:
+        return _dtype.to_dtype(dtype)
+    return x.dtype if x.dtype.is_floating_point else _dtype.int64
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Running sums along `dim` (integers and bool accumulate in int64).
+
+    Example:
+        >>> nbtorch.tensor([1., 2., 3.]).cumsum(0)
+        tensor([1., 3., 6.])
+    """
+    d = normalize_dim(dim, input.dim())
+    return Cumsum.apply(input, d, False, _scan_dtype(input, dtype))
+
+
+def reverse_cumsum(input, dim):
+    """sum_{j >= i} input[j] along dim (the adjoint of cumsum)."""
+    return Cumsum.apply(input, normalize_dim(dim, input.dim()), True, input.dtype)
+
+
+# ---- cumprod --------------------------------------------------------------------------
+
+class Cumprod(Function):
+    @staticmethod
+    def forward(ctx, x, dim, dtype):
+        out = _accumulating_scan("cumprod", x, dim, False, dtype)
+        ctx.dim = dim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return _cumprod_grad(x, out, g, ctx.dim), None, None
+
+
+def _cumprod_grad(x, out, g, dim):
+    """Exact with zeros: before the first zero z, revcumsum(g*out)/x; at z, the
+    revcumsum of g times the cumprod with x_z replaced by 1; after z, 0.
+
+    (Second derivatives are exact where the input has no zero; after a zero the
+    gradient is the constant 0, so its derivative w.r.t. that zero is missed.)"""
+    import nbtorch as nb
+    if x.numel() == 0:
+        return g * 0
+    is_zero = x == 0
+    if not bool(is_zero.any()):
+        return reverse_cumsum(g * out, dim) / x
+    zeros_so_far = cumsum(is_zero, dim)
+    before_first = zeros_so_far == 0
+    first_zero = is_zero & (zeros_so_far == 1)
+    part_before = reverse_cumsum(g * out, dim) / nb.where(before_first, x, 1.0)
+    without_zero = cumprod(nb.where(first_zero, 1.0, x), dim)
+    part_at = reverse_cumsum(g * without_zero, dim)
+    return nb.where(before_first, part_before, nb.where(first_zero, part_at, 0.0))
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Running products along `dim`; the gradient is exact when the input has zeros.
+
+    Example:
+        >>> nbtorch.tensor([1., 2., 3.]).cumprod(0)
+        tensor([1., 2., 6.])
+    """
+    d = normalize_dim(dim, input.dim())
+    return Cumprod.apply(input, d, _scan_dtype(input, dtype))
+
+
+# ---- cummax / cummin ------------------------------------------------------------------
+
+class CumExtreme(Function):
+    @staticmethod
+    def forward(ctx, x, dim, op):
+        src = x.to(_dtype.float32) if x.dtype is _dtype.float16 else x
+        values, indices = run_scan(op, src, dim, (src.dtype, _dtype.int64))
+        if values.dtype is not x.dtype:
+            values = values.to(x.dtype)
+        ctx.dim, ctx.in_meta = dim, (x._shape, x.dtype, x.device)
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, g, _g_indices):
+        from .creation import zeros
+        indices, = ctx.saved_tensors
+        shape, dtype, device = ctx.in_meta
+        if not shape:
+            return g, None, None
+        return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, indices, g), \
+            None, None
+
+
+def _cum_extreme(name, result_cls):
+    def fn(input, dim, *, out=None):
+        d = normalize_dim(dim, input.dim())
+        return result_cls(*CumExtreme.apply(input, d, name))
+    fn.__name__ = name
+    fn.__doc__ = (f"Running {name[3:]}imum along `dim` and the index it came from "
+                  "(ties and NaN take the later index, as PyTorch).")
+    return fn
+
+
+cummax = _cum_extreme("cummax", rt.cummax)
+cummin = _cum_extreme("cummin", rt.cummin)
+
+Tensor.cumsum = cumsum
+Tensor.cumprod = cumprod
+Tensor.cummax = cummax
+Tensor.cummin = cummin
