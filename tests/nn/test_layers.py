@@ -323,3 +323,124 @@ def test_parameters_to_vector_and_back():
     assert m.bias.tolist() == [6.0, 7.0] and m.weight[1, 2].item() == 5.0
     with pytest.raises(TypeError, match="expected torch.Tensor, but got"):
         nn.utils.vector_to_parameters([1.0], m.parameters())
+
+
+# ---- convolution and pooling modules -------------------------------------------------
+
+def _np_conv2d(x, w, b, stride=1, padding=0, dilation=1):
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    oh = (x.shape[2] - dilation * (kh - 1) - 1) // stride + 1
+    ow = (x.shape[3] - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * stride:i * stride + dilation * (kh - 1) + 1:dilation,
+                      j * stride:j * stride + dilation * (kw - 1) + 1:dilation]
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", patch, w)
+    return out + (0 if b is None else b[None, :, None, None])
+
+
+def test_conv2d_module_forward_and_init():
+    m = nn.Conv2d(2, 3, 3, stride=2, padding=1).double()
+    x = np.random.default_rng(3).standard_normal((2, 2, 7, 7))
+    out = m(_t(x)).detach().numpy()
+    ref = _np_conv2d(x, m.weight.detach().numpy(), m.bias.detach().numpy(), 2, 1)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+    bound = 1 / math.sqrt(2 * 9)
+    assert np.abs(m.weight.detach().numpy()).max() <= bound
+    assert np.abs(m.bias.detach().numpy()).max() <= bound
+    assert m.weight.shape == (3, 2, 3, 3)
+    assert repr(m) == "Conv2d(2, 3, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1))"
+
+
+@pytest.mark.parametrize("k,d", [(3, 1), (4, 1), (3, 2), (2, 3)])
+def test_conv2d_padding_same_keeps_size(k, d):
+    m = nn.Conv2d(1, 2, k, padding="same", dilation=d, bias=False).double()
+    x = np.random.default_rng(4).standard_normal((1, 1, 6, 5))
+    out = m(_t(x)).detach().numpy()
+    assert out.shape == (1, 2, 6, 5)
+    total = d * (k - 1)
+    xp = np.pad(x, ((0, 0), (0, 0), (total // 2, total - total // 2),
+                    (total // 2, total - total // 2)))
+    ref = _np_conv2d(xp, m.weight.detach().numpy(), None, dilation=d)
+    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+    assert "padding=same" in repr(m)
+
+
+def test_conv1d_module_and_unbatched_input():
+    m = nn.Conv1d(2, 4, 3, bias=False).double()
+    x = np.random.default_rng(5).standard_normal((2, 9))
+    out = m(_t(x)).detach().numpy()
+    ref = _np_conv2d(x[None, :, None, :], m.weight.detach().numpy()[:, :, None, :], None)
+    np.testing.assert_allclose(out, ref[0, :, 0, :], rtol=1e-10)
+    assert repr(m) == "Conv1d(2, 4, kernel_size=(3,), stride=(1,), bias=False)"
+
+
+def test_conv_module_gradcheck():
+    m = nn.Conv2d(2, 2, 2, groups=2).double()
+    x = _x(1, 2, 3, 3)
+    assert gradcheck(m, (x,))
+
+
+def test_conv_argument_errors():
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="out_channels must be divisible by groups"):
+        nn.Conv2d(4, 3, 3, groups=2)
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        nn.Conv2d(1, 1, 3, stride=2, padding="same")
+    with pytest.raises(ValueError, match="Invalid padding string 'full'"):
+        nn.Conv2d(1, 1, 3, padding="full")
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nn.Conv2d(1, 1, 3, padding_mode="mirror")
+    m = nn.Conv2d(3, 4, 3)
+    with pytest.raises(RuntimeError, match=r"expected input\[1, 2, 5, 5\] to have 3 "
+                                           r"channels, but got 2 channels instead"):
+        m(torch.zeros(1, 2, 5, 5))
+    with pytest.raises(RuntimeError, match=r"Expected 3D \(unbatched\) or 4D \(batched\) "
+                                           r"input to conv2d"):
+        m(torch.zeros(3, 5))
+
+
+def test_conv_transpose2d_module():
+    m = nn.ConvTranspose2d(2, 3, 3, stride=2).double()
+    assert m.weight.shape == (2, 3, 3, 3)
+    x = _x(1, 2, 4, 4)
+    assert m(x).shape == (1, 3, 9, 9)
+    assert m(x, output_size=[10, 10]).shape == (1, 3, 10, 10)
+    with pytest.raises(ValueError, match="requested an output size of"):
+        m(x, output_size=[12, 12])
+    # the transpose of conv2d: <conv(y), x> == <y, convT(x)>
+    w = m.weight.detach()
+    y = _x(1, 3, 9, 9, requires_grad=False, seed=9)
+    lhs = (F.conv2d(y, w, stride=2) * x.detach()).sum().item()
+    rhs = (y * F.conv_transpose2d(x.detach(), w, stride=2)).sum().item()
+    assert abs(lhs - rhs) < 1e-9
+    assert repr(nn.ConvTranspose2d(4, 2, 3, stride=2, output_padding=1)) == (
+        "ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))")
+
+
+def test_pooling_modules():
+    x = np.random.default_rng(6).standard_normal((1, 2, 4, 4))
+    out, idx = nn.MaxPool2d(2, return_indices=True)(_t(x))
+    ref = x.reshape(1, 2, 2, 2, 2, 2).max(axis=(3, 5))
+    np.testing.assert_array_equal(out.numpy(), ref)
+    assert idx.dtype == torch.int64 and idx.shape == (1, 2, 2, 2)
+    np.testing.assert_array_equal(np.take_along_axis(x.reshape(1, 2, 16),
+                                                     idx.numpy().reshape(1, 2, 4), 2),
+                                  ref.reshape(1, 2, 4))
+    np.testing.assert_allclose(nn.AvgPool2d(2)(_t(x)).numpy(),
+                               x.reshape(1, 2, 2, 2, 2, 2).mean(axis=(3, 5)))
+    np.testing.assert_allclose(nn.AdaptiveAvgPool2d((1, 1))(_t(x)).numpy(),
+                               x.mean(axis=(2, 3), keepdims=True))
+    np.testing.assert_allclose(nn.AvgPool1d(2)(_t(x[:, :, 0])).numpy(),
+                               x[:, :, 0].reshape(1, 2, 2, 2).mean(-1))
+    np.testing.assert_array_equal(nn.MaxPool1d(2)(_t(x[:, :, 0])).numpy(),
+                                  x[:, :, 0].reshape(1, 2, 2, 2).max(-1))
+    assert repr(nn.MaxPool2d(2)) == \
+        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    assert repr(nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
+    assert repr(nn.AvgPool1d(2)) == "AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))"
+    assert repr(nn.AdaptiveAvgPool2d((5, 7))) == "AdaptiveAvgPool2d(output_size=(5, 7))"
