@@ -1,0 +1,505 @@
+"""Linear algebra: matmul (PyTorch's 1-D to batched N-D rules), mm, bmm, mv, dot, outer,
+the add*mm family and einsum.
+
+Every product funnels into one autograd Function, `Matmul`: operands of at
+least 2 dims, (..., M, K) @ (..., K, N), batch dims broadcast. The vector
+cases are views around it (unsqueeze, then squeeze), as PyTorch does them,
+and its backward formulas are matmuls too, so double backward works.
+
+Its kernel is the registry's "matmul" op (contract: `kernels/cpu/matmul.py`).
+On CPU the default is BLAS through NumPy; switch every matmul-family op to
+the hand-written Numba GEMM, and back, with::
+
+    nbtorch.ops.linalg.use_cpu_matmul("numba")   # or "blas"
+
+(or register any ``fn(a, b, out)`` with
+``nbtorch.register_kernel("matmul", "cpu", fn, override=True)``).
+"""
+import math
+
+from .. import _dtype
+from .._registry import register_kernel, get_kernel
+from .._tensor import Tensor, empty
+from ..autograd.function import Function
+from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
+from ._elementwise import type_name
+
+__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
+           "addmv", "addr", "addbmm", "baddbmm", "einsum"]
+
+
+# ---- the kernel ------------------------------------------------------------------
+
+def _cpu_matmul(a, b, out):
+    """Default CPU kernel: BLAS through NumPy (imported on first use)."""
+    from nbtorch.kernels.cpu.matmul import matmul_blas
+    matmul_blas(a, b, out)
+
+
+register_kernel("matmul", "cpu", _cpu_matmul)
+
+
+def use_cpu_matmul(name):
+    """Make `name` ('blas' or 'numba') the CPU kernel of every matmul-family op.
+
+    Example:
+        >>> nbtorch.ops.linalg.use_cpu_matmul("numba")   # the packed Numba GEMM
+        >>> nbtorch.ops.linalg.use_cpu_matmul("blas")    # back to the default
+    """
+    from nbtorch.kernels.cpu.matmul import LAUNCHERS
+    if name not in LAUNCHERS:
+        raise ValueError(f"unknown CPU matmul kernel '{name}' (have: {', '.join(LAUNCHERS)})")
+    register_kernel("matmul", "cpu", _cpu_matmul if name == "blas" else LAUNCHERS[name],
+                    override=True)
+
+
+def _lifted(t, ndim):
+    """t's raw array with leading size-1 dims up to `ndim` (a view)."""
+    pad = ndim - t.dim()
+    return t._array if pad == 0 else t._view((1,) * pad + t._shape,
+                                             (0,) * pad + t._strides)._array
+
+
+class Matmul(Function):
+    """a (..., M, K) @ b (..., K, N), both at least 2-D, batch dims broadcast."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+        out = empty(batch + (a._shape[-2], b._shape[-1]), a.dtype, a.device)
+        nd = len(batch) + 2
+        get_kernel("matmul", a.device.type)(_lifted(a, nd), _lifted(b, nd), out._array)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = sum_to(Matmul.apply(g, b.mT), a._shape)
+        if ctx.needs_input_grad[1]:
+            gb = sum_to(Matmul.apply(a.mT, g), b._shape)
+        return ga, gb
+
+
+# ---- argument checks (PyTorch's messages) ---------------------------------------------
+
+def _with_out(result, out):
+    """`result`, or copied into `out` (same shape and dtype) when out= is given."""
+    if out is None:
+        return result
+    if result.requires_grad:
+        raise RuntimeError("functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if out.dtype is not result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[result.dtype.name]}"
+                           f", but got {_CPP_NAMES[out.dtype.name]} instead")
+    if out._shape != result._shape:
+        raise RuntimeError(f"out= tensor has shape {list(out._shape)} but the result has "
+                           f"shape {list(result._shape)}")
+    return out.copy_(result)
+
+
+_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
+              "int8": "signed char", "int16": "short int", "int32": "int",
+              "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _check_pair(op, a, b, names=("input", "other")):
+    """Both tensors, one device, one non-bool dtype."""
+    for i, (x, name) in enumerate(zip((a, b), names)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' (position {i + 1}) must be Tensor, "
+                            f"not {type(x).__name__}")
+    check_same_device(op, a, b)
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+    if a.dtype is _dtype.bool:
+        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+
+
+def _mat_mismatch(rows, k, k2, n):
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and {k2}x{n})")
+
+
+def _batch_mismatch(batch, k, batch2, k2):
+    return RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                        f"[{batch}, {k}] but got: [{batch2}, {k2}].")
+
+
+def _mv_mismatch(rows, k, n):
+    return RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k}), vec ({n})")
+
+
+# ---- products ------------------------------------------------------------------
+
+@tensor_method()
+def matmul(input, other, *, out=None):
+    """Matrix product with PyTorch's rules for 1-D to N-D operands.
+
+    1-D @ 1-D is a dot product; a 1-D operand is promoted to a matrix (a row on
+    the left, a column on the right) and that dim is removed afterwards; N-D
+    operands are stacks of matrices whose batch dims broadcast.
+
+    Example:
+        >>> nbtorch.matmul(nbtorch.ones(5, 2, 3), nbtorch.ones(3, 4)).shape
+        torch.Size([5, 2, 4])
+    """
+    _check_pair("matmul", input, other)
+    da, db = input.dim(), other.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{da}D and {db}D")
+    if da == 1 and db == 1:
+        return _with_out(dot(input, other), out)
+    k, k2 = input._shape[-1], other._shape[-2 if db > 1 else 0]
+    if k != k2:
+        rows = math.prod(input._shape[:-1])
+        if db == 1:
+            raise _mv_mismatch(rows, k, k2)
+        if db == 2:
+            raise _mat_mismatch(rows, k, k2, other._shape[-1])
+        batch = math.prod(broadcast_shapes(input._shape[:-2], other._shape[:-2]))
+        raise _batch_mismatch(batch, k, batch, k2)
+    if db == 1:
+        result = Matmul.apply(input, other.unsqueeze(-1)).squeeze(-1)
+    elif da == 1:
+        result = Matmul.apply(input.unsqueeze(0), other).squeeze(-2)
+    else:
+        result = Matmul.apply(input, other)
+    return _with_out(result, out)
+
+
+@tensor_method()
+def mm(input, mat2, *, out=None):
+    """Product of two matrices, (n, m) @ (m, p) -> (n, p); no broadcasting."""
+    _check_pair("mm", input, mat2, ("input", "mat2"))
+    if input.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    (n, m), (m2, p) = input._shape, mat2._shape
+    if m != m2:
+        raise _mat_mismatch(n, m, m2, p)
+    return _with_out(Matmul.apply(input, mat2), out)
+
+
+@tensor_method()
+def bmm(input, mat2, *, out=None):
+    """Batched product, (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting."""
+    _check_pair("bmm", input, mat2, ("input", "mat2"))
+    if input.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    (b, _, m), (b2, m2, _) = input._shape, mat2._shape
+    if (b, m) != (b2, m2):
+        raise _batch_mismatch(b, m, b2, m2)
+    return _with_out(Matmul.apply(input, mat2), out)
+
+
+@tensor_method()
+def mv(input, vec, *, out=None):
+    """Matrix-vector product, (n, m) @ (m,) -> (n,)."""
+    _check_pair("mv", input, vec, ("input", "vec"))
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, "
+                           f"{vec.dim()}")
+    if input._shape[1] != vec._shape[0]:
+        raise _mv_mismatch(input._shape[0], input._shape[1], vec._shape[0])
+    return _with_out(Matmul.apply(input, vec.unsqueeze(-1)).squeeze(-1), out)
+
+
+@tensor_method()
+def dot(input, other, *, out=None):
+    """Dot product of two 1-D tensors of the same size and dtype (a 0-d tensor)."""
+    for i, (x, name) in enumerate(((input, "input"), (other, "tensor"))):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"dot(): argument '{name}' (position {i + 1}) must be Tensor, "
+                            f"not {type(x).__name__}")
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and "
+                           f"{other.dim()}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{type_name(input.dtype)} and {type_name(other.dtype)}")
+    n, n2 = input._shape[0], other._shape[0]
+    if n != n2:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{n2}] "
+                           f"to have the same number of elements, but got {n} and {n2} "
+                           "elements respectively")
+    _check_pair("dot", input, other)
+    return _with_out(Matmul.apply(input.unsqueeze(0), other.unsqueeze(1)).reshape(()), out)
+
+
+vdot = dot   # real dtypes only: no conjugation to do
+Tensor.vdot = dot
+
+
+@tensor_method()
+def inner(input, other, *, out=None):
+    """Sum over the last dims: result shape input.shape[:-1] + other.shape[:-1]."""
+    if input.dim() == 0 or other.dim() == 0:
+        return _with_out(input * other, out)
+    _check_pair("inner", input, other)
+    k, k2 = input._shape[-1], other._shape[-1]
+    if k != k2:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input._shape)} and {list(other._shape)}")
+    flat = Matmul.apply(input.reshape(-1, k), other.reshape(-1, k).mT)
+    return _with_out(flat.reshape(input._shape[:-1] + other._shape[:-1]), out)
+
+
+@tensor_method()
+def outer(input, vec2, *, out=None):
+    """Outer product of two 1-D tensors, (n,) x (m,) -> (n, m) (dtypes promote, as mul)."""
+    for x, name in ((input, "self"), (vec2, "vec2")):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"outer(): argument '{name}' must be Tensor, not "
+                            f"{type(x).__name__}")
+        if x.dim() != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.dim()}-D")
+    return _with_out(input.unsqueeze(1) * vec2, out)
+
+
+ger = outer
+Tensor.ger = outer
+
+
+def __matmul__(self, other):
+    return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
+
+
+def __rmatmul__(self, other):
+    return matmul(other, self) if isinstance(other, Tensor) else NotImplemented
+
+
+Tensor.__matmul__ = __matmul__
+Tensor.__rmatmul__ = __rmatmul__
+
+
+# ---- beta * input + alpha * product ------------------------------------------------
+
+def _add_scaled(op, input, product, beta, alpha):
+    """beta * input + alpha * product; input broadcasts to product's shape; beta=0 ignores
+    input's values (nan and inf included), as PyTorch does."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype is not product.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{type_name(input.dtype)} and {type_name(product.dtype)}")
+    _check_expandable(input._shape, product._shape)
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if not product.dtype.is_floating_point and isinstance(value, float):
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               "floating point number.")
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+def _check_expandable(shape, target):
+    """PyTorch's error when `shape` does not expand to `target`."""
+    if len(shape) > len(target):
+        raise RuntimeError(f"The expanded size of the tensor ({len(target)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor "
+                           f"({len(shape)})")
+    for i in range(1, len(shape) + 1):
+        if shape[-i] not in (1, target[-i]):
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[-i]}) must match the existing size "
+                f"({shape[-i]}) at non-singleton dimension {len(target) - i}.  Target sizes: "
+                f"{list(target)}.  Tensor sizes: {list(shape)}")
+
+
+def _addmethod(fn):
+    """Attach fn and an in-place `fn_` (self becomes the result) to Tensor."""
+    def inplace(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    inplace.__name__ = fn.__name__ + "_"
+    setattr(Tensor, fn.__name__, fn)
+    setattr(Tensor, inplace.__name__, inplace)
+    return fn
+
+
+@_addmethod
+def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat1 @ mat2); input broadcasts to (n, p).
+
+    Example:
+        >>> bias, x, w = nbtorch.zeros(3), nbtorch.ones(2, 4), nbtorch.ones(4, 3)
+        >>> nbtorch.addmm(bias, x, w).shape
+        torch.Size([2, 3])
+    """
+    return _with_out(_add_scaled("addmm", input, mm(mat1, mat2), beta, alpha), out)
+
+
+@_addmethod
+def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * (mat @ vec)."""
+    return _with_out(_add_scaled("addmv", input, mv(mat, vec), beta, alpha), out)
+
+
+@_addmethod
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    return _with_out(_add_scaled("addr", input, outer(vec1, vec2), beta, alpha), out)
+
+
+@_addmethod
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * bmm(batch1, batch2); input broadcasts to (b, n, p)."""
+    return _with_out(_add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha), out)
+
+
+@_addmethod
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * sum over the batch of bmm(batch1, batch2)."""
+    return _with_out(_add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha),
+                     out)
+
+
+
+
+# ---- einsum ------------------------------------------------------------------------
+# Labels are ints: a letter is its code point (so sorting puts A-Z before a-z, as
+# PyTorch does); the dims an ellipsis covers are -1 (last), -2, ... so that they
+# line up from the right across operands and broadcast.
+
+def _einsum_labels(term, ndim, i):
+    """The labels of operand i's dims from its subscripts `term`."""
+    head, ell, tail = term.partition("...")
+    if "." in head + tail:
+        raise RuntimeError("einsum(): found '.' for operand %d that is not part of any "
+                           "ellipsis" % i)
+    letters = head + tail
+    for c in letters:
+        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+            raise RuntimeError(f"einsum(): invalid subscript given in the equation string, "
+                               f"subscripts must be in [a-zA-Z], got '{c}'")
+    if not ell and len(letters) != ndim:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                           f"({len(letters)}) does not match the number of dimensions "
+                           f"({ndim}) for operand {i} and no ellipsis was given")
+    if ell and len(letters) > ndim:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                           f"({len(letters)}) is more than the number of dimensions "
+                           f"({ndim}) for operand {i}")
+    n_ell = ndim - len(letters)
+    return [ord(c) for c in head] + list(range(-n_ell, 0)) * bool(ell) + \
+        [ord(c) for c in tail]
+
+
+def _einsum_output(rhs, inputs):
+    """Output labels: explicit `rhs`, or (rhs None) ellipsis dims then once-seen letters."""
+    seen = [lab for labels in inputs for lab in labels]
+    n_ell = max((-min(labels, default=0) for labels in inputs), default=0)
+    if rhs is None:
+        once = sorted(lab for lab in set(seen) if lab >= 0 and seen.count(lab) == 1)
+        return list(range(-n_ell, 0)) + once
+    out = _einsum_labels(rhs.replace("...", ""), len(rhs.replace("...", "")), "output")
+    if "..." in rhs:
+        head = rhs.partition("...")[0]
+        out = out[:len(head)] + list(range(-n_ell, 0)) + out[len(head):]
+    for lab in out:
+        if lab >= 0 and out.count(lab) > 1:
+            raise RuntimeError(f"einsum(): output subscript {chr(lab)} appears more than "
+                               "once in the output")
+        if lab >= 0 and lab not in seen:
+            raise RuntimeError(f"einsum(): output subscript {chr(lab)} does not appear in the "
+                               "equation for any input operand")
+    return out
+
+
+def _take_diagonals(t, labels):
+    """Merge repeated labels of one operand into their diagonal ('ii->i')."""
+    labels = list(labels)
+    for lab in list(dict.fromkeys(labels)):
+        while labels.count(lab) > 1:
+            i = labels.index(lab)
+            j = labels.index(lab, i + 1)
+            t = t.diagonal(0, i, j)
+            labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [lab]
+    return t, labels
+
+
+def _sum_out(t, labels, keep):
+    """Sum the dims whose labels are not in `keep`."""
+    dims = tuple(i for i, lab in enumerate(labels) if lab not in keep)
+    if not dims:
+        return t, labels
+    return t.sum(dim=dims), [lab for lab in labels if lab in keep]
+
+
+def _contract(a, la, b, lb, keep, sizes):
+    """Contract two operands with one batched matmul; labels of the result."""
+    batch = [x for x in la if x in lb and x in keep]
+    summed = [x for x in la if x in lb and x not in keep]
+    left = [x for x in la if x not in lb]
+    right = [x for x in lb if x not in la]
+
+    def arrange(t, labels, order):
+        t = t.permute(*[labels.index(x) for x in order])
+        return t.expand(*[sizes[x] for x in order])
+    nb, nl, ns, nr = (math.prod(sizes[x] for x in g) for g in (batch, left, summed, right))
+    a = arrange(a, la, batch + left + summed).reshape(nb, nl, ns)
+    b = arrange(b, lb, batch + summed + right).reshape(nb, ns, nr)
+    out = Matmul.apply(a, b).reshape(*[sizes[x] for x in batch + left + right])
+    return out, batch + left + right
+
+
+def einsum(equation, *operands):
+    """Einstein summation, e.g. ``einsum('bij,bjk->bik', a, b)``.
+
+    Supports explicit and implicit outputs, ellipses (broadcast), repeated
+    subscripts in one operand (diagonals, traces) and any number of operands,
+    contracted left to right with one batched matmul per pair.
+
+    Example:
+        >>> a = nbtorch.ones(2, 3)
+        >>> nbtorch.einsum("ij,kj->ik", a, a).shape
+        torch.Size([2, 2])
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    for x in operands:
+        if x.dtype is not operands[0].dtype:
+            _check_pair("einsum", operands[0], x)
+    inputs = [_einsum_labels(term, x.dim(), i) for i, (term, x) in enumerate(zip(terms,
+                                                                                   operands))]
+    output = _einsum_output(rhs if arrow else None, inputs)
+    sizes = {}
+    for i, (x, labels) in enumerate(zip(operands, inputs)):
+        for lab, n in zip(labels, x._shape):
+            seen = sizes.setdefault(lab, n)
+            if n != seen and 1 not in (n, seen):
+                name = chr(lab) if lab >= 0 else "..."
+                raise RuntimeError(f"einsum(): subscript {name} has size {n} for operand {i} "
+                                   f"which does not broadcast with previously seen size {seen}")
+            sizes[lab] = max(n, seen)
+    ops = [_take_diagonals(x, labels) for x, labels in zip(operands, inputs)]
+    t, labels = ops[0]
+    for k in range(1, len(ops) + 1):
+        later = set(output).union(*(lb for _, lb in ops[k + 1:]))
+        nxt = ops[k][1] if k < len(ops) else []
+        t, labels = _sum_out(t, labels, later | set(nxt))
+        if k < len(ops):
+            b, lb = _sum_out(ops[k][0], nxt, later | set(labels))
+            t, labels = _contract(t, labels, b, lb, later, sizes)
+    t = t.permute(*[labels.index(x) for x in output]) if output else t
+    return t.expand(*[sizes[x] for x in output]) if output else t

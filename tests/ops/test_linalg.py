@@ -1,0 +1,264 @@
+"""Linear algebra ops: values vs NumPy, gradients (float64 gradcheck), PyTorch's errors."""
+import numpy as np
+import pytest
+
+import nbtorch as torch
+from nbtorch.autograd import gradcheck, gradgradcheck
+from nbtorch.ops import linalg
+from op_harness import FLOATS, INTS, assert_close, check_grad, check_op
+
+LAYOUTS = ("contiguous", "noncontig")
+
+# (shape of input, shape of other): every branch of matmul's rules
+MATMUL_SHAPES = [
+    ((3,), (3,)),                 # dot
+    ((2, 3), (3,)),               # matrix @ vector
+    ((3,), (3, 4)),               # vector @ matrix
+    ((2, 3), (3, 4)),             # mm
+    ((2, 2, 3), (3, 4)),          # batch @ matrix
+    ((3,), (2, 3, 4)),            # vector @ batch
+    ((2, 3, 4), (4,)),            # batch @ vector
+    ((2, 1, 3, 4), (5, 4, 2)),    # broadcast batch dims
+    ((1, 3), (2, 3, 1)),          # matrix @ batch
+]
+
+
+def _ids(shapes):
+    return "@".join("x".join(map(str, s)) for s in shapes)
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=_ids)
+def test_matmul_values_and_grads(shapes):
+    check_op(linalg.matmul, np.matmul, *shapes, dtypes=FLOATS + INTS, layouts=LAYOUTS,
+             grad=False, low=-3, high=3, out_dtype=lambda d: d)
+    check_grad(linalg.matmul, *shapes, layouts=("contiguous",))
+
+
+def test_matmul_double_backward():
+    check_grad(linalg.matmul, (2, 3), (3, 2), layouts=("contiguous",), gradgrad=True)
+    check_grad(linalg.matmul, (2, 1, 2, 3), (2, 3, 2), layouts=("contiguous",), gradgrad=True)
+
+
+def test_operators_and_methods():
+    a, b = torch.randn(2, 3), torch.randn(3, 4)
+    want = a.numpy() @ b.numpy()
+    for got in (a @ b, a.matmul(b), a.mm(b), linalg.mm(a, b), b.__rmatmul__(a)):
+        assert_close(got, want, torch.float32)
+    with pytest.raises(TypeError):
+        a @ 2
+    v = torch.randn(3)
+    assert_close(a.mv(v), a.numpy() @ v.numpy(), torch.float32)
+    assert_close(v.dot(v), v.numpy() @ v.numpy(), torch.float32)
+    assert_close(v.outer(v), np.outer(v.numpy(), v.numpy()), torch.float32)
+
+
+def test_mm_bmm_mv_dot_outer_values_and_grads():
+    check_op(linalg.mm, np.matmul, (2, 3), (3, 4), layouts=LAYOUTS, grad=False)
+    check_op(linalg.bmm, np.matmul, (2, 2, 3), (2, 3, 4), layouts=LAYOUTS, grad=False)
+    check_op(linalg.mv, np.matmul, (2, 3), (3,), layouts=LAYOUTS, grad=False)
+    check_op(linalg.dot, np.dot, (5,), (5,), dtypes=FLOATS + INTS, layouts=LAYOUTS,
+             grad=False, low=-3, high=3)
+    check_op(linalg.outer, np.outer, (3,), (4,), layouts=LAYOUTS, grad=False)
+    check_op(linalg.inner, np.inner, (2, 3), (4, 3), layouts=LAYOUTS, grad=False)
+    for fn, shapes in ((linalg.mm, [(2, 3), (3, 4)]), (linalg.bmm, [(2, 2, 3), (2, 3, 4)]),
+                       (linalg.mv, [(2, 3), (3,)]), (linalg.dot, [(4,), (4,)]),
+                       (linalg.outer, [(3,), (2,)]), (linalg.inner, [(2, 3), (4, 3)])):
+        check_grad(fn, *shapes, layouts=("contiguous",))
+    assert linalg.ger is linalg.outer and linalg.vdot is linalg.dot
+
+
+def test_outer_promotes_like_mul():
+    out = linalg.outer(torch.tensor([1, 2]), torch.tensor([0.5, 1.0]))
+    assert out.dtype is torch.float32 and out.tolist() == [[0.5, 1.0], [1.0, 2.0]]
+
+
+def test_empty_and_float16_and_int():
+    z = linalg.matmul(torch.ones(0, 3), torch.ones(3, 4))
+    assert z.shape == (0, 4)
+    z = linalg.matmul(torch.ones(3, 0), torch.ones(0, 4))
+    assert z.tolist() == [[0.0] * 4] * 3
+    h = torch.randn(3, 5).half()
+    out = h @ h.t()
+    assert out.dtype is torch.float16
+    assert_close(out, h.numpy().astype(np.float32) @ h.numpy().T.astype(np.float32),
+                 torch.float16, rtol=1e-2, atol=1e-2)
+    i = torch.tensor([[1, 2], [3, 4]])
+    assert (i @ i).tolist() == [[7, 10], [15, 22]] and (i @ i).dtype is torch.int64
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "addr", "baddbmm", "addbmm"])
+def test_add_family_values_and_grads(name):
+    shapes = {"addmm": [(3,), (2, 4), (4, 3)], "addmv": [(2,), (2, 4), (4,)],
+              "addr": [(2, 1), (2,), (3,)], "baddbmm": [(1, 3), (2, 2, 4), (2, 4, 3)],
+              "addbmm": [(2, 3), (2, 2, 4), (2, 4, 3)]}[name]
+    fn = getattr(linalg, name)
+
+    def ref(c, a, b):
+        prod = {"addr": lambda: np.outer(a, b), "addbmm": lambda: (a @ b).sum(0)}.get(
+            name, lambda: a @ b)()
+        return 0.5 * c + 2 * prod
+    check_op(lambda c, a, b: fn(c, a, b, beta=0.5, alpha=2), ref, *shapes, layouts=LAYOUTS,
+             grad=False)
+    check_grad(lambda c, a, b: fn(c, a, b, beta=0.5, alpha=2), *shapes,
+               layouts=("contiguous",))
+    check_grad(fn, *shapes, layouts=("contiguous",))
+
+
+def test_addmm_beta_zero_ignores_nan_and_inplace():
+    c = torch.full((2, 2), float("nan"))
+    a = torch.eye(2)
+    assert linalg.addmm(c, a, a, beta=0).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    d = torch.ones(2, 2)
+    assert d.addmm_(a, a, alpha=3) is d
+    assert d.tolist() == [[4.0, 1.0], [1.0, 4.0]]
+    assert linalg.addmm(torch.ones(2, 2).double(), a.double(), a.double()).dtype is torch.float64
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),               # implicit output
+    ("ii->i", [(3, 3)]),                       # diagonal
+    ("ii", [(3, 3)]),                          # trace
+    ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("ij,ij->i", [(2, 3), (2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 2, 3), (3, 3, 4)]),   # ellipsis with broadcasting
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),      # bilinear
+    ("ba,ab->", [(2, 3), (3, 2)]),
+    ("iij->j", [(2, 2, 3)]),
+    ("Ab,bA->A", [(2, 3), (3, 2)]),
+]
+
+
+@pytest.mark.parametrize("eq, shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum_values_and_grads(eq, shapes):
+    check_op(lambda *xs: linalg.einsum(eq, *xs), lambda *xs: np.einsum(eq, *xs), *shapes,
+             layouts=LAYOUTS, grad=False)
+    check_grad(lambda *xs: linalg.einsum(eq, *xs), *shapes, layouts=("contiguous",))
+
+
+def test_einsum_list_operands_and_double_backward():
+    a = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, 2, dtype=torch.float64, requires_grad=True)
+    assert_close(linalg.einsum("ij,jk->ik", [a, b]), a.detach().numpy() @ b.detach().numpy(),
+                 torch.float64)
+    assert gradgradcheck(lambda x, y: linalg.einsum("ij,jk->ik", x, y), (a, b))
+
+
+def test_numba_kernel_switch():
+    a = torch.randn(5, 7, 9, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(9, 6, dtype=torch.float64, requires_grad=True)
+    want = linalg.matmul(a, b)
+    try:
+        linalg.use_cpu_matmul("numba")
+        got = linalg.matmul(a, b)
+        assert_close(got, want.detach().numpy(), torch.float64)
+        assert gradcheck(linalg.matmul, (a[:2, :3], b))
+    finally:
+        linalg.use_cpu_matmul("blas")
+    assert torch.get_kernel("matmul", "cpu") is linalg._cpu_matmul
+    with pytest.raises(ValueError, match="unknown CPU matmul kernel 'mkl'"):
+        linalg.use_cpu_matmul("mkl")
+
+
+@pytest.mark.parametrize("call, exc, msg", [
+    (lambda: linalg.matmul(torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
+    (lambda: linalg.mm(torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+     r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
+    (lambda: linalg.matmul(torch.ones(2, 2, 3), torch.ones(4, 5)), RuntimeError,
+     r"\(4x3 and 4x5\)"),
+    (lambda: linalg.matmul(torch.ones(2, 2, 3), torch.ones(2, 4, 5)), RuntimeError,
+     r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: "
+     r"\[2, 4\]\."),
+    (lambda: linalg.matmul(torch.ones(2, 3), torch.ones(4)), RuntimeError,
+     r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
+    (lambda: linalg.matmul(torch.ones(2, 3), torch.ones(3, 4).double()), RuntimeError,
+     "expected m1 and m2 to have the same dtype, but got: float != double"),
+    (lambda: linalg.matmul(torch.ones(2, 3).long(), torch.ones(3, 4)), RuntimeError,
+     "expected m1 and m2 to have the same dtype, but got: long int != float"),
+    (lambda: linalg.matmul(torch.tensor(1.0), torch.ones(3)), RuntimeError,
+     "both arguments to matmul need to be at least 1D, but they are 0D and 1D"),
+    (lambda: linalg.matmul(torch.ones(2, 2).bool(), torch.ones(2, 2).bool()), RuntimeError,
+     "not implemented for 'Bool'"),
+    (lambda: linalg.matmul(torch.ones(2, 2, 3), torch.ones(3, 3, 2)), RuntimeError,
+     "must match the size of tensor b"),
+    (lambda: linalg.matmul(torch.ones(2), [1.0, 2.0]), TypeError, "must be Tensor, not list"),
+    (lambda: linalg.mm(torch.ones(3), torch.ones(3, 3)), RuntimeError, "self must be a matrix"),
+    (lambda: linalg.mm(torch.ones(3, 3), torch.ones(3)), RuntimeError, "mat2 must be a matrix"),
+    (lambda: linalg.bmm(torch.ones(2, 3), torch.ones(2, 3, 4)), RuntimeError,
+     "batch1 must be a 3D tensor"),
+    (lambda: linalg.bmm(torch.ones(2, 2, 3), torch.ones(3, 3, 4)), RuntimeError,
+     r"to be: \[2, 3\] but got: \[3, 3\]"),
+    (lambda: linalg.bmm(torch.ones(2, 2, 3), torch.ones(2, 2, 3).double()), RuntimeError,
+     "same dtype"),
+    (lambda: linalg.mv(torch.ones(2, 3), torch.ones(3, 1)), RuntimeError,
+     "vector \\+ matrix @ vector expected, got 1, 2, 2"),
+    (lambda: linalg.mv(torch.ones(2, 3), torch.ones(4)), RuntimeError,
+     r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
+    (lambda: linalg.dot(torch.ones(3), torch.ones(4)), RuntimeError,
+     r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"),
+    (lambda: linalg.dot(torch.ones(3), torch.ones(3).double()), RuntimeError,
+     "dot : expected both vectors to have same dtype, but found Float and Double"),
+    (lambda: linalg.dot(torch.ones(2, 3), torch.ones(3)), RuntimeError,
+     "1D tensors expected, but got 2D and 1D tensors"),
+    (lambda: linalg.outer(torch.ones(2, 2), torch.ones(3)), RuntimeError,
+     "outer: Expected 1-D argument self, but got 2-D"),
+    (lambda: linalg.addmm(torch.ones(4), torch.ones(2, 3), torch.ones(3, 5)), RuntimeError,
+     r"The expanded size of the tensor \(5\) must match the existing size \(4\) at "
+     r"non-singleton dimension 1"),
+    (lambda: linalg.addmm(torch.ones(5).long(), torch.ones(2, 3).long(),
+                         torch.ones(3, 5).long(), beta=0.5), RuntimeError,
+     "argument beta must not be a floating point number"),
+    (lambda: linalg.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+     "subscript j has size 4 for operand 1 which does not broadcast with previously seen "
+     "size 3"),
+    (lambda: linalg.einsum("ij->ik", torch.ones(2, 3)), RuntimeError,
+     "output subscript k does not appear in the equation for any input operand"),
+    (lambda: linalg.einsum("ij,jk->ik", torch.ones(2, 3)), RuntimeError,
+     "fewer operands were provided"),
+    (lambda: linalg.einsum("ijk->i", torch.ones(2, 3)), RuntimeError,
+     r"number of subscripts in the equation \(3\) does not match the number of dimensions "
+     r"\(2\) for operand 0 and no ellipsis was given"),
+    (lambda: linalg.einsum("i1->i", torch.ones(2, 3)), RuntimeError, "invalid subscript"),
+    (lambda: linalg.einsum("ij->ii", torch.ones(2, 3)), RuntimeError,
+     "output subscript i appears more than once"),
+])
+def test_errors(call, exc, msg):
+    with pytest.raises(exc, match=msg):
+        call()
+
+
+def test_out_argument():
+    a, b = torch.ones(2, 3), torch.ones(3, 4)
+    out = torch.empty(2, 4)
+    assert linalg.matmul(a, b, out=out) is out and out.tolist() == [[3.0] * 4] * 2
+    with pytest.raises(RuntimeError, match="dtype float, but got double"):
+        linalg.mm(a, b, out=torch.empty(2, 4).double())
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        linalg.mm(a.requires_grad_(), b, out=out)
+
+
+def test_against_pytorch():
+    pt = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for sa, sb in MATMUL_SHAPES:
+        x, y = rng.standard_normal(sa), rng.standard_normal(sb)
+        px = pt.tensor(x, requires_grad=True)
+        py = pt.tensor(y, requires_grad=True)
+        nx = torch.tensor(x, requires_grad=True)
+        ny = torch.tensor(y, requires_grad=True)
+        pt.matmul(px, py).sum().backward()
+        linalg.matmul(nx, ny).sum().backward()
+        np.testing.assert_allclose(nx.grad.numpy(), px.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(ny.grad.numpy(), py.grad.numpy(), rtol=1e-10)
+
+
+@pytest.mark.xfail(not hasattr(torch, "einsum"), strict=True,
+                   reason="nbtorch/__init__.py does not yet re-export nbtorch.ops.linalg")
+def test_exported_from_nbtorch():
+    for name in linalg.__all__:
+        assert getattr(torch, name) is getattr(linalg, name), name
