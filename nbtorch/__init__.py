@@ -23,6 +23,7 @@ from . import random  # noqa: F401
 from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem__)
 from .ops.joining import *  # noqa: F401,F403
 from .serialization import save, load
+from . import utils  # noqa: F401
 from ._registry import register_kernel, get_kernel, registered_ops
 
 FloatTensor = DoubleTensor = LongTensor = Tensor
