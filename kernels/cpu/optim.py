@@ -20,8 +20,8 @@ twice as wide); one compiled signature per (loop, dtype). `error_model=
 raising; it is also what lets LLVM vectorise the loops.
 
 The scalar functions are plain Python underneath (`adam_element.py_func`),
-so a CUDA kernel can compile the very same formula with
-``cuda.jit(device=True)``. Set ``NUMBA_DISABLE_JIT=1`` to step through them
+using only arithmetic and `math`, so a CUDA kernel can compile the very same
+formula with ``cuda.jit(device=True)``. Set ``NUMBA_DISABLE_JIT=1`` to step through them
 in a debugger.
 """
 import math
@@ -148,9 +148,9 @@ def adam_element(p, g, m, v, vmax, decay, weight_decay, one_minus_beta1, beta2,
     if amsgrad:
         if v > vmax or v != v:       # torch.maximum: NaN propagates
             vmax = v
-        denom = np.sqrt(vmax) / bias_correction2_sqrt + eps
+        denom = math.sqrt(vmax) / bias_correction2_sqrt + eps
     else:
-        denom = np.sqrt(v) / bias_correction2_sqrt + eps
+        denom = math.sqrt(v) / bias_correction2_sqrt + eps
     return p - step_size * m / denom, m, v, vmax
 
 
@@ -241,9 +241,9 @@ def rmsprop_element(p, g, sq, ga, buf, lr, alpha, one_minus_alpha, eps, weight_d
     sq = alpha * sq + one_minus_alpha * g * g
     if centered:
         ga = ga + one_minus_alpha * (g - ga)
-        avg = np.sqrt(sq - ga * ga) + eps
+        avg = math.sqrt(sq - ga * ga) + eps
     else:
-        avg = np.sqrt(sq) + eps
+        avg = math.sqrt(sq) + eps
     if momentum > 0:
         buf = momentum * buf + g / avg
         p = p - lr * buf
@@ -322,7 +322,7 @@ def adagrad_element(p, g, s, clr, weight_decay, eps, maximize):
     if weight_decay != 0:
         g = g + weight_decay * p
     s = s + g * g
-    return p - clr * g / (np.sqrt(s) + eps), s
+    return p - clr * g / (math.sqrt(s) + eps), s
 
 
 @numba.njit(**_JIT)
