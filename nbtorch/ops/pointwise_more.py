@@ -4,6 +4,8 @@ Integer and floating inputs use different scalar bodies where the semantics
 differ (floor division, remainder, fmod, pow); each op picks its kernel from
 the promoted dtype. Integer division by zero is a RuntimeError, as in PyTorch.
 """
+import builtins
+
 import numpy as np
 
 from .. import _dtype
@@ -320,7 +322,7 @@ frac = unary_api(Frac, "frac", "input - trunc(input).")
 def _round_args(decimals):
     if decimals == 0:
         return Round, ()
-    scale = 10.0 ** abs(decimals)
+    scale = 10.0 ** builtins.abs(decimals)
     return RoundDecimals, (scale if decimals > 0 else -scale,)
 
 

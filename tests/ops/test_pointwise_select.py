@@ -1,0 +1,139 @@
+"""Selection, comparison, logical and classification ops vs NumPy; their gradients."""
+import numpy as np
+import pytest
+
+import nbtorch as torch
+from op_harness import FLOATS, INTS, NUMERIC, check_grad, check_op
+
+S = (3, 4)
+BOOL_INT = (torch.bool, torch.int32, torch.int64)
+
+
+@pytest.mark.parametrize("name, ref", [("maximum", np.maximum), ("minimum", np.minimum),
+                                       ("fmax", np.fmax), ("fmin", np.fmin)])
+def test_max_min(name, ref):
+    check_op(getattr(torch, name), ref, S, S, dtypes=NUMERIC)
+    a = torch.tensor([np.nan, 1.0, np.nan])
+    b = torch.tensor([1.0, np.nan, np.nan])
+    np.testing.assert_array_equal(getattr(torch, name)(a, b).numpy(),
+                                  ref(a.numpy(), b.numpy()))
+
+
+def test_max_min_split_tied_gradient():
+    a = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = torch.tensor([1.0, 1.0, 4.0], requires_grad=True)
+    torch.maximum(a, b).sum().backward()
+    assert a.grad.tolist() == [0.5, 1.0, 0.0] and b.grad.tolist() == [0.5, 0.0, 1.0]
+    a.grad = b.grad = None
+    torch.minimum(a, b).sum().backward()
+    assert a.grad.tolist() == [0.5, 0.0, 1.0] and b.grad.tolist() == [0.5, 1.0, 0.0]
+
+
+def test_clamp_scalars_tensors_and_none():
+    check_op(lambda x: torch.clamp(x, -0.5, 0.7), lambda x: np.clip(x, -0.5, 0.7), S,
+             dtypes=FLOATS, grad=False)
+    check_op(lambda x: torch.clamp(x, min=0), lambda x: np.maximum(x, 0), S, dtypes=NUMERIC,
+             grad=False)
+    check_op(lambda x: torch.clip(x, max=1), lambda x: np.minimum(x, 1), S, dtypes=NUMERIC,
+             grad=False)
+    check_op(lambda x, lo, hi: torch.clamp(x, lo, hi),
+             lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), S, S, S, dtypes=FLOATS,
+             grad=False)
+    check_grad(lambda x, lo, hi: torch.clamp(x, lo, hi), S, S, S, gradgrad=True)
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        torch.clamp(torch.ones(2))
+    assert torch.clamp(torch.tensor([1, 5]), 2.5).dtype is torch.float32
+
+
+def test_clamp_gradient_passes_at_boundary_and_min_above_max():
+    x = torch.tensor([0.0, 0.5, 1.0, 2.0], requires_grad=True)
+    torch.clamp(x, 0.0, 1.0).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert torch.clamp(torch.tensor([0.0, 5.0]), 3.0, 1.0).tolist() == [1.0, 1.0]
+    assert np.isnan(torch.clamp(torch.tensor([np.nan]), 0, 1).item())
+
+
+def test_where():
+    check_op(lambda c, x, y: torch.where(c > 0, x, y), lambda c, x, y: np.where(c > 0, x, y),
+             S, S, S, dtypes=NUMERIC)
+    x = torch.tensor([-1.0, 2.0])
+    assert torch.where(x > 0, x, 0.0).tolist() == [0.0, 2.0]
+    assert torch.where(x > 0, 1, 0).dtype is torch.int64
+    assert torch.where(x > 0, 1.0, x).dtype is torch.float32
+    with pytest.raises(RuntimeError, match="boolean"):
+        torch.where(x, x, x)
+
+
+def test_lerp_addcmul_addcdiv():
+    check_op(lambda a, b: torch.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a), S, S,
+             gradgrad=True)
+    check_op(torch.lerp, lambda a, b, w: a + w * (b - a), S, S, S, low=0, high=1)
+    check_op(lambda a, b, c: torch.addcmul(a, b, c, value=0.5),
+             lambda a, b, c: a + 0.5 * b * c, S, S, S, gradgrad=True)
+    check_op(lambda a, b, c: torch.addcdiv(a, b, c, value=2),
+             lambda a, b, c: a + 2 * b / c, S, S, S, low=0.5, high=2)
+    assert torch.lerp(torch.tensor([0.0]), torch.tensor([10.0]), 1.0).item() == 10.0
+
+
+@pytest.mark.parametrize("name", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons(name):
+    ref = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+           "gt": np.greater, "ge": np.greater_equal}[name]
+    check_op(getattr(torch, name), ref, S, S, dtypes=NUMERIC + (torch.bool,), grad=False,
+             low=-1, high=1, out_dtype=torch.bool)
+    x = torch.tensor([1.0, 2.0])
+    assert getattr(x, f"__{name}__")(1.5).tolist() == ref([1.0, 2.0], 1.5).tolist()
+
+
+def test_equal_allclose_isclose():
+    a = torch.tensor([1.0, 2.0, np.nan])
+    assert torch.equal(torch.ones(2), torch.ones(2)) and not torch.equal(a, a)
+    assert not torch.equal(torch.ones(2), torch.ones(3))
+    assert torch.allclose(torch.ones(3), torch.ones(3) + 1e-9)
+    assert torch.isclose(a, a, equal_nan=True).tolist() == [True, True, True]
+    check_op(lambda x, y: torch.isclose(x, y, rtol=0.1, atol=0.01),
+             lambda x, y: np.isclose(x, y, rtol=0.1, atol=0.01), S, S, grad=False)
+    inf = torch.tensor([np.inf, -np.inf])
+    assert torch.isclose(inf, inf).tolist() == [True, True]
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+def test_logical(name):
+    check_op(getattr(torch, name), getattr(np, name), S, S, dtypes=FLOATS + BOOL_INT,
+             low=-1, high=1, grad=False, out_dtype=torch.bool)
+
+
+def test_logical_not_and_bitwise():
+    check_op(torch.logical_not, np.logical_not, S, dtypes=FLOATS + BOOL_INT, low=-1, high=1,
+             grad=False, out_dtype=torch.bool)
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        check_op(getattr(torch, name), getattr(np, name), S, S, dtypes=BOOL_INT, low=-9,
+                 high=9, grad=False)
+    check_op(torch.bitwise_not, np.invert, S, dtypes=BOOL_INT, low=-9, high=9, grad=False)
+    m = torch.tensor([True, False])
+    assert (~m).tolist() == [False, True]
+    assert (m & True).tolist() == [True, False] and (m | False).tolist() == [True, False]
+    assert (m ^ m).tolist() == [False, False]
+    assert (~torch.tensor([0, 5])).tolist() == [-1, -6]
+    assert (torch.tensor([6]) & 3).tolist() == [2]
+    with pytest.raises(RuntimeError, match="not implemented for 'Float'"):
+        torch.ones(2) & torch.ones(2)
+
+
+def test_classification_and_nan_to_num():
+    x = torch.tensor([1.0, np.nan, np.inf, -np.inf])
+    assert torch.isnan(x).tolist() == [False, True, False, False]
+    assert torch.isinf(x).tolist() == [False, False, True, True]
+    assert torch.isfinite(x).tolist() == [True, False, False, False]
+    assert torch.isposinf(x).tolist() == [False, False, True, False]
+    assert torch.isneginf(x).tolist() == [False, False, False, True]
+    assert torch.isfinite(torch.tensor([1, 2])).tolist() == [True, True]
+    assert torch.isnan(torch.tensor([1, 2])).tolist() == [False, False]
+    big = np.finfo(np.float32).max
+    assert torch.nan_to_num(x).tolist() == [1.0, 0.0, float(big), float(-big)]
+    assert torch.nan_to_num(x, nan=2.0, posinf=3.0, neginf=-3.0).tolist() == [1, 2, 3, -3]
+    check_op(lambda t: torch.nan_to_num(t, nan=0.5), lambda t: np.nan_to_num(t, nan=0.5), S,
+             dtypes=FLOATS + INTS)
+    y = torch.tensor([1.0, np.nan], requires_grad=True)
+    torch.nan_to_num(y).sum().backward()
+    assert y.grad.tolist() == [1.0, 0.0]
