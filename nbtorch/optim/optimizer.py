@@ -218,6 +218,8 @@ class Optimizer:
                           chain.from_iterable(g["params"] for g in groups)))
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
+            if isinstance(k, str) and k.isdigit():    # formats whose dict keys are strings
+                k = int(k)
             if k in id_map:
                 param = id_map[k]
                 state[param] = _cast_state(param, v)

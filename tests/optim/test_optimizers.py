@@ -421,3 +421,17 @@ def test_user_defined_optimizer_subclass():
             def __init__(self, params):
                 super().__init__(params, dict(lr=optim.optimizer.required))
         NeedsLr([w])
+
+
+def test_load_state_dict_accepts_string_indices():
+    w = torch.ones(2, requires_grad=True)
+    a = optim.SGD([w], lr=0.1, momentum=0.9)
+    w.grad = torch.ones(2)
+    a.step()
+    sd = a.state_dict()
+    sd = {"state": {str(k): v for k, v in sd["state"].items()},
+          "param_groups": sd["param_groups"]}
+    q = torch.ones(2, requires_grad=True)
+    b = optim.SGD([q], lr=0.1, momentum=0.9)
+    b.load_state_dict(sd)
+    assert q in b.state and "0" not in b.state
