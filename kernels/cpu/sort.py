@@ -1,0 +1,78 @@
+"""Sorting and counting kernels: row sorts (stable), unique runs, bincount, histc.
+
+`sort_rows` sorts every row of a C-contiguous (rows, n) array with a stable
+merge sort; NaN sorts as the largest value (last ascending, first descending)
+and equal values keep their order in both directions, as PyTorch's stable sort.
+"""
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def sort_rows(a, values, indices, descending):
+    """for r: indices[r] = stable argsort of a[r] (descending: by -value, ties in order);
+    values[r] = a[r][indices[r]]."""
+    rows, n = a.shape
+    buf = np.empty(n, a.dtype)
+    for r in range(rows):
+        row = a[r]
+        if descending:
+            # a stable ascending sort of the reversed row, read backwards, is a
+            # stable descending sort of the row
+            for i in range(n):
+                buf[i] = row[n - 1 - i]
+            order = np.argsort(buf, kind="mergesort")
+            for i in range(n):
+                src = n - 1 - order[n - 1 - i]
+                indices[r, i] = src
+                values[r, i] = row[src]
+        else:
+            order = np.argsort(row, kind="mergesort")
+            for i in range(n):
+                indices[r, i] = order[i]
+                values[r, i] = row[order[i]]
+
+
+@numba.njit(cache=True)
+def unique_sorted(values, order, uniques, inverse, counts):
+    """Runs of equal values in sorted `values` (NaNs each their own run, as PyTorch).
+
+    uniques[u] = value of run u, counts[u] = its length, inverse[order[i]] = run of
+    sorted element i. Returns the number of runs.
+    """
+    n = values.size
+    u = -1
+    for i in range(n):
+        v = values[i]
+        if i == 0 or v != values[i - 1]:
+            u += 1
+            uniques[u] = v
+            counts[u] = 0
+        counts[u] += 1
+        inverse[order[i]] = u
+    return u + 1
+
+
+@numba.njit(cache=True)
+def bincount(x, weights, out):
+    """out[x[i]] += weights[i] (weights of size 0: += 1); x validated non-negative."""
+    if weights.size == 0:
+        for i in range(x.size):
+            out[x[i]] += 1
+    else:
+        for i in range(x.size):
+            out[x[i]] += weights[i]
+
+
+@numba.njit(cache=True)
+def histc(x, out, lo, hi):
+    """out[b] = #{x in bin b} for `out.size` equal bins over [lo, hi]; others ignored."""
+    bins = out.size
+    width = (hi - lo) / bins
+    for i in range(x.size):
+        v = x[i]
+        if v >= lo and v <= hi:
+            b = int((v - lo) / width) if width > 0 else 0
+            if b >= bins:
+                b = bins - 1
+            out[b] += 1

@@ -1,0 +1,252 @@
+"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, unique,
+bincount, histc.
+
+Every selection is a sort along the dim (a stable merge sort in
+kernels/cpu/sort.py) followed by views or a gather of its output, so
+gradients come from the one `Sort` backward: the gradient scattered back
+to the sorted positions.
+"""
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor, empty
+from .._registry import register_kernel, get_kernel
+from ..autograd.function import Function
+from ._common import normalize_dim, tensor_method
+from . import _return_types as rt
+
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique",
+           "bincount", "histc"]
+
+
+def _cpu_sort(a2, values2, indices2, descending):
+    from nbtorch.kernels.cpu import sort as k
+    if a2.dtype == np.bool_:
+        a2, values2 = a2.view(np.uint8), values2.view(np.uint8)
+    k.sort_rows(a2, values2, indices2, descending)
+
+
+register_kernel("sort", "cpu", _cpu_sort)
+
+
+# ---- sort ---------------------------------------------------------------------------
+
+def _sort_last(x, dim, descending):
+    """(values, indices) of x sorted along dim (kernel on a (rows, n) copy, dim moved last)."""
+    work = _dtype.float32 if x.dtype is _dtype.float16 else x.dtype
+    if x.dim() == 0:
+        return x.clone(), empty((), _dtype.int64, x.device).fill_(0)
+    moved = x.movedim(dim, -1).contiguous()
+    if work is not x.dtype:
+        moved = moved.to(work)
+    values = empty(moved._shape, work, x.device)
+    indices = empty(moved._shape, _dtype.int64, x.device)
+    n = x._shape[dim]
+    if moved.numel():
+        rows = moved.numel() // n
+        get_kernel("sort", x.device.type)(moved._array.reshape(rows, n),
+                                          values._array.reshape(rows, n),
+                                          indices._array.reshape(rows, n), descending)
+    values, indices = values.movedim(-1, dim), indices.movedim(-1, dim)
+    if work is not x.dtype:
+        values = values.to(x.dtype)
+    return values.contiguous(), indices.contiguous()
+
+
+class Sort(Function):
+    @staticmethod
+    def forward(ctx, x, dim, descending):
+        values, indices = _sort_last(x, dim, descending)
+        ctx.dim, ctx.in_meta = dim, (x._shape, x.dtype, x.device)
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, g, _g_indices):
+        from .creation import zeros
+        indices, = ctx.saved_tensors
+        shape, dtype, device = ctx.in_meta
+        if not shape:
+            return g, None, None
+        return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, indices, g), \
+            None, None
+
+
+@tensor_method()
+def sort(input, dim=-1, descending=False, stable=False, *, out=None):
+    """(values, indices) sorted along `dim`; always stable (equal values keep their order).
+
+    NaN sorts as the largest value.
+
+    Example:
+        >>> nbtorch.tensor([3., 1., 2.]).sort(descending=True)
+        torch.return_types.sort(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
+    """
+    if isinstance(dim, bool):          # sort(stable=..., dim, descending) style misuse
+        raise TypeError("sort(): argument 'dim' must be int, not bool")
+    d = normalize_dim(dim, input.dim())
+    return rt.sort(*Sort.apply(input, d, bool(descending)))
+
+
+@tensor_method()
+def argsort(input, dim=-1, descending=False, stable=False):
+    """Indices that sort `input` along `dim` (stable)."""
+    d = normalize_dim(dim, input.dim())
+    return _sort_last(input.detach(), d, bool(descending))[1]
+
+
+@tensor_method()
+def msort(input):
+    """input sorted along its first dim."""
+    return sort(input, 0).values
+
+
+@tensor_method()
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """The k largest (or smallest) values along `dim` and their indices.
+
+    Example:
+        >>> nbtorch.tensor([1., 5., 3.]).topk(2)
+        torch.return_types.topk(values=tensor([5., 3.]), indices=tensor([1, 2]))
+    """
+    d = normalize_dim(dim, input.dim())
+    n = input._shape[d] if input.dim() else 1
+    if not 0 <= k <= n:
+        raise RuntimeError(f"selected index k out of range (k={k}, dim size {n})")
+    values, indices = Sort.apply(input, d, bool(largest))
+    if input.dim() == 0:
+        return rt.topk(values, indices)
+    return rt.topk(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+
+
+@tensor_method()
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest value (k from 1) along `dim` and its index."""
+    d = normalize_dim(dim, input.dim())
+    n = input._shape[d] if input.dim() else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    values, indices = Sort.apply(input, d, False)
+    if input.dim() == 0:
+        return rt.kthvalue(values, indices)
+    v, i = values.narrow(d, k - 1, 1), indices.narrow(d, k - 1, 1)
+    return rt.kthvalue(*((v, i) if keepdim else (v.squeeze(d), i.squeeze(d))))
+
+
+def _median(op, input, dim, keepdim, skip_nan):
+    """Lower median along dim: NaN if the slice holds one (unless skip_nan)."""
+    from .creation import tensor
+    if input.dim() == 0:
+        return input.clone() if dim is None else rt.median(input.clone(), tensor(0))
+    x = input.reshape(-1) if dim is None else input
+    d = 0 if dim is None else normalize_dim(dim, input.dim())
+    n = x._shape[d]
+    if n == 0:
+        raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
+    values, indices = Sort.apply(x, d, False)
+    nans = (x != x).sum(dim=d, keepdim=True)
+    if skip_nan:
+        pos = (n - nans - 1).clamp(min=0) // 2
+    else:
+        pos = ((n - 1) // 2) + (nans > 0).to(_dtype.int64) * (n - nans - (n - 1) // 2)
+    v, i = values.gather(d, pos), indices.gather(d, pos)
+    if dim is None:
+        return v.reshape(())
+    if not keepdim:
+        v, i = v.squeeze(d), i.squeeze(d)
+    return (rt.nanmedian if skip_nan else rt.median)(v, i)
+
+
+@tensor_method()
+def median(input, dim=None, keepdim=False):
+    """Lower median of all elements, or (values, indices) along `dim`; NaN propagates."""
+    return _median("median", input, dim, keepdim, False)
+
+
+@tensor_method()
+def nanmedian(input, dim=None, keepdim=False):
+    """Lower median ignoring NaN (NaN only where a slice is all NaN)."""
+    return _median("nanmedian", input, dim, keepdim, True)
+
+
+# ---- unique, bincount, histc -------------------------------------------------------------
+
+@tensor_method()
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The sorted distinct values, optionally with inverse indices and counts.
+
+    Example:
+        >>> nbtorch.unique(nbtorch.tensor([3, 1, 3]), return_counts=True)
+        (tensor([1, 3]), tensor([1, 2]))
+    """
+    from nbtorch.kernels.cpu import sort as k
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not supported; use dim=None")
+    flat = input.detach().reshape(-1)
+    values, order = _sort_last(flat, 0, False)
+    n = flat.numel()
+    uniq = empty((n,), input.dtype, input.device)
+    inverse = empty((n,), _dtype.int64, input.device)
+    counts = empty((n,), _dtype.int64, input.device)
+    vals = values._array if input.dtype is not _dtype.bool else values._array.view(np.uint8)
+    u_raw = uniq._array if input.dtype is not _dtype.bool else uniq._array.view(np.uint8)
+    if input.dtype is _dtype.float16:
+        vals, u_raw = vals.view(np.uint16), u_raw.view(np.uint16)
+    m = int(k.unique_sorted(vals, order._array, u_raw, inverse._array, counts._array)) \
+        if n else 0
+    result = [uniq[:m].clone()]
+    if return_inverse:
+        result.append(inverse.view(input._shape))
+    if return_counts:
+        result.append(counts[:m].clone())
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+@tensor_method()
+def bincount(input, weights=None, minlength=0):
+    """Counts of each value of a 1-D non-negative integer tensor (sums of `weights`)."""
+    from nbtorch.kernels.cpu import sort as k
+    if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is _dtype.bool:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and weights._shape != input._shape:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    x = input.detach().to(_dtype.int64).contiguous()
+    if x.numel() and int(x.amin()) < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    length = max(int(x.amax()) + 1 if x.numel() else 0, minlength)
+    if weights is None:
+        out_dtype, w = _dtype.int64, np.zeros(0, np.int64)
+    else:
+        out_dtype = _dtype.float32 if weights.dtype is _dtype.float32 else _dtype.float64
+        w = weights.detach().to(out_dtype).contiguous()._array
+    from .creation import zeros
+    out = zeros(length, dtype=out_dtype, device=input.device)
+    k.bincount(x._array, w.astype(out._array.dtype, copy=False), out._array)
+    return out
+
+
+@tensor_method()
+def histc(input, bins=100, min=0, max=0):
+    """Histogram of `bins` equal bins over [min, max] (the data's range if min == max)."""
+    from nbtorch.kernels.cpu import sort as k
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"\"histogram_cpu\" not implemented for "
+                           f"'{input.dtype.name.capitalize()}'")
+    if bins <= 0:
+        raise RuntimeError("bins must be > 0")
+    x = input.detach().contiguous()
+    work = x.to(_dtype.float32) if x.dtype is _dtype.float16 else x
+    lo, hi = float(min), float(max)
+    if lo == hi and x.numel():
+        lo, hi = float(work.amin()), float(work.amax())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("max must be larger than min")
+    from .creation import zeros
+    out = zeros(bins, dtype=work.dtype, device=input.device)
+    k.histc(work._array.reshape(-1), out._array, lo, hi)
+    return out if out.dtype is input.dtype else out.to(input.dtype)
