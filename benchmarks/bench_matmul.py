@@ -1,7 +1,9 @@
 """Matmul speed: nbtorch's CPU kernels and op against NumPy (and PyTorch when installed).
 
 Runs every candidate on the same operands in one process, alternating between
-them on each repeat so that machine noise hits all alike, and prints the best
+them on each repeat so that machine noise hits all alike (with a short pause
+between calls: Numba's and OpenBLAS's worker threads spin for a while after a
+parallel region and would otherwise slow the next candidate), and prints the best
 time, GFLOP/s and the ratio to the reference (PyTorch if importable, else
 NumPy's BLAS; a ratio above 1 is slower).
 
@@ -25,9 +27,9 @@ def _candidates(a, b, out):
     }
     try:
         import nbtorch
+        from nbtorch.ops.linalg import matmul
         ta, tb = nbtorch.from_numpy(a), nbtorch.from_numpy(b)
-        nbtorch.matmul(ta, tb)
-        fns["nbtorch.matmul"] = lambda: nbtorch.matmul(ta, tb)
+        fns["nbtorch.matmul"] = lambda: matmul(ta, tb)
     except (ImportError, AttributeError, NotImplementedError):
         pass
     try:
@@ -51,6 +53,7 @@ def bench(n, dtype, repeats):
     best = {name: float("inf") for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            time.sleep(0.02)         # let the previous candidate's worker threads go idle
             t = time.perf_counter()
             fn()
             best[name] = min(best[name], time.perf_counter() - t)

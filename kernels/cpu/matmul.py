@@ -37,12 +37,13 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_packed",
-           "LAUNCHERS", "MR", "NR", "KC"]
+__all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
+           "gemm_packed", "gemm_packed_serial", "LAUNCHERS", "MR", "NR", "KC"]
 
 MR = 4     # rows of A per micro-tile (broadcast scalars per k step)
 NR = 32    # columns of B per panel (vector width x 4 for float32 on AVX2/AVX-512)
 KC = 256   # depth of one k block: a KC x NR panel of B stays in L1/L2
+PARALLEL_MIN_WORK = 64 ** 3   # multiply-adds from which the tile loop runs in parallel
 _TILE = MR * NR
 
 
@@ -92,53 +93,72 @@ def pack_panels(src, dst):
             w = min(W, N - j0)
             for k in range(K):
                 row = dst[t, p, k]
-                row[:w] = src[t, k, j0:j0 + w]
-                row[w:] = 0
+                seg = src[t, k]
+                for j in range(w):
+                    row[j] = seg[j0 + j]
+                for j in range(w, W):
+                    row[j] = 0
 
 
-@numba.njit(cache=True, parallel=True, fastmath={"contract"})
+@numba.njit(cache=True, fastmath={"contract"})
+def gemm_tile(ap, bp, out, tile, k0):
+    """One MR x NR tile of out += A[:, k0:k0+KC] @ B[k0:k0+KC, :] (= on the first block).
+
+    tile -> (t, p, s), panel-major so consecutive tiles reuse one B panel;
+    acc[MR, NR] = 0                                  (on the stack: vector registers)
+    for k in k0..k0+KC: for j: for r: acc[r, j] += ap[t, s, k, r] * bp[t, p, k, j]
+    out[t, s*MR : +MR, p*NR : +NR] (+)= acc          (clipped at the edges)
+    """
+    M, N = out.shape[1], out.shape[2]
+    S, K = ap.shape[1], ap.shape[2]
+    P = bp.shape[1]
+    t = tile // (P * S)
+    rest = tile - t * (P * S)
+    p = rest // S
+    s = rest - p * S
+    acc = _new_tile(out.dtype)
+    a_strip = ap[t, s]
+    b_panel = bp[t, p]
+    for k in range(k0, min(K, k0 + KC)):
+        uk = np.uintp(k)          # unsigned: no negative-index wraparound per step
+        a_k = a_strip[uk]
+        b_k = b_panel[uk]
+        for j in range(NR):
+            b_kj = b_k[j]
+            for r in range(MR):
+                acc[r * NR + j] += a_k[r] * b_kj
+    i0 = s * MR
+    j0 = p * NR
+    for r in range(min(MR, M - i0)):
+        dst = out[t, i0 + r]
+        if k0 == 0:
+            for j in range(min(NR, N - j0)):
+                dst[j0 + j] = acc[r * NR + j]
+        else:
+            for j in range(min(NR, N - j0)):
+                dst[j0 + j] += acc[r * NR + j]
+
+
+@numba.njit(cache=True, parallel=True)
 def gemm_packed(ap, bp, out):
     """out (batch, M, N) = A @ B from packed strips ap (batch, S, K, MR), panels bp (batch, P, K, NR).
 
-    for k0 in 0, KC, 2KC, ...:                      (serial: out accumulates per block)
-      prange over tiles (t, p, s):                   panel-major, a B panel is reused
-        acc[MR, NR] = 0                              (on the stack: vector registers)
-        for k in k0..k0+KC: for j: for r: acc[r, j] += ap[t, s, k, r] * bp[t, p, k, j]
-        out[t, s*MR : +MR, p*NR : +NR] (+)= acc      (clipped at the edges)
+    for k0 in 0, KC, 2KC, ...:          (serial: out accumulates block after block)
+      prange over tiles: gemm_tile(ap, bp, out, tile, k0)
     """
-    batch, M, N = out.shape
-    S, K = ap.shape[1], ap.shape[2]
-    P = bp.shape[1]
-    for k0 in range(0, K, KC):
-        k1 = min(K, k0 + KC)
-        for tile in prange(batch * P * S):
-            t = tile // (P * S)
-            rest = tile - t * (P * S)
-            p = rest // S
-            s = rest - p * S
-            acc = _new_tile(out.dtype)
-            a_strip = ap[t, s]
-            b_panel = bp[t, p]
-            for k in range(k0, k1):
-                uk = np.uintp(k)          # unsigned: no negative-index wraparound per step
-                a_k = a_strip[uk]
-                b_k = b_panel[uk]
-                for j in range(NR):
-                    b_kj = b_k[j]
-                    for r in range(MR):
-                        acc[r * NR + j] += a_k[r] * b_kj
-            i0 = s * MR
-            j0 = p * NR
-            rows = min(MR, M - i0)
-            cols = min(NR, N - j0)
-            for r in range(rows):
-                dst = out[t, i0 + r]
-                if k0 == 0:
-                    for j in range(cols):
-                        dst[j0 + j] = acc[r * NR + j]
-                else:
-                    for j in range(cols):
-                        dst[j0 + j] += acc[r * NR + j]
+    n_tiles = out.shape[0] * bp.shape[1] * ap.shape[1]
+    for k0 in range(0, ap.shape[2], KC):
+        for tile in prange(n_tiles):
+            gemm_tile(ap, bp, out, tile, k0)
+
+
+@numba.njit(cache=True)
+def gemm_packed_serial(ap, bp, out):
+    """`gemm_packed` on one thread (small problems: a parallel launch costs more)."""
+    n_tiles = out.shape[0] * bp.shape[1] * ap.shape[1]
+    for k0 in range(0, ap.shape[2], KC):
+        for tile in range(n_tiles):
+            gemm_tile(ap, bp, out, tile, k0)
 
 
 # ---- integer loops -------------------------------------------------------------
@@ -223,7 +243,8 @@ def _numba_core(a, b, out):
     bp = np.empty((batch, -(-N // NR), K, NR), out.dtype)
     pack_panels(a3.transpose(0, 2, 1), ap)
     pack_panels(b3, bp)
-    gemm_packed(ap, bp, out3)
+    gemm = gemm_packed if batch * M * N * K >= PARALLEL_MIN_WORK else gemm_packed_serial
+    gemm(ap, bp, out3)
 
 
 def matmul_blas(a, b, out):

@@ -6,9 +6,10 @@ from nbtorch.kernels.cpu import matmul as K
 
 LAUNCHERS = sorted(K.LAUNCHERS)
 
-# (M, K, N): 1x1, odd sizes, exact tiles, K over one k block, empty dims
+# (M, K, N): 1x1, odd sizes, exact tiles, K over one k block, big enough for the
+# parallel tile loop, empty dims
 SHAPES = [(1, 1, 1), (7, 13, 5), (K.MR, 8, K.NR), (9, K.KC + 3, 2 * K.NR + 1),
-          (0, 3, 4), (3, 0, 4), (3, 4, 0)]
+          (33, K.KC + 44, 2 * K.NR + 6), (0, 3, 4), (3, 0, 4), (3, 4, 0)]
 
 
 def _ref(a, b):
@@ -86,6 +87,11 @@ def test_float16_computes_in_float32(launcher):
     b = rng.standard_normal((40, 2)).astype(np.float16)
     out = _check(launcher, a, b)
     assert out.dtype == np.float16
+
+
+def test_big_shape_takes_the_parallel_path():
+    m, k, n = SHAPES[4]
+    assert m * k * n >= K.PARALLEL_MIN_WORK > 9 * (K.KC + 3) * (2 * K.NR + 1)
 
 
 def test_pack_panels_pads_with_zeros():
