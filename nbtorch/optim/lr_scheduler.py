@@ -16,7 +16,8 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "LinearLR", "ConstantLR", "OneCycleLR",
-           "ReduceLROnPlateau", "SequentialLR"]
+           "ReduceLROnPlateau", "SequentialLR", "MultiplicativeLR", "PolynomialLR",
+           "CosineAnnealingWarmRestarts", "ChainedScheduler"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
@@ -334,20 +335,7 @@ class SequentialLR(LRScheduler):
         name = type(self).__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")
-        for idx, sched in enumerate(schedulers):
-            if not hasattr(sched, "optimizer"):
-                raise TypeError(f"{name} at index {idx} should have `optimizer` as its "
-                                "attribute.")
-            if isinstance(sched, ReduceLROnPlateau):
-                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
-                                 "requires additional kwargs to be specified when calling "
-                                 f"`step`, but got one at index {idx} in the given schedulers "
-                                 "sequence.")
-            if sched.optimizer is not optimizer:
-                raise ValueError(f"{name} expects all schedulers to belong to the same "
-                                 f"optimizer, but got scheduler {type(sched).__name__} at "
-                                 f"index {idx} has {sched.optimizer}, which is different "
-                                 f"from {type(optimizer).__name__}.")
+        self._check_schedulers(name, optimizer, schedulers)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError("Sequential Schedulers expects number of schedulers provided to "
                              "be one more than the number of milestone points, but got number "
@@ -364,6 +352,24 @@ class SequentialLR(LRScheduler):
         first = self._schedulers[bisect_right(self._milestones, 0)]   # milestones may hold 0
         first._initial_step()
         self._last_lr = first.get_last_lr()
+
+    @staticmethod
+    def _check_schedulers(name, optimizer, schedulers):
+        """PyTorch's checks that `schedulers` can be sequenced or chained."""
+        for idx, sched in enumerate(schedulers):
+            if not hasattr(sched, "optimizer"):
+                raise TypeError(f"{name} at index {idx} should have `optimizer` as its "
+                                "attribute.")
+            if isinstance(sched, ReduceLROnPlateau):
+                raise ValueError(f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                                 "requires additional kwargs to be specified when calling "
+                                 f"`step`, but got one at index {idx} in the given schedulers "
+                                 "sequence.")
+            if sched.optimizer is not optimizer:
+                raise ValueError(f"{name} expects all schedulers to belong to the same "
+                                 f"optimizer, but got scheduler {type(sched).__name__} at "
+                                 f"index {idx} has {sched.optimizer}, which is different "
+                                 f"from {type(optimizer).__name__}.")
 
     def step(self):
         self.last_epoch += 1
@@ -392,3 +398,5 @@ class SequentialLR(LRScheduler):
 
 from ._one_cycle import OneCycleLR  # noqa: E402  (needs LRScheduler above)
 from ._plateau import ReduceLROnPlateau  # noqa: E402
+from ._more_schedulers import (ChainedScheduler, CosineAnnealingWarmRestarts,  # noqa: E402
+                               MultiplicativeLR, PolynomialLR)

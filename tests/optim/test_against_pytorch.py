@@ -59,6 +59,10 @@ SCHEDULERS = [
     ("OneCycleLR", dict(max_lr=0.5, total_steps=12)),
     ("OneCycleLR", dict(max_lr=0.5, total_steps=12, three_phase=True,
                         anneal_strategy="linear")),
+    ("PolynomialLR", dict(total_iters=8, power=1.5)),
+    ("CosineAnnealingWarmRestarts", dict(T_0=3, T_mult=2, eta_min=0.01)),
+    ("MultiplicativeLR", dict(lr_lambda=lambda e: 0.9)),
+    ("LambdaLR", dict(lr_lambda=lambda e: 1 / (1 + e))),
 ]
 
 

@@ -314,3 +314,45 @@ def test_resuming_with_last_epoch():
     sched = L.ExponentialLR(opt, gamma=0.5, last_epoch=1)
     assert sched.last_epoch == 2 and opt.param_groups[0]["lr"] == 0.125
     assert sched.base_lrs == [1.0]
+
+
+def test_multiplicative_lr():
+    opt = _opt()
+    _close(_run(opt, L.MultiplicativeLR(opt, lambda e: 0.5), 3), [1, 0.5, 0.25])
+
+
+def test_polynomial_lr():
+    opt = _opt()
+    _close(_run(opt, L.PolynomialLR(opt, total_iters=4), 6), [1, 0.75, 0.5, 0.25, 0, 0])
+    opt = _opt()
+    _close(_run(opt, L.PolynomialLR(opt, total_iters=4, power=2.0), 5),
+           [1, 0.5625, 0.25, 0.0625, 0])
+
+
+def test_cosine_annealing_warm_restarts():
+    opt = _opt()
+    got = _run(opt, L.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=2), 7)
+    # T_cur / T_i per epoch: 0/2, 1/2, 0/4, 1/4, 2/4, 3/4, 0/8
+    _close(got, [cos_lr(t, T) for t, T in [(0, 2), (1, 2), (0, 4), (1, 4), (2, 4), (3, 4),
+                                            (0, 8)]])
+    opt = _opt()
+    sched = L.CosineAnnealingWarmRestarts(opt, T_0=2, eta_min=0.1)
+    sched.step(1.5)                                   # fractional epochs: per-batch annealing
+    _close([opt.param_groups[0]["lr"]], [cos_lr(1.5, 2, 1.0, 0.1)])
+    sched.step(5)                                     # T_cur = 5 % 2
+    _close([opt.param_groups[0]["lr"]], [cos_lr(1, 2, 1.0, 0.1)])
+    with pytest.raises(ValueError, match="Expected positive integer T_0, but got 0"):
+        L.CosineAnnealingWarmRestarts(_opt(), T_0=0)
+    with pytest.raises(ValueError, match="Expected integer T_mult >= 1, but got 0"):
+        L.CosineAnnealingWarmRestarts(_opt(), T_0=1, T_mult=0)
+
+
+def test_chained_scheduler_multiplies_factors():
+    opt = _opt()
+    sched = L.ChainedScheduler([L.ConstantLR(opt, factor=0.1, total_iters=2),
+                                L.ExponentialLR(opt, gamma=0.9)])
+    _close(_run(opt, sched, 5), [0.1, 0.09, 0.81, 0.729, 0.6561])
+    state = sched.state_dict()
+    assert len(state["_schedulers"]) == 2 and "optimizer" not in state
+    with pytest.raises(ValueError, match="expects at least one scheduler to be chained"):
+        L.ChainedScheduler([])
