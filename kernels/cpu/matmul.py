@@ -43,7 +43,7 @@ __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_t
 MR = 4     # rows of A per micro-tile (broadcast scalars per k step)
 NR = 32    # columns of B per panel (vector width x 4 for float32 on AVX2/AVX-512)
 KC = 256   # depth of one k block: a KC x NR panel of B stays in L1/L2
-PARALLEL_MIN_WORK = 64 ** 3   # multiply-adds from which the tile loop runs in parallel
+PARALLEL_MIN_WORK = 128 ** 3  # multiply-adds from which the tile loop runs in parallel
 _TILE = MR * NR
 
 

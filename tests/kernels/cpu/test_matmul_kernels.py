@@ -9,7 +9,7 @@ LAUNCHERS = sorted(K.LAUNCHERS)
 # (M, K, N): 1x1, odd sizes, exact tiles, K over one k block, big enough for the
 # parallel tile loop, empty dims
 SHAPES = [(1, 1, 1), (7, 13, 5), (K.MR, 8, K.NR), (9, K.KC + 3, 2 * K.NR + 1),
-          (33, K.KC + 44, 2 * K.NR + 6), (0, 3, 4), (3, 0, 4), (3, 4, 0)]
+          (64, 2 * K.KC + 10, 2 * K.NR + 6), (0, 3, 4), (3, 0, 4), (3, 4, 0)]
 
 
 def _ref(a, b):
