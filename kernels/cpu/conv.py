@@ -1,20 +1,24 @@
 """CPU convolution kernels: im2col/col2im in Numba, the GEMM through NumPy's BLAS.
 
 Layouts: inputs NCHW C-contiguous float32/float64; weights (O, C/groups, kh, kw);
-the column buffer is (C*kh*kw, N, OH*OW), row ``(c*kh + ki)*kw + kj``: batch
-inside the rows, so ONE GEMM covers the whole batch (measured: a single
-32x144x25088 GEMM 1.0 ms against 1.8 ms for 32 batched 32x144x784 ones, and
-2.0 ms against 4.5 ms for the weight gradient).  ``unfold``/``fold`` convert to
-PyTorch's (N, C*kh*kw, L) layout.  1-D convolution uses these kernels with H = 1.
+columns (N, C*kh*kw, OH*OW), row ``(c*kh + ki)*kw + kj`` -- PyTorch's
+``F.unfold`` layout, so ``unfold``/``fold`` are im2col/col2im themselves.
+1-D convolution uses these kernels with H = 1.
 
 Three primitives cover convolution and every derivative of it:
 
-* ``conv2d_forward``      out = W @ im2col(x) (+ bias)
-* ``conv2d_grad_input``   gx  = col2im(W^T @ gout)       (= conv_transpose2d)
-* ``conv2d_grad_weight``  gw  = gout @ im2col(x)^T       (batch summed by the GEMM)
+* ``conv2d_forward``      out[n] = W @ im2col(x)[n] (+ bias)
+* ``conv2d_grad_input``   gx[n]  = col2im(W^T @ gout[n])     (= conv_transpose2d)
+* ``conv2d_grad_weight``  gw     = sum_n gout[n] @ im2col(x)[n]^T
 
-The GEMM is ``np.matmul(..., out=)`` called from Python: DESIGN.md measured
-BLAS at ~190 GFLOP/s against 48-62 for the best hand-tiled Numba GEMM.
+The batch is processed in chunks of about ``CHUNK_ELEMENTS`` column elements
+(1 MiB of float32), so each chunk's columns are written and read back by the
+GEMM while still in cache; the GEMM is one batched ``np.matmul(..., out=)``
+per chunk and group, writing straight into NCHW (no transposes).  Measured on
+the project machine (serial, median): conv2d fwd+bwd 32x16x28x28 -> 32, 3x3
+16.0 ms chunked against 21.2 ms for whole-batch columns with one big GEMM;
+LeNet's 64x6x12x12 -> 16, 5x5 4.1 against 5.6 ms.  DESIGN.md measured BLAS at
+~190 GFLOP/s against 48-62 for the best hand-tiled Numba GEMM, hence BLAS.
 Callers validate shapes; the kernels do no bounds checks.
 """
 import threading
@@ -23,13 +27,17 @@ import numba
 import numpy as np
 
 __all__ = [
-    "conv_output_size", "im2col", "col2im", "unfold", "fold", "swap_leading_axes", "channel_sum",
-    "conv2d_forward", "conv2d_grad_input", "conv2d_grad_weight",
+    "conv_output_size", "im2col", "col2im", "unfold", "fold", "channel_sum",
+    "add_channel_bias", "conv2d_forward", "conv2d_grad_input", "conv2d_grad_weight",
     "release_workspace",
 ]
 
-# Work below this many column elements runs serially (prange costs ~2 us/launch).
-PARALLEL_MIN_ELEMENTS = 32768
+# Column elements per batch chunk (cache-sized: written by im2col, read by the GEMM).
+CHUNK_ELEMENTS = 1 << 18
+# im2col/col2im calls with at least this many column elements run the prange variant.
+# Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
+# region on 2 cores measured up to 10x slower than the serial loop.
+PARALLEL_MIN_ELEMENTS = 1 << 22
 
 
 def conv_output_size(size, kernel, stride, padding, dilation):
@@ -48,9 +56,9 @@ def _valid_range(off, stride, in_len, out_len):
 
 @numba.njit(cache=True)
 def _im2col_plane(xp, col, c, n, geom):
-    """One input plane xp = x[n, c] (H, W) -> rows col[c*kh*kw + ki*kw + kj, n, :].
+    """One input plane xp = x[n, c] (H, W) -> rows col[n, c*kh*kw + ki*kw + kj, :].
 
-    for ki, kj, oh, ow: col[c*kk + ki*kw + kj, n, oh*OW + ow]
+    for ki, kj, oh, ow: col[n, c*kk + ki*kw + kj, oh*OW + ow]
                             = xp[oh*sh - ph + ki*dh, ow*sw - pw + kj*dw]  (0 outside)
     The in-range box [olo, ohi) x [lo, hi) is found once per (ki, kj), so the
     inner loop is a plain copy (a contiguous slice when sw == 1).
@@ -62,7 +70,7 @@ def _im2col_plane(xp, col, c, n, geom):
         hoff = ki * dh - ph
         olo, ohi = _valid_range(hoff, sh, h, oh_n)
         for kj in range(kw):
-            row = col[(c * kh + ki) * kw + kj, n]
+            row = col[n, (c * kh + ki) * kw + kj]
             woff = kj * dw - pw
             lo, hi = _valid_range(woff, sw, w, ow_n)
             row[:olo * ow_n] = 0
@@ -86,7 +94,7 @@ def _col2im_plane(col, xp, c, n, geom):
     """Adjoint of _im2col_plane: xp = x[n, c] gets its kh*kw column rows added back.
 
     xp = 0; for ki, kj, oh, ow (in range):
-        xp[oh*sh - ph + ki*dh, ow*sw - pw + kj*dw] += col[c*kk + ki*kw + kj, n, oh*OW + ow]
+        xp[oh*sh - ph + ki*dh, ow*sw - pw + kj*dw] += col[n, c*kk + ki*kw + kj, oh*OW + ow]
     """
     kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n = geom
     h, w = xp.shape
@@ -96,7 +104,7 @@ def _col2im_plane(col, xp, c, n, geom):
         hoff = ki * dh - ph
         olo, ohi = _valid_range(hoff, sh, h, oh_n)
         for kj in range(kw):
-            row = col[(c * kh + ki) * kw + kj, n]
+            row = col[n, (c * kh + ki) * kw + kj]
             woff = kj * dw - pw
             lo, hi = _valid_range(woff, sw, w, ow_n)
             for oh in range(olo, ohi):
@@ -108,7 +116,7 @@ def _col2im_plane(col, xp, c, n, geom):
 
 @numba.njit(cache=True)
 def _im2col_serial(x, col, geom):
-    """x (N, C, H, W) -> col (C*kh*kw, N, OH*OW), one (n, c) plane after another."""
+    """x (N, C, H, W) -> col (N, C*kh*kw, OH*OW), one (n, c) plane after another."""
     n_b, n_c = x.shape[0], x.shape[1]
     for p in range(n_b * n_c):
         n, c = p // n_c, p % n_c
@@ -126,7 +134,7 @@ def _im2col_parallel(x, col, geom):
 
 @numba.njit(cache=True)
 def _col2im_serial(col, x, geom):
-    """col (C*kh*kw, N, OH*OW) -> x (N, C, H, W) (overwritten), plane by plane."""
+    """col (N, C*kh*kw, OH*OW) -> x (N, C, H, W) (overwritten), plane by plane."""
     n_b, n_c = x.shape[0], x.shape[1]
     for p in range(n_b * n_c):
         n, c = p // n_c, p % n_c
@@ -150,42 +158,17 @@ def _geometry(kernel, stride, padding, dilation, out_hw):
 
 
 def im2col(x, col, kernel, stride, padding, dilation, out_hw):
-    """Fill col (C*kh*kw, N, OH*OW) from x (N, C, H, W); out_hw = (OH, OW)."""
+    """Fill col (N, C*kh*kw, OH*OW) from x (N, C, H, W); out_hw = (OH, OW)."""
     geom = _geometry(kernel, stride, padding, dilation, out_hw)
     fn = _im2col_parallel if col.size >= PARALLEL_MIN_ELEMENTS else _im2col_serial
     fn(x, col, geom)
 
 
 def col2im(col, x, kernel, stride, padding, dilation, out_hw):
-    """Overwrite x (N, C, H, W) with the sum of the windows in col (C*kh*kw, N, OH*OW)."""
+    """Overwrite x (N, C, H, W) with the sum of the windows in col (N, C*kh*kw, OH*OW)."""
     geom = _geometry(kernel, stride, padding, dilation, out_hw)
     fn = _col2im_parallel if col.size >= PARALLEL_MIN_ELEMENTS else _col2im_serial
     fn(col, x, geom)
-
-
-@numba.njit(cache=True)
-def swap_leading_axes(src, dst):
-    """dst (B, A, L) = src (A, B, L) with the first two axes swapped (rows copied whole).
-
-    for a, b: dst[b, a, :] = src[a, b, :]
-    """
-    n_a, n_b, _ = src.shape
-    for a in range(n_a):
-        for b in range(n_b):
-            dst[b, a, :] = src[a, b, :]
-
-
-@numba.njit(cache=True)
-def _swap_add_bias(src, bias, dst):
-    """dst (N, O, L) = src (O, N, L) swapped, plus bias[o] (the conv output epilogue).
-
-    for o, n: dst[n, o, :] = src[o, n, :] + bias[o]
-    """
-    n_o, n_b, _ = src.shape
-    for o in range(n_o):
-        b = bias[o]
-        for n in range(n_b):
-            dst[n, o, :] = src[o, n, :] + b
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
@@ -202,19 +185,36 @@ def channel_sum(g, out):
         out[c] = acc
 
 
+@numba.njit(cache=True)
+def add_channel_bias(out, bias):
+    """out (N, C, L) += bias[c], in place.
+
+    for n, c: out[n, c, :] += bias[c]
+    """
+    n_b, n_c, n_l = out.shape
+    for n in range(n_b):
+        for c in range(n_c):
+            row, b = out[n, c], bias[c]
+            for i in range(n_l):
+                row[i] += b
+
+
 _local = threading.local()
 
 
-def _workspace(slot, n_elems, dtype):
-    """A reusable per-thread scratch buffer (fresh np.empty page-faults ~80 ms/GB)."""
+def _workspace(slot, shape, dtype):
+    """A reusable per-thread scratch array (fresh np.empty page-faults ~80 ms/GB)."""
     bufs = getattr(_local, "bufs", None)
     if bufs is None:
         bufs = _local.bufs = {}
+    n = 1
+    for s in shape:
+        n *= s
     key = (slot, np.dtype(dtype).char)
     buf = bufs.get(key)
-    if buf is None or buf.size < n_elems:
-        buf = bufs[key] = np.empty(n_elems, dtype=dtype)
-    return buf[:n_elems]
+    if buf is None or buf.size < n:
+        buf = bufs[key] = np.empty(n, dtype=dtype)
+    return buf[:n].reshape(shape)
 
 
 def release_workspace():
@@ -222,89 +222,106 @@ def release_workspace():
     _local.bufs = {}
 
 
-def _columns(x, kernel, stride, padding, dilation, out_hw):
-    """im2col of x into the scratch buffer, as a (C*kh*kw, N*OH*OW) matrix."""
-    n_b, n_c = x.shape[:2]
-    rows, cols = n_c * kernel[0] * kernel[1], n_b * out_hw[0] * out_hw[1]
-    col = _workspace("col", rows * cols, x.dtype).reshape(rows, n_b, -1)
-    im2col(x, col, kernel, stride, padding, dilation, out_hw)
-    return col.reshape(rows, cols)
+def _chunks(n_b, per_image):
+    """Batch ranges [n0, n1) of about CHUNK_ELEMENTS column elements each."""
+    step = max(1, min(n_b, CHUNK_ELEMENTS // max(1, per_image)))
+    return step, [(n0, min(n_b, n0 + step)) for n0 in range(0, n_b, step)]
 
 
-def _channel_major(a, slot):
-    """a (N, C, H, W) -> scratch (C, N*H*W) copy (the batch inside each channel row)."""
-    n_b, n_c = a.shape[:2]
-    dst = _workspace(slot, a.size, a.dtype).reshape(n_c, n_b, -1)
-    swap_leading_axes(a.reshape(n_b, n_c, -1), dst)
-    return dst.reshape(n_c, -1)
+def _is_pointwise(kernel, stride, padding, in_hw, out_hw):
+    """A 1x1, stride-1, unpadded kernel over equal sizes: the columns are the input itself."""
+    return (tuple(kernel) == (1, 1) and tuple(stride) == (1, 1) and tuple(padding) == (0, 0)
+            and tuple(in_hw) == tuple(out_hw))
+
+
+def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_hw):
+    """Columns (n1-n0, C*kh*kw, L) of x[n0:n1]: a view of x for 1x1 kernels, else im2col."""
+    if col_buf is None:
+        return x[n0:n1].reshape(n1 - n0, x.shape[1], -1)
+    col = col_buf[:n1 - n0]
+    im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_hw)
+    return col
 
 
 def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups):
     """out (N, O, OH, OW) = conv2d(x, weight) + bias; arrays C-contiguous, bias may be None.
 
-    col = im2col(x); per group g: out_t[g] = W[g].reshape(O/g, -1) @ col[g]   (one BLAS GEMM)
-    out[n, o] = out_t[o, n] + bias[o]                                          (one pass)
+    for each batch chunk: col = im2col(x[chunk]);
+        for g: out[chunk, g] = W[g].reshape(O/g, -1) @ col[:, g]   (batched BLAS)
     """
     n_b, n_o, oh_n, ow_n = out.shape
     kernel = weight.shape[2:]
-    col = _columns(x, kernel, stride, padding, dilation, (oh_n, ow_n))
     w2 = weight.reshape(n_o, -1)
-    rows, og = w2.shape[1], n_o // groups
-    out_t = _workspace("out", out.size, out.dtype).reshape(n_o, -1)
-    for g in range(groups):
-        np.matmul(w2[g * og:(g + 1) * og], col[g * rows:(g + 1) * rows],
-                  out=out_t[g * og:(g + 1) * og])
-    if bias is None:
-        bias = np.zeros(n_o, dtype=out.dtype)
-    _swap_add_bias(out_t.reshape(n_o, n_b, -1), bias, out.reshape(n_b, n_o, -1))
+    rows, og, length = w2.shape[1], n_o // groups, oh_n * ow_n
+    out3 = out.reshape(n_b, n_o, length)
+    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out.shape[2:])
+    step, chunks = _chunks(n_b, rows * groups * length)
+    col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
+    for n0, n1 in chunks:
+        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, (oh_n, ow_n))
+        for g in range(groups):
+            np.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
+                      out=out3[n0:n1, g * og:(g + 1) * og])
+    if bias is not None:
+        add_channel_bias(out3, bias)
 
 
 def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, groups):
     """grad_in (N, C, H, W) = col2im(W^T @ grad_out); this is also conv_transpose2d.
 
-    gcol[g] = W[g].reshape(O/g, -1)^T @ grad_out_t[g]   (grad_out_t: (O, N*OH*OW));
-    grad_in = col2im(gcol).  grad_in's H, W fix the geometry (output_padding included).
+    for each batch chunk: for g: gcol[:, g] = W[g].reshape(O/g, -1)^T @ grad_out[chunk, g];
+        grad_in[chunk] = col2im(gcol).  grad_in's H, W fix the geometry (output_padding).
     """
     n_b, n_o, oh_n, ow_n = grad_out.shape
     kernel = weight.shape[2:]
-    g_t = _channel_major(grad_out, "out")
     w2 = weight.reshape(n_o, -1)
-    rows, og = w2.shape[1], n_o // groups
-    gcol = _workspace("col", rows * groups * g_t.shape[1], grad_out.dtype)
-    gcol = gcol.reshape(rows * groups, -1)
-    for g in range(groups):
-        np.matmul(w2[g * og:(g + 1) * og].T, g_t[g * og:(g + 1) * og],
-                  out=gcol[g * rows:(g + 1) * rows])
-    col2im(gcol.reshape(rows * groups, n_b, -1), grad_in, kernel, stride, padding,
-           dilation, (oh_n, ow_n))
+    rows, og, length = w2.shape[1], n_o // groups, oh_n * ow_n
+    g3 = grad_out.reshape(n_b, n_o, length)
+    direct = _is_pointwise(kernel, stride, padding, grad_in.shape[2:], grad_out.shape[2:])
+    step, chunks = _chunks(n_b, rows * groups * length)
+    col_buf = None if direct else _workspace("col", (step, rows * groups, length), grad_out.dtype)
+    for n0, n1 in chunks:
+        if direct:
+            gcol = grad_in[n0:n1].reshape(n1 - n0, -1, length)
+        else:
+            gcol = col_buf[:n1 - n0]
+        for g in range(groups):
+            np.matmul(w2[g * og:(g + 1) * og].T, g3[n0:n1, g * og:(g + 1) * og],
+                      out=gcol[:, g * rows:(g + 1) * rows])
+        if not direct:
+            col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, (oh_n, ow_n))
 
 
 def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups):
-    """grad_w (O, C/g, kh, kw) = grad_out_t @ im2col(x)^T per group (batch summed by the GEMM).
+    """grad_w (O, C/g, kh, kw) = sum_n grad_out[n] @ im2col(x)[n]^T, per group.
 
-    for g: grad_w[g].reshape(O/g, -1) = grad_out_t[g] (O/g, N*L) @ col[g] (C/g*kk, N*L)^T
+    for each batch chunk: col = im2col(x[chunk]);
+        for g: grad_w[g] += sum_over_chunk(grad_out[chunk, g] @ col[:, g]^T)   (batched BLAS)
     """
     n_b, n_o, oh_n, ow_n = grad_out.shape
     kernel = grad_w.shape[2:]
-    col = _columns(x, kernel, stride, padding, dilation, (oh_n, ow_n))
-    g_t = _channel_major(grad_out, "out")
     gw2 = grad_w.reshape(n_o, -1)
-    rows, og = gw2.shape[1], n_o // groups
-    for g in range(groups):
-        np.matmul(g_t[g * og:(g + 1) * og], col[g * rows:(g + 1) * rows].T,
-                  out=gw2[g * og:(g + 1) * og])
+    rows, og, length = gw2.shape[1], n_o // groups, oh_n * ow_n
+    g3 = grad_out.reshape(n_b, n_o, length)
+    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], grad_out.shape[2:])
+    step, chunks = _chunks(n_b, rows * groups * length)
+    col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
+    part = _workspace("part", (step, og, rows), grad_w.dtype)
+    gw2[:] = 0
+    for n0, n1 in chunks:
+        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, (oh_n, ow_n))
+        p = part[:n1 - n0]
+        for g in range(groups):
+            np.matmul(g3[n0:n1, g * og:(g + 1) * og],
+                      col[:, g * rows:(g + 1) * rows].transpose(0, 2, 1), out=p)
+            gw2[g * og:(g + 1) * og] += p[0] if n1 - n0 == 1 else p.sum(axis=0)
 
 
 def unfold(x, out, kernel, stride, padding, dilation, out_hw):
-    """PyTorch's F.unfold: out (N, C*kh*kw, L) from x (N, C, H, W)."""
-    n_b = x.shape[0]
-    col = _columns(x, kernel, stride, padding, dilation, out_hw)
-    swap_leading_axes(col.reshape(col.shape[0], n_b, -1), out)
+    """PyTorch's F.unfold: out (N, C*kh*kw, L) from x (N, C, H, W) (im2col itself)."""
+    im2col(x, out, kernel, stride, padding, dilation, out_hw)
 
 
 def fold(col, out, kernel, stride, padding, dilation, out_hw):
     """PyTorch's F.fold: out (N, C, H, W) = sum of the windows in col (N, C*kh*kw, L)."""
-    n_b, rows, length = col.shape
-    col_t = _workspace("col", col.size, col.dtype).reshape(rows, n_b, length)
-    swap_leading_axes(col, col_t)
-    col2im(col_t, out, kernel, stride, padding, dilation, out_hw)
+    col2im(col, out, kernel, stride, padding, dilation, out_hw)

@@ -2,7 +2,8 @@
 
 The references slide the kernel window with slicing and einsum (no im2col), so
 they are independent of the kernels' algorithm.  Sizes are tiny; float32 runs
-the parallel variants (threshold forced to 0), float64 the serial ones.
+the parallel variants (threshold forced to 0) one image per batch chunk,
+float64 the serial ones with the whole batch in one chunk.
 """
 import numpy as np
 import pytest
@@ -25,8 +26,9 @@ CONV_CASES = [
 
 @pytest.fixture(params=DTYPES, ids=["float32", "float64"])
 def dtype(request, monkeypatch):
-    if request.param == np.float32:
+    if request.param == np.float32:   # parallel variants, and batch chunks of one image
         monkeypatch.setattr(conv, "PARALLEL_MIN_ELEMENTS", 0)
+        monkeypatch.setattr(conv, "CHUNK_ELEMENTS", 1)
         monkeypatch.setattr(pool, "PARALLEL_MIN_ELEMENTS", 0)
     return request.param
 
@@ -305,3 +307,15 @@ def test_take_planes_is_the_adjoint_of_scatter(dtype):
     out = np.empty((3, 5), dtype)
     pool.take_planes(x, idx, out)
     np.testing.assert_array_equal(out, np.take_along_axis(x, idx, 1))
+
+
+def test_pointwise_grad_input_into_a_larger_input():
+    # conv_transpose2d with a 1x1 kernel and output_padding 1: grad_in is 1 larger than grad_out
+    w, go = _rand((3, 2, 1, 1), np.float64), _rand((2, 3, 4, 4), np.float64, 1)
+    gx = np.full((2, 2, 5, 5), np.nan)
+    conv.conv2d_grad_input(go, w, gx, (1, 1), (0, 0), (2, 2), 1)
+    np.testing.assert_allclose(gx[:, :, :4, :4], np.einsum("nohw,oc->nchw", go, w[:, :, 0, 0]))
+    assert np.all(gx[:, :, 4] == 0) and np.all(gx[:, :, :, 4] == 0)
+    x, gw = _rand((2, 2, 5, 5), np.float64, 2), np.empty_like(w)
+    conv.conv2d_grad_weight(x, go, gw, (1, 1), (0, 0), (2, 2), 1)
+    np.testing.assert_allclose(gw[:, :, 0, 0], np.einsum("nohw,nchw->oc", go, x[:, :, :4, :4]))

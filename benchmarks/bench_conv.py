@@ -1,0 +1,148 @@
+"""Convolution and pooling speed: nbtorch against PyTorch (when installed) or NumPy.
+
+Each case times forward + backward (all input gradients) and prints the
+median over repeats and the ratio nbtorch / reference.  Without PyTorch the
+reference is a plain NumPy im2col (sliding_window_view + one matmul; the
+input gradient by k*k strided adds).  The first row is issue 3's target:
+conv2d N=32, 16->32 channels, 28x28, 3x3 (padding 1), <= 2x PyTorch.
+
+Run: python benchmarks/bench_conv.py [--repeat 30]
+"""
+import argparse
+import time
+
+import numpy as np
+
+import nbtorch
+from nbtorch.nn.functional import conv as C
+from nbtorch.nn.functional import pooling as P
+
+try:
+    import torch
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+except ImportError:
+    torch = None
+
+# name, (N, C, H, W), conv weight (O, C, k, k) or pooling kernel, padding
+CASES = [
+    ("conv2d 32x16x28x28 -> 32, 3x3 p1", (32, 16, 28, 28), (32, 16, 3, 3), 1),
+    ("conv2d 64x1x28x28 -> 6, 5x5 (LeNet c1)", (64, 1, 28, 28), (6, 1, 5, 5), 0),
+    ("conv2d 64x6x12x12 -> 16, 5x5 (LeNet c2)", (64, 6, 12, 12), (16, 6, 5, 5), 0),
+    ("max_pool2d 64x6x24x24, 2x2", (64, 6, 24, 24), 2, 0),
+    ("avg_pool2d 64x16x8x8, 2x2", (64, 16, 8, 8), 2, 0),
+]
+
+
+def _median_ms(fn, repeat):
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def _nbtorch_step(shape, spec, pad, kind):
+    rng = np.random.default_rng(0)
+    x = nbtorch.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
+    if kind == "conv":
+        w = nbtorch.tensor(rng.standard_normal(spec, dtype=np.float32) * 0.1, requires_grad=True)
+        b = nbtorch.zeros(spec[0], requires_grad=True)
+
+        def step():
+            x.grad = w.grad = b.grad = None
+            C.conv2d(x, w, b, padding=pad).sum().backward()
+        return step
+    pool = P.max_pool2d if kind == "max" else P.avg_pool2d
+
+    def step():
+        x.grad = None
+        pool(x, spec).sum().backward()
+    return step
+
+
+def _torch_step(shape, spec, pad, kind):
+    rng = np.random.default_rng(0)
+    x = torch.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
+    if kind == "conv":
+        w = torch.tensor(rng.standard_normal(spec, dtype=np.float32) * 0.1, requires_grad=True)
+        b = torch.zeros(spec[0], requires_grad=True)
+
+        def step():
+            x.grad = w.grad = b.grad = None
+            torch.nn.functional.conv2d(x, w, b, padding=pad).sum().backward()
+        return step
+    pool = torch.nn.functional.max_pool2d if kind == "max" else torch.nn.functional.avg_pool2d
+
+    def step():
+        x.grad = None
+        pool(x, spec).sum().backward()
+    return step
+
+
+def _numpy_step(shape, spec, pad, kind):
+    """A NumPy reference: im2col by sliding_window_view and one matmul per product."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape, dtype=np.float32)
+    win = np.lib.stride_tricks.sliding_window_view
+    if kind == "conv":
+        w = rng.standard_normal(spec, dtype=np.float32)
+        o, c, k, _ = spec
+
+        def step():
+            xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+            cols = np.ascontiguousarray(win(xp, (k, k), axis=(2, 3)).transpose(0, 2, 3, 1, 4, 5))
+            n, oh, ow = cols.shape[:3]
+            cols = cols.reshape(n * oh * ow, c * k * k)
+            out = cols @ w.reshape(o, -1).T                     # (N*OH*OW, O)
+            g = np.ones_like(out)
+            gw = g.T @ cols                                      # weight gradient
+            gcols = (g @ w.reshape(o, -1)).reshape(n, oh, ow, c, k, k)
+            gx = np.zeros_like(xp)
+            for i in range(k):
+                for j in range(k):
+                    gx[:, :, i:i + oh, j:j + ow] += gcols[:, :, :, :, i, j].transpose(0, 3, 1, 2)
+            return out, gw, g.sum(0), gx
+        return step
+    k = spec
+
+    def step():
+        v = win(x, (k, k), axis=(2, 3))[:, :, ::k, ::k]
+        n, c, oh, ow = v.shape[:4]
+        flat = v.reshape(n, c, oh, ow, k * k)
+        if kind == "max":
+            arg = flat.argmax(-1)
+            gx = np.zeros((n, c, oh * k, ow * k, ), np.float32)
+            ii, jj = np.divmod(arg, k)
+            rows = np.arange(oh)[:, None] * k + ii
+            cols = np.arange(ow)[None, :] * k + jj
+            np.put_along_axis(gx.reshape(n, c, -1), (rows * ow * k + cols).reshape(n, c, -1),
+                              1.0, -1)
+            return np.take_along_axis(flat, arg[..., None], -1), gx
+        out = flat.mean(-1)
+        return out, np.full(x.shape, 1.0 / (k * k), np.float32)
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=30)
+    args = parser.parse_args()
+    ref_name = f"torch {torch.__version__}" if torch is not None else "NumPy im2col"
+    print(f"nbtorch vs {ref_name}: forward + backward, median of {args.repeat} (float32)\n")
+    print(f"{'case':42s} {'first call':>11s} {'nbtorch':>10s} {ref_name[:12]:>12s} {'ratio':>7s}")
+    for name, shape, spec, pad in CASES:
+        kind = "conv" if name.startswith("conv") else name[:3]
+        step = _nbtorch_step(shape, spec, pad, kind)
+        t0 = time.perf_counter()
+        step()
+        first = 1e3 * (time.perf_counter() - t0)
+        ours = _median_ms(step, args.repeat)
+        ref_step = (_torch_step if torch is not None else _numpy_step)(shape, spec, pad, kind)
+        ref = _median_ms(ref_step, args.repeat)
+        print(f"{name:42s} {first:9.1f}ms {ours:8.2f}ms {ref:10.2f}ms {ours / ref:6.2f}x")
+
+
+if __name__ == "__main__":
+    main()
