@@ -100,3 +100,37 @@ def test_reduce_lr_on_plateau_matches_pytorch():
             lrs.append(opt.param_groups[0]["lr"])
         out.append(lrs)
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+def test_defaults_and_repr_match_pytorch(name):
+    t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)])
+    n = getattr(nb_optim, name)([nb.zeros(1, requires_grad=True)])
+    missing = set(t.defaults) - set(n.defaults)      # options newer PyTorch versions added
+    assert not missing - {"decoupled_weight_decay"}, missing
+    for k in set(t.defaults) & set(n.defaults):
+        assert t.defaults[k] == n.defaults[k], k
+    if not missing and set(n.defaults) == set(t.defaults):
+        assert repr(t) == repr(n)
+
+
+@pytest.mark.parametrize("build", [
+    lambda o, L: L.ChainedScheduler([L.ConstantLR(o, factor=0.1, total_iters=2),
+                                     L.ExponentialLR(o, gamma=0.9)]),
+    lambda o, L: L.SequentialLR(o, [L.ConstantLR(o, factor=0.1, total_iters=2),
+                                    L.ExponentialLR(o, gamma=0.9)], milestones=[2]),
+    lambda o, L: L.SequentialLR(o, [L.LinearLR(o, start_factor=0.1, total_iters=2),
+                                    L.CosineAnnealingLR(o, T_max=3)], milestones=[2]),
+], ids=["chained", "sequential-constant", "sequential-linear-cosine"])
+def test_composed_schedulers_match_pytorch(build):
+    out = []
+    for lib, optim_mod in ((torch, torch.optim), (nb, nb_optim)):
+        opt = optim_mod.SGD([lib.zeros(1, requires_grad=True)], lr=1.0)
+        sched = build(opt, optim_mod.lr_scheduler)
+        lrs = []
+        for _ in range(7):
+            lrs.append(opt.param_groups[0]["lr"])
+            opt.step()
+            sched.step()
+        out.append(lrs)
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-15)
