@@ -74,8 +74,8 @@ def main():
     print(f"{'n':>6} " + " ".join(f"{name:>22}" for name in names))
     for n, best in rows:
         flops = 2.0 * n ** 3
-        cells = [f"{best[k] * 1e3:8.2f}ms {flops / best[k] / 1e9:5.0f}GF {best[k] / best[ref]:4.2f}x"
-                 for k in names]
+        cells = [f"{best[k] * 1e3:8.2f}ms {flops / best[k] / 1e9:5.0f}GF "
+                 f"{best[k] / best[ref]:4.2f}x" for k in names]
         print(f"{n:>6} " + " ".join(f"{c:>22}" for c in cells))
 
 
