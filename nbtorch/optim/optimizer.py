@@ -362,8 +362,10 @@ def fused_update(op, param, grad, buffers, *scalars):
     arrays = [_flat(param, work, write_back), _flat(grad, work, None)]
     arrays += [None if b is None else _flat(b, work, write_back) for b in buffers]
     kernel(*arrays, *scalars)
-    for target, copy_ in write_back:
-        target.copy_(copy_)
+    if write_back:
+        with no_grad():
+            for target, copy_ in write_back:
+                target.copy_(copy_)
     param._bump()
 
 
@@ -373,7 +375,8 @@ def _flat(t, dtype, write_back):
     a = t._array
     if t.dtype is dtype and a.flags["C_CONTIGUOUS"]:
         return a.ravel()
-    w = t.to(dtype=dtype).contiguous()
+    with no_grad():
+        w = t.to(dtype=dtype).contiguous()
     if write_back is not None:
         write_back.append((t, w))
     return w._array.ravel()

@@ -435,3 +435,19 @@ def test_load_state_dict_accepts_string_indices():
     b = optim.SGD([q], lr=0.1, momentum=0.9)
     b.load_state_dict(sd)
     assert q in b.state and "0" not in b.state
+
+
+def test_functional_update_outside_no_grad_and_deepcopy():
+    from nbtorch.optim.adam import adam_update
+    w = torch.tensor(np.arange(6.0).reshape(2, 3)).t().detach().requires_grad_()
+    m, v = torch.zeros(3, 2, dtype=torch.float64), torch.zeros(3, 2, dtype=torch.float64)
+    adam_update(w, torch.ones(3, 2, dtype=torch.float64), m, v, None, 1, lr=0.1, beta1=0.9,
+                beta2=0.999, eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False)
+    np.testing.assert_allclose(_value(w), np.arange(6.0).reshape(2, 3).T - 0.1, rtol=1e-7)
+    opt = optim.Adam([w], lr=0.1)
+    w.grad = torch.ones(3, 2, dtype=torch.float64)
+    opt.step()
+    clone = copy.deepcopy(opt)
+    assert clone.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
+    (cw,) = clone.param_groups[0]["params"]
+    assert cw is not w and clone.state[cw]["step"].item() == 1.0
