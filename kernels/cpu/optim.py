@@ -21,8 +21,8 @@ raising; it is also what lets LLVM vectorise the loops.
 
 The scalar functions are plain Python underneath (`adam_element.py_func`),
 using only arithmetic and `math`, so a CUDA kernel can compile the very same
-formula with ``cuda.jit(device=True)``. Set ``NUMBA_DISABLE_JIT=1`` to step through them
-in a debugger.
+formula with ``cuda.jit(device=True)``. Set ``NUMBA_DISABLE_JIT=1`` to step
+through them in a debugger.
 """
 import math
 
