@@ -465,6 +465,9 @@ def einsum(equation, *operands):
         >>> nbtorch.einsum("ij,kj->ik", a, a).shape
         torch.Size([2, 2])
     """
+    if not isinstance(equation, str):
+        raise TypeError("einsum(): the sublist format is not supported; pass an equation "
+                        "string such as 'ij,jk->ik'")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")

@@ -226,6 +226,7 @@ def test_numba_kernel_switch():
     (lambda: linalg.einsum("i1->i", torch.ones(2, 3)), RuntimeError, "invalid subscript"),
     (lambda: linalg.einsum("ij->ii", torch.ones(2, 3)), RuntimeError,
      "output subscript i appears more than once"),
+    (lambda: linalg.einsum(torch.ones(2), [0], [0]), TypeError, "sublist format"),
 ])
 def test_errors(call, exc, msg):
     with pytest.raises(exc, match=msg):
