@@ -1,4 +1,4 @@
-"""The ``make demo`` script (examples/demo.py): a short run learns Digits and its checkpoint reloads."""
+"""``make demo`` (examples/demo.py): a short run learns Digits and its checkpoint reloads."""
 import importlib.util
 from pathlib import Path
 
