@@ -21,15 +21,13 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 # ---------------------------------------------------------------- one time step
 
-def _rnn_step(mode, xw, h, w_hh, b_hh):
-    """h' = act(xw + h W_hh^T + b_hh)."""
-    pre = xw + F.linear(h, w_hh, b_hh)
+def _activate(mode, pre):
+    """The Elman RNN nonlinearity."""
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
 
 
-def _lstm_step(xw, h, c, w_hh, b_hh, w_hr):
-    """(h', c') with gates i, f, g, o = split(xw + h W_hh^T + b_hh)."""
-    gates = xw + F.linear(h, w_hh, b_hh)
+def _lstm_cell(gates, c, w_hr):
+    """(h', c') from pre-activation gates i, f, g, o (N, 4H) and the cell state c."""
     H = c.shape[-1]
     i = gates[..., :H].sigmoid()
     f = gates[..., H:2 * H].sigmoid()
@@ -42,9 +40,8 @@ def _lstm_step(xw, h, c, w_hh, b_hh, w_hr):
     return h, c
 
 
-def _gru_step(xw, h, w_hh, b_hh):
-    """h' = (1 - z) * n + z * h with r, z from xw + h W_hh^T and n = tanh(x_n + r * h_n)."""
-    gh = F.linear(h, w_hh, b_hh)
+def _gru_cell(xw, gh, h):
+    """h' = (1 - z) * n + z * h; r, z from xw + gh, n = tanh(x_n + r * h_n)."""
     H = h.shape[-1]
     r = (xw[..., :H] + gh[..., :H]).sigmoid()
     z = (xw[..., H:2 * H] + gh[..., H:2 * H]).sigmoid()
@@ -52,19 +49,37 @@ def _gru_step(xw, h, w_hh, b_hh):
     return n + z * (h - n)
 
 
+def _step(mode, xw, h, c, w_hh, b_hh, w_hr):
+    """One time step from the projected input ``xw`` = x W_ih^T + b_ih: (h', c')."""
+    if mode == "LSTM":
+        return _lstm_cell(xw + F.linear(h, w_hh, b_hh), c, w_hr)
+    if mode == "GRU":
+        return _gru_cell(xw, F.linear(h, w_hh, b_hh), h), c
+    return _activate(mode, xw + F.linear(h, w_hh, b_hh)), c
+
+
 def _run_direction(mode, x, h, c, weights, reverse):
-    """One layer, one direction over x (T, N, I): (outputs (T, N, H), h_T, c_T)."""
+    """One layer, one direction over x (T, N, I): (outputs (T, N, H), h_T, c_T).
+
+    The input projection of all T steps is one matmul; for RNN and LSTM the
+    hidden bias is folded into it, so a step costs one addmm plus the gates.
+    """
+    import nbtorch
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xw = F.linear(x, w_ih, b_ih)
+    w_hh_t = w_hh.t()
+    fold = mode != "GRU"
+    if fold and b_hh is not None:
+        xw = xw + b_hh
     steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
     outs = []
     for t in steps:
-        if mode == "LSTM":
-            h, c = _lstm_step(xw[t], h, c, w_hh, b_hh, w_hr)
-        elif mode == "GRU":
-            h = _gru_step(xw[t], h, w_hh, b_hh)
+        if not fold:
+            h = _gru_cell(xw[t], F.linear(h, w_hh, b_hh), h)
+        elif mode == "LSTM":
+            h, c = _lstm_cell(nbtorch.addmm(xw[t], h, w_hh_t), c, w_hr)
         else:
-            h = _rnn_step(mode, xw[t], h, w_hh, b_hh)
+            h = _activate(mode, nbtorch.addmm(xw[t], h, w_hh_t))
         outs.append(h)
     if reverse:
         outs.reverse()
@@ -384,8 +399,8 @@ class RNNCell(RNNCellBase):
         x, h, batched = self._prepare(input, hx)
         h = self._zeros(x) if h is None else h
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        h = _rnn_step(mode, F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
-                      self.bias_hh)
+        h, _ = _step(mode, F.linear(x, self.weight_ih, self.bias_ih), h, None, self.weight_hh,
+                     self.bias_hh, None)
         return h if batched else h.squeeze(0)
 
 
@@ -402,8 +417,8 @@ class LSTMCell(RNNCellBase):
         else:
             h = self._prepare(input, hx[0])[1]
             c = self._prepare(input, hx[1])[1]
-        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
-                          self.bias_hh, None)
+        h, c = _step("LSTM", F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
+                     self.bias_hh, None)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -416,6 +431,6 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):
         x, h, batched = self._prepare(input, hx)
         h = self._zeros(x) if h is None else h
-        h = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
-                      self.bias_hh)
+        h, _ = _step("GRU", F.linear(x, self.weight_ih, self.bias_ih), h, None, self.weight_hh,
+                     self.bias_hh, None)
         return h if batched else h.squeeze(0)
