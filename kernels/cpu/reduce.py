@@ -129,25 +129,47 @@ def _better(v, m, want_max):
 
 
 @numba.njit(cache=True, fastmath=FM)
-def _block_extreme(s, want_max):
-    """max (or min) of s ignoring NaN, in 8 independent lanes (vectorises)."""
+def _block_max(s):
+    """max of s ignoring NaN, in 8 independent lanes (vectorises; see _block_min)."""
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = s[0]
-    n = s.size
-    nb = n // 8 * 8
+    nb = s.size // 8 * 8
     for i in range(0, nb, 8):
         b = s[i:i + 8]
-        m0 = b[0] if _better(b[0], m0, want_max) else m0
-        m1 = b[1] if _better(b[1], m1, want_max) else m1
-        m2 = b[2] if _better(b[2], m2, want_max) else m2
-        m3 = b[3] if _better(b[3], m3, want_max) else m3
-        m4 = b[4] if _better(b[4], m4, want_max) else m4
-        m5 = b[5] if _better(b[5], m5, want_max) else m5
-        m6 = b[6] if _better(b[6], m6, want_max) else m6
-        m7 = b[7] if _better(b[7], m7, want_max) else m7
+        m0 = b[0] if b[0] > m0 else m0
+        m1 = b[1] if b[1] > m1 else m1
+        m2 = b[2] if b[2] > m2 else m2
+        m3 = b[3] if b[3] > m3 else m3
+        m4 = b[4] if b[4] > m4 else m4
+        m5 = b[5] if b[5] > m5 else m5
+        m6 = b[6] if b[6] > m6 else m6
+        m7 = b[7] if b[7] > m7 else m7
     for v in (m1, m2, m3, m4, m5, m6, m7):
-        m0 = v if _better(v, m0, want_max) else m0
-    for i in range(nb, n):
-        m0 = s[i] if _better(s[i], m0, want_max) else m0
+        m0 = v if v > m0 else m0
+    for i in range(nb, s.size):
+        m0 = s[i] if s[i] > m0 else m0
+    return m0
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _block_min(s):
+    """min of s ignoring NaN: _block_max with `<` (the direction must be a constant for
+    LLVM to vectorise the lanes)."""
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = s[0]
+    nb = s.size // 8 * 8
+    for i in range(0, nb, 8):
+        b = s[i:i + 8]
+        m0 = b[0] if b[0] < m0 else m0
+        m1 = b[1] if b[1] < m1 else m1
+        m2 = b[2] if b[2] < m2 else m2
+        m3 = b[3] if b[3] < m3 else m3
+        m4 = b[4] if b[4] < m4 else m4
+        m5 = b[5] if b[5] < m5 else m5
+        m6 = b[6] if b[6] < m6 else m6
+        m7 = b[7] if b[7] < m7 else m7
+    for v in (m1, m2, m3, m4, m5, m6, m7):
+        m0 = v if v < m0 else m0
+    for i in range(nb, s.size):
+        m0 = s[i] if s[i] < m0 else m0
     return m0
 
 
@@ -175,7 +197,7 @@ def _row_extreme(row, want_max):
     m = row[0]
     for b in range(0, n, 4 * BLOCK):
         seg = row[b:min(b + 4 * BLOCK, n)]
-        v = _block_extreme(seg, want_max)
+        v = _block_max(seg) if want_max else _block_min(seg)
         m = v if _better(v, m, want_max) else m
         if _nan_probe(seg) != 0:
             k = _first_nan(seg)

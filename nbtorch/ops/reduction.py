@@ -130,7 +130,8 @@ def reduce_numel(shape, dims):
 
 # ---- kernels --------------------------------------------------------------------
 
-def _use_parallel(a3):
+def use_parallel(a3):
+    """True when a kernel input is big enough for the parallel kernel variant."""
     return a3.size >= PARALLEL_MIN_NUMEL
 
 
@@ -143,7 +144,7 @@ def _cpu_sum(a3, out2, scale=1.0, skip_nan=False):
     from nbtorch.kernels.cpu import reduce as k
     zero = _acc_zero(a3.dtype)
     scale = zero.dtype.type(scale)
-    kernel = k.sum_reduce_parallel if _use_parallel(a3) else k.sum_reduce
+    kernel = k.sum_reduce_parallel if use_parallel(a3) else k.sum_reduce
     kernel(a3, out2, zero, scale, skip_nan)
 
 
@@ -302,16 +303,16 @@ class Prod(Function):
 
 def _prod_grad(x, out, g, dims):
     """d prod / dx_i = prod of the others; exact with zeros (one zero: only it gets one)."""
-    from . import pointwise_more as pm
+    import nbtorch as nb
     is_zero = x == 0
     zeros = is_zero.sum(dim=dims, keepdim=True)
     if not bool((zeros > 0).any()):
         return g * out / x
-    safe = pm.where(is_zero, 1.0, x)
+    safe = nb.where(is_zero, 1.0, x)
     others_nz = safe.prod(dim=dims, keepdim=True)
     single = (zeros == 1) & is_zero
-    no_zero = pm.where(zeros == 0, out / safe, 0.0)
-    return g * pm.where(single, others_nz.expand(x._shape), no_zero)
+    no_zero = nb.where(zeros == 0, out / safe, 0.0)
+    return g * nb.where(single, others_nz.expand(x._shape), no_zero)
 
 
 @tensor_method()

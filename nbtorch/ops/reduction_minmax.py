@@ -12,7 +12,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
-from .reduction import (PARALLEL_MIN_NUMEL, keepdim_shape, reduced_shape,
+from .reduction import (use_parallel, keepdim_shape, reduced_shape,
                         reduction_layout)
 
 __all__ = ["max", "min", "amax", "amin", "argmax", "argmin", "aminmax"]
@@ -28,7 +28,7 @@ def _kernel_array(a):
 def _cpu_extreme(want_max):
     def kernel(a3, out2):
         from nbtorch.kernels.cpu import reduce as k
-        fn = k.extreme_reduce_parallel if a3.size >= PARALLEL_MIN_NUMEL else k.extreme_reduce
+        fn = k.extreme_reduce_parallel if use_parallel(a3) else k.extreme_reduce
         fn(_kernel_array(a3), _kernel_array(out2), want_max)
     kernel.__qualname__ = "cpu.reduce.a" + ("max" if want_max else "min")
     return kernel
@@ -158,8 +158,8 @@ class ExtremeWithIndex(Function):
 def _minmax(name, kernel_values, kernel_index, result_cls):
     def fn(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, Tensor):
-            from . import pointwise_more as pm
-            return getattr(pm, "maximum" if name == "max" else "minimum")(input, dim)
+            import nbtorch
+            return getattr(nbtorch, "maximum" if name == "max" else "minimum")(input, dim)
         if dim is None:
             if keepdim:
                 raise TypeError(f"{name}() received an invalid combination of arguments - "

@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
-from .reduction import (PARALLEL_MIN_NUMEL, keepdim_shape, reduce_numel, reduced_shape,
+from .reduction import (use_parallel, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
 from .reduction_minmax import evenly_distributed_grad
 
@@ -21,7 +21,7 @@ __all__ = ["var", "std", "var_mean", "std_mean", "logsumexp", "norm", "vector_no
 
 def _cpu_var(a3, var2, mean2, correction):
     from nbtorch.kernels.cpu import reduce_stats as k
-    fn = k.var_reduce_parallel if a3.size >= PARALLEL_MIN_NUMEL else k.var_reduce
+    fn = k.var_reduce_parallel if use_parallel(a3) else k.var_reduce
     fn(a3, var2, mean2, float(correction))
 
 

@@ -9,7 +9,7 @@ from .._tensor import Tensor, empty
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
-from .reduction import PARALLEL_MIN_NUMEL
+from .reduction import use_parallel
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -17,8 +17,7 @@ __all__ = ["softmax", "log_softmax"]
 def _cpu_softmax(log):
     def kernel(a3, out3):
         from nbtorch.kernels.cpu import softmax as k
-        fn = k.softmax_forward_parallel if a3.size >= PARALLEL_MIN_NUMEL else \
-            k.softmax_forward
+        fn = k.softmax_forward_parallel if use_parallel(a3) else k.softmax_forward
         fn(a3, out3, log)
     kernel.__qualname__ = "cpu.softmax." + ("log_softmax" if log else "softmax")
     return kernel
