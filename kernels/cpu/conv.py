@@ -53,7 +53,6 @@ def _valid_range(off, stride, in_len, out_len):
     return lo, max(lo, hi)
 
 
-
 @numba.njit(cache=True)
 def _im2col_plane(xp, col, c, n, geom):
     """One input plane xp = x[n, c] (H, W) -> rows col[n, c*kh*kw + ki*kw + kj, :].

@@ -26,8 +26,10 @@ __all__ = [
     "gather_axis", "gather_axis_backward", "lerp_axis", "lerp_axis_backward",
 ]
 
-# Work below this many output elements runs serially (prange costs ~2 us/launch).
-PARALLEL_MIN_ELEMENTS = 32768
+# Work (output elements x window taps) from which the prange variants run.  Kept
+# high: in a network pooling runs between BLAS calls whose idle threads spin, and
+# a parallel region next to them measured several times slower on 2 cores.
+PARALLEL_MIN_ELEMENTS = 1 << 22
 
 
 def pool_output_size(size, kernel, stride, padding, dilation, ceil_mode):

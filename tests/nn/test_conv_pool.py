@@ -399,7 +399,7 @@ def test_pool_unfold_and_sampling_errors():
     _raises(RuntimeError, "Padding length must be divisible by 2", S.pad, x, (1, 2, 3))
     _raises(RuntimeError, "Padding size should be less than the corresponding input dimension",
             S.pad, x[0], (2, 2), mode="reflect")
-    _raises(RuntimeError, "Only 2D, 3D, 4D, 5D padding with non-constant padding",
+    _raises(NotImplementedError, "Only 2D, 3D, 4D, 5D padding with non-constant padding",
             S.pad, x, (1, 1), mode="replicate")
     _raises(RuntimeError, "doesn't take in value argument", S.pad, x, (1, 1, 1, 1),
             mode="reflect", value=1.0)

@@ -143,7 +143,7 @@ def _check_pad_mode(input, pad, mode, value):
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     if n_dims > 3 or input.dim() not in (n_dims + 1, n_dims + 2):
-        raise RuntimeError(
+        raise NotImplementedError(
             f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now "
             f"(got {input.dim()}D input and {len(pad)} padding values for mode {mode!r})")
     for i in range(n_dims):
