@@ -20,9 +20,10 @@ from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pooling_all
+from .sampling import *  # noqa: F401,F403
+from .sampling import __all__ as _sampling_all
 from .sparse import *  # noqa: F401,F403
 from .sparse import __all__ as _sparse_all
 
-# sampling.py (pad, interpolate, ...) is added here once it exists.
 __all__ = (_activation_all + _attention_all + _conv_all + _dropout_all + _linear_all
-           + _loss_all + _normalization_all + _pooling_all + _sparse_all)
+           + _loss_all + _normalization_all + _pooling_all + _sampling_all + _sparse_all)

@@ -12,6 +12,7 @@ import numpy as np
 import nbtorch as torch
 from ..._tensor import Tensor
 from ...autograd import Function
+from ...ops._common import broadcast_shapes
 from .activation import softplus as _softplus
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
@@ -315,7 +316,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         if not (lo >= 0 and hi <= 1):
             raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
-        weight = weight.expand(torch.broadcast_shapes(target.shape, weight.shape))
+        weight = weight.expand(broadcast_shapes(target.shape, weight.shape))
     return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction)
 
 
