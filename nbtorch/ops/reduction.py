@@ -243,11 +243,11 @@ def _float_dtype_for(op, x, dtype):
     d = _dtype.to_dtype(dtype) if dtype is not None else x.dtype
     if not d.is_floating_point:
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {_dtype_label(d)}")
+                           f"a floating point or complex dtype. Got: {dtype_label(d)}")
     return d
 
 
-def _dtype_label(d):
+def dtype_label(d):
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
             "uint8": "Byte", "bool": "Bool"}.get(d.name, d.name.capitalize())
 

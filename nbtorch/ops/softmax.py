@@ -9,7 +9,7 @@ from .._tensor import Tensor, empty
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
-from .reduction import use_parallel
+from .reduction import dtype_label, use_parallel
 
 __all__ = ["softmax", "log_softmax"]
 
@@ -86,7 +86,7 @@ def _prepare(op, input, dim, dtype, _stacklevel=None):
         input = input.to(_dtype.to_dtype(dtype))
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"{op}_lastdim_kernel_impl\" not implemented for "
-                           f"'{input.dtype.name.capitalize()}'")
+                           f"'{dtype_label(input.dtype)}'")
     return input, normalize_dim(dim, input.dim())
 
 

@@ -14,6 +14,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
+from .reduction import dtype_label
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique",
            "bincount", "histc"]
@@ -234,7 +235,7 @@ def histc(input, bins=100, min=0, max=0):
     from nbtorch.kernels.cpu import sort as k
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"histogram_cpu\" not implemented for "
-                           f"'{input.dtype.name.capitalize()}'")
+                           f"'{dtype_label(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError("bins must be > 0")
     x = input.detach().contiguous()
