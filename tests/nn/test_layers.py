@@ -444,3 +444,14 @@ def test_pooling_modules():
     assert repr(nn.AvgPool2d(2)) == "AvgPool2d(kernel_size=2, stride=2, padding=0)"
     assert repr(nn.AvgPool1d(2)) == "AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))"
     assert repr(nn.AdaptiveAvgPool2d((5, 7))) == "AdaptiveAvgPool2d(output_size=(5, 7))"
+
+
+@pytest.mark.parametrize("mode,np_mode", [("reflect", "reflect"), ("replicate", "edge"),
+                                          ("circular", "wrap")])
+def test_conv2d_padding_modes(mode, np_mode):
+    m = nn.Conv2d(1, 2, 3, padding=1, padding_mode=mode, bias=False).double()
+    x = np.random.default_rng(7).standard_normal((1, 1, 4, 5))
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode=np_mode)
+    ref = _np_conv2d(xp, m.weight.detach().numpy(), None)
+    np.testing.assert_allclose(m(_t(x)).detach().numpy(), ref, rtol=1e-10, atol=1e-12)
+    assert repr(m).endswith(f"padding=(1, 1), bias=False, padding_mode={mode})")
