@@ -5,4 +5,9 @@ Kernels take raw arrays (NumPy arrays, numba device arrays), never Tensors,
 and outputs are allocated by the caller. Set ``NUMBA_DISABLE_JIT=1`` to step
 through a CPU kernel in a debugger as plain Python.
 """
-from .inspect import inspect  # noqa: F401
+if __name__ != "nbtorch.kernels":
+    # Imported as a top-level `kernels` (from the repository root): Numba's on-disk cache
+    # would record the wrong module name and break every later process. Refuse early.
+    raise ImportError("import the kernels as `nbtorch.kernels`, not as top-level `kernels`")
+
+from .inspect import inspect  # noqa: F401,E402

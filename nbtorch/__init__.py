@@ -22,11 +22,29 @@ from .random import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem__)
 from .ops.joining import *  # noqa: F401,F403
+from .ops.pointwise_math import *  # noqa: F401,F403
+from .ops.pointwise_activation import *  # noqa: F401,F403
+from .ops.pointwise_more import *  # noqa: F401,F403
+from .ops.pointwise_select import *  # noqa: F401,F403
+from .ops.logical import *  # noqa: F401,F403
+from .ops.reduction_minmax import *  # noqa: F401,F403
+from .ops.reduction_stats import *  # noqa: F401,F403
+from .ops.scan import *  # noqa: F401,F403
+from .ops.softmax import *  # noqa: F401,F403
+from .ops.sorting import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
 from .serialization import save, load
 from . import utils  # noqa: F401
+from . import nn, optim  # noqa: F401
 from ._registry import register_kernel, get_kernel, registered_ops
 
 FloatTensor = DoubleTensor = LongTensor = Tensor
+
+
+def broadcast_shapes(*shapes):
+    """The shape that `shapes` broadcast to, like ``torch.broadcast_shapes``."""
+    from .ops._common import broadcast_shapes as _bs
+    return Size(_bs(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
 
 __version__ = "0.1.0"
 
