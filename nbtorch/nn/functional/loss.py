@@ -129,12 +129,14 @@ def _check_weight(weight, n_classes):
 
 
 def _class_targets(input, target, weight, ignore_index):
-    """Validate class-index targets; return flat (safe targets, weights, valid mask).
+    """Validate class-index targets; return (safe targets, weights, valid mask).
 
-    `safe` has ignored targets replaced by 0; `weights` is the class weight of
-    each target times `valid` (1.0 where the target is not ignore_index).
-    They are computed on the host: the targets are range-checked there anyway,
-    and they carry no gradient.
+    `safe` (shape (M, 1), for `gather`) has ignored targets replaced by 0;
+    `weights` (M,) is the class weight of each target times `valid` (1.0
+    where the target is not ignore_index). Both weights and valid are None
+    when no weight is given and no target is ignored (the common case, which
+    then costs no extra ops). They are computed on the host: the targets are
+    range-checked there anyway, and they carry no gradient.
     """
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not "
@@ -159,13 +161,18 @@ def _class_targets(input, target, weight, ignore_index):
     bad = valid & ((tgt < 0) | (tgt >= n_classes))
     if bad.any():
         raise IndexError(f"Target {int(tgt[np.argmax(bad)])} is out of bounds.")
-    safe = np.where(valid, tgt, 0)
+    dev = input.device
+    all_valid = bool(valid.all())
+    safe = tgt if all_valid else np.where(valid, tgt, 0)
+    safe_t = torch.from_numpy(np.ascontiguousarray(safe.reshape(-1, 1))).to(dev)
+    if weight is None and all_valid:
+        return safe_t, None, None
     fdt = input.dtype.np
     valid = valid.astype(fdt)
     w = valid if weight is None else \
         np.asarray(weight.detach()._host(), dtype=fdt)[safe] * valid
-    dev = input.device
-    return tuple(torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in (safe, w, valid))
+    return (safe_t,) + tuple(torch.from_numpy(np.ascontiguousarray(a)).to(dev)
+                             for a in (w, valid))
 
 
 def _classes_last(input):
@@ -183,13 +190,20 @@ def _target_shape(input):
     return (input.shape[0],) + tuple(input.shape[2:])
 
 
+def _picked_loss(flat_logp, safe, w):
+    """-logp[i, target_i] * w_i for every (flattened) sample i."""
+    picked = flat_logp.gather(1, safe).reshape(-1)
+    return -picked if w is None else -(picked * w)
+
+
 def _reduce_weighted(loss, reduction, denominator, input):
-    """'none' restores the target's shape; 'mean' divides by `denominator`'s sum."""
+    """'none' restores the target's shape; 'mean' divides by `denominator`'s sum
+    (by the number of samples when it is None)."""
     if reduction == "none":
         return loss.reshape(_target_shape(input))
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / denominator.sum()
+    return loss.mean() if denominator is None else loss.sum() / denominator.sum()
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -206,8 +220,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
     safe, w, _ = _class_targets(input, target, weight, ignore_index)
-    picked = _classes_last(input).gather(1, safe.reshape(-1, 1)).reshape(-1)
-    return _reduce_weighted(-(picked * w), reduction, w, input)
+    return _reduce_weighted(_picked_loss(_classes_last(input), safe, w), reduction, w,
+                            input)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -237,14 +251,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                    label_smoothing, class_dim, n_classes)
     safe, w, valid = _class_targets(input, target, weight, ignore_index)
     flat = _classes_last(logp)
-    nll = _reduce_weighted(-(flat.gather(1, safe.reshape(-1, 1)).reshape(-1) * w),
-                           reduction, w, input)
+    nll = _reduce_weighted(_picked_loss(flat, safe, w), reduction, w, input)
     if label_smoothing == 0.0:
         return nll
     if weight is not None:
         flat = flat * weight.reshape(1, -1)
-    smooth = _reduce_weighted(-(flat.sum(1) * valid), reduction,
-                              w if weight is not None else valid, input)
+    smooth = -flat.sum(1) if valid is None else -(flat.sum(1) * valid)
+    smooth = _reduce_weighted(smooth, reduction, w if weight is not None else valid, input)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
