@@ -544,3 +544,17 @@ def test_parameter_list_and_dict():
     holder = nn.Module()
     holder.ps = pl
     assert len(list(holder.parameters())) == 3
+
+
+def test_always_call_hook_runs_when_forward_raises():
+    class Boom(nn.Module):
+        def forward(self, x):
+            raise ValueError("boom")
+
+    m = Boom()
+    calls = []
+    m.register_forward_hook(lambda mod, args, out: calls.append(out), always_call=True)
+    m.register_forward_hook(lambda mod, args, out: calls.append("never"))
+    with pytest.raises(ValueError, match="boom"):
+        m(1)
+    assert calls == [None]
