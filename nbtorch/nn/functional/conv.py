@@ -14,16 +14,17 @@ Kernels compute in float32/float64; float16 is upcast around them.
 from ... import _dtype
 from ..._registry import get_kernel, register_kernel
 from ..._tensor import empty
-from ...autograd import Function
+from ...autograd import Function, grad_mode
 from ...kernels.cpu import conv as _cpu_conv
 from ...ops._common import check_same_device
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 
-# Registered names (a CUDA port registers the same five with the same arguments).
+# Registered names (a CUDA port registers the same six with the same arguments).
 register_kernel("conv2d", "cpu", _cpu_conv.conv2d_forward)
 register_kernel("conv2d_grad_input", "cpu", _cpu_conv.conv2d_grad_input)
 register_kernel("conv2d_grad_weight", "cpu", _cpu_conv.conv2d_grad_weight)
+register_kernel("conv2d_bias_grad", "cpu", _cpu_conv.channel_sum)
 register_kernel("im2col", "cpu", _cpu_conv.unfold)
 register_kernel("col2im", "cpu", _cpu_conv.fold)
 
@@ -101,8 +102,19 @@ class Conv2dFn(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         gx = Conv2dInputGrad.apply(grad, weight, ctx.geom, tuple(x.shape[2:])) if need_x else None
         gw = Conv2dWeightGrad.apply(x, grad, ctx.geom, tuple(weight.shape)) if need_w else None
-        gb = grad.sum(dim=(0, 2, 3)) if need_b and ctx.has_bias else None
+        gb = _bias_grad(grad) if need_b and ctx.has_bias else None
         return gx, gw, gb, None
+
+
+def _bias_grad(grad):
+    """sum of grad (N, O, H, W) over N, H, W: one kernel, or ops when differentiating it."""
+    if grad_mode.is_grad_enabled():          # create_graph=True: keep it differentiable
+        return grad.sum(dim=(0, 2, 3))
+    dt = _kernel_dtype("conv2d", grad)
+    out = empty((grad.shape[1],), dt, grad.device)
+    get_kernel("conv2d_bias_grad", grad.device.type)(
+        _raw(grad, dt).reshape(grad.shape[0], grad.shape[1], -1), out._array)
+    return _out(out, grad.dtype)
 
 
 class Conv2dInputGrad(Function):
