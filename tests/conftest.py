@@ -1,10 +1,6 @@
 """Shared test configuration."""
-import os
-
 import numpy as np
 import pytest
-
-os.environ.setdefault("NUMBA_CACHE_DIR", "")
 
 
 @pytest.fixture(autouse=True)
