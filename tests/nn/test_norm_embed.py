@@ -10,7 +10,9 @@ from nbtorch.nn.modules import batchnorm, normalization, sparse
 
 class nn:  # the layers under test, imported from their own modules
     BatchNorm1d, BatchNorm2d = batchnorm.BatchNorm1d, batchnorm.BatchNorm2d
+    InstanceNorm1d, InstanceNorm2d = batchnorm.InstanceNorm1d, batchnorm.InstanceNorm2d
     LayerNorm, GroupNorm = normalization.LayerNorm, normalization.GroupNorm
+    RMSNorm = normalization.RMSNorm
     Embedding = sparse.Embedding
 
 
@@ -191,6 +193,41 @@ def test_group_norm_errors_and_module():
     assert gn(nbtorch.randn(3, 4, 5, 5)).shape == (3, 4, 5, 5)
 
 
+def test_instance_norm_matches_numpy_and_tracks_running_stats():
+    x = _rand(2, 3, 4, 5)
+    ref = (x - x.mean((2, 3), keepdims=True)) / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5)
+    np.testing.assert_allclose(nn.InstanceNorm2d(3)(_t(x)).numpy(), ref, atol=1e-12)
+    m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True).double()
+    np.testing.assert_allclose(m(_t(x)).detach().numpy(), ref, atol=1e-12)
+    np.testing.assert_allclose(m.running_mean.numpy(), 0.1 * x.mean((2, 3)).mean(0), rtol=1e-10)
+    np.testing.assert_allclose(m.running_var.numpy(),
+                               0.9 + 0.1 * x.var((2, 3), ddof=1).mean(0), rtol=1e-10)
+    m.eval()
+    rm, rv = m.running_mean.numpy()[:, None, None], m.running_var.numpy()[:, None, None]
+    np.testing.assert_allclose(m(_t(x[0])).detach().numpy(), (x[0] - rm) / np.sqrt(rv + 1e-5),
+                               atol=1e-12)
+    xt = _t(_rand(2, 2, 3), True)
+    assert gradcheck(lambda x: F.instance_norm(x), (xt,))
+    with pytest.raises(ValueError, match="Expected more than 1 spatial element when training"):
+        nn.InstanceNorm1d(3)(nbtorch.randn(2, 3, 1))
+    with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
+        nn.InstanceNorm1d(3)(nbtorch.randn(2, 3, 1, 1))
+
+
+def test_rms_norm():
+    x = _rand(2, 3, 4)
+    w = _rand(4, seed=1)
+    y = F.rms_norm(_t(x), (4,), _t(w), eps=1e-6)
+    np.testing.assert_allclose(y.numpy(), x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * w,
+                               rtol=1e-12)
+    m = nn.RMSNorm([3, 4])
+    assert repr(m) == "RMSNorm((3, 4), eps=None, elementwise_affine=True)"
+    assert m(nbtorch.randn(2, 3, 4)).shape == (2, 3, 4)
+    assert gradcheck(lambda x, w: F.rms_norm(x, (4,), w), (_t(x, True), _t(w, True)))
+    with pytest.raises(RuntimeError, match="Given normalized_shape=\\[5\\]"):
+        F.rms_norm(_t(x), 5)
+
+
 def test_normalize():
     x = _rand(3, 4)
     y = F.normalize(_t(x), dim=1)
@@ -268,7 +305,10 @@ def test_against_torch_norm_layers():
     x = _rand(4, 6, 3, 3, dtype=np.float32)
     for ours, theirs in [(nn.BatchNorm2d(6), torch.nn.BatchNorm2d(6)),
                          (nn.GroupNorm(3, 6), torch.nn.GroupNorm(3, 6)),
-                         (nn.LayerNorm([3, 3]), torch.nn.LayerNorm([3, 3]))]:
+                         (nn.LayerNorm([3, 3]), torch.nn.LayerNorm([3, 3])),
+                         (nn.InstanceNorm2d(6, affine=True, track_running_stats=True),
+                          torch.nn.InstanceNorm2d(6, affine=True, track_running_stats=True)),
+                         (nn.RMSNorm([3, 3]), torch.nn.RMSNorm([3, 3]))]:
         xo, xt = _t(x, True), torch.tensor(x, requires_grad=True)
         yo, yt = ours(xo), theirs(xt)
         np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), atol=1e-5)
@@ -291,3 +331,19 @@ def test_empty_inputs_give_empty_outputs_and_zero_weight_grads():
         assert x.grad.shape == shape
         np.testing.assert_array_equal(w.grad.numpy(), 0)
         w.grad = None
+
+
+def test_against_torch_embedding():
+    torch = pytest.importorskip("torch")
+    w = _rand(6, 3)
+    idx = np.array([[0, 2, 2], [5, 1, 2]])
+    g = _rand(2, 3, 3, seed=1)
+    for kw in [dict(padding_idx=2), dict(scale_grad_by_freq=True), dict(max_norm=1.0)]:
+        wo, wt = _t(w.copy(), True), torch.tensor(w.copy(), requires_grad=True)
+        yo = F.embedding(_t(idx), wo, **kw)
+        yt = torch.nn.functional.embedding(torch.tensor(idx), wt, **kw)
+        np.testing.assert_allclose(yo.detach().numpy(), yt.detach().numpy(), atol=1e-12)
+        (yo * _t(g)).sum().backward()
+        (yt * torch.tensor(g)).sum().backward()
+        np.testing.assert_allclose(wo.grad.numpy(), wt.grad.numpy(), atol=1e-12)
+        np.testing.assert_allclose(wo.detach().numpy(), wt.detach().numpy(), atol=1e-12)

@@ -381,3 +381,75 @@ def test_mha_and_encoder_against_torch():
         ref = theirs(torch.tensor(x), src_key_padding_mask=torch.tensor(kpm))
     np.testing.assert_allclose(out.detach().numpy()[1], ref.numpy()[1], atol=1e-5)
     np.testing.assert_allclose(out.detach().numpy()[0, :3], ref.numpy()[0, :3], atol=1e-5)
+
+
+def test_lstm_proj_and_gradients_against_torch():
+    torch = pytest.importorskip("torch")
+    ours = nn.LSTM(3, 6, num_layers=2, proj_size=4, bidirectional=True).double()
+    theirs = torch.nn.LSTM(3, 6, num_layers=2, proj_size=4, bidirectional=True).double()
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    _copy_to_torch(ours, theirs, torch)
+    x, h0, c0 = _rand(5, 2, 3), _rand(4, 2, 4, seed=1), _rand(4, 2, 6, seed=2)
+    out, (h, c) = ours(_t(x), (_t(h0), _t(c0)))
+    ref, (rh, rc) = theirs(torch.tensor(x), (torch.tensor(h0), torch.tensor(c0)))
+    for a, b in ((out, ref), (h, rh), (c, rc)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
+    (out.sum() + c.sum()).backward()
+    (ref.sum() + rc.sum()).backward()
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-10, err_msg=name)
+
+
+def test_mha_variants_against_torch():
+    torch = pytest.importorskip("torch")
+    for kw in [dict(kdim=3, vdim=5, add_bias_kv=True), dict(add_zero_attn=True),
+               dict(bias=False, batch_first=True)]:
+        ours = nn.MultiheadAttention(8, 2, **kw).double()
+        theirs = torch.nn.MultiheadAttention(8, 2, **kw).double()
+        _copy_to_torch(ours, theirs, torch)
+        kd, vd = kw.get("kdim", 8), kw.get("vdim", 8)
+        bf = kw.get("batch_first", False)
+        q, k, v = _rand(4, 3, 8), _rand(6, 3, kd, seed=1), _rand(6, 3, vd, seed=2)
+        if bf:
+            q, k, v = (a.swapaxes(0, 1).copy() for a in (q, k, v))
+        kpm = np.zeros((3, 6), bool)
+        kpm[2, 4:] = True
+        blocked = np.random.default_rng(5).random((6, 4, 6)) > 0.7
+        blocked[..., 0] = False
+        args = dict(key_padding_mask=kpm, attn_mask=blocked, average_attn_weights=False)
+        qo, qt = _t(q, True), torch.tensor(q, requires_grad=True)
+        out, w = ours(qo, _t(k), _t(v), **{n: _t(a) if isinstance(a, np.ndarray) else a
+                                          for n, a in args.items()})
+        ref, rw = theirs(qt, torch.tensor(k), torch.tensor(v),
+                         **{n: torch.tensor(a) if isinstance(a, np.ndarray) else a
+                            for n, a in args.items()})
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(w.detach().numpy(), rw.detach().numpy(), atol=1e-12)
+        out.sum().backward()
+        ref.sum().backward()
+        np.testing.assert_allclose(qo.grad.numpy(), qt.grad.numpy(), atol=1e-10)
+
+
+def test_sdpa_and_decoder_against_torch():
+    torch = pytest.importorskip("torch")
+    tF = torch.nn.functional
+    q, k, v = _rand(2, 4, 3, 5), _rand(2, 2, 6, 5, seed=1), _rand(2, 2, 6, 5, seed=2)
+    allowed = np.random.default_rng(3).random((3, 6)) > 0.3
+    allowed[:, 0] = True
+    got = scaled_dot_product_attention(_t(q), _t(k), _t(v), attn_mask=_t(allowed),
+                                       enable_gqa=True)
+    want = tF.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v),
+                                           attn_mask=torch.tensor(allowed), enable_gqa=True)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+    ours = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16, norm_first=True).double().eval()
+    theirs = torch.nn.TransformerDecoderLayer(8, 2, dim_feedforward=16,
+                                              norm_first=True).double().eval()
+    _copy_to_torch(ours, theirs, torch)
+    tgt, mem = _rand(4, 2, 8), _rand(6, 2, 8, seed=1)
+    mask = transformer.generate_square_subsequent_mask(4, dtype=nbtorch.float64)
+    out = ours(_t(tgt), _t(mem), tgt_mask=mask)
+    with torch.no_grad():
+        ref = theirs(torch.tensor(tgt), torch.tensor(mem),
+                     tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(
+                         4, dtype=torch.float64))
+    np.testing.assert_allclose(out.detach().numpy(), ref.numpy(), atol=1e-12)

@@ -14,7 +14,7 @@ from ...autograd import Function, grad_mode
 from ...kernels.cpu import norm as _cpu_norm
 from ...ops._common import check_same_device
 
-__all__ = ["batch_norm", "layer_norm", "group_norm", "normalize"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize"]
 
 for _name in ("batch_norm_forward_train", "batch_norm_forward_eval",
               "batch_norm_update_running", "batch_norm_backward",
@@ -353,6 +353,72 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     check_same_device("group_norm", input, weight, bias)
     _verify_batch_size([N * C // G, G] + list(input.shape[2:]))
     return GroupNorm.apply(input, weight, bias, G, float(eps))
+
+
+# ---------------------------------------------------------------- instance norm
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalise each channel of each sample over its spatial dims (N, C, *spatial).
+
+    Without running statistics this is ``group_norm`` with one group per
+    channel; with them it is batch norm over a (1, N*C, ...) view, the
+    running statistics averaged over the batch, as PyTorch does.
+
+    Example:
+        >>> y = instance_norm(nbtorch.randn(2, 3, 8, 8))
+    """
+    _check_floating("instance_norm", input)
+    if input.dim() < 3:
+        raise ValueError(f"instance_norm: expected 3D or more input (got {input.dim()}D input)")
+    N, C = input.shape[0], input.shape[1]
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
+    if use_input_stats and running_mean is None and running_var is None:
+        return group_norm(input, C, weight, bias, eps)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_channel_vector(name, t, C)
+    x = input.reshape((1, N * C) + tuple(input.shape[2:]))
+    rep = [None if t is None else t.detach().repeat(N) for t in (running_mean, running_var)]
+    w, b = (None if t is None else t.repeat(N) for t in (weight, bias))
+    out = batch_norm(x, rep[0], rep[1], w, b, use_input_stats, momentum, eps)
+    if use_input_stats:
+        from ...autograd import no_grad
+        with no_grad():
+            for buf, r in zip((running_mean, running_var), rep):
+                if buf is not None:
+                    buf.copy_(r.reshape(N, C).mean(0))
+    return out.reshape(input.shape)
+
+
+# ---------------------------------------------------------------- RMS norm
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims.
+
+    ``eps`` defaults to the machine epsilon of the input's dtype (PyTorch's
+    default). Composed from nbtorch ops.
+
+    Example:
+        >>> y = rms_norm(nbtorch.randn(2, 5), (5,))
+    """
+    _check_floating("rms_norm", input)
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+        dims = ", ".join(str(s) for s in shape)
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {dims}], but got input of size{list(input.shape)}")
+    if eps is None:
+        eps = float(_dtype.finfo(input.dtype).eps)
+    dims = tuple(range(input.dim() - k, input.dim()))
+    out = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    return out if weight is None else out * weight
 
 
 # ---------------------------------------------------------------- normalize

@@ -1,10 +1,11 @@
-"""Batch normalisation layers: BatchNorm1d, BatchNorm2d, BatchNorm3d."""
+"""Per-channel normalisation layers with running statistics: BatchNorm*d, InstanceNorm*d."""
 from ... import _dtype
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d"]
 
 
 def _new(shape, device, dtype, fill=None):
@@ -126,3 +127,54 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    """Normalise each channel of each sample over its spatial dims (no affine by default)."""
+
+    _spatial = 1
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+
+    def _check_input_dim(self, input):
+        batched = self._spatial + 2
+        if input.dim() not in (batched - 1, batched):
+            raise ValueError(f"expected {batched - 1}D or {batched}D input "
+                             f"(got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        unbatched = input.dim() == self._spatial + 1
+        x = input.unsqueeze(0) if unbatched else input
+        if x.shape[1] != self.num_features and self.affine:
+            raise ValueError(f"expected input's size at dim=1 to match num_features "
+                             f"({self.num_features}), but got: {x.shape[1]}.")
+        out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                              self.training or not self.track_running_stats,
+                              0.1 if self.momentum is None else self.momentum, self.eps)
+        return out.squeeze(0) if unbatched else out
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or unbatched (C, L) inputs."""
+
+    _spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or unbatched (C, H, W) inputs.
+
+    Example:
+        >>> nn.InstanceNorm2d(3)(torch.randn(2, 3, 8, 8)).shape
+        torch.Size([2, 3, 8, 8])
+    """
+
+    _spatial = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
+
+    _spatial = 3

@@ -1,4 +1,4 @@
-"""Per-sample normalisation layers: LayerNorm and GroupNorm."""
+"""Per-sample normalisation layers: LayerNorm, GroupNorm and RMSNorm."""
 import numbers
 
 from .. import functional as F, init
@@ -6,7 +6,7 @@ from ..parameter import Parameter
 from .batchnorm import _new
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
 
 
 class LayerNorm(Module):
@@ -87,3 +87,37 @@ class GroupNorm(Module):
 
     def extra_repr(self):
         return "{num_groups}, {num_channels}, eps={eps}, affine={affine}".format(**self.__dict__)
+
+
+class RMSNorm(Module):
+    """x / sqrt(mean(x**2) + eps) * weight over the trailing ``normalized_shape`` dims.
+
+    Example:
+        >>> nn.RMSNorm(8)(torch.randn(2, 8)).shape
+        torch.Size([2, 8])
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(int(s) for s in normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(_new(self.normalized_shape, device, dtype))
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return ("{normalized_shape}, eps={eps}, "
+                "elementwise_affine={elementwise_affine}".format(**self.__dict__))
