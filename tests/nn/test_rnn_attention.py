@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import nbtorch
-from nbtorch.autograd import gradcheck
+from nbtorch.autograd import gradcheck, gradgradcheck
 from nbtorch.nn.functional.attention import (multi_head_attention_forward,
                                              scaled_dot_product_attention)
 from nbtorch.nn.modules import activation_mha, rnn, transformer
@@ -18,6 +18,7 @@ class nn:  # the layers under test, imported from their own modules
     TransformerEncoderLayer = transformer.TransformerEncoderLayer
     TransformerEncoder = transformer.TransformerEncoder
     TransformerDecoderLayer = transformer.TransformerDecoderLayer
+    Transformer = transformer.Transformer
 
 
 def _t(a, requires_grad=False):
@@ -129,6 +130,7 @@ def test_sdpa_gradcheck_and_errors():
     q, k, v = (_t(_rand(1, 3, 2, seed=s), True) for s in range(3))
     assert gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, is_causal=True),
                      (q, k, v))
+    assert gradgradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v), (q, k, v))
     with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set when "
                                            "is_causal=True"):
         scaled_dot_product_attention(q, k, v, attn_mask=nbtorch.ones(3, 3), is_causal=True)
@@ -453,3 +455,20 @@ def test_sdpa_and_decoder_against_torch():
                      tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(
                          4, dtype=torch.float64))
     np.testing.assert_allclose(out.detach().numpy(), ref.numpy(), atol=1e-12)
+
+
+def test_full_transformer_against_torch():
+    torch = pytest.importorskip("torch")
+    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
+              dim_feedforward=16, batch_first=True)
+    ours, theirs = nn.Transformer(**kw).double().eval(), torch.nn.Transformer(**kw).double().eval()
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    _copy_to_torch(ours, theirs, torch)
+    src, tgt = _rand(2, 5, 8), _rand(2, 4, 8, seed=1)
+    mask = nn.Transformer.generate_square_subsequent_mask(4, dtype=nbtorch.float64)
+    out = ours(_t(src), _t(tgt), tgt_mask=mask)
+    with torch.no_grad():
+        ref = theirs(torch.tensor(src), torch.tensor(tgt), tgt_mask=torch.tensor(mask.numpy()))
+    np.testing.assert_allclose(out.detach().numpy(), ref.numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
+        ours(_t(src), _t(tgt[:1]))

@@ -1,7 +1,7 @@
 """Transformer encoder and decoder layers and stacks (PyTorch's structure and names)."""
 import copy
 
-from .. import functional as F
+from .. import functional as F, init
 from .activation_mha import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
@@ -9,8 +9,8 @@ from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
-           "TransformerDecoder", "generate_square_subsequent_mask"]
+__all__ = ["Transformer", "TransformerEncoderLayer", "TransformerEncoder",
+           "TransformerDecoderLayer", "TransformerDecoder", "generate_square_subsequent_mask"]
 
 
 def generate_square_subsequent_mask(sz, device=None, dtype=None):
@@ -192,3 +192,61 @@ class TransformerDecoder(Module):
                         memory_key_padding_mask=memory_key_padding_mask,
                         tgt_is_causal=bool(tgt_is_causal), memory_is_causal=memory_is_causal)
         return self.norm(out) if self.norm is not None else out
+
+
+class Transformer(Module):
+    """Encoder-decoder transformer (Vaswani et al.), PyTorch's nn.Transformer layout.
+
+    Example:
+        >>> model = nn.Transformer(d_model=16, nhead=4, num_encoder_layers=2,
+        ...                        num_decoder_layers=2, dim_feedforward=32)
+        >>> model(torch.randn(10, 2, 16), torch.randn(7, 2, 16)).shape
+        torch.Size([7, 2, 16])
+    """
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+                 dim_feedforward=2048, dropout=0.1, activation="relu", custom_encoder=None,
+                 custom_decoder=None, layer_norm_eps=1e-5, batch_first=False, norm_first=False,
+                 bias=True, device=None, dtype=None):
+        super().__init__()
+        kw = dict(dim_feedforward=dim_feedforward, dropout=dropout, activation=activation,
+                  layer_norm_eps=layer_norm_eps, batch_first=batch_first,
+                  norm_first=norm_first, bias=bias, device=device, dtype=dtype)
+        norm = dict(eps=layer_norm_eps, bias=bias, device=device, dtype=dtype)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(d_model, nhead, **kw),
+                                              num_encoder_layers, LayerNorm(d_model, **norm))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(d_model, nhead, **kw),
+                                              num_decoder_layers, LayerNorm(d_model, **norm))
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
+                src_key_padding_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        batch_dim = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
+                              is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """(sz, sz) causal float mask: 0 on and below the diagonal, -inf above."""
+        return generate_square_subsequent_mask(sz, device, dtype)
