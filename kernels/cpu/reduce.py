@@ -19,7 +19,7 @@ from numba import prange
 FM = {"reassoc"}
 BLOCK = 1024          # elements per vectorised partial
 CHUNK = 1 << 16       # elements per parallel task in a row
-COLS = 256            # columns per parallel task when walking rows
+MAX_SPLITS = 16       # row ranges per slab in a parallel walking-rows kernel
 
 
 # ---- sum (also mean, nansum) ----------------------------------------------------
@@ -47,10 +47,10 @@ def _row_sum(row, zero, skip_nan):
 
 
 @numba.njit(cache=True, fastmath=FM)
-def _cols_sum(a, out, o, c0, c1, zero, scale, skip_nan):
-    acc = np.full(c1 - c0, zero)
-    for i in range(a.shape[1]):
-        seg = a[o, i, c0:c1]
+def _cols_sum_into(a, o, r0, r1, acc, skip_nan):
+    """acc[:] += sum of rows a[o, r0:r1, :] (NaN skipped if skip_nan), in memory order."""
+    for i in range(r0, r1):
+        seg = a[o, i]
         if skip_nan:
             for j in range(seg.size):
                 v = seg[j]
@@ -58,9 +58,15 @@ def _cols_sum(a, out, o, c0, c1, zero, scale, skip_nan):
         else:
             for j in range(seg.size):
                 acc[j] += seg[j]
-    dst = out[o, c0:c1]
-    for j in range(acc.size):
-        dst[j] = acc[j] * scale
+
+
+@numba.njit(cache=True)
+def row_splits(outer, n, inner):
+    """How many row ranges a parallel walking-rows kernel gives each slab: enough tasks
+    for the threads, each reading whole rows (column blocks would stride across pages)."""
+    if outer >= 8:
+        return 1
+    return max(1, min(n, MAX_SPLITS, (n * inner) // CHUNK))
 
 
 @numba.njit(cache=True)
@@ -74,15 +80,26 @@ def sum_reduce(a, out, zero, scale, skip_nan):
         rows = a.reshape(outer, n)
         for o in range(outer):
             out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
-    else:
-        for o in range(outer):
-            _cols_sum(a, out, o, 0, inner, zero, scale, skip_nan)
+        return
+    acc = np.full(inner, zero)
+    for o in range(outer):
+        acc[:] = zero
+        _cols_sum_into(a, o, 0, n, acc, skip_nan)
+        dst = out[o]
+        for j in range(inner):
+            dst[j] = acc[j] * scale
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, fastmath=FM)
 def sum_reduce_parallel(a, out, zero, scale, skip_nan):
-    """sum_reduce with tasks (row chunks of CHUNK or column blocks of COLS) in prange."""
+    """sum_reduce with tasks in prange: rows, chunks of CHUNK of a few long rows, or
+    (inner > 1) ranges of whole rows whose partial sums are added afterwards."""
     outer, n, inner = a.shape
+    if inner == 1 and outer >= 8:
+        rows = a.reshape(outer, n)
+        for o in prange(outer):
+            out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
+        return
     if inner == 1:
         rows = a.reshape(outer, n)
         nch = (n + CHUNK - 1) // CHUNK
@@ -97,12 +114,20 @@ def sum_reduce_parallel(a, out, zero, scale, skip_nan):
             for c in range(nch):
                 acc += part[o, c]
             out[o, 0] = acc * scale
-    else:
-        ncb = (inner + COLS - 1) // COLS
-        for t in prange(outer * ncb):
-            o = t // ncb
-            c0 = (t - o * ncb) * COLS
-            _cols_sum(a, out, o, c0, min(c0 + COLS, inner), zero, scale, skip_nan)
+        return
+    splits = row_splits(outer, n, inner)
+    part = np.full((outer, splits, inner), zero)
+    for t in prange(outer * splits):
+        o = t // splits
+        r = t - o * splits
+        _cols_sum_into(a, o, r * n // splits, (r + 1) * n // splits, part[o, r], skip_nan)
+    for o in range(outer):
+        acc = part[o, 0]
+        for r in range(1, splits):
+            acc += part[o, r]
+        dst = out[o]
+        for j in range(inner):
+            dst[j] = acc[j] * scale
 
 
 # ---- prod -------------------------------------------------------------------------
@@ -175,7 +200,8 @@ def _block_min(s):
 
 @numba.njit(cache=True, fastmath=FM)
 def _nan_probe(s):
-    """Zero unless s holds a NaN or an inf (sum of v * 0, vectorised)."""
+    """Zero unless s holds a NaN or an inf (sum of v * 0, vectorised): a cheap guard
+    before an exact NaN search."""
     z = s.dtype.type(0)
     for i in range(s.size):
         z += s[i] * 0
@@ -207,15 +233,28 @@ def _row_extreme(row, want_max):
 
 
 @numba.njit(cache=True, fastmath=FM)
-def _cols_extreme(a, out, o, c0, c1, want_max):
-    dst = out[o, c0:c1]
-    dst[:] = a[o, 0, c0:c1]
-    for i in range(1, a.shape[1]):
-        seg = a[o, i, c0:c1]
-        for j in range(seg.size):
-            v = seg[j]
-            m = dst[j]
-            dst[j] = v if (_better(v, m, want_max) or v != v) else m
+def _cols_extreme_into(a, o, r0, r1, acc, want_max):
+    """acc[:] = max (min) of acc and rows a[o, r0:r1, :]; NaN sticks (found by a probe)."""
+    for i in range(r0, r1):
+        seg = a[o, i]
+        if want_max:
+            for j in range(seg.size):
+                acc[j] = seg[j] if seg[j] > acc[j] else acc[j]
+        else:
+            for j in range(seg.size):
+                acc[j] = seg[j] if seg[j] < acc[j] else acc[j]
+        if _nan_probe(seg) != 0:
+            for j in range(seg.size):
+                if seg[j] != seg[j]:
+                    acc[j] = seg[j]
+
+
+@numba.njit(cache=True)
+def cols_extreme(a, out, o, want_max):
+    """out[o, :] = max (min) over the rows of slab o (NaN wins)."""
+    dst = out[o]
+    dst[:] = a[o, 0]
+    _cols_extreme_into(a, o, 1, a.shape[1], dst, want_max)
 
 
 @numba.njit(cache=True)
@@ -228,13 +267,19 @@ def extreme_reduce(a, out, want_max):
             out[o, 0] = _row_extreme(rows[o], want_max)
     else:
         for o in range(outer):
-            _cols_extreme(a, out, o, 0, inner, want_max)
+            cols_extreme(a, out, o, want_max)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, fastmath=FM)
 def extreme_reduce_parallel(a, out, want_max):
-    """extreme_reduce with row chunks / column blocks in prange."""
+    """extreme_reduce with rows, chunks of a few long rows, or ranges of whole rows in
+    prange (as sum_reduce_parallel)."""
     outer, n, inner = a.shape
+    if inner == 1 and outer >= 8:
+        rows = a.reshape(outer, n)
+        for o in prange(outer):
+            out[o, 0] = _row_extreme(rows[o], want_max)
+        return
     if inner == 1:
         rows = a.reshape(outer, n)
         nch = (n + CHUNK - 1) // CHUNK
@@ -245,12 +290,17 @@ def extreme_reduce_parallel(a, out, want_max):
             part[o, c] = _row_extreme(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], want_max)
         for o in range(outer):
             out[o, 0] = _row_extreme(part[o], want_max)
-    else:
-        ncb = (inner + COLS - 1) // COLS
-        for t in prange(outer * ncb):
-            o = t // ncb
-            c0 = (t - o * ncb) * COLS
-            _cols_extreme(a, out, o, c0, min(c0 + COLS, inner), want_max)
+        return
+    splits = row_splits(outer, n, inner)
+    part = np.empty((outer, splits, inner), a.dtype)
+    for t in prange(outer * splits):
+        o = t // splits
+        r = t - o * splits
+        r0 = r * n // splits
+        part[o, r] = a[o, r0]
+        _cols_extreme_into(a, o, r0 + 1, (r + 1) * n // splits, part[o, r], want_max)
+    for o in range(outer):
+        cols_extreme(part, out, o, want_max)
 
 
 # ---- argmax / argmin (value and first index) ----------------------------------------

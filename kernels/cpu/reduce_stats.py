@@ -8,7 +8,7 @@ import numba
 import numpy as np
 from numba import prange
 
-from .reduce import FM, BLOCK, _row_extreme, _cols_extreme
+from .reduce import FM, BLOCK, _row_extreme, cols_extreme
 
 
 # ---- variance (two passes: mean, then squared deviations) ---------------------------
@@ -66,7 +66,7 @@ def var_reduce(a, var, mean, correction):
             _cols_var(a, var, mean, o, correction)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, fastmath=FM)
 def var_reduce_parallel(a, var, mean, correction):
     """var_reduce with the outer index in prange."""
     outer, n, inner = a.shape
@@ -113,7 +113,7 @@ def logsumexp_reduce(a, out):
     else:
         mx = np.empty(inner, a.dtype)
         for o in range(outer):
-            _cols_extreme(a, out, o, 0, inner, True)
+            cols_extreme(a, out, o, True)
             mx[:] = out[o]
             s = np.zeros(inner)
             for i in range(n):

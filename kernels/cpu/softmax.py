@@ -3,13 +3,15 @@
 Numerically stable: every row is shifted by its max before `exp`. Per row
 (inner == 1) two passes over the input: max, then exp(x - max) written to out
 while summing in float64, then one scaling pass over out (still in cache).
-inner > 1 walks rows in memory order with per-column max and sum vectors.
+inner > 1 walks whole rows in memory order in three phases (column max,
+exp and column sums, scaling); the parallel kernel splits each phase into
+ranges of rows and combines the per-range maxima and sums in between.
 """
 import numba
 import numpy as np
 from numba import prange
 
-from .reduce import FM, COLS, _row_extreme
+from .reduce import FM, _row_extreme, _cols_extreme_into, cols_extreme, row_splits
 
 
 @numba.njit(cache=True, fastmath=FM)
@@ -35,41 +37,39 @@ def _softmax_row(x, y, log):
 
 
 @numba.njit(cache=True, fastmath=FM)
-def _softmax_cols(a, out, o, c0, c1, log):
-    """Columns c0:c1 of slab o: max row-walk, exp+sum row-walk, scale row-walk."""
-    n = a.shape[1]
-    w = c1 - c0
-    m = np.empty(w, a.dtype)
-    m[:] = a[o, 0, c0:c1]
-    for i in range(1, n):
-        seg = a[o, i, c0:c1]
-        for j in range(w):
-            v = seg[j]
-            m[j] = v if (v > m[j] or v != v) else m[j]
-    s = np.zeros(w)
-    for i in range(n):
-        seg = a[o, i, c0:c1]
-        dst = out[o, i, c0:c1]
-        for j in range(w):
+def _exp_sum_rows(a, out, o, r0, r1, m, s, log):
+    """s[:] += sum over rows r0:r1 of exp(a[o, i] - m); out[o, i] = the exp unless log."""
+    for i in range(r0, r1):
+        seg = a[o, i]
+        dst = out[o, i]
+        for j in range(seg.size):
             e = np.exp(seg[j] - m[j])
             s[j] += e
             if not log:
                 dst[j] = e
-    if log:
-        for j in range(w):
-            s[j] = m[j] + np.log(s[j])
-        for i in range(n):
-            seg = a[o, i, c0:c1]
-            dst = out[o, i, c0:c1]
-            for j in range(w):
-                dst[j] = seg[j] - s[j]
-    else:
-        for j in range(w):
-            s[j] = 1.0 / s[j]
-        for i in range(n):
-            dst = out[o, i, c0:c1]
-            for j in range(w):
-                dst[j] *= s[j]
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _finish_rows(a, out, o, r0, r1, t, log):
+    """Rows r0:r1 of slab o: out = a - t (log; t = max + log sum) or out *= t (t = 1/sum)."""
+    for i in range(r0, r1):
+        seg = a[o, i]
+        dst = out[o, i]
+        if log:
+            for j in range(seg.size):
+                dst[j] = seg[j] - t[j]
+        else:
+            for j in range(seg.size):
+                dst[j] *= t[j]
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _shift_or_scale(m, s, log):
+    """The per-column term of the last phase: m + log(s) (log) or 1 / s."""
+    t = np.empty(s.size)
+    for j in range(s.size):
+        t[j] = m[j] + np.log(s[j]) if log else 1.0 / s[j]
+    return t
 
 
 @numba.njit(cache=True)
@@ -81,23 +81,50 @@ def softmax_forward(a, out, log):
         dst = out.reshape(outer, n)
         for o in range(outer):
             _softmax_row(rows[o], dst[o], log)
-    else:
-        for o in range(outer):
-            _softmax_cols(a, out, o, 0, inner, log)
+        return
+    m = np.empty((1, inner), a.dtype)
+    for o in range(outer):
+        m[0] = a[o, 0]
+        _cols_extreme_into(a, o, 1, n, m[0], True)
+        s = np.zeros(inner)
+        _exp_sum_rows(a, out, o, 0, n, m[0], s, log)
+        _finish_rows(a, out, o, 0, n, _shift_or_scale(m[0], s, log), log)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, fastmath=FM)
 def softmax_forward_parallel(a, out, log):
-    """softmax_forward with rows (or column blocks of COLS) in prange."""
+    """softmax_forward with rows (inner == 1) or, per phase, ranges of rows in prange."""
     outer, n, inner = a.shape
     if inner == 1:
         rows = a.reshape(outer, n)
         dst = out.reshape(outer, n)
         for o in prange(outer):
             _softmax_row(rows[o], dst[o], log)
-    else:
-        ncb = (inner + COLS - 1) // COLS
-        for t in prange(outer * ncb):
-            o = t // ncb
-            c0 = (t - o * ncb) * COLS
-            _softmax_cols(a, out, o, c0, min(c0 + COLS, inner), log)
+        return
+    splits = row_splits(outer, n, inner)
+    tasks = outer * splits
+    part = np.empty((outer, splits, inner), a.dtype)
+    for t in prange(tasks):
+        o = t // splits
+        r = t - o * splits
+        r0 = r * n // splits
+        part[o, r] = a[o, r0]
+        _cols_extreme_into(a, o, r0 + 1, (r + 1) * n // splits, part[o, r], True)
+    m = np.empty((outer, inner), a.dtype)
+    for o in range(outer):
+        cols_extreme(part, m, o, True)
+    sums = np.zeros((outer, splits, inner))
+    for t in prange(tasks):
+        o = t // splits
+        r = t - o * splits
+        _exp_sum_rows(a, out, o, r * n // splits, (r + 1) * n // splits, m[o], sums[o, r], log)
+    terms = np.empty((outer, inner))
+    for o in range(outer):
+        s = sums[o, 0]
+        for r in range(1, splits):
+            s += sums[o, r]
+        terms[o] = _shift_or_scale(m[o], s, log)
+    for t in prange(tasks):
+        o = t // splits
+        r = t - o * splits
+        _finish_rows(a, out, o, r * n // splits, (r + 1) * n // splits, terms[o], log)
