@@ -1,8 +1,8 @@
 """Convolution and pooling speed: nbtorch against PyTorch (when installed) or NumPy.
 
 Each case times forward + backward (all input gradients), nbtorch and the
-reference interleaved run by run (so both see the same machine load), and
-prints best and median times and the ratio of the best times.  Without PyTorch the
+reference in alternating blocks of runs (so both see similar machine load),
+and prints best and median times and the ratio of the best times.  Without PyTorch the
 reference is a plain NumPy im2col (sliding_window_view + one matmul; the
 input gradient by k*k strided adds).  The first row is issue 3's target:
 conv2d N=32, 16->32 channels, 28x28, 3x3 (padding 1), <= 2x PyTorch.
@@ -34,16 +34,20 @@ CASES = [
 ]
 
 
-def _times_ms(fn, ref_fn, repeat):
-    """Best and median of `repeat` runs of fn and ref_fn, interleaved so both see the same load."""
-    fn()
-    ref_fn()
+def _times_ms(fn, ref_fn, repeat, rounds=3):
+    """Best and median (ms) of fn and ref_fn, timed in alternating blocks of runs.
+
+    Blocks, not single interleaved runs: each library's worker threads (BLAS,
+    OpenMP) spin for a while after a call and would slow the other one down.
+    """
     ours, ref = [], []
-    for _ in range(repeat):
+    for _ in range(rounds):
         for f, acc in ((fn, ours), (ref_fn, ref)):
-            t0 = time.perf_counter()
             f()
-            acc.append(1e3 * (time.perf_counter() - t0))
+            for _ in range(max(1, repeat // rounds)):
+                t0 = time.perf_counter()
+                f()
+                acc.append(1e3 * (time.perf_counter() - t0))
     return (min(ours), float(np.median(ours))), (min(ref), float(np.median(ref)))
 
 
@@ -134,8 +138,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=30)
     args = parser.parse_args()
     ref_name = f"torch {torch.__version__}" if torch is not None else "NumPy im2col"
-    print(f"nbtorch vs {ref_name}: forward + backward, float32, {args.repeat} interleaved "
-          "runs; times best / median in ms, ratio of the best times\n")
+    print(f"nbtorch vs {ref_name}: forward + backward, float32, {args.repeat} runs each in "
+          "alternating blocks; times best / median in ms, ratio of the best times\n")
     print(f"{'case':42s} {'1st call':>9s} {'nbtorch':>15s} {ref_name[:15]:>15s} {'ratio':>6s}")
     for name, shape, spec, pad in CASES:
         kind = "conv" if name.startswith("conv") else name[:3]

@@ -311,7 +311,8 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups):
     rows, og, length = gw2.shape[1], n_o // groups, oh_n * ow_n
     g3 = grad_out.reshape(n_b, n_o, length)
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], grad_out.shape[2:])
-    step, chunks = _chunks(n_b, rows * groups * length)
+    # chunks bounded by the columns and by the per-image partial products (chunk, O/g, rows)
+    step, chunks = _chunks(n_b, max(rows * groups * length, og * rows))
     col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
     part = _workspace("part", (step, og, rows), grad_w.dtype)
     gw2[:] = 0
