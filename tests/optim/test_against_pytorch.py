@@ -134,3 +134,32 @@ def test_composed_schedulers_match_pytorch(build):
             sched.step()
         out.append(lrs)
     np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-15)
+
+
+def test_mlp_training_matches_pytorch():
+    nn = pytest.importorskip("nbtorch.nn")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 4))
+    y = rng.standard_normal((16, 2))
+    w1, b1 = rng.standard_normal((8, 4)) * 0.5, rng.standard_normal(8) * 0.1
+    w2, b2 = rng.standard_normal((2, 8)) * 0.5, rng.standard_normal(2) * 0.1
+    losses = []
+    for lib, nn_mod, optim_mod in ((torch, torch.nn, torch.optim), (nb, nn, nb_optim)):
+        model = nn_mod.Sequential(nn_mod.Linear(4, 8), nn_mod.Tanh(), nn_mod.Linear(8, 2))
+        model.double()
+        with lib.no_grad():
+            for p, v in zip(model.parameters(), (w1, b1, w2, b2)):
+                p.copy_(lib.tensor(v))
+        opt = optim_mod.Adam(model.parameters(), lr=0.01, amsgrad=True)
+        sched = optim_mod.lr_scheduler.OneCycleLR(opt, max_lr=0.05, total_steps=30)
+        xs, ys = lib.tensor(x), lib.tensor(y)
+        run = []
+        for _ in range(30):
+            opt.zero_grad()
+            loss = ((model(xs) - ys) ** 2).mean()
+            loss.backward()
+            opt.step()
+            sched.step()
+            run.append(loss.item())
+        losses.append(run)
+    np.testing.assert_allclose(losses[1], losses[0], rtol=1e-9)

@@ -451,3 +451,25 @@ def test_functional_update_outside_no_grad_and_deepcopy():
     assert clone.state_dict()["param_groups"] == opt.state_dict()["param_groups"]
     (cw,) = clone.param_groups[0]["params"]
     assert cw is not w and clone.state[cw]["step"].item() == 1.0
+
+
+def test_module_training_loop_with_scheduler():
+    nn = pytest.importorskip("nbtorch.nn")
+    torch.manual_seed(0)
+    rng = np.random.default_rng(1)
+    x_np = rng.standard_normal((32, 3)).astype(np.float32)
+    true_w = np.array([[0.5, -1.0, 2.0]], np.float32)
+    x, y = torch.tensor(x_np), torch.tensor(x_np @ true_w.T + 0.3)
+    model = nn.Linear(3, 1)
+    criterion = nn.MSELoss()
+    opt = optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.0)
+    sched = optim.lr_scheduler.StepLR(opt, step_size=100, gamma=0.3)
+    for _ in range(300):
+        opt.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        opt.step()
+        sched.step()
+    assert loss.item() < 1e-6
+    np.testing.assert_allclose(_value(model.weight), true_w, atol=1e-3)
+    np.testing.assert_allclose(_value(model.bias), [0.3], atol=1e-3)
