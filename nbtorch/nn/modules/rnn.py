@@ -10,6 +10,7 @@ import numbers
 import warnings
 
 from .. import functional as F, init
+from ...autograd import Function
 from ..parameter import Parameter
 from .batchnorm import _new
 from .module import Module
@@ -21,6 +22,35 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
 # ---------------------------------------------------------------- one time step
 
+class _Unbind(Function):
+    """x (T, ...) -> the T views x[t]; backward stacks their gradients in one op.
+
+    (T separate ``x[t]`` selects would each scatter into a zero (T, ...)
+    gradient: O(T^2) work over a sequence.)
+    """
+
+    @staticmethod
+    def forward(ctx, x):
+        return tuple(x[t] for t in range(x.shape[0]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _stack(grads, 0)
+
+
+class _SplitLast(Function):
+    """``n`` equal chunks of the last dim as views; backward concatenates once."""
+
+    @staticmethod
+    def forward(ctx, x, n):
+        size = x.shape[-1] // n
+        return tuple(x[..., i * size:(i + 1) * size] for i in range(n))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _cat(grads, -1), None
+
+
 def _activate(mode, pre):
     """The Elman RNN nonlinearity."""
     return pre.tanh() if mode == "RNN_TANH" else pre.relu()
@@ -28,11 +58,8 @@ def _activate(mode, pre):
 
 def _lstm_cell(gates, c, w_hr):
     """(h', c') from pre-activation gates i, f, g, o (N, 4H) and the cell state c."""
-    H = c.shape[-1]
-    i = gates[..., :H].sigmoid()
-    f = gates[..., H:2 * H].sigmoid()
-    g = gates[..., 2 * H:3 * H].tanh()
-    o = gates[..., 3 * H:].sigmoid()
+    i, f, g, o = _SplitLast.apply(gates, 4)
+    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
     c = f * c + i * g
     h = o * c.tanh()
     if w_hr is not None:
@@ -42,10 +69,11 @@ def _lstm_cell(gates, c, w_hr):
 
 def _gru_cell(xw, gh, h):
     """h' = (1 - z) * n + z * h; r, z from xw + gh, n = tanh(x_n + r * h_n)."""
-    H = h.shape[-1]
-    r = (xw[..., :H] + gh[..., :H]).sigmoid()
-    z = (xw[..., H:2 * H] + gh[..., H:2 * H]).sigmoid()
-    n = (xw[..., 2 * H:] + r * gh[..., 2 * H:]).tanh()
+    x_r, x_z, x_n = _SplitLast.apply(xw, 3)
+    h_r, h_z, h_n = _SplitLast.apply(gh, 3)
+    r = (x_r + h_r).sigmoid()
+    z = (x_z + h_z).sigmoid()
+    n = (x_n + r * h_n).tanh()
     return n + z * (h - n)
 
 
@@ -71,15 +99,15 @@ def _run_direction(mode, x, h, c, weights, reverse):
     fold = mode != "GRU"
     if fold and b_hh is not None:
         xw = xw + b_hh
-    steps = range(x.shape[0] - 1, -1, -1) if reverse else range(x.shape[0])
+    xs = _Unbind.apply(xw)
     outs = []
-    for t in steps:
+    for x_t in (reversed(xs) if reverse else xs):
         if not fold:
-            h = _gru_cell(xw[t], F.linear(h, w_hh, b_hh), h)
+            h = _gru_cell(x_t, F.linear(h, w_hh, b_hh), h)
         elif mode == "LSTM":
-            h, c = _lstm_cell(nbtorch.addmm(xw[t], h, w_hh_t), c, w_hr)
+            h, c = _lstm_cell(nbtorch.addmm(x_t, h, w_hh_t), c, w_hr)
         else:
-            h = _activate(mode, nbtorch.addmm(xw[t], h, w_hh_t))
+            h = _activate(mode, nbtorch.addmm(x_t, h, w_hh_t))
         outs.append(h)
     if reverse:
         outs.reverse()
