@@ -31,6 +31,13 @@ __all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD"]
 PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
 _NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))
 
+try:     # NumPy's error state without np.errstate's ~1 us of context-manager overhead
+    from numpy._core.umath import _extobj_contextvar as _ERRSTATE, _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+except ImportError:  # pragma: no cover - other NumPy versions
+    _ERRSTATE = None
+
+_FASTMATH = {"contract"}         # fused multiply-add only: NaN and inf semantics stay IEEE
 _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _POOL = []
@@ -40,7 +47,8 @@ def get(name):
     """The lazily compiling DUFunc of scalar body `name`."""
     u = _UFUNCS.get(name)
     if u is None:
-        u = _UFUNCS[name] = numba.vectorize(cache=True)(getattr(scalar, name))
+        u = _UFUNCS[name] = numba.vectorize(cache=True, fastmath=_FASTMATH)(
+            getattr(scalar, name))
     return u
 
 
@@ -76,12 +84,23 @@ def kernel(name):
         ufunc = _LOOPS.get((name, types)) or loop(name, types)
         if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1:
             return _run_parallel(ufunc, types, out, args)
-        with np.errstate(all="ignore"):
-            ufunc(*args, out, signature=types)
+        _call_quiet(ufunc, args, out, types)
     run.__name__ = name
     run.__qualname__ = f"cpu.pointwise.{name}"
     run.__doc__ = f"out[i] = scalar.{name}(*args[i]) over broadcast NumPy operands."
     return run
+
+
+def _call_quiet(ufunc, args, out, types):
+    """ufunc(*args, out) with floating-point warnings off (thread-local NumPy state)."""
+    if _ERRSTATE is None:
+        with np.errstate(all="ignore"):
+            return ufunc(*args, out, signature=types)
+    token = _ERRSTATE.set(_IGNORE)
+    try:
+        ufunc(*args, out, signature=types)
+    finally:
+        _ERRSTATE.reset(token)
 
 
 def _run_half(name, out, args):
@@ -116,8 +135,7 @@ def _run_parallel(ufunc, types, out, args):
                 parts.append(a)
             else:
                 parts.append(a[(slice(None),) * ax + (slice(lo, hi),)])
-        with np.errstate(all="ignore"):
-            ufunc(*parts, sl_out, signature=types)
+        _call_quiet(ufunc, parts, sl_out, types)
 
     futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
     chunk(0)

@@ -27,6 +27,7 @@ __all__ = ["pointwise", "register_cpu", "Elementwise", "Binary", "unary_api", "c
            "float_dtype", "type_name", "NUMBER"]
 
 NUMBER = (int, float, bool, np.number, np.bool_)
+_SCALAR_TYPES = frozenset((int, float, bool))
 _STATE = grad_mode.STATE
 
 
@@ -62,10 +63,12 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     per_input = compute_dtype.__class__ is tuple
     out_dtype = out_dtype or compute_dtype
     x = inputs[0]
+    y = inputs[1] if len(inputs) == 2 else None
     if len(inputs) == 1:
         device, shape = x.device, x._shape
-    elif len(inputs) == 2 and inputs[1].__class__ is Tensor and x.__class__ is Tensor \
-            and x.device is inputs[1].device and x._shape == inputs[1]._shape:
+    elif y is not None and x.__class__ is Tensor and (
+            (y.__class__ is Tensor and x.device is y.device and x._shape == y._shape)
+            or y.__class__ in _SCALAR_TYPES):
         device, shape = x.device, x._shape
     else:
         device = result_device(op, *inputs)
@@ -151,7 +154,7 @@ class Elementwise(Function):
         cls = ctx._forward_cls
         out = cls.compute(x, *params)
         save = cls.save
-        if save:
+        if save and x._requires_grad:
             ctx.save_for_backward(x if save in ("x", "both") else None,
                                   out if save in ("out", "both") else None)
         ctx.params = params
@@ -239,7 +242,7 @@ class Binary(Elementwise):
         ctx.params = params
         ctx.shapes = (shape_of(a), shape_of(b))
         save = cls.save
-        if save:
+        if save and (getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False)):
             ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
             ctx.scalars = (None if ta else a, None if tb else b)
             ctx.save_for_backward(a if ta and "a" in save else None,
