@@ -206,8 +206,8 @@ def _arg(name, kernel):
         x = input.detach()
         if dim is None:
             if x.numel() == 0:
-                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                                   "input.numel() == 0.")
+                raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                                 "input.numel() == 0.")
             idx = extreme_with_index(kernel, x.reshape(-1), 0)[1]
             return idx.view((1,) * x.dim()) if keepdim else idx
         d = normalize_dim(dim, x.dim())
@@ -233,6 +233,8 @@ def aminmax(input, *, dim=None, keepdim=False):
         if keepdim:
             dims = tuple(range(input.dim()))
             return rt.aminmax(amin(input, dims, True), amax(input, dims, True))
-        _check_nonempty("aminmax", input, (), True)
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
         return rt.aminmax(amin(input), amax(input))
     return rt.aminmax(amin(input, dim, keepdim), amax(input, dim, keepdim))

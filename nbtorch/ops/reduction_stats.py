@@ -4,6 +4,7 @@ Kernels in kernels/cpu/reduce_stats.py accumulate in float64; backward
 formulas are nbtorch ops, so second derivatives work.
 """
 import math
+import warnings
 
 import numpy as np
 
@@ -12,7 +13,7 @@ from .._tensor import Tensor
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
-from .reduction import (use_parallel, keepdim_shape, reduce_numel, reduced_shape,
+from .reduction import (dtype_label, use_parallel, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
 from .reduction_minmax import evenly_distributed_grad
 
@@ -78,6 +79,10 @@ class VarMean(Function):
 
     @staticmethod
     def forward(ctx, x, dims, correction, keepdim, take_sqrt):
+        if reduce_numel(x._shape, dims) - correction <= 0:
+            warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
+                          "less than the reduction factor (input numel divided by output "
+                          "numel).", UserWarning, stacklevel=4)
         var, mean = float_reduction("var", x, dims, 2, correction)
         out = var.sqrt() if take_sqrt else var
         if keepdim:
@@ -99,8 +104,8 @@ class VarMean(Function):
         centered = x - x.mean(dim=ctx.dims, keepdim=True)
         dof = ctx.n - ctx.correction
         scale = g_out * (2.0 / dof if dof > 0 else float("nan"))
-        if ctx.take_sqrt:
-            scale = scale / (2.0 * out)
+        if ctx.take_sqrt:           # d std = d var / (2 std); 0 where std == 0, as PyTorch
+            scale = _nb().where(out == 0, 0.0, scale / (2.0 * out))
         grad = scale * centered
         if g_mean is not None:
             grad = grad + g_mean / ctx.n
@@ -229,7 +234,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.to(_dtype.to_dtype(dtype))
     if not x.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {x.dtype.name.capitalize()}")
+                           f"as input. Got {dtype_label(x.dtype)}")
     p = _norm_p(ord)
     dims = normalize_dims(dim, x.dim())
     if x.numel() == 0 and p < 0 and reduce_numel(x._shape, dims) == 0:

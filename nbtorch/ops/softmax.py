@@ -85,8 +85,8 @@ def _prepare(op, input, dim, dtype, _stacklevel=None):
     if dtype is not None:
         input = input.to(_dtype.to_dtype(dtype))
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"{op}_lastdim_kernel_impl\" not implemented for "
-                           f"'{dtype_label(input.dtype)}'")
+        raise NotImplementedError(f"\"{op}_kernel_impl\" not implemented for "
+                                  f"'{dtype_label(input.dtype)}'")
     return input, normalize_dim(dim, input.dim())
 
 

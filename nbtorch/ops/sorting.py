@@ -140,8 +140,10 @@ def _median(op, input, dim, keepdim, skip_nan):
     from .creation import tensor
     if input.dim() == 0:
         return input.clone() if dim is None else rt.median(input.clone(), tensor(0))
-    x = input.reshape(-1) if dim is None else input
-    d = 0 if dim is None else normalize_dim(dim, input.dim())
+    if dim is None:
+        return _median_all(input, skip_nan)
+    x = input
+    d = normalize_dim(dim, input.dim())
     n = x._shape[d]
     if n == 0:
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
@@ -152,11 +154,34 @@ def _median(op, input, dim, keepdim, skip_nan):
     else:
         pos = ((n - 1) // 2) + (nans > 0).to(_dtype.int64) * (n - nans - (n - 1) // 2)
     v, i = values.gather(d, pos), indices.gather(d, pos)
-    if dim is None:
-        return v.reshape(())
     if not keepdim:
         v, i = v.squeeze(d), i.squeeze(d)
     return (rt.nanmedian if skip_nan else rt.median)(v, i)
+
+
+class _ValueOf(Function):
+    """A value selected from x (a median); the gradient is shared by the elements equal to
+    it, as PyTorch does for median() over all elements."""
+
+    @staticmethod
+    def forward(ctx, x, value):
+        ctx.save_for_backward(x, value)
+        return value.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        from .reduction_minmax import evenly_distributed_grad
+        x, value = ctx.saved_tensors
+        return evenly_distributed_grad(x, value, g, tuple(range(x.dim()))), None
+
+
+def _median_all(input, skip_nan):
+    from .creation import full
+    if input.numel() == 0:
+        return full((), float("nan"), dtype=input.dtype, device=input.device)
+    flat = input.detach().reshape(-1)
+    value = _median(None, flat, 0, False, skip_nan).values
+    return _ValueOf.apply(input, value)
 
 
 @tensor_method()

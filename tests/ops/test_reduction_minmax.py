@@ -114,8 +114,10 @@ def test_empty_errors():
         torch.zeros(0, 3).max(0)
     with pytest.raises(IndexError, match="amax"):
         M.amax(torch.zeros(0, 3), 0)
-    with pytest.raises(RuntimeError, match="argmax"):
+    with pytest.raises(IndexError, match="argmax"):
         torch.zeros(0).argmax()
+    with pytest.raises(RuntimeError, match="aminmax"):
+        M.aminmax(torch.zeros(0))
     assert torch.zeros(0, 3).max(1).values.shape == (0,)
     assert M.amax(torch.zeros(0, 3), 1).shape == (0,)
 
