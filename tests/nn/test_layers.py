@@ -1,5 +1,6 @@
 """Layers: forward against NumPy, gradients by gradcheck (float64), init statistics."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -220,7 +221,7 @@ def test_flatten_unflatten():
     assert nn.Unflatten(-1, (-1, 5))(torch.zeros(2, 60)).shape == (2, 12, 5)
     with pytest.raises(RuntimeError, match="don't multiply up to the size of dim 1"):
         nn.Unflatten(1, (7, 9))(torch.zeros(2, 60))
-    with pytest.raises(TypeError, match="unflattened_size must be tuple of ints"):
+    with pytest.raises(TypeError, match="unflattened_size must be a tuple of ints"):
         nn.Unflatten(1, 5)
 
 
@@ -455,3 +456,125 @@ def test_conv2d_padding_modes(mode, np_mode):
     ref = _np_conv2d(xp, m.weight.detach().numpy(), None)
     np.testing.assert_allclose(m(_t(x)).detach().numpy(), ref, rtol=1e-10, atol=1e-12)
     assert repr(m).endswith(f"padding=(1, 1), bias=False, padding_mode={mode})")
+
+
+# ---- comparison with PyTorch (skipped where it is not installed) ----------------------
+
+LAYER_ERRORS = [
+    lambda L: L.nn.Dropout(1.5),
+    lambda L: L.nn.functional.dropout(L.ones(2), -0.1),
+    lambda L: L.nn.Conv2d(3, 4, 3, groups=2),
+    lambda L: L.nn.Conv2d(1, 1, 3, stride=2, padding="same"),
+    lambda L: L.nn.Conv2d(1, 1, 3, padding="full"),
+    lambda L: L.nn.Conv2d(1, 1, 3, padding_mode="mirror"),
+    lambda L: L.nn.Conv2d(3, 4, 3)(L.zeros(1, 2, 5, 5)),
+    lambda L: L.nn.Conv2d(3, 4, 3)(L.zeros(3, 5)),
+    lambda L: L.nn.Linear(3, 2)(L.zeros(4, 5)),
+    lambda L: L.nn.Unflatten(1, (7, 9))(L.zeros(2, 60)),
+    lambda L: L.nn.Unflatten(1, 5),
+    lambda L: L.nn.init.calculate_gain("foo"),
+    lambda L: L.nn.init._calculate_fan_in_and_fan_out(L.empty(3)),
+    lambda L: L.nn.init.kaiming_uniform_(L.empty(3, 3), mode="fan_xx"),
+    lambda L: L.nn.init.eye_(L.empty(2, 2, 2)),
+    lambda L: L.nn.functional.glu(L.zeros(2, 3)),
+    lambda L: L.nn.Bilinear(3, 2, 4)(L.zeros(5, 3), L.zeros(4, 2)),
+    lambda L: L.nn.Bilinear(3, 2, 4)(L.zeros(5, 4), L.zeros(5, 2)),
+    lambda L: L.nn.PReLU(3)(L.zeros(2, 4)),
+    lambda L: L.nn.utils.vector_to_parameters([1.0], L.nn.Linear(1, 1).parameters()),
+    lambda L: L.nn.ConvTranspose2d(2, 3, 3, stride=2)(L.zeros(1, 2, 4, 4),
+                                                      output_size=[12, 12]),
+    lambda L: L.nn.Hardtanh(1.0, 0.5),
+]
+
+
+def _sorted_sets(text):
+    """Messages that print a Python set: its order depends on the hash seed."""
+    return re.sub(r"\{([^{}]*)\}",
+                  lambda m: "{" + ", ".join(sorted(m.group(1).split(", "))) + "}", text)
+
+
+def _error_of(fn, lib):
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001 - comparing whatever is raised
+        return type(e).__name__, _sorted_sets(str(e))
+    return None
+
+
+@pytest.mark.parametrize("case", range(len(LAYER_ERRORS)))
+def test_layer_errors_equal_pytorch(case):
+    real = pytest.importorskip("torch")
+    assert _error_of(LAYER_ERRORS[case], torch) == _error_of(LAYER_ERRORS[case], real)
+
+
+def _copy_params(src, dst, real):
+    """Load nbtorch module `src`'s parameters into the PyTorch module `dst`."""
+    with real.no_grad():
+        for (n1, p1), (n2, p2) in zip(src.named_parameters(), dst.named_parameters()):
+            assert n1 == n2
+            p2.copy_(real.tensor(p1.detach().numpy()))
+
+
+LAYER_CASES = [
+    ("linear", lambda L: L.nn.Linear(4, 3), [(2, 5, 4)]),
+    ("bilinear", lambda L: L.nn.Bilinear(4, 2, 3), [(5, 4), (5, 2)]),
+    ("conv2d_same", lambda L: L.nn.Conv2d(2, 3, 4, padding="same", dilation=2), [(2, 2, 7, 6)]),
+    ("conv2d_reflect", lambda L: L.nn.Conv2d(2, 2, 3, padding=1, padding_mode="reflect",
+                                             groups=2), [(1, 2, 5, 5)]),
+    ("conv1d", lambda L: L.nn.Conv1d(2, 4, 3, stride=2, padding=1), [(2, 2, 9)]),
+    ("convT2d", lambda L: L.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1,
+                                               output_padding=1), [(1, 2, 4, 4)]),
+    ("mlp", lambda L: L.nn.Sequential(L.nn.Linear(4, 8), L.nn.GELU(), L.nn.Dropout(0.0),
+                                      L.nn.Linear(8, 3), L.nn.LogSoftmax(dim=1)), [(3, 4)]),
+]
+
+
+@pytest.mark.parametrize("name,build,shapes", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
+def test_layers_forward_backward_equal_pytorch(name, build, shapes):
+    real = pytest.importorskip("torch")
+    ours, theirs = build(torch).double(), build(real).double()
+    _copy_params(ours, theirs, real)
+    rng = np.random.default_rng(22)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib, m in ((torch, ours), (real, theirs)):
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = m(*xs)
+        (out * lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))).sum() \
+            .backward()
+        results.append([out.detach().numpy()] + [x.grad.numpy() for x in xs]
+                       + [p.grad.numpy() for p in m.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def test_activations_equal_pytorch():
+    real = pytest.importorskip("torch")
+    x = np.linspace(-25, 25, 101)
+    kinks = {"Hardswish": (-3.0, 3.0)}   # the core's hardswish grad differs exactly at +-3
+    names = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Sigmoid", "Tanh", "Softplus",
+             "Mish", "Hardswish", "Hardsigmoid", "LogSigmoid", "SELU", "CELU", "ReLU6",
+             "Softsign", "Tanhshrink"]
+    for name in names:
+        vals = []
+        for lib in (torch, real):
+            t = lib.tensor(x, requires_grad=True)
+            out = getattr(lib.nn, name)()(t)
+            out.sum().backward()
+            vals.append((out.detach().numpy(), t.grad.numpy()))
+        np.testing.assert_allclose(vals[0][0], vals[1][0], rtol=1e-12, atol=1e-14,
+                                   err_msg=name)
+        smooth = ~np.isin(x, kinks.get(name, ()))
+        # rtol 1e-7: PyTorch's float64 hardsigmoid grad uses a float32 1/6
+        np.testing.assert_allclose(vals[0][1][smooth], vals[1][1][smooth], rtol=1e-7,
+                                   atol=1e-14, err_msg=name)
+
+
+def test_init_gains_and_fans_equal_pytorch():
+    real = pytest.importorskip("torch")
+    for args in [("linear",), ("relu",), ("tanh",), ("leaky_relu",), ("leaky_relu", 0.3),
+                 ("selu",), ("conv_transpose2d",)]:
+        assert nn.init.calculate_gain(*args) == real.nn.init.calculate_gain(*args)
+    for shape in [(3, 4), (8, 4, 3, 3), (2, 3, 5)]:
+        assert nn.init._calculate_fan_in_and_fan_out(torch.empty(*shape)) == \
+            real.nn.init._calculate_fan_in_and_fan_out(real.empty(*shape))

@@ -166,7 +166,7 @@ def test_class_target_errors_match_pytorch():
     with pytest.raises(RuntimeError, match="Expected floating point type for target with "
                                            "class probabilities, got Long"):
         F.cross_entropy(x, torch.zeros(3, 5, dtype=torch.int64))
-    with pytest.raises(RuntimeError, match="expected scalar type Long but found Float"):
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Float"):
         F.cross_entropy(x, torch.zeros(3))
     with pytest.raises(IndexError, match="Target 5 is out of bounds."):
         F.cross_entropy(x, torch.tensor([0, 5, 1]))
@@ -321,3 +321,111 @@ def test_losses_match_pytorch():
         ours = fn(torch, torch.tensor(a), torch.tensor(b)).item()
         theirs = fn(real, real.tensor(a), real.tensor(b)).item()
         assert abs(ours - theirs) < 1e-10
+
+
+LOSS_ERRORS = [
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.zeros(3, 5, dtype=L.int64)),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.zeros(3)),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.tensor([0, 5, 1])),
+    lambda L: L.nn.functional.nll_loss(L.zeros(3, 5), L.tensor([0, -1, 1])),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.tensor([0, 1])),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.tensor([0, 1, 2]),
+                                            weight=L.ones(3)),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(2, 3, 4), L.zeros(2, 3, dtype=L.int64)),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.tensor([0, 1, 2]),
+                                            label_smoothing=1.5),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.zeros(3, 5), ignore_index=1),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.zeros(3, 1, dtype=L.int64)),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(3, 5), L.zeros(3, dtype=L.int32)),
+    lambda L: L.nn.functional.cross_entropy(L.zeros(()), L.tensor(1)),
+    lambda L: L.nn.functional.binary_cross_entropy(L.full((2,), 0.5), L.zeros(2, 1)),
+    lambda L: L.nn.functional.binary_cross_entropy(L.tensor([1.5]), L.tensor([1.0])),
+    lambda L: L.nn.functional.binary_cross_entropy_with_logits(L.zeros(2), L.zeros(2, 1)),
+    lambda L: L.nn.functional.mse_loss(L.zeros(3), L.zeros(3), reduction="avg"),
+    lambda L: L.nn.functional.smooth_l1_loss(L.zeros(1), L.zeros(1), beta=-1.0),
+    lambda L: L.nn.functional.huber_loss(L.zeros(1), L.zeros(1), delta=0.0),
+    lambda L: L.nn.functional.kl_div(L.zeros(2), L.zeros(2), reduction="bad"),
+]
+
+
+def _error_of(fn, lib):
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001 - comparing whatever is raised
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("case", range(len(LOSS_ERRORS)))
+def test_loss_errors_equal_pytorch(case):
+    real = pytest.importorskip("torch")
+    fn = LOSS_ERRORS[case]
+    assert _error_of(fn, torch) == _error_of(fn, real)
+
+
+def _both(fn, real, *arrays, grad=True):
+    """Run fn on nbtorch and PyTorch copies of `arrays`; return values and input grads."""
+    out = []
+    for lib in (torch, real):
+        ts = [lib.tensor(a, requires_grad=grad and np.asarray(a).dtype.kind == "f")
+              for a in arrays]
+        val = fn(lib, *ts)
+        if grad:
+            val.sum().backward() if val.dim() else val.backward()
+        out.append((val.detach().numpy().copy(),
+                    [t.grad.numpy().copy() for t in ts if t.grad is not None]))
+    return out
+
+
+LOSS_CASES = [
+    ("ce", lambda L, a, b: L.nn.functional.cross_entropy(a, b, reduction="sum")),
+    ("ce_w", lambda L, a, b: L.nn.CrossEntropyLoss(weight=L.tensor([1.0, 2.0, 0.5, 1.0, 3.0],
+                                                                   dtype=L.float64),
+                                                   ignore_index=2, label_smoothing=0.2)(a, b)),
+    ("nll_none", lambda L, a, b: L.nn.functional.nll_loss(a, b, reduction="none",
+                                                          ignore_index=0)),
+]
+
+
+@pytest.mark.parametrize("name,fn", LOSS_CASES, ids=[c[0] for c in LOSS_CASES])
+def test_class_losses_and_grads_equal_pytorch(name, fn):
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(20)
+    x = rng.standard_normal((6, 5))
+    t = np.array([0, 2, 4, 1, 2, 3])
+    (v1, g1), (v2, g2) = _both(fn, real, x, t)
+    np.testing.assert_allclose(v1, v2, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g1[0], g2[0], rtol=1e-12, atol=1e-14)
+
+
+PAIR_CASES = [
+    ("bce", lambda L, a, b: L.nn.BCELoss(reduction="none")(a, b), "prob"),
+    ("bce_logits_pw", lambda L, a, b: L.nn.BCEWithLogitsLoss(
+        pos_weight=L.tensor([0.5, 1.0, 2.0, 3.0], dtype=L.float64))(a, b), "prob"),
+    ("ce_soft", lambda L, a, b: L.nn.CrossEntropyLoss(label_smoothing=0.1)(a, b), "dist"),
+    ("kl", lambda L, a, b: L.nn.KLDivLoss(reduction="batchmean")(a.log_softmax(1), b),
+     "dist"),
+    ("kl_log", lambda L, a, b: L.nn.KLDivLoss(reduction="sum", log_target=True)(
+        a.log_softmax(1), b.log()), "dist"),
+    ("huber", lambda L, a, b: L.nn.HuberLoss(delta=0.3)(a, b), "normal"),
+    ("smooth_l1", lambda L, a, b: L.nn.SmoothL1Loss(beta=0.4, reduction="sum")(a, b),
+     "normal"),
+    ("l1", lambda L, a, b: L.nn.L1Loss()(a, b), "normal"),
+    ("mse", lambda L, a, b: L.nn.MSELoss(reduction="none")(a, b), "normal"),
+]
+
+
+@pytest.mark.parametrize("name,fn,kind", PAIR_CASES, ids=[c[0] for c in PAIR_CASES])
+def test_pair_losses_and_grads_equal_pytorch(name, fn, kind):
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal((3, 4))
+    b = {"prob": rng.uniform(0.05, 0.95, (3, 4)),
+         "dist": rng.dirichlet(np.ones(4), size=3),
+         "normal": rng.standard_normal((3, 4))}[kind]
+    if name == "bce":
+        a = rng.uniform(0.05, 0.95, (3, 4))
+    (v1, g1), (v2, g2) = _both(fn, real, a, b)
+    np.testing.assert_allclose(v1, v2, rtol=1e-10, atol=1e-12)
+    for x, y in zip(g1, g2):
+        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)

@@ -558,3 +558,75 @@ def test_always_call_hook_runs_when_forward_raises():
     with pytest.raises(ValueError, match="boom"):
         m(1)
     assert calls == [None]
+
+
+# ---- comparison with PyTorch (skipped where it is not installed) ----------------------
+
+def _build_net(lib):
+    class Net(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = lib.nn.Conv2d(1, 2, 3)
+            self.register_buffer("steps", lib.zeros(1))
+            self.heads = lib.nn.ModuleDict({"a": lib.nn.Linear(2, 2),
+                                            "b": lib.nn.Linear(2, 1, bias=False)})
+            self.layers = lib.nn.ModuleList([lib.nn.Linear(2, 2), lib.nn.ReLU()])
+            self.scales = lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2))])
+
+    return Net()
+
+
+MODULE_ERRORS = [
+    lambda L: L.nn.Module().register_buffer("a.b", None),
+    lambda L: L.nn.Module().add_module("x", 3),
+    lambda L: L.nn.Module()(1),
+    lambda L: L.nn.Module(foo=1),
+    lambda L: L.nn.Module().train("yes"),
+    lambda L: L.nn.Linear(1, 1).to(L.int32),
+    lambda L: L.nn.Linear(1, 1).get_submodule("a.b"),
+    lambda L: L.nn.Linear(1, 1).get_parameter("in_features"),
+    lambda L: L.nn.Linear(1, 1).load_state_dict([1, 2]),
+    lambda L: L.nn.Linear(1, 1).load_state_dict({"weight": L.zeros(1, 1), "bias": 3}),
+    lambda L: L.nn.Linear(2, 2).load_state_dict({"weight": L.zeros(1, 2)}),
+    lambda L: L.nn.Linear(2, 2).load_state_dict({"weight": L.zeros(2, 2), "bias": L.zeros(2),
+                                                 "foo.x": L.zeros(1), "y": L.zeros(1)}),
+    lambda L: setattr(L.nn.Linear(1, 1), "weight", L.zeros(1, 1)),
+    lambda L: L.nn.Sequential(L.nn.ReLU())[3],
+    lambda L: L.nn.ModuleList([L.nn.ReLU()])[-2],
+    lambda L: L.nn.ParameterDict()[1],
+    lambda L: _build_net(L).load_state_dict({}),
+]
+
+
+def _error_of(fn, lib):
+    try:
+        fn(lib)
+    except Exception as e:  # noqa: BLE001 - comparing whatever is raised
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("case", range(len(MODULE_ERRORS)))
+def test_module_errors_equal_pytorch(case):
+    real = pytest.importorskip("torch")
+    assert _error_of(MODULE_ERRORS[case], torch) == _error_of(MODULE_ERRORS[case], real)
+
+
+def test_traversal_and_state_dict_equal_pytorch():
+    real = pytest.importorskip("torch")
+    ours, theirs = _build_net(torch), _build_net(real)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [n for n, _ in ours.named_parameters()] == \
+        [n for n, _ in theirs.named_parameters()]
+    assert [n for n, _ in ours.named_modules()] == [n for n, _ in theirs.named_modules()]
+    assert sorted(ours.state_dict()._metadata) == sorted(theirs.state_dict()._metadata)
+    # a PyTorch state dict (as NumPy) loads into the nbtorch model and back
+    sd = {k: torch.tensor(v.numpy()) for k, v in theirs.state_dict().items()}
+    assert repr(ours.load_state_dict(sd)) == "<All keys matched successfully>"
+    res_ours = ours.load_state_dict({"conv.weight": sd["conv.weight"], "zz": sd["steps"]},
+                                    strict=False)
+    res_theirs = theirs.load_state_dict(
+        {"conv.weight": real.tensor(sd["conv.weight"].numpy()),
+         "zz": real.tensor(sd["steps"].numpy())}, strict=False)
+    assert repr(res_ours) == repr(res_theirs)

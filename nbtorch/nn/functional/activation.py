@@ -9,6 +9,7 @@ gradient into NaN).
 import warnings
 
 import nbtorch as torch
+from ...autograd import Function
 from ...ops.pointwise_activation import (celu, celu_, elu, elu_, gelu, hardsigmoid,  # noqa: F401
                                          hardswish, hardtanh, hardtanh_, leaky_relu,
                                          leaky_relu_, mish, relu, relu6, relu_, selu,
@@ -40,9 +41,23 @@ def tanh(input):
     return torch.tanh(input)
 
 
+class _LogSigmoid(Function):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)); gradient sigmoid(-x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.clamp(max=0) - (-x.abs()).exp().log1p()
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * torch.sigmoid(-x)
+
+
 def logsigmoid(input):
-    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    return -softplus(-input)
+    """log(sigmoid(x)), exact and stable for large |x|."""
+    return _LogSigmoid.apply(input)
 
 
 def softsign(input):

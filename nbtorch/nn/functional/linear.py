@@ -22,9 +22,13 @@ def bilinear(input1, input2, weight, bias=None):
 
     `input1` is (..., in1), `input2` (..., in2), `weight` (out, in1, in2).
     """
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} "
+                           f"and {input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {input1.shape[d]} and {input2.shape[d]}")
     out_f, in1, in2 = weight.shape
     if input1.shape[-1] != in1:
         raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "

@@ -142,7 +142,8 @@ def _class_targets(input, target, weight, ignore_index):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not "
                         f"{type(target).__name__}")
     if target.dtype.name not in ("int64", "uint8"):
-        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_type_name(target)}")
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if input.dim() <= 2 and target.dim() > 1:
@@ -241,12 +242,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
+    soft = target.shape == input.shape
+    if soft and not target.dtype.is_floating_point:
+        raise RuntimeError("Expected floating point type for target with class "
+                           f"probabilities, got {_type_name(target)}")
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
     logp = torch.log_softmax(input, class_dim)
-    if target.shape == input.shape:
+    if soft:
         return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
                                    label_smoothing, class_dim, n_classes)
     safe, w, valid = _class_targets(input, target, weight, ignore_index)
@@ -263,9 +268,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 def _soft_cross_entropy(logp, target, weight, ignore_index, reduction, label_smoothing,
                         class_dim, n_classes):
-    if not target.dtype.is_floating_point:
-        raise RuntimeError("Expected floating point type for target with class "
-                           f"probabilities, got {_type_name(target)}")
     if ignore_index >= 0:
         raise RuntimeError("ignore_index is not supported for floating point target")
     _check_weight(weight, n_classes)

@@ -225,18 +225,15 @@ class _ConvTransposeNd(_ConvNd):
         n = self._n
         output_size = list(output_size)[-n:]
         spatial = input.shape[-n:]
-        out = []
-        for d in range(n):
-            min_size = ((spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
-                        + self.dilation[d] * (self.kernel_size[d] - 1) + 1)
-            extra = output_size[d] - min_size
-            if not 0 <= extra < max(self.stride[d], self.dilation[d]):
-                raise ValueError(
-                    f"requested an output size of {output_size}, but valid sizes range "
-                    f"from {min_size} to {min_size + max(self.stride[d], self.dilation[d]) - 1}"
-                    f" (for an input of {list(spatial)})")
-            out.append(extra)
-        return tuple(out)
+        min_sizes = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                     + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        max_sizes = [m + self.stride[d] - 1 for d, m in enumerate(min_sizes)]
+        if any(not lo <= size <= hi
+               for size, lo, hi in zip(output_size, min_sizes, max_sizes)):
+            raise ValueError(
+                f"requested an output size of {output_size}, but valid sizes range "
+                f"from {min_sizes} to {max_sizes} (for an input of {spatial})")
+        return tuple(size - lo for size, lo in zip(output_size, min_sizes))
 
 
 class ConvTranspose1d(_ConvTransposeNd):

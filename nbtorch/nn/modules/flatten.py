@@ -37,7 +37,7 @@ class Unflatten(Module):
         if isinstance(dim, int):
             if not isinstance(unflattened_size, (tuple, list)) or \
                     not all(isinstance(s, int) for s in unflattened_size):
-                raise TypeError("unflattened_size must be tuple of ints, but found type "
+                raise TypeError("unflattened_size must be a tuple of ints, but found type "
                                 f"{type(unflattened_size).__name__}")
         elif isinstance(dim, str):
             if not isinstance(unflattened_size, (tuple, list)):
