@@ -414,15 +414,37 @@ def test_pool_unfold_and_sampling_errors():
 
 def test_matches_pytorch_when_installed():
     torch = pytest.importorskip("torch")
+    tF = torch.nn.functional
     x, w, b = _rand(2, 4, 7, 6), _rand(6, 2, 3, 2, seed=1), _rand(6, seed=2)
-    ref = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), torch.tensor(b), 2, 1, 1, 2)
-    _close(C.conv2d(_t(x), _t(w), _t(b), 2, 1, 1, 2), ref.numpy())
-    ref, ref_idx = torch.nn.functional.max_pool2d(torch.tensor(x), 3, 2, 1, ceil_mode=True,
-                                                  return_indices=True)
-    out, idx = P.max_pool2d(_t(x), 3, 2, 1, ceil_mode=True, return_indices=True)
+    tx, tw, tb = torch.tensor(x), torch.tensor(w), torch.tensor(b)
+    _close(C.conv2d(_t(x), _t(w), _t(b), 2, 1, 1, 2), tF.conv2d(tx, tw, tb, 2, 1, 1, 2).numpy())
+    _close(C.conv2d(_t(x), _t(w), None, 1, "same", 2, 2),
+           tF.conv2d(tx, tw, None, 1, "same", 2, 2).numpy())
+    wt = _rand(4, 3, 3, 2, seed=3)
+    _close(C.conv_transpose2d(_t(x), _t(wt), None, 2, 1, 1, 2, 1),
+           tF.conv_transpose2d(tx, torch.tensor(wt), None, 2, 1, 1, 2, 1).numpy())
+    _close(C.unfold(_t(x), (2, 3), 2, 1, (2, 1)), tF.unfold(tx, (2, 3), 2, 1, (2, 1)).numpy())
+    cols = _rand(2, 8, 6)
+    _close(C.fold(_t(cols), (5, 6), 2, 1, 0, 2), tF.fold(torch.tensor(cols), (5, 6), 2, 1, 0, 2).numpy())
+    out, idx = P.max_pool2d(_t(x), 3, 2, 1, 2, ceil_mode=True, return_indices=True)
+    ref, ref_idx = tF.max_pool2d(tx, 3, 2, 1, 2, ceil_mode=True, return_indices=True)
     _close(out, ref.numpy())
     assert (idx.numpy() == ref_idx.numpy()).all()
-    for mode, ac in (("bilinear", False), ("bilinear", True), ("nearest", None)):
-        ref = torch.nn.functional.interpolate(torch.tensor(x), scale_factor=1.7, mode=mode,
-                                              align_corners=ac)
+    for ceil, incl in ((True, False), (True, True), (False, False)):
+        _close(P.avg_pool2d(_t(x), 3, 2, 1, ceil, incl), tF.avg_pool2d(tx, 3, 2, 1, ceil, incl).numpy())
+    _close(P.adaptive_avg_pool2d(_t(x), (4, 5)), tF.adaptive_avg_pool2d(tx, (4, 5)).numpy())
+    out, idx = P.adaptive_max_pool2d(_t(x), (3, 4), True)
+    ref, ref_idx = tF.adaptive_max_pool2d(tx, (3, 4), True)
+    _close(out, ref.numpy())
+    assert (idx.numpy() == ref_idx.numpy()).all()
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        _close(S.pad(_t(x), (1, 2, 3, 0), mode), tF.pad(tx, (1, 2, 3, 0), mode).numpy())
+    x5 = _rand(1, 2, 3, 4, 5)
+    for mode, ac in (("bilinear", False), ("bilinear", True), ("nearest", None),
+                     ("nearest-exact", None), ("area", None)):
+        ref = tF.interpolate(tx, scale_factor=1.7, mode=mode, align_corners=ac)
         _close(S.interpolate(_t(x), scale_factor=1.7, mode=mode, align_corners=ac), ref.numpy())
+        ref = tF.interpolate(tx, size=(3, 9), mode=mode, align_corners=ac)
+        _close(S.interpolate(_t(x), size=(3, 9), mode=mode, align_corners=ac), ref.numpy())
+    _close(S.interpolate(_t(x5), size=(5, 3, 7), mode="trilinear"),
+           tF.interpolate(torch.tensor(x5), size=(5, 3, 7), mode="trilinear").numpy())
