@@ -1,0 +1,40 @@
+"""Range kernels: `arange` and `linspace` fill a preallocated contiguous 1-D device array.
+
+float16 outputs compute in float64/int64 and convert on the store.
+"""
+from numba import cuda
+
+from ._launch import grid
+
+__all__ = ["arange", "linspace"]
+
+
+@cuda.jit(cache=True)
+def arange_kernel(out, start, step):
+    """for i (grid-stride): out[i] = start + i * step."""
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        out[i] = start + i * step
+
+
+@cuda.jit(cache=True)
+def linspace_kernel(out, start, end, step):
+    """for i: out[i] = start + i*step in the first half, end - (n-1-i)*step after (symmetric)."""
+    n = out.size
+    half = n // 2
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
+        if i < half:
+            out[i] = start + i * step
+        else:
+            out[i] = end - (n - 1 - i) * step
+
+
+def arange(out, start, step, stream=0):
+    """Launcher: out[i] = start + i * step."""
+    if out.size:
+        arange_kernel[grid(out.size) + (stream,)](out, start, step)
+
+
+def linspace(out, start, end, step, stream=0):
+    """Launcher: `out.size` evenly spaced values from start to end inclusive."""
+    if out.size:
+        linspace_kernel[grid(out.size) + (stream,)](out, start, end, step)

@@ -1,0 +1,96 @@
+"""Counter-based random numbers on the GPU: Philox-4x32-10 (Salmon et al., SC'11).
+
+Element i of a draw is a pure function of (key, counter = (i, offset)), so a
+draw needs no per-thread state, any grid gives the same values, and seeding
+(`nbtorch.manual_seed`) reproduces a run::
+
+    for i (grid-stride):  x0, x1, _, _ = philox(key=(k0, k1), counter=(i, 0, off_lo, off_hi))
+        uniform:  out[i] = low + (high - low) * u(x0, x1)      u in [0, 1)
+        normal:   out[i] = mean + std * sqrt(-2 log u1) * cos(2 pi u2)   (Box-Muller)
+
+The 32-bit multiply-high is done in uint64 (portable to the simulator).
+"""
+import math
+
+import numpy as np
+from numba import cuda
+
+from ._launch import grid
+
+__all__ = ["uniform", "normal", "philox"]
+
+_M0 = np.uint64(0xD2511F53)
+_M1 = np.uint64(0xCD9E8D57)
+_W0 = np.uint64(0x9E3779B9)
+_W1 = np.uint64(0xBB67AE85)
+_MASK = np.uint64(0xFFFFFFFF)
+_S32 = np.uint64(32)
+
+
+@cuda.jit(device=True, cache=True)
+def philox(c0, c1, c2, c3, k0, k1):
+    """Philox-4x32-10 of a 4-word counter and a 2-word key (uint64 holding uint32)."""
+    for _ in range(10):
+        p0 = _M0 * c0
+        p1 = _M1 * c2
+        n0 = ((p1 >> _S32) ^ c1 ^ k0) & _MASK
+        n2 = ((p0 >> _S32) ^ c3 ^ k1) & _MASK
+        c1 = p1 & _MASK
+        c3 = p0 & _MASK
+        c0 = n0
+        c2 = n2
+        k0 = (k0 + _W0) & _MASK
+        k1 = (k1 + _W1) & _MASK
+    return c0, c1, c2, c3
+
+
+@cuda.jit(device=True, cache=True)
+def _unit(x0, x1):
+    """A float64 in [0, 1) from 53 random bits of two words."""
+    bits = ((x0 << np.uint64(21)) ^ x1) & np.uint64((1 << 53) - 1)
+    return np.float64(bits) * (1.0 / 9007199254740992.0)
+
+
+@cuda.jit(cache=True)
+def uniform_kernel(out, k0, k1, off, low, high):
+    """out[i] = low + (high - low) * u_i, with u_i in [0, 1) from Philox."""
+    off_lo = np.uint64(off) & _MASK
+    off_hi = np.uint64(off) >> _S32
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        x0, x1, x2, x3 = philox(np.uint64(i) & _MASK, np.uint64(i) >> _S32, off_lo, off_hi,
+                                k0, k1)
+        v = low + (high - low) * _unit(x0, x1)
+        out[i] = v if v < high else low       # float rounding never yields `high`
+
+
+@cuda.jit(cache=True)
+def normal_kernel(out, k0, k1, off, mean, std):
+    """out[i] = mean + std * z_i, z_i standard normal by Box-Muller on two uniforms."""
+    off_lo = np.uint64(off) & _MASK
+    off_hi = np.uint64(off) >> _S32
+    for i in range(cuda.grid(1), out.size, cuda.gridsize(1)):
+        x0, x1, x2, x3 = philox(np.uint64(i) & _MASK, np.uint64(i) >> _S32, off_lo, off_hi,
+                                k0, k1)
+        u1 = 1.0 - _unit(x0, x1)               # (0, 1]: log is finite
+        u2 = _unit(x2, x3)
+        out[i] = mean + std * (math.sqrt(-2.0 * math.log(u1)) * math.cos(6.283185307179586 * u2))
+
+
+def _key(seed):
+    return np.uint64(seed & 0xFFFFFFFF), np.uint64((seed >> 32) & 0xFFFFFFFF)
+
+
+def uniform(out, seed, offset, low=0.0, high=1.0, stream=0):
+    """Fill contiguous 1-D `out` with uniform samples on [low, high)."""
+    if out.size:
+        k0, k1 = _key(seed)
+        uniform_kernel[grid(out.size) + (stream,)](out, k0, k1, np.uint64(offset), float(low),
+                                               float(high))
+
+
+def normal(out, seed, offset, mean=0.0, std=1.0, stream=0):
+    """Fill contiguous 1-D `out` with normal samples N(mean, std**2)."""
+    if out.size:
+        k0, k1 = _key(seed)
+        normal_kernel[grid(out.size) + (stream,)](out, k0, k1, np.uint64(offset), float(mean),
+                                              float(std))

@@ -1,0 +1,73 @@
+"""Memory statistics and cache control of the caching allocator (``torch.cuda.memory_*``).
+
+Counts are in bytes of the allocator's size-rounded blocks (as PyTorch's are).
+"""
+from . import _runtime
+
+__all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
+           "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
+           "empty_cache", "memory_stats", "memory_summary", "mem_get_info"]
+
+
+def _alloc(device):
+    _runtime.lazy_init()
+    return _runtime.allocator(_runtime._index(device))
+
+
+def memory_allocated(device=None):
+    """Bytes held by live tensors (and Numba device arrays) on the device."""
+    return _alloc(device).memory_allocated()
+
+
+def max_memory_allocated(device=None):
+    """The peak of `memory_allocated` since start or `reset_peak_memory_stats`."""
+    return _alloc(device).max_memory_allocated()
+
+
+def memory_reserved(device=None):
+    """Bytes obtained from the driver: allocated plus cached free blocks."""
+    return _alloc(device).memory_reserved()
+
+
+def max_memory_reserved(device=None):
+    return _alloc(device).max_memory_reserved()
+
+
+def reset_peak_memory_stats(device=None):
+    """Restart the peak counters from the current values."""
+    _alloc(device).reset_peak_stats()
+
+
+reset_max_memory_allocated = reset_peak_memory_stats
+
+
+def empty_cache():
+    """Give cached free blocks back to the driver (live tensors are untouched).
+
+    Example:
+        >>> del big; nbtorch.cuda.empty_cache()
+    """
+    _runtime.lazy_init()
+    for a in list(_runtime._STATE["allocators"].values()):
+        a.empty_cache()
+
+
+def memory_stats(device=None):
+    """A dict of the allocator's counters, named as in ``torch.cuda.memory_stats``."""
+    return dict(_alloc(device).memory_stats())
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A printable table of the allocator's statistics."""
+    return _alloc(device).memory_summary()
+
+
+def mem_get_info(device=None):
+    """(free, total) bytes of device memory as the driver reports them."""
+    _runtime.lazy_init()
+    if _runtime.simulator():
+        a = _alloc(device)
+        return (0, a.memory_reserved())
+    ctx = _runtime.cuda_module().current_context()
+    info = ctx.get_memory_info()
+    return info.free, info.total
