@@ -409,7 +409,8 @@ def test_full_backward_hook_without_input_grad():
     m = Scale()
     calls = []
     m.register_full_backward_hook(lambda mod, gi, go: calls.append((gi, len(go))))
-    m(torch.ones(2)).sum().backward()
+    with pytest.warns(UserWarning, match="Full backward hook is firing"):
+        m(torch.ones(2)).sum().backward()
     assert calls == [((None,), 1)]
 
 
@@ -630,3 +631,59 @@ def test_traversal_and_state_dict_equal_pytorch():
         {"conv.weight": real.tensor(sd["conv.weight"].numpy()),
          "zz": real.tensor(sd["steps"].numpy())}, strict=False)
     assert repr(res_ours) == repr(res_theirs)
+
+
+def test_full_backward_hook_arguments_equal_pytorch():
+    real = pytest.importorskip("torch")
+
+    def run(lib):
+        res = []
+
+        def fmt(gs):
+            return [None if g is None else g.tolist() for g in gs]
+
+        class Two(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.tensor([2.0, 3.0]))
+
+            def forward(self, x, y, z=None):
+                return x * self.w, y * 3, x * 2
+
+        t = Two()
+        t.register_full_backward_hook(lambda m, gi, go: res.append(("full", fmt(gi), fmt(go))))
+        t.register_full_backward_pre_hook(lambda m, go: res.append(("pre", fmt(go))))
+        x = lib.ones(2, requires_grad=True)
+        u, v, w = t(x, lib.ones(2))
+        u.sum().backward()                       # y needs no grad, v and w unused
+        u, v, w = t(x, lib.ones(2, requires_grad=True))
+        (u.sum() + v.sum()).backward()
+        u, v, w = t(x, lib.ones(2, dtype=lib.int64))
+        u.sum().backward()
+        with pytest.warns(UserWarning, match="Full backward hook is firing"):
+            u, v, w = t(lib.ones(2), lib.ones(2))
+            u.sum().backward()                   # no input requires grad
+
+        class Three(lib.nn.Module):
+            def forward(self, a, k, b):
+                return a * k * b
+
+        m = Three()
+        m.register_full_backward_hook(lambda m_, gi, go: (gi[0] * 10, None, None))
+        a = lib.ones(2, requires_grad=True)
+        m(a, 3, lib.ones(2)).sum().backward()
+        res.append(a.grad.tolist())
+        return res
+
+    assert run(torch) == run(real)
+
+
+def test_parameter_containers_repr_equal_pytorch():
+    real = pytest.importorskip("torch")
+
+    def build(lib):
+        return (lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2, 3)), lib.ones(1)]),
+                lib.nn.ParameterDict({"b": lib.nn.Parameter(lib.ones(2)),
+                                      "a": lib.zeros(3, dtype=lib.float64)}))
+
+    assert [repr(c) for c in build(torch)] == [repr(c) for c in build(real)]

@@ -65,6 +65,7 @@ def _identity_function():
             @staticmethod
             def forward(ctx, on_backward, *tensors):
                 ctx.on_backward = on_backward
+                ctx.set_materialize_grads(False)     # unused outputs report None
                 out = tuple(t.detach() for t in tensors)   # aliases, no copy
                 return out if len(out) > 1 else out[0]
 
@@ -85,14 +86,20 @@ def _tensor_positions(values):
     return [i for i, v in enumerate(values) if isinstance(v, Tensor)]
 
 
+_NO_INPUT_GRAD = ("Full backward hook is firing when gradients are computed with respect to "
+                  "module outputs since no inputs require gradients. See "
+                  "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                  "#torch.nn.Module.register_full_backward_hook for more details.")
+
+
 class BackwardHook:
     """Collects grad_output and grad_input of one module call and runs the hooks.
 
-    `setup_input_hook(args)` wraps the tensor arguments that require grad,
-    `setup_output_hook(result)` the tensor outputs; the outputs' backward
-    stores grad_output (after the backward pre-hooks) and the inputs'
-    backward calls the full backward hooks with one grad_input entry per
-    tensor argument (None for those that need no gradient).
+    As in PyTorch, grad_input has one entry per positional argument (None for
+    non-tensors, zeros for tensors that need no gradient) and grad_output one
+    per tensor output (None for outputs that got no gradient). Only tensors
+    that require grad are routed through the identity Function, so the
+    module's own graph is unchanged.
     """
 
     def __init__(self, module, user_hooks, user_pre_hooks):
@@ -100,50 +107,75 @@ class BackwardHook:
         self.user_hooks = user_hooks
         self.user_pre_hooks = user_pre_hooks
         self.grad_outputs = None
-        self.input_slots = []        # per tensor argument: does it get a gradient?
-        self.inputs_wrapped = False
+        self.args = ()
+        self.wrapped_inputs = []      # argument positions routed through the identity
+        self.wrapped_outputs = []     # tensor-output slots routed through the identity
+        self.n_outputs = 0
 
     @staticmethod
-    def _wrap(values, on_backward):
-        """Route the tensors that require grad among `values` through the identity."""
-        from ...autograd import is_grad_enabled
-        pos = [i for i in _tensor_positions(values) if values[i].requires_grad]
-        if not pos or not is_grad_enabled():
-            return values, False
-        out = _identity_function().apply(on_backward, *[values[i] for i in pos])
+    def _wrap(values, positions, on_backward):
+        """Route values[i] for i in `positions` through the identity Function."""
+        out = _identity_function().apply(on_backward, *[values[i] for i in positions])
         if not isinstance(out, tuple):
             out = (out,)
         values = list(values)
-        for i, t in zip(pos, out):
+        for i, t in zip(positions, out):
             values[i] = t
-        return tuple(values), True
+        return tuple(values)
 
     def setup_input_hook(self, args):
-        self.input_slots = [args[i].requires_grad for i in _tensor_positions(args)]
-        args, self.inputs_wrapped = self._wrap(args, self._on_input_grads)
-        return args
+        from ...autograd import is_grad_enabled
+        self.args = args
+        if is_grad_enabled():
+            self.wrapped_inputs = [i for i in _tensor_positions(args)
+                                   if args[i].requires_grad]
+        if not self.wrapped_inputs:
+            return args
+        return self._wrap(args, self.wrapped_inputs, self._on_input_grads)
 
     def setup_output_hook(self, result):
+        from ...autograd import is_grad_enabled
         is_tuple = isinstance(result, tuple)
-        wrapped, _ = self._wrap(result if is_tuple else (result,), self._on_output_grads)
+        values = result if is_tuple else (result,)
+        tensors = _tensor_positions(values)
+        self.n_outputs = len(tensors)
+        if not is_grad_enabled():
+            return result
+        slots = [k for k, i in enumerate(tensors) if values[i].requires_grad]
+        if not slots:
+            return result
+        self.wrapped_outputs = slots
+        wrapped = self._wrap(values, [tensors[k] for k in slots], self._on_output_grads)
         return wrapped if is_tuple else wrapped[0]
 
     def _on_output_grads(self, grads):
+        full = [None] * self.n_outputs
+        for k, g in zip(self.wrapped_outputs, grads):
+            full[k] = g
+        full = tuple(full)
         for hook in self.user_pre_hooks:
-            out = hook(self.module, grads)
+            out = hook(self.module, full)
             if out is not None:
-                grads = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        self.grad_outputs = grads
-        if not self.inputs_wrapped:
-            # No input needs grad: the hooks still run, with grad_input all None.
-            self._run_hooks(tuple(None for _ in self.input_slots))
-        return grads
+                full = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        self.grad_outputs = full
+        if not self.wrapped_inputs:
+            # No input needs grad: the hooks run now, with grad_input all None.
+            import warnings
+            warnings.warn(_NO_INPUT_GRAD, stacklevel=2)
+            self._run_hooks(tuple(None for _ in self.args))
+        return tuple(full[k] for k in self.wrapped_outputs)
 
     def _on_input_grads(self, grads):
-        it = iter(grads)
-        full = tuple(next(it) if needs else None for needs in self.input_slots)
-        full = self._run_hooks(full)
-        return tuple(g for g, needs in zip(full, self.input_slots) if needs)
+        from ..._tensor import Tensor
+        from ...ops.creation import zeros_like
+        full = [None] * len(self.args)
+        for i, a in enumerate(self.args):
+            if isinstance(a, Tensor):
+                full[i] = zeros_like(a)
+        for i, g in zip(self.wrapped_inputs, grads):
+            full[i] = g
+        full = self._run_hooks(tuple(full))
+        return tuple(full[i] for i in self.wrapped_inputs)
 
     def _run_hooks(self, grad_inputs):
         for hook in self.user_hooks:

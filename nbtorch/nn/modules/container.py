@@ -6,7 +6,7 @@ from itertools import chain, islice
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module, _addindent
+from .module import Module, _addindent, typename
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
@@ -290,12 +290,13 @@ class ModuleDict(Module):
             self[m[0]] = m[1]
 
 
-def _param_line(key, p):
+def _param_line(key, p, type_name):
+    """One line of ParameterList/Dict's repr; `type_name(p)` is what PyTorch prints."""
     if isinstance(p, Tensor):
         size = "x".join(str(s) for s in p.size())
         dev = f" ({p.device})" if p.device.type == "cuda" else ""
         kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-        return f"  ({key}): {kind} containing: [{p.dtype} of size {size}{dev}]"
+        return f"  ({key}): {kind} containing: [{type_name(p)} of size {size}{dev}]"
     return f"  ({key}): Object of type: {type(p).__name__}"
 
 
@@ -358,7 +359,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self):
-        return "\n".join(_param_line(k, p) for k, p in enumerate(self))
+        return "\n".join(_param_line(k, p, lambda t: t.dtype) for k, p in enumerate(self))
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
@@ -470,7 +471,7 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        return "\n".join(_param_line(k, self[k]) for k in self._keys)
+        return "\n".join(_param_line(k, self[k], typename) for k in self._keys)
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
