@@ -578,3 +578,40 @@ def test_init_gains_and_fans_equal_pytorch():
     for shape in [(3, 4), (8, 4, 3, 3), (2, 3, 5)]:
         assert nn.init._calculate_fan_in_and_fan_out(torch.empty(*shape)) == \
             real.nn.init._calculate_fan_in_and_fan_out(real.empty(*shape))
+
+
+POOL_CASES = [
+    ("max2d", lambda L: L.nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True,
+                                       return_indices=True), (2, 3, 7, 8)),
+    ("max2d_dil", lambda L: L.nn.MaxPool2d((2, 3), dilation=2), (2, 3, 7, 8)),
+    ("max1d", lambda L: L.nn.MaxPool1d(3, stride=2, padding=1, return_indices=True),
+     (2, 3, 9)),
+    ("avg2d", lambda L: L.nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True,
+                                       count_include_pad=False), (2, 3, 7, 8)),
+    ("avg2d_div", lambda L: L.nn.AvgPool2d(2, divisor_override=3), (2, 3, 7, 8)),
+    ("avg1d", lambda L: L.nn.AvgPool1d(3, stride=2, padding=1, count_include_pad=False),
+     (2, 3, 9)),
+    ("adaptive_avg2d", lambda L: L.nn.AdaptiveAvgPool2d((3, None)), (2, 3, 7, 8)),
+    ("adaptive_max2d", lambda L: L.nn.AdaptiveMaxPool2d((3, 5), return_indices=True),
+     (2, 3, 7, 8)),
+    ("unbatched", lambda L: L.nn.MaxPool2d(2), (3, 7, 8)),
+]
+
+
+@pytest.mark.parametrize("name,build,shape", POOL_CASES, ids=[c[0] for c in POOL_CASES])
+def test_pooling_modules_equal_pytorch(name, build, shape):
+    real = pytest.importorskip("torch")
+    x = np.random.default_rng(23).standard_normal(shape)
+    results = []
+    for lib in (torch, real):
+        m = build(lib)
+        t = lib.tensor(x, requires_grad=True)
+        out = m(t)
+        outs = out if isinstance(out, tuple) else (out,)
+        outs[0].sum().backward()
+        results.append(([o.detach().numpy() for o in outs], t.grad.numpy(), repr(m)))
+    (o1, g1, r1), (o2, g2, r2) = results
+    assert r1 == r2
+    for a, b in zip(o1, o2):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
