@@ -1,15 +1,18 @@
-"""Hook handles and the backward-hook wrapper used by `Module.__call__`.
+"""Module hooks: registration, handles, and the backward-hook wrapper.
 
-`RemovableHandle` is what every `register_*_hook` returns. `BackwardHook`
+`HookRegistration` holds Module's `register_*_hook` methods (each files the
+hook in one of the module's ordered hook dicts); `RemovableHandle` is what
+they return. `BackwardHook`
 implements `register_full_backward_hook`: it routes a module's tensor inputs
 and outputs through identity autograd Functions, so that the gradients with
 respect to the outputs (grad_output) and the inputs (grad_input) of that one
 call can be handed to the user's hooks, which may replace grad_input.
 """
+import warnings
 import weakref
 from collections import OrderedDict
 
-__all__ = ["RemovableHandle", "BackwardHook"]
+__all__ = ["RemovableHandle", "BackwardHook", "HookRegistration"]
 
 
 class RemovableHandle:
@@ -160,7 +163,6 @@ class BackwardHook:
         self.grad_outputs = full
         if not self.wrapped_inputs:
             # No input needs grad: the hooks run now, with grad_input all None.
-            import warnings
             warnings.warn(_NO_INPUT_GRAD, stacklevel=2)
             self._run_hooks(tuple(None for _ in self.args))
         return tuple(full[k] for k in self.wrapped_outputs)
@@ -189,3 +191,93 @@ class BackwardHook:
                     f"{len(out)}, but expected {len(grad_inputs)}")
             grad_inputs = out
         return grad_inputs
+
+
+class HookRegistration:
+    """Module's hook-registration methods (mixed into `Module`)."""
+
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """Run ``hook(module, args)`` (or ``hook(module, args, kwargs)``) before forward;
+        a non-None result replaces the arguments."""
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """Run ``hook(module, args, output)`` (or with kwargs) after forward; a non-None
+        result replaces the output."""
+        handle = RemovableHandle(self._forward_hooks,
+                                 extra_dict=[self._forward_hooks_with_kwargs,
+                                             self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """Run ``hook(module, grad_input, grad_output)`` when the gradients with respect
+        to this call's inputs are computed; a non-None result replaces grad_input."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward "
+                               "hooks on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Run ``hook(module, grad_output)`` before grad_input is computed; a non-None
+        result replaces grad_output."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """Deprecated; behaves as `register_full_backward_hook` here."""
+        warnings.warn("Using a non-full backward hook when the forward contains multiple "
+                      "autograd Nodes is deprecated; use register_full_backward_hook.",
+                      FutureWarning, stacklevel=2)
+        return self.register_full_backward_hook(hook)
+
+    def register_state_dict_pre_hook(self, hook):
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = \
+            lambda sd, prefix, *rest: hook(self, sd, prefix, *rest)
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            (lambda *a: hook(self, *a)) if with_module else hook)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle

@@ -16,7 +16,7 @@ from ... import _dtype
 from ..._device import device as _device_cls
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
-from ._hooks import BackwardHook, RemovableHandle
+from ._hooks import BackwardHook, HookRegistration
 
 __all__ = ["Module"]
 
@@ -73,7 +73,7 @@ _HOOK_DICTS = ("_forward_hooks", "_forward_hooks_with_kwargs",
                "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 
 
-class Module:
+class Module(HookRegistration):
     """Base class for all neural network modules.
 
     Subclasses call ``super().__init__()`` first, assign layers and
@@ -692,93 +692,6 @@ class Module:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 self.__class__.__name__, "\n\t".join(error_msgs)))
         return _IncompatibleKeys(missing_keys, unexpected_keys)
-
-    # ---- hooks -------------------------------------------------------------
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """Run ``hook(module, args)`` (or ``hook(module, args, kwargs)``) before forward;
-        a non-None result replaces the arguments."""
-        handle = RemovableHandle(self._forward_pre_hooks,
-                                 extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
-                              always_call=False):
-        """Run ``hook(module, args, output)`` (or with kwargs) after forward; a non-None
-        result replaces the output."""
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs,
-                                             self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_hook(self, hook, prepend=False):
-        """Run ``hook(module, grad_input, grad_output)`` when the gradients with respect
-        to this call's inputs are computed; a non-None result replaces grad_input."""
-        if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward "
-                               "hooks on a single Module. Please use only one of them.")
-        self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        if prepend:
-            self._backward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        """Run ``hook(module, grad_output)`` before grad_input is computed; a non-None
-        result replaces grad_output."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
-        if prepend:
-            self._backward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_backward_hook(self, hook):
-        """Deprecated; behaves as `register_full_backward_hook` here."""
-        warnings.warn("Using a non-full backward hook when the forward contains multiple "
-                      "autograd Nodes is deprecated; use register_full_backward_hook.",
-                      FutureWarning, stacklevel=2)
-        return self.register_full_backward_hook(hook)
-
-    def register_state_dict_pre_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_state_dict_post_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
-
-    _register_state_dict_hook = register_state_dict_post_hook
-
-    def register_load_state_dict_pre_hook(self, hook):
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = \
-            lambda sd, prefix, *rest: hook(self, sd, prefix, *rest)
-        return handle
-
-    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = (
-            (lambda *a: hook(self, *a)) if with_module else hook)
-        return handle
-
-    def register_load_state_dict_post_hook(self, hook):
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
 
     # ---- printing and pickling ---------------------------------------------
     def _get_name(self):
