@@ -340,12 +340,12 @@ def test_transformer_encoder_stack_and_decoder_layer():
     assert enc.layers[0].linear1.weight is not enc.layers[1].linear1.weight
     assert len(list(enc.parameters())) == 3 * len(list(layer.parameters()))
     x = nbtorch.randn(5, 2, 8)
-    mask = transformer.generate_square_subsequent_mask(5)
+    mask = nn.Transformer.generate_square_subsequent_mask(5)
     out = enc.eval()(x, mask=mask)
     assert out.shape == (5, 2, 8)
     dec = nn.TransformerDecoderLayer(8, 2, dim_feedforward=16).eval()
-    assert dec(nbtorch.randn(4, 2, 8), x, tgt_mask=transformer.generate_square_subsequent_mask(4)
-               ).shape == (4, 2, 8)
+    causal = nn.Transformer.generate_square_subsequent_mask(4)
+    assert dec(nbtorch.randn(4, 2, 8), x, tgt_mask=causal).shape == (4, 2, 8)
     with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
         nn.TransformerEncoderLayer(8, 2, activation="tanh")
 
@@ -448,7 +448,7 @@ def test_sdpa_and_decoder_against_torch():
                                               norm_first=True).double().eval()
     _copy_to_torch(ours, theirs, torch)
     tgt, mem = _rand(4, 2, 8), _rand(6, 2, 8, seed=1)
-    mask = transformer.generate_square_subsequent_mask(4, dtype=nbtorch.float64)
+    mask = nn.Transformer.generate_square_subsequent_mask(4, dtype=nbtorch.float64)
     out = ours(_t(tgt), _t(mem), tgt_mask=mask)
     with torch.no_grad():
         ref = theirs(torch.tensor(tgt), torch.tensor(mem),

@@ -5,7 +5,7 @@ from .batchnorm import _new
 from .linear import Linear
 from .module import Module
 
-__all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
+__all__ = ["MultiheadAttention"]
 
 
 class NonDynamicallyQuantizableLinear(Linear):

@@ -10,14 +10,14 @@ from .module import Module
 from .normalization import LayerNorm
 
 __all__ = ["Transformer", "TransformerEncoderLayer", "TransformerEncoder",
-           "TransformerDecoderLayer", "TransformerDecoder", "generate_square_subsequent_mask"]
+           "TransformerDecoderLayer", "TransformerDecoder"]
 
 
 def generate_square_subsequent_mask(sz, device=None, dtype=None):
     """(sz, sz) float mask: 0 on and below the diagonal, -inf above (a causal mask).
 
     Example:
-        >>> generate_square_subsequent_mask(3)[0].tolist()
+        >>> nn.Transformer.generate_square_subsequent_mask(3)[0].tolist()
         [0.0, -inf, -inf]
     """
     import numpy as np
