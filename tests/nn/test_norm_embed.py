@@ -3,17 +3,9 @@ import numpy as np
 import pytest
 
 import nbtorch
+import nbtorch.nn as nn
 import nbtorch.nn.functional as F
 from nbtorch.autograd import gradcheck, gradgradcheck
-from nbtorch.nn.modules import batchnorm, normalization, sparse
-
-
-class nn:  # the layers under test, imported from their own modules
-    BatchNorm1d, BatchNorm2d = batchnorm.BatchNorm1d, batchnorm.BatchNorm2d
-    InstanceNorm1d, InstanceNorm2d = batchnorm.InstanceNorm1d, batchnorm.InstanceNorm2d
-    LayerNorm, GroupNorm = normalization.LayerNorm, normalization.GroupNorm
-    RMSNorm = normalization.RMSNorm
-    Embedding = sparse.Embedding
 
 
 def _t(a, requires_grad=False):
@@ -347,3 +339,13 @@ def test_against_torch_embedding():
         (yt * torch.tensor(g)).sum().backward()
         np.testing.assert_allclose(wo.grad.numpy(), wt.grad.numpy(), atol=1e-12)
         np.testing.assert_allclose(wo.detach().numpy(), wt.detach().numpy(), atol=1e-12)
+
+
+def test_batchnorm_loads_old_checkpoint_without_num_batches_tracked():
+    bn = nn.BatchNorm1d(2)
+    state = {k: v for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    state["running_mean"] = nbtorch.tensor([1.0, 2.0])
+    nn.BatchNorm1d(2).load_state_dict(state)            # strict: no missing-key error
+    other = nn.BatchNorm1d(2)
+    other.load_state_dict(state)
+    np.testing.assert_array_equal(other.running_mean.numpy(), [1.0, 2.0])
