@@ -9,6 +9,11 @@ NumPy's BLAS; a ratio above 1 is slower).
 
     python benchmarks/bench_matmul.py                 # 256, 1024, 2048 float32
     python benchmarks/bench_matmul.py --sizes 512 --dtype float64 --repeats 9
+
+On a shared (busy) machine wall times mostly measure the neighbours; then
+compare per-core efficiency instead, single-threaded, in process CPU time:
+
+    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/bench_matmul.py --cpu-time
 """
 import argparse
 import time
@@ -41,8 +46,8 @@ def _candidates(a, b, out):
     return fns
 
 
-def bench(n, dtype, repeats):
-    """Best wall time (s) of each candidate on n x n @ n x n, alternating candidates."""
+def bench(n, dtype, repeats, clock=time.perf_counter):
+    """Best time (s) of each candidate on n x n @ n x n, alternating candidates."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n)).astype(dtype)
     b = rng.standard_normal((n, n)).astype(dtype)
@@ -54,9 +59,9 @@ def bench(n, dtype, repeats):
     for _ in range(repeats):
         for name, fn in fns.items():
             time.sleep(0.02)         # let the previous candidate's worker threads go idle
-            t = time.perf_counter()
+            t = clock()
             fn()
-            best[name] = min(best[name], time.perf_counter() - t)
+            best[name] = min(best[name], clock() - t)
     return best
 
 
@@ -65,11 +70,15 @@ def main():
     p.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 2048])
     p.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time with the process CPU clock instead of the wall clock")
     args = p.parse_args()
-    rows = [(n, bench(n, np.dtype(args.dtype), args.repeats)) for n in args.sizes]
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    rows = [(n, bench(n, np.dtype(args.dtype), args.repeats, clock)) for n in args.sizes]
     names = list(rows[0][1])
     ref = "torch.matmul" if "torch.matmul" in names else "numpy"
-    print(f"matmul n x n @ n x n, {args.dtype}, best of {args.repeats}; "
+    print(f"matmul n x n @ n x n, {args.dtype}, best of {args.repeats} "
+          f"({'CPU' if args.cpu_time else 'wall'} time); "
           f"ratio = time / {ref} time (lower is faster)")
     print(f"{'n':>6} " + " ".join(f"{name:>22}" for name in names))
     for n, best in rows:

@@ -23,6 +23,7 @@ from .._tensor import Tensor, empty
 from ..autograd.function import Function
 from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
 from ._elementwise import type_name
+from .creation import zeros
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "addr", "addbmm", "baddbmm", "einsum"]
@@ -85,12 +86,12 @@ class Matmul(Function):
 
 # ---- argument checks (PyTorch's messages) ---------------------------------------------
 
-def _with_out(result, out):
+def _with_out(op, result, out):
     """`result`, or copied into `out` (same shape and dtype) when out= is given."""
     if out is None:
         return result
     if result.requires_grad:
-        raise RuntimeError("functions with out=... arguments don't support automatic "
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     if out.dtype is not result.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_CPP_NAMES[result.dtype.name]}"
@@ -106,18 +107,40 @@ _CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
               "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
 
 
-def _check_pair(op, a, b, names=("input", "other")):
-    """Both tensors, one device, one non-bool dtype."""
+# What PyTorch reports for mixed or bool dtypes depends on the routine an op lands in:
+# route -> (name in the bool error, mixed-dtype message from (a.dtype, b.dtype)).
+_ROUTES = {
+    "mm": ("addmm_impl_cpu_", lambda a, b: "expected m1 and m2 to have the same dtype, but "
+           f"got: {_CPP_NAMES[a.name]} != {_CPP_NAMES[b.name]}"),
+    "bmm": ("bmm", lambda a, b: f"expected scalar type {type_name(a)} but found "
+            f"{type_name(b)}"),
+    "mv": ("addmv_impl_cpu", lambda a, b: "addmv input tensors must have the same dtype, but "
+           f"got {type_name(b)}, {type_name(a)}, and {type_name(b)}"),
+    "dot": ("dot", lambda a, b: "dot : expected both vectors to have same dtype, but found "
+            f"{type_name(a)} and {type_name(b)}"),
+    "inner": ("addmm_impl_cpu_", lambda a, b: "both inputs should have same dtype"),
+}
+
+
+def _check_pair(op, a, b, route, names=("input", "other")):
+    """Both tensors, one device, one non-bool dtype (errors as PyTorch's `route` gives them)."""
     for i, (x, name) in enumerate(zip((a, b), names)):
         if not isinstance(x, Tensor):
             raise TypeError(f"{op}(): argument '{name}' (position {i + 1}) must be Tensor, "
                             f"not {type(x).__name__}")
     check_same_device(op, a, b)
+    bool_name, mixed = _ROUTES[route]
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_CPP_NAMES[a.dtype.name]} != {_CPP_NAMES[b.dtype.name]}")
+        raise RuntimeError(mixed(a.dtype, b.dtype))
     if a.dtype is _dtype.bool:
-        raise RuntimeError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{bool_name}\" not implemented for 'Bool'")
+
+
+def _matmul_route(da, db):
+    """The routine torch.matmul folds (da-D @ db-D) into."""
+    if db == 1:
+        return "dot" if da == 1 else "mv"
+    return "mm" if db == 2 else "bmm"
 
 
 def _mat_mismatch(rows, k, k2, n):
@@ -147,13 +170,13 @@ def matmul(input, other, *, out=None):
         >>> nbtorch.matmul(nbtorch.ones(5, 2, 3), nbtorch.ones(3, 4)).shape
         torch.Size([5, 2, 4])
     """
-    _check_pair("matmul", input, other)
-    da, db = input.dim(), other.dim()
+    da, db = (x.dim() if isinstance(x, Tensor) else 1 for x in (input, other))
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{da}D and {db}D")
+    _check_pair("matmul", input, other, _matmul_route(da, db))
     if da == 1 and db == 1:
-        return _with_out(dot(input, other), out)
+        return _with_out("matmul", dot(input, other), out)
     k, k2 = input._shape[-1], other._shape[-2 if db > 1 else 0]
     if k != k2:
         rows = math.prod(input._shape[:-1])
@@ -169,13 +192,13 @@ def matmul(input, other, *, out=None):
         result = Matmul.apply(input.unsqueeze(0), other).squeeze(-2)
     else:
         result = Matmul.apply(input, other)
-    return _with_out(result, out)
+    return _with_out("matmul", result, out)
 
 
 @tensor_method()
 def mm(input, mat2, *, out=None):
     """Product of two matrices, (n, m) @ (m, p) -> (n, p); no broadcasting."""
-    _check_pair("mm", input, mat2, ("input", "mat2"))
+    _check_pair("mm", input, mat2, "mm", ("input", "mat2"))
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.dim() != 2:
@@ -183,13 +206,13 @@ def mm(input, mat2, *, out=None):
     (n, m), (m2, p) = input._shape, mat2._shape
     if m != m2:
         raise _mat_mismatch(n, m, m2, p)
-    return _with_out(Matmul.apply(input, mat2), out)
+    return _with_out("mm", Matmul.apply(input, mat2), out)
 
 
 @tensor_method()
 def bmm(input, mat2, *, out=None):
     """Batched product, (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting."""
-    _check_pair("bmm", input, mat2, ("input", "mat2"))
+    _check_pair("bmm", input, mat2, "bmm", ("input", "mat2"))
     if input.dim() != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
@@ -197,41 +220,36 @@ def bmm(input, mat2, *, out=None):
     (b, _, m), (b2, m2, _) = input._shape, mat2._shape
     if (b, m) != (b2, m2):
         raise _batch_mismatch(b, m, b2, m2)
-    return _with_out(Matmul.apply(input, mat2), out)
+    return _with_out("bmm", Matmul.apply(input, mat2), out)
 
 
 @tensor_method()
 def mv(input, vec, *, out=None):
     """Matrix-vector product, (n, m) @ (m,) -> (n,)."""
-    _check_pair("mv", input, vec, ("input", "vec"))
+    _check_pair("mv", input, vec, "mv", ("input", "vec"))
     if input.dim() != 2 or vec.dim() != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.dim()}, "
                            f"{vec.dim()}")
     if input._shape[1] != vec._shape[0]:
         raise _mv_mismatch(input._shape[0], input._shape[1], vec._shape[0])
-    return _with_out(Matmul.apply(input, vec.unsqueeze(-1)).squeeze(-1), out)
+    return _with_out("mv", Matmul.apply(input, vec.unsqueeze(-1)).squeeze(-1), out)
 
 
 @tensor_method()
 def dot(input, other, *, out=None):
     """Dot product of two 1-D tensors of the same size and dtype (a 0-d tensor)."""
-    for i, (x, name) in enumerate(((input, "input"), (other, "tensor"))):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"dot(): argument '{name}' (position {i + 1}) must be Tensor, "
-                            f"not {type(x).__name__}")
-    if input.dim() != 1 or other.dim() != 1:
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and \
+            (input.dim() != 1 or other.dim() != 1):
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and "
                            f"{other.dim()}D tensors")
-    if input.dtype is not other.dtype:
-        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
-                           f"{type_name(input.dtype)} and {type_name(other.dtype)}")
+    _check_pair("dot", input, other, "dot", ("input", "tensor"))
     n, n2 = input._shape[0], other._shape[0]
     if n != n2:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{n}] and src [{n2}] "
                            f"to have the same number of elements, but got {n} and {n2} "
                            "elements respectively")
-    _check_pair("dot", input, other)
-    return _with_out(Matmul.apply(input.unsqueeze(0), other.unsqueeze(1)).reshape(()), out)
+    result = Matmul.apply(input.unsqueeze(0), other.unsqueeze(1)).reshape(())
+    return _with_out("dot", result, out)
 
 
 vdot = dot   # real dtypes only: no conjugation to do
@@ -242,14 +260,14 @@ Tensor.vdot = dot
 def inner(input, other, *, out=None):
     """Sum over the last dims: result shape input.shape[:-1] + other.shape[:-1]."""
     if input.dim() == 0 or other.dim() == 0:
-        return _with_out(input * other, out)
-    _check_pair("inner", input, other)
+        return _with_out("inner", input * other, out)
+    _check_pair("inner", input, other, "inner")
     k, k2 = input._shape[-1], other._shape[-1]
     if k != k2:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input._shape)} and {list(other._shape)}")
     flat = Matmul.apply(input.reshape(-1, k), other.reshape(-1, k).mT)
-    return _with_out(flat.reshape(input._shape[:-1] + other._shape[:-1]), out)
+    return _with_out("inner", flat.reshape(input._shape[:-1] + other._shape[:-1]), out)
 
 
 @tensor_method()
@@ -261,7 +279,7 @@ def outer(input, vec2, *, out=None):
                             f"{type(x).__name__}")
         if x.dim() != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {x.dim()}-D")
-    return _with_out(input.unsqueeze(1) * vec2, out)
+    return _with_out("outer", input.unsqueeze(1) * vec2, out)
 
 
 ger = outer
@@ -291,24 +309,38 @@ def _add_scaled(op, input, product, beta, alpha):
     if input.dtype is not product.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{type_name(input.dtype)} and {type_name(product.dtype)}")
-    _check_expandable(input._shape, product._shape)
-    for name, value in (("beta", beta), ("alpha", alpha)):
-        if not product.dtype.is_floating_point and isinstance(value, float):
-            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
-                               "floating point number.")
+    _check_expandable(input, product._shape)
+    if not product.dtype.is_floating_point:      # PyTorch truncates them for integer tensors
+        beta, alpha = int(beta), int(alpha)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        return product
+        return _IgnoreValues.apply(input, product) if input.requires_grad else product
     return product + (input if beta == 1 else input * beta)
 
 
-def _check_expandable(shape, target):
-    """PyTorch's error when `shape` does not expand to `target`."""
+class _IgnoreValues(Function):
+    """`product`, with a zero gradient for `input` (beta=0: PyTorch still gives input a grad)."""
+
+    @staticmethod
+    def forward(ctx, input, product):
+        ctx.like = (input._shape, input.dtype, input.device)
+        return product.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dtype, device = ctx.like
+        return zeros(shape, dtype=dtype, device=device), g
+
+
+def _check_expandable(t, target):
+    """PyTorch's error when tensor `t` does not expand to shape `target`."""
+    shape = t._shape
     if len(shape) > len(target):
-        raise RuntimeError(f"The expanded size of the tensor ({len(target)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor "
-                           f"({len(shape)})")
+        raise RuntimeError(f"expand(torch.{type_name(t.dtype)}Tensor{{{list(shape)}}}, "
+                           f"size={list(target)}): the number of sizes provided "
+                           f"({len(target)}) must be greater or equal to the number of "
+                           f"dimensions in the tensor ({len(shape)})")
     for i in range(1, len(shape) + 1):
         if shape[-i] not in (1, target[-i]):
             raise RuntimeError(
@@ -336,31 +368,31 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         >>> nbtorch.addmm(bias, x, w).shape
         torch.Size([2, 3])
     """
-    return _with_out(_add_scaled("addmm", input, mm(mat1, mat2), beta, alpha), out)
+    return _with_out("addmm", _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha), out)
 
 
 @_addmethod
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat @ vec)."""
-    return _with_out(_add_scaled("addmv", input, mv(mat, vec), beta, alpha), out)
+    return _with_out("addmv", _add_scaled("addmv", input, mv(mat, vec), beta, alpha), out)
 
 
 @_addmethod
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
-    return _with_out(_add_scaled("addr", input, outer(vec1, vec2), beta, alpha), out)
+    return _with_out("addr", _add_scaled("addr", input, outer(vec1, vec2), beta, alpha), out)
 
 
 @_addmethod
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * bmm(batch1, batch2); input broadcasts to (b, n, p)."""
-    return _with_out(_add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha), out)
+    return _with_out("baddbmm", _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha), out)
 
 
 @_addmethod
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum over the batch of bmm(batch1, batch2)."""
-    return _with_out(_add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha),
+    return _with_out("addbmm", _add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha),
                      out)
 
 
@@ -378,10 +410,6 @@ def _einsum_labels(term, ndim, i):
         raise RuntimeError("einsum(): found '.' for operand %d that is not part of any "
                            "ellipsis" % i)
     letters = head + tail
-    for c in letters:
-        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            raise RuntimeError(f"einsum(): invalid subscript given in the equation string, "
-                               f"subscripts must be in [a-zA-Z], got '{c}'")
     if not ell and len(letters) != ndim:
         raise RuntimeError(f"einsum(): the number of subscripts in the equation "
                            f"({len(letters)}) does not match the number of dimensions "
@@ -470,8 +498,12 @@ def einsum(equation, *operands):
                         "string such as 'ij,jk->ik'")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    eq = equation.replace(" ", "")
-    lhs, arrow, rhs = eq.partition("->")
+    for i, c in enumerate(equation):
+        arrow_part = equation[i:i + 2] == "->" or equation[i - 1:i + 1] == "->"
+        if not ("a" <= c <= "z" or "A" <= c <= "Z" or c in " .," or arrow_part):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the "
+                               "equation string, subscripts must be in [a-zA-Z]")
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
         raise RuntimeError("einsum(): more operands were provided than specified in the "
@@ -482,13 +514,17 @@ def einsum(equation, *operands):
         raise RuntimeError("einsum(): must provide at least one operand")
     for x in operands:
         if x.dtype is not operands[0].dtype:
-            _check_pair("einsum", operands[0], x)
+            _check_pair("einsum", operands[0], x, "bmm")
     inputs = [_einsum_labels(term, x.dim(), i) for i, (term, x) in enumerate(zip(terms,
                                                                                    operands))]
     output = _einsum_output(rhs if arrow else None, inputs)
     sizes = {}
     for i, (x, labels) in enumerate(zip(operands, inputs)):
+        own = {}
         for lab, n in zip(labels, x._shape):
+            if own.setdefault(lab, n) != n:
+                raise RuntimeError(f"einsum(): subscript {chr(lab)} is repeated for operand {i} "
+                                   f"but the sizes don't match, {n} != {own[lab]}")
             seen = sizes.setdefault(lab, n)
             if n != seen and 1 not in (n, seen):
                 name = chr(lab) if lab >= 0 else "..."

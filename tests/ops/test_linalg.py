@@ -112,6 +112,8 @@ def test_addmm_beta_zero_ignores_nan_and_inplace():
     assert d.addmm_(a, a, alpha=3) is d
     assert d.tolist() == [[4.0, 1.0], [1.0, 4.0]]
     assert linalg.addmm(torch.ones(2, 2).double(), a.double(), a.double()).dtype is torch.float64
+    ints = torch.full((2, 2), 3)       # integer tensors truncate beta and alpha, as PyTorch
+    assert linalg.addmm(ints, ints, ints, beta=0.5, alpha=1.5).tolist() == [[18, 18]] * 2
 
 
 EINSUM_CASES = [
@@ -164,73 +166,96 @@ def test_numba_kernel_switch():
         linalg.use_cpu_matmul("mkl")
 
 
-@pytest.mark.parametrize("call, exc, msg", [
-    (lambda: linalg.matmul(torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+ERRORS = [
+    (lambda m: m.matmul(m.ones(2, 3), m.ones(4, 5)), RuntimeError,
      r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
-    (lambda: linalg.mm(torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+    (lambda m: m.mm(m.ones(2, 3), m.ones(4, 5)), RuntimeError,
      r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"),
-    (lambda: linalg.matmul(torch.ones(2, 2, 3), torch.ones(4, 5)), RuntimeError,
+    (lambda m: m.matmul(m.ones(2, 2, 3), m.ones(4, 5)), RuntimeError,
      r"\(4x3 and 4x5\)"),
-    (lambda: linalg.matmul(torch.ones(2, 2, 3), torch.ones(2, 4, 5)), RuntimeError,
+    (lambda m: m.matmul(m.ones(2, 2, 3), m.ones(2, 4, 5)), RuntimeError,
      r"Expected size for first two dimensions of batch2 tensor to be: \[2, 3\] but got: "
      r"\[2, 4\]\."),
-    (lambda: linalg.matmul(torch.ones(2, 3), torch.ones(4)), RuntimeError,
+    (lambda m: m.matmul(m.ones(2, 3), m.ones(4)), RuntimeError,
      r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
-    (lambda: linalg.matmul(torch.ones(2, 3), torch.ones(3, 4).double()), RuntimeError,
+    (lambda m: m.matmul(m.ones(2, 3), m.ones(3, 4).double()), RuntimeError,
      "expected m1 and m2 to have the same dtype, but got: float != double"),
-    (lambda: linalg.matmul(torch.ones(2, 3).long(), torch.ones(3, 4)), RuntimeError,
+    (lambda m: m.matmul(m.ones(2, 3).long(), m.ones(3, 4)), RuntimeError,
      "expected m1 and m2 to have the same dtype, but got: long int != float"),
-    (lambda: linalg.matmul(torch.tensor(1.0), torch.ones(3)), RuntimeError,
+    (lambda m: m.matmul(m.tensor(1.0), m.ones(3)), RuntimeError,
      "both arguments to matmul need to be at least 1D, but they are 0D and 1D"),
-    (lambda: linalg.matmul(torch.ones(2, 2).bool(), torch.ones(2, 2).bool()), RuntimeError,
-     "not implemented for 'Bool'"),
-    (lambda: linalg.matmul(torch.ones(2, 2, 3), torch.ones(3, 3, 2)), RuntimeError,
+    (lambda m: m.matmul(m.ones(2, 2).bool(), m.ones(2, 2).bool()),
+     NotImplementedError, "\"addmm_impl_cpu_\" not implemented for 'Bool'"),
+    (lambda m: m.bmm(m.ones(1, 2, 2).bool(), m.ones(1, 2, 2).bool()),
+     NotImplementedError, "\"bmm\" not implemented for 'Bool'"),
+    (lambda m: m.matmul(m.ones(2, 2, 3), m.ones(2, 3, 4).double()), RuntimeError,
+     "expected scalar type Float but found Double"),
+    (lambda m: m.matmul(m.ones(2, 3), m.ones(3).double()), RuntimeError,
+     "addmv input tensors must have the same dtype, but got Double, Float, and Double"),
+    (lambda m: m.matmul(m.ones(2, 2, 3), m.ones(3, 3, 2)), RuntimeError,
      "must match the size of tensor b"),
-    (lambda: linalg.matmul(torch.ones(2), [1.0, 2.0]), TypeError, "must be Tensor, not list"),
-    (lambda: linalg.mm(torch.ones(3), torch.ones(3, 3)), RuntimeError, "self must be a matrix"),
-    (lambda: linalg.mm(torch.ones(3, 3), torch.ones(3)), RuntimeError, "mat2 must be a matrix"),
-    (lambda: linalg.bmm(torch.ones(2, 3), torch.ones(2, 3, 4)), RuntimeError,
+    (lambda m: m.matmul(m.ones(2), [1.0, 2.0]), TypeError, "must be Tensor, not list"),
+    (lambda m: m.mm(m.ones(3), m.ones(3, 3)), RuntimeError, "self must be a matrix"),
+    (lambda m: m.mm(m.ones(3, 3), m.ones(3)), RuntimeError, "mat2 must be a matrix"),
+    (lambda m: m.bmm(m.ones(2, 3), m.ones(2, 3, 4)), RuntimeError,
      "batch1 must be a 3D tensor"),
-    (lambda: linalg.bmm(torch.ones(2, 2, 3), torch.ones(3, 3, 4)), RuntimeError,
+    (lambda m: m.bmm(m.ones(2, 2, 3), m.ones(3, 3, 4)), RuntimeError,
      r"to be: \[2, 3\] but got: \[3, 3\]"),
-    (lambda: linalg.bmm(torch.ones(2, 2, 3), torch.ones(2, 2, 3).double()), RuntimeError,
-     "same dtype"),
-    (lambda: linalg.mv(torch.ones(2, 3), torch.ones(3, 1)), RuntimeError,
+    (lambda m: m.bmm(m.ones(2, 2, 3), m.ones(2, 3, 3).double()), RuntimeError,
+     "expected scalar type Float but found Double"),
+    (lambda m: m.mv(m.ones(2, 3), m.ones(3, 1)), RuntimeError,
      "vector \\+ matrix @ vector expected, got 1, 2, 2"),
-    (lambda: linalg.mv(torch.ones(2, 3), torch.ones(4)), RuntimeError,
+    (lambda m: m.mv(m.ones(2, 3), m.ones(4)), RuntimeError,
      r"size mismatch, got input \(2\), mat \(2x3\), vec \(4\)"),
-    (lambda: linalg.dot(torch.ones(3), torch.ones(4)), RuntimeError,
+    (lambda m: m.dot(m.ones(3), m.ones(4)), RuntimeError,
      r"inconsistent tensor size, expected tensor \[3\] and src \[4\]"),
-    (lambda: linalg.dot(torch.ones(3), torch.ones(3).double()), RuntimeError,
+    (lambda m: m.dot(m.ones(3), m.ones(3).double()), RuntimeError,
      "dot : expected both vectors to have same dtype, but found Float and Double"),
-    (lambda: linalg.dot(torch.ones(2, 3), torch.ones(3)), RuntimeError,
+    (lambda m: m.dot(m.ones(2, 3), m.ones(3)), RuntimeError,
      "1D tensors expected, but got 2D and 1D tensors"),
-    (lambda: linalg.outer(torch.ones(2, 2), torch.ones(3)), RuntimeError,
+    (lambda m: m.outer(m.ones(2, 2), m.ones(3)), RuntimeError,
      "outer: Expected 1-D argument self, but got 2-D"),
-    (lambda: linalg.addmm(torch.ones(4), torch.ones(2, 3), torch.ones(3, 5)), RuntimeError,
+    (lambda m: m.addmm(m.ones(4), m.ones(2, 3), m.ones(3, 5)), RuntimeError,
      r"The expanded size of the tensor \(5\) must match the existing size \(4\) at "
      r"non-singleton dimension 1"),
-    (lambda: linalg.addmm(torch.ones(5).long(), torch.ones(2, 3).long(),
-                         torch.ones(3, 5).long(), beta=0.5), RuntimeError,
-     "argument beta must not be a floating point number"),
-    (lambda: linalg.einsum("ij,jk->ik", torch.ones(2, 3), torch.ones(4, 5)), RuntimeError,
+    (lambda m: m.addmm(m.ones(1, 2, 5), m.ones(2, 3), m.ones(3, 5)),
+     RuntimeError, r"expand\(torch.FloatTensor\{\[1, 2, 5\]\}, size=\[2, 5\]\): the number of "
+     r"sizes provided \(2\) must be greater or equal to the number of dimensions in the "
+     r"tensor \(3\)"),
+    (lambda m: m.einsum("ij,jk->ik", m.ones(2, 3), m.ones(4, 5)), RuntimeError,
      "subscript j has size 4 for operand 1 which does not broadcast with previously seen "
      "size 3"),
-    (lambda: linalg.einsum("ij->ik", torch.ones(2, 3)), RuntimeError,
+    (lambda m: m.einsum("ij->ik", m.ones(2, 3)), RuntimeError,
      "output subscript k does not appear in the equation for any input operand"),
-    (lambda: linalg.einsum("ij,jk->ik", torch.ones(2, 3)), RuntimeError,
+    (lambda m: m.einsum("ij,jk->ik", m.ones(2, 3)), RuntimeError,
      "fewer operands were provided"),
-    (lambda: linalg.einsum("ijk->i", torch.ones(2, 3)), RuntimeError,
+    (lambda m: m.einsum("ijk->i", m.ones(2, 3)), RuntimeError,
      r"number of subscripts in the equation \(3\) does not match the number of dimensions "
      r"\(2\) for operand 0 and no ellipsis was given"),
-    (lambda: linalg.einsum("i1->i", torch.ones(2, 3)), RuntimeError, "invalid subscript"),
-    (lambda: linalg.einsum("ij->ii", torch.ones(2, 3)), RuntimeError,
+    (lambda m: m.einsum("i1->i", m.ones(2, 3)), RuntimeError,
+     r"invalid subscript given at index 1 in the equation string, subscripts must be in "
+     r"\[a-zA-Z\]"),
+    (lambda m: m.einsum("ii->i", m.ones(2, 3)), RuntimeError,
+     "subscript i is repeated for operand 0 but the sizes don't match, 3 != 2"),
+    (lambda m: m.einsum("ij->ii", m.ones(2, 3)), RuntimeError,
      "output subscript i appears more than once"),
-    (lambda: linalg.einsum(torch.ones(2), [0], [0]), TypeError, "sublist format"),
-])
+    (lambda m: m.einsum(m.ones(2), [0], [0]), TypeError, "sublist format"),
+]
+
+
+@pytest.mark.parametrize("call, exc, msg", ERRORS)
 def test_errors(call, exc, msg):
     with pytest.raises(exc, match=msg):
-        call()
+        call(torch)
+
+
+@pytest.mark.parametrize("call, exc, msg", ERRORS)
+def test_errors_match_pytorch(call, exc, msg):
+    pt = pytest.importorskip("torch")
+    if "sublist" in msg:
+        pytest.skip("PyTorch supports einsum's sublist format")
+    with pytest.raises(exc, match=msg):
+        call(pt)
 
 
 def test_out_argument():
@@ -239,23 +264,53 @@ def test_out_argument():
     assert linalg.matmul(a, b, out=out) is out and out.tolist() == [[3.0] * 4] * 2
     with pytest.raises(RuntimeError, match="dtype float, but got double"):
         linalg.mm(a, b, out=torch.empty(2, 4).double())
-    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+    with pytest.raises(RuntimeError, match="mm\\(\\): functions with out=... arguments don't"):
         linalg.mm(a.requires_grad_(), b, out=out)
 
 
-def test_against_pytorch():
+def _pytorch_pair(fn_name, shapes, rng, **kw):
+    """(PyTorch result, nbtorch result) and both inputs' grads for fn(*inputs, **kw)."""
     pt = pytest.importorskip("torch")
-    rng = np.random.default_rng(0)
-    for sa, sb in MATMUL_SHAPES:
-        x, y = rng.standard_normal(sa), rng.standard_normal(sb)
-        px = pt.tensor(x, requires_grad=True)
-        py = pt.tensor(y, requires_grad=True)
-        nx = torch.tensor(x, requires_grad=True)
-        ny = torch.tensor(y, requires_grad=True)
-        pt.matmul(px, py).sum().backward()
-        linalg.matmul(nx, ny).sum().backward()
-        np.testing.assert_allclose(nx.grad.numpy(), px.grad.numpy(), rtol=1e-10)
-        np.testing.assert_allclose(ny.grad.numpy(), py.grad.numpy(), rtol=1e-10)
+    xs = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for mod in (pt, torch):
+        ins = [mod.tensor(x, requires_grad=True) for x in xs]
+        out = getattr(mod, fn_name)(*ins, **kw)
+        out.sum().backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in ins])
+    return results
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=_ids)
+def test_matmul_against_pytorch(shapes):
+    want, got = _pytorch_pair("matmul", shapes, np.random.default_rng(0))
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("eq, shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum_against_pytorch(eq, shapes):
+    pt = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal(s) for s in shapes]
+    want = pt.einsum(eq, *[pt.tensor(x) for x in xs])
+    got = torch.einsum(eq, *[torch.tensor(x) for x in xs])
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    ints = [(x * 3).astype(np.int32) for x in xs]
+    assert torch.einsum(eq, *[torch.tensor(x) for x in ints]).dtype.name == \
+        str(pt.einsum(eq, *[pt.tensor(x) for x in ints]).dtype).split(".")[1]
+
+
+@pytest.mark.parametrize("name", ["addmm", "addmv", "addr", "baddbmm", "addbmm"])
+def test_add_family_against_pytorch(name):
+    shapes = {"addmm": [(3,), (2, 4), (4, 3)], "addmv": [(2,), (2, 4), (4,)],
+              "addr": [(2, 1), (2,), (3,)], "baddbmm": [(1, 3), (2, 2, 4), (2, 4, 3)],
+              "addbmm": [(2, 3), (2, 2, 4), (2, 4, 3)]}[name]
+    for kw in ({}, {"beta": 0.5, "alpha": -2}, {"beta": 0}):
+        want, got = _pytorch_pair(name, shapes, np.random.default_rng(2), **kw)
+        for w, g in zip(want, got):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.xfail(not hasattr(torch, "einsum"), strict=True,
