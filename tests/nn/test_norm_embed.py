@@ -349,3 +349,12 @@ def test_batchnorm_loads_old_checkpoint_without_num_batches_tracked():
     other = nn.BatchNorm1d(2)
     other.load_state_dict(state)
     np.testing.assert_array_equal(other.running_mean.numpy(), [1.0, 2.0])
+
+
+def test_embedding_indices_modified_in_place_before_backward_is_an_error():
+    w = nbtorch.randn(4, 2, requires_grad=True)
+    idx = nbtorch.tensor([0, 1])
+    y = F.embedding(idx, w)
+    idx.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

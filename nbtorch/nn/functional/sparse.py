@@ -42,16 +42,15 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
-        idx = _flat_indices(indices)
-        ctx.idx, ctx.V, ctx.padding_idx, ctx.freq = idx, weight.shape[0], padding_idx, \
-            scale_grad_by_freq
-        ctx.mark_non_differentiable(indices)
-        return _gather(weight, idx, indices.shape)
+        ctx.save_for_backward(indices)   # version-checked: indices edited in place -> error
+        ctx.V, ctx.padding_idx, ctx.freq = weight.shape[0], padding_idx, scale_grad_by_freq
+        return _gather(weight, _flat_indices(indices), indices.shape)
 
     @staticmethod
     def backward(ctx, grad_out):
-        return (EmbeddingBackward.apply(grad_out, ctx.idx, ctx.V, ctx.padding_idx, ctx.freq),
-                None, None, None)
+        indices, = ctx.saved_tensors
+        return (EmbeddingBackward.apply(grad_out, _flat_indices(indices), ctx.V,
+                                        ctx.padding_idx, ctx.freq), None, None, None)
 
 
 class EmbeddingBackward(Function):
