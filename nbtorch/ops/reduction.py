@@ -94,11 +94,29 @@ class Layout:
         return out.view(self.kept) if out._shape != self.kept else out
 
 
+def _contiguous_run_layout(x, shape, dims):
+    """The fast path: x contiguous and `dims` one run d0..d1 -> (outer, n, inner)."""
+    d0, d1 = dims[0], dims[-1]
+    lay = Layout()
+    lay.kept = shape[:d0] + shape[d1 + 1:]
+    outer, n, inner = _prod(shape[:d0]), _prod(shape[d0:d1 + 1]), _prod(shape[d1 + 1:])
+    lay.a3 = _flat_array(x, (outer, n, inner))
+    lay.inner_shape, lay.perm, lay.n = lay.kept, None, n
+    return lay
+
+
 def reduction_layout(x, dims):
     """Plan the reduction of `dims` (sorted, normalized) of a non-empty tensor `x`."""
+    shape = tuple(x._shape)
+    contiguous = x.is_contiguous()
+    if contiguous and dims and dims[-1] - dims[0] + 1 == len(dims):
+        return _contiguous_run_layout(x, shape, dims)
+    if not dims:                       # nothing reduced (a 0-d tensor): n = 1
+        x = x if contiguous else x.contiguous()
+        return _contiguous_run_layout(x, shape + (1,), (len(shape),))
     lay = Layout()
-    lay.kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
-    order = list(range(x.dim())) if x.is_contiguous() else _memory_order(x)
+    lay.kept = tuple(s for i, s in enumerate(shape) if i not in dims)
+    order = list(range(x.dim())) if contiguous else _memory_order(x)
     if order is not None:
         order = [d for d in order if x._shape[d] != 1]
         flags = [d in dims for d in order]
@@ -218,6 +236,14 @@ class Sum(Function):
         return g, None, None, None, None, None
 
 
+class Mean(Sum):
+    """Sum scaled by 1/n (its own class so the node prints as MeanBackward0)."""
+
+
+class Nansum(Sum):
+    """Sum skipping NaN (NansumBackward0)."""
+
+
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return _dtype.to_dtype(dtype)
@@ -262,14 +288,14 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     d = _float_dtype_for("mean", input, dtype)
     dims = normalize_dims(dim, input.dim())
-    return Sum.apply(input, dims, keepdim, d, True)
+    return Mean.apply(input, dims, keepdim, d, True)
 
 
 @tensor_method()
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
     dims = normalize_dims(dim, input.dim())
-    return Sum.apply(input, dims, keepdim, _sum_dtype(input, dtype), False, True)
+    return Nansum.apply(input, dims, keepdim, _sum_dtype(input, dtype), False, True)
 
 
 @tensor_method()
