@@ -615,3 +615,84 @@ def test_pooling_modules_equal_pytorch(name, build, shape):
     for a, b in zip(o1, o2):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(g1, g2, rtol=1e-12)
+
+
+# ---- padding, upsampling, shuffles, distances -----------------------------------------
+
+def test_padding_layers_match_numpy():
+    x = np.random.default_rng(24).standard_normal((1, 2, 3, 4))
+    cases = [(nn.ZeroPad2d((1, 2, 0, 3)), dict(pad_width=((0, 0), (0, 0), (0, 3), (1, 2)))),
+             (nn.ConstantPad2d(1, 3.5), dict(pad_width=((0, 0), (0, 0), (1, 1), (1, 1)),
+                                             constant_values=3.5)),
+             (nn.ReflectionPad2d(2), dict(pad_width=((0, 0), (0, 0), (2, 2), (2, 2)),
+                                          mode="reflect")),
+             (nn.ReplicationPad1d((1, 3)), dict(pad_width=((0, 0), (0, 0), (0, 0), (1, 3)),
+                                                mode="edge")),
+             (nn.CircularPad2d(1), dict(pad_width=((0, 0), (0, 0), (1, 1), (1, 1)),
+                                        mode="wrap"))]
+    for m, kw in cases:
+        if isinstance(m, nn.ReplicationPad1d):      # 1-d padding takes 2-D/3-D input
+            np.testing.assert_array_equal(m(_t(x[0])).numpy(), np.pad(x, **kw)[0])
+            continue
+        np.testing.assert_array_equal(m(_t(x)).numpy(), np.pad(x, **kw))
+    assert repr(nn.ZeroPad2d((1, 2, 0, 3))) == "ZeroPad2d((1, 2, 0, 3))"
+    assert repr(nn.ConstantPad1d(2, 3.5)) == "ConstantPad1d(padding=(2, 2), value=3.5)"
+
+
+def test_pixel_shuffle_round_trip_and_upsample():
+    x = np.arange(2 * 8 * 2 * 3, dtype=np.float64).reshape(2, 8, 2, 3)
+    y = nn.PixelShuffle(2)(_t(x)).numpy()
+    ref = x.reshape(2, 2, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 4, 6)
+    np.testing.assert_array_equal(y, ref)
+    np.testing.assert_array_equal(nn.PixelUnshuffle(2)(_t(y)).numpy(), x)
+    up = nn.Upsample(scale_factor=2)(_t(x)).numpy()
+    np.testing.assert_array_equal(up, x.repeat(2, axis=2).repeat(2, axis=3))
+    assert repr(nn.Upsample(scale_factor=2)) == "Upsample(scale_factor=2.0, mode='nearest')"
+
+
+def test_distances_and_shrinks_match_numpy():
+    a, b = _x(5, 4, seed=25), _x(5, 4, seed=26)
+    an, bn = a.detach().numpy(), b.detach().numpy()
+    cos = (an * bn).sum(1) / np.sqrt((an ** 2).sum(1) * (bn ** 2).sum(1))
+    np.testing.assert_allclose(nn.CosineSimilarity()(a, b).detach().numpy(), cos)
+    np.testing.assert_allclose(nn.PairwiseDistance()(a, b).detach().numpy(),
+                               np.sqrt(((an - bn + 1e-6) ** 2).sum(1)))
+    assert gradcheck(lambda u, v: F.cosine_similarity(u, v), (a, b))
+    np.testing.assert_array_equal(nn.Hardshrink(0.5)(a).detach().numpy(),
+                                  np.where(np.abs(an) > 0.5, an, 0))
+    np.testing.assert_allclose(nn.Softshrink(0.5)(a).detach().numpy(),
+                               np.sign(an) * np.maximum(np.abs(an) - 0.5, 0))
+
+
+EXTRA_CASES = [
+    ("reflect2d", lambda L: L.nn.ReflectionPad2d((1, 0, 2, 1)), [(2, 3, 4, 5)]),
+    ("replicate2d", lambda L: L.nn.ReplicationPad2d(1), [(2, 3, 4, 5)]),
+    ("upsample_bilinear", lambda L: L.nn.Upsample(size=(5, 9), mode="bilinear"),
+     [(2, 3, 4, 5)]),
+    ("upsampling_bilinear2d", lambda L: L.nn.UpsamplingBilinear2d(scale_factor=2),
+     [(1, 2, 3, 4)]),
+    ("unfold", lambda L: L.nn.Unfold(2, padding=1, stride=2), [(2, 3, 4, 5)]),
+    ("fold", lambda L: L.nn.Fold((4, 5), 2, padding=1, stride=2), [(2, 12, 9)]),
+    ("channel_shuffle", lambda L: L.nn.ChannelShuffle(2), [(2, 6, 3, 3)]),
+    ("softmax2d", lambda L: L.nn.Softmax2d(), [(2, 3, 4, 5)]),
+    ("pairwise_p3", lambda L: L.nn.PairwiseDistance(p=3.0), [(5, 4), (5, 4)]),
+    ("rrelu_eval", lambda L: L.nn.RReLU().eval(), [(5, 4)]),
+]
+
+
+@pytest.mark.parametrize("name,build,shapes", EXTRA_CASES, ids=[c[0] for c in EXTRA_CASES])
+def test_extra_layers_equal_pytorch(name, build, shapes):
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(27)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    results = []
+    for lib in (torch, real):
+        m = build(lib)
+        xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = m(*xs)
+        (out * lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))).sum() \
+            .backward()
+        results.append(([out.detach().numpy()] + [x.grad.numpy() for x in xs], repr(m)))
+    assert results[0][1] == results[1][1]
+    for a, b in zip(results[0][0], results[1][0]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

@@ -429,3 +429,59 @@ def test_pair_losses_and_grads_equal_pytorch(name, fn, kind):
     np.testing.assert_allclose(v1, v2, rtol=1e-10, atol=1e-12)
     for x, y in zip(g1, g2):
         np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+def test_triplet_and_multilabel_and_multimargin_match_numpy():
+    rng = np.random.default_rng(30)
+    a, p, n = (rng.standard_normal((5, 4)) for _ in range(3))
+    d = lambda u, v: np.sqrt(((u - v + 1e-6) ** 2).sum(1))  # noqa: E731
+    out = nn.TripletMarginLoss(margin=0.5)(_t(a), _t(p), _t(n))
+    np.testing.assert_allclose(out.numpy(), np.maximum(d(a, p) - d(a, n) + 0.5, 0).mean())
+    y = (rng.uniform(size=(5, 4)) > 0.5).astype(np.float64)
+    out = nn.MultiLabelSoftMarginLoss()(_t(a), _t(y))
+    s = 1 / (1 + np.exp(-a))
+    np.testing.assert_allclose(out.numpy(),
+                               (-(y * np.log(s) + (1 - y) * np.log(1 - s))).mean(1).mean())
+    t = np.array([0, 3, 1, 2, 3])
+    out = nn.MultiMarginLoss(reduction="none")(_t(a), torch.tensor(t))
+    m = np.maximum(0, 1 - a[np.arange(5), t][:, None] + a)
+    m[np.arange(5), t] = 0
+    np.testing.assert_allclose(out.numpy(), m.sum(1) / 4)
+    assert gradcheck(lambda x: F.multi_margin_loss(x, torch.tensor(t), p=2),
+                     (_t(a, True),))
+    with pytest.raises(ValueError, match="expected margin to be greater than 0"):
+        nn.TripletMarginLoss(margin=0.0)
+
+
+EXTRA_LOSSES = [
+    ("triplet_swap", lambda L, a, b, c: L.nn.TripletMarginLoss(margin=0.5, swap=True)(a, b, c)),
+    ("triplet_p1", lambda L, a, b, c: L.nn.TripletMarginLoss(p=1.0, reduction="sum")(a, b, c)),
+    ("multilabel_w", lambda L, a, b, c: L.nn.MultiLabelSoftMarginLoss(
+        weight=L.tensor([1.0, 2.0, 0.5, 1.0], dtype=L.float64))(a, (b > 0).to(a.dtype))),
+    ("multimargin_w", lambda L, a, b, c: L.nn.MultiMarginLoss(
+        margin=0.7, weight=L.tensor([1.0, 2.0, 0.5, 1.0], dtype=L.float64))(
+            a, L.tensor([0, 3, 1, 2, 3]))),
+    ("cosine_embedding", lambda L, a, b, c: L.nn.CosineEmbeddingLoss(margin=0.2)(
+        a, b, L.tensor([1.0, -1.0, 1.0, -1.0, -1.0], dtype=L.float64))),
+    ("margin_ranking", lambda L, a, b, c: L.nn.MarginRankingLoss(margin=0.1)(
+        a[:, 0], b[:, 0], c[:, 0].sign())),
+    ("poisson_full", lambda L, a, b, c: L.nn.PoissonNLLLoss(full=True)(a, b.abs() * 3)),
+    ("gaussian", lambda L, a, b, c: L.nn.GaussianNLLLoss()(a, b, c.abs() + 0.1)),
+    ("soft_margin", lambda L, a, b, c: L.nn.SoftMarginLoss()(a, b.detach().sign())),
+]
+
+
+@pytest.mark.parametrize("name,fn", EXTRA_LOSSES, ids=[c[0] for c in EXTRA_LOSSES])
+def test_extra_losses_equal_pytorch(name, fn):
+    real = pytest.importorskip("torch")
+    rng = np.random.default_rng(31)
+    arrays = [rng.standard_normal((5, 4)) for _ in range(3)]
+    results = []
+    for lib in (torch, real):
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *ts)
+        out.backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() if t.grad is not None
+                                                 else np.zeros(0) for t in ts])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

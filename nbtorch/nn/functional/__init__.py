@@ -10,6 +10,8 @@ from .attention import *  # noqa: F401,F403
 from .attention import __all__ as _attention_all
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv_all
+from .distance import *  # noqa: F401,F403
+from .distance import __all__ as _distance_all
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout_all
 from .linear import *  # noqa: F401,F403
@@ -22,8 +24,11 @@ from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pooling_all
 from .sampling import *  # noqa: F401,F403
 from .sampling import __all__ as _sampling_all
+from .shuffle import *  # noqa: F401,F403
+from .shuffle import __all__ as _shuffle_all
 from .sparse import *  # noqa: F401,F403
 from .sparse import __all__ as _sparse_all
 
-__all__ = (_activation_all + _attention_all + _conv_all + _dropout_all + _linear_all
-           + _loss_all + _normalization_all + _pooling_all + _sampling_all + _sparse_all)
+__all__ = (_activation_all + _attention_all + _conv_all + _distance_all + _dropout_all
+           + _linear_all + _loss_all + _normalization_all + _pooling_all + _sampling_all
+           + _shuffle_all + _sparse_all)

@@ -19,7 +19,7 @@ __all__ = ["relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "lea
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
            "sigmoid", "tanh", "hardsigmoid", "hardswish", "logsigmoid", "softplus",
            "softsign", "tanhshrink", "threshold", "threshold_", "glu", "prelu", "softmax",
-           "log_softmax", "softmin"]
+           "log_softmax", "softmin", "hardshrink", "softshrink", "rrelu", "gumbel_softmax"]
 
 
 def _maybe_inplace(input, result, inplace):
@@ -138,3 +138,39 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return softmax(-input, dim, dtype=dtype)
+
+
+def hardshrink(input, lambd=0.5):
+    """x where |x| > lambd, else 0."""
+    return torch.where(input.abs() > lambd, input, torch.zeros_like(input))
+
+
+def softshrink(input, lambd=0.5):
+    """x - lambd above lambd, x + lambd below -lambd, 0 in between."""
+    return torch.where(input > lambd, input - lambd,
+                       torch.where(input < -lambd, input + lambd, torch.zeros_like(input)))
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope from U(lower, upper) per element in training, and
+    the mean slope (lower + upper) / 2 in evaluation."""
+    if training:
+        slope = torch.rand(tuple(input.shape), device=input.device).to(input.dtype)
+        slope = slope * (upper - lower) + lower
+        result = torch.where(input >= 0, input, input * slope)
+    else:
+        result = torch.where(input >= 0, input, input * ((lower + upper) / 2))
+    return _maybe_inplace(input, result, inplace)
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """Sample from the Gumbel-softmax distribution; ``hard=True`` returns one-hot samples
+    whose gradient is the soft sample's (straight-through)."""
+    u = torch.rand(tuple(logits.shape), device=logits.device).to(logits.dtype)
+    gumbels = -(-(u.clamp(min=eps)).log()).clamp(min=eps).log()
+    y_soft = torch.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.detach().argmax(dim, keepdim=True)
+    y_hard = torch.zeros_like(logits).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft

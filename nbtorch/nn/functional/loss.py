@@ -18,7 +18,8 @@ from .activation import softplus as _softplus
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "kl_div", "soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
-           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss"]
+           "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
+           "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss"]
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -453,4 +454,49 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * float(np.log(2 * np.pi))
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with d the p-norm pairwise distance."""
+    from .distance import pairwise_distance
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        d_neg = torch.minimum(d_neg, d_swap)
+    return _reduce((d_pos - d_neg + margin).clamp(min=0), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """Per-class binary logistic loss averaged over classes: (N, C) logits, 0/1 targets."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * -_softplus(-input) + (1 - target) * -_softplus(input))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss.mean(-1), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """sum_{i != y} max(0, margin - x[y] + x[i])^p / C for class indices y."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    safe, _, _ = _class_targets(x, target.reshape(-1), None, -100)
+    x_y = x.gather(1, safe)
+    margins = (x - x_y + margin).clamp(min=0)
+    if p == 2:
+        margins = margins * margins
+    if weight is not None:
+        margins = margins * weight.reshape(-1)[safe]
+    n_classes = x.shape[1]
+    own = (torch.arange(n_classes, device=x.device).reshape(1, -1) == safe).to(x.dtype)
+    loss = (margins * (1 - own)).sum(1) / n_classes
+    if input.dim() == 1:
+        loss = loss.reshape(())
     return _reduce(loss, reduction)

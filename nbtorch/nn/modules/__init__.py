@@ -9,10 +9,14 @@ from .container import *  # noqa: F401,F403
 from .container import __all__ as _container
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv
+from .distance import *  # noqa: F401,F403
+from .distance import __all__ as _distance
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout
 from .flatten import *  # noqa: F401,F403
 from .flatten import __all__ as _flatten
+from .fold import *  # noqa: F401,F403
+from .fold import __all__ as _fold
 from .linear import *  # noqa: F401,F403
 from .linear import __all__ as _linear
 from .loss import *  # noqa: F401,F403
@@ -20,6 +24,10 @@ from .loss import __all__ as _loss
 from .module import Module
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization
+from .padding import *  # noqa: F401,F403
+from .padding import __all__ as _padding
+from .pixelshuffle import *  # noqa: F401,F403
+from .pixelshuffle import __all__ as _pixelshuffle
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pooling
 from .rnn import *  # noqa: F401,F403
@@ -28,7 +36,10 @@ from .sparse import *  # noqa: F401,F403
 from .sparse import __all__ as _sparse
 from .transformer import *  # noqa: F401,F403
 from .transformer import __all__ as _transformer
+from .upsampling import *  # noqa: F401,F403
+from .upsampling import __all__ as _upsampling
 
 __all__ = (["Module"] + _activation + _activation_mha + _batchnorm + _container + _conv
-           + _dropout + _flatten + _linear + _loss + _normalization + _pooling + _rnn
-           + _sparse + _transformer)
+           + _distance + _dropout + _flatten + _fold + _linear + _loss + _normalization
+           + _padding + _pixelshuffle + _pooling + _rnn + _sparse + _transformer
+           + _upsampling)

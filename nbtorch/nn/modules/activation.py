@@ -5,7 +5,8 @@ from .module import Module
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish",
            "Sigmoid", "Tanh", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid",
            "Softplus", "Softsign", "Tanhshrink", "Threshold", "GLU", "PReLU",
-           "Softmax", "LogSoftmax", "Softmin"]
+           "Softmax", "LogSoftmax", "Softmin", "Softmax2d", "Hardshrink", "Softshrink",
+           "RReLU"]
 
 
 def _inplace_str(inplace, first=False):
@@ -291,3 +292,48 @@ class LogSoftmax(_SoftmaxBase):
 class Softmin(_SoftmaxBase):
     """softmax(-x) along `dim`."""
     _fn = "softmin"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) inputs."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    """Shrink x towards 0 by lambd (0 inside [-lambd, lambd])."""
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random negative slope in training, the mean slope in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + _inplace_str(self.inplace)
