@@ -11,7 +11,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, empty
+from .._tensor import empty
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method

@@ -6,8 +6,6 @@ formulas are nbtorch ops, so second derivatives work.
 import math
 import warnings
 
-import numpy as np
-
 from .. import _dtype
 from .._tensor import Tensor
 from .._registry import register_kernel, get_kernel

@@ -7,7 +7,7 @@ import pytest
 import nbtorch as torch
 from nbtorch.ops import reduction as R
 from nbtorch.ops import reduction_stats as ST
-from op_harness import ALL_FLOATS, FLOATS, check_grad, check_op
+from op_harness import ALL_FLOATS, check_grad, check_op
 
 S = (3, 4)
 NO_0D = ("contiguous", "noncontig", "broadcast")
