@@ -27,7 +27,25 @@ def _cpu_sort(a2, values2, indices2, descending):
     k.sort_rows(a2, values2, indices2, descending)
 
 
+def _cpu_unique_runs(values, order, uniques, inverse, counts):
+    from nbtorch.kernels.cpu import sort as k
+    return int(k.unique_sorted(values, order, uniques, inverse, counts))
+
+
+def _cpu_bincount(x, weights, out):
+    from nbtorch.kernels.cpu import sort as k
+    k.bincount(x, weights, out)
+
+
+def _cpu_histc(x, out, lo, hi):
+    from nbtorch.kernels.cpu import sort as k
+    k.histc(x, out, lo, hi)
+
+
 register_kernel("sort", "cpu", _cpu_sort)
+register_kernel("unique_runs", "cpu", _cpu_unique_runs)
+register_kernel("bincount", "cpu", _cpu_bincount)
+register_kernel("histc", "cpu", _cpu_histc)
 
 
 # ---- sort ---------------------------------------------------------------------------
@@ -206,7 +224,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         >>> nbtorch.unique(nbtorch.tensor([3, 1, 3]), return_counts=True)
         (tensor([1, 3]), tensor([1, 2]))
     """
-    from nbtorch.kernels.cpu import sort as k
     if dim is not None:
         raise NotImplementedError("unique(dim=...) is not supported; use dim=None")
     flat = input.detach().reshape(-1)
@@ -219,8 +236,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     u_raw = uniq._array if input.dtype is not _dtype.bool else uniq._array.view(np.uint8)
     if input.dtype is _dtype.float16:
         vals, u_raw = vals.view(np.uint16), u_raw.view(np.uint16)
-    m = int(k.unique_sorted(vals, order._array, u_raw, inverse._array, counts._array)) \
-        if n else 0
+    m = get_kernel("unique_runs", input.device.type)(
+        vals, order._array, u_raw, inverse._array, counts._array) if n else 0
     result = [uniq[:m].clone()]
     if return_inverse:
         result.append(inverse.view(input._shape))
@@ -232,7 +249,6 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 @tensor_method()
 def bincount(input, weights=None, minlength=0):
     """Counts of each value of a 1-D non-negative integer tensor (sums of `weights`)."""
-    from nbtorch.kernels.cpu import sort as k
     if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is _dtype.bool:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
@@ -250,14 +266,13 @@ def bincount(input, weights=None, minlength=0):
         w = weights.detach().to(out_dtype).contiguous()._array
     from .creation import zeros
     out = zeros(length, dtype=out_dtype, device=input.device)
-    k.bincount(x._array, w.astype(out._array.dtype, copy=False), out._array)
+    get_kernel("bincount", input.device.type)(x._array, w, out._array)
     return out
 
 
 @tensor_method()
 def histc(input, bins=100, min=0, max=0):
     """Histogram of `bins` equal bins over [min, max] (the data's range if min == max)."""
-    from nbtorch.kernels.cpu import sort as k
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"histogram_cpu\" not implemented for "
                            f"'{dtype_label(input.dtype)}'")
@@ -274,5 +289,5 @@ def histc(input, bins=100, min=0, max=0):
         raise RuntimeError("max must be larger than min")
     from .creation import zeros
     out = zeros(bins, dtype=work.dtype, device=input.device)
-    k.histc(work._array.reshape(-1), out._array, lo, hi)
+    get_kernel("histc", input.device.type)(work._array.reshape(-1), out._array, lo, hi)
     return out if out.dtype is input.dtype else out.to(input.dtype)
