@@ -300,7 +300,7 @@ Tensor.__rmatmul__ = __rmatmul__
 
 # ---- beta * input + alpha * product ------------------------------------------------
 
-def _add_scaled(op, input, product, beta, alpha):
+def _add_scaled(op, input, product, beta, alpha, out=None):
     """beta * input + alpha * product; input broadcasts to product's shape; beta=0 ignores
     input's values (nan and inf included), as PyTorch does."""
     if not isinstance(input, Tensor):
@@ -315,8 +315,10 @@ def _add_scaled(op, input, product, beta, alpha):
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        return _IgnoreValues.apply(input, product) if input.requires_grad else product
-    return product + (input if beta == 1 else input * beta)
+        result = _IgnoreValues.apply(input, product) if input.requires_grad else product
+    else:
+        result = product + (input if beta == 1 else input * beta)
+    return _with_out(op, result, out)
 
 
 class _IgnoreValues(Function):
@@ -368,34 +370,31 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         >>> nbtorch.addmm(bias, x, w).shape
         torch.Size([2, 3])
     """
-    return _with_out("addmm", _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha), out)
+    return _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha, out)
 
 
 @_addmethod
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat @ vec)."""
-    return _with_out("addmv", _add_scaled("addmv", input, mv(mat, vec), beta, alpha), out)
+    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha, out)
 
 
 @_addmethod
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
-    return _with_out("addr", _add_scaled("addr", input, outer(vec1, vec2), beta, alpha), out)
+    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha, out)
 
 
 @_addmethod
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * bmm(batch1, batch2); input broadcasts to (b, n, p)."""
-    return _with_out("baddbmm", _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha), out)
+    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)
 
 
 @_addmethod
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum over the batch of bmm(batch1, batch2)."""
-    return _with_out("addbmm", _add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha),
-                     out)
-
-
+    return _add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha, out)
 
 
 # ---- einsum ------------------------------------------------------------------------
@@ -407,8 +406,8 @@ def _einsum_labels(term, ndim, i):
     """The labels of operand i's dims from its subscripts `term`."""
     head, ell, tail = term.partition("...")
     if "." in head + tail:
-        raise RuntimeError("einsum(): found '.' for operand %d that is not part of any "
-                           "ellipsis" % i)
+        raise RuntimeError(f"einsum(): found '.' for operand {i} that is not part of any "
+                           "ellipsis")
     letters = head + tail
     if not ell and len(letters) != ndim:
         raise RuntimeError(f"einsum(): the number of subscripts in the equation "
