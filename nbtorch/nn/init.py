@@ -75,14 +75,10 @@ def _no_elements(tensor):
     return False
 
 
-def _random(kind, tensor, generator):
-    """A float64 host array of `tensor`'s shape, uniform [0,1) or standard normal."""
-    from .. import rand, randn
-    fn = rand if kind == "uniform" else randn
-    kwargs = {"dtype": _dtype.float64}
-    if generator is not None:
-        kwargs["generator"] = generator
-    return fn(*tensor.shape, **kwargs).numpy()
+def _standard_normal(shape, generator):
+    """A float64 host array of standard normal draws from nbtorch's generator."""
+    from .. import randn
+    return randn(*shape, dtype=_dtype.float64, generator=generator).numpy()
 
 
 def _assign(tensor, values):
@@ -97,22 +93,24 @@ def _assign(tensor, values):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with values drawn from U(a, b)."""
-    return _assign(tensor, a + (b - a) * _random("uniform", tensor, generator))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with values drawn from N(mean, std^2)."""
-    return _assign(tensor, mean + std * _random("normal", tensor, generator))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill from N(mean, std^2) truncated to [a, b] (redrawing values outside)."""
-    values = mean + std * _random("normal", tensor, generator)
+    values = mean + std * _standard_normal(tensor.shape, generator)
     bad = (values < a) | (values > b)
     for _ in range(100):
         if not bad.any():
             break
-        redraw = mean + std * _random("normal", tensor, generator)
+        redraw = mean + std * _standard_normal(tensor.shape, generator)
         values = np.where(bad, redraw, values)
         bad = (values < a) | (values > b)
     return _assign(tensor, np.clip(values, a, b))
@@ -209,11 +207,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    from .. import randn
-    kwargs = {"dtype": _dtype.float64}
-    if generator is not None:
-        kwargs["generator"] = generator
-    flat = randn(rows, cols, **kwargs).numpy()
+    flat = _standard_normal((rows, cols), generator)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
