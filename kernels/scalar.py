@@ -14,6 +14,10 @@ libm). Constants are therefore written ``c(x, 0.5)``: the literal typed like
 
 Parameters of an op (alpha, beta, bounds...) are extra ufunc inputs passed as
 0-d values of the compute dtype, so one compiled loop serves every value.
+
+The helpers stay in this one file on purpose: Numba's on-disk cache checks only
+the timestamp of the file defining a kernel, so a helper edited in another file
+would leave stale cached kernels behind.
 """
 import math
 
@@ -289,9 +293,8 @@ def frac(a):
 def _round_half_even(a):
     r = np.floor(a)
     d = a - r
-    if d > 0.5 or (d == 0.5 and r - 2 * np.floor(r * 0.5) != 0):
-        r += 1
-    return r
+    odd = r - c(a, 2.0) * np.floor(r * c(a, 0.5)) != 0
+    return select((d > c(a, 0.5)) | ((d == c(a, 0.5)) & odd), r + c(a, 1.0), r)
 
 
 def round_(a):

@@ -78,13 +78,24 @@ def compiled_signatures():
 def kernel(name):
     """The CPU kernel `fn(out, *args)` of scalar body `name`."""
     def run(out, *args):
-        types = "".join([a.dtype.char for a in args]) + "->" + out.dtype.char
-        if "e" in types:
-            return _run_half(name, out, args)
-        ufunc = _LOOPS.get((name, types)) or loop(name, types)
+        if len(args) == 2:
+            types = args[0].dtype.char + args[1].dtype.char + "->" + out.dtype.char
+        else:
+            types = "".join([a.dtype.char for a in args]) + "->" + out.dtype.char
+        ufunc = _LOOPS.get((name, types))
+        if ufunc is None:
+            if "e" in types:
+                return _run_half(name, out, args)
+            ufunc = loop(name, types)
         if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1:
             return _run_parallel(ufunc, types, out, args)
-        _call_quiet(ufunc, args, out, types)
+        if _ERRSTATE is None:
+            return _call_quiet(ufunc, args, out, types)
+        token = _ERRSTATE.set(_IGNORE)          # _call_quiet, inlined: this is the hot path
+        try:
+            ufunc(*args, out, signature=types)
+        finally:
+            _ERRSTATE.reset(token)
     run.__name__ = name
     run.__qualname__ = f"cpu.pointwise.{name}"
     run.__doc__ = f"out[i] = scalar.{name}(*args[i]) over broadcast NumPy operands."

@@ -17,14 +17,14 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, empty
-from .._registry import register_kernel, get_kernel
+from .._registry import _KERNELS, register_kernel, get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import broadcast_shapes, result_device, sum_to
 from ._inplace import inplace_guard
 
-__all__ = ["pointwise", "register_cpu", "Elementwise", "Binary", "unary_api", "check_number", "shape_of",
-           "float_dtype", "type_name", "NUMBER"]
+__all__ = ["pointwise", "register_cpu", "Elementwise", "Binary", "unary_api", "check_number",
+           "shape_of", "float_dtype", "type_name", "NUMBER"]
 
 NUMBER = (int, float, bool, np.number, np.bool_)
 _SCALAR_TYPES = frozenset((int, float, bool))
@@ -46,10 +46,16 @@ def _operand(x, dtype, device):
     if x.__class__ is Tensor or isinstance(x, Tensor):
         if x.dtype is not dtype:
             x = x.to(dtype)
-        if x.device is not device and x.device != device:
-            x = x.to(device)
+        d = x.device
+        if d is not device and (d.type != device.type or d.index != device.index):
+            x = x.to(device)                # a 0-d CPU tensor meeting a CUDA tensor
         return x._array
     return dtype.np.type(x)
+
+
+def _same_device(x, y):
+    a, b = x.device, y.device
+    return a is b or (a.type == b.type and a.index == b.index)
 
 
 def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
@@ -57,38 +63,41 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
 
     Inputs (tensors or Python scalars) are cast to `compute_dtype` (or, given a
     tuple, each to its own dtype); the result has `out_dtype` (default:
-    `compute_dtype`). With `out`, its shape must be
-    the broadcast shape; a different dtype is written through a cast copy.
+    `compute_dtype`). With `out`, its shape must be the broadcast shape; a
+    different dtype is written through a cast copy. This is every elementwise
+    op's hot path, so the one- and two-operand cases skip the general checks.
     """
-    per_input = compute_dtype.__class__ is tuple
     out_dtype = out_dtype or compute_dtype
     x = inputs[0]
-    y = inputs[1] if len(inputs) == 2 else None
-    if len(inputs) == 1:
+    n = len(inputs)
+    if n == 1:
         device, shape = x.device, x._shape
-    elif y is not None and x.__class__ is Tensor and (
-            (y.__class__ is Tensor and x.device is y.device and x._shape == y._shape)
-            or y.__class__ in _SCALAR_TYPES):
+    elif n == 2 and x.__class__ is Tensor and (
+            (y := inputs[1]).__class__ in _SCALAR_TYPES
+            or (y.__class__ is Tensor and x._shape == y._shape and _same_device(x, y))):
         device, shape = x.device, x._shape
     else:
         device = result_device(op, *inputs)
         shape = broadcast_shapes(*(shape_of(i) for i in inputs))
-    if out is not None:
+    if out is None:
+        out = empty(shape, out_dtype, device)
+    else:
         if out._shape != shape:
             raise RuntimeError(f"output with shape {list(out._shape)} doesn't match the "
                                f"broadcast shape {list(shape)}")
         if out.dtype is not out_dtype:
             from .copy import raw_copy_
             return raw_copy_(out, pointwise(op, inputs, compute_dtype, out_dtype))
-    else:
-        out = empty(shape, out_dtype, device)
-    if per_input:
+    if 0 in shape:
+        return out
+    if compute_dtype.__class__ is tuple:
         args = [_operand(i, d, device) for i, d in zip(inputs, compute_dtype)]
+    elif n == 1 and x.dtype is compute_dtype:
+        args = (x._array,)
     else:
         args = [_operand(i, compute_dtype, device) for i in inputs]
-    if out._shape and not all(out._shape):
-        return out
-    get_kernel(op, device.type)(out._array, *args)
+    kernel = _KERNELS.get((op, device.type)) or get_kernel(op, device.type)
+    kernel(out._array, *args)
     return out
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,
-                           register_cpu, type_name, unary_api)
+                           register_cpu, type_name)
 
 __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
@@ -251,4 +251,3 @@ def equal(input, other):
 Tensor.isclose = isclose
 Tensor.allclose = allclose
 Tensor.equal = equal
-_ = unary_api

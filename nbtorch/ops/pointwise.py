@@ -10,8 +10,6 @@ nbtorch ops beside the forward. This module holds `add`/`sub`/`mul`/`div`/
 `logical.py`, and are re-exported here, so ``from .ops.pointwise import *``
 brings every elementwise op.
 """
-import numpy as np
-
 from .. import _dtype
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._common import sum_to
-from ._elementwise import (Binary, NUMBER, check_number, pointwise, register_cpu,
+from ._elementwise import (Binary, Elementwise, check_number, pointwise, register_cpu,
                            shape_of, type_name)
 
 __all__ = ["maximum", "minimum", "fmax", "fmin", "max_elementwise", "clamp", "clip",
@@ -16,10 +16,6 @@ __all__ = ["maximum", "minimum", "fmax", "fmin", "max_elementwise", "clamp", "cl
 
 register_cpu("maximum", "minimum", "fmax", "fmin", "clamp", "clamp_min", "clamp_max",
              "where", "lerp", "addcmul", "addcdiv")
-
-
-def _zero_like_grad(g):
-    return g * 0
 
 
 # ---- maximum / minimum / fmax / fmin ------------------------------------------------
@@ -159,19 +155,8 @@ def clamp(input, min=None, max=None, *, out=None):
 
 def clamp_(self, min=None, max=None):
     """In-place clamp."""
-    from ._elementwise import Elementwise
     lo, hi = _clamp_args(min, max)
-    d = Clamp.result_dtype(self, lo, hi)
-    if d is not self.dtype and not _dtype.can_cast(d, self.dtype):
-        raise RuntimeError(f"result type {type_name(d)} can't be cast to the desired "
-                           f"output type {type_name(self.dtype)}")
-    from ._inplace import inplace_guard
-
-    def raw():
-        Clamp.compute(self, lo, hi, out=self)
-        self._bump()
-    _ = Elementwise
-    return inplace_guard(self, Clamp, (self, lo, hi), raw)
+    return Elementwise.inplace.__func__(Clamp, self, (self, lo, hi))
 
 
 def clamp_min(input, min):
@@ -324,7 +309,6 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
 
 def _inplace3(cls, fn_name):
     def method(self, b, c, value=None):
-        from ._elementwise import Elementwise
         args = (self, b, c) if value is None else (self, b, c, value)
         return Elementwise.inplace.__func__(cls, self, args)
     method.__name__ = fn_name + "_"
@@ -341,4 +325,3 @@ Tensor.addcmul_ = lambda self, t1, t2, *, value=1: _inplace3(Addcmul, "addcmul")
     self, t1, t2, value)
 Tensor.addcdiv_ = lambda self, t1, t2, *, value=1: _inplace3(Addcdiv, "addcdiv")(
     self, t1, t2, value)
-_ = (NUMBER, _zero_like_grad)

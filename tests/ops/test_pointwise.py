@@ -14,6 +14,12 @@ def test_add_sub_mul(name, np_fn):
     check_op(getattr(torch, name), np_fn, S, S, dtypes=NUMERIC, gradgrad=name == "mul")
 
 
+def test_int32_and_small_int_arithmetic():
+    check_op(torch.add, np.add, S, S, dtypes=(torch.int32, torch.int16), grad=False)
+    check_op(torch.mul, np.multiply, S, S, dtypes=(torch.int32, torch.uint8), grad=False,
+             low=0, high=9)
+
+
 def test_add_sub_alpha():
     check_op(lambda a, b: torch.add(a, b, alpha=2), lambda a, b: a + 2 * b, S, S,
              dtypes=NUMERIC)

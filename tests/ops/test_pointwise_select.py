@@ -6,7 +6,7 @@ import nbtorch as torch
 from op_harness import FLOATS, INTS, NUMERIC, check_grad, check_op
 
 S = (3, 4)
-BOOL_INT = (torch.bool, torch.int32, torch.int64)
+BOOL_INT = (torch.bool, torch.int64)
 
 
 @pytest.mark.parametrize("name, ref", [("maximum", np.maximum), ("minimum", np.minimum),
