@@ -696,3 +696,16 @@ def test_extra_layers_equal_pytorch(name, build, shapes):
     assert results[0][1] == results[1][1]
     for a, b in zip(results[0][0], results[1][0]):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_pad_sequence():
+    from nbtorch.nn.utils.rnn import pad_sequence, unpad_sequence
+    a, b = torch.ones(2, 3), torch.full((4, 3), 2.0)
+    out = pad_sequence([a, b], batch_first=True, padding_value=-1.0)
+    assert out.shape == (2, 4, 3)
+    assert out[0, :, 0].tolist() == [1.0, 1.0, -1.0, -1.0]
+    assert pad_sequence([a, b]).shape == (4, 2, 3)
+    left = pad_sequence([a, b], batch_first=True, padding_side="left")
+    assert left[0, :, 0].tolist() == [0.0, 0.0, 1.0, 1.0]
+    back = unpad_sequence(out, [2, 4], batch_first=True)
+    assert [t.shape for t in back] == [(2, 3), (4, 3)]
