@@ -33,9 +33,11 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.softmax import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
+from .ops.einsum import *  # noqa: F401,F403
 from .serialization import save, load
 from . import utils  # noqa: F401
 from . import nn, optim  # noqa: F401
+from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)
 from ._registry import register_kernel, get_kernel, registered_ops
 
 FloatTensor = DoubleTensor = LongTensor = Tensor

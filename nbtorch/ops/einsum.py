@@ -1,0 +1,152 @@
+"""`einsum`: Einstein summation built from views, sums and batched matmuls."""
+import math
+
+from .linalg import Matmul, _check_pair
+
+__all__ = ["einsum"]
+
+
+# ---- einsum ------------------------------------------------------------------------
+# Labels are ints: a letter is its code point (so sorting puts A-Z before a-z, as
+# PyTorch does); the dims an ellipsis covers are -1 (last), -2, ... so that they
+# line up from the right across operands and broadcast.
+
+def _einsum_labels(term, ndim, i):
+    """The labels of operand i's dims from its subscripts `term`."""
+    head, ell, tail = term.partition("...")
+    if "." in head + tail:
+        raise RuntimeError(f"einsum(): found '.' for operand {i} that is not part of any "
+                           "ellipsis")
+    letters = head + tail
+    if not ell and len(letters) != ndim:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                           f"({len(letters)}) does not match the number of dimensions "
+                           f"({ndim}) for operand {i} and no ellipsis was given")
+    if ell and len(letters) > ndim:
+        raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                           f"({len(letters)}) is more than the number of dimensions "
+                           f"({ndim}) for operand {i}")
+    n_ell = ndim - len(letters)
+    return [ord(c) for c in head] + list(range(-n_ell, 0)) * bool(ell) + \
+        [ord(c) for c in tail]
+
+
+def _einsum_output(rhs, inputs):
+    """Output labels: explicit `rhs`, or (rhs None) ellipsis dims then once-seen letters."""
+    seen = [lab for labels in inputs for lab in labels]
+    n_ell = max((-min(labels, default=0) for labels in inputs), default=0)
+    if rhs is None:
+        once = sorted(lab for lab in set(seen) if lab >= 0 and seen.count(lab) == 1)
+        return list(range(-n_ell, 0)) + once
+    out = _einsum_labels(rhs.replace("...", ""), len(rhs.replace("...", "")), "output")
+    if "..." in rhs:
+        head = rhs.partition("...")[0]
+        out = out[:len(head)] + list(range(-n_ell, 0)) + out[len(head):]
+    for lab in out:
+        if lab >= 0 and out.count(lab) > 1:
+            raise RuntimeError(f"einsum(): output subscript {chr(lab)} appears more than "
+                               "once in the output")
+        if lab >= 0 and lab not in seen:
+            raise RuntimeError(f"einsum(): output subscript {chr(lab)} does not appear in the "
+                               "equation for any input operand")
+    return out
+
+
+def _take_diagonals(t, labels):
+    """Merge repeated labels of one operand into their diagonal ('ii->i')."""
+    labels = list(labels)
+    for lab in list(dict.fromkeys(labels)):
+        while labels.count(lab) > 1:
+            i = labels.index(lab)
+            j = labels.index(lab, i + 1)
+            t = t.diagonal(0, i, j)
+            labels = [x for k, x in enumerate(labels) if k not in (i, j)] + [lab]
+    return t, labels
+
+
+def _sum_out(t, labels, keep):
+    """Sum the dims whose labels are not in `keep`."""
+    dims = tuple(i for i, lab in enumerate(labels) if lab not in keep)
+    if not dims:
+        return t, labels
+    return t.sum(dim=dims), [lab for lab in labels if lab in keep]
+
+
+def _contract(a, la, b, lb, keep, sizes):
+    """Contract two operands with one batched matmul; labels of the result."""
+    batch = [x for x in la if x in lb and x in keep]
+    summed = [x for x in la if x in lb and x not in keep]
+    left = [x for x in la if x not in lb]
+    right = [x for x in lb if x not in la]
+
+    def arrange(t, labels, order):
+        t = t.permute(*[labels.index(x) for x in order])
+        return t.expand(*[sizes[x] for x in order])
+    nb, nl, ns, nr = (math.prod(sizes[x] for x in g) for g in (batch, left, summed, right))
+    a = arrange(a, la, batch + left + summed).reshape(nb, nl, ns)
+    b = arrange(b, lb, batch + summed + right).reshape(nb, ns, nr)
+    out = Matmul.apply(a, b).reshape(*[sizes[x] for x in batch + left + right])
+    return out, batch + left + right
+
+
+def einsum(equation, *operands):
+    """Einstein summation, e.g. ``einsum('bij,bjk->bik', a, b)``.
+
+    Supports explicit and implicit outputs, ellipses (broadcast), repeated
+    subscripts in one operand (diagonals, traces) and any number of operands,
+    contracted left to right with one batched matmul per pair.
+
+    Example:
+        >>> a = nbtorch.ones(2, 3)
+        >>> nbtorch.einsum("ij,kj->ik", a, a).shape
+        torch.Size([2, 2])
+    """
+    if not isinstance(equation, str):
+        raise TypeError("einsum(): the sublist format is not supported; pass an equation "
+                        "string such as 'ij,jk->ik'")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for i, c in enumerate(equation):
+        arrow_part = equation[i:i + 2] == "->" or equation[i - 1:i + 1] == "->"
+        if not ("a" <= c <= "z" or "A" <= c <= "Z" or c in " .," or arrow_part):
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the "
+                               "equation string, subscripts must be in [a-zA-Z]")
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the "
+                           "equation" if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    for x in operands:
+        if x.dtype is not operands[0].dtype:
+            _check_pair("einsum", operands[0], x, "bmm")
+    inputs = [_einsum_labels(term, x.dim(), i) for i, (term, x) in enumerate(zip(terms,
+                                                                                   operands))]
+    output = _einsum_output(rhs if arrow else None, inputs)
+    sizes = {}
+    for i, (x, labels) in enumerate(zip(operands, inputs)):
+        own = {}
+        for lab, n in zip(labels, x._shape):
+            if own.setdefault(lab, n) != n:
+                raise RuntimeError(f"einsum(): subscript {chr(lab)} is repeated for operand {i} "
+                                   f"but the sizes don't match, {n} != {own[lab]}")
+            seen = sizes.setdefault(lab, n)
+            if n != seen and 1 not in (n, seen):
+                name = chr(lab) if lab >= 0 else "..."
+                raise RuntimeError(f"einsum(): subscript {name} has size {n} for operand {i} "
+                                   f"which does not broadcast with previously seen size {seen}")
+            sizes[lab] = max(n, seen)
+    ops = [_take_diagonals(x, labels) for x, labels in zip(operands, inputs)]
+    t, labels = ops[0]
+    for k in range(1, len(ops) + 1):
+        later = set(output).union(*(lb for _, lb in ops[k + 1:]))
+        nxt = ops[k][1] if k < len(ops) else []
+        t, labels = _sum_out(t, labels, later | set(nxt))
+        if k < len(ops):
+            b, lb = _sum_out(ops[k][0], nxt, later | set(labels))
+            t, labels = _contract(t, labels, b, lb, later, sizes)
+    t = t.permute(*[labels.index(x) for x in output]) if output else t
+    return t.expand(*[sizes[x] for x in output]) if output else t
