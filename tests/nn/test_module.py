@@ -687,3 +687,25 @@ def test_parameter_containers_repr_equal_pytorch():
                                       "a": lib.zeros(3, dtype=lib.float64)}))
 
     assert [repr(c) for c in build(torch)] == [repr(c) for c in build(real)]
+
+
+def test_missing_super_init_is_an_attribute_error_on_call():
+    class NoInit(nn.Module):
+        def __init__(self):
+            pass
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(AttributeError, match="object has no attribute '_forward_pre_hooks'"):
+        NoInit()(1)
+
+
+def test_buffer_marker_assignment():
+    m = nn.Module()
+    m.x = 3
+    m.x = nn.Buffer(torch.zeros(2))
+    m.y = nn.Buffer(torch.ones(1), persistent=False)
+    assert list(m._buffers) == ["x", "y"] and "x" not in m.__dict__
+    assert list(m.state_dict()) == ["x"]
+    assert type(m.x) is torch.Tensor

@@ -117,8 +117,13 @@ class Module(HookRegistration):
     # ---- calling -----------------------------------------------------------
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
-                or d["_backward_pre_hooks"]):
+        try:
+            hooked = (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
+                      or d["_backward_pre_hooks"])
+        except KeyError as e:      # a subclass that never called Module.__init__()
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                 f"'{e.args[0]}'") from None
+        if not hooked:
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -289,7 +294,7 @@ class Module(HookRegistration):
                 persistent = value.persistent
             else:
                 persistent = name not in self._non_persistent_buffers_set
-            remove_from(d, self._parameters, self._modules)
+            remove_from(d, self._parameters, self._modules)   # d: a plain attribute before
             self.register_buffer(name, value, persistent)
             return
         object.__setattr__(self, name, value)
