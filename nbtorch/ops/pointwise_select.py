@@ -11,7 +11,7 @@ from ._common import sum_to
 from ._elementwise import (Binary, Elementwise, check_number, pointwise, register_cpu,
                            shape_of, type_name)
 
-__all__ = ["maximum", "minimum", "fmax", "fmin", "max_elementwise", "clamp", "clip",
+__all__ = ["maximum", "minimum", "fmax", "fmin", "clamp", "clip",
            "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv"]
 
 register_cpu("maximum", "minimum", "fmax", "fmin", "clamp", "clamp_min", "clamp_max",
