@@ -105,6 +105,26 @@ def vstack(tensors):
     return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
 
 
+class SplitViews(Function):
+    """Consecutive views along `dim` in one node: backward is one cat, not n scatters."""
+
+    @staticmethod
+    def forward(ctx, x, dim, sizes, squeeze):
+        ctx.dim, ctx.squeeze = dim, squeeze
+        outs, start = [], 0
+        for n in sizes:
+            v = x.narrow(dim, start, n)
+            outs.append(v.squeeze(dim) if squeeze else v)
+            start += n
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if ctx.squeeze:
+            grads = [g.unsqueeze(ctx.dim) for g in grads]
+        return cat(grads, ctx.dim), None, None, None
+
+
 @tensor_method()
 def split(self, split_size_or_sections, dim=0):
     """Views of consecutive pieces of size split_size (or the given section sizes)."""
@@ -122,11 +142,7 @@ def split(self, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(self.narrow(d, start, s))
-        start += s
-    return tuple(out)
+    return SplitViews.apply(self, d, tuple(sizes), False)
 
 
 @tensor_method()
@@ -157,7 +173,9 @@ def tensor_split(self, indices_or_sections, dim=0):
 def unbind(self, dim=0):
     """All slices along dim, as views."""
     d = normalize_dim(dim, self.dim())
-    return tuple(self.select(d, i) for i in range(self._shape[d]))
+    if self._shape[d] == 0:
+        return ()
+    return SplitViews.apply(self, d, (1,) * self._shape[d], True)
 
 
 class Flip(Function):
