@@ -1,4 +1,6 @@
 """Activation layers: thin Modules over `nn.functional` (repr like PyTorch's)."""
+import warnings
+
 from .. import functional as F
 from .module import Module
 
@@ -37,8 +39,15 @@ class ReLU(Module):
 class Hardtanh(Module):
     """clamp(x, min_val, max_val)."""
 
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
         super().__init__()
+        if min_value is not None or max_value is not None:
+            warnings.warn("keyword argument `min_value`/`max_value` is deprecated and will "
+                          "be removed; use `min_val`/`max_val` instead.", FutureWarning,
+                          stacklevel=2)
+            min_val = min_val if min_value is None else min_value
+            max_val = max_val if max_value is None else max_value
         if max_val <= min_val:
             raise AssertionError(f"max_val ({max_val}) must be greater than min_val "
                                  f"({min_val})")

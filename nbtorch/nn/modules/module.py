@@ -361,9 +361,9 @@ class Module(HookRegistration):
                 memo.add(id(module))
                 yield name, module
 
-    def modules(self):
+    def modules(self, remove_duplicate=True):
         """Iterate over all modules in the tree, this one first."""
-        for _, m in self.named_modules():
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
