@@ -709,3 +709,41 @@ def test_pad_sequence():
     assert left[0, :, 0].tolist() == [0.0, 0.0, 1.0, 1.0]
     back = unpad_sequence(out, [2, 4], batch_first=True)
     assert [t.shape for t in back] == [(2, 3), (4, 3)]
+
+
+def test_signatures_equal_pytorch():
+    """Every argument name PyTorch accepts (in order) is accepted here too."""
+    import inspect
+    real = pytest.importorskip("torch")
+
+    def params(f):
+        try:
+            return list(inspect.signature(f).parameters)
+        except ValueError:      # a C builtin of PyTorch's: nothing to compare
+            return None
+
+    functions = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
+                 "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                 "kl_div", "triplet_margin_loss", "multi_margin_loss",
+                 "dropout", "dropout2d", "glu", "softmax", "log_softmax", "softmin",
+                 "gumbel_softmax", "cosine_similarity", "pairwise_distance", "pixel_shuffle",
+                 "logsigmoid", "prelu", "rrelu", "hardshrink"]
+    for name in functions:
+        theirs = params(getattr(real.nn.functional, name))
+        assert theirs is None or params(getattr(F, name)) == theirs, name
+    modules = ["Linear", "Bilinear", "Flatten", "Unflatten", "Dropout", "Conv1d", "Conv2d",
+               "ConvTranspose2d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d",
+               "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss", "KLDivLoss", "Upsample",
+               "Sequential", "ModuleList", "ParameterDict", "Hardtanh", "Softplus", "GELU"]
+    for name in modules:
+        assert params(getattr(nn, name).__init__) == \
+            params(getattr(real.nn, name).__init__), name
+    for name in ["kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "orthogonal_",
+                 "trunc_normal_", "calculate_gain"]:
+        assert params(getattr(nn.init, name)) == params(getattr(real.nn.init, name)), name
+    for name in ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector"]:
+        assert params(getattr(nn.utils, name)) == params(getattr(real.nn.utils, name)), name
+    for name in ["named_parameters", "named_modules", "modules", "state_dict",
+                 "load_state_dict", "register_forward_hook", "register_forward_pre_hook",
+                 "register_full_backward_hook", "register_buffer", "to", "zero_grad"]:
+        assert params(getattr(nn.Module, name)) == params(getattr(real.nn.Module, name)), name
