@@ -260,8 +260,11 @@ class CustomOp:
         raw = [(a.contiguous() if self.contiguous else a)._array if isinstance(a, Tensor)
                else a for a in args]
         launcher = _registry.get_kernel(self.name, dev.type)
-        result = launcher(*raw, *[o._array for o in outs], n_outputs=len(outs)) \
-            if isinstance(launcher, Launcher) else launcher(*raw, *[o._array for o in outs])
+        arrays = [o._array for o in outs]
+        if isinstance(getattr(launcher, "__nbtorch_profiled__", launcher), Launcher):
+            result = launcher(*raw, *arrays, n_outputs=len(outs))
+        else:                        # a plain function registered through the registry
+            result = launcher(*raw, *arrays)
         if result is not None:
             outs = self._check_result(result, specs, dev, launcher)
         if self._backward is not None and any(
@@ -446,12 +449,13 @@ class OverrideHandle:
             return
         self.active = False
         key = (self.op, self.device)
-        if _registry._KERNELS.get(key) is self.fn:
+        current = _registry._KERNELS.get(key)
+        if getattr(current, "__nbtorch_profiled__", current) is self.fn:
             _registry.unregister_kernel(self.op, self.device)
         else:                        # overridden again since: drop ours from the stack
             stack = _registry._DEFAULTS.get(key, [])
             for i in range(len(stack) - 1, -1, -1):
-                if stack[i] is self.fn:
+                if getattr(stack[i], "__nbtorch_profiled__", stack[i]) is self.fn:
                     del stack[i]
                     break
 

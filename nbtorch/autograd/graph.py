@@ -139,3 +139,9 @@ def register_tensor_hook(t, hook):
     h = RemovableHandle(hooks)
     hooks[h.id] = hook
     return h
+
+
+def draw(tensors, params=None):
+    """Draw the autograd graph of `tensors` as SVG (inline in Jupyter); see `autograd.draw`."""
+    from .draw import draw as _draw
+    return _draw(tensors, params=params)
