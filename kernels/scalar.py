@@ -270,7 +270,7 @@ def pow_int(a, b):
 # ---- rounding, sign --------------------------------------------------------------
 
 def sign(a):
-    return (a > 0) - (a < 0)
+    return int(a > 0) - int(a < 0)          # 0 for NaN, as PyTorch
 
 
 def floor(a):
