@@ -8,6 +8,10 @@ as NumPy's (ratio <= 1).
 
     python benchmarks/bench_reduce.py              # all cases
     python benchmarks/bench_reduce.py --repeats 5 --only softmax
+    python benchmarks/bench_reduce.py --serial     # never the parallel kernels
+
+The parallel kernels pay on an idle machine and suffer, like PyTorch's, when
+other processes hold the cores: compare with --serial on a busy machine.
 """
 import argparse
 import time
@@ -15,7 +19,8 @@ import time
 import numpy as np
 
 import nbtorch
-from nbtorch.ops import reduction_minmax, reduction_stats, softmax  # noqa: F401
+from nbtorch.ops import reduction
+from nbtorch.ops import reduction_minmax, reduction_stats, softmax  # noqa: F401  (methods)
 
 try:
     import torch
@@ -83,7 +88,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    ap.add_argument("--serial", action="store_true", help="disable the parallel kernels")
     args = ap.parse_args()
+    if args.serial:
+        reduction.PARALLEL_MIN_NUMEL = float("inf")
     ref = "torch" if torch is not None else "numpy"
     head = f"{'case':28s} {'nbtorch ms':>11s} {'numpy ms':>9s}"
     head += f" {'torch ms':>9s}" if torch is not None else ""

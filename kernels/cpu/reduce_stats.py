@@ -8,6 +8,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ..scalar import fexp
 from .reduce import FM, BLOCK, _row_extreme, cols_extreme
 
 
@@ -88,7 +89,7 @@ def _row_sum_exp(row, m):
         seg = row[b:min(b + BLOCK, row.size)]
         p = 0.0
         for i in range(seg.size):
-            p += np.exp(seg[i] - m)
+            p += fexp(seg[i] - m)
         s += p
     return s
 
@@ -119,7 +120,7 @@ def logsumexp_reduce(a, out):
             for i in range(n):
                 seg = a[o, i]
                 for j in range(inner):
-                    s[j] += np.exp(seg[j] - mx[j])
+                    s[j] += fexp(seg[j] - mx[j])
             for j in range(inner):
                 if _finite(mx[j]):
                     out[o, j] = mx[j] + np.log(s[j])

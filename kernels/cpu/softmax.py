@@ -1,8 +1,9 @@
 """Softmax and log-softmax along the middle axis of a C-contiguous (outer, n, inner) array.
 
-Numerically stable: every row is shifted by its max before `exp`. Per row
-(inner == 1) two passes over the input: max, then exp(x - max) written to out
-while summing in float64, then one scaling pass over out (still in cache).
+Numerically stable: every row is shifted by its max before `exp` (`fexp`, a
+float32 exp that vectorises: kernels/scalar.py). Per row (inner == 1) two passes
+over the input: max, then exp(x - max) written to out while summing in float64,
+then one scaling pass over out (still in cache).
 inner > 1 walks whole rows in memory order in three phases (column max,
 exp and column sums, scaling); the parallel kernel splits each phase into
 ranges of rows and combines the per-range maxima and sums in between.
@@ -11,6 +12,7 @@ import numba
 import numpy as np
 from numba import prange
 
+from ..scalar import fexp
 from .reduce import FM, _row_extreme, _cols_extreme_into, cols_extreme, row_splits
 
 
@@ -21,14 +23,14 @@ def _softmax_row(x, y, log):
     if log:
         s = 0.0
         for i in range(x.size):
-            s += np.exp(x[i] - m)
+            s += fexp(x[i] - m)
         shift = m + np.log(s)
         for i in range(x.size):
             y[i] = x[i] - shift
     else:
         s = 0.0
         for i in range(x.size):
-            e = np.exp(x[i] - m)
+            e = fexp(x[i] - m)
             y[i] = e
             s += e
         r = 1.0 / s
@@ -43,7 +45,7 @@ def _exp_sum_rows(a, out, o, r0, r1, m, s, log):
         seg = a[o, i]
         dst = out[o, i]
         for j in range(seg.size):
-            e = np.exp(seg[j] - m[j])
+            e = fexp(seg[j] - m[j])
             s[j] += e
             if not log:
                 dst[j] = e
