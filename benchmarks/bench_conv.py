@@ -1,6 +1,7 @@
 """Convolution and pooling speed: nbtorch against PyTorch (when installed) or NumPy.
 
-Each case times forward + backward (all input gradients), nbtorch and the
+Each case times forward + backward from a given output gradient (all
+parameter and input gradients; no loss op in the timing), nbtorch and the
 reference in alternating blocks of runs (so both see similar machine load),
 and prints best and median times and the ratio of the best times.  Without PyTorch the
 reference is a plain NumPy im2col (sliding_window_view + one matmul; the
@@ -51,41 +52,40 @@ def _times_ms(fn, ref_fn, repeat, rounds=3):
     return (min(ours), float(np.median(ours))), (min(ref), float(np.median(ref)))
 
 
-def _nbtorch_step(shape, spec, pad, kind):
+def _inputs(shape, spec, kind):
+    """x, weight (conv only) and the output gradient, as float32 NumPy arrays."""
     rng = np.random.default_rng(0)
-    x = nbtorch.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
+    x = rng.standard_normal(shape, dtype=np.float32)
     if kind == "conv":
-        w = nbtorch.tensor(rng.standard_normal(spec, dtype=np.float32) * 0.1, requires_grad=True)
-        b = nbtorch.zeros(spec[0], requires_grad=True)
+        w = rng.standard_normal(spec, dtype=np.float32) * 0.1
+        n, _, h, wd = shape
+        return x, w, rng.standard_normal((n, spec[0], h, wd), dtype=np.float32)
+    return x, None, None
+
+
+def _step(lib, shape, spec, pad, kind):
+    """forward + backward(grad_out) with nbtorch or torch (same code, `lib` swapped)."""
+    x_np, w_np, g_np = _inputs(shape, spec, kind)
+    F = C if lib is nbtorch else torch.nn.functional
+    x = lib.tensor(x_np, requires_grad=True)
+    if kind == "conv":
+        w = lib.tensor(w_np, requires_grad=True)
+        b = lib.zeros(spec[0], requires_grad=True)
+        k = spec[2]
+        g = lib.tensor(g_np[:, :, :shape[2] + 2 * pad - k + 1, :shape[3] + 2 * pad - k + 1].copy())
 
         def step():
             x.grad = w.grad = b.grad = None
-            C.conv2d(x, w, b, padding=pad).sum().backward()
+            F.conv2d(x, w, b, padding=pad).backward(g)
         return step
-    pool = P.max_pool2d if kind == "max" else P.avg_pool2d
+    pool = (P if lib is nbtorch else torch.nn.functional)
+    pool = pool.max_pool2d if kind == "max" else pool.avg_pool2d
+    n, c, h, wd = shape
+    g = lib.tensor(np.ones((n, c, h // spec, wd // spec), np.float32))
 
     def step():
         x.grad = None
-        pool(x, spec).sum().backward()
-    return step
-
-
-def _torch_step(shape, spec, pad, kind):
-    rng = np.random.default_rng(0)
-    x = torch.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
-    if kind == "conv":
-        w = torch.tensor(rng.standard_normal(spec, dtype=np.float32) * 0.1, requires_grad=True)
-        b = torch.zeros(spec[0], requires_grad=True)
-
-        def step():
-            x.grad = w.grad = b.grad = None
-            torch.nn.functional.conv2d(x, w, b, padding=pad).sum().backward()
-        return step
-    pool = torch.nn.functional.max_pool2d if kind == "max" else torch.nn.functional.avg_pool2d
-
-    def step():
-        x.grad = None
-        pool(x, spec).sum().backward()
+        pool(x, spec).backward(g)
     return step
 
 
@@ -143,11 +143,12 @@ def main():
     print(f"{'case':42s} {'1st call':>9s} {'nbtorch':>15s} {ref_name[:15]:>15s} {'ratio':>6s}")
     for name, shape, spec, pad in CASES:
         kind = "conv" if name.startswith("conv") else name[:3]
-        step = _nbtorch_step(shape, spec, pad, kind)
+        step = _step(nbtorch, shape, spec, pad, kind)
         t0 = time.perf_counter()
         step()
         first = 1e3 * (time.perf_counter() - t0)
-        ref_step = (_torch_step if torch is not None else _numpy_step)(shape, spec, pad, kind)
+        ref_step = (_step(torch, shape, spec, pad, kind) if torch is not None
+                    else _numpy_step(shape, spec, pad, kind))
         ours, ref = _times_ms(step, ref_step, args.repeat)
         print(f"{name:42s} {first:7.1f}ms {ours[0]:7.2f} /{ours[1]:6.2f} {ref[0]:7.2f} /{ref[1]:6.2f}"
               f" {ours[0] / ref[0]:5.2f}x")
