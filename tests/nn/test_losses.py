@@ -485,3 +485,19 @@ def test_extra_losses_equal_pytorch(name, fn):
                                                  else np.zeros(0) for t in ts])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_double_backward():
+    from nbtorch.autograd import gradgradcheck
+    x, _ = _pair((3, 4), seed=40)
+    t = torch.tensor([0, 3, 1])
+    w = _t([1.0, 2.0, 0.5, 1.5])
+    for kw in ({}, {"weight": w}, {"reduction": "none"}, {"reduction": "sum"}):
+        assert gradgradcheck(lambda a: F.cross_entropy(a, t, **kw), (_t(x, True),))
+
+
+def test_cross_entropy_all_targets_ignored_is_nan_like_pytorch():
+    out = F.cross_entropy(torch.zeros(2, 3), torch.tensor([-100, -100]))
+    assert np.isnan(out.item())
+    assert F.cross_entropy(torch.zeros(2, 3), torch.tensor([-100, -100]),
+                           reduction="sum").item() == 0.0

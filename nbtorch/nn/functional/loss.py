@@ -6,6 +6,7 @@ losses are computed from `log_softmax`/`softplus`, which are stable for large
 logits.
 """
 import warnings
+from collections import namedtuple
 
 import numpy as np
 
@@ -129,15 +130,19 @@ def _check_weight(weight, n_classes):
                            f"{list(weight.shape)}")
 
 
+_Targets = namedtuple("_Targets", ["safe", "weights", "valid", "denominator"])
+
+
 def _class_targets(input, target, weight, ignore_index):
-    """Validate class-index targets; return (safe targets, weights, valid mask).
+    """Validate class-index targets; return `_Targets(safe, weights, valid, denominator)`.
 
     `safe` (shape (M, 1), for `gather`) has ignored targets replaced by 0;
     `weights` (M,) is the class weight of each target times `valid` (1.0
     where the target is not ignore_index). Both weights and valid are None
     when no weight is given and no target is ignored (the common case, which
-    then costs no extra ops). They are computed on the host: the targets are
-    range-checked there anyway, and they carry no gradient.
+    then costs no extra ops). `denominator` is what 'mean' divides by: the
+    sum of the weights (a float). All of it is computed on the host: the
+    targets are range-checked there anyway, and they carry no gradient.
     """
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not "
@@ -168,13 +173,13 @@ def _class_targets(input, target, weight, ignore_index):
     safe = tgt if all_valid else np.where(valid, tgt, 0)
     safe_t = torch.from_numpy(np.ascontiguousarray(safe.reshape(-1, 1))).to(dev)
     if weight is None and all_valid:
-        return safe_t, None, None
+        return _Targets(safe_t, None, None, float(tgt.size))
     fdt = input.dtype.np
     valid = valid.astype(fdt)
     w = valid if weight is None else \
         np.asarray(weight.detach()._host(), dtype=fdt)[safe] * valid
-    return (safe_t,) + tuple(torch.from_numpy(np.ascontiguousarray(a)).to(dev)
-                             for a in (w, valid))
+    w_t, valid_t = (torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in (w, valid))
+    return _Targets(safe_t, w_t, valid_t, float(w.sum(dtype=np.float64)))
 
 
 def _classes_last(input):
@@ -199,13 +204,48 @@ def _picked_loss(flat_logp, safe, w):
 
 
 def _reduce_weighted(loss, reduction, denominator, input):
-    """'none' restores the target's shape; 'mean' divides by `denominator`'s sum
-    (by the number of samples when it is None)."""
+    """'none' restores the target's shape; 'mean' divides the sum by `denominator`."""
     if reduction == "none":
         return loss.reshape(_target_shape(input))
     if reduction == "sum":
         return loss.sum()
-    return loss.mean() if denominator is None else loss.sum() / denominator.sum()
+    return loss.sum() / denominator
+
+
+class _CrossEntropyIndices(Function):
+    """cross_entropy of (M, C) logits and class indices as one tape node.
+
+    forward: loss_i = -log_softmax(x)[i, t_i] * w_i, reduced; backward:
+    (softmax(x) - onehot(t)) * w_i * dL/dloss_i, written with nbtorch ops on
+    the saved logits, so a create_graph backward can differentiate it again.
+    """
+
+    @staticmethod
+    def forward(ctx, x, safe, w, reduction, denominator):
+        ctx.save_for_backward(x, safe, w)
+        ctx.reduction, ctx.denominator = reduction, denominator
+        if reduction == "none" or w is not None:
+            loss = _picked_loss(torch.log_softmax(x, 1), safe, w)
+            if reduction == "none":
+                return loss
+        else:
+            loss = torch.log_softmax(x, 1).gather(1, safe)    # the common case: 4 ops
+            return loss.sum() * (-1.0 if reduction == "sum" else -1.0 / denominator)
+        total = loss.sum()
+        return total if reduction == "sum" else total / denominator
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, safe, w = ctx.saved_tensors
+        if ctx.reduction == "none":
+            coef = grad.reshape(-1, 1)
+        else:
+            coef = grad if ctx.reduction == "sum" else grad / ctx.denominator
+        if w is not None:
+            coef = coef * w.reshape(-1, 1)
+        probs = torch.softmax(x, 1)
+        onehot = torch.zeros_like(probs).scatter_(1, safe, 1.0)
+        return (probs - onehot) * coef, None, None, None, None
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -221,9 +261,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
-    safe, w, _ = _class_targets(input, target, weight, ignore_index)
-    return _reduce_weighted(_picked_loss(_classes_last(input), safe, w), reduction, w,
-                            input)
+    t = _class_targets(input, target, weight, ignore_index)
+    return _reduce_weighted(_picked_loss(_classes_last(input), t.safe, t.weights),
+                            reduction, t.denominator, input)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -251,19 +291,22 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     class_dim = 0 if input.dim() == 1 else 1
     n_classes = input.shape[class_dim]
-    logp = torch.log_softmax(input, class_dim)
     if soft:
-        return _soft_cross_entropy(logp, target, weight, ignore_index, reduction,
-                                   label_smoothing, class_dim, n_classes)
-    safe, w, valid = _class_targets(input, target, weight, ignore_index)
-    flat = _classes_last(logp)
-    nll = _reduce_weighted(_picked_loss(flat, safe, w), reduction, w, input)
+        return _soft_cross_entropy(torch.log_softmax(input, class_dim), target, weight,
+                                   ignore_index, reduction, label_smoothing, class_dim,
+                                   n_classes)
+    t = _class_targets(input, target, weight, ignore_index)
     if label_smoothing == 0.0:
-        return nll
+        loss = _CrossEntropyIndices.apply(_classes_last(input), t.safe, t.weights,
+                                          reduction, t.denominator)
+        return loss.reshape(_target_shape(input)) if reduction == "none" else loss
+    flat = _classes_last(torch.log_softmax(input, class_dim))
+    nll = _reduce_weighted(_picked_loss(flat, t.safe, t.weights), reduction, t.denominator,
+                           input)
     if weight is not None:
         flat = flat * weight.reshape(1, -1)
-    smooth = -flat.sum(1) if valid is None else -(flat.sum(1) * valid)
-    smooth = _reduce_weighted(smooth, reduction, w if weight is not None else valid, input)
+    smooth = -flat.sum(1) if t.valid is None else -(flat.sum(1) * t.valid)
+    smooth = _reduce_weighted(smooth, reduction, t.denominator, input)
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
@@ -487,7 +530,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = input if input.dim() == 2 else input.reshape(1, -1)
-    safe, _, _ = _class_targets(x, target.reshape(-1), None, -100)
+    safe = _class_targets(x, target.reshape(-1), None, -100).safe
     x_y = x.gather(1, safe)
     margins = (x - x_y + margin).clamp(min=0)
     if p == 2:
