@@ -76,3 +76,23 @@ def histc(x, out, lo, hi):
             if b >= bins:
                 b = bins - 1
             out[b] += 1
+
+
+@numba.njit(cache=True)
+def mode_rows(values, indices, out_values, out_indices):
+    """For each sorted row (stable sort: `values`, original `indices`): the value of the
+    longest run of equal values (the smallest on ties) and the last index it came from."""
+    rows, n = values.shape
+    for r in range(rows):
+        v = values[r]
+        best_len = 0
+        best_end = 0
+        start = 0
+        for i in range(1, n + 1):
+            if i == n or v[i] != v[i - 1]:
+                if i - start > best_len:
+                    best_len = i - start
+                    best_end = i - 1
+                start = i
+        out_values[r] = v[best_end]
+        out_indices[r] = indices[r, best_end]

@@ -1,5 +1,5 @@
-"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, unique,
-bincount, histc.
+"""Sorting and selection: sort, argsort, msort, topk, kthvalue, median, nanmedian, mode,
+unique, bincount, histc.
 
 Every selection is a sort along the dim (a stable merge sort in
 kernels/cpu/sort.py) followed by views or a gather of its output, so
@@ -16,8 +16,8 @@ from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 from .reduction import dtype_label
 
-__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "unique",
-           "bincount", "histc"]
+__all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+           "unique", "bincount", "histc"]
 
 
 def _cpu_sort(a2, values2, indices2, descending):
@@ -42,7 +42,15 @@ def _cpu_histc(x, out, lo, hi):
     k.histc(x, out, lo, hi)
 
 
+def _cpu_mode(values2, indices2, out_values1, out_indices1):
+    from nbtorch.kernels.cpu import sort as k
+    if values2.dtype == np.bool_:
+        values2, out_values1 = values2.view(np.uint8), out_values1.view(np.uint8)
+    k.mode_rows(values2, indices2, out_values1, out_indices1)
+
+
 register_kernel("sort", "cpu", _cpu_sort)
+register_kernel("mode", "cpu", _cpu_mode)
 register_kernel("unique_runs", "cpu", _cpu_unique_runs)
 register_kernel("bincount", "cpu", _cpu_bincount)
 register_kernel("histc", "cpu", _cpu_histc)
@@ -212,6 +220,61 @@ def median(input, dim=None, keepdim=False):
 def nanmedian(input, dim=None, keepdim=False):
     """Lower median ignoring NaN (NaN only where a slice is all NaN)."""
     return _median("nanmedian", input, dim, keepdim, True)
+
+
+class Mode(Function):
+    """The most frequent value along dim (smallest on ties) and its last index."""
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        ctx.dim, ctx.keepdim, ctx.in_shape = dim, keepdim, x._shape
+        if x.dim() == 0:
+            return x.clone(), empty((), _dtype.int64, x.device).fill_(0)
+        values, indices = _sort_last(x.movedim(dim, -1), -1, False)
+        n = x._shape[dim]
+        kept = values._shape[:-1]
+        rows = values.numel() // n
+        out_v = empty(kept, values.dtype, x.device)
+        out_i = empty(kept, _dtype.int64, x.device)
+        work = values if values.dtype is not _dtype.float16 else values.to(_dtype.float32)
+        ov = out_v if out_v.dtype is not _dtype.float16 else empty(kept, work.dtype, x.device)
+        get_kernel("mode", x.device.type)(work._array.reshape(rows, n),
+                                          indices._array.reshape(rows, n),
+                                          ov._array.reshape(rows), out_i._array.reshape(rows))
+        if ov is not out_v:
+            out_v = ov.to(out_v.dtype)
+        if keepdim:
+            out_v, out_i = out_v.unsqueeze(dim), out_i.unsqueeze(dim)
+        ctx.save_for_backward(out_i)
+        ctx.mark_non_differentiable(out_i)
+        return out_v, out_i
+
+    @staticmethod
+    def backward(ctx, g, _g_indices):
+        from .reduction_minmax import index_mask
+        from .reduction import keepdim_shape
+        if not ctx.in_shape:
+            return g, None, None
+        indices, = ctx.saved_tensors
+        shape = keepdim_shape(ctx.in_shape, (ctx.dim,))
+        if not ctx.keepdim:
+            g, indices = g.view(shape), indices.view(shape)
+        return g * index_mask(indices, ctx.dim, ctx.in_shape), None, None
+
+
+@tensor_method()
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along `dim` (the smallest on ties) and the index of its last
+    occurrence, as `torch.return_types.mode`.
+
+    Example:
+        >>> nbtorch.tensor([1, 2, 2, 1, 3]).mode()
+        torch.return_types.mode(values=tensor(1), indices=tensor(3))
+    """
+    d = normalize_dim(dim, input.dim())
+    if input.dim() and input._shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    return rt.mode(*Mode.apply(input, d, keepdim))
 
 
 # ---- unique, bincount, histc -------------------------------------------------------------

@@ -78,6 +78,19 @@ def test_kthvalue_median():
         torch.zeros(0, 2).median(0)
 
 
+def test_mode():
+    r = SO.mode(torch.tensor([1, 2, 2, 1, 3]))
+    assert r.values.item() == 1 and r.indices.item() == 3     # smallest of the most frequent,
+    x = torch.tensor([[5, 5, 1], [2, 7, 7]])                    # its last occurrence
+    assert x.mode(1).values.tolist() == [5, 7] and x.mode(1).indices.tolist() == [1, 2]
+    r = x.mode(0, keepdim=True)
+    assert r.values.tolist() == [[2, 5, 1]] and r.indices.tolist() == [[1, 0, 0]]
+    assert torch.tensor(4.0).mode().values.item() == 4.0
+    check_grad(lambda t: t.mode(1).values, S)
+    with pytest.raises(IndexError, match="non-zero size"):
+        torch.zeros(2, 0).mode(1)
+
+
 def test_unique():
     x = torch.tensor([[3, 1, 3], [2, 1, 5]])
     u, inv, cnt = SO.unique(x, return_inverse=True, return_counts=True)
