@@ -150,8 +150,8 @@ def main():
         ref_step = (_step(torch, shape, spec, pad, kind) if torch is not None
                     else _numpy_step(shape, spec, pad, kind))
         ours, ref = _times_ms(step, ref_step, args.repeat)
-        print(f"{name:42s} {first:7.1f}ms {ours[0]:7.2f} /{ours[1]:6.2f} {ref[0]:7.2f} /{ref[1]:6.2f}"
-              f" {ours[0] / ref[0]:5.2f}x")
+        print(f"{name:42s} {first:7.1f}ms {ours[0]:7.2f} /{ours[1]:6.2f} {ref[0]:7.2f} /"
+              f"{ref[1]:6.2f} {ours[0] / ref[0]:5.2f}x")
 
 
 if __name__ == "__main__":

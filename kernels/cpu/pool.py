@@ -12,7 +12,6 @@ linear interpolation a two-tap weighted gather; separable modes (bilinear,
 reflect/replicate/constant padding of several dims) apply them axis by axis.
 Callers validate shapes and indices; kernels do no bounds checks.
 """
-import math
 
 import numba
 import numpy as np
@@ -363,7 +362,7 @@ def lerp_axis(x, i0, i1, w0, w1, out):
 
 @numba.njit(cache=True)
 def lerp_axis_backward(g, i0, i1, w0, w1, gx):
-    """gx (A, L, B) = 0; gx[a, i0[m], :] += w0[m]*g[a, m, :]; gx[a, i1[m], :] += w1[m]*g[a, m, :]."""
+    """gx (A, L, B) = 0; then gx[a, i0[m], :] += w0[m]*g[a, m, :] and likewise for i1, w1."""
     gx[:] = 0
     for a in range(g.shape[0]):
         for m in range(i0.shape[0]):

@@ -99,7 +99,8 @@ def test_conv2d_same_and_valid_padding():
            conv2d_ref(x, w, pad=(1, 2, 1, 1)))
     assert C.conv2d(_t(x), _t(w), padding="same").shape == (1, 3, 5, 6)
     _close(C.conv2d(_t(x), _t(w), padding="valid"), conv2d_ref(x, w))
-    _close(C.conv2d(_t(x), _t(w), padding="same", dilation=2), conv2d_ref(x, w, pad=(3, 3, 2, 2), dil=(2, 2)))
+    _close(C.conv2d(_t(x), _t(w), padding="same", dilation=2),
+           conv2d_ref(x, w, pad=(3, 3, 2, 2), dil=(2, 2)))
 
 
 def test_conv2d_non_contiguous_and_float16_inputs():
@@ -195,7 +196,8 @@ def max_pool_ref(x, k, s, p, d, out_hw):
     return out, idx
 
 
-@pytest.mark.parametrize("k,s,p,d,ceil", [(2, None, 0, 1, False), ((3, 2), (2, 1), (1, 1), (1, 2), True)])
+@pytest.mark.parametrize("k,s,p,d,ceil",
+                         [(2, None, 0, 1, False), ((3, 2), (2, 1), (1, 1), (1, 2), True)])
 def test_max_pool2d_matches_numpy(k, s, p, d, ceil):
     x = _rand(2, 3, 7, 6)
     out, idx = P.max_pool2d(_t(x), k, s, p, d, ceil, return_indices=True)
@@ -293,7 +295,8 @@ def test_pad_matches_numpy(mode, np_mode):
 
 def test_pad_constant_value_negative_and_gradients():
     x = _rand(2, 3, 4)
-    _close(S.pad(_t(x), (1, 1), value=2.5), np.pad(x, ((0, 0), (0, 0), (1, 1)), constant_values=2.5))
+    _close(S.pad(_t(x), (1, 1), value=2.5),
+           np.pad(x, ((0, 0), (0, 0), (1, 1)), constant_values=2.5))
     _close(S.pad(_t(x), (-1, 2, 0, 0, 1, 0)), np.pad(x, ((1, 0), (0, 0), (0, 2)))[:, :, 1:])
     xt = _t(_rand(2, 3), True)
     assert gradgradcheck(lambda x: S.pad(x, (1, -1, 2, 0), value=1.0), (xt,))
@@ -342,9 +345,11 @@ def test_interpolate_nearest_and_area():
     rows, cols = np.minimum((np.arange(5) * 0.6).astype(int), 2), (np.arange(3) * 4 / 3).astype(int)
     _close(out, x[:, :, rows][:, :, :, cols])
     exact = S.interpolate(_t(x), size=(5, 3), mode="nearest-exact")
-    rows, cols = ((np.arange(5) + 0.5) * 0.6).astype(int), ((np.arange(3) + 0.5) * 4 / 3).astype(int)
+    rows = ((np.arange(5) + 0.5) * 0.6).astype(int)
+    cols = ((np.arange(3) + 0.5) * 4 / 3).astype(int)
     _close(exact, x[:, :, rows][:, :, :, cols])
-    _close(S.interpolate(_t(x), size=(1, 2), mode="area"), P.adaptive_avg_pool2d(_t(x), (1, 2)).numpy())
+    _close(S.interpolate(_t(x), size=(1, 2), mode="area"),
+           P.adaptive_avg_pool2d(_t(x), (1, 2)).numpy())
     xt = _t(_rand(1, 1, 2, 3), True)
     assert gradcheck(lambda x: S.interpolate(x, size=(3, 5)), (xt,))
 
@@ -360,8 +365,8 @@ def test_conv_errors():
     x, w = nbtorch.randn(1, 4, 5, 5), nbtorch.randn(8, 3, 3, 3)
     _raises(RuntimeError, r"Expected 3D \(unbatched\) or 4D \(batched\) input to conv2d, but got "
             r"input of size: \[2, 3\]", C.conv2d, nbtorch.randn(2, 3), w)
-    _raises(RuntimeError, r"Given groups=1, weight of size \[8, 3, 3, 3\], expected input\[1, 4, 5, "
-            r"5\] to have 3 channels, but got 4 channels instead", C.conv2d, x, w)
+    _raises(RuntimeError, r"Given groups=1, weight of size \[8, 3, 3, 3\], expected "
+            r"input\[1, 4, 5, 5\] to have 3 channels, but got 4 channels instead", C.conv2d, x, w)
     _raises(RuntimeError, r"Calculated padded input size per channel: \(2 x 2\). Kernel size: "
             r"\(3 x 3\). Kernel size can't be greater than actual input size",
             C.conv2d, nbtorch.randn(1, 3, 2, 2), w)
@@ -425,13 +430,15 @@ def test_matches_pytorch_when_installed():
            tF.conv_transpose2d(tx, torch.tensor(wt), None, 2, 1, 1, 2, 1).numpy())
     _close(C.unfold(_t(x), (2, 3), 2, 1, (2, 1)), tF.unfold(tx, (2, 3), 2, 1, (2, 1)).numpy())
     cols = _rand(2, 8, 6)
-    _close(C.fold(_t(cols), (5, 6), 2, 1, 0, 2), tF.fold(torch.tensor(cols), (5, 6), 2, 1, 0, 2).numpy())
+    _close(C.fold(_t(cols), (5, 6), 2, 1, 0, 2),
+           tF.fold(torch.tensor(cols), (5, 6), 2, 1, 0, 2).numpy())
     out, idx = P.max_pool2d(_t(x), 3, 2, 1, 2, ceil_mode=True, return_indices=True)
     ref, ref_idx = tF.max_pool2d(tx, 3, 2, 1, 2, ceil_mode=True, return_indices=True)
     _close(out, ref.numpy())
     assert (idx.numpy() == ref_idx.numpy()).all()
     for ceil, incl in ((True, False), (True, True), (False, False)):
-        _close(P.avg_pool2d(_t(x), 3, 2, 1, ceil, incl), tF.avg_pool2d(tx, 3, 2, 1, ceil, incl).numpy())
+        _close(P.avg_pool2d(_t(x), 3, 2, 1, ceil, incl),
+               tF.avg_pool2d(tx, 3, 2, 1, ceil, incl).numpy())
     _close(P.adaptive_avg_pool2d(_t(x), (4, 5)), tF.adaptive_avg_pool2d(tx, (4, 5)).numpy())
     out, idx = P.adaptive_max_pool2d(_t(x), (3, 4), True)
     ref, ref_idx = tF.adaptive_max_pool2d(tx, (3, 4), True)

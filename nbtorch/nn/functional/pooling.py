@@ -160,7 +160,7 @@ def _as_4d(op, x, dims):
     return x4, undo
 
 
-def _window_args(op, dims, kernel_size, stride, padding, dilation):
+def _window_args(dims, kernel_size, stride, padding, dilation):
     """Kernel, stride (default: kernel), padding and dilation as 2-D tuples, checked."""
     kernel = _ntuple(kernel_size, dims, "kernel_size")
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
@@ -192,7 +192,7 @@ def _pool_out_hw(x4, kernel, stride, pad, dil, ceil_mode):
 
 def _max_pool(op, dims, x, kernel_size, stride, padding, dilation, ceil_mode):
     x4, undo = _as_4d(op, x, dims)
-    kernel, stride, pad, dil = _window_args(op, dims, kernel_size, stride, padding, dilation)
+    kernel, stride, pad, dil = _window_args(dims, kernel_size, stride, padding, dilation)
     out_hw = _pool_out_hw(x4, kernel, stride, pad, dil, ceil_mode)
     out, idx = MaxPool2dFn.apply(x4, (out_hw, kernel, stride, pad, dil), False)
     return undo(out), undo(idx)
@@ -243,7 +243,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _avg_pool(op, dims, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
     x4, undo = _as_4d(op, x, dims)
-    kernel, stride, pad, _ = _window_args(op, dims, kernel_size, stride, padding, 1)
+    kernel, stride, pad, _ = _window_args(dims, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     out_hw = _pool_out_hw(x4, kernel, stride, pad, (1, 1), ceil_mode)

@@ -60,7 +60,8 @@ def conv_reference(x, w, b, stride, padding, dil, groups):
     """Forward and the two gradients (for a given grad_out) by sliding taps."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    oh, ow = _out_len(h, kh, stride[0], padding[0], dil[0]), _out_len(wd, kw, stride[1], padding[1], dil[1])
+    oh = _out_len(h, kh, stride[0], padding[0], dil[0])
+    ow = _out_len(wd, kw, stride[1], padding[1], dil[1])
     xp = _pad(x, padding)
     out = np.zeros((n, o, oh, ow))
     og = o // groups
@@ -168,7 +169,8 @@ def _pool_out(h, w, k, s, p, d, ceil):
 def max_pool_reference(x, k, s, p, d, out_hw):
     h, w = x.shape[-2:]
     xp = _pad(x, p, -np.inf, extra=(k[0] * d[0] + s[0], k[1] * d[1] + s[1]))
-    taps = np.stack([_taps(xp, ki, kj, d, s, out_hw) for ki in range(k[0]) for kj in range(k[1])], -1)
+    taps = np.stack([_taps(xp, ki, kj, d, s, out_hw)
+                     for ki in range(k[0]) for kj in range(k[1])], -1)
     arg = taps.argmax(-1)
     ki, kj = arg // k[1], arg % k[1]
     rows = np.arange(out_hw[0])[:, None] * s[0] - p[0] + ki * d[0]
@@ -221,7 +223,8 @@ def avg_pool_reference(x, k, s, p, out_hw, include_pad, divisor):
     return out
 
 
-@pytest.mark.parametrize("include_pad,divisor,ceil", [(True, None, False), (False, None, True), (True, 5, True)])
+@pytest.mark.parametrize("include_pad,divisor,ceil",
+                         [(True, None, False), (False, None, True), (True, 5, True)])
 def test_avg_pool2d(dtype, include_pad, divisor, ceil):
     h, w, k, s, p = 7, 6, (3, 2), (2, 2), (1, 1)
     x = _rand((6, h, w), dtype)
