@@ -747,3 +747,12 @@ def test_signatures_equal_pytorch():
                  "load_state_dict", "register_forward_hook", "register_forward_pre_hook",
                  "register_full_backward_hook", "register_buffer", "to", "zero_grad"]:
         assert params(getattr(nn.Module, name)) == params(getattr(real.nn.Module, name)), name
+
+
+def test_lazy_linear_materialises_on_first_call():
+    m = nn.LazyLinear(3)
+    w = m.weight
+    assert repr(m) == "LazyLinear(in_features=0, out_features=3, bias=True)"
+    assert m(torch.randn(2, 5)).shape == (2, 3)
+    assert type(m) is nn.Linear and m.weight is w and w.shape == (3, 5)
+    assert np.abs(w.detach().numpy()).max() <= 1 / math.sqrt(5)

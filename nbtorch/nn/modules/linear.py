@@ -65,20 +65,30 @@ class Linear(Module):
 
 
 class LazyLinear(Linear):
-    """A Linear whose in_features is taken from the first input it sees."""
+    """A Linear whose in_features is taken from the first input it sees.
+
+    The weight starts empty and is materialised (same Parameter object, new
+    data) and initialised on the first forward, after which the module is a
+    plain Linear.
+    """
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
-        super().__init__(0, out_features, bias, device, dtype)
         self._lazy = True
+        super().__init__(0, out_features, bias, device, dtype)
+
+    def reset_parameters(self):
+        if not self._lazy:
+            super().reset_parameters()
 
     def forward(self, input):
         if self._lazy:
             self.in_features = input.shape[-1]
             self.weight.data = _empty((self.out_features, self.in_features),
                                       self.weight.device, self.weight.dtype)
-            self.reset_parameters()
             self._lazy = False
-        return super().forward(input)
+            self.reset_parameters()
+            self.__class__ = Linear        # PyTorch's cls_to_become
+        return F.linear(input, self.weight, self.bias)
 
 
 class Bilinear(Module):
