@@ -90,8 +90,16 @@ def _elementwise_ptx(name, scalar_fn, cpu_ufunc, d):
     arr = [numba.types.Array(numba.from_dtype(np.dtype(c)), 1, "C") for c in out + ins]
     try:
         f.ptx, f.compile_time = _k.ptx_for(k.py_func, arr)
-    except Exception as e:      # no NVVM here: say so instead of failing the report
-        f.note = f"PTX unavailable: {type(e).__name__}: {str(e).splitlines()[0]}"
+        f.note = "PTX of the contiguous ('flat') elementwise kernel"
+    except Exception:
+        # numba-cuda compiles a kernel's device-function calls for the current GPU: without
+        # one, show the scalar body compiled as a device function instead
+        scalars = [numba.from_dtype(np.dtype(c)) for c in ins]
+        try:
+            f.ptx, f.compile_time = _k.ptx_for(scalar_fn, scalars, device=True)
+            f.note = "no GPU: PTX of the scalar body as a device function"
+        except Exception as e:      # no NVVM here: say so instead of failing the report
+            f.note = f"PTX unavailable: {type(e).__name__}: {str(e).splitlines()[0]}"
     f.llvm = None
     return f
 

@@ -19,10 +19,9 @@ import numpy as np
 
 from . import _dtype
 from ._tensor import Tensor
-from .library import CustomOp, TensorSpec, _OPS, _check_new_name, _current_stream
+from .library import CustomOp, TensorSpec, _OPS, _check_new_name, _current_stream, _register
 from .ops._common import broadcast_shapes
 from .ops._elementwise import float_dtype, pointwise, shape_of
-from . import _registry
 
 __all__ = ["elementwise", "ElementwiseOp"]
 
@@ -160,8 +159,8 @@ def elementwise(scalar_fn=None, *, name=None, grads=None, backward=None, keep_in
         qual = name or f"custom::{py.__name__}"
         _check_new_name(qual, override)
         op = ElementwiseOp(qual, py, keep_int=keep_int)
-        _registry.register_kernel(qual, "cpu", CpuUfuncKernel(qual, py))
-        _registry.register_kernel(qual, "cuda", CudaElementwiseKernel(qual, py))
+        _register(qual, "cpu", CpuUfuncKernel(qual, py), False)
+        _register(qual, "cuda", CudaElementwiseKernel(qual, py), False)
         if grads is not None:
             if backward is not None:
                 raise ValueError(f"{qual}: give either grads= or backward=, not both")

@@ -51,6 +51,7 @@ second per dtype), which is fine for experiments; move a kernel into a module
 kernels as plain Python, so a debugger can step through them.
 """
 import inspect as _pyinspect
+import sys
 from collections import namedtuple
 
 from . import _dtype, _registry
@@ -80,6 +81,14 @@ def check_device(device):
         raise ValueError(f"unknown device type '{device}' (expected one of: "
                          f"{', '.join(DEVICES)})")
     return name
+
+
+def _register(op, device, fn, override):
+    """`register_kernel`, then let a running profiler time the new kernel too."""
+    _registry.register_kernel(op, device, fn, override=override)
+    prof_mod = sys.modules.get("nbtorch.profiler.profiler")
+    if prof_mod is not None:
+        prof_mod.rewrap()
 
 
 # ---- kernels: how the registry calls a user's function -------------------------------
@@ -191,7 +200,7 @@ class CustomOp:
 
         def deco(f):
             launcher = Launcher(self.name, dev, f, len(self.arg_names), grid)
-            _registry.register_kernel(self.name, dev, launcher, override=override)
+            _register(self.name, dev, launcher, override)
             return f
         return deco if fn is None else deco(fn)
 
@@ -395,8 +404,7 @@ def custom_op(name, meta=None, *, override=False, contiguous=True):
         >>> @nbtorch.library.custom_op("myops::double")
         ... def double(x):
         ...     return nbtorch.library.TensorSpec(x.shape, x.dtype)
-        >>> double.register_kernel("cpu", numba.njit(lambda x, out: out.__setitem__(
-        ...     slice(None), 2 * x)))
+        >>> double.register_kernel("cpu", numba.njit(lambda x: 2 * x))   # returns its output
     """
     def deco(m):
         _check_new_name(name, override)
@@ -485,7 +493,7 @@ def override(op, device, fn):
     if op not in known:
         raise ValueError(f"unknown op '{op}': override replaces the kernel of a registered "
                          "op (define new ops with nbtorch.library.custom_op)")
-    _registry.register_kernel(op, dev, fn, override=True)
+    _register(op, dev, fn, True)
     return OverrideHandle(op, dev, fn)
 
 

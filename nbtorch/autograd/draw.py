@@ -33,7 +33,7 @@ class _Box:
 
 
 def _shape(shape):
-    return "(" + ", ".join(str(s) for s in shape) + ")"
+    return str(tuple(int(s) for s in shape))
 
 
 def _fmt_bytes(n):

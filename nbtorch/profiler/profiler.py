@@ -216,6 +216,13 @@ def _wrap_registry(prof):
     prof._n_kernels = len(table)
 
 
+def rewrap():
+    """Time kernels registered while a profile runs (called by `nbtorch.library`)."""
+    prof = _ACTIVE[0]
+    if prof is not None:
+        _wrap_registry(prof)
+
+
 def _unwrap_registry():
     table = _registry._KERNELS
     for key, fn in list(table.items()):
