@@ -162,8 +162,10 @@ class Elementwise(Function):
     def forward(ctx, x, *params):
         cls = ctx._forward_cls
         out = cls.compute(x, *params)
+        if not x._requires_grad:
+            return out                  # nothing will be recorded: skip the bookkeeping
         save = cls.save
-        if save and x._requires_grad:
+        if save:
             ctx.save_for_backward(x if save in ("x", "both") else None,
                                   out if save in ("out", "both") else None)
         ctx.params = params
@@ -248,11 +250,13 @@ class Binary(Elementwise):
     def forward(ctx, a, b, *params):
         cls = ctx._forward_cls
         out = cls.compute(a, b, *params)
+        if not (getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False)):
+            return out                  # nothing will be recorded: skip the bookkeeping
         ctx.params = params
-        ctx.shapes = (shape_of(a), shape_of(b))
+        ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        ctx.shapes = (a._shape if ta else (), b._shape if tb else ())
         save = cls.save
-        if save and (getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False)):
-            ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        if save:
             ctx.scalars = (None if ta else a, None if tb else b)
             ctx.save_for_backward(a if ta and "a" in save else None,
                                   b if tb and "b" in save else None,

@@ -44,7 +44,7 @@ class Add(Binary):
 
     @staticmethod
     def grad(ctx, g, a, b, out, alpha=1):
-        return g, (g if alpha == 1 else g * alpha)
+        return g, (g if alpha == 1 or not ctx.needs_input_grad[1] else g * alpha)
 
 
 class Sub(Binary):
@@ -60,6 +60,8 @@ class Sub(Binary):
 
     @staticmethod
     def grad(ctx, g, a, b, out, alpha=1):
+        if not ctx.needs_input_grad[1]:
+            return g, None
         return g, (-g if alpha == 1 else g * -alpha)
 
 
