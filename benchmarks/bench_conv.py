@@ -8,20 +8,37 @@ reference is a plain NumPy im2col (sliding_window_view + one matmul; the
 input gradient by k*k strided adds).  The first row is issue 3's target:
 conv2d N=32, 16->32 channels, 28x28, 3x3 (padding 1), <= 2x PyTorch.
 
-Run: python benchmarks/bench_conv.py [--repeat 30]
+Run: python benchmarks/bench_conv.py [--repeat 30] [--threads N]
 """
 import argparse
+import os
+import sys
 import time
 
-import numpy as np
 
-import nbtorch
-from nbtorch.nn.functional import conv as C
-from nbtorch.nn.functional import pooling as P
+def _threads_from_argv():
+    """--threads N must act before NumPy (OpenBLAS) and Numba read their thread counts."""
+    for i, a in enumerate(sys.argv):
+        if a == "--threads" and i + 1 < len(sys.argv):
+            return int(sys.argv[i + 1])
+    return None
+
+
+_THREADS = _threads_from_argv()
+if _THREADS:
+    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
+        os.environ[_var] = str(_THREADS)
+
+import numpy as np  # noqa: E402
+
+import nbtorch  # noqa: E402
+from nbtorch.nn.functional import conv as C  # noqa: E402
+from nbtorch.nn.functional import pooling as P  # noqa: E402
 
 try:
     import torch
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    if _THREADS:
+        torch.set_num_threads(_THREADS)
 except ImportError:
     torch = None
 
@@ -136,10 +153,14 @@ def _numpy_step(shape, spec, pad, kind):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for BLAS, Numba and torch alike (default: theirs)")
     args = parser.parse_args()
     ref_name = f"torch {torch.__version__}" if torch is not None else "NumPy im2col"
+    threads = args.threads or "default"
     print(f"nbtorch vs {ref_name}: forward + backward, float32, {args.repeat} runs each in "
-          "alternating blocks; times best / median in ms, ratio of the best times\n")
+          f"alternating blocks, threads={threads}; times best / median in ms, ratio of the "
+          "best times\n")
     print(f"{'case':42s} {'1st call':>9s} {'nbtorch':>15s} {ref_name[:15]:>15s} {'ratio':>6s}")
     for name, shape, spec, pad in CASES:
         kind = "conv" if name.startswith("conv") else name[:3]
