@@ -28,3 +28,23 @@ def copy(dst, src, stream=0):
 def fill(dst, value, stream=0):
     """dst[...] = value, where `value` is a NumPy scalar of dst's dtype."""
     pointwise.launch("copy", dst, (value,), stream)
+
+
+def typecheck_signatures():
+    """copy for every (source, destination) dtype pair, fill for every dtype (flat layout)."""
+    from numba import types as nt
+    from numba.np.numpy_support import from_dtype
+    import numpy as np
+    dtypes = [np.dtype(d) for d in ("float16", "float32", "float64", "int8", "int16",
+                                    "int32", "int64", "uint8", "bool")]
+    for src in dtypes:
+        kind = "H" if src == np.float16 else "A"
+        k = pointwise._build("copy", kind, "flat").py_func
+        for dst in dtypes:
+            yield (f"copy[{src}->{dst}]", k, (nt.Array(from_dtype(dst), 1, "C"),
+                                              nt.Array(from_dtype(src), 1, "C")))
+        fk = pointwise._build("copy", "h" if src == np.float16 else "S", "flat").py_func
+        yield (f"fill[{src}]", fk, (nt.Array(from_dtype(src), 1, "C"),
+                                    from_dtype(np.float32 if src == np.float16 else src)))
+    yield ("copy[strided]", pointwise._build("copy", "A", "strided").py_func,
+           (nt.Array(nt.float32, 4, "A"), nt.Array(nt.int64, 4, "A")))

@@ -38,3 +38,16 @@ def linspace(out, start, end, step, stream=0):
     """Launcher: `out.size` evenly spaced values from start to end inclusive."""
     if out.size:
         linspace_kernel[grid(out.size) + (stream,)](out, start, end, step)
+
+
+def typecheck_signatures():
+    """arange/linspace for every output dtype the creation functions produce."""
+    from numba import types as nt
+    for dt in (nt.float16, nt.float32, nt.float64):
+        out = nt.Array(dt, 1, "C")
+        yield (f"arange[{dt}]", arange_kernel.py_func, (out, nt.float64, nt.float64))
+        yield (f"linspace[{dt}]", linspace_kernel.py_func,
+               (out, nt.float64, nt.float64, nt.float64))
+    for dt in (nt.int8, nt.int16, nt.int32, nt.int64, nt.uint8):
+        yield (f"arange[{dt}]", arange_kernel.py_func, (nt.Array(dt, 1, "C"), nt.int64,
+                                                          nt.int64))

@@ -62,13 +62,122 @@ _BODIES = {}            # extra scalar bodies (e.g. copy's identity) by name
 _DEVICE_FNS = {}        # scalar name -> cuda device function
 _KERNELS = {}           # (scalar name, kinds, 'flat'|'strided') -> cuda kernel
 
+# ---- how a scalar body reaches the GPU ---------------------------------------------
+# The bodies in kernels/scalar.py are tuned for the CPU: float32 exp/tanh/erfc are
+# vectorisable polynomials (`fexp`...) built on NumPy ufuncs, and small helpers are
+# `register_jitable(inline="always")`. On CUDA, NumPy's scalar ufuncs (np.floor, np.fmod,
+# ...) have no lowering and numba-cuda's IR inliner fails on those helpers. So for the GPU
+# each body is rebuilt over a translated namespace: `np` is NumPy with its rounding
+# functions mapped to libdevice, and every helper function of scalar.py (fexp, _sigmoid,
+# ...) becomes a CUDA device function compiled from its plain Python body (fexp's is
+# math.exp: libdevice's expf is the fast path on a GPU). `c` keeps its typed overload.
+# The simulator runs the plain Python bodies unchanged.
+
+def _np_floor(x):
+    return np.floor(x)
+
+
+def _np_ceil(x):
+    return np.ceil(x)
+
+
+def _np_trunc(x):
+    return np.trunc(x)
+
+
+def _np_exp2(x):
+    return np.exp2(x)
+
+
+def _np_fmod(x, y):
+    return np.fmod(x, y)
+
+
+_NP_FOR_CUDA = {"floor": (_np_floor, "floorf", "floor"), "ceil": (_np_ceil, "ceilf", "ceil"),
+                "trunc": (_np_trunc, "truncf", "trunc"), "exp2": (_np_exp2, "exp2f", "exp2"),
+                "fmod": (_np_fmod, "fmodf", "fmod")}
+_KEEP = {"c"}                 # helpers whose generic overload already works on CUDA
+_TRANSLATED = {}              # scalar helper name -> device function
+
+
+def _register_libdevice():
+    """Type each _np_* stub on CUDA as libdevice's float32 or float64 function."""
+    from numba.cuda import libdevice
+    from numba.cuda.extending import overload
+    for stub, n32, n64 in _NP_FOR_CUDA.values():
+        typer = _typer1 if stub.__code__.co_argcount == 1 else _typer2
+        overload(stub, target="cuda")(typer(getattr(libdevice, n32), getattr(libdevice, n64)))
+
+
+def _is_f32(*args):
+    from numba import types as nt
+    return all(isinstance(a, nt.Float) and a.bitwidth == 32 for a in args)
+
+
+def _typer1(f32, f64):
+    def typer(x):
+        if _is_f32(x):
+            return lambda x: f32(x)
+        return lambda x: f64(np.float64(x))
+    return typer
+
+
+def _typer2(f32, f64):
+    def typer(x, y):
+        if _is_f32(x, y):
+            return lambda x, y: f32(x, y)
+        return lambda x, y: f64(np.float64(x), np.float64(y))
+    return typer
+
+
+def _cuda_namespace():
+    """scalar.py's globals with `np` and the helpers translated for the CUDA target."""
+    import types
+    ns = dict(vars(scalar))
+    np_mod = types.ModuleType("numpy_for_cuda")
+    np_mod.__dict__.update(vars(np))
+    for name, (stub, _, _) in _NP_FOR_CUDA.items():
+        setattr(np_mod, name, stub)
+    ns["np"] = np_mod
+    for name, obj in vars(scalar).items():
+        if (isinstance(obj, types.FunctionType) and obj.__module__ == scalar.__name__
+                and name not in _KEEP):
+            ns[name] = _LazyHelper(name)
+    return ns
+
+
+class _LazyHelper:
+    """Placeholder replaced by the helper's device function when the namespace is built."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _rebuild_for_cuda(py, ns):
+    import types
+    return types.FunctionType(py.__code__, ns, py.__name__, py.__defaults__, py.__closure__)
+
+
+_NS = []
+
+
+def _cuda_body(py):
+    """The device function of plain body `py`, compiled over the translated namespace."""
+    if not _NS:
+        _register_libdevice()
+        ns = _cuda_namespace()
+        for name, v in list(ns.items()):
+            if isinstance(v, _LazyHelper):
+                ns[name] = cuda.jit(device=True)(_rebuild_for_cuda(getattr(scalar, name), ns))
+        _NS.append(ns)
+    return cuda.jit(device=True)(_rebuild_for_cuda(py, _NS[0]))
+
 
 def _device_fn(name):
     fn = _DEVICE_FNS.get(name)
     if fn is None:
         py = _BODIES[name] if name in _BODIES else getattr(scalar, name)
-        fn = _DEVICE_FNS[name] = (cuda.jit(device=True)(py) if SIMULATOR else
-                                  cuda.jit(device=True, inline="always")(py))
+        fn = _DEVICE_FNS[name] = cuda.jit(device=True)(py) if SIMULATOR else _cuda_body(py)
     return fn
 
 
@@ -208,3 +317,47 @@ def _launch_leading(name, out, args, stream):
             else:
                 sub.append(a[0] if a.shape[0] == 1 else a[j])
         launch(name, out[j], tuple(sub), stream)
+
+
+# ---- compile-only type checking (nbtorch/cuda/typecheck.py) -----------------------
+
+_PROBE = {"float32": 0.5, "float64": 0.5, "int64": 3, "int32": 3, "bool": True}
+
+
+def served_dtypes(name):
+    """The dtypes scalar body `name` accepts, judged by running it on NumPy scalars.
+
+    float16 is served wherever float32 is (it computes in float32 inside the kernel).
+    Returns [(input dtype, output dtype)].
+    """
+    body = _BODIES[name] if name in _BODIES else getattr(scalar, name)
+    nargs = body.__code__.co_argcount
+    out = []
+    for dt, v in _PROBE.items():
+        try:
+            r = body(*([np.dtype(dt).type(v)] * nargs))
+        except Exception:
+            continue
+        res = np.dtype(np.bool_) if isinstance(r, (bool, np.bool_)) else np.dtype(dt)
+        out.append((np.dtype(dt), res))
+        if dt == "float32":
+            out.append((np.dtype(np.float16), res if res == np.bool_ else
+                        np.dtype(np.float16)))
+    return out
+
+
+def typecheck_signatures(names):
+    """(label, python kernel, numba arg types) for every body in `names` and dtype served."""
+    from numba import types as nt
+    from numba.np.numpy_support import from_dtype
+    for name in names:
+        nargs = (_BODIES[name] if name in _BODIES else getattr(scalar, name)).__code__.co_argcount
+        for dt, res in served_dtypes(name):
+            kinds = ("H" if dt == np.float16 else "A") * nargs
+            for layout, ndim, lay in (("flat", 1, "C"), ("strided", MAX_DIMS, "A")):
+                if layout == "strided" and dt != np.float32:
+                    continue                  # index math is dtype-independent: once is enough
+                arr = nt.Array(from_dtype(dt), ndim, lay)
+                out = nt.Array(from_dtype(res), ndim, lay)
+                yield (f"{name}[{layout},{dt}]", _build(name, kinds, layout).py_func,
+                       (out,) + (arr,) * nargs)

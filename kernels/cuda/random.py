@@ -94,3 +94,12 @@ def normal(out, seed, offset, mean=0.0, std=1.0, stream=0):
         k0, k1 = _key(seed)
         normal_kernel[grid(out.size) + (stream,)](out, k0, k1, np.uint64(offset), float(mean),
                                               float(std))
+
+
+def typecheck_signatures():
+    """uniform/normal for each floating output dtype."""
+    from numba import types as nt
+    for dt in (nt.float16, nt.float32, nt.float64):
+        args = (nt.Array(dt, 1, "C"), nt.uint64, nt.uint64, nt.uint64, nt.float64, nt.float64)
+        yield (f"uniform[{dt}]", uniform_kernel.py_func, args)
+        yield (f"normal[{dt}]", normal_kernel.py_func, args)

@@ -16,8 +16,6 @@ CPU-only list.
 from .._registry import register_kernel
 from . import _runtime
 
-_runtime.lazy_init()
-
 
 def _on_stream(launcher):
     """Wrap a launcher ``f(*args, stream=)`` into a kernel ``f(*args)`` on the current stream."""

@@ -1,0 +1,84 @@
+"""Compile every registered CUDA kernel to PTX without a GPU: real type checking.
+
+The simulator runs kernels as Python and checks no types, so a kernel can pass
+the simulator suite and still fail to compile for a GPU. This module compiles
+each kernel family's signatures (``typecheck_signatures()`` in each
+``kernels/cuda/<family>.py``) with ``numba.cuda.compile_ptx`` for compute
+capability 9.0. That needs NVVM (``pip install "numba-cuda[cu13]"``), no GPU.
+Run it in its own process, without ``NUMBA_ENABLE_CUDASIM``::
+
+    python -m nbtorch.cuda.typecheck            # exit 0: all compiled; 1: failures; 3: no NVVM
+
+Without a GPU, Numba's device-function compiler asks the (absent) current
+device for its compute capability; this process answers with the target's.
+"""
+import importlib
+import os
+import sys
+import time
+import types
+
+CC = (9, 0)
+FAMILIES = ["copy", "creation", "random"]      # besides pointwise (signatures from the registry)
+
+
+def _fake_current_device(cc):
+    """Let device functions compile without a driver (they only read compute_capability)."""
+    import numba.cuda.dispatcher as dispatcher
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
+
+
+def _probe():
+    pass
+
+
+def _pointwise_bodies():
+    import nbtorch  # noqa: F401  (registers the CPU kernels)
+    from nbtorch._registry import _KERNELS
+    return sorted({fn.__qualname__.rsplit(".", 1)[1] for (op, dev), fn in _KERNELS.items()
+                   if dev == "cpu" and getattr(fn, "__qualname__", "").startswith(
+                       "cpu.pointwise.")})
+
+
+def signatures(only=None):
+    """Every (label, python kernel, numba argument types) to compile."""
+    from nbtorch.kernels.cuda import pointwise
+    yield from pointwise.typecheck_signatures(only or _pointwise_bodies())
+    for fam in FAMILIES:
+        mod = importlib.import_module(f"nbtorch.kernels.cuda.{fam}")
+        yield from mod.typecheck_signatures()
+    # Families added later: list them in FAMILIES (module must define typecheck_signatures).
+
+
+def main(argv=None):
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        print("typecheck must run without NUMBA_ENABLE_CUDASIM", file=sys.stderr)
+        return 2
+    from numba import cuda
+    if not cuda.is_available():
+        _fake_current_device(CC)
+    try:
+        cuda.compile_ptx(_probe, (), cc=CC)
+    except Exception as e:        # NVVM/NVRTC libraries missing
+        print(f"NVVM unavailable ({type(e).__name__}: {str(e).splitlines()[0]}); install "
+              f"numba-cuda[cu13]", file=sys.stderr)
+        return 3
+    only = (argv or sys.argv[1:]) or None
+    failures, n, t0 = [], 0, time.perf_counter()
+    for label, fn, argtypes in signatures(only):
+        n += 1
+        try:
+            cuda.compile_ptx(fn, argtypes, cc=CC)
+        except Exception as e:
+            msg = " ".join(str(e).split())[:400]
+            failures.append(f"{label}: {type(e).__name__}: {msg}")
+    dt = time.perf_counter() - t0
+    for f in failures:
+        print("FAIL", f)
+    print(f"compiled {n - len(failures)}/{n} kernel signatures for sm_{CC[0]}{CC[1]} "
+          f"in {dt:.1f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
