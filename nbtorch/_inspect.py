@@ -12,15 +12,14 @@ Example:
 """
 import difflib
 import html
-import inspect as _pyinspect
-
 import importlib
+import inspect as _pyinspect
 
 import numba
 import numpy as np
 
 from . import _dtype, _registry
-from .library import check_device
+from ._library_op import check_device
 _k = importlib.import_module("nbtorch.kernels.inspect")   # the module (the package's
 # `inspect` attribute is the function)
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from . import _dtype
 from ._tensor import Tensor
-from .library import CustomOp, TensorSpec, _OPS, _check_new_name, _current_stream, _register
+from ._library_op import (CustomOp, TensorSpec, _OPS, _check_new_name, _current_stream,
+                          _register)
 from .ops._common import broadcast_shapes
 from .ops._elementwise import float_dtype, pointwise, shape_of
 

@@ -44,10 +44,11 @@ def test_custom_op_kernels_are_inspectable():
 
         op(nbtorch.ones(3))
         r = nbtorch.kernels.inspect("t_inspect::twice")
-        assert r.functions[0].name == "twice_kernel" and "out.flat[i] = 2" in r.functions[0].source
+        f = r.functions[0]
+        assert f.name == "twice_kernel" and "out.flat[i] = 2" in f.source
         assert r.functions[0].llvm and not r.functions[0].note   # compiled here: no recompile
 
-        sq = lib.elementwise(lambda x: x * x, name="square")
+        lib.elementwise(lambda x: x * x, name="square")
         r = nbtorch.kernels.inspect("t_inspect::square", dtype=nbtorch.float64)
         assert r.signatures == ["(float64,) -> float64"] and re.search(r"fmul( \w+)* double", r.llvm)
 
