@@ -44,6 +44,27 @@ unless ``grid=`` says otherwise; any other callable is called as is.
 elementwise op from one scalar function; `override(op, device, fn)` replaces a
 built-in kernel (e.g. your own matmul) until the handle is restored.
 
+API at a glance:
+
+- ``custom_op(name, meta)`` / ``define`` / ``Library(ns).define(name, meta)`` -> `CustomOp`
+- ``op.register_kernel(device, fn, override=False, grid=None)`` (a decorator too)
+- ``op.register_backward(fn, setup_context=None)`` (alias ``register_autograd``)
+- ``op(*args)``; ``op.kernel(device)``; ``op.devices``; ``op.delete()``
+- ``elementwise(scalar_fn, name=, grads=[...] or backward=fn)`` -> `ElementwiseOp`
+- ``override(op, device, fn)`` -> `OverrideHandle` (``.restore()``, ``with``);
+  ``restore(op, device)`` undoes every override
+- ``ops(device=None)``, ``kernel(op, device)``, ``get_op(name)``
+- ``Library(ns)``: ``define``, ``impl``, ``elementwise``, ``override``, ``close()``
+  (deletes its ops and undoes its overrides; also a context manager)
+
+Errors: defining an existing op or registering a second kernel on a device
+without ``override=True``; a kernel whose returned output disagrees with the
+meta rule (shape or dtype); a backward returning the wrong number of gradients
+or a gradient of the wrong shape (messages name the op and the argument);
+an unknown device type (ValueError) or op. Custom ops show up by name in
+``nbtorch.profiler``, ``nbtorch.kernels.inspect(name)`` and the autograd graph
+drawing (``nbtorch.autograd.graph.draw``).
+
 Numba's on-disk cache needs a source file to key on: kernels defined in a
 notebook cell or ``exec`` are compiled afresh in every process (a fraction of a
 second per dtype), which is fine for experiments; move a kernel into a module
@@ -54,9 +75,11 @@ from . import _registry
 from ._library_op import (DEVICES, CustomOp, Launcher, TensorSpec, _OPS, _check_new_name,
                           check_device)
 from ._library_override import OverrideHandle, override, restore
+from ._library_elementwise import ElementwiseOp, elementwise
 
-__all__ = ["TensorSpec", "CustomOp", "Library", "custom_op", "elementwise", "override",
-           "restore", "OverrideHandle", "get_op", "ops", "kernel", "DEVICES", "Launcher"]
+__all__ = ["TensorSpec", "CustomOp", "ElementwiseOp", "Library", "custom_op", "define",
+           "elementwise", "override", "restore", "OverrideHandle", "get_op", "ops", "kernel",
+           "DEVICES", "Launcher"]
 
 
 def custom_op(name, meta=None, *, override=False, contiguous=True):
@@ -78,15 +101,7 @@ def custom_op(name, meta=None, *, override=False, contiguous=True):
     return deco if meta is None else deco(meta)
 
 
-def elementwise(scalar_fn=None, *, name=None, grads=None, backward=None, keep_int=False,
-                override=False):
-    """An elementwise op from one scalar function: a CPU ufunc and a CUDA kernel.
-
-    See `nbtorch._library_elementwise.elementwise` (re-exported here) for details.
-    """
-    from ._library_elementwise import elementwise as make
-    return make(scalar_fn, name=name, grads=grads, backward=backward, keep_int=keep_int,
-                override=override)
+define = custom_op          # ``library.define("myops::f", meta)`` reads well without a decorator
 
 
 def get_op(name):

@@ -343,3 +343,15 @@ def test_library_close_unregisters_everything():
     assert op.name not in library.ops()
     with pytest.raises(AttributeError, match="no op 'scaled_add'"):
         lib_.scaled_add
+
+
+def test_define_impl_and_lookups():
+    with library.Library("t_impl") as lib_:
+        op = library.define("t_impl::neg", lambda x: x.shape)
+        lib_._ops["neg"] = op                     # owned by the library from here on
+        lib_.impl("neg", numba.njit(lambda x: -x), "cpu")
+        assert library.get_op("t_impl::neg") is op and op.kernel("cpu").py_func
+        np.testing.assert_allclose(op(nbtorch.ones(2)).numpy(), [-1.0, -1.0])
+        lib_.impl("neg", numba.njit(lambda x: -x - x), "cpu")        # impl replaces
+        np.testing.assert_allclose(op(nbtorch.ones(2)).numpy(), [-2.0, -2.0])
+    assert "t_impl::neg" not in library.ops()
