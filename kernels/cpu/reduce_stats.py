@@ -9,7 +9,8 @@ import numpy as np
 from numba import prange
 
 from ..scalar import fexp
-from .reduce import FM, BLOCK, _row_extreme, cols_extreme
+from .reduce import FM, BLOCK, _block_sum, _row_extreme, cols_extreme
+from .softmax import exp_shifted
 
 
 # ---- variance (two passes: mean, then squared deviations) ---------------------------
@@ -84,13 +85,15 @@ def var_reduce_parallel(a, var, mean, correction):
 
 @numba.njit(cache=True, fastmath=FM)
 def _row_sum_exp(row, m):
+    """sum_i exp(row[i] - m) in float64, one block of exps at a time (a map, then a sum)."""
+    buf = np.empty(min(BLOCK, row.size), row.dtype)
     s = 0.0
     for b in range(0, row.size, BLOCK):
         seg = row[b:min(b + BLOCK, row.size)]
-        p = 0.0
+        e = buf[:seg.size]
         for i in range(seg.size):
-            p += fexp(seg[i] - m)
-        s += p
+            e[i] = fexp(seg[i] - m)
+        s += _block_sum(e, False)
     return s
 
 
@@ -113,14 +116,15 @@ def logsumexp_reduce(a, out):
                 out[o, 0] = m + np.log(_row_sum_exp(rows[o], m))
     else:
         mx = np.empty(inner, a.dtype)
+        tmp = np.empty(inner, a.dtype)
         for o in range(outer):
             cols_extreme(a, out, o, True)
             mx[:] = out[o]
             s = np.zeros(inner)
             for i in range(n):
-                seg = a[o, i]
+                exp_shifted(a[o, i], mx, tmp)
                 for j in range(inner):
-                    s[j] += fexp(seg[j] - mx[j])
+                    s[j] += tmp[j]
             for j in range(inner):
                 if _finite(mx[j]):
                     out[o, j] = mx[j] + np.log(s[j])

@@ -1,9 +1,9 @@
 """Softmax and log-softmax along the middle axis of a C-contiguous (outer, n, inner) array.
 
 Numerically stable: every row is shifted by its max before `exp` (`fexp`, a
-float32 exp that vectorises: kernels/scalar.py). Per row (inner == 1) two passes
-over the input: max, then exp(x - max) written to out while summing in float64,
-then one scaling pass over out (still in cache).
+float32 exp that vectorises: kernels/scalar.py). Per row (inner == 1): max, then
+exp(x - max) written to out, its float64 blocked sum, then one scaling pass over
+out (still in cache); each a separate simple loop, so each vectorises.
 inner > 1 walks whole rows in memory order in three phases (column max,
 exp and column sums, scaling); the parallel kernel splits each phase into
 ranges of rows and combines the per-range maxima and sums in between.
@@ -13,42 +13,50 @@ import numpy as np
 from numba import prange
 
 from ..scalar import fexp
-from .reduce import FM, _row_extreme, _cols_extreme_into, cols_extreme, row_splits
+from .reduce import FM, _row_extreme, _row_sum, _cols_extreme_into, cols_extreme, row_splits
+
+
+@numba.njit(cache=True, fastmath=FM)
+def exp_shifted(x, shift, y):
+    """y[i] = exp(x[i] - shift[i]): a plain map, so fexp vectorises (a sum in the same
+    loop kept it scalar: 2x slower)."""
+    for i in range(x.size):
+        y[i] = fexp(x[i] - shift[i])
+
+
+@numba.njit(cache=True, fastmath=FM)
+def _exp_minus(x, m, y):
+    """y[i] = exp(x[i] - m) for a scalar m."""
+    for i in range(x.size):
+        y[i] = fexp(x[i] - m)
 
 
 @numba.njit(cache=True, fastmath=FM)
 def _softmax_row(x, y, log):
-    """y = softmax(x) (log-softmax if log) for one contiguous row."""
+    """y = softmax(x) (log-softmax if log) for one contiguous row: max, exp map, blocked
+    float64 sum, then a scale (or shift) in the row's type."""
     m = _row_extreme(x, True)
+    _exp_minus(x, m, y)
+    s = _row_sum(y, 0.0, False)
     if log:
-        s = 0.0
-        for i in range(x.size):
-            s += fexp(x[i] - m)
-        shift = m + np.log(s)
+        shift = m + np.log(s)            # float64: x - shift keeps large logits exact
         for i in range(x.size):
             y[i] = x[i] - shift
     else:
-        s = 0.0
-        for i in range(x.size):
-            e = fexp(x[i] - m)
-            y[i] = e
-            s += e
-        r = 1.0 / s
-        for i in range(x.size):
+        r = y.dtype.type(1.0 / s)
+        for i in range(y.size):
             y[i] *= r
 
 
 @numba.njit(cache=True, fastmath=FM)
 def _exp_sum_rows(a, out, o, r0, r1, m, s, log):
     """s[:] += sum over rows r0:r1 of exp(a[o, i] - m); out[o, i] = the exp unless log."""
+    tmp = np.empty(a.shape[2], a.dtype)
     for i in range(r0, r1):
-        seg = a[o, i]
-        dst = out[o, i]
-        for j in range(seg.size):
-            e = fexp(seg[j] - m[j])
-            s[j] += e
-            if not log:
-                dst[j] = e
+        dst = tmp if log else out[o, i]
+        exp_shifted(a[o, i], m, dst)
+        for j in range(dst.size):
+            s[j] += dst[j]
 
 
 @numba.njit(cache=True, fastmath=FM)
