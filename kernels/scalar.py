@@ -25,6 +25,7 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload, register_jitable
+from numba.np.numpy_support import as_dtype
 
 
 # Helpers compile with NumPy's error model, as the ufunc bodies do (Python's model adds a
@@ -43,6 +44,9 @@ def c(x, value):
 def _c_overload(x, value):
     if isinstance(x, types.Float) and x.bitwidth == 32:
         return lambda x, value: np.float32(value)
+    if isinstance(x, types.Integer):
+        cast = as_dtype(x).type            # integer bodies get an integer constant
+        return lambda x, value: cast(value)
     return lambda x, value: np.float64(value)
 
 
@@ -425,7 +429,7 @@ def logit(a, eps):
 # ---- activations ---------------------------------------------------------------
 
 def relu(a):
-    return a if a > 0 else a * 0
+    return select(a <= 0, c(a, 0), a)       # NaN stays NaN; -inf gives 0
 
 
 def hardtanh(a, lo, hi):
@@ -453,7 +457,7 @@ def silu(a):
 @register_jitable(**_JIT, inline="always")
 def _softplus1(a):
     """log(1 + exp(a)) without overflow."""
-    return max(a, a * 0) + math.log1p(math.exp(-abs(a)))
+    return max(a, c(a, 0.0)) + math.log1p(math.exp(-abs(a)))
 
 
 def mish(a):
@@ -473,17 +477,17 @@ def elu(a, alpha, scale, input_scale):
 
 
 def hardsigmoid(a):
-    return min(max(a + c(a, 3.0), a * 0), c(a, 6.0)) / c(a, 6.0)
+    return min(max(a + c(a, 3.0), c(a, 0.0)), c(a, 6.0)) / c(a, 6.0)
 
 
 def hardswish(a):
-    return a * min(max(a + c(a, 3.0), a * 0), c(a, 6.0)) / c(a, 6.0)
+    return a * min(max(a + c(a, 3.0), c(a, 0.0)), c(a, 6.0)) / c(a, 6.0)
 
 
 # ---- fused first-order gradients (used when no double backward is recorded) ------
 
 def relu_grad(g, out):
-    return g if out > 0 else g * 0
+    return select(out <= 0, c(g, 0.0), g)
 
 
 def sigmoid_grad(g, out):

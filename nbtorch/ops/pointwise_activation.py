@@ -190,7 +190,7 @@ class Hardswish(_Smooth):
     @staticmethod
     def grad(g, x, out):
         mid = g * (x / 3 + 0.5)
-        return _where(x < -3, 0.0, _where(x <= 3, mid, g))
+        return _where(x <= -3, 0.0, _where(x < 3, mid, g))     # PyTorch's boundaries
 
 
 def gelu(input, approximate="none"):

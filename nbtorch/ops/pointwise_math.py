@@ -289,8 +289,12 @@ class Xlogy(Binary):
     @staticmethod
     def grad(ctx, g, x, y, out):
         need = ctx.needs_input_grad
-        gx = g * xlogy(x != 0, y) if need[0] else None
-        gy = g * x / y if need[1] else None
+        gx = gy = None
+        if need[0]:          # PyTorch: xlogy(g, y), zeroed where x == 0 and y <= 0
+            from .pointwise_select import where
+            gx = where((x == 0) & (y <= 0), 0.0, xlogy(g, y))
+        if need[1]:
+            gy = g * x / y
         return gx, gy
 
 
