@@ -112,6 +112,8 @@ class ElementwiseOp(CustomOp):
             if not isinstance(a, (Tensor, int, float, bool, np.number)):
                 raise TypeError(f"{self.name}(): argument '{self.arg_names[i]}' must be a "
                                 f"Tensor or a number, not {type(a).__name__}")
+        if not any(isinstance(a, Tensor) for a in args):
+            raise TypeError(f"{self.name}(): expected at least one Tensor argument")
         d = self.result_dtype(args)
         compute = _dtype.float32 if d is _dtype.float16 else d
         out = pointwise(self.name, args, compute, d)

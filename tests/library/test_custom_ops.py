@@ -201,6 +201,8 @@ def test_elementwise_bad_arguments(lib):
     op = lib.elementwise(lambda x: x + 1, name="inc")
     with pytest.raises(TypeError, match="must be a Tensor or a number"):
         op("text")
+    with pytest.raises(TypeError, match="at least one Tensor"):
+        op(1.0)
 
 
 # ---- overriding a built-in kernel ----------------------------------------------------------
