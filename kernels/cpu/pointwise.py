@@ -87,7 +87,7 @@ def kernel(name):
             if "e" in types:
                 return _run_half(name, out, args)
             ufunc = loop(name, types)
-        if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1:
+        if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
             return _run_parallel(ufunc, types, out, args)
         if _ERRSTATE is None:
             return _call_quiet(ufunc, args, out, types)
@@ -127,6 +127,17 @@ def _pool():
     if not _POOL:
         _POOL.append(ThreadPoolExecutor(_NUM_THREADS - 1, thread_name_prefix="nbtorch-pw"))
     return _POOL[0]
+
+
+def _splittable(out, args):
+    """False when an input overlaps `out` other than element for element (e.g. `x.add_(
+    x.flip(0))`): NumPy resolves such overlap within one call, not across threads."""
+    for a in args:
+        if a.ndim and np.may_share_memory(a, out) and not (
+                a.shape == out.shape and a.strides == out.strides
+                and a.__array_interface__["data"][0] == out.__array_interface__["data"][0]):
+            return False
+    return True
 
 
 def _run_parallel(ufunc, types, out, args):

@@ -222,3 +222,16 @@ def test_large_arrays_use_parallel_path_and_match():
     x = torch.randn(2, n)[:, ::2]
     np.testing.assert_allclose(torch.tanh(x).numpy(), np.tanh(x.numpy()), rtol=2e-6,
                                atol=1e-7)
+
+
+def test_large_inplace_with_overlapping_input_is_not_split_across_threads():
+    from nbtorch.kernels.cpu import pointwise as k
+    n = k.PARALLEL_THRESHOLD * 2
+    x = torch.arange(n, dtype=torch.float32)
+    ref = x.numpy().copy()
+    ref[1:] = ref[1:] + ref[:-1]                   # NumPy semantics: inputs read first
+    x[1:].add_(x[:-1])
+    np.testing.assert_array_equal(x.numpy(), ref)
+    y = torch.arange(n, dtype=torch.float32)
+    y.mul_(y)
+    np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) ** 2)
