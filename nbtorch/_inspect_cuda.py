@@ -108,15 +108,15 @@ def _dispatcher_ptx(obj, d):
     kind = _k.kind_of(obj)
     py = obj.py_func
     f = FunctionReport(obj, kind, py.__name__, py.__module__, _source(py))
+    if _simulated():
+        f.note = "CUDA simulator: kernels are interpreted, not compiled (no signature, no PTX)"
+        return f
     sigs = _k.signatures_for(obj, d.np) if kind == "cuda" else []
     if not sigs:
         f.note = (f"no {d.name} specialisation compiled yet: launch the kernel once on "
                   f"{d.name} data (or on a GPU), then inspect again")
         return f
     f.signatures = [str(s) for s in sigs]
-    if _simulated():
-        f.note = "CUDA simulator: no PTX"
-        return f
     try:
         f.ptx = obj.inspect_asm(sigs[0])
         f.llvm = obj.inspect_llvm(sigs[0])
