@@ -1,1 +1,25 @@
-"""CUDA kernels (numba.cuda.jit). Imported only when a CUDA tensor is used."""
+"""CUDA kernels (numba.cuda.jit). Imported only when a CUDA tensor is used.
+
+How a kernel family is laid out (follow it for reductions, matmul, conv, ...):
+
+- ``kernels/cuda/<family>.py``: module-level ``@cuda.jit(cache=True)`` kernels
+  written as grid-stride loops (``for i in range(cuda.grid(1), n,
+  cuda.gridsize(1))``), plus plain-Python *launchers* taking device arrays,
+  allocated outputs and a ``stream=0`` keyword:
+  ``kernel[_launch.grid(n) + (stream,)](...)``. Launchers validate nothing (the
+  op layer already did) and never allocate outputs. Simulator rules (STYLE.md
+  13): top-level ``from numba import cuda``, one ``cuda.shared.array`` per line,
+  warp intrinsics only with a fallback. Strided operands: build views with
+  ``_launch.strided_view`` (no copies); elementwise work reuses ``pointwise.launch``.
+- ``typecheck_signatures()`` in the module yields ``(label, kernel.py_func,
+  numba argument types)`` for every dtype the family serves; add the module to
+  ``FAMILIES`` in ``nbtorch/cuda/typecheck.py`` so ``compile_ptx`` checks it.
+- ``nbtorch/cuda/_register.py``: a ``_register_<family>()`` that registers each
+  launcher (wrapped by ``_on_stream``) under the CPU op's name; then drop the ops
+  from ``CPU_ONLY`` in ``tests/cuda/test_parity.py`` and compare with the CPU in
+  ``tests/cuda`` (``device`` fixture: one body, both devices).
+
+Modules: ``_launch`` (grids, simulator flag, strided views), ``pointwise``
+(every elementwise op from ``kernels/scalar.py``), ``copy`` (copy/cast/fill),
+``creation`` (arange/linspace), ``random`` (Philox uniform/normal).
+"""

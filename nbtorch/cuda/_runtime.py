@@ -58,6 +58,10 @@ def lazy_init():
             install()
         if not is_available():
             raise RuntimeError(NO_CUDA)
+        if "NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS" not in os.environ:
+            # Small tensors launch small grids by design; Numba would warn on every one.
+            from numba.cuda.core import config
+            config.CUDA_LOW_OCCUPANCY_WARNINGS = 0
         _STATE["initialized"] = True
 
 

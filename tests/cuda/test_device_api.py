@@ -140,3 +140,15 @@ def test_stream_allocation_uses_stream_key():
     alloc = nbtorch.cuda._runtime.allocator(0)
     assert any(stream == s._key for size, stream in alloc.blocks.values())
     del x
+
+
+def test_allocations_remember_their_stream():
+    alloc = nbtorch.cuda._runtime.allocator(0)
+    s = cuda.Stream()
+    with cuda.stream(s):
+        x = nbtorch.empty(3000, device="cuda")      # a size class no other test uses
+    assert any(stream == s._key for size, stream in alloc.blocks.values())
+    del x
+    y = nbtorch.empty(3000, device="cuda")          # default stream: not s's cached block
+    assert alloc.free_blocks.get((s._key, 12288))
+    del y
