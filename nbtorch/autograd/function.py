@@ -97,12 +97,19 @@ class BackwardNode(Node, FunctionCtx):
             self._saved = _RELEASED
 
 
+class _UnrecordedCtx(FunctionCtx):
+    """The ctx a forward sees when nothing is recorded (cheaper than a Node)."""
+
+    _forward_cls = None
+
+
 class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         builtin = cls.__module__.startswith("nbtorch.")
         node_name = name + ("Backward0" if builtin else "Backward")
         cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls})
+        cls._unrecorded_cls = type(name + "Ctx", (_UnrecordedCtx,), {"_forward_cls": cls})
 
 
 class Function(metaclass=_FunctionMeta):
@@ -137,12 +144,14 @@ class Function(metaclass=_FunctionMeta):
         state = grad_mode.STATE
         record = False
         if state.enabled:
-            for a in args:
-                if a.__class__ is Tensor or isinstance(a, Tensor):
-                    if a._requires_grad:
-                        record = True
-                        break
-        ctx = cls._backward_cls()
+            needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+            record = True in needs
+        if record:
+            ctx = cls._backward_cls()
+            ctx.needs_input_grad = needs       # visible to forward, as in PyTorch
+        else:
+            ctx = cls._unrecorded_cls()        # nothing will run backward: no Node
+            ctx.needs_input_grad = (False,) * len(args)
         prev = state.enabled
         state.enabled = False
         try:
@@ -153,19 +162,16 @@ class Function(metaclass=_FunctionMeta):
 
 
 def _record(ctx, args, out):
-    edges, metas, needs = [], [], []
-    for a in args:
-        if isinstance(a, Tensor) and a._requires_grad:
+    edges, metas = [], []
+    for a, need in zip(args, ctx.needs_input_grad):
+        if need:
             edges.append(gradient_edge(a))
             metas.append((a._shape, a.dtype, a.device))
-            needs.append(True)
         else:
             edges.append(None)
             metas.append(None)
-            needs.append(False)
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
-    ctx.needs_input_grad = tuple(needs)
     non_diff = getattr(ctx, "_non_diff", ())
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
