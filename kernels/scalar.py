@@ -404,6 +404,42 @@ def erf(a):
     return math.erf(a)
 
 
+def erfinv(a):
+    """Giles' approximation ("Approximating the erfinv function", 2010), then Newton steps
+    on erf (two: full float64 accuracy)."""
+    if not abs(a) < 1:
+        return a / c(a, 0.0) if abs(a) == 1 else (a - a) / c(a, 0.0)     # +-inf, NaN
+    w = -math.log((c(a, 1.0) - a) * (c(a, 1.0) + a))
+    if w < 5:
+        w = w - c(a, 2.5)
+        p = c(a, 2.81022636e-08)
+        for k in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
+            p = c(a, k) + p * w
+    else:
+        w = math.sqrt(w) - c(a, 3.0)
+        p = c(a, -0.000200214257)
+        for k in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
+            p = c(a, k) + p * w
+    r = p * a
+    for _ in range(2):
+        r -= (math.erf(r) - a) / (c(a, 1.1283791670955126) * math.exp(-r * r))
+    return r
+
+
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) without overflow."""
+    if a == b and (a == math.inf or a == -math.inf):
+        return a
+    m = max(a, b)
+    return m + math.log1p(math.exp(-abs(a - b)))
+
+
+def hypot(a, b):
+    return math.hypot(a, b)
+
+
 def erfc(a):
     return math.erfc(a)
 

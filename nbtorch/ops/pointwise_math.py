@@ -13,11 +13,13 @@ from ._elementwise import Binary, Elementwise, check_number, register_cpu, unary
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",
            "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2",
-           "arctan2", "sinh", "cosh", "tanh", "sigmoid", "logit", "erf", "erfc", "xlogy"]
+           "arctan2", "sinh", "cosh", "tanh", "sigmoid", "logit", "erf", "erfc", "erfinv",
+           "xlogy", "logaddexp", "hypot"]
 
 register_cpu("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",
              "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "sigmoid",
-             "logit", "erf", "erfc", "xlogy", "tanh_grad", "sigmoid_grad")
+             "logit", "erf", "erfc", "erfinv", "xlogy", "logaddexp", "hypot", "tanh_grad",
+             "sigmoid_grad")
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -263,7 +265,16 @@ class Erfc(_FloatUnary):
         return g * (exp(-(x * x)) * -_TWO_OVER_SQRT_PI)
 
 
+class Erfinv(_FloatUnary):
+    kernel, save = "erfinv", "out"
+
+    @staticmethod
+    def grad(g, x, out):
+        return g * (exp(out * out) * (math.sqrt(math.pi) / 2))
+
+
 sigmoid = unary_api(Sigmoid, "sigmoid", "1 / (1 + exp(-input)), computed without overflow.")
+erfinv = unary_api(Erfinv, "erfinv", "The inverse error function (+-inf at +-1).")
 erf = unary_api(Erf, "erf", "The error function.")
 erfc = unary_api(Erfc, "erfc", "1 - erf(input), accurate for large input.")
 
@@ -311,3 +322,37 @@ def xlogy(input, other, *, out=None):
 
 Tensor.xlogy = xlogy
 Tensor.xlogy_ = lambda self, other: Xlogy.inplace(self, (self, other))
+
+
+class Logaddexp(Binary):
+    kernel, result, save = "logaddexp", "float_only", "a b out"
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        need = ctx.needs_input_grad
+        return (g * exp(a - out) if need[0] else None), (g * exp(b - out) if need[1] else None)
+
+
+class Hypot(Binary):
+    kernel, result, save = "hypot", "float_only", "a b out"
+
+    @staticmethod
+    def grad(ctx, g, a, b, out):
+        need = ctx.needs_input_grad
+        return (g * a / out if need[0] else None), (g * b / out if need[1] else None)
+
+
+def logaddexp(input, other, *, out=None):
+    """log(exp(input) + exp(other)), without overflow."""
+    check_number("logaddexp", other)
+    return Logaddexp.call((input, other), out)
+
+
+def hypot(input, other, *, out=None):
+    """sqrt(input**2 + other**2), without overflow."""
+    check_number("hypot", other)
+    return Hypot.call((input, other), out)
+
+
+Tensor.logaddexp, Tensor.hypot = logaddexp, hypot
+Tensor.hypot_ = lambda self, other: Hypot.inplace(self, (self, other))

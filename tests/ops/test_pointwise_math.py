@@ -192,3 +192,23 @@ def test_sign_sgn():
     assert torch.sign(torch.tensor([-2.0, 0.0, 3.0])).tolist() == [-1.0, 0.0, 1.0]
     assert torch.sgn(torch.tensor([-2, 0, 3])).tolist() == [-1, 0, 1]
     assert torch.sign(torch.tensor([True, False])).tolist() == [True, False]
+
+
+def test_erfinv_logaddexp_hypot():
+    check_op(torch.erfinv, np.vectorize(_erfinv64, otypes=[np.float64]), S, low=-0.99, high=0.99,
+             gradgrad=True)
+    assert torch.erfinv(torch.tensor([1.0, -1.0, 2.0])).tolist()[:2] == [np.inf, -np.inf]
+    assert np.isnan(torch.erfinv(torch.tensor([2.0])).item())
+    check_op(torch.logaddexp, np.logaddexp, S, S, low=-30, high=30)
+    big = torch.logaddexp(torch.tensor([1000.0, -np.inf]), torch.tensor([1000.0, -np.inf]))
+    assert big.tolist()[0] == pytest.approx(1000 + np.log(2)) and big.tolist()[1] == -np.inf
+    check_op(torch.hypot, np.hypot, S, S, low=0.5, high=3)
+
+
+def _erfinv64(y):
+    """Reference: bisection on math.erf (slow, exact enough)."""
+    lo, hi = -10.0, 10.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
