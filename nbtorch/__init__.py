@@ -44,6 +44,7 @@ from .ops.einsum import *  # noqa: F401,F403
 from .serialization import save, load
 from . import utils  # noqa: F401
 from . import nn, optim  # noqa: F401
+from . import library, profiler  # noqa: F401
 from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)
 from ._registry import register_kernel, get_kernel, registered_ops
 
