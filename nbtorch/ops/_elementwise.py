@@ -70,6 +70,7 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     out_dtype = out_dtype or compute_dtype
     x = inputs[0]
     n = len(inputs)
+    given = out is not None
     if n == 1:
         device, shape = x.device, x._shape
     elif n == 2 and x.__class__ is Tensor and (
@@ -98,6 +99,8 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
         args = [_operand(i, compute_dtype, device) for i in inputs]
     kernel = _KERNELS.get((op, device.type)) or get_kernel(op, device.type)
     kernel(out._array, *args)
+    if given:
+        out._bump()                     # an in-place write: saved copies must notice
     return out
 
 
