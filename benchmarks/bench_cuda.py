@@ -73,7 +73,8 @@ def bandwidth(n, repeats):
     copy_gbs = 2 * 4 * n / copy_ms / 1e6
     print(f"device-to-device copy, {n:.0e} float32: {copy_ms:.3f} ms = {copy_gbs:.0f} GB/s")
     cases = [("add", 3, lambda: x + y), ("mul scalar", 2, lambda: x * 2.0),
-             ("relu", 2, lambda: nbtorch.relu(x)), ("gelu", 2, lambda: nbtorch.nn.functional.gelu(x)),
+             ("relu", 2, lambda: nbtorch.relu(x)),
+             ("gelu", 2, lambda: nbtorch.nn.functional.gelu(x)),
              ("exp", 2, lambda: nbtorch.exp(x)), ("copy_ kernel", 2, lambda: dst.copy_(x)),
              ("add transposed", 3, lambda: sq + sq.t()),
              ("add broadcast row", 2, lambda: sq + row)]

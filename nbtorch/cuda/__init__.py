@@ -21,7 +21,7 @@ from .memory import (memory_allocated, max_memory_allocated, memory_reserved,  #
 from .random import manual_seed, manual_seed_all, seed, seed_all, initial_seed  # noqa: F401
 from .streams import (Stream, Event, StreamContext, stream, current_stream,  # noqa: F401
                       default_stream, set_stream, synchronize)
-from ..ops import transfer as _transfer  # noqa: F401  (Tensor.pin_memory / is_pinned)
+from ..ops import transfer  # noqa: F401,E402  (attaches Tensor.pin_memory / is_pinned)
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "get_device_name", "get_device_capability", "is_initialized", "init",
@@ -29,7 +29,8 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "default_stream", "set_stream", "manual_seed", "manual_seed_all", "seed",
            "seed_all", "initial_seed", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
-           "empty_cache", "memory_stats", "memory_summary", "mem_get_info",
+           "reset_max_memory_allocated", "empty_cache", "memory_stats", "memory_summary",
+           "mem_get_info",
            "OutOfMemoryError"]
 
 _tensor.VIEW_MAKERS["cuda"] = _tensors.view_cuda

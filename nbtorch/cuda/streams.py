@@ -103,7 +103,8 @@ def current_stream(device=None):
 def set_stream(stream):
     """Make `stream` current for this thread (prefer the `stream(...)` context manager)."""
     _runtime.lazy_init()
-    _runtime.set_current_stream(None if stream is None or isinstance(stream._numba, int) else stream)
+    default = stream is None or isinstance(stream._numba, int)
+    _runtime.set_current_stream(None if default else stream)
 
 
 class StreamContext:

@@ -1,4 +1,4 @@
-"""The caching allocator's bookkeeping (pure Python: runs everywhere) and, on a GPU, its EMM plugin."""
+"""The caching allocator's bookkeeping (pure Python: runs anywhere); on a GPU, its EMM plugin."""
 import pytest
 
 from nbtorch.cuda._allocator import (CachingAllocator, DriverOOM, OutOfMemoryError,

@@ -1,4 +1,4 @@
-"""Registry parity: every op with a CPU kernel has a CUDA kernel, or is listed here with a reason."""
+"""Registry parity: every CPU op has a CUDA kernel, or is listed here with a reason."""
 import pytest
 
 import nbtorch
