@@ -42,6 +42,7 @@ from .ops.sorting import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.einsum import *  # noqa: F401,F403
 from .serialization import save, load
+from ._threads import set_num_threads, get_num_threads
 from . import utils  # noqa: F401
 from . import nn, optim  # noqa: F401
 from . import library, profiler  # noqa: F401
