@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast test-cuda bench clean
+.PHONY: demo test test-cuda gpu-check bench clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,18 @@ $(STAMP): pyproject.toml setup.py
 demo: $(STAMP)
 	$(PY) examples/demo.py $(ARGS)
 
+# Two processes: the main suite (CPU, plus PTX type checks of every CUDA kernel), then the
+# CUDA tests on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM must be set before numba loads).
 test: $(STAMP)
 	$(PY) -m pytest -q
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest tests/cuda -q -p no:cacheprovider
+
+test-cuda: $(STAMP)
+	scripts/run_cuda_tests.sh
+
+# On a machine with an NVIDIA GPU: CUDA tests on the device, type checks, GPU benchmarks.
+gpu-check: $(STAMP)
+	scripts/gpu_check.sh
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
