@@ -1,0 +1,95 @@
+"""Scans (cumsum, cumprod, cummax, cummin) along the middle axis of (outer, n, inner) arrays.
+
+Same contract as kernels/cpu/scan.py. One thread per column (o, k) walks i in
+order (reversed if `reverse`); neighbouring threads read neighbouring columns::
+
+    acc = identity; for i: acc (op)= a[o, i, k]; out[o, i, k] = acc
+
+Sums and products accumulate in float64 (int64 for integers). A long single
+row (inner == 1, few rows) runs on few threads: a block-parallel scan is the
+next step if that case matters.
+"""
+from numba import cuda
+import numpy as np
+
+from ._launch import grid
+
+__all__ = ["cumsum", "cumprod", "cumextreme", "typecheck_signatures"]
+
+
+@cuda.jit(cache=True)
+def sumprod_scan_kernel(a, out, acc0, product, reverse):
+    """out[o, i, k] = sum (prod if product) of a[o, i', k] for i' <= i (>= i if reverse)."""
+    outer, n, inner = a.shape
+    for t in range(cuda.grid(1), outer * inner, cuda.gridsize(1)):
+        o = t // inner
+        k = t - o * inner
+        acc = acc0
+        for s in range(n):
+            i = n - 1 - s if reverse else s
+            if product:
+                acc *= a[o, i, k]
+            else:
+                acc += a[o, i, k]
+            out[o, i, k] = acc
+
+
+@cuda.jit(cache=True)
+def extreme_scan_kernel(a, values, indices, want_max):
+    """Running max (min) and its index; ties and NaN take the later index (as PyTorch)."""
+    outer, n, inner = a.shape
+    for t in range(cuda.grid(1), outer * inner, cuda.gridsize(1)):
+        o = t // inner
+        k = t - o * inner
+        m = a[o, 0, k]
+        j = 0
+        for i in range(n):
+            v = a[o, i, k]
+            if v != v or (m == m and (v >= m if want_max else v <= m)):
+                m = v
+                j = i
+            values[o, i, k] = m
+            indices[o, i, k] = j
+
+
+def _acc(dtype, value):
+    return np.float64(value) if dtype.kind == "f" else np.int64(value)
+
+
+def _grid(a3):
+    return grid(a3.shape[0] * a3.shape[2])
+
+
+def cumsum(a3, out3, reverse, stream=0):
+    if out3.size:
+        sumprod_scan_kernel[_grid(a3) + (stream,)](a3, out3, _acc(a3.dtype, 0), False,
+                                                   bool(reverse))
+
+
+def cumprod(a3, out3, reverse, stream=0):
+    if out3.size:
+        sumprod_scan_kernel[_grid(a3) + (stream,)](a3, out3, _acc(a3.dtype, 1), True,
+                                                   bool(reverse))
+
+
+def cumextreme(want_max):
+    """The cummax (want_max) or cummin launcher ``(a3, values3, indices3)``."""
+    def launcher(a3, values3, indices3, stream=0):
+        if values3.size:
+            from .reduce import _as_kernel_array
+            extreme_scan_kernel[_grid(a3) + (stream,)](
+                _as_kernel_array(a3), _as_kernel_array(values3), indices3, bool(want_max))
+    launcher.__name__ = "cummax" if want_max else "cummin"
+    return launcher
+
+
+def typecheck_signatures():
+    from numba import types as nt
+    arr = lambda t: nt.Array(t, 3, "C")      # noqa: E731
+    for t in (nt.float32, nt.float64, nt.int64):
+        acc = nt.int64 if t == nt.int64 else nt.float64
+        yield (f"sumprod_scan[{t}]", sumprod_scan_kernel.py_func,
+               (arr(t), arr(t), acc, nt.boolean, nt.boolean))
+    for t in (nt.float32, nt.float64, nt.int64, nt.int32, nt.int16, nt.int8, nt.uint8):
+        yield (f"extreme_scan[{t}]", extreme_scan_kernel.py_func,
+               (arr(t), arr(t), arr(nt.int64), nt.boolean))

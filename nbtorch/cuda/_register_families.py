@@ -1,0 +1,30 @@
+"""Registers the CUDA kernels of the op families beyond elementwise/copy/creation/random.
+
+Imported at the end of `nbtorch/cuda/_register.py` (first CUDA dispatch). Each
+launcher in ``kernels/cuda/<family>.py`` has the contract of the CPU kernel
+registered under the same op name (device arrays instead of NumPy arrays) and
+runs on the current stream (``_on_stream``).
+"""
+from .._registry import register_kernel
+from ._register import _on_stream
+
+# kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
+FAMILIES = ["reduce", "softmax", "scan"]
+
+
+def _register_reductions():
+    from nbtorch.kernels.cuda import reduce as k, softmax as s, scan as c
+    table = {
+        "sum": k.sum_, "prod": k.prod, "count_nonzero": k.count_nonzero,
+        "amax": k.extreme(True), "amin": k.extreme(False),
+        "argmax": k.arg_extreme(True), "argmin": k.arg_extreme(False),
+        "var": k.var, "logsumexp": k.logsumexp, "norm": k.norm,
+        "softmax": s.softmax(False), "log_softmax": s.softmax(True),
+        "cumsum": c.cumsum, "cumprod": c.cumprod,
+        "cummax": c.cumextreme(True), "cummin": c.cumextreme(False),
+    }
+    for op, launcher in table.items():
+        register_kernel(op, "cuda", _on_stream(launcher))
+
+
+_register_reductions()
