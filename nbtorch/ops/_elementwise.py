@@ -165,7 +165,7 @@ class Elementwise(Function):
     def forward(ctx, x, *params):
         cls = ctx._forward_cls
         out = cls.compute(x, *params)
-        if not x._requires_grad:
+        if True not in ctx.needs_input_grad:
             return out                  # nothing will be recorded: skip the bookkeeping
         save = cls.save
         if save:
@@ -253,7 +253,7 @@ class Binary(Elementwise):
     def forward(ctx, a, b, *params):
         cls = ctx._forward_cls
         out = cls.compute(a, b, *params)
-        if not (getattr(a, "_requires_grad", False) or getattr(b, "_requires_grad", False)):
+        if True not in ctx.needs_input_grad:
             return out                  # nothing will be recorded: skip the bookkeeping
         ctx.params = params
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
