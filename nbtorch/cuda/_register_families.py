@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul"]
 
 
 def _register_reductions():
@@ -27,4 +27,10 @@ def _register_reductions():
         register_kernel(op, "cuda", _on_stream(launcher))
 
 
+def _register_matmul():
+    from nbtorch.kernels.cuda import matmul as k
+    register_kernel("matmul", "cuda", _on_stream(k.matmul))
+
+
 _register_reductions()
+_register_matmul()
