@@ -57,7 +57,8 @@ FloatTensor = DoubleTensor = LongTensor = Tensor
 def broadcast_shapes(*shapes):
     """The shape that `shapes` broadcast to, like ``torch.broadcast_shapes``."""
     from .ops._common import broadcast_shapes as _bs
-    return Size(_bs(*(tuple(s) if not isinstance(s, int) else (s,) for s in shapes)))
+    import builtins   # `int` here is nbtorch.int, the dtype
+    return Size(_bs(*((s,) if isinstance(s, builtins.int) else tuple(s) for s in shapes)))
 
 __version__ = "0.1.0"
 
