@@ -24,7 +24,7 @@ from ._common import broadcast_shapes, result_device, sum_to
 from ._inplace import inplace_guard
 
 __all__ = ["pointwise", "register_cpu", "Elementwise", "Binary", "unary_api", "check_number",
-           "shape_of", "float_dtype", "type_name", "NUMBER"]
+           "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
 
 NUMBER = (int, float, bool, np.number, np.bool_)
 _SCALAR_TYPES = frozenset((int, float, bool))
@@ -102,6 +102,23 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
+
+def promote(a, b):
+    """`_dtype.result_type(a, b)`, with the common cases (same-dtype tensors, a float
+    tensor and a float, a numeric tensor and an int) answered without the general rules."""
+    if a.__class__ is Tensor:
+        d = a.dtype
+        cls = b.__class__
+        if cls is Tensor:
+            if b.dtype is d:
+                return d
+        elif cls is float:
+            if d.is_floating_point:
+                return d
+        elif cls is int and d.category:          # int or float tensor (not bool)
+            return d
+    return _dtype.result_type(a, b)
 
 
 def check_number(op, x, name="other"):
@@ -233,7 +250,7 @@ class Binary(Elementwise):
 
     @classmethod
     def result_dtype(cls, a, b, *params):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         rule = cls.result
         if rule == "same":
             return d
@@ -246,7 +263,7 @@ class Binary(Elementwise):
     @classmethod
     def compute(cls, a, b, *params, out=None):
         d = cls.result_dtype(a, b, *params)
-        cd = _dtype.result_type(a, b) if cls.result == "bool" else d
+        cd = promote(a, b) if cls.result == "bool" else d
         return pointwise(cls.kernel, (a, b) + cls.kernel_params(cd, *params), cd, d, out=out)
 
     @staticmethod

@@ -12,7 +12,7 @@ brings every elementwise op.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
                            register_cpu)
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -39,7 +39,7 @@ class Add(Binary):
 
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         return pointwise("add", (a, _scaled("add", a, b, alpha)), d, out=out)
 
     @staticmethod
@@ -52,7 +52,7 @@ class Sub(Binary):
 
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         if d is _dtype.bool:
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
                            register_cpu, unary_api)
 
 __all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "absolute",
@@ -44,7 +44,7 @@ class DivRounded(Binary):
 
     @classmethod
     def compute(cls, a, b, mode, out=None):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         _check_int_divisor(b, d)
         k = "div_" + mode + ("" if d.is_floating_point else "_int")
         return pointwise(k, (a, b), d, out=out)
@@ -88,7 +88,7 @@ class Remainder(Binary):
 
     @classmethod
     def compute(cls, a, b, out=None):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         _check_int_divisor(b, d)
         return pointwise(_int_or_float("remainder", "remainder_int", d), (a, b), d, out=out)
 
@@ -104,7 +104,7 @@ class Fmod(Binary):
 
     @classmethod
     def compute(cls, a, b, out=None):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         _check_int_divisor(b, d)
         return pointwise(_int_or_float("fmod", "fmod_int", d), (a, b), d, out=out)
 
@@ -143,7 +143,7 @@ class Pow(Binary):
 
     @classmethod
     def compute(cls, a, b, out=None):
-        d = _dtype.result_type(a, b)
+        d = promote(a, b)
         if not d.is_floating_point:
             if isinstance(b, NUMBER) and b < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
