@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim"]
 
 
 def _register_reductions():
@@ -32,5 +32,12 @@ def _register_matmul():
     register_kernel("matmul", "cuda", _on_stream(k.matmul))
 
 
+def _register_optim():
+    from nbtorch.kernels.cuda import optim as k
+    for op in ("sgd_step", "adam_step", "rmsprop_step", "adagrad_step"):
+        register_kernel(op, "cuda", _on_stream(getattr(k, op)))
+
+
 _register_reductions()
 _register_matmul()
+_register_optim()
