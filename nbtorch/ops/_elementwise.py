@@ -171,12 +171,7 @@ class Elementwise(Function):
     @classmethod
     def compute(cls, x, *params, out=None):
         d = cls.result_dtype(x, *params)
-        return pointwise(cls.kernel, (x,) + cls.kernel_params(d, *params), d, out=out)
-
-    @staticmethod
-    def kernel_params(dtype, *params):
-        """The extra kernel operands for `params` (default: the params themselves)."""
-        return params
+        return pointwise(cls.kernel, (x,) + params, d, out=out)
 
     @staticmethod
     def forward(ctx, x, *params):
@@ -264,7 +259,7 @@ class Binary(Elementwise):
     def compute(cls, a, b, *params, out=None):
         d = cls.result_dtype(a, b, *params)
         cd = promote(a, b) if cls.result == "bool" else d
-        return pointwise(cls.kernel, (a, b) + cls.kernel_params(cd, *params), cd, d, out=out)
+        return pointwise(cls.kernel, (a, b) + params, cd, d, out=out)
 
     @staticmethod
     def forward(ctx, a, b, *params):
