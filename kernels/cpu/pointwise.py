@@ -124,9 +124,12 @@ def _run_half(name, out, args):
 
 
 def _pool():
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(_NUM_THREADS - 1, thread_name_prefix="nbtorch-pw"))
-    return _POOL[0]
+    """The worker threads, made on first use and again in a forked child (DataLoader
+    workers): a pool inherited through fork has no threads and would never run a task."""
+    pid = os.getpid()
+    if not _POOL or _POOL[0] != pid:
+        _POOL[:] = [pid, ThreadPoolExecutor(_NUM_THREADS - 1, thread_name_prefix="nbtorch-pw")]
+    return _POOL[1]
 
 
 def _splittable(out, args):

@@ -235,3 +235,20 @@ def test_large_inplace_with_overlapping_input_is_not_split_across_threads():
     y = torch.arange(n, dtype=torch.float32)
     y.mul_(y)
     np.testing.assert_array_equal(y.numpy(), np.arange(n, dtype=np.float32) ** 2)
+
+
+def test_parallel_path_works_in_a_forked_child():
+    import multiprocessing as mp
+    from nbtorch.kernels.cpu import pointwise as k
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    x = torch.ones(k.PARALLEL_THRESHOLD * 2)
+    (x + 1).sum()                          # the parent's pool exists before the fork
+    with mp.get_context("fork").Pool(1) as pool:
+        assert pool.apply_async(_big_add_in_child).get(timeout=60) == 2.0
+
+
+def _big_add_in_child():
+    from nbtorch.kernels.cpu import pointwise as k
+    x = torch.ones(k.PARALLEL_THRESHOLD * 2)
+    return float((x + 1).numpy().max())
