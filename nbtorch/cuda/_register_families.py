@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding"]
 
 
 def _register_reductions():
@@ -38,6 +38,15 @@ def _register_optim():
         register_kernel(op, "cuda", _on_stream(getattr(k, op)))
 
 
+def _register_indexing():
+    from nbtorch.kernels.cuda import index as k, embedding as e
+    register_kernel("take", "cuda", _on_stream(k.take))
+    register_kernel("put", "cuda", _on_stream(k.put))
+    for op in ("embedding_forward", "embedding_backward", "embedding_renorm_"):
+        register_kernel(op, "cuda", _on_stream(getattr(e, op)))
+
+
 _register_reductions()
 _register_matmul()
 _register_optim()
+_register_indexing()
