@@ -198,9 +198,8 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
 
 def add_raw_(dst, src):
-    """dst += src without autograd (gradient accumulation)."""
+    """dst += src without autograd (gradient accumulation); bumps dst's version."""
     pointwise("add", (dst, src), dst.dtype, out=dst)
-    dst._bump()
 
 
 # ---- Tensor methods, in-place forms and operators --------------------------------
