@@ -104,7 +104,7 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 def _infer_dtype(data):
     """PyTorch's dtype inference for nested Python data."""
-    if isinstance(data, np.ndarray):
+    if isinstance(data, (np.ndarray, np.generic)):
         return _dtype.from_numpy_dtype(data.dtype)
     flat = []
     stack = [data]

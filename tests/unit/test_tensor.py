@@ -155,3 +155,9 @@ def test_setitem_writes_through_views():
 def test_cuda_unavailable_is_clear():
     with pytest.raises(Exception):
         torch.zeros(2, device="cuda")
+
+
+def test_numpy_scalars_keep_their_dtype():
+    assert torch.tensor(np.uint8(1)).dtype is torch.uint8
+    assert torch.tensor(np.float16(1)).dtype is torch.float16
+    assert torch.tensor(np.float64(2.5)).dtype is torch.float64
