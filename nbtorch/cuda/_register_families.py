@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv"]
 
 
 def _register_reductions():
@@ -46,7 +46,17 @@ def _register_indexing():
         register_kernel(op, "cuda", _on_stream(getattr(e, op)))
 
 
+def _register_conv():
+    from nbtorch.kernels.cuda import conv as k
+    table = {"conv2d": k.conv2d_forward, "conv2d_grad_input": k.conv2d_grad_input,
+             "conv2d_grad_weight": k.conv2d_grad_weight, "conv2d_bias_grad": k.channel_sum,
+             "im2col": k.unfold, "col2im": k.fold}
+    for op, launcher in table.items():
+        register_kernel(op, "cuda", _on_stream(launcher))
+
+
 _register_reductions()
 _register_matmul()
 _register_optim()
 _register_indexing()
+_register_conv()

@@ -1,0 +1,233 @@
+"""Convolution on CUDA: im2col/col2im kernels plus the tiled GEMM of matmul.py.
+
+Contracts and layouts of kernels/cpu/conv.py (NCHW C-contiguous float32/64;
+weights (O, C/g, kh, kw); columns (N, C*kh*kw, OH*OW), row (c*kh + ki)*kw + kj)::
+
+    im2col: for (n, row, l) (grid-stride): col[n, row, l] = x[n, c, oh*sh-ph+ki*dh, ow*sw-pw+kj*dw]
+    col2im: for (n, c, h, w): x[n, c, h, w] = sum of the col entries whose window covers
+            (h, w) -- a gather per input element, so no atomics
+    conv2d_forward:     out[chunk, g] = W[g] @ im2col(x[chunk])[:, g]  (+ bias)
+    conv2d_grad_input:  grad_in[chunk] = col2im(W[g]^T @ grad_out[chunk, g])
+    conv2d_grad_weight: grad_w[g] = sum_n grad_out[n, g] @ im2col(x)[n, g]^T
+                        (batched GEMM into per-image parts, then a sum over the batch)
+
+The batch runs in chunks of about CHUNK_ELEMENTS column elements (scratch from
+the caching allocator). Operand views are built with `strided_view` (no copies).
+"""
+import numpy as np
+from numba import cuda
+
+from ._launch import grid, strided_view
+from . import matmul as _mm, reduce as _reduce
+
+__all__ = ["conv2d_forward", "conv2d_grad_input", "conv2d_grad_weight", "channel_sum",
+           "unfold", "fold", "typecheck_signatures"]
+
+CHUNK_ELEMENTS = 1 << 26
+
+
+@cuda.jit(cache=True)
+def im2col_kernel(x, col, kh, kw, sh, sw, ph, pw, dh, dw, ow_n):
+    """col[n, (c*kh + ki)*kw + kj, oh*OW + ow] = x[n, c, ih, iw] (0 outside the image)."""
+    N, C, H, W = x.shape
+    rows, L = col.shape[1], col.shape[2]
+    for t in range(cuda.grid(1), N * rows * L, cuda.gridsize(1)):
+        n = t // (rows * L)
+        r = t - n * rows * L
+        row = r // L
+        l = r - row * L
+        c = row // (kh * kw)
+        k = row - c * kh * kw
+        ki = k // kw
+        kj = k - ki * kw
+        oh = l // ow_n
+        ow = l - oh * ow_n
+        ih = oh * sh - ph + ki * dh
+        iw = ow * sw - pw + kj * dw
+        if 0 <= ih < H and 0 <= iw < W:
+            col[n, row, l] = x[n, c, ih, iw]
+        else:
+            col[n, row, l] = 0
+
+
+@cuda.jit(cache=True)
+def col2im_kernel(col, x, kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n):
+    """x[n, c, h, w] = sum over (ki, kj) with an output position (oh, ow) hitting (h, w)."""
+    N, C, H, W = x.shape
+    for t in range(cuda.grid(1), x.size, cuda.gridsize(1)):
+        n = t // (C * H * W)
+        r = t - n * C * H * W
+        c = r // (H * W)
+        r -= c * H * W
+        h = r // W
+        w = r - h * W
+        acc = 0.0
+        for ki in range(kh):
+            a = h + ph - ki * dh
+            if a < 0 or a % sh != 0 or a // sh >= oh_n:
+                continue
+            oh = a // sh
+            for kj in range(kw):
+                b = w + pw - kj * dw
+                if b < 0 or b % sw != 0 or b // sw >= ow_n:
+                    continue
+                acc += col[n, (c * kh + ki) * kw + kj, oh * ow_n + b // sw]
+        x[n, c, h, w] = acc
+
+
+@cuda.jit(cache=True)
+def add_channel_bias_kernel(out3, bias):
+    """out3[n, c, l] += bias[c]."""
+    N, C, L = out3.shape
+    for t in range(cuda.grid(1), out3.size, cuda.gridsize(1)):
+        n = t // (C * L)
+        c = (t - n * C * L) // L
+        out3[n, c, t - n * C * L - c * L] += bias[c]
+
+
+@cuda.jit(cache=True)
+def add_into_kernel(dst, src):
+    """dst[i] += src[i] (flat, contiguous)."""
+    for i in range(cuda.grid(1), dst.size, cuda.gridsize(1)):
+        dst[i] += src[i]
+
+
+def _geom(kernel, stride, padding, dilation):
+    return (int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]), int(padding[0]),
+            int(padding[1]), int(dilation[0]), int(dilation[1]))
+
+
+def im2col(x, col, kernel, stride, padding, dilation, out_hw, stream=0):
+    """Fill col (N, C*kh*kw, OH*OW) from x (N, C, H, W)."""
+    if col.size:
+        im2col_kernel[grid(col.size) + (stream,)](
+            x, col, *_geom(kernel, stride, padding, dilation), int(out_hw[1]))
+
+
+def col2im(col, x, kernel, stride, padding, dilation, out_hw, stream=0):
+    """Overwrite x (N, C, H, W) with the sum of the windows in col (N, C*kh*kw, OH*OW)."""
+    if x.size:
+        col2im_kernel[grid(x.size) + (stream,)](
+            col, x, *_geom(kernel, stride, padding, dilation), int(out_hw[0]), int(out_hw[1]))
+
+
+unfold = im2col
+fold = col2im
+
+
+def _view(base, shape, strides, offset=0):
+    """A view of contiguous `base` with element strides/offset (no copy)."""
+    s = base.dtype.itemsize
+    return strided_view(base, tuple(shape), tuple(v * s for v in strides), offset * s)
+
+
+def _chunk(n_b, per_image):
+    return max(1, min(n_b, CHUNK_ELEMENTS // max(1, per_image)))
+
+
+def _scratch(shape, dtype, stream):
+    return cuda.device_array(tuple(shape), dtype, stream=stream)
+
+
+def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, stream=0):
+    """out (N, O, OH, OW) = conv2d(x, weight) + bias (bias may be None)."""
+    N, O, OH, OW = out.shape
+    C = x.shape[1]
+    kernel = tuple(weight.shape)[2:]
+    rows, og, L = (C // groups) * kernel[0] * kernel[1], O // groups, OH * OW
+    if out.size == 0:
+        return
+    step = _chunk(N, rows * groups * L)
+    col = _scratch((step, rows * groups, L), x.dtype, stream)
+    for n0 in range(0, N, step):
+        n = min(step, N - n0)
+        xs = _view(x, (n,) + tuple(x.shape)[1:], (C * x.shape[2] * x.shape[3],
+                                                   x.shape[2] * x.shape[3], x.shape[3], 1),
+                   n0 * C * x.shape[2] * x.shape[3])
+        cs = _view(col, (n, rows * groups, L), (rows * groups * L, L, 1))
+        im2col(xs, cs, kernel, stride, padding, dilation, (OH, OW), stream)
+        for g in range(groups):
+            w_g = _view(weight, (1, og, rows), (0, rows, 1), g * og * rows)
+            c_g = _view(col, (n, rows, L), (rows * groups * L, L, 1), g * rows * L)
+            o_g = _view(out, (n, og, L), (O * L, L, 1), n0 * O * L + g * og * L)
+            _mm.matmul(w_g, c_g, o_g, stream)
+    if bias is not None:
+        add_channel_bias_kernel[grid(out.size) + (stream,)](_view(out, (N, O, L),
+                                                                  (O * L, L, 1)), bias)
+
+
+def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, groups,
+                      stream=0):
+    """grad_in (N, C, H, W) = col2im(W^T @ grad_out); also conv_transpose2d."""
+    N, O, OH, OW = grad_out.shape
+    C, H, W = tuple(grad_in.shape)[1:]
+    kernel = tuple(weight.shape)[2:]
+    rows, og, L = (C // groups) * kernel[0] * kernel[1], O // groups, OH * OW
+    if grad_in.size == 0:
+        return
+    step = _chunk(N, rows * groups * L)
+    col = _scratch((step, rows * groups, L), grad_out.dtype, stream)
+    for n0 in range(0, N, step):
+        n = min(step, N - n0)
+        for g in range(groups):
+            wt_g = _view(weight, (1, rows, og), (0, 1, rows), g * og * rows)
+            g_g = _view(grad_out, (n, og, L), (O * L, L, 1), n0 * O * L + g * og * L)
+            c_g = _view(col, (n, rows, L), (rows * groups * L, L, 1), g * rows * L)
+            _mm.matmul(wt_g, g_g, c_g, stream)
+        cs = _view(col, (n, rows * groups, L), (rows * groups * L, L, 1))
+        gs = _view(grad_in, (n, C, H, W), (C * H * W, H * W, W, 1), n0 * C * H * W)
+        col2im(cs, gs, kernel, stride, padding, dilation, (OH, OW), stream)
+
+
+def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, stream=0):
+    """grad_w (O, C/g, kh, kw) = sum_n grad_out[n] @ im2col(x)[n]^T, per group."""
+    N, O, OH, OW = grad_out.shape
+    C, H, W = tuple(x.shape)[1:]
+    kernel = tuple(grad_w.shape)[2:]
+    rows, og, L = (C // groups) * kernel[0] * kernel[1], O // groups, OH * OW
+    if grad_w.size == 0:
+        return
+    step = _chunk(N, max(rows * groups * L, og * rows))
+    col = _scratch((step, rows * groups, L), x.dtype, stream)
+    part = _scratch((step, og, rows), grad_w.dtype, stream)
+    summed = _scratch((1, og * rows), grad_w.dtype, stream)
+    for n0 in range(0, N, step):
+        n = min(step, N - n0)
+        xs = _view(x, (n, C, H, W), (C * H * W, H * W, W, 1), n0 * C * H * W)
+        im2col(xs, _view(col, (n, rows * groups, L), (rows * groups * L, L, 1)), kernel,
+               stride, padding, dilation, (OH, OW), stream)
+        for g in range(groups):
+            g_g = _view(grad_out, (n, og, L), (O * L, L, 1), n0 * O * L + g * og * L)
+            ct_g = _view(col, (n, L, rows), (rows * groups * L, 1, L), g * rows * L)
+            p = _view(part, (n, og, rows), (og * rows, rows, 1))
+            _mm.matmul(g_g, ct_g, p, stream)
+            dst = _view(grad_w, (1, og * rows), (0, 1), g * og * rows)
+            _reduce.sum_(_view(part, (1, n, og * rows), (0, og * rows, 1)),
+                         dst if n0 == 0 else summed, stream=stream)
+            if n0:
+                add_into_kernel[grid(og * rows) + (stream,)](
+                    _view(grad_w, (og * rows,), (1,), g * og * rows),
+                    summed.reshape(og * rows))
+
+
+def channel_sum(g3, out, stream=0):
+    """Bias gradient: out[c] = sum_{n, l} g3[n, c, l] (two reductions: over l, then n)."""
+    N, C, L = g3.shape
+    if out.size == 0:
+        return
+    per = _scratch((N * C, 1), g3.dtype, stream)
+    _reduce.sum_(g3.reshape(N * C, L, 1), per, stream=stream)
+    _reduce.sum_(per.reshape(1, N, C), out.reshape(1, C), stream=stream)
+
+
+def typecheck_signatures():
+    from numba import types as nt
+    i = nt.int64
+    for t in (nt.float32, nt.float64):
+        a4, a3 = nt.Array(t, 4, "A"), nt.Array(t, 3, "A")
+        yield (f"im2col[{t}]", im2col_kernel.py_func, (a4, a3) + (i,) * 9)
+        yield (f"col2im[{t}]", col2im_kernel.py_func, (a3, a4) + (i,) * 10)
+        yield (f"add_channel_bias[{t}]", add_channel_bias_kernel.py_func,
+               (a3, nt.Array(t, 1, "C")))
+        yield (f"add_into[{t}]", add_into_kernel.py_func,
+               (nt.Array(t, 1, "A"), nt.Array(t, 1, "C")))
