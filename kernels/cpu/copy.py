@@ -8,6 +8,8 @@ compilation per (source dtype, destination dtype) pair serves every rank.
 import numba
 import numpy as np
 
+from nbtorch.kernels.layout import merge_dims
+
 
 @numba.njit(cache=True)
 def copy_strided(src, s_off, s_strides, dst, d_off, d_strides, shape):
@@ -77,36 +79,19 @@ def fill_strided(dst, d_off, d_strides, shape, value):
             k -= 1
 
 
-def merge_dims(shape, *strides_list):
-    """Drop size-1 dims and merge neighbours contiguous in every stride set.
-
-    Returns (shape, [strides...]) as int64 arrays of length >= 1.
-    """
-    dims = [i for i, s in enumerate(shape) if s != 1]
-    if not dims:
-        return (np.ones(1, np.int64), [np.zeros(1, np.int64) for _ in strides_list])
-    out_shape = [shape[dims[0]]]
-    out_strides = [[st[dims[0]]] for st in strides_list]
-    for i in dims[1:]:
-        n = shape[i]
-        if all(o[-1] == st[i] * n for o, st in zip(out_strides, strides_list)):
-            out_shape[-1] *= n
-            for o, st in zip(out_strides, strides_list):
-                o[-1] = st[i]
-        else:
-            out_shape.append(n)
-            for o, st in zip(out_strides, strides_list):
-                o.append(st[i])
-    return (np.array(out_shape, np.int64), [np.array(o, np.int64) for o in out_strides])
+def _merged(shape, *strides_list):
+    """merge_dims as int64 arrays, the form the kernels take."""
+    m_shape, m_strides = merge_dims(shape, strides_list)
+    return np.array(m_shape, np.int64), [np.array(st, np.int64) for st in m_strides]
 
 
 def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
     """Launcher: copy a (broadcast) strided source into a strided destination."""
-    m_shape, (ss, ds) = merge_dims(shape, s_shape_strides, d_strides)
+    m_shape, (ss, ds) = _merged(shape, s_shape_strides, d_strides)
     copy_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
 
 
 def fill(dst_flat, d_off, d_strides, shape, value):
     """Launcher: write one value into every element of a strided destination."""
-    m_shape, (ds,) = merge_dims(shape, d_strides)
+    m_shape, (ds,) = _merged(shape, d_strides)
     fill_strided(dst_flat, d_off, ds, m_shape, dst_flat.dtype.type(value))

@@ -30,6 +30,7 @@ from numba import cuda
 import numpy as np
 
 from nbtorch.kernels import scalar
+from nbtorch.kernels.layout import merge_dims
 from ._launch import SIMULATOR, grid, strided_view
 
 __all__ = ["kernel", "launch", "register_body", "operand_kinds", "merged_layout",
@@ -284,27 +285,7 @@ def _broadcast_strides(a, shape):
                                for n, s, m in zip(a.shape, a.strides, shape[lead:]))
 
 
-def merged_layout(shape, strides_list):
-    """Drop size-1 dims and merge neighbours contiguous in every stride set (bytes).
-
-    Returns (shape, [strides per array]) with at least one dim.
-    """
-    dims = [i for i, s in enumerate(shape) if s != 1]
-    if not dims:
-        return (1,), [(0,) for _ in strides_list]
-    out_shape = [shape[dims[0]]]
-    out_strides = [[st[dims[0]]] for st in strides_list]
-    for i in dims[1:]:
-        n = shape[i]
-        if all(o[-1] == st[i] * n for o, st in zip(out_strides, strides_list)):
-            out_shape[-1] *= n
-            for o, st in zip(out_strides, strides_list):
-                o[-1] = st[i]
-        else:
-            out_shape.append(n)
-            for o, st in zip(out_strides, strides_list):
-                o.append(st[i])
-    return tuple(out_shape), [tuple(o) for o in out_strides]
+merged_layout = merge_dims   # shared with the CPU launchers (kernels/layout.py)
 
 
 def _launch_leading(name, out, args, stream):
