@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool"]
 
 
 def _register_reductions():
@@ -55,8 +55,18 @@ def _register_conv():
         register_kernel(op, "cuda", _on_stream(launcher))
 
 
+def _register_pool():
+    from nbtorch.kernels.cuda import pool as k
+    for name in ("max_pool2d_forward", "max_pool2d_backward", "take_planes",
+                 "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
+                 "adaptive_avg_pool2d_backward", "adaptive_max_pool2d_forward",
+                 "gather_axis", "gather_axis_backward", "lerp_axis", "lerp_axis_backward"):
+        register_kernel(name.replace("_forward", ""), "cuda", _on_stream(getattr(k, name)))
+
+
 _register_reductions()
 _register_matmul()
 _register_optim()
 _register_indexing()
 _register_conv()
+_register_pool()
