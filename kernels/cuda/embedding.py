@@ -69,7 +69,7 @@ def renorm_rows_kernel(weight2, marks, max_norm, norm_type):
             continue
         acc = 0.0
         for d in range(D):
-            v = abs(weight2[j, d]) + 0.0
+            v = float(abs(weight2[j, d]))
             if norm_type == 2.0:
                 acc += v * v
             elif norm_type == 1.0:

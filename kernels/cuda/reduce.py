@@ -259,9 +259,9 @@ def _term(kind, v, shift, p):
     if kind == T_EXP:
         return math.exp(v - shift)
     if kind == T_ABS:
-        return abs(v) + 0.0
+        return float(abs(v))
     if kind == T_NORM:
-        x = abs(v) + 0.0
+        x = float(abs(v))
         if p == 2.0:
             return x * x
         if p == 1.0:
@@ -269,7 +269,7 @@ def _term(kind, v, shift, p):
         if p == 0.0:
             return 1.0 if v != 0 else 0.0
         return x ** p
-    return v + 0.0
+    return float(v)
 
 
 @cuda.jit(device=True)

@@ -25,7 +25,7 @@ def softmax_kernel(a, out, log):
     for t in range(t0, outer * inner, tstep):
         o = t // inner
         k = t - o * inner
-        m = a[o, 0, k] + 0.0
+        m = float(a[o, 0, k])
         for i in range(i0, n, istep):
             v = a[o, i, k]
             m = v if (v > m or v != v) else m

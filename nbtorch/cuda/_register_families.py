@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool", "norm"]
 
 
 def _register_reductions():
@@ -64,9 +64,18 @@ def _register_pool():
         register_kernel(name.replace("_forward", ""), "cuda", _on_stream(getattr(k, name)))
 
 
+def _register_norm():
+    from nbtorch.kernels.cuda import norm as k
+    for op in ("batch_norm_forward_train", "batch_norm_forward_eval",
+               "batch_norm_update_running", "batch_norm_backward", "layer_norm_forward",
+               "layer_norm_backward", "group_norm_forward", "group_norm_backward"):
+        register_kernel(op, "cuda", _on_stream(getattr(k, op)))
+
+
 _register_reductions()
 _register_matmul()
 _register_optim()
 _register_indexing()
 _register_conv()
 _register_pool()
+_register_norm()
