@@ -9,7 +9,7 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool", "norm"]
+FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool", "norm", "sort"]
 
 
 def _register_reductions():
@@ -72,6 +72,12 @@ def _register_norm():
         register_kernel(op, "cuda", _on_stream(getattr(k, op)))
 
 
+def _register_sort():
+    from nbtorch.kernels.cuda import sort as k
+    for op in ("sort", "mode", "unique_runs", "bincount", "histc"):
+        register_kernel(op, "cuda", _on_stream(getattr(k, op)))
+
+
 _register_reductions()
 _register_matmul()
 _register_optim()
@@ -79,3 +85,4 @@ _register_indexing()
 _register_conv()
 _register_pool()
 _register_norm()
+_register_sort()
