@@ -8,6 +8,7 @@ Committed notebooks must carry no outputs (outputs stay out of the repository).
 import json
 import os
 import pathlib
+import re
 import signal
 import sys
 
@@ -52,8 +53,10 @@ def kernel_env(tmp_path_factory):
     spec = {"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": "nbtorch tests", "language": "python"}
     (spec_dir / "kernel.json").write_text(json.dumps(spec))
-    env = {"JUPYTER_PATH": str(root), "IPYTHONDIR": str(root / "ipython"),
-           "MPLBACKEND": "Agg", "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    env = {"JUPYTER_PATH": str(root), "JUPYTER_CONFIG_DIR": str(root / "config"),
+           "JUPYTER_RUNTIME_DIR": str(root / "runtime"), "JUPYTER_PLATFORM_DIRS": "1",
+           "IPYTHONDIR": str(root / "ipython"), "MPLBACKEND": "Agg",
+           "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     yield
@@ -86,7 +89,8 @@ def test_notebook_runs(path, kernel_env):
         client.execute()      # raises CellExecutionError naming the failing cell
     except CellExecutionError as err:
         if MISSING_CUDA_KERNEL in str(err):
-            line = next(l for l in str(err).splitlines() if MISSING_CUDA_KERNEL in l)
+            text = re.sub(r"\x1b\[[0-9;]*m", "", str(err))          # drop terminal colours
+            line = next(l for l in text.splitlines() if MISSING_CUDA_KERNEL in l)
             pytest.xfail(f"{path.name} needs a CUDA kernel nbtorch lacks: {line.strip()}")
         raise
     finally:
