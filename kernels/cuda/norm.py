@@ -112,14 +112,15 @@ def bn_backward_kernel(dy3, x3, mean, invstd, w, gx3, gw, gb, batch_stats, compu
 # ---- layer norm (rows of x2) and group norm (contiguous groups of x3[n]) --------------
 
 @cuda.jit(device=True)
-def _mean_rstd(sh, x, base, count, eps):
-    """(mean, rstd) of the flat elements x[base : base + count] (x 1-D), block-wide."""
+def _mean_rstd(sh, x3, n, c0, count, eps):
+    """(mean, rstd) of the `count` elements x3[n, c0 + e // S, e % S], block-wide."""
     tid, nt = cuda.threadIdx.x, cuda.blockDim.x
-    shift = float(x[base])
+    S = x3.shape[2]
+    shift = float(x3[n, c0, 0])
     s1 = 0.0
     s2 = 0.0
-    for k in range(tid, count, nt):
-        d = x[base + k] - shift
+    for e in range(tid, count, nt):
+        d = x3[n, c0 + e // S, e % S] - shift
         s1 += d
         s2 += d * d
     s1 = _bsum(sh, s1) / count
@@ -128,17 +129,18 @@ def _mean_rstd(sh, x, base, count, eps):
 
 
 @cuda.jit(cache=True)
-def ln_forward_kernel(x2, w, b, eps, out2, mean, rstd):
+def ln_forward_kernel(x3, w, b, eps, out3, mean, rstd):
+    """Row r of x3 (M, 1, K) (a block each): out = (x - mean) * rstd * w + b."""
     sh = cuda.shared.array(BLOCK, mean.dtype)
-    M, K = x2.shape
+    M, K = x3.shape[0], x3.shape[2]
     tid, nt = cuda.threadIdx.x, cuda.blockDim.x
     for r in range(cuda.blockIdx.x, M, cuda.gridDim.x):
-        m, rs = _mean_rstd(sh, x2[r], 0, K, eps)
+        m, rs = _mean_rstd(sh, x3, r, 0, K, eps)
         if tid == 0:
             mean[r] = m
             rstd[r] = rs
         for k in range(tid, K, nt):
-            out2[r, k] = (x2[r, k] - m) * rs * w[k] + b[k]
+            out3[r, 0, k] = (x3[r, 0, k] - m) * rs * w[k] + b[k]
 
 
 @cuda.jit(cache=True)
@@ -187,7 +189,7 @@ def gn_forward_kernel(x3, G, w, b, eps, out3, mean, rstd):
     for i in range(cuda.blockIdx.x, N * G, cuda.gridDim.x):
         n = i // G
         c0 = (i - n * G) * Cg
-        m, rs = _mean_rstd(sh, x3[n].reshape(C * S), c0 * S, Cg * S, eps)
+        m, rs = _mean_rstd(sh, x3, n, c0, Cg * S, eps)
         if tid == 0:
             mean[i] = m
             rstd[i] = rs
@@ -288,8 +290,9 @@ def batch_norm_backward(dy3, x3, mean, invstd, weight, gx3, gw, gb, batch_stats=
 
 def layer_norm_forward(x2, w, b, eps, out2, mean, rstd, stream=0):
     if x2.shape[1]:
-        ln_forward_kernel[_blocks(x2.shape[0]) + (stream,)](x2, w, b, float(eps), out2, mean,
-                                                            rstd)
+        M, K = x2.shape
+        ln_forward_kernel[_blocks(M) + (stream,)](x2.reshape(M, 1, K), w, b, float(eps),
+                                                  out2.reshape(M, 1, K), mean, rstd)
 
 
 def layer_norm_backward(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx=True, stream=0):
@@ -329,7 +332,9 @@ def typecheck_signatures():
                (a1, a1, d1, d1, f64, f64, b, b))
         yield (f"bn_backward[{t}]", bn_backward_kernel.py_func,
                (a3, a3, d1, d1, a1, a3, d1, d1, b, b))
-        yield (f"ln_forward[{t}]", ln_forward_kernel.py_func, (a2, a1, a1, f64, a2, d1, d1))
+        yield (f"ln_forward[{t}]", ln_forward_kernel.py_func, (a3, a1, a1, f64, a3, d1, d1))
+        yield (f"gn_forward_strided[{t}]", gn_forward_kernel.py_func,
+               (nt.Array(t, 3, "A"), i, a1, a1, f64, nt.Array(t, 3, "A"), d1, d1))
         yield (f"ln_backward_rows[{t}]", ln_backward_rows_kernel.py_func,
                (a2, a2, d1, d1, a1, a2))
         yield (f"ln_backward_params[{t}]", ln_backward_params_kernel.py_func,
