@@ -469,13 +469,28 @@ def _alloc_cpu(n, np_dtype, device):
 _ALLOCATORS["cpu"] = _alloc_cpu
 
 
-def empty(shape, dtype, device=CPU):
-    """An uninitialised contiguous tensor (internal; the public one parses arguments)."""
+_LAYOUTS = {}       # shape -> (Size, contiguous strides, numel): ops reuse few shapes
+
+
+def _layout(shape):
+    try:
+        return _LAYOUTS[shape]
+    except KeyError:
+        pass
+    except TypeError:                   # an unhashable shape (a list)
+        return _layout(tuple(shape))
     n = 1
     for s in shape:
         n *= s
+    if len(_LAYOUTS) >= 4096:
+        _LAYOUTS.clear()
+    entry = _LAYOUTS[shape] = (Size(shape), contiguous_strides(shape), n)
+    return entry
+
+
+def empty(shape, dtype, device=CPU):
+    """An uninitialised contiguous tensor (internal; the public one parses arguments)."""
+    size, strides, n = _layout(shape)
     data = _ALLOCATORS[device.type](n, dtype.np, device)
-    strides = contiguous_strides(shape)
-    arr = data.reshape(shape) if device.type == "cpu" else None
-    return Tensor.__new__(Tensor)._init(Storage(data, device), 0, Size(shape), strides,
-                                        dtype, arr)
+    arr = data.reshape(size) if device.type == "cpu" else None
+    return Tensor.__new__(Tensor)._init(Storage(data, device), 0, size, strides, dtype, arr)

@@ -32,14 +32,13 @@ def _dependencies(roots):
 
 
 def _check_grad(node, i, g, meta):
-    from ..ops._common import sum_to
     shape, dtype, device = meta
     if not isinstance(g, Tensor):
         raise TypeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
                         f"expected a Tensor or None, got {type(g).__name__}")
     if g._shape != shape:
         try:
-            g = sum_to(g, shape)
+            g = _sum_to()(g, shape)
         except RuntimeError:
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
@@ -55,6 +54,16 @@ def _check_grad(node, i, g, meta):
                 f"dtype {dtype} but got {g.dtype}")
         g = g.to(dtype)
     return g
+
+
+def _sum_to():
+    from ..ops._common import sum_to
+    return sum_to
+
+
+def _zeros(shape, dtype, device):
+    from ..ops.creation import zeros
+    return zeros(shape, dtype=dtype, device=device)
 
 
 def _call_tensor_hooks(node, grads):
@@ -84,6 +93,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
     buffers = {}
     for (node, slot), g in zip(roots, root_grads):
         _add_to_buffer(buffers, node, slot, g)
+    del g
     captured = {}
     ready = [n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0]
     prev = grad_mode.STATE.enabled
@@ -92,38 +102,59 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
-            n_out = len(grads) if grads else 0
             if grads is None:
                 grads = []
-            grads = _call_tensor_hooks(node, grads)
+            if node._tensor_hooks:
+                grads = _call_tensor_hooks(node, grads)
             if capture:
-                for slot, g in enumerate(grads):
-                    idx = capture.get((node, slot))
-                    if idx is not None:
-                        captured[idx] = g
+                _capture(capture, captured, node, grads)
             if node._retain:
-                for slot, ref in node._retain.items():
-                    t = ref()
-                    if t is not None and slot < n_out and grads[slot] is not None:
-                        g = grads[slot].detach()
-                        t._grad = g.clone() if t._grad is None else t._grad + g
+                _retain(node, grads)
             if node._is_accumulate:
+                # no other reference to grads[0] may live in this frame: AccumulateGrad
+                # takes an unshared gradient as .grad without copying it
                 if accumulate and grads and grads[0] is not None:
                     node.accumulate(grads[0], create_graph)
                 continue
-            in_grads = _apply(node, grads, retain_graph)
-            for edge, g in zip(node.next_functions, in_grads):
-                if edge is None:
-                    continue
-                nxt, slot = edge
-                if g is not None:
-                    _add_to_buffer(buffers, nxt, slot, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    ready.append(nxt)
+            _propagate(node, _apply(node, grads, retain_graph), buffers, deps, ready)
     finally:
         grad_mode.STATE.enabled = prev
     return captured
+
+
+def _capture(capture, captured, node, grads):
+    for slot, g in enumerate(grads):
+        idx = capture.get((node, slot))
+        if idx is not None:
+            captured[idx] = g
+
+
+def _retain(node, grads):
+    """Give the non-leaf tensors that called retain_grad() their gradient."""
+    for slot, ref in node._retain.items():
+        t = ref()
+        if t is not None and slot < len(grads) and grads[slot] is not None:
+            g = grads[slot].detach()
+            t._grad = g.clone() if t._grad is None else t._grad + g
+
+
+def _propagate(node, in_grads, buffers, deps, ready):
+    """Add a node's input gradients into the buffers of the nodes they flow to."""
+    for edge, g in zip(node.next_functions, in_grads):
+        if edge is None:
+            continue
+        nxt, slot = edge
+        if g is not None:
+            buf = buffers.get(nxt)
+            if buf is not None and slot < len(buf):
+                old = buf[slot]
+                buf[slot] = g if old is None else old + g
+            else:
+                _add_to_buffer(buffers, nxt, slot, g)
+        left = deps[nxt] - 1
+        deps[nxt] = left
+        if left == 0:
+            ready.append(nxt)
 
 
 def _add_to_buffer(buffers, node, slot, g):
@@ -137,7 +168,6 @@ def _add_to_buffer(buffers, node, slot, g):
 
 
 def _apply(node, grads, retain_graph):
-    from ..ops.creation import zeros
     if node._pre_hooks:
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))
@@ -145,11 +175,11 @@ def _apply(node, grads, retain_graph):
                 grads = list(r)
     outs = getattr(node, "_output_meta", None)
     if outs is not None and getattr(node, "_materialize", True):
-        grads = list(grads) + [None] * (len(outs) - len(grads))
+        if len(grads) < len(outs):
+            grads = list(grads) + [None] * (len(outs) - len(grads))
         for i, g in enumerate(grads):
             if g is None and outs[i] is not None:
-                shape, dtype, device = outs[i]
-                grads[i] = zeros(shape, dtype=dtype, device=device)
+                grads[i] = _zeros(*outs[i])
     result = node.apply(*grads)
     if not isinstance(result, tuple):
         result = (result,)
@@ -161,11 +191,16 @@ def _apply(node, grads, retain_graph):
             raise RuntimeError(f"function {node.name()} returned an incorrect number of "
                                f"gradients (expected {n_in}, got {len(result)})")
     checked = []
-    for i, (g, meta) in enumerate(zip(result, node._input_meta)):
+    i = 0
+    for g, meta in zip(result, node._input_meta):
         if g is None or meta is None:
             checked.append(None)
+        elif (g.__class__ is Tensor and g._shape == meta[0] and g.dtype is meta[1]
+              and g.device is meta[2]):
+            checked.append(g)           # the common case, checked inline
         else:
             checked.append(_check_grad(node, i, g, meta))
+        i += 1
     if node._post_hooks:
         for fn in list(node._post_hooks.values()):
             fn(tuple(checked), tuple(grads))

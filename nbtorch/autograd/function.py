@@ -26,7 +26,16 @@ class FunctionCtx:
     needs_input_grad = ()
 
     def save_for_backward(self, *tensors):
-        self._saved = tuple(_pack(t, self) for t in tensors)
+        saved = []
+        for i, t in enumerate(tensors):
+            if t is None:
+                saved.append(None)
+            elif isinstance(t, Tensor):
+                saved.append((t, t._storage.version))
+            else:
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{i} is of type {type(t).__name__}")
+        self._saved = tuple(saved)
 
     @property
     def saved_tensors(self):
@@ -35,7 +44,15 @@ class FunctionCtx:
             raise RuntimeError(_FREED)
         if saved is None:
             return ()
-        return tuple(_unpack(s, self) for s in saved)
+        out = []
+        for s in saved:
+            if s is None:
+                out.append(None)
+            elif len(s) == 2 and s[0]._storage.version == s[1]:
+                out.append(s[0])            # the common case: an unchanged saved input
+            else:
+                out.append(_unpack(s, self))
+        return tuple(out)
 
     def mark_non_differentiable(self, *tensors):
         self._non_diff = {id(t) for t in tensors}
@@ -48,15 +65,6 @@ class FunctionCtx:
 
 
 _RELEASED = object()
-
-
-def _pack(t, ctx):
-    if t is None:
-        return None
-    if not isinstance(t, Tensor):
-        raise TypeError("save_for_backward can only save variables, but argument 0 is of "
-                        f"type {type(t).__name__}")
-    return (t, t._storage.version)
 
 
 def _unpack(saved, ctx):
@@ -142,37 +150,53 @@ class Function(metaclass=_FunctionMeta):
     @classmethod
     def apply(cls, *args, **kwargs):
         state = grad_mode.STATE
-        record = False
         if state.enabled:
-            needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-            record = True in needs
-        if record:
-            ctx = cls._backward_cls()
-            ctx.needs_input_grad = needs       # visible to forward, as in PyTorch
-        else:
+            needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+            if True in needs:
+                ctx = cls._backward_cls()
+                ctx.needs_input_grad = needs   # visible to forward, as in PyTorch
+                state.enabled = False
+                try:
+                    out = cls.forward(ctx, *args, **kwargs)
+                finally:
+                    state.enabled = True
+                return _record(ctx, args, out)
             ctx = cls._unrecorded_cls()        # nothing will run backward: no Node
             ctx.needs_input_grad = (False,) * len(args)
-        prev = state.enabled
-        state.enabled = False
-        try:
-            out = cls.forward(ctx, *args, **kwargs)
-        finally:
-            state.enabled = prev
-        return _record(ctx, args, out) if record else out
+            state.enabled = False
+            try:
+                return cls.forward(ctx, *args, **kwargs)
+            finally:
+                state.enabled = True
+        ctx = cls._unrecorded_cls()
+        ctx.needs_input_grad = (False,) * len(args)
+        return cls.forward(ctx, *args, **kwargs)
 
 
 def _record(ctx, args, out):
     edges, metas = [], []
     for a, need in zip(args, ctx.needs_input_grad):
         if need:
-            edges.append(gradient_edge(a))
+            fn = a.grad_fn
+            edges.append((fn, a._output_nr) if fn is not None else gradient_edge(a))
             metas.append((a._shape, a.dtype, a.device))
         else:
             edges.append(None)
             metas.append(None)
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
-    non_diff = getattr(ctx, "_non_diff", ())
+    non_diff = ctx.__dict__.get("_non_diff", ())
+    if out.__class__ is Tensor and not non_diff:          # the common case: one output
+        ctx._output_meta = ((out._shape, out.dtype, out.device),)
+        if out.dtype.is_floating_point:
+            if out.grad_fn is not None or out._requires_grad:
+                out = out.detach()     # forward returned an input as is: record an alias
+            out.grad_fn = ctx
+            out._output_nr = 0
+            out._requires_grad = True
+            if ctx._saved:
+                _detach_saved_outputs(ctx)
+        return out
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
     metas_out = []
@@ -190,18 +214,21 @@ def _record(ctx, args, out):
         o._requires_grad = True
     ctx._output_meta = tuple(metas_out)
     if ctx._saved:
-        _detach_saved_outputs(ctx, outs)
+        _detach_saved_outputs(ctx)
     return outs[0] if single else tuple(outs)
 
 
-def _detach_saved_outputs(ctx, outs):
-    """Saved outputs are kept as detached aliases, so no out -> node -> out cycle."""
-    ids = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
-    saved = list(ctx._saved)
-    for k, s in enumerate(saved):
-        if s is not None and id(s[0]) in ids and s[0].grad_fn is ctx:
-            saved[k] = (s[0].detach(), s[1], ids[id(s[0])])
-    ctx._saved = tuple(saved)
+def _detach_saved_outputs(ctx):
+    """Saved outputs are kept as detached aliases, so no out -> node -> out cycle.
+
+    At this point only the outputs of `ctx` have `ctx` as their grad_fn.
+    """
+    saved = ctx._saved
+    if not any(s is not None and s[0].grad_fn is ctx for s in saved):
+        return
+    ctx._saved = tuple(
+        (s[0].detach(), s[1], s[0]._output_nr) if s is not None and s[0].grad_fn is ctx
+        else s for s in saved)
 
 
 def once_differentiable(fn):

@@ -5,6 +5,9 @@ produced its inputs (None for inputs that need no gradient). Tensor hooks on
 non-leaf tensors live on their grad_fn, keyed by output index.
 """
 import weakref
+from sys import getrefcount
+
+from .._tensor import Tensor
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
            "RemovableHandle"]
@@ -37,20 +40,19 @@ class _HookDict(dict):
 
 
 class Node:
-    """One recorded op on the tape."""
+    """One recorded op on the tape.
+
+    The per-node fields start as class-level defaults (a node is created per
+    recorded op, so its constructor does nothing); instances set what they use.
+    """
 
     _is_accumulate = False
-    _seq = 0
-
-    def __init__(self):
-        self.next_functions = ()
-        self._input_meta = ()        # (shape, dtype, device) per input, None if no grad
-        self._tensor_hooks = None    # {output_nr: _HookDict}
-        self._retain = None          # {output_nr: weakref to tensor retaining grad}
-        self._pre_hooks = None
-        self._post_hooks = None
-        Node._seq += 1
-        self._sequence_nr = Node._seq
+    next_functions = ()
+    _input_meta = ()             # (shape, dtype, device) per input, None if no grad
+    _tensor_hooks = None         # {output_nr: _HookDict}
+    _retain = None               # {output_nr: weakref to tensor retaining grad}
+    _pre_hooks = None
+    _post_hooks = None
 
     def name(self):
         return type(self).__name__
@@ -93,7 +95,6 @@ class AccumulateGrad(Node):
     _is_accumulate = True
 
     def __init__(self, tensor):
-        super().__init__()
         self.variable = tensor
         self._input_meta = ((tensor._shape, tensor.dtype, tensor.device),)
 
@@ -104,11 +105,56 @@ class AccumulateGrad(Node):
         """`.grad` = grad on first use (a private copy, so leaves never alias), then +=."""
         t = self.variable
         if t._grad is None:
-            t._grad = grad if create_graph else grad.detach().clone()
+            if create_graph:
+                t._grad = grad
+            else:
+                t._grad = (grad if _unshared(grad, getrefcount(grad))
+                           else grad.detach().clone())
         elif create_graph:
             t._grad = t._grad + grad
         else:
             t._grad.add_(grad.detach())
+
+
+class _RefProbe:
+    """Calls like `AccumulateGrad.accumulate` does, to count a fresh gradient's references."""
+
+    def accumulate(self, grad, create_graph):
+        return _second(grad, getrefcount(grad))
+
+
+def _second(_, refs):
+    return refs
+
+
+def _fresh_refs():
+    """getrefcount of a gradient no one else holds, passed as the engine passes it."""
+    grads = [object()]
+    return _RefProbe().accumulate(grads[0], False)
+
+
+_FRESH_REFS = _fresh_refs()
+
+
+def _unshared(g, refs):
+    """True when no one else can reach `g` or its memory, so `.grad` may take it as is.
+
+    PyTorch steals such a gradient instead of copying it (one copy less per
+    parameter per step). `refs` is getrefcount(g) in `accumulate`: no more than
+    for a fresh argument (calibrated above, so no guess about the interpreter);
+    the storage is held by `g` alone; its flat array by the storage and `g`'s
+    cached view alone (the counts below include this function's local and
+    getrefcount's argument).
+    """
+    if refs > _FRESH_REFS or g.__class__ is not Tensor or g._requires_grad or g._offset:
+        return False
+    storage = g._storage
+    data = storage.data
+    if (storage.device.type != "cpu" or data.base is not None or data.size != g.numel()
+            or getrefcount(storage) > 3 or not g.is_contiguous()):
+        return False
+    arr = g._arr
+    return getrefcount(data) <= 3 + (arr is not None and arr.base is data)
 
 
 def gradient_edge(t):

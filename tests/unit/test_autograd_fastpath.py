@@ -1,0 +1,81 @@
+"""The training path's shortcuts keep PyTorch's behaviour.
+
+- AccumulateGrad takes a gradient nobody else holds as `.grad` without a copy
+  (as PyTorch does), and copies whenever the gradient is shared: held by the
+  user, by a hook, by another leaf, or a view.
+- The shape-layout cache of `empty` gives the same strides and sizes.
+"""
+import weakref
+
+import numpy as np
+
+import nbtorch
+from nbtorch._tensor import empty, contiguous_strides
+
+
+def _storage_of_first_grad(node_of, x, run):
+    """Run backward, remembering (weakly) the storage of the gradient a node sends to x."""
+    seen = []
+
+    def hook(grad_inputs, grad_outputs):
+        seen.append(weakref.ref(grad_inputs[0]._storage))
+    out = run()
+    node_of(out).register_hook(hook)
+    out.backward()
+    return seen[0]()
+
+
+def test_fresh_gradient_is_taken_without_a_copy():
+    x = nbtorch.ones(5, requires_grad=True)
+    storage = _storage_of_first_grad(lambda s: s.grad_fn.next_functions[0][0], x,
+                                     lambda: (x * 3).sum())
+    assert x.grad._storage is storage
+    assert np.array_equal(x.grad.numpy(), np.full(5, 3, np.float32))
+
+
+def test_gradient_held_by_the_user_is_copied():
+    x = nbtorch.ones(3, requires_grad=True)
+    g = nbtorch.tensor([1.0, 2.0, 3.0])
+    x.backward(g)
+    assert x.grad is not g and x.grad._storage is not g._storage
+    x.grad.add_(1.0)
+    assert g.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_gradient_kept_by_a_hook_is_copied():
+    x = nbtorch.ones(3, requires_grad=True)
+    kept = []
+    x.register_hook(kept.append)
+    (x * 2).sum().backward()
+    assert kept[0]._storage is not x.grad._storage
+    x.grad.zero_()
+    assert kept[0].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_gradient_shared_by_two_leaves_is_copied():
+    x = nbtorch.ones(3, requires_grad=True)
+    y = nbtorch.ones(3, requires_grad=True)
+    (x + y).sum().backward()
+    assert x.grad._storage is not y.grad._storage
+    x.grad.add_(5.0)
+    assert y.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_accumulation_over_two_backwards():
+    x = nbtorch.ones(4, requires_grad=True)
+    for _ in range(2):
+        (x * x).sum().backward()
+    assert x.grad.tolist() == [4.0] * 4
+
+
+def test_gradient_of_a_view_is_not_taken():
+    x = nbtorch.ones(2, 3, requires_grad=True)
+    (x.t() * 2).sum().backward()
+    assert x.grad.is_contiguous() and x.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_empty_layout_cache():
+    for shape in [(), (0,), (3,), (2, 3), [2, 3], (4, 1, 5)]:
+        t = empty(shape, nbtorch.float32)
+        assert t.shape == tuple(shape) and t.stride() == contiguous_strides(tuple(shape))
+        assert type(t.shape).__name__ == "Size"
