@@ -14,7 +14,6 @@ weights (O, C/g, kh, kw); columns (N, C*kh*kw, OH*OW), row (c*kh + ki)*kw + kj):
 The batch runs in chunks of about CHUNK_ELEMENTS column elements (scratch from
 the caching allocator). Operand views are built with `strided_view` (no copies).
 """
-import numpy as np
 from numba import cuda
 
 from ._launch import grid, strided_view

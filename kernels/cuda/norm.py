@@ -323,7 +323,7 @@ def group_norm_backward(dy3, x3, mean, rstd, w, G, gx3, gw, gb, compute_gx=True,
 def typecheck_signatures():
     from numba import types as nt
     f64, i, b = nt.float64, nt.int64, nt.boolean
-    d1, d2 = nt.Array(f64, 1, "C"), nt.Array(f64, 2, "C")
+    d1 = nt.Array(f64, 1, "C")
     for t in (nt.float32, nt.float64):
         a1, a2, a3 = (nt.Array(t, k, "C") for k in (1, 2, 3))
         yield (f"bn_forward[{t}]", bn_forward_kernel.py_func,

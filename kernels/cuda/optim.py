@@ -10,7 +10,6 @@ Launchers have the CPU choosers' signatures (flat contiguous float32/float64
 device arrays; None for a buffer an option does not use) and cast the scalars
 to the parameter's dtype, as the CPU loops do.
 """
-import numpy as np
 from numba import cuda
 
 from nbtorch.kernels.cpu import optim as _cpu

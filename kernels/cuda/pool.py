@@ -16,7 +16,6 @@ exactly as the CPU loops. Sums accumulate in float64.
 """
 import math
 
-import numpy as np
 from numba import cuda
 
 from ._launch import grid

@@ -4,32 +4,36 @@ The same contract as kernels/cpu/reduce.py and reduce_stats.py (the op layer
 views the input so the reduced dims are the middle axis). Two walks, chosen by
 the launcher:
 
-- inner == 1 ("rows"): one block per row (grid-stride over rows)::
+- "rows" (inner == 1, or few outputs with long reductions; `plan`): one block
+  per output (grid-stride over outputs)::
 
-      acc = op-reduce of a[o, t::blockDim, 0]     (each thread, accumulator type)
-      out[o, 0] = block_reduce(acc)               (shared-memory tree, then warp shuffles)
+      acc = op-reduce of a[o, t::blockDim, k]     (each thread, accumulator type)
+      out[o, k] = block_reduce(acc)               (shared-memory tree, then warp shuffles)
 
-- inner > 1 ("columns"): one thread per output (o, k), a serial loop over i;
-  neighbouring threads read neighbouring addresses (coalesced).
+- "columns" (many outputs): one thread per output (o, k), a serial loop over
+  i; neighbouring threads read neighbouring addresses (coalesced).
+
+A few very long rows (``x.sum()`` of 10^8 elements) would leave most of the
+GPU idle with a block per row: sum/prod/count/amax/amin then cut each row
+into P parts (a strided view, no copy), reduce them into (outer, P) partials,
+and reduce those in a second launch.
 
 `block_reduce` halves a shared array down to one warp, then finishes with
 ``shfl_down_sync`` on a GPU; on the simulator (blocks of 4 threads) the tree
 runs to the end instead (STYLE.md 13: warp intrinsics with a fallback). Sums
 accumulate in float64 per thread (int64 for integers); NaN propagates through
-sum, max and min. Ops are integer codes so one compiled kernel serves several ops.
+sum, max and min. Ops are integer codes, so one compiled kernel serves
+several ops. var/logsumexp/norm live in reduce_stats.py.
 """
-import math
-
 import numpy as np
 from numba import cuda
 
-from ._launch import SIMULATOR, THREADS, grid
+from ._launch import SIMULATOR, THREADS, grid, strided_view
 
-__all__ = ["sum_", "prod", "count_nonzero", "extreme", "arg_extreme", "var", "logsumexp",
-           "norm", "typecheck_signatures"]
+__all__ = ["sum_", "prod", "count_nonzero", "extreme", "arg_extreme", "block_reduce",
+           "reduce_all", "walk", "plan", "typecheck_signatures"]
 
 SUM, PROD, COUNT, MAX, MIN = 0, 1, 2, 3, 4          # combine codes
-T_ID, T_SQDEV, T_EXP, T_NORM, T_ABS = 0, 1, 2, 3, 4  # stats element terms
 BLOCK = 256          # shared array size: the largest block a launcher uses
 WARP = 32
 FULL_MASK = 0xFFFFFFFF
@@ -109,22 +113,21 @@ def _accumulate(a, o, k, i0, step, op, zero, skip_nan):
 
 
 @cuda.jit(device=True)
-def walk(a):
-    """(first output, output step, element start, element step, rows walk?) of this thread."""
-    outer, inner = a.shape[0], a.shape[2]
-    if inner == 1:
-        return cuda.blockIdx.x, cuda.gridDim.x, cuda.threadIdx.x, cuda.blockDim.x, True
-    return cuda.grid(1), cuda.gridsize(1), 0, 1, False
+def walk(rows):
+    """(first output, output step, element start, element step) of this thread."""
+    if rows:
+        return cuda.blockIdx.x, cuda.gridDim.x, cuda.threadIdx.x, cuda.blockDim.x
+    return cuda.grid(1), cuda.gridsize(1), 0, 1
 
 
 # ---- sum / prod / count_nonzero / amax / amin ----------------------------------------
 
 @cuda.jit(cache=True)
-def reduce_kernel(a, out, op, zero, scale, skip_nan):
+def reduce_kernel(a, out, op, zero, scale, skip_nan, rows):
     """out[o, k] = scale * op-reduce_i a[o, i, k] (accumulated in zero's type)."""
     sh = cuda.shared.array(BLOCK, out.dtype)
     outer, inner = a.shape[0], a.shape[2]
-    t0, tstep, i0, istep, rows = walk(a)
+    t0, tstep, i0, istep = walk(rows)
     for t in range(t0, outer * inner, tstep):
         o = t // inner
         k = t - o * inner
@@ -134,12 +137,18 @@ def reduce_kernel(a, out, op, zero, scale, skip_nan):
             out[o, k] = acc * scale if op == SUM else acc
 
 
-def _geometry(a3):
-    """Launch shape for the rows walk (a block per row) or the columns walk."""
+ROWS_MAX_OUTPUTS = 8192          # up to this many outputs, long reductions get a block each
+SPLIT_MAX_OUTPUTS = 2 if SIMULATOR else 512      # rows walks this small split long rows
+SPLIT_MIN_PART = 4 if SIMULATOR else 8192        # elements per part at least
+SPLIT_MAX_BLOCKS = 4 if SIMULATOR else 2048      # parts x outputs at most
+
+
+def plan(a3):
+    """(launch grid, rows walk?) for reducing the middle axis of a3 (outer, n, inner)."""
     outer, n, inner = a3.shape
-    if inner == 1:
-        return grid(outer * THREADS)
-    return grid(outer * inner)
+    outputs = outer * inner
+    rows = inner == 1 or (outputs <= ROWS_MAX_OUTPUTS and n > outputs)
+    return (grid(outputs * THREADS) if rows else grid(outputs)), rows
 
 
 def _acc_zero(dtype):
@@ -153,11 +162,48 @@ def _as_kernel_array(a):
     return a.view(np.uint8)
 
 
+def _split_parts(a3):
+    """How many parts each row of a few long rows is cut into (1: no split)."""
+    outer, n, inner = a3.shape
+    if inner != 1 or outer > SPLIT_MAX_OUTPUTS:
+        return 1
+    return max(1, min(n // SPLIT_MIN_PART, SPLIT_MAX_BLOCKS // outer))
+
+
 def _launch(a3, out2, op, zero, scale, skip_nan, stream):
     if out2.size == 0:
         return
     a3, out2 = _as_kernel_array(a3), _as_kernel_array(out2)
-    reduce_kernel[_geometry(a3) + (stream,)](a3, out2, op, zero, scale, skip_nan)
+    parts = _split_parts(a3)
+    if parts > 1:
+        _launch_split(a3, out2, op, zero, scale, skip_nan, parts, stream)
+        return
+    geometry, rows = plan(a3)
+    reduce_kernel[geometry + (stream,)](a3, out2, op, zero, scale, skip_nan, rows)
+
+
+def _launch_split(a3, out2, op, zero, scale, skip_nan, parts, stream):
+    """Rows cut into `parts` equal parts (+ the remainder): partials, then their reduction."""
+    outer, n = a3.shape[0], a3.shape[1]
+    m = n // parts
+    rest = n - m * parts
+    cols = parts + (rest > 0)
+    s, ps = a3.dtype.itemsize, out2.dtype.itemsize
+    partial = cuda.device_array((outer, cols), out2.dtype, stream=stream)
+    one = zero.dtype.type(1)
+    # part q of row o is a[o, q*m:(q+1)*m, 0]: the view (outer, m, parts), strides (n, 1, m)
+    body = strided_view(a3, (outer, m, parts), (n * s, s, m * s))
+    heads = strided_view(partial, (outer, parts), (cols * ps, ps))
+    reduce_kernel[grid(outer * parts * THREADS) + (stream,)](body, heads, op, zero, one,
+                                                             skip_nan, True)
+    if rest:
+        tail = strided_view(a3, (outer, rest, 1), (n * s, s, s), m * parts * s)
+        last = strided_view(partial, (outer, 1), (cols * ps, ps), parts * ps)
+        reduce_kernel[grid(outer * THREADS) + (stream,)](tail, last, op, zero, one, skip_nan,
+                                                         True)
+    reduce_kernel[grid(outer * THREADS) + (stream,)](partial.reshape(outer, cols, 1), out2,
+                                                     SUM if op == COUNT else op, zero,
+                                                     scale if op == SUM else one, False, True)
 
 
 def sum_(a3, out2, scale=1.0, skip_nan=False, stream=0):
@@ -201,12 +247,12 @@ def _arg_takes(v, i, m, j, want_max):
 
 
 @cuda.jit(cache=True)
-def arg_kernel(a, values, indices, want_max, zero):
+def arg_kernel(a, values, indices, want_max, zero, rows):
     """values/indices[o, k] = max_i a[o, i, k] and its first index (NaN counts as max)."""
     shv = cuda.shared.array(BLOCK, values.dtype)
     shi = cuda.shared.array(BLOCK, indices.dtype)
     outer, n, inner = a.shape
-    t0, tstep, i0, istep, rows = walk(a)
+    t0, tstep, i0, istep = walk(rows)
     tid = cuda.threadIdx.x
     for t in range(t0, outer * inner, tstep):
         o = t // inner
@@ -243,127 +289,28 @@ def arg_extreme(want_max):
         if values2.size == 0:
             return
         a3, values2 = _as_kernel_array(a3), _as_kernel_array(values2)
-        arg_kernel[_geometry(a3) + (stream,)](a3, values2, indices2, bool(want_max),
-                                             _acc_zero(a3.dtype))
+        geometry, rows = plan(a3)
+        arg_kernel[geometry + (stream,)](a3, values2, indices2, bool(want_max),
+                                         _acc_zero(a3.dtype), rows)
     launcher.__name__ = "argmax" if want_max else "argmin"
     return launcher
 
 
-# ---- var / logsumexp / norm (float, two passes where a shift is needed) ---------------
-
-@cuda.jit(device=True)
-def _term(kind, v, shift, p):
-    if kind == T_SQDEV:
-        d = v - shift
-        return d * d
-    if kind == T_EXP:
-        return math.exp(v - shift)
-    if kind == T_ABS:
-        return float(abs(v))
-    if kind == T_NORM:
-        x = float(abs(v))
-        if p == 2.0:
-            return x * x
-        if p == 1.0:
-            return x
-        if p == 0.0:
-            return 1.0 if v != 0 else 0.0
-        return x ** p
-    return float(v)
-
-
-@cuda.jit(device=True)
-def _accumulate_terms(a, o, k, i0, step, op, kind, shift, p):
-    """op-reduce of term(a[o, i0::step, k]) in float64 (MAX/MIN start from term(a[o, 0, k]))."""
-    acc = 0.0
-    if op == MAX or op == MIN:
-        acc = _term(kind, a[o, 0, k], shift, p)
-    for i in range(i0, a.shape[1], step):
-        acc = combine(op, acc, _term(kind, a[o, i, k], shift, p))
-    return acc
-
-
-@cuda.jit(device=True)
-def _terms_all(sh, a, o, k, i0, step, rows, op, kind, shift, p):
-    v = _accumulate_terms(a, o, k, i0, step, op, kind, shift, p)
-    return reduce_all(sh, v, op, 0.0, rows)
-
-
-VAR, LSE, NORM = 0, 1, 2
-
-
-@cuda.jit(cache=True)
-def stats_kernel(a, out, aux, stat, p):
-    """var (aux = mean; p = correction), logsumexp, or the p-norm of a[o, :, k]."""
-    sh = cuda.shared.array(BLOCK, out.dtype)
-    outer, n, inner = a.shape
-    t0, tstep, i0, istep, rows = walk(a)
-    for t in range(t0, outer * inner, tstep):
-        o = t // inner
-        k = t - o * inner
-        if stat == VAR:
-            mean = _terms_all(sh, a, o, k, i0, istep, rows, SUM, T_ID, 0.0, p) / n
-            m2 = _terms_all(sh, a, o, k, i0, istep, rows, SUM, T_SQDEV, mean, p)
-            r = m2 / max(n - p, 0.0)
-            if i0 == 0:
-                aux[o, k] = mean
-        elif stat == LSE:
-            m = _terms_all(sh, a, o, k, i0, istep, rows, MAX, T_ID, 0.0, p)
-            r = m
-            if m - m == 0:
-                r = m + math.log(_terms_all(sh, a, o, k, i0, istep, rows, SUM, T_EXP, m, p))
-        elif p == math.inf or p == -math.inf:
-            r = _terms_all(sh, a, o, k, i0, istep, rows, MAX if p > 0 else MIN, T_ABS,
-                           0.0, p)
-        else:
-            s = _terms_all(sh, a, o, k, i0, istep, rows, SUM, T_NORM, 0.0, p)
-            if p == 2.0:
-                r = math.sqrt(s)
-            elif p == 1.0 or p == 0.0:
-                r = s
-            else:
-                r = s ** (1.0 / p)
-        if i0 == 0:
-            out[o, k] = r
-
-
-def _stats(a3, out2, aux2, stat, p, stream):
-    if out2.size:
-        stats_kernel[_geometry(a3) + (stream,)](a3, out2, aux2, stat, float(p))
-
-
-def var(a3, var2, mean2, correction, stream=0):
-    """var2[o, k] = sum_i (a3[o,i,k] - m)^2 / max(n - correction, 0), mean2[o, k] = m."""
-    _stats(a3, var2, mean2, VAR, correction, stream)
-
-
-def logsumexp(a3, out2, stream=0):
-    """out2[o, k] = m + log(sum_i exp(a3[o,i,k] - m)), m the max (+-inf max: the result)."""
-    _stats(a3, out2, out2, LSE, 0.0, stream)
-
-
-def norm(a3, out2, p, stream=0):
-    """out2[o, k] = (sum_i |a3[o,i,k]|^p)^(1/p); p = +-inf: max/min |a|; p = 0: count != 0."""
-    _stats(a3, out2, out2, NORM, p, stream)
-
-
 def typecheck_signatures():
-    """reduce/arg kernels over every dtype they serve, stats kernels over float32/float64."""
+    """reduce/arg kernels over every dtype they serve."""
     from numba import types as nt
     arr = lambda t, nd=3: nt.Array(t, nd, "C")      # noqa: E731
     floats = (nt.float32, nt.float64)
     for t in floats + (nt.int64,):
         acc = nt.float64 if t in floats else nt.int64
         yield (f"reduce[{t}]", reduce_kernel.py_func,
-               (arr(t), arr(t, 2), nt.int64, acc, acc, nt.boolean))
+               (arr(t), arr(t, 2), nt.int64, acc, acc, nt.boolean, nt.boolean))
     for t in (nt.float32, nt.float64, nt.int64, nt.int32, nt.int16, nt.int8, nt.uint8):
         acc = nt.float64 if t in floats else nt.int64
         yield (f"extreme[{t}]", reduce_kernel.py_func,
-               (arr(t), arr(t, 2), nt.int64, acc, acc, nt.boolean))
+               (arr(t), arr(t, 2), nt.int64, acc, acc, nt.boolean, nt.boolean))
         yield (f"count_nonzero[{t}]", reduce_kernel.py_func,
-               (arr(t), arr(nt.int64, 2), nt.int64, nt.int64, nt.int64, nt.boolean))
+               (arr(t), arr(nt.int64, 2), nt.int64, nt.int64, nt.int64, nt.boolean,
+                nt.boolean))
         yield (f"arg[{t}]", arg_kernel.py_func,
-               (arr(t), arr(t, 2), arr(nt.int64, 2), nt.boolean, acc))
-    for t in floats:
-        yield (f"stats[{t}]", stats_kernel.py_func,
-               (arr(t), arr(t, 2), arr(t, 2), nt.int64, nt.float64))
+               (arr(t), arr(t, 2), arr(nt.int64, 2), nt.boolean, acc, nt.boolean))

@@ -11,17 +11,17 @@ import math
 
 from numba import cuda
 
-from .reduce import BLOCK, MAX, SUM, reduce_all, walk, _geometry
+from .reduce import BLOCK, MAX, SUM, plan, reduce_all, walk
 
 __all__ = ["softmax", "typecheck_signatures"]
 
 
 @cuda.jit(cache=True)
-def softmax_kernel(a, out, log):
+def softmax_kernel(a, out, log, rows):
     """out[o, :, k] = softmax(a[o, :, k]) (log_softmax if log), max-shifted."""
     sh = cuda.shared.array(BLOCK, out.dtype)
     outer, n, inner = a.shape
-    t0, tstep, i0, istep, rows = walk(a)
+    t0, tstep, i0, istep = walk(rows)
     for t in range(t0, outer * inner, tstep):
         o = t // inner
         k = t - o * inner
@@ -48,7 +48,8 @@ def softmax(log):
     """The softmax (log=False) or log_softmax launcher ``(a3, out3)``."""
     def launcher(a3, out3, stream=0):
         if out3.size:
-            softmax_kernel[_geometry(a3) + (stream,)](a3, out3, bool(log))
+            geometry, rows = plan(a3)
+            softmax_kernel[geometry + (stream,)](a3, out3, bool(log), rows)
     launcher.__name__ = "log_softmax" if log else "softmax"
     return launcher
 
@@ -57,4 +58,4 @@ def typecheck_signatures():
     from numba import types as nt
     for t in (nt.float32, nt.float64):
         yield (f"softmax[{t}]", softmax_kernel.py_func,
-               (nt.Array(t, 3, "C"), nt.Array(t, 3, "C"), nt.boolean))
+               (nt.Array(t, 3, "C"), nt.Array(t, 3, "C"), nt.boolean, nt.boolean))

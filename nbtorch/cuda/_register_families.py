@@ -9,16 +9,16 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool", "norm", "sort"]
+FAMILIES = ["reduce", "reduce_stats", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool", "norm", "sort"]
 
 
 def _register_reductions():
-    from nbtorch.kernels.cuda import reduce as k, softmax as s, scan as c
+    from nbtorch.kernels.cuda import reduce as k, reduce_stats as r, softmax as s, scan as c
     table = {
         "sum": k.sum_, "prod": k.prod, "count_nonzero": k.count_nonzero,
         "amax": k.extreme(True), "amin": k.extreme(False),
         "argmax": k.arg_extreme(True), "argmin": k.arg_extreme(False),
-        "var": k.var, "logsumexp": k.logsumexp, "norm": k.norm,
+        "var": r.var, "logsumexp": r.logsumexp, "norm": r.norm,
         "softmax": s.softmax(False), "log_softmax": s.softmax(True),
         "cumsum": c.cumsum, "cumprod": c.cumprod,
         "cummax": c.cumextreme(True), "cummin": c.cumextreme(False),

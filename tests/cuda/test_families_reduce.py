@@ -101,3 +101,24 @@ def test_reduction_gradient_on_cuda():
     x.requires_grad_(True)
     nbtorch.log_softmax(x, 1).sum().backward()
     _same(x.grad, xg.grad, 1e-10)
+
+
+@pytest.mark.parametrize("n", [40, 43])
+def test_long_rows_split_into_parts(n):
+    """Few long rows: partial reductions of row parts, then a second pass (sim: n >= 8)."""
+    x, xg = _pair((2, n), seed=5)
+    for op in ("sum", "amax", "amin", "prod", "count_nonzero"):
+        _same(getattr(nbtorch, op)(x, 1), getattr(nbtorch, op)(xg, 1), 1e-4)
+    _same(x.sum(), xg.sum(), 1e-4)
+    xi, xig = _pair((n,), np.int64)
+    _same(xi.sum(), xig.sum())
+    a = np.arange(n, dtype=np.float32)
+    a[n // 2] = np.nan
+    _same(nbtorch.tensor(a).amax(), nbtorch.tensor(a).to("cuda").amax())
+
+
+def test_few_outputs_long_columns_get_a_block_each():
+    x, xg = _pair((9, 2, 1))
+    for op in ("sum", "amax", "var", "logsumexp", "softmax"):
+        _same(getattr(nbtorch, op)(x, 0), getattr(nbtorch, op)(xg, 0))
+    _same(nbtorch.argmax(x, 0), nbtorch.argmax(xg, 0))
