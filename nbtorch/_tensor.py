@@ -8,9 +8,9 @@ live in `nbtorch/ops/`; this module holds only what a tensor *is*.
 import numpy as np
 
 from . import _dtype
-from ._device import CPU, to_device
+from ._device import CPU, to_device, device as _device_cls
 
-__all__ = ["Tensor", "Size", "wrap", "empty", "contiguous_strides"]
+__all__ = ["Tensor", "Size", "wrap", "empty", "contiguous_strides", "canonical_device"]
 
 
 class Storage:
@@ -422,9 +422,22 @@ def _wrap_dim(dim, ndim):
     return dim + n if dim < 0 else dim
 
 
+def canonical_device(d):
+    """`to_device(d)`, but a `device` object maps to the interned one for its name.
+
+    Tensors then share one device object per device, so hot paths (the
+    engine's gradient check, operand checks) compare devices by identity.
+    """
+    if d is None or d is CPU:
+        return CPU
+    if d.__class__ is _device_cls:
+        d = str(d)
+    return to_device(d)
+
+
 def wrap(array, device=None, requires_grad=False):
     """A Tensor around a raw array without copying (fresh kernel outputs, from_numpy)."""
-    dev = CPU if device is None else to_device(device)
+    dev = CPU if device is None else canonical_device(device)
     dtype = _dtype.from_numpy_dtype(array.dtype)
     isz = array.dtype.itemsize
     if dev.type == "cpu":

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .. import _dtype
-from .._device import to_device
+from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, empty
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function

@@ -5,7 +5,8 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._device import CPU, to_device
+from .._device import CPU
+from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from ._common import get_kernel
 

@@ -3,6 +3,8 @@
 - AccumulateGrad takes a gradient nobody else holds as `.grad` without a copy
   (as PyTorch does), and copies whenever the gradient is shared: held by the
   user, by a hook, by another leaf, or a view.
+- Tensors share one interned device object per device (the engine's and the
+  operands' identity checks rely on it).
 - The shape-layout cache of `empty` gives the same strides and sizes.
 """
 import weakref
@@ -10,6 +12,7 @@ import weakref
 import numpy as np
 
 import nbtorch
+from nbtorch._device import CPU
 from nbtorch._tensor import empty, contiguous_strides
 
 
@@ -72,6 +75,14 @@ def test_gradient_of_a_view_is_not_taken():
     x = nbtorch.ones(2, 3, requires_grad=True)
     (x.t() * 2).sum().backward()
     assert x.grad.is_contiguous() and x.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_devices_are_interned():
+    a = nbtorch.ones(2, device=nbtorch.device("cpu"))
+    b = nbtorch.zeros_like(a)
+    c = nbtorch.tensor([1.0], device=nbtorch.device("cpu"))
+    assert a.device is CPU and b.device is CPU and c.device is CPU
+    assert (a + b).device is CPU
 
 
 def test_empty_layout_cache():
