@@ -5,14 +5,20 @@ order (reversed if `reverse`); neighbouring threads read neighbouring columns::
 
     acc = identity; for i: acc (op)= a[o, i, k]; out[o, i, k] = acc
 
-Sums and products accumulate in float64 (int64 for integers). A long single
-row (inner == 1, few rows) runs on few threads: a block-parallel scan is the
-next step if that case matters.
+Sums and products accumulate in float64 (int64 for integers).
+
+Few long scans (``plan`` in reduce.py: few outputs, long axis, e.g. the cumsum
+of one long vector) take a block each instead: the axis is walked in chunks of
+blockDim elements, each chunk scanned in shared memory (Hillis-Steele, log2
+steps, in out's dtype) and offset by the running carry of the chunks before::
+
+    for chunk: sh = a[chunk]; inclusive-scan(sh); out[chunk] = carry (op) sh; carry (op)= sh[-1]
 """
 from numba import cuda
 import numpy as np
 
 from ._launch import grid
+from .reduce import BLOCK, plan
 
 __all__ = ["cumsum", "cumprod", "cumextreme", "typecheck_signatures"]
 
@@ -32,6 +38,35 @@ def sumprod_scan_kernel(a, out, acc0, product, reverse):
             else:
                 acc += a[o, i, k]
             out[o, i, k] = acc
+
+
+@cuda.jit(cache=True)
+def sumprod_scan_blocks_kernel(a, out, acc0, product, reverse):
+    """A block per column (o, k): chunked shared-memory scans chained by a carry."""
+    sh = cuda.shared.array(BLOCK, out.dtype)
+    outer, n, inner = a.shape
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    for col in range(cuda.blockIdx.x, outer * inner, cuda.gridDim.x):
+        o = col // inner
+        k = col - o * inner
+        carry = acc0
+        for base in range(0, n, nt):
+            s = base + tid
+            i = n - 1 - s if reverse else s
+            sh[tid] = a[o, i, k] if s < n else acc0
+            cuda.syncthreads()
+            off = 1
+            while off < nt:
+                w = sh[tid - off] if tid >= off else acc0
+                cuda.syncthreads()
+                if tid >= off:
+                    sh[tid] = sh[tid] * w if product else sh[tid] + w
+                cuda.syncthreads()
+                off *= 2
+            if s < n:
+                out[o, i, k] = carry * sh[tid] if product else carry + sh[tid]
+            carry = carry * sh[nt - 1] if product else carry + sh[nt - 1]
+            cuda.syncthreads()
 
 
 @cuda.jit(cache=True)
@@ -60,16 +95,20 @@ def _grid(a3):
     return grid(a3.shape[0] * a3.shape[2])
 
 
+def _sumprod(a3, out3, identity, product, reverse, stream):
+    if out3.size == 0:
+        return
+    geometry, blocks = plan(a3)
+    kernel = sumprod_scan_blocks_kernel if blocks else sumprod_scan_kernel
+    kernel[geometry + (stream,)](a3, out3, _acc(a3.dtype, identity), product, bool(reverse))
+
+
 def cumsum(a3, out3, reverse, stream=0):
-    if out3.size:
-        sumprod_scan_kernel[_grid(a3) + (stream,)](a3, out3, _acc(a3.dtype, 0), False,
-                                                   bool(reverse))
+    _sumprod(a3, out3, 0, False, reverse, stream)
 
 
 def cumprod(a3, out3, reverse, stream=0):
-    if out3.size:
-        sumprod_scan_kernel[_grid(a3) + (stream,)](a3, out3, _acc(a3.dtype, 1), True,
-                                                   bool(reverse))
+    _sumprod(a3, out3, 1, True, reverse, stream)
 
 
 def cumextreme(want_max):
@@ -88,8 +127,9 @@ def typecheck_signatures():
     arr = lambda t: nt.Array(t, 3, "C")      # noqa: E731
     for t in (nt.float32, nt.float64, nt.int64):
         acc = nt.int64 if t == nt.int64 else nt.float64
-        yield (f"sumprod_scan[{t}]", sumprod_scan_kernel.py_func,
-               (arr(t), arr(t), acc, nt.boolean, nt.boolean))
+        for kern in (sumprod_scan_kernel, sumprod_scan_blocks_kernel):
+            yield (f"{kern.__name__}[{t}]", kern.py_func,
+                   (arr(t), arr(t), acc, nt.boolean, nt.boolean))
     for t in (nt.float32, nt.float64, nt.int64, nt.int32, nt.int16, nt.int8, nt.uint8):
         yield (f"extreme_scan[{t}]", extreme_scan_kernel.py_func,
                (arr(t), arr(t), arr(nt.int64), nt.boolean))

@@ -122,3 +122,19 @@ def test_few_outputs_long_columns_get_a_block_each():
     for op in ("sum", "amax", "var", "logsumexp", "softmax"):
         _same(getattr(nbtorch, op)(x, 0), getattr(nbtorch, op)(xg, 0))
     _same(nbtorch.argmax(x, 0), nbtorch.argmax(xg, 0))
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_long_scans_run_as_chained_block_scans(reverse):
+    """One long axis (a block per column, chunks of blockDim chained by a carry)."""
+    x, xg = _pair((2, 11), np.float64)
+    if reverse:
+        x, xg = x.flip(1), xg.flip(1)
+    _same(nbtorch.cumsum(x, 1), nbtorch.cumsum(xg, 1), 1e-12)
+    _same(nbtorch.cumprod(x, 1), nbtorch.cumprod(xg, 1), 1e-12)
+    xi, xig = _pair((13,), np.int64)
+    _same(nbtorch.cumsum(xi, 0), nbtorch.cumsum(xig, 0))
+    g = nbtorch.ones(2, 11, dtype=nbtorch.float64, device="cuda")
+    xg.requires_grad_(True)
+    nbtorch.cumsum(xg, 1).backward(g)          # reverse cumsum on the device
+    np.testing.assert_allclose(xg.grad.cpu().numpy()[0], np.arange(11, 0, -1))
