@@ -57,8 +57,9 @@ def kernel_env(tmp_path_factory):
            "JUPYTER_RUNTIME_DIR": str(root / "runtime"), "JUPYTER_PLATFORM_DIRS": "1",
            "IPYTHONDIR": str(root / "ipython"), "MPLBACKEND": "Agg",
            "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-    saved = {k: os.environ.get(k) for k in env}
+    saved = {k: os.environ.get(k) for k in (*env, "NUMBA_ENABLE_CUDASIM")}
     os.environ.update(env)
+    os.environ.pop("NUMBA_ENABLE_CUDASIM", None)   # each notebook picks GPU or simulator itself
     yield
     for k, v in saved.items():
         if v is None:
