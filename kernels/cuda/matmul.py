@@ -33,14 +33,14 @@ TN = 2 if SIMULATOR else 4           # columns per thread
 BM = TY * TM
 BN = TX * TN
 BK = 2 if SIMULATOR else 16
-PAD = 1              # As rows padded: the transposing stores As[kk, mm] hit distinct banks
+AS_ROW = BM + 1      # As rows padded by one: its transposing stores As[kk, mm] hit distinct banks
 MAX_GRID_Z = 65535
 
 
 @cuda.jit(cache=True)
 def matmul_kernel(a, b, out):
     """out[z0, z1] = a[z0, z1] @ b[z0, z1] for 4-D views (batch dims may have stride 0)."""
-    As = cuda.shared.array((BK, BM + PAD), out.dtype)
+    As = cuda.shared.array((BK, AS_ROW), out.dtype)
     Bs = cuda.shared.array((BK, BN), out.dtype)
     acc = cuda.local.array((TM, TN), out.dtype)
     ra = cuda.local.array(TM, out.dtype)
