@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .indexing_basic import basic_getitem, is_basic
+from .views import Slice
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
@@ -185,10 +186,27 @@ def index_put_(self, indices, values, accumulate=False):
 Tensor.index_put = index_put
 
 
+_DROP_FIRST = frozenset((0,))
+
+
 def __getitem__(self, index):
+    if index.__class__ is int and self._shape:
+        return _select_first(self, index)
     if is_basic(index):
         return basic_getitem(self, index)
     return IndexGet.apply(self, index)
+
+
+def _select_first(x, i):
+    """x[i] for a Python int: the same Slice view `basic_getitem` makes, without its
+    general parsing (a Dataset's `t[i]` per sample is the hot case)."""
+    shape = x._shape
+    n = shape[0]
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
+    nd = len(shape)
+    return Slice.apply(x, (i + n if i < 0 else i,) + (0,) * (nd - 1),
+                       (1,) + tuple(shape)[1:], (1,) * nd, _DROP_FIRST)
 
 
 def __setitem__(self, index, value):
