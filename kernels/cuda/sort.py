@@ -1,8 +1,13 @@
 """Sorting and counting on CUDA: row sorts by rank, mode, unique runs, bincount, histc.
 
-Contracts of kernels/cpu/sort.py. `sort` is a stable rank sort, one thread
-per element (O(n) work each, so O(n^2) per row: fine for the rows nbtorch
-sorts today; a bitonic or radix sort is the next step for long rows)::
+Contracts of kernels/cpu/sort.py. Rows up to BITONIC_MAX elements sort in
+shared memory, a block per row: a bitonic network over (value, index) pairs
+padded to a power of two, ordered by value then index -- a total order, so
+the result is the stable sort::
+
+    for size = 2, 4, ..P: for stride = size/2 .. 1: compare-exchange (t, t ^ stride)
+
+Longer rows use a rank sort, one thread per element (O(n) work each)::
 
     rank(i) = #{j : a[j] before a[i]} + #{j < i : a[j] ties a[i]}
     values[r, rank(i)] = a[r, i]; indices[r, rank(i)] = i
@@ -15,8 +20,10 @@ values keep their order in both directions, as the CPU's stable merge sort.
 import numpy as np
 from numba import cuda
 
-from ._launch import grid
+from ._launch import SIMULATOR, THREADS, grid
 from .reduce import _as_kernel_array
+
+BITONIC_MAX = 16 if SIMULATOR else 2048     # shared-memory pairs per row (32 KiB at 8+8 B)
 
 __all__ = ["sort", "mode", "unique_runs", "bincount", "histc", "typecheck_signatures"]
 
@@ -49,6 +56,57 @@ def rank_sort_kernel(a, values, indices, descending):
                 rank += 1
         values[r, rank] = v
         indices[r, rank] = i
+
+
+@cuda.jit(device=True)
+def _precedes(v, i, u, j, n, descending):
+    """(v, i) sorts before (u, j): padding (index >= n) last, then by value, then index."""
+    if i >= n:
+        return False
+    if j >= n:
+        return True
+    if _before(v, u, descending):
+        return True
+    if _before(u, v, descending):
+        return False
+    return i < j
+
+
+@cuda.jit(cache=True)
+def bitonic_sort_kernel(a, values, indices, descending, P):
+    """A block per row: bitonic sort of (a[r, i], i) pairs padded to P (a power of 2)."""
+    shv = cuda.shared.array(BITONIC_MAX, a.dtype)
+    shi = cuda.shared.array(BITONIC_MAX, indices.dtype)
+    rows, n = a.shape
+    tid, nt = cuda.threadIdx.x, cuda.blockDim.x
+    for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+        for t in range(tid, P, nt):
+            shv[t] = a[r, t] if t < n else a[r, 0]
+            shi[t] = t
+        cuda.syncthreads()
+        size = 2
+        while size <= P:
+            stride = size // 2
+            while stride > 0:
+                for t in range(tid, P, nt):
+                    partner = t ^ stride
+                    if partner > t:
+                        up = (t & size) == 0
+                        if _precedes(shv[partner], shi[partner], shv[t], shi[t], n,
+                                     descending) == up:
+                            v = shv[t]
+                            shv[t] = shv[partner]
+                            shv[partner] = v
+                            k = shi[t]
+                            shi[t] = shi[partner]
+                            shi[partner] = k
+                cuda.syncthreads()
+                stride //= 2
+            size *= 2
+        for t in range(tid, n, nt):
+            values[r, t] = shv[t]
+            indices[r, t] = shi[t]
+        cuda.syncthreads()
 
 
 @cuda.jit(cache=True)
@@ -107,9 +165,16 @@ def histc_kernel(x, out, lo, hi):
 
 def sort(a2, values2, indices2, descending, stream=0):
     """values2/indices2[r] = stable sort of a2[r] (descending if asked)."""
-    if a2.size:
-        rank_sort_kernel[grid(a2.size) + (stream,)](
-            _as_kernel_array(a2), _as_kernel_array(values2), indices2, bool(descending))
+    if a2.size == 0:
+        return
+    a2, values2 = _as_kernel_array(a2), _as_kernel_array(values2)
+    rows, n = a2.shape
+    if n <= BITONIC_MAX:
+        P = 1 << max(0, (n - 1).bit_length())
+        bitonic_sort_kernel[grid(rows * THREADS) + (stream,)](a2, values2, indices2,
+                                                             bool(descending), P)
+    else:
+        rank_sort_kernel[grid(a2.size) + (stream,)](a2, values2, indices2, bool(descending))
 
 
 def mode(values2, indices2, out_values1, out_indices1, stream=0):
@@ -144,6 +209,8 @@ def typecheck_signatures():
     for t in (nt.float32, nt.float64, nt.int64, nt.int32, nt.int16, nt.int8, nt.uint8):
         a2, a1 = nt.Array(t, 2, "C"), nt.Array(t, 1, "C")
         yield (f"rank_sort[{t}]", rank_sort_kernel.py_func, (a2, a2, i2, nt.boolean))
+        yield (f"bitonic_sort[{t}]", bitonic_sort_kernel.py_func,
+               (a2, a2, i2, nt.boolean, nt.int64))
         yield (f"mode[{t}]", mode_kernel.py_func, (a2, i2, a1, i1))
         yield (f"unique_runs[{t}]", unique_runs_kernel.py_func,
                (nt.Array(t, 1, "A"), i1, a1, i1, i1, i1))

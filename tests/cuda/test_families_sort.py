@@ -25,6 +25,18 @@ def test_sort_stable_with_nan(descending, dim):
           nbtorch.sort(x.to("cuda"), dim, descending=descending, stable=True))
 
 
+@pytest.mark.parametrize("n", [1, 7, 16, 23])
+def test_bitonic_rows_and_long_rows_by_rank(n):
+    """Rows up to BITONIC_MAX (16 on the simulator) sort bitonically, longer ones by rank."""
+    rng = np.random.default_rng(n)
+    a = rng.integers(0, 4, (2, n)).astype(np.float64)
+    a[0, ::3] = np.nan
+    x = nbtorch.tensor(a)
+    for desc in (False, True):
+        _same(nbtorch.sort(x, 1, descending=desc, stable=True),
+              nbtorch.sort(x.to("cuda"), 1, descending=desc, stable=True))
+
+
 def test_selections_and_integer_sort():
     x = nbtorch.tensor(np.nan_to_num(A))
     xg = x.to("cuda")
