@@ -138,3 +138,16 @@ def test_long_scans_run_as_chained_block_scans(reverse):
     xg.requires_grad_(True)
     nbtorch.cumsum(xg, 1).backward(g)          # reverse cumsum on the device
     np.testing.assert_allclose(xg.grad.cpu().numpy()[0], np.arange(11, 0, -1))
+
+
+def test_empty_and_zero_dim():
+    for a in (np.float32(2.5), np.zeros((0, 3), np.float32), np.zeros((2, 0), np.float32)):
+        x = nbtorch.tensor(a)
+        xg = x.to("cuda")
+        for fn in (lambda t: t.sum(), lambda t: t.sum(-1), lambda t: t.prod(-1),
+                   lambda t: nbtorch.softmax(t, -1), lambda t: nbtorch.cumsum(t, -1),
+                   lambda t: t.mean(-1)):
+            _same(fn(x), fn(xg))
+    x = nbtorch.tensor(np.float32(-1.5))
+    _same(x.amax(), x.to("cuda").amax())
+    _same(nbtorch.argmax(x), nbtorch.argmax(x.to("cuda")))
