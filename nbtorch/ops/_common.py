@@ -50,8 +50,9 @@ def sum_to(t, shape):
             raise RuntimeError(f"size {list(t.shape)} is not expandable to size {list(shape)}")
         elif m == 1 and n != 1:
             raise RuntimeError(f"size {list(t.shape)} is not expandable to size {list(shape)}")
-    if dims:
-        t = t.sum(dim=tuple(dims), keepdim=True)
+    if len(dims) == lead:               # only leading dims to drop: one fresh reduction
+        return t.sum(dim=tuple(dims)) if dims else t.reshape(shape)
+    t = t.sum(dim=tuple(dims), keepdim=True)
     if lead:
         t = t.reshape(shape)
     return t

@@ -90,3 +90,25 @@ def test_empty_layout_cache():
         t = empty(shape, nbtorch.float32)
         assert t.shape == tuple(shape) and t.stride() == contiguous_strides(tuple(shape))
         assert type(t.shape).__name__ == "Size"
+
+
+def test_linear_is_one_node_with_gradients_in_parameter_layout():
+    import nbtorch.nn.functional as F
+    from nbtorch.autograd import gradcheck, gradgradcheck
+    x = nbtorch.randn(4, 3, dtype=nbtorch.float64, requires_grad=True)
+    w = nbtorch.randn(2, 3, dtype=nbtorch.float64, requires_grad=True)
+    b = nbtorch.randn(2, dtype=nbtorch.float64, requires_grad=True)
+    y = F.linear(x, w, b)
+    assert y.grad_fn.name() == "AddmmBackward0"
+    y.sum().backward()
+    assert w.grad.is_contiguous() and w.grad.shape == w.shape and b.grad.shape == b.shape
+    assert gradcheck(F.linear, (x, w, b))
+    assert gradgradcheck(F.linear, (x, w, b))
+
+
+def test_sum_to_drops_leading_dims_with_one_reduction():
+    from nbtorch.ops._common import sum_to
+    g = nbtorch.ones(4, 2, 3)
+    assert sum_to(g, (3,)).tolist() == [8.0] * 3
+    assert sum_to(g, (2, 1)).tolist() == [[12.0], [12.0]]
+    assert sum_to(g, (1, 3)).tolist() == [[8.0] * 3]

@@ -1,7 +1,40 @@
 """`linear` and `bilinear`: the affine maps behind nn.Linear and nn.Bilinear."""
 import nbtorch as torch
+from nbtorch.autograd.function import Function
 
 __all__ = ["linear", "bilinear"]
+
+
+class Addmm(Function):
+    """x (N, in) @ w.T + b as one node (PyTorch's AddmmBackward0 for nn.Linear).
+
+    The weight gradient is computed as g.T @ x, already in w's (out, in)
+    layout: a fresh contiguous tensor that `.grad` takes without a copy (going
+    through `w.t()`'s view node would hand back a transposed view to copy).
+    """
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,
+                              w if ctx.needs_input_grad[0] else None)
+        out = torch.mm(x, w.t())
+        return out.add_(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (g.mm(w) if need[0] else None, g.t().mm(x) if need[1] else None,
+                g.sum(0) if need[2] else None)
+
+
+def _plain_affine(input, weight, bias):
+    """True for the case `Addmm` covers: 2-D input, (out, in) weight, (out,) bias, one
+    dtype and device (anything else takes the general path and its error messages)."""
+    return (input.dim() == 2 and weight.dim() == 2 and bias.dim() == 1
+            and input.shape[1] == weight.shape[1] and bias.shape[0] == weight.shape[0]
+            and input.dtype is weight.dtype is bias.dtype and input.dtype.is_floating_point
+            and input.device == weight.device == bias.device)
 
 
 def linear(input, weight, bias=None):
@@ -12,6 +45,8 @@ def linear(input, weight, bias=None):
         torch.Size([4, 2])
     """
     if input.dim() == 2 and bias is not None:
+        if _plain_affine(input, weight, bias):
+            return Addmm.apply(input, weight, bias)
         return torch.addmm(bias, input, weight.t())
     out = torch.matmul(input, weight.t())
     return out if bias is None else out + bias
