@@ -9,7 +9,8 @@ from .._registry import register_kernel
 from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
-FAMILIES = ["reduce", "reduce_stats", "softmax", "scan", "matmul", "optim", "index", "embedding", "conv", "pool", "norm", "sort"]
+FAMILIES = ["reduce", "reduce_stats", "softmax", "scan", "matmul", "optim", "index",
+            "embedding", "conv", "pool", "norm", "sort"]
 
 
 def _register_reductions():

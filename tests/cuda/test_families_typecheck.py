@@ -22,7 +22,8 @@ except Exception as e:
     print(e); sys.exit(3)
 fails, n = [], 0
 for fam in FAMILIES:
-    for label, fn, types in importlib.import_module("nbtorch.kernels.cuda." + fam).typecheck_signatures():
+    module = importlib.import_module("nbtorch.kernels.cuda." + fam)
+    for label, fn, types in module.typecheck_signatures():
         n += 1
         try:
             cuda.compile_ptx(fn, types, cc=tc.CC)
