@@ -14,9 +14,9 @@ the launcher:
   i; neighbouring threads read neighbouring addresses (coalesced).
 
 A few very long rows (``x.sum()`` of 10^8 elements) would leave most of the
-GPU idle with a block per row: sum/prod/count/amax/amin then cut each row
-into P parts (a strided view, no copy), reduce them into (outer, P) partials,
-and reduce those in a second launch.
+GPU idle with a block per row: sum/prod/count/amax/amin (and norms, in
+reduce_stats.py) then cut each row into P parts (a strided view, no copy),
+reduce them into (outer, P) partials, and reduce those in a second launch.
 
 `block_reduce` halves a shared array down to one warp, then finishes with
 ``shfl_down_sync`` on a GPU; on the simulator (blocks of 4 threads) the tree
@@ -31,7 +31,7 @@ from numba import cuda
 from ._launch import SIMULATOR, THREADS, grid, strided_view
 
 __all__ = ["sum_", "prod", "count_nonzero", "extreme", "arg_extreme", "block_reduce",
-           "reduce_all", "walk", "plan", "typecheck_signatures"]
+           "reduce_all", "walk", "plan", "split_parts", "split_rows", "typecheck_signatures"]
 
 SUM, PROD, COUNT, MAX, MIN = 0, 1, 2, 3, 4          # combine codes
 BLOCK = 256          # shared array size: the largest block a launcher uses
@@ -162,7 +162,28 @@ def _as_kernel_array(a):
     return a.view(np.uint8)
 
 
-def _split_parts(a3):
+def _launch(a3, out2, op, zero, scale, skip_nan, stream):
+    if out2.size == 0:
+        return
+    a3, out2 = _as_kernel_array(a3), _as_kernel_array(out2)
+    if split_parts(a3) > 1:
+        one = zero.dtype.type(1)
+
+        def part(view, dst):
+            reduce_kernel[grid(dst.size * THREADS) + (stream,)](view, dst, op, zero, one,
+                                                                skip_nan, True)
+
+        def combine_parts(partial3):
+            reduce_kernel[grid(out2.size * THREADS) + (stream,)](
+                partial3, out2, SUM if op == COUNT else op, zero, scale if op == SUM else one,
+                False, True)
+        split_rows(a3, out2.dtype, part, combine_parts, stream)
+        return
+    geometry, rows = plan(a3)
+    reduce_kernel[geometry + (stream,)](a3, out2, op, zero, scale, skip_nan, rows)
+
+
+def split_parts(a3):
     """How many parts each row of a few long rows is cut into (1: no split)."""
     outer, n, inner = a3.shape
     if inner != 1 or outer > SPLIT_MAX_OUTPUTS:
@@ -170,40 +191,27 @@ def _split_parts(a3):
     return max(1, min(n // SPLIT_MIN_PART, SPLIT_MAX_BLOCKS // outer))
 
 
-def _launch(a3, out2, op, zero, scale, skip_nan, stream):
-    if out2.size == 0:
-        return
-    a3, out2 = _as_kernel_array(a3), _as_kernel_array(out2)
-    parts = _split_parts(a3)
-    if parts > 1:
-        _launch_split(a3, out2, op, zero, scale, skip_nan, parts, stream)
-        return
-    geometry, rows = plan(a3)
-    reduce_kernel[geometry + (stream,)](a3, out2, op, zero, scale, skip_nan, rows)
+def split_rows(a3, dtype, part, combine_parts, stream):
+    """Cut the rows of a3 (outer, n, 1) into `split_parts` equal parts (+ the remainder).
 
-
-def _launch_split(a3, out2, op, zero, scale, skip_nan, parts, stream):
-    """Rows cut into `parts` equal parts (+ the remainder): partials, then their reduction."""
+    ``part(view3, partial2)`` reduces the middle axis of each piece (a block per
+    output) into its columns of the (outer, P) partials; ``combine_parts(partial3)``
+    then reduces the partials viewed as (outer, P, 1).
+    """
     outer, n = a3.shape[0], a3.shape[1]
+    parts = split_parts(a3)
     m = n // parts
     rest = n - m * parts
     cols = parts + (rest > 0)
-    s, ps = a3.dtype.itemsize, out2.dtype.itemsize
-    partial = cuda.device_array((outer, cols), out2.dtype, stream=stream)
-    one = zero.dtype.type(1)
+    s, ps = a3.dtype.itemsize, np.dtype(dtype).itemsize
+    partial = cuda.device_array((outer, cols), dtype, stream=stream)
     # part q of row o is a[o, q*m:(q+1)*m, 0]: the view (outer, m, parts), strides (n, 1, m)
-    body = strided_view(a3, (outer, m, parts), (n * s, s, m * s))
-    heads = strided_view(partial, (outer, parts), (cols * ps, ps))
-    reduce_kernel[grid(outer * parts * THREADS) + (stream,)](body, heads, op, zero, one,
-                                                             skip_nan, True)
+    part(strided_view(a3, (outer, m, parts), (n * s, s, m * s)),
+         strided_view(partial, (outer, parts), (cols * ps, ps)))
     if rest:
-        tail = strided_view(a3, (outer, rest, 1), (n * s, s, s), m * parts * s)
-        last = strided_view(partial, (outer, 1), (cols * ps, ps), parts * ps)
-        reduce_kernel[grid(outer * THREADS) + (stream,)](tail, last, op, zero, one, skip_nan,
-                                                         True)
-    reduce_kernel[grid(outer * THREADS) + (stream,)](partial.reshape(outer, cols, 1), out2,
-                                                     SUM if op == COUNT else op, zero,
-                                                     scale if op == SUM else one, False, True)
+        part(strided_view(a3, (outer, rest, 1), (n * s, s, s), m * parts * s),
+             strided_view(partial, (outer, 1), (cols * ps, ps), parts * ps))
+    combine_parts(partial.reshape(outer, cols, 1))
 
 
 def sum_(a3, out2, scale=1.0, skip_nan=False, stream=0):

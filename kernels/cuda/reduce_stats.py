@@ -8,12 +8,17 @@ two passes where a shift is needed::
     var:       m = sum(a)/n;   var = sum((a - m)^2) / max(n - correction, 0)
     logsumexp: m = max(a);     out = m + log(sum(exp(a - m)))   (+-inf max: m itself)
     norm p:    (sum |a|^p)^(1/p);  p = +-inf: max/min |a|;  p = 0: count of non-zeros
+
+Norms of a few long rows (``x.norm()`` of a big parameter) run in row parts
+as reduce.py's sums do (`split_rows`): unfinished partial sums, then the norm.
 """
 import math
 
 from numba import cuda
 
-from .reduce import BLOCK, MAX, MIN, SUM, combine, plan, reduce_all, walk
+from ._launch import THREADS, grid
+from .reduce import (BLOCK, MAX, MIN, SUM, combine, plan, reduce_all, split_parts,
+                     split_rows, walk)
 
 __all__ = ["var", "logsumexp", "norm", "typecheck_signatures"]
 
@@ -58,12 +63,22 @@ def _terms_all(sh, a, o, k, i0, step, rows, op, kind, shift, p):
     return reduce_all(sh, v, op, 0.0, rows)
 
 
-VAR, LSE, NORM = 0, 1, 2
+VAR, LSE, NORM, NORM_PARTS, NORM_OF_PARTS = 0, 1, 2, 3, 4   # stats (parts: split rows)
+
+
+@cuda.jit(device=True)
+def _norm_finish(s, p):
+    if p == 2.0:
+        return math.sqrt(s)
+    if p == 1.0 or p == 0.0:
+        return s
+    return s ** (1.0 / p)
 
 
 @cuda.jit(cache=True)
 def stats_kernel(a, out, aux, stat, p, rows):
-    """var (aux = mean; p = correction), logsumexp, or the p-norm of a[o, :, k]."""
+    """var (aux = mean; p = correction), logsumexp, or the p-norm of a[o, :, k]
+    (NORM_PARTS: the unfinished sum of terms; NORM_OF_PARTS: the norm from those)."""
     sh = cuda.shared.array(BLOCK, out.dtype)
     outer, n, inner = a.shape
     t0, tstep, i0, istep = walk(rows)
@@ -81,17 +96,14 @@ def stats_kernel(a, out, aux, stat, p, rows):
             r = m
             if m - m == 0:
                 r = m + math.log(_terms_all(sh, a, o, k, i0, istep, rows, SUM, T_EXP, m, p))
-        elif p == math.inf or p == -math.inf:
-            r = _terms_all(sh, a, o, k, i0, istep, rows, MAX if p > 0 else MIN, T_ABS,
-                           0.0, p)
-        else:
-            s = _terms_all(sh, a, o, k, i0, istep, rows, SUM, T_NORM, 0.0, p)
-            if p == 2.0:
-                r = math.sqrt(s)
-            elif p == 1.0 or p == 0.0:
-                r = s
-            else:
-                r = s ** (1.0 / p)
+        elif p == math.inf or p == -math.inf:       # NORM*: max/min |a| (of parts: of a)
+            r = _terms_all(sh, a, o, k, i0, istep, rows, MAX if p > 0 else MIN,
+                           T_ID if stat == NORM_OF_PARTS else T_ABS, 0.0, p)
+        else:                                        # NORM_PARTS: sums of terms, unfinished
+            r = _terms_all(sh, a, o, k, i0, istep, rows, SUM,
+                           T_ID if stat == NORM_OF_PARTS else T_NORM, 0.0, p)
+            if stat != NORM_PARTS:
+                r = _norm_finish(r, p)
         if i0 == 0:
             out[o, k] = r
 
@@ -114,6 +126,16 @@ def logsumexp(a3, out2, stream=0):
 
 def norm(a3, out2, p, stream=0):
     """out2[o, k] = (sum_i |a3[o,i,k]|^p)^(1/p); p = +-inf: max/min |a|; p = 0: count != 0."""
+    if out2.size and split_parts(a3) > 1:          # a few long rows: parts, then their norm
+        def part(view, dst):
+            stats_kernel[grid(dst.size * THREADS) + (stream,)](view, dst, dst, NORM_PARTS,
+                                                               float(p), True)
+
+        def combine_parts(partial3):
+            stats_kernel[grid(out2.size * THREADS) + (stream,)](
+                partial3, out2, out2, NORM_OF_PARTS, float(p), True)
+        split_rows(a3, out2.dtype, part, combine_parts, stream)
+        return
     _stats(a3, out2, out2, NORM, p, stream)
 
 

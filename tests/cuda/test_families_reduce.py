@@ -151,3 +151,11 @@ def test_empty_and_zero_dim():
     x = nbtorch.tensor(np.float32(-1.5))
     _same(x.amax(), x.to("cuda").amax())
     _same(nbtorch.argmax(x), nbtorch.argmax(x.to("cuda")))
+
+
+@pytest.mark.parametrize("p", [2, 1, 0, 3, float("inf"), float("-inf")])
+def test_norm_of_long_rows_in_parts(p):
+    x, xg = _pair((43,), np.float64, seed=7)
+    _same(nbtorch.norm(x, p), nbtorch.norm(xg, p), 1e-12)
+    x, xg = _pair((2, 40), np.float64, seed=8)
+    _same(nbtorch.norm(x, p, dim=1), nbtorch.norm(xg, p, dim=1), 1e-12)
