@@ -194,8 +194,12 @@ def _record(ctx, args, out):
             out.grad_fn = ctx
             out._output_nr = 0
             out._requires_grad = True
-            if ctx._saved:
-                _detach_saved_outputs(ctx)
+            saved = ctx._saved
+            if saved:
+                for s in saved:
+                    if s is not None and s[0] is out:
+                        _detach_saved_outputs(ctx)
+                        break
         return out
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
@@ -213,7 +217,7 @@ def _record(ctx, args, out):
         o._output_nr = i
         o._requires_grad = True
     ctx._output_meta = tuple(metas_out)
-    if ctx._saved:
+    if ctx._saved and any(s is not None and s[0].grad_fn is ctx for s in ctx._saved):
         _detach_saved_outputs(ctx)
     return outs[0] if single else tuple(outs)
 
@@ -224,8 +228,6 @@ def _detach_saved_outputs(ctx):
     At this point only the outputs of `ctx` have `ctx` as their grad_fn.
     """
     saved = ctx._saved
-    if not any(s is not None and s[0].grad_fn is ctx for s in saved):
-        return
     ctx._saved = tuple(
         (s[0].detach(), s[1], s[0]._output_nr) if s is not None and s[0].grad_fn is ctx
         else s for s in saved)
