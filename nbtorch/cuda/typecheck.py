@@ -19,7 +19,10 @@ import time
 import types
 
 CC = (9, 0)
-FAMILIES = ["copy", "creation", "random"]      # besides pointwise (signatures from the registry)
+def _families():
+    """Every kernels/cuda family module with typecheck_signatures() (pointwise is separate)."""
+    from ._register_families import FAMILIES as more
+    return ["copy", "creation", "random"] + list(more)
 
 
 def _fake_current_device(cc):
@@ -44,10 +47,9 @@ def signatures(only=None):
     """Every (label, python kernel, numba argument types) to compile."""
     from nbtorch.kernels.cuda import pointwise
     yield from pointwise.typecheck_signatures(only or _pointwise_bodies())
-    for fam in FAMILIES:
+    for fam in _families():
         mod = importlib.import_module(f"nbtorch.kernels.cuda.{fam}")
         yield from mod.typecheck_signatures()
-    # Families added later: list them in FAMILIES (module must define typecheck_signatures).
 
 
 def main(argv=None):
