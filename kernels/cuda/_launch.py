@@ -29,7 +29,12 @@ def grid(n, threads=THREADS):
 
 def is_device_array(a):
     """True for numba device arrays (real or simulated), False for host arrays/scalars."""
-    return cuda.is_cuda_array(a) and not isinstance(a, np.ndarray)
+    if isinstance(a, np.ndarray):
+        return False
+    check = getattr(cuda, "is_cuda_array", None)       # absent on the simulator
+    if check is None:
+        return getattr(a, "__cuda_ndarray__", False)    # the simulator's FakeCUDAArray
+    return check(a)
 
 
 if SIMULATOR:

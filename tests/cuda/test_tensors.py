@@ -141,3 +141,11 @@ def test_empty_and_zero_d_tensors():
     assert (e + 1).shape == (0, 4) and e.cpu().shape == (0, 4)
     s = nbtorch.tensor(2.5, device="cuda")
     assert (s * 2).item() == 5.0 and s.cpu().dim() == 0
+
+
+def test_is_device_array_tells_device_from_host():
+    from numba import cuda as nb_cuda
+    import numpy as np
+    from nbtorch.kernels.cuda._launch import is_device_array
+    assert is_device_array(nb_cuda.to_device(np.ones(3)))
+    assert not is_device_array(np.ones(3)) and not is_device_array(1.0)
