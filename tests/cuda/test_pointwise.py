@@ -46,17 +46,9 @@ def _cpu_reference(op, body, nargs, rng):
     pytest.skip(f"{op}: no CPU kernel for float32, int64 or bool")
 
 
-# Bodies that compile under Numba but do not run as plain Python on NumPy scalars, which
-# is how the simulator runs them (owner of kernels/scalar.py: please make them Python-safe).
-SIMULATOR_UNSAFE = {"sign": "(a > 0) - (a < 0) subtracts NumPy bools"}
-
-
 @pytest.mark.parametrize("op,body", POINTWISE, ids=[o for o, _ in POINTWISE])
 def test_every_pointwise_kernel_matches_the_cpu(op, body):
     from numba import cuda
-    from nbtorch.kernels.cuda._launch import SIMULATOR
-    if SIMULATOR and body in SIMULATOR_UNSAFE:
-        pytest.xfail(SIMULATOR_UNSAFE[body])
     nargs = len(inspect.signature(getattr(scalar, body)).parameters)
     args, expected = _cpu_reference(op, body, nargs, np.random.default_rng(0))
     out = cuda.device_array(6, expected.dtype)
