@@ -12,6 +12,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor, empty
 from .._registry import register_kernel, get_kernel
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
@@ -204,9 +205,17 @@ def _select_first(x, i):
     n = shape[0]
     if not -n <= i < n:
         raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
+    if i < 0:
+        i += n
+    if not (x._requires_grad and grad_mode.STATE.enabled):     # nothing to record
+        strides = x._strides
+        v = x._view(shape[1:], strides[1:], x._offset + i * strides[0])
+        if x._arr is not None and x.device.type == "cpu":
+            v._arr = x._arr[i, ...]     # NumPy's own view of the same elements
+        return v
     nd = len(shape)
-    return Slice.apply(x, (i + n if i < 0 else i,) + (0,) * (nd - 1),
-                       (1,) + tuple(shape)[1:], (1,) * nd, _DROP_FIRST)
+    return Slice.apply(x, (i,) + (0,) * (nd - 1), (1,) + tuple(shape)[1:], (1,) * nd,
+                       _DROP_FIRST)
 
 
 def __setitem__(self, index, value):

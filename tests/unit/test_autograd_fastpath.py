@@ -112,3 +112,18 @@ def test_sum_to_drops_leading_dims_with_one_reduction():
     assert sum_to(g, (3,)).tolist() == [8.0] * 3
     assert sum_to(g, (2, 1)).tolist() == [[12.0], [12.0]]
     assert sum_to(g, (1, 3)).tolist() == [[8.0] * 3]
+
+
+def test_int_index_view_without_grad_and_with_grad():
+    x = nbtorch.arange(24.0).reshape(2, 3, 4)
+    for i in (0, 1, -1, -2):
+        v = x[i]
+        assert v.shape == (3, 4) and v.stride() == (4, 1) and v._base is x
+        assert np.array_equal(v.numpy(), x.numpy()[i])
+        assert np.shares_memory(v.numpy(), x.numpy())
+    assert x[1][2][3].item() == 23.0 and x[1][2][3].numpy().shape == ()
+    x[0].fill_(-1.0)
+    assert x.sum().item() == -12.0 + sum(range(12, 24))
+    w = nbtorch.ones(3, 2, requires_grad=True)
+    w[1].sum().backward()
+    assert w.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
