@@ -85,7 +85,7 @@ def _write(fileobj, structure, tensors):
         z.writestr("nbtorch.json", json.dumps(structure))
         for i, t in enumerate(tensors):
             buf = io.BytesIO()
-            np.save(buf, np.ascontiguousarray(t.detach()._host()), allow_pickle=False)
+            np.save(buf, np.asarray(t.detach()._host(), order="C"), allow_pickle=False)
             z.writestr(f"tensors/{i}.npy", buf.getvalue())
 
 
@@ -116,7 +116,7 @@ def _decode(obj, z, map_location, cache):
         if i not in cache:
             with z.open(f"tensors/{i}.npy") as fh:
                 arr = np.load(io.BytesIO(fh.read()), allow_pickle=False)
-            t = _map(wrap(np.ascontiguousarray(arr)), map_location, obj.get("device", "cpu"))
+            t = _map(wrap(np.asarray(arr, order="C")), map_location, obj.get("device", "cpu"))
             if obj.get("parameter"):
                 from .nn.parameter import Parameter
                 t = Parameter(t, requires_grad=obj.get("requires_grad", True))

@@ -81,7 +81,7 @@ def offsets_at(t, index):
                 out = out + g[np_index]
     except IndexError as e:
         raise IndexError(str(e).replace("axis", "dimension")) from None
-    return np.ascontiguousarray(out, dtype=np.int64)
+    return np.asarray(out, dtype=np.int64, order="C")   # keeps 0-d results 0-d
 
 
 def _take(t, offsets):

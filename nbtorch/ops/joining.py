@@ -10,7 +10,7 @@ from ._common import normalize_dim, tensor_method, check_same_device
 
 __all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
            "unbind", "flip", "fliplr", "flipud", "roll", "tile", "tril", "triu", "one_hot",
-           "repeat_interleave", "tensor_split"]
+           "repeat_interleave", "tensor_split", "broadcast_tensors", "meshgrid"]
 
 
 class Cat(Function):
@@ -293,6 +293,39 @@ def triu(self, diagonal=0):
     if self.dim() < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return self.masked_fill(_tri_mask(self._shape, diagonal, False, self.device), 0)
+
+
+def broadcast_tensors(*tensors):
+    """Views of `tensors` expanded to their common broadcast shape."""
+    from ._common import broadcast_shapes
+    shape = broadcast_shapes(*(t._shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    """Coordinate grids from 1-D tensors, as expanded views ('ij' or 'xy' indexing)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", "
+                           f"but received: {indexing}")
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list")
+    vecs = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(vecs) >= 2
+    if swap:
+        vecs[0], vecs[1] = vecs[1], vecs[0]
+    shape = tuple(v._shape[0] for v in vecs)
+    grids = []
+    for i, v in enumerate(vecs):
+        view_shape = [1] * len(vecs)
+        view_shape[i] = shape[i]
+        grids.append(v.reshape(view_shape).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+        grids = [g.transpose(0, 1) for g in grids]
+    return tuple(grids)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -149,3 +149,18 @@ def test_property_broadcasting_matches_numpy(s1, s2):
             torch.tensor(a) + torch.tensor(b)
         return
     assert (torch.tensor(a) + torch.tensor(b)).shape == expected
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid_matches_numpy(indexing):
+    a, b = torch.arange(3.0), torch.arange(4.0)
+    for g, n in zip(torch.meshgrid(a, b, indexing=indexing),
+                    np.meshgrid(a.numpy(), b.numpy(), indexing=indexing)):
+        np.testing.assert_array_equal(g.numpy(), n)
+
+
+def test_broadcast_tensors_are_views():
+    x, y = torch.broadcast_tensors(torch.ones(2, 1), torch.ones(3))
+    assert x.shape == y.shape == (2, 3) and x.stride() == (1, 0)
+    t = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    assert gradcheck(lambda v: torch.broadcast_tensors(v, torch.ones(2, 1))[0] * 2, (t,))

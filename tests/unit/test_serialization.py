@@ -160,3 +160,11 @@ def test_reads_real_pytorch_file(tmp_path):
     back = torch.load(p)
     np.testing.assert_array_equal(back["w"].numpy(), sd["w"].numpy())
     assert back["n"].dtype is torch.int64
+
+
+def test_zero_dim_tensors_keep_their_shape():
+    buf = io.BytesIO()
+    torch.save({"step": torch.tensor(184.0), "v": torch.ones(2)}, buf)
+    buf.seek(0)
+    back = torch.load(buf)
+    assert back["step"].shape == () and back["step"].item() == 184.0
