@@ -313,17 +313,13 @@ def meshgrid(*tensors, indexing="ij"):
         if t.dim() > 1:
             raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list")
     vecs = [t.reshape(-1) for t in tensors]
-    swap = indexing == "xy" and len(vecs) >= 2
-    if swap:
-        vecs[0], vecs[1] = vecs[1], vecs[0]
     shape = tuple(v._shape[0] for v in vecs)
     grids = []
     for i, v in enumerate(vecs):
         view_shape = [1] * len(vecs)
         view_shape[i] = shape[i]
         grids.append(v.reshape(view_shape).expand(shape))
-    if swap:
-        grids[0], grids[1] = grids[1], grids[0]
+    if indexing == "xy" and len(vecs) >= 2:      # 'xy': the first two dims swapped
         grids = [g.transpose(0, 1) for g in grids]
     return tuple(grids)
 
