@@ -10,7 +10,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd.graph import gradient_edge
 
-__all__ = ["inplace_guard", "check_inplace"]
+__all__ = ["inplace_guard", "check_inplace", "check_no_internal_overlap"]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -27,8 +27,19 @@ def check_inplace(self):
             raise RuntimeError(_VIEW_LEAF)
 
 
+def check_no_internal_overlap(self):
+    """PyTorch's refusal to write into a tensor whose elements share memory (expand)."""
+    for n, s in zip(self._shape, self._strides):
+        if s == 0 and n > 1:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor "
+                "refers to a single memory location. Please clone() the tensor before "
+                "performing the operation.")
+
+
 def inplace_guard(self, fn_cls, args, raw, kwargs=None):
     """Run `raw()` (writes into self, bumps the version) or the autograd path."""
+    check_no_internal_overlap(self)
     needs = grad_mode.STATE.enabled and any(
         isinstance(a, Tensor) and a._requires_grad for a in args)
     base = self._base

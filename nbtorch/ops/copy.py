@@ -8,7 +8,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
-from ._inplace import inplace_guard
+from ._inplace import inplace_guard, check_no_internal_overlap
 
 __all__ = ["clone"]
 
@@ -114,6 +114,7 @@ def fill_(self, value):
     if self.requires_grad and grad_mode.STATE.enabled and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
+    check_no_internal_overlap(self)
     if self.numel():
         get_kernel("fill_", self.device.type)(self, value)
     self._bump()

@@ -230,3 +230,13 @@ def test_memory_freed_after_backward():
     del y
     gc.collect()
     assert ref() is None
+
+
+def test_inplace_write_into_expanded_tensor_errors():
+    x = torch.ones(3).expand(2, 3)
+    for write in (lambda: x.add_(1), lambda: x.fill_(0), lambda: x.copy_(torch.zeros(2, 3))):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to"):
+            write()
+    y = torch.ones(1).expand(1, 1)       # size-1 dims may have stride 0
+    y.add_(1)
+    assert y.item() == 2.0
