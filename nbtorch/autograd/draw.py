@@ -80,10 +80,9 @@ def collect(roots):
     while queue:
         node = queue.popleft()
         nodes.append(node)
-        for edge in node.next_functions:
-            if edge is None:
+        for nxt, _ in node.next_functions:
+            if nxt is None:
                 continue
-            nxt = edge[0]
             edges.append((node, nxt))
             if id(nxt) not in seen:
                 seen.add(id(nxt))

@@ -20,10 +20,9 @@ def _dependencies(roots):
         seen.add(n)
     while stack:
         node = stack.pop()
-        for edge in node.next_functions:
-            if edge is None:
+        for nxt, _ in node.next_functions:
+            if nxt is None:
                 continue
-            nxt = edge[0]
             deps[nxt] = deps.get(nxt, 0) + 1
             if nxt not in seen:
                 seen.add(nxt)
@@ -140,10 +139,9 @@ def _retain(node, grads):
 
 def _propagate(node, in_grads, buffers, deps, ready):
     """Add a node's input gradients into the buffers of the nodes they flow to."""
-    for edge, g in zip(node.next_functions, in_grads):
-        if edge is None:
+    for (nxt, slot), g in zip(node.next_functions, in_grads):
+        if nxt is None:
             continue
-        nxt, slot = edge
         if g is not None:
             buf = buffers.get(nxt)
             if buf is not None and slot < len(buf):

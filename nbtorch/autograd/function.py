@@ -7,7 +7,7 @@ checked and freed exactly like ours.
 """
 from .._tensor import Tensor
 from . import grad_mode
-from .graph import Node, gradient_edge
+from .graph import NO_EDGE, Node, gradient_edge
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
@@ -181,7 +181,7 @@ def _record(ctx, args, out):
             edges.append((fn, a._output_nr) if fn is not None else gradient_edge(a))
             metas.append((a._shape, a.dtype, a.device))
         else:
-            edges.append(None)
+            edges.append(NO_EDGE)
             metas.append(None)
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)

@@ -157,6 +157,9 @@ def _unshared(g, refs):
     return getrefcount(data) <= 3 + (arr is not None and arr.base is data)
 
 
+NO_EDGE = (None, 0)      # an input that needs no gradient, written as PyTorch writes it
+
+
 def gradient_edge(t):
     """The (node, output index) edge that carries gradient into tensor `t`."""
     if t.grad_fn is not None:

@@ -8,7 +8,7 @@ view, its base through a CopySlices node) now ends in the op's node.
 from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..autograd.graph import gradient_edge
+from ..autograd.graph import NO_EDGE, gradient_edge
 
 __all__ = ["inplace_guard", "check_inplace", "check_no_internal_overlap"]
 
@@ -97,7 +97,7 @@ def _relative_geometry(view, base):
 def _rebase_view(view, base, out):
     geom = _relative_geometry(view, base)
     node = CopySlices._backward_cls()
-    node.next_functions = (gradient_edge(base), gradient_edge(out))
+    node.next_functions = (gradient_edge(base) or NO_EDGE, gradient_edge(out) or NO_EDGE)
     node._input_meta = (
         (base._shape, base.dtype, base.device) if base._requires_grad else None,
         (out._shape, out.dtype, out.device) if out._requires_grad else None)
@@ -112,6 +112,6 @@ def _rebase_view(view, base, out):
     vnode.needs_input_grad = (True, False, False, False)
     vnode._output_meta = ((view._shape, view.dtype, view.device),)
     vnode.in_shape, vnode.geometry = base._shape, geom
-    vnode.next_functions = vnode.next_functions + (None, None, None)
+    vnode.next_functions = vnode.next_functions + (NO_EDGE,) * 3
     vnode._input_meta = vnode._input_meta + (None, None, None)
     view.grad_fn, view._output_nr, view._requires_grad = vnode, 0, True

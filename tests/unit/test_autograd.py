@@ -240,3 +240,11 @@ def test_inplace_write_into_expanded_tensor_errors():
     y = torch.ones(1).expand(1, 1)       # size-1 dims may have stride 0
     y.add_(1)
     assert y.item() == 2.0
+
+
+def test_next_functions_written_like_pytorch():
+    x = torch.ones(2, requires_grad=True)
+    y = x * torch.ones(2)
+    (node, slot), missing = y.grad_fn.next_functions
+    assert node.name() == "torch::autograd::AccumulateGrad" and slot == 0
+    assert missing == (None, 0)
