@@ -149,3 +149,20 @@ def test_is_device_array_tells_device_from_host():
     from nbtorch.kernels.cuda._launch import is_device_array
     assert is_device_array(nb_cuda.to_device(np.ones(3)))
     assert not is_device_array(np.ones(3)) and not is_device_array(1.0)
+
+
+def test_checkpoint_saved_from_cuda_loads_with_map_location(tmp_path):
+    model = nbtorch.nn.Linear(3, 2).to("cuda")
+    opt = nbtorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(nbtorch.ones(4, 3, device="cuda")).sum().backward()
+    opt.step()
+    path = tmp_path / "ckpt.pt"
+    nbtorch.save({"model": model.state_dict(), "opt": opt.state_dict()}, path)
+    on_cpu = nbtorch.load(path, map_location="cpu")
+    assert on_cpu["model"]["weight"].device.type == "cpu"
+    np.testing.assert_array_equal(on_cpu["model"]["weight"].numpy(),
+                                  model.weight.detach().cpu().numpy())
+    fresh = nbtorch.nn.Linear(3, 2)
+    fresh.load_state_dict(on_cpu["model"])
+    as_saved = nbtorch.load(path)
+    assert as_saved["model"]["bias"].device.type == "cuda"
