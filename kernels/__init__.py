@@ -10,4 +10,4 @@ if __name__ != "nbtorch.kernels":
     # would record the wrong module name and break every later process. Refuse early.
     raise ImportError("import the kernels as `nbtorch.kernels`, not as top-level `kernels`")
 
-from .inspect import inspect  # noqa: F401,E402
+# `nbtorch.kernels.inspect(op, device, dtype)` is installed here by `nbtorch._inspect`.

@@ -8,7 +8,8 @@ default the function is recompiled afresh (uncached) for inspection; that
 compilation is what `compile_time` measures.
 
 The user-facing ``nbtorch.kernels.inspect(op, device, dtype)`` needs the op
-registry, so it lives in `nbtorch._inspect`; the name here forwards to it.
+registry, so it lives in `nbtorch._inspect`, which installs it on this package
+when nbtorch is imported (kernels never import the layers above them).
 """
 import dis
 import importlib
@@ -18,17 +19,8 @@ import types as _pytypes
 import numba
 import numpy as np
 
-__all__ = ["inspect", "find_numba_functions", "kind_of", "signatures_for",
+__all__ = ["find_numba_functions", "kind_of", "signatures_for",
            "compile_info", "ufunc_types_for", "ptx_for"]
-
-
-def inspect(op, device="cpu", dtype=None, **kwargs):
-    """Which kernel the registry picks for `op` on `device`, its source and Numba's output.
-
-    See `nbtorch._inspect.inspect` (this forwards to it: the lookup needs the registry).
-    """
-    from nbtorch._inspect import inspect as _inspect     # deferred: kernels import no nbtorch
-    return _inspect(op, device=device, dtype=dtype, **kwargs)
 
 
 def kind_of(obj):

@@ -46,6 +46,7 @@ from ._threads import set_num_threads, get_num_threads
 from . import utils  # noqa: F401
 from . import nn, optim  # noqa: F401
 from . import library, profiler  # noqa: F401
+from . import _inspect  # noqa: F401  (installs nbtorch.kernels.inspect)
 from . import linalg  # noqa: F401
 from .ops import _return_types as return_types  # noqa: F401
 from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)

@@ -234,3 +234,9 @@ def _warm(op, d):
             return
         except Exception:       # a sample that does not fit the op: nothing compiled
             continue
+
+
+# `nbtorch.kernels.inspect(...)`: the lookup needs the registry, so the function is
+# defined up here and installed on the kernels package (which imports no nbtorch).
+_pkg = importlib.import_module("nbtorch.kernels")
+_pkg.inspect = inspect
