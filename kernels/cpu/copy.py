@@ -79,6 +79,23 @@ def fill_strided(dst, d_off, d_strides, shape, value):
             k -= 1
 
 
+@numba.njit(cache=True)
+def copy_dense(src, s_off, dst, d_off, n):
+    """for j < n: dst[d_off + j] = src[s_off + j] (both dense: the common `clone`/`to`).
+
+    Scalar arguments only, so Numba's dispatch costs a fraction of the strided
+    kernel's (whose launcher builds three index arrays per call).
+    """
+    for j in range(np.uint64(n)):
+        dst[d_off + j] = src[s_off + j]
+
+
+@numba.njit(cache=True)
+def fill_dense(dst, d_off, n, value):
+    """dst[d_off:d_off + n] = value."""
+    dst[d_off:d_off + n] = value
+
+
 def _merged(shape, *strides_list):
     """merge_dims as int64 arrays, the form the kernels take."""
     m_shape, m_strides = merge_dims(shape, strides_list)
@@ -87,11 +104,33 @@ def _merged(shape, *strides_list):
 
 def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
     """Launcher: copy a (broadcast) strided source into a strided destination."""
+    if _dense(shape, d_strides) and tuple(s_shape_strides) == tuple(d_strides):
+        return copy_dense(src_flat, s_off, dst_flat, d_off, _numel(shape))
     m_shape, (ss, ds) = _merged(shape, s_shape_strides, d_strides)
     copy_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
 
 
 def fill(dst_flat, d_off, d_strides, shape, value):
     """Launcher: write one value into every element of a strided destination."""
+    if _dense(shape, d_strides):
+        return fill_dense(dst_flat, d_off, _numel(shape), dst_flat.dtype.type(value))
     m_shape, (ds,) = _merged(shape, d_strides)
     fill_strided(dst_flat, d_off, ds, m_shape, dst_flat.dtype.type(value))
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _dense(shape, strides):
+    """True when `strides` are the row-major strides of `shape` (size-1 dims ignored)."""
+    expected = 1
+    for i in range(len(shape) - 1, -1, -1):
+        n = shape[i]
+        if n != 1 and strides[i] != expected:
+            return False
+        expected *= n
+    return True

@@ -4,7 +4,7 @@ Ordering is iterative (Kahn's algorithm over dependency counts), so a chain
 of 100,000 ops needs no recursion. Every gradient a node returns is checked
 against the input it belongs to, with an error that names the node.
 """
-from .._tensor import Tensor
+from .._tensor import Tensor, empty
 from . import grad_mode
 from .graph import gradient_edge
 
@@ -14,19 +14,19 @@ __all__ = ["run_backward", "backward", "grad"]
 def _dependencies(roots):
     """Count, for every node reachable from `roots`, how many edges point at it."""
     deps = {}
-    seen = set()
     stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    expanded = set(stack)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is None:
                 continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+            if nxt in deps:
+                deps[nxt] += 1
+            else:
+                deps[nxt] = 1
+                if nxt not in expanded:
+                    expanded.add(nxt)
+                    stack.append(nxt)
     return deps
 
 
@@ -207,8 +207,15 @@ def _apply(node, grads, retain_graph):
     return checked
 
 
+def _ones(t):
+    """ones_like(t) without argument parsing: the implicit gradient of every backward()."""
+    from .._registry import get_kernel
+    g = empty(t._shape, t.dtype, t.device)
+    get_kernel("fill_", t.device.type)(g, 1)
+    return g
+
+
 def _make_grads(outputs, grad_outputs):
-    from ..ops.creation import ones_like
     grads = []
     for out, g in zip(outputs, grad_outputs):
         if g is None:
@@ -217,7 +224,7 @@ def _make_grads(outputs, grad_outputs):
             if not out.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = _ones(out)
         elif not isinstance(g, Tensor):
             from ..ops.creation import tensor
             g = tensor(g, dtype=out.dtype, device=out.device)

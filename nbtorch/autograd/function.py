@@ -54,6 +54,17 @@ class FunctionCtx:
                 out.append(_unpack(s, self))
         return tuple(out)
 
+    def _saved_data(self, i):
+        """Saved tensor `i` after the version check, but never re-attached to this node:
+        for first-order backward formulas, which record nothing."""
+        saved = self._saved
+        if saved is _RELEASED:
+            raise RuntimeError(_FREED)
+        s = saved[i]
+        if s is None or s[0]._storage.version == s[1]:
+            return s and s[0]
+        return _unpack(s, self)
+
     def mark_non_differentiable(self, *tensors):
         self._non_diff = {id(t) for t in tensors}
 
@@ -147,20 +158,20 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    # True for Functions whose `forward` without recording is `compute(*args)` (the
+    # elementwise ops): when nothing is recorded, `apply` calls `compute` directly,
+    # skipping the ctx, which is every backward formula's and inference's hot path.
+    _untracked_compute = False
+
     @classmethod
     def apply(cls, *args, **kwargs):
         state = grad_mode.STATE
         if state.enabled:
-            needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
-            if True in needs:
-                ctx = cls._backward_cls()
-                ctx.needs_input_grad = needs   # visible to forward, as in PyTorch
-                state.enabled = False
-                try:
-                    out = cls.forward(ctx, *args, **kwargs)
-                finally:
-                    state.enabled = True
-                return _record(ctx, args, out)
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    return _apply_recorded(cls, args, kwargs, state)
+            if cls._untracked_compute:
+                return cls.compute(*args, **kwargs)
             ctx = cls._unrecorded_cls()        # nothing will run backward: no Node
             ctx.needs_input_grad = (False,) * len(args)
             state.enabled = False
@@ -168,9 +179,23 @@ class Function(metaclass=_FunctionMeta):
                 return cls.forward(ctx, *args, **kwargs)
             finally:
                 state.enabled = True
+        if cls._untracked_compute:
+            return cls.compute(*args, **kwargs)
         ctx = cls._unrecorded_cls()
         ctx.needs_input_grad = (False,) * len(args)
         return cls.forward(ctx, *args, **kwargs)
+
+
+def _apply_recorded(cls, args, kwargs, state):
+    """Run `forward` with recording off, then record its node on the tape."""
+    ctx = cls._backward_cls()
+    ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+    state.enabled = False              # needs_input_grad is visible to forward, as in PyTorch
+    try:
+        out = cls.forward(ctx, *args, **kwargs)
+    finally:
+        state.enabled = True
+    return _record(ctx, args, out)
 
 
 def _record(ctx, args, out):
@@ -227,10 +252,9 @@ def _detach_saved_outputs(ctx):
 
     At this point only the outputs of `ctx` have `ctx` as their grad_fn.
     """
-    saved = ctx._saved
-    ctx._saved = tuple(
+    ctx._saved = tuple([
         (s[0].detach(), s[1], s[0]._output_nr) if s is not None and s[0].grad_fn is ctx
-        else s for s in saved)
+        else s for s in ctx._saved])
 
 
 def once_differentiable(fn):

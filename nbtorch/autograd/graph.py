@@ -154,6 +154,8 @@ def _unshared(g, refs):
             or getrefcount(storage) > 3 or not g.is_contiguous()):
         return False
     arr = g._arr
+    if arr is data:          # a 1-D tensor's view is its storage's array (plus `arr` here)
+        return getrefcount(data) <= 5
     return getrefcount(data) <= 3 + (arr is not None and arr.base is data)
 
 

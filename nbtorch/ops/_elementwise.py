@@ -70,6 +70,28 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     out_dtype = out_dtype or compute_dtype
     x = inputs[0]
     n = len(inputs)
+    if out is None and n <= 2 and x.__class__ is Tensor and x.dtype is compute_dtype:
+        # the hot path: one tensor, or two same-device tensors of one shape, or a tensor
+        # and a Python number, all already of the compute dtype
+        device = x.device
+        if n == 1:
+            args = (x._array,)
+        else:
+            y = inputs[1]
+            cls = y.__class__
+            if cls in _SCALAR_TYPES:
+                args = (x._array, compute_dtype.np.type(y))
+            elif (cls is Tensor and y.dtype is compute_dtype and x._shape == y._shape
+                  and _same_device(x, y)):
+                args = (x._array, y._array)
+            else:
+                args = None
+        if args is not None:
+            out = empty(x._shape, out_dtype, device)
+            if 0 not in x._shape:
+                (_KERNELS.get((op, device.type)) or get_kernel(op, device.type))(
+                    out._array, *args)
+            return out
     given = out is not None
     if n == 1:
         device, shape = x.device, x._shape
@@ -153,6 +175,7 @@ class Elementwise(Function):
 
     kernel = None
     result = "same"
+    _untracked_compute = True   # Function.apply calls compute() when nothing is recorded
     save = "x"
     grad_kernel = None          # fused (g, saved) -> grad body for first-order backward
 
@@ -189,11 +212,11 @@ class Elementwise(Function):
     @staticmethod
     def backward(ctx, g):
         cls = ctx._forward_cls
-        x, out = ctx.saved_tensors if cls.save else (None, None)
         if cls.grad_kernel is not None and not _STATE.enabled:
-            saved = out if cls.save == "out" else x
+            saved = ctx._saved_data(1 if cls.save == "out" else 0)
             gx = pointwise(cls.grad_kernel, (g, saved), g.dtype)
         else:
+            x, out = ctx.saved_tensors if cls.save else (None, None)
             gx = cls.grad(g, x, out, *ctx.params)
         return (gx,) + (None,) * len(ctx.params)
 
