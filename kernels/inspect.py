@@ -40,7 +40,8 @@ def find_numba_functions(fn, depth=3):
 
     Looks at an explicit ``__kernels__`` attribute, ``__wrapped__``, closure
     cells, globals the code names and modules it imports inside its body
-    (``from nbtorch.kernels.cpu import reduce as k; k.sum_reduce(...)``).
+    (``from nbtorch.kernels.cpu import reduce as k; k.sum_reduce(...)``, or
+    ``k = kernel_module("cpu.reduce")``).
     """
     found = []
     _walk(fn, depth, found, set())
@@ -131,6 +132,12 @@ def _imported_modules(code, g):
             sub = _try_import(f"{pending}.{ins.argval}", g)
             if sub is not None:
                 mods.append(sub)
+    if "kernel_module" in code.co_names:        # nbtorch._lazy.kernel_module("cpu.reduce")
+        for c in code.co_consts:
+            if isinstance(c, str) and c.split(".")[0] in ("cpu", "cuda"):
+                mod = _try_import("nbtorch.kernels." + c, g)
+                if mod is not None:
+                    mods.append(mod)
     for c in code.co_consts:
         if isinstance(c, _pytypes.CodeType):
             mods.extend(_imported_modules(c, g))

@@ -284,8 +284,11 @@ class CustomOp:
                 f"{self.name}: backward returned {len(result)} gradient(s), expected {n} "
                 f"(one per argument: {', '.join(self.arg_names)}; None for non-tensor "
                 "arguments)")
+        metas = [None] * n                 # the engine keeps one meta per tensor argument
+        for i, meta in zip(ctx._arg_pos or range(n), ctx._input_meta):
+            metas[i] = meta
         return tuple(self._check_grad(i, g, meta)
-                     for i, (g, meta) in enumerate(zip(result, ctx._input_meta)))
+                     for i, (g, meta) in enumerate(zip(result, metas)))
 
     def _check_grad(self, i, g, meta):
         if g is None or meta is None:

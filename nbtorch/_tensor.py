@@ -309,8 +309,7 @@ class Tensor:
         return register_tensor_hook(self, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _engine_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ---- Python protocol --------------------------------------------------
     def numpy(self, *, force=False):
@@ -471,6 +470,8 @@ def _flat_base(a):
     assert base.__array_interface__["data"][0] == start
     return base, 0
 
+
+_engine_backward = None   # autograd.engine.backward, set when the engine is imported
 
 _ALLOCATORS = {}   # device type -> function(n elements, np dtype, device) -> 1-D raw array
 

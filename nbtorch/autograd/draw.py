@@ -60,7 +60,7 @@ def _node_lines(node, names):
         label = names.get(id(v))
         return ([label] if label else []) + ["AccumulateGrad", _shape(v.shape)], "leaf"
     lines = [node.name()]
-    outs = [m for m in getattr(node, "_output_meta", ()) or () if m is not None]
+    outs = [m for m in node._output_meta or () if m is not None]
     if outs:
         lines.append("out " + ", ".join(_shape(m[0]) for m in outs))
     n, released = _saved_bytes(node)

@@ -4,6 +4,8 @@ Ordering is iterative (Kahn's algorithm over dependency counts), so a chain
 of 100,000 ops needs no recursion. Every gradient a node returns is checked
 against the input it belongs to, with an error that names the node.
 """
+from .. import _tensor
+from .._registry import get_kernel
 from .._tensor import Tensor, empty
 from . import grad_mode
 from .graph import gradient_edge
@@ -56,7 +58,7 @@ def _check_grad(node, i, g, meta):
 
 
 def _sum_to():
-    from ..ops._common import sum_to
+    from ..ops._common import sum_to      # ops import autograd: imported on first use
     return sum_to
 
 
@@ -158,7 +160,7 @@ def _propagate(node, in_grads, buffers, deps, ready):
 def _add_to_buffer(buffers, node, slot, g):
     buf = buffers.get(node)
     if buf is None:
-        n = max(len(getattr(node, "_output_meta", ())), slot + 1)
+        n = max(len(node._output_meta or ()), slot + 1)
         buf = buffers[node] = [None] * n
     elif slot >= len(buf):
         buf.extend([None] * (slot + 1 - len(buf)))
@@ -166,28 +168,32 @@ def _add_to_buffer(buffers, node, slot, g):
 
 
 def _apply(node, grads, retain_graph):
+    """Run one node's backward on its output gradients; return its checked input grads."""
     if node._pre_hooks:
         for fn in list(node._pre_hooks.values()):
             r = fn(tuple(grads))
             if r is not None:
                 grads = list(r)
-    outs = getattr(node, "_output_meta", None)
-    if outs is not None and getattr(node, "_materialize", True):
+    outs = node._output_meta
+    if outs is not None and node._materialize:
         if len(grads) < len(outs):
             grads = list(grads) + [None] * (len(outs) - len(grads))
         for i, g in enumerate(grads):
             if g is None and outs[i] is not None:
                 grads[i] = _zeros(*outs[i])
     result = node.apply(*grads)
-    if not isinstance(result, tuple):
-        result = (result,)
-    n_in = len(node.next_functions)
+    if result.__class__ is not tuple:
+        result = (result,) if not isinstance(result, tuple) else tuple(result)
+    pos = node._arg_pos
+    n_in = len(node.next_functions) if pos is None else len(node.needs_input_grad)
     if len(result) != n_in:
         if len(result) > n_in and all(r is None for r in result[n_in:]):
             result = result[:n_in]
         else:
             raise RuntimeError(f"function {node.name()} returned an incorrect number of "
                                f"gradients (expected {n_in}, got {len(result)})")
+    if pos is not None:                 # one gradient per argument: keep the tensors'
+        result = [result[i] for i in pos]
     checked = []
     i = 0
     for g, meta in zip(result, node._input_meta):
@@ -209,7 +215,6 @@ def _apply(node, grads, retain_graph):
 
 def _ones(t):
     """ones_like(t) without argument parsing: the implicit gradient of every backward()."""
-    from .._registry import get_kernel
     g = empty(t._shape, t.dtype, t.device)
     get_kernel("fill_", t.device.type)(g, 1)
     return g
@@ -307,3 +312,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+_tensor._engine_backward = backward     # Tensor.backward, without an import per call

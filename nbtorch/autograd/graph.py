@@ -53,6 +53,9 @@ class Node:
     _retain = None               # {output_nr: weakref to tensor retaining grad}
     _pre_hooks = None
     _post_hooks = None
+    _output_meta = None          # (shape, dtype, device) per output, None if not a tensor
+    _materialize = True          # undefined output gradients become zeros before apply
+    _arg_pos = None              # argument index of each edge, when some were not tensors
 
     def name(self):
         return type(self).__name__

@@ -9,13 +9,14 @@ from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
 from ._inplace import inplace_guard, check_no_internal_overlap
+from .._lazy import kernel_module
 
 __all__ = ["clone"]
 
 
 def _cpu_copy(dst, src):
     """Copy tensor `src` (broadcast to dst's shape) into tensor `dst` on the CPU."""
-    from nbtorch.kernels.cpu import copy as k
+    k = kernel_module("cpu.copy")
     if src.dtype is _dtype.float16 or dst.dtype is _dtype.float16:
         # Numba has no float16 (DESIGN.md): same-dtype copies move the bits as uint16,
         # conversions go through NumPy's casting.
@@ -44,7 +45,7 @@ def _broadcast_strides(src, shape):
 
 
 def _cpu_fill(dst, value):
-    from nbtorch.kernels.cpu import copy as k
+    k = kernel_module("cpu.copy")
     if dst.dtype is _dtype.float16:
         dst._array[...] = value
         return

@@ -9,6 +9,7 @@ from .._device import CPU
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from ._common import get_kernel
+from .._lazy import kernel_module
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full",
            "empty", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
@@ -272,7 +273,7 @@ def _legacy_construct(self, *args, **kwargs):
 
 def _range_kernel(name):
     def kernel(out, *args):
-        from nbtorch.kernels.cpu import creation as k
+        k = kernel_module("cpu.creation")
         if out.dtype == np.float16:
             tmp = np.empty(out.shape, np.float32)
             getattr(k, name)(tmp, *args)

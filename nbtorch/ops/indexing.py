@@ -18,6 +18,7 @@ from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .indexing_basic import basic_getitem, is_basic
 from .views import Slice
+from .._lazy import kernel_module
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
@@ -25,12 +26,12 @@ __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
 
 
 def _cpu_take(src_t, offsets, out_t):
-    from nbtorch.kernels.cpu import index as k
+    k = kernel_module("cpu.index")
     k.take_any(src_t._storage.data, offsets, out_t._array.reshape(-1))
 
 
 def _cpu_put(dst_t, offsets, values_t, accumulate):
-    from nbtorch.kernels.cpu import index as k
+    k = kernel_module("cpu.index")
     k.put_any(dst_t._storage.data, offsets, values_t._array.reshape(-1), accumulate)
 
 
@@ -438,7 +439,7 @@ def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: (n, ndim) int64, or a tuple of 1-D tensors."""
     from .._tensor import wrap
     a = input.detach()._host()
-    from nbtorch.kernels.cpu import index as k
+    k = kernel_module("cpu.index")
     flat = np.ascontiguousarray(a).reshape(-1)
     if flat.dtype == np.float16:
         flat = flat.astype(np.float32)

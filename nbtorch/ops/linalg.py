@@ -24,6 +24,7 @@ from ..autograd.function import Function
 from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
 from ._elementwise import type_name
 from .creation import zeros
+from .._lazy import kernel_module
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "addr", "addbmm", "baddbmm"]
@@ -33,8 +34,7 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
 
 def _cpu_matmul(a, b, out):
     """Default CPU kernel: BLAS through NumPy (imported on first use)."""
-    from nbtorch.kernels.cpu.matmul import matmul_blas
-    matmul_blas(a, b, out)
+    kernel_module("cpu.matmul").matmul_blas(a, b, out)
 
 
 register_kernel("matmul", "cpu", _cpu_matmul)
@@ -47,7 +47,7 @@ def use_cpu_matmul(name):
         >>> nbtorch.ops.linalg.use_cpu_matmul("numba")   # the packed Numba GEMM
         >>> nbtorch.ops.linalg.use_cpu_matmul("blas")    # back to the default
     """
-    from nbtorch.kernels.cpu.matmul import LAUNCHERS
+    LAUNCHERS = kernel_module("cpu.matmul").LAUNCHERS
     if name not in LAUNCHERS:
         raise ValueError(f"unknown CPU matmul kernel '{name}' (have: {', '.join(LAUNCHERS)})")
     register_kernel("matmul", "cpu", _cpu_matmul if name == "blas" else LAUNCHERS[name],

@@ -15,6 +15,7 @@ from .._tensor import empty
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
+from .._lazy import kernel_module
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "all", "any", "count_nonzero"]
 
@@ -159,7 +160,7 @@ def _acc_zero(dtype):
 
 def _cpu_sum(a3, out2, scale=1.0, skip_nan=False):
     """out2[o, k] = scale * sum_i a3[o, i, k] (a3 float32/float64/int64)."""
-    from nbtorch.kernels.cpu import reduce as k
+    k = kernel_module("cpu.reduce")
     zero = _acc_zero(a3.dtype)
     scale = zero.dtype.type(scale)
     kernel = k.sum_reduce_parallel if use_parallel(a3) else k.sum_reduce
@@ -167,12 +168,12 @@ def _cpu_sum(a3, out2, scale=1.0, skip_nan=False):
 
 
 def _cpu_prod(a3, out2):
-    from nbtorch.kernels.cpu import reduce as k
+    k = kernel_module("cpu.reduce")
     k.prod_reduce(a3, out2, _acc_zero(a3.dtype) + 1)
 
 
 def _cpu_count_nonzero(a3, out2):
-    from nbtorch.kernels.cpu import reduce as k
+    k = kernel_module("cpu.reduce")
     k.count_nonzero_reduce(a3, out2)
 
 

@@ -14,6 +14,7 @@ from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
 from .reduction import (use_parallel, keepdim_shape, reduced_shape,
                         reduction_layout)
+from .._lazy import kernel_module
 
 __all__ = ["max", "min", "amax", "amin", "argmax", "argmin", "aminmax"]
 
@@ -27,7 +28,7 @@ def _kernel_array(a):
 
 def _cpu_extreme(want_max):
     def kernel(a3, out2):
-        from nbtorch.kernels.cpu import reduce as k
+        k = kernel_module("cpu.reduce")
         fn = k.extreme_reduce_parallel if use_parallel(a3) else k.extreme_reduce
         fn(_kernel_array(a3), _kernel_array(out2), want_max)
     kernel.__qualname__ = "cpu.reduce.a" + ("max" if want_max else "min")
@@ -36,7 +37,7 @@ def _cpu_extreme(want_max):
 
 def _cpu_arg(want_max):
     def kernel(a3, values2, indices2):
-        from nbtorch.kernels.cpu import reduce as k
+        k = kernel_module("cpu.reduce")
         k.arg_reduce(_kernel_array(a3), _kernel_array(values2), indices2, want_max)
     kernel.__qualname__ = "cpu.reduce.arg" + ("max" if want_max else "min")
     return kernel

@@ -14,23 +14,24 @@ from ._common import normalize_dims, tensor_method
 from .reduction import (dtype_label, use_parallel, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
 from .reduction_minmax import evenly_distributed_grad
+from .._lazy import kernel_module
 
 __all__ = ["var", "std", "var_mean", "std_mean", "logsumexp", "norm", "vector_norm"]
 
 
 def _cpu_var(a3, var2, mean2, correction):
-    from nbtorch.kernels.cpu import reduce_stats as k
+    k = kernel_module("cpu.reduce_stats")
     fn = k.var_reduce_parallel if use_parallel(a3) else k.var_reduce
     fn(a3, var2, mean2, float(correction))
 
 
 def _cpu_logsumexp(a3, out2):
-    from nbtorch.kernels.cpu import reduce_stats as k
+    k = kernel_module("cpu.reduce_stats")
     k.logsumexp_reduce(a3, out2)
 
 
 def _cpu_norm(a3, out2, p):
-    from nbtorch.kernels.cpu import reduce_stats as k
+    k = kernel_module("cpu.reduce_stats")
     k.norm_reduce(a3, out2, float(p))
 
 

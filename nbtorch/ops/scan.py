@@ -12,6 +12,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
 from . import _return_types as rt
+from .._lazy import kernel_module
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
 
@@ -21,18 +22,18 @@ def _acc(dtype, value):
 
 
 def _cpu_cumsum(a3, out3, reverse):
-    from nbtorch.kernels.cpu import scan as k
+    k = kernel_module("cpu.scan")
     k.cumsum_scan(a3, out3, _acc(a3.dtype, 0), reverse)
 
 
 def _cpu_cumprod(a3, out3, reverse):
-    from nbtorch.kernels.cpu import scan as k
+    k = kernel_module("cpu.scan")
     k.cumprod_scan(a3, out3, _acc(a3.dtype, 1), reverse)
 
 
 def _cpu_cumextreme(want_max):
     def kernel(a3, values3, indices3):
-        from nbtorch.kernels.cpu import scan as k
+        k = kernel_module("cpu.scan")
         if a3.dtype == np.bool_:
             a3, values3 = a3.view(np.uint8), values3.view(np.uint8)
         k.cumextreme_scan(a3, values3, indices3, want_max)

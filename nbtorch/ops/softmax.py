@@ -10,13 +10,14 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
 from .reduction import dtype_label, use_parallel
+from .._lazy import kernel_module
 
 __all__ = ["softmax", "log_softmax"]
 
 
 def _cpu_softmax(log):
     def kernel(a3, out3):
-        from nbtorch.kernels.cpu import softmax as k
+        k = kernel_module("cpu.softmax")
         fn = k.softmax_forward_parallel if use_parallel(a3) else k.softmax_forward
         fn(a3, out3, log)
     kernel.__qualname__ = "cpu.softmax." + ("log_softmax" if log else "softmax")

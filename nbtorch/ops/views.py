@@ -7,7 +7,7 @@ import numpy as np
 
 from .._tensor import Tensor, Size, contiguous_strides
 from ..autograd.function import Function
-from ._common import normalize_dim, tensor_method
+from ._common import normalize_dim, sum_to, tensor_method
 
 __all__ = ["as_strided", "reshape", "transpose", "swapaxes", "swapdims", "permute",
            "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "t",
@@ -296,7 +296,6 @@ class Expand(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from ._common import sum_to
         return sum_to(g, ctx.in_shape), None, None
 
 
