@@ -7,7 +7,8 @@ non-leaf tensors live on their grad_fn, keyed by output index.
 import weakref
 from sys import getrefcount
 
-from .._tensor import Tensor
+from .._registry import get_kernel
+from .._tensor import Tensor, empty
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
            "RemovableHandle"]
@@ -112,11 +113,18 @@ class AccumulateGrad(Node):
                 t._grad = grad
             else:
                 t._grad = (grad if _unshared(grad, getrefcount(grad))
-                           else grad.detach().clone())
+                           else _copy_of(grad))
         elif create_graph:
             t._grad = t._grad + grad
         else:
             t._grad.add_(grad.detach())
+
+
+def _copy_of(g):
+    """A contiguous copy of `g` outside autograd (clone() without its node)."""
+    out = empty(g._shape, g.dtype, g.device)
+    get_kernel("copy_", g.device.type)(out, g)
+    return out
 
 
 class _RefProbe:

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import empty
 from .._registry import register_kernel, get_kernel
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
 from .._lazy import kernel_module
@@ -39,6 +40,29 @@ def move_reduced_last(x, dims):
 def keepdim_shape(shape, dims):
     """`shape` with every dim in `dims` set to 1 (what keepdim=True returns)."""
     return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def expand_reduced(g, in_shape, dims, keepdim):
+    """The gradient `g` of a reduction of `dims`, broadcast back to `in_shape`.
+
+    A stride-0 view made directly when no graph of the backward is recorded
+    (the first-order case: no view/expand nodes to build), else view + expand.
+    """
+    if not grad_mode.STATE.enabled:
+        strides = []
+        src = g._strides
+        j = 0
+        for i in range(len(in_shape)):
+            if i in dims:
+                strides.append(0)
+                j += keepdim
+            else:
+                strides.append(src[j])
+                j += 1
+        return g._view(in_shape, strides)
+    if not keepdim:
+        g = g.view(keepdim_shape(in_shape, dims))
+    return g.expand(in_shape)
 
 
 def reduced_shape(shape, dims, keepdim):
@@ -226,9 +250,7 @@ class Sum(Function):
 
     @staticmethod
     def backward(ctx, g):
-        if not ctx.keepdim:
-            g = g.view(keepdim_shape(ctx.in_shape, ctx.dims))
-        g = g.expand(ctx.in_shape)
+        g = expand_reduced(g, ctx.in_shape, ctx.dims, ctx.keepdim)
         if ctx.scale != 1.0:
             g = g * ctx.scale
         if ctx.skip_nan:
