@@ -117,7 +117,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                 if accumulate and grads and grads[0] is not None:
                     node.accumulate(grads[0], create_graph)
                 continue
-            _propagate(node, _apply(node, grads, retain_graph), buffers, deps, ready)
+            # add the node's input gradients into the buffers of the nodes they flow to
+            for (nxt, slot), g in zip(node.next_functions, _apply(node, grads, retain_graph)):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is not None and slot < len(buf):
+                        old = buf[slot]
+                        buf[slot] = g if old is None else old + g
+                    else:
+                        _add_to_buffer(buffers, nxt, slot, g)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    ready.append(nxt)
+            g = None        # no reference may outlive the loop: see AccumulateGrad above
     finally:
         grad_mode.STATE.enabled = prev
     return captured
@@ -139,24 +154,6 @@ def _retain(node, grads):
             t._grad = g.clone() if t._grad is None else t._grad + g
 
 
-def _propagate(node, in_grads, buffers, deps, ready):
-    """Add a node's input gradients into the buffers of the nodes they flow to."""
-    for (nxt, slot), g in zip(node.next_functions, in_grads):
-        if nxt is None:
-            continue
-        if g is not None:
-            buf = buffers.get(nxt)
-            if buf is not None and slot < len(buf):
-                old = buf[slot]
-                buf[slot] = g if old is None else old + g
-            else:
-                _add_to_buffer(buffers, nxt, slot, g)
-        left = deps[nxt] - 1
-        deps[nxt] = left
-        if left == 0:
-            ready.append(nxt)
-
-
 def _add_to_buffer(buffers, node, slot, g):
     buf = buffers.get(node)
     if buf is None:
@@ -175,7 +172,8 @@ def _apply(node, grads, retain_graph):
             if r is not None:
                 grads = list(r)
     outs = node._output_meta
-    if outs is not None and node._materialize:
+    if outs is not None and node._materialize and (
+            len(grads) != 1 or len(outs) != 1 or grads[0] is None):
         if len(grads) < len(outs):
             grads = list(grads) + [None] * (len(outs) - len(grads))
         for i, g in enumerate(grads):

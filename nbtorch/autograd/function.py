@@ -202,10 +202,9 @@ def _record(ctx, args, out):
     """Link `ctx` into the tape: an edge per tensor argument, as PyTorch's next_functions
     (non-tensor arguments get no edge; `_arg_pos` maps edges back to argument slots)."""
     edges, metas = [], []
-    needs = ctx.needs_input_grad
-    pos = None
-    for i, a in enumerate(args):
-        if needs[i]:
+    only_tensors = True
+    for a, need in zip(args, ctx.needs_input_grad):
+        if need:
             fn = a.grad_fn
             edges.append((fn, a._output_nr) if fn is not None else gradient_edge(a))
             metas.append((a._shape, a.dtype, a.device))
@@ -213,13 +212,9 @@ def _record(ctx, args, out):
             edges.append(NO_EDGE)
             metas.append(None)
         else:
-            continue
-        if pos is not None:
-            pos.append(i)
-        elif len(edges) != i + 1:       # an argument before this one was not a tensor
-            pos = [j for j, b in enumerate(args[:i]) if isinstance(b, Tensor)] + [i]
-    if pos is not None or len(edges) != len(args):
-        ctx._arg_pos = tuple(pos) if pos is not None else tuple(range(len(edges)))
+            only_tensors = False
+    if not only_tensors:
+        ctx._arg_pos = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
     non_diff = ctx.__dict__.get("_non_diff", ())
