@@ -32,7 +32,7 @@ class _FloatUnary(Elementwise):
 # ---- exponentials and logarithms ------------------------------------------------------
 
 class Exp(_FloatUnary):
-    kernel, save = "exp", "out"
+    kernel, save, grad_kernel = "exp", "out", "mul"
 
     @staticmethod
     def grad(g, x, out):
