@@ -61,8 +61,8 @@ class Node:
     def name(self):
         return type(self).__name__
 
-    def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+    def __repr__(self):        # the class name, as PyTorch prints (name() may be qualified)
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def apply(self, *grads):
         raise NotImplementedError
