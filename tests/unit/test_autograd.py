@@ -248,3 +248,43 @@ def test_next_functions_written_like_pytorch():
     (node, slot), missing = y.grad_fn.next_functions
     assert node.name() == "torch::autograd::AccumulateGrad" and slot == 0
     assert missing == (None, 0)
+
+
+def test_only_tensor_arguments_get_edges():
+    """PyTorch's next_functions list tensor inputs only: a Function's non-tensor arguments
+    (dims, flags, Python numbers) get no edge, and backward still returns one value per
+    argument."""
+    x = torch.ones(2, 3, requires_grad=True)
+    assert len(x.sum(dim=0, keepdim=True).grad_fn.next_functions) == 1
+    assert len(x.mean().grad_fn.next_functions) == 1
+
+    class Scale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, k, t, flag):
+            ctx.k = k
+            return t * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, g * ctx.k, None
+
+    y = Scale.apply(3.0, x, True)
+    assert len(y.grad_fn.next_functions) == 1
+    y.sum().backward()
+    assert (x.grad.numpy() == 3).all()
+    assert repr(y.grad_fn.next_functions[0][0]).startswith("<AccumulateGrad object at ")
+
+
+def test_wrong_number_of_gradients_counts_every_argument():
+    class Bad(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t, k):
+            return t * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"incorrect number of gradients \(expected 2, got 1\)"):
+        Bad.apply(x, 2.0).sum().backward()
