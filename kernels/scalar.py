@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
@@ -729,3 +729,169 @@ def isclose(a, b, rtol, atol, equal_nan):
     if a != a or b != b:
         return equal_nan and a != a and b != b
     return abs(a - b) <= atol + rtol * abs(b)
+
+
+# ---- contiguous CPU loops: 512-bit SIMD and write prefetching for costly float32 bodies --
+# The ufunc loops run at the vector width LLVM prefers for the CPU: 256 bits on Intel
+# chips with AVX-512 ("prefer-256-bit" tuning). The bodies below are compute-bound
+# there, so `cpu/pointwise.py` runs contiguous float32 operands through these plain
+# loops instead: they ask for 512-bit vectors (1.3-1.6x faster in cache) and prefetch
+# the output ahead of the writes. A fresh output (every op's `torch.empty`) is not in
+# any cache, and a loop this heavy keeps too few of its writes in flight to hide the
+# memory latency: tanh on 1e7 floats, one thread, fresh output: 20 ms -> 12.5 ms (a
+# copy: 9 ms). They stay in this file so that editing a body also invalidates their
+# cached code (Numba checks only the stamp of the file defining a kernel). Each loop
+# compiles once, for float32 (float64 bodies call libm: nothing to vectorise).
+
+@intrinsic
+def _own_function_with_512bit_vectors(typingctx):
+    """Let LLVM vectorise the function being compiled with 512-bit registers where the
+    CPU has them (the attribute clang's -mprefer-vector-width=512 sets), and keep it a
+    function of its own: inlined into a caller, its loops would take the caller's width."""
+    def codegen(context, builder, signature, args):
+        # llvmlite's FunctionAttributes only accepts keyword attributes; a string
+        # attribute is written into the IR the same way
+        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
+        builder.function.attributes.add("noinline")
+        return context.get_dummy_value()
+    return types.none(), codegen
+
+
+@intrinsic
+def _prefetch_for_write(typingctx, array, index):
+    """Fetch the cache line of array[index] for writing (llvm.prefetch, rw=1); a hint,
+    never a fault."""
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        byte_ptr = builder.bitcast(builder.gep(data, [args[1]]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fn = builder.module.globals.get("llvm.prefetch.p0") or ir.Function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr.type, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        builder.call(fn, [byte_ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+    return types.none(array, index), codegen
+
+
+_BLOCK = 512                # elements per inner loop
+_AHEAD = 4096               # elements between a block and the one it prefetches (16 KB)
+
+
+@register_jitable(**_JIT)
+def _prefetch_block(out, start):
+    """Prefetch out[start + _AHEAD : start + _AHEAD + _BLOCK] for writing (16-float lines)."""
+    n = out.shape[0]
+    for j in range(min(start + _AHEAD, n), min(start + _AHEAD + _BLOCK, n), 16):
+        _prefetch_for_write(out, j)
+
+
+def _inlined_call(body, body_sig):
+    """Codegen of body(*args) with the call marked `alwaysinline`: a body compiled on its
+    own is a call LLVM may find too big to inline (gelu_grad), and a loop with a call in
+    it does not vectorise. (Numba's inline="always" would inline the typed IR instead:
+    the same machine code for 2-3x the compile time.)"""
+    def codegen(context, builder, signature, args):
+        before = {id(i) for b in builder.function.blocks for i in b.instructions}
+        result = context.get_function(body, body_sig)(builder, args[1:])
+        for block in builder.function.blocks:
+            for instr in block.instructions:
+                if isinstance(instr, ir.CallInstr) and id(instr) not in before:
+                    instr.attributes.add("alwaysinline")
+        return result
+    return codegen
+
+
+@intrinsic
+def _inlined1(typingctx, body, a):
+    """body(a), inlined by LLVM (see `_inlined_call`)."""
+    body_sig = typingctx.resolve_function_type(body, (a,), {})
+    return body_sig.return_type(body, a), _inlined_call(body, body_sig)
+
+
+@intrinsic
+def _inlined2(typingctx, body, a, b):
+    """body(a, b), inlined by LLVM (see `_inlined_call`)."""
+    body_sig = typingctx.resolve_function_type(body, (a, b), {})
+    return body_sig.return_type(body, a, b), _inlined_call(body, body_sig)
+
+
+@register_jitable(**_JIT)
+def _map1(body, out, a):
+    """out[i] = body(a[i]) in blocks: prefetch a later block of out, then a SIMD loop."""
+    _own_function_with_512bit_vectors()
+    for start in range(0, out.shape[0], _BLOCK):
+        _prefetch_block(out, start)
+        o, x = out[start:start + _BLOCK], a[start:start + _BLOCK]
+        for i in range(o.shape[0]):
+            o[i] = _inlined1(body, x[i])
+
+
+@register_jitable(**_JIT)
+def _map2(body, out, a, b):
+    """out[i] = body(a[i], b[i]), as `_map1`."""
+    _own_function_with_512bit_vectors()
+    for start in range(0, out.shape[0], _BLOCK):
+        _prefetch_block(out, start)
+        o, x, y = out[start:start + _BLOCK], a[start:start + _BLOCK], b[start:start + _BLOCK]
+        for i in range(o.shape[0]):
+            o[i] = _inlined2(body, x[i], y[i])
+
+
+for _body in (exp, tanh, sigmoid, gelu, gelu_tanh, silu, gelu_grad, gelu_tanh_grad, silu_grad):
+    register_jitable(**_JIT)(_body)      # callable from the loops below
+del _body
+
+_LOOP = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
+
+
+@njit(**_LOOP)
+def exp_loop(out, a):
+    """out[i] = exp(a[i]) over 1-D contiguous float32 arrays (and likewise below)."""
+    _map1(exp, out, a)
+
+
+@njit(**_LOOP)
+def tanh_loop(out, a):
+    _map1(tanh, out, a)
+
+
+@njit(**_LOOP)
+def sigmoid_loop(out, a):
+    _map1(sigmoid, out, a)
+
+
+@njit(**_LOOP)
+def gelu_loop(out, a):
+    _map1(gelu, out, a)
+
+
+@njit(**_LOOP)
+def gelu_tanh_loop(out, a):
+    _map1(gelu_tanh, out, a)
+
+
+@njit(**_LOOP)
+def silu_loop(out, a):
+    _map1(silu, out, a)
+
+
+@njit(**_LOOP)
+def gelu_grad_loop(out, g, a):
+    _map2(gelu_grad, out, g, a)
+
+
+@njit(**_LOOP)
+def gelu_tanh_grad_loop(out, g, a):
+    _map2(gelu_tanh_grad, out, g, a)
+
+
+@njit(**_LOOP)
+def silu_grad_loop(out, g, a):
+    _map2(silu_grad, out, g, a)
+
+
+# scalar body name -> its contiguous loop (float32 operands of one shape, no broadcasting)
+CONTIGUOUS_LOOPS = {"exp": exp_loop, "tanh": tanh_loop, "sigmoid": sigmoid_loop,
+                    "gelu": gelu_loop, "gelu_tanh": gelu_tanh_loop, "silu": silu_loop,
+                    "gelu_grad": gelu_grad_loop, "gelu_tanh_grad": gelu_tanh_grad_loop,
+                    "silu_grad": silu_grad_loop}

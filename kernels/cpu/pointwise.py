@@ -17,6 +17,13 @@ cores, run on a thread pool: NumPy releases the GIL inside ufunc loops, so
 this is a parallel loop with no extra compilation (unlike ``parallel=True``,
 which would double the compiled code). float16 (which Numba lacks) computes
 in float32. Floating-point warnings are silenced, as PyTorch does not warn.
+
+The costly float32 bodies (exp, tanh, sigmoid, the GELUs, SiLU and their
+gradients) have a second path: from `CONTIGUOUS_THRESHOLD` elements up, when
+every operand is C-contiguous with out's shape (no broadcasting, no partial
+overlap), they run the flat `@njit` loops of `scalar.CONTIGUOUS_LOOPS` (512-bit
+SIMD, output prefetching; 1.5-2.5x the ufunc's speed, same bits), split in
+flat chunks over the same thread pool (the loops release the GIL).
 """
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +33,11 @@ import numpy as np
 
 from nbtorch.kernels import scalar
 
-__all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD"]
+__all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD",
+           "CONTIGUOUS_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
+CONTIGUOUS_THRESHOLD = 1 << 12   # elements; smaller calls skip the contiguous-loop checks
 _NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))
 
 try:     # NumPy's error state without np.errstate's ~1 us of context-manager overhead
@@ -41,6 +50,7 @@ _FASTMATH = {"contract"}         # fused multiply-add only: NaN and inf semantic
 _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _POOL = []
+_FLOAT32_TYPES = frozenset(("f->f", "ff->f"))
 
 
 def get(name):
@@ -77,6 +87,8 @@ def compiled_signatures():
 
 def kernel(name):
     """The CPU kernel `fn(out, *args)` of scalar body `name`."""
+    contiguous_loop = scalar.CONTIGUOUS_LOOPS.get(name)
+
     def run(out, *args):
         if len(args) == 2:
             types = args[0].dtype.char + args[1].dtype.char + "->" + out.dtype.char
@@ -87,8 +99,12 @@ def kernel(name):
             if "e" in types:
                 return _run_half(name, out, args)
             ufunc = loop(name, types)
-        if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
-            return _run_parallel(ufunc, types, out, args)
+        if out.size >= CONTIGUOUS_THRESHOLD:
+            if (contiguous_loop is not None and types in _FLOAT32_TYPES
+                    and _same_contiguous(out, args)):
+                return _run_contiguous(contiguous_loop, out, args)
+            if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
+                return _run_parallel(ufunc, types, out, args)
         if _ERRSTATE is None:
             return _call_quiet(ufunc, args, out, types)
         token = _ERRSTATE.set(_IGNORE)          # _call_quiet, inlined: this is the hot path
@@ -161,6 +177,42 @@ def _run_parallel(ufunc, types, out, args):
             else:
                 parts.append(a[(slice(None),) * ax + (slice(lo, hi),)])
         _call_quiet(ufunc, parts, sl_out, types)
+
+    futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
+    chunk(0)
+    for f in futures:
+        f.result()
+
+
+def _same_contiguous(out, args):
+    """True when every operand is a C-contiguous array of out's shape that is either out
+    itself or disjoint from it: the case the flat loops of `scalar.CONTIGUOUS_LOOPS` run."""
+    if not out.flags.c_contiguous:
+        return False
+    shape = out.shape
+    for a in args:
+        if a.shape != shape or not a.flags.c_contiguous:
+            return False
+        if np.may_share_memory(a, out) and (         # in place (same start) is fine
+                a.__array_interface__["data"][0] != out.__array_interface__["data"][0]):
+            return False
+    return True
+
+
+def _run_contiguous(flat_loop, out, args):
+    """Run `flat_loop(out, *args)` on flat views; when large, in one chunk per thread
+    (bounds at multiples of 16 floats, a cache line) on the pool (the loops release the GIL)."""
+    flat = out.reshape(-1)
+    ins = [a.reshape(-1) for a in args]
+    n = flat.shape[0]
+    if n < PARALLEL_THRESHOLD or _NUM_THREADS == 1:
+        flat_loop(flat, *ins)
+        return
+    bounds = [n * k // _NUM_THREADS // 16 * 16 for k in range(_NUM_THREADS)] + [n]
+
+    def chunk(k):
+        lo, hi = bounds[k], bounds[k + 1]
+        flat_loop(flat[lo:hi], *[a[lo:hi] for a in ins])
 
     futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
     chunk(0)

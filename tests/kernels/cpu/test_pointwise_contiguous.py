@@ -1,0 +1,122 @@
+"""The contiguous float32 loops of `kernels/scalar.py` (the fast path of `cpu/pointwise.py`):
+they give the ufunc loops' results bit for bit, special values included, and run only
+where they apply (contiguous operands of one shape, float32, no partial overlap)."""
+import numpy as np
+import pytest
+
+from nbtorch.kernels import scalar
+from nbtorch.kernels.cpu import pointwise as pw
+
+SPECIAL = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-38, -1e-38, 0.5, -0.5, 1, -1, 0.625, -0.625,
+                    9, -9, 20, -20, 87.5, 88.8, 89.5, -87.5, -103, -104.5, -110, 1e30, -1e30,
+                    3.4e38, -3.4e38, np.inf, -np.inf, np.nan], np.float32)
+SMALL = pw.CONTIGUOUS_THRESHOLD + 37                  # one thread, ragged tail
+LARGE = pw.PARALLEL_THRESHOLD + 13                    # split over the thread pool
+
+
+def _arity(name):
+    return scalar.CONTIGUOUS_LOOPS[name].py_func.__code__.co_argcount - 1
+
+
+def _operands(name, n, seed=0):
+    rng = np.random.default_rng(seed)
+    xs = [(rng.standard_normal(n) * 4).astype(np.float32) for _ in range(_arity(name))]
+    xs[-1][:SPECIAL.size] = SPECIAL                   # the value operand (grads: after g)
+    return xs
+
+
+def _ufunc_result(name, xs):
+    types = "f" * len(xs) + "->f"
+    ref = np.empty_like(xs[0])
+    with np.errstate(all="ignore"):
+        pw.loop(name, types)(*xs, ref, signature=types)
+    return ref
+
+
+@pytest.fixture
+def contiguous_calls(monkeypatch):
+    """Records each call that took the contiguous-loop path."""
+    calls = []
+    original = pw._run_contiguous
+
+    def spy(flat_loop, out, args):
+        calls.append(flat_loop)
+        return original(flat_loop, out, args)
+    monkeypatch.setattr(pw, "_run_contiguous", spy)
+    return calls
+
+
+def _assert_same_bits(a, b):
+    np.testing.assert_array_equal(a, b)               # NaN where NaN
+    np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+@pytest.mark.parametrize("name", sorted(scalar.CONTIGUOUS_LOOPS))
+def test_contiguous_loop_matches_the_ufunc_bit_for_bit(name, n, contiguous_calls):
+    xs = _operands(name, n)
+    out = np.empty_like(xs[0])
+    pw.kernel(name)(out, *xs)
+    assert contiguous_calls == [scalar.CONTIGUOUS_LOOPS[name]]
+    _assert_same_bits(out, _ufunc_result(name, xs))
+
+
+def test_multidimensional_contiguous_operands_take_the_fast_path(contiguous_calls):
+    x = _operands("gelu", 64 * 97)[0].reshape(64, 97)
+    out = np.empty_like(x)
+    pw.kernel("gelu")(out, x)
+    assert len(contiguous_calls) == 1
+    _assert_same_bits(out, _ufunc_result("gelu", [x]))
+
+
+def test_in_place_on_the_input_takes_the_fast_path(contiguous_calls):
+    x = _operands("tanh", LARGE)[0]
+    ref = _ufunc_result("tanh", [x])
+    pw.kernel("tanh")(x, x)
+    assert len(contiguous_calls) == 1
+    _assert_same_bits(x, ref)
+
+
+def _strided(n):
+    return _operands("exp", 2 * n)[0][::2]
+
+
+def _fortran(n):
+    return np.asfortranarray(_operands("exp", n)[0].reshape(-1, 8)[:, ::-1].copy())
+
+
+@pytest.mark.parametrize("case", ["strided", "fortran input", "float64", "small"])
+def test_other_layouts_and_dtypes_use_the_ufunc(case, contiguous_calls):
+    if case == "strided":
+        x = _strided(LARGE)
+    elif case == "fortran input":
+        x = _fortran(LARGE - LARGE % 8)
+    elif case == "float64":
+        x = _operands("exp", LARGE)[0].astype(np.float64)
+    else:
+        x = _operands("exp", pw.CONTIGUOUS_THRESHOLD - 1)[0]
+    out = np.empty(x.shape, x.dtype)
+    pw.kernel("exp")(out, x)
+    assert contiguous_calls == []
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(out, np.exp(x), rtol=3e-7 if x.dtype == np.float32
+                                   else 1e-15)
+
+
+def test_broadcast_gradient_operand_uses_the_ufunc(contiguous_calls):
+    g = np.ones(1, np.float32)
+    x = _operands("gelu_grad", SMALL)[1]
+    out = np.empty_like(x)
+    pw.kernel("gelu_grad")(out, g, x)
+    assert contiguous_calls == []
+    _assert_same_bits(out, _ufunc_result("gelu_grad", [np.ones_like(x), x]))
+
+
+def test_partially_overlapping_input_keeps_numpy_semantics(contiguous_calls):
+    buf = _operands("exp", LARGE + 1)[0] / 8
+    ref = buf.copy()
+    with np.errstate(over="ignore"):
+        ref[1:] = np.exp(ref[:-1])                    # inputs read before any write
+    pw.kernel("exp")(buf[1:], buf[:-1])
+    assert contiguous_calls == []
+    np.testing.assert_allclose(buf, ref, rtol=3e-7)
