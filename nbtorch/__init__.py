@@ -11,8 +11,8 @@ import os as _os
 # Sleeping workers cost a few microseconds of wake-up instead. Set before any parallel launch.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from ._dtype import (dtype, float16, half, float32, float64, double, int8, int16, short,
-                     int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
+from ._dtype import (dtype, float16, half, bfloat16, float32, float64, double, int8, int16,
+                     short, int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
                      promote_types, result_type, can_cast, iinfo, finfo)
 from ._dtype import float, int  # noqa: F401  (torch.float / torch.int are dtypes)
 from ._device import device

@@ -4,13 +4,25 @@ A `dtype` wraps a NumPy dtype (the storage format) and knows its category
 (bool < integer < floating) for promotion. Promotion follows PyTorch: tensors
 with dimensions outrank 0-d tensors, which outrank Python scalars; a
 lower-ranked operand only matters when its category is higher.
+
+Half dtypes (float16 and bfloat16) are storage formats only: Numba has neither,
+so every kernel runs in `dtype.compute` (float32 for both) and the op layer
+rounds the result back once, as PyTorch's CPU kernels do per op. `is_half` is
+the one predicate the op layer tests; kernels never see a half array except to
+move its bits (as uint16).
+
+bfloat16 storage comes from the `ml_dtypes` package (Google's stand-alone NumPy
+bfloat16 dtype, the one JAX uses): NumPy has no bfloat16, and a well-kept
+library whose `astype` rounds to nearest even, handles inf/nan/overflow and
+whose NumPy ufuncs work beats hand-written bit twiddling.
 """
 import builtins
 
+import ml_dtypes
 import numpy as np
 
 __all__ = [
-    "dtype", "float16", "half", "float32", "float", "float64", "double",
+    "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double",
     "int8", "int16", "short", "int32", "int", "int64", "long", "uint8",
     "bool", "get_default_dtype", "set_default_dtype", "promote_types",
     "result_type", "can_cast", "iinfo", "finfo",
@@ -23,9 +35,9 @@ class dtype:
     """A tensor element type, e.g. ``nbtorch.float32``."""
 
     __slots__ = ("name", "np", "category", "itemsize", "is_floating_point",
-                 "is_signed", "is_complex")
+                 "is_signed", "is_complex", "is_half", "compute", "np_via")
 
-    def __init__(self, name, np_dtype, category):
+    def __init__(self, name, np_dtype, category, is_half=False):
         self.name = name
         self.np = np.dtype(np_dtype)
         self.category = category
@@ -33,6 +45,9 @@ class dtype:
         self.is_floating_point = category == _FLOAT
         self.is_signed = category == _FLOAT or np.issubdtype(self.np, np.signedinteger)
         self.is_complex = False
+        self.is_half = is_half          # a 16-bit float kernels never see (float16, bfloat16)
+        self.compute = self             # the dtype kernels run in (float32 for the halves)
+        self.np_via = None              # NumPy dtype values convert through on the way in
 
     def __repr__(self):
         return "torch." + self.name
@@ -44,8 +59,11 @@ class dtype:
         return self
 
 
-float16 = half = dtype("float16", np.float16, _FLOAT)
+float16 = half = dtype("float16", np.float16, _FLOAT, is_half=True)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, is_half=True)
 float32 = float = dtype("float32", np.float32, _FLOAT)
+float16.compute = bfloat16.compute = float32
+bfloat16.np_via = float32.np            # c10::BFloat16 is made from a float only
 float64 = double = dtype("float64", np.float64, _FLOAT)
 int8 = dtype("int8", np.int8, _INT)
 int16 = short = dtype("int16", np.int16, _INT)
@@ -54,7 +72,7 @@ int64 = long = dtype("int64", np.int64, _INT)
 uint8 = dtype("uint8", np.uint8, _INT)
 bool = dtype("bool", np.bool_, _BOOL)
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, bool)
+ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.np: d for d in ALL}
 
@@ -63,8 +81,36 @@ def _by_name(name):
     return _NAMES[name]
 
 
+def compute_dtype(d):
+    """The dtype kernels run in for `d`: float32 for the half dtypes, `d` otherwise."""
+    return d.compute
+
+
+def round_array(values, d):
+    """NumPy `values` converted to `d`'s storage type with PyTorch's rounding.
+
+    PyTorch makes a bfloat16 from a float32 only, so a float64 or an integer is
+    rounded to float32 first (twice, as PyTorch does); `ml_dtypes` alone would
+    round once. Every other conversion is NumPy's `astype`.
+    """
+    via = d.np_via
+    if via is not None and values.dtype != via and values.dtype != d.np:
+        values = values.astype(via)
+    return values.astype(d.np, copy=False)
+
+
+def round_scalar(x, d):
+    """A Python or NumPy number as `d`'s NumPy scalar type (bfloat16 through float32)."""
+    if d.np_via is not None:
+        x = d.np_via.type(x)
+    return d.np.type(x)
+
+
 def from_numpy_dtype(np_dtype):
-    """The nbtorch dtype for a NumPy dtype; TypeError for unsupported ones."""
+    """The nbtorch dtype for a NumPy dtype; TypeError for unsupported ones.
+
+    Unlike PyTorch, an ``ml_dtypes.bfloat16`` array is accepted (as bfloat16).
+    """
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except KeyError:
@@ -100,22 +146,25 @@ def get_default_dtype():
 
 
 def set_default_dtype(d):
-    """Set the default floating dtype (float16, float32 or float64)."""
+    """Set the default floating dtype (float16, bfloat16, float32 or float64)."""
     d = to_dtype(d)
     if not d.is_floating_point:
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
     _default[0] = d
 
 
-# promote_types over the 9 dtypes, computed once from NumPy's table with PyTorch's
-# exceptions (uint8 with int8 -> int16 in both; float16 with ints stays float16).
+# promote_types over the 10 dtypes, computed once from NumPy's table with PyTorch's
+# exceptions (uint8 with int8 -> int16 in both; a half with ints stays half; float16
+# with bfloat16 -> float32, the smallest float holding both).
 def _promote_pair(a, b):
     if a is b:
         return a
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == _FLOAT:
-        return a if a.itemsize >= b.itemsize else b
+        if a.itemsize == b.itemsize:
+            return float32
+        return a if a.itemsize > b.itemsize else b
     return _FROM_NP[np.promote_types(a.np, b.np)]
 
 
@@ -181,11 +230,25 @@ class iinfo:
 
 
 class finfo:
-    """Floating limits, like ``torch.finfo``."""
+    """Floating limits, like ``torch.finfo`` (``resolution`` is 10**-digits, as PyTorch's).
+
+    Example:
+        >>> finfo(bfloat16).eps
+        0.0078125
+    """
 
     def __init__(self, d=None):
         d = to_dtype(d) if d is not None else get_default_dtype()
-        f = np.finfo(d.np)
-        self.bits, self.eps, self.max, self.min = f.bits, builtin_float(f.eps), builtin_float(f.max), builtin_float(f.min)
+        if not d.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        f = ml_dtypes.finfo(d.np)
+        self.bits, self.eps = f.bits, builtin_float(f.eps)
+        self.max, self.min = builtin_float(f.max), builtin_float(f.min)
         self.tiny = self.smallest_normal = builtin_float(f.tiny)
-        self.resolution, self.dtype = builtin_float(f.resolution), d.name
+        self.resolution, self.dtype = 10.0 ** -builtin_int(f.precision), d.name
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")

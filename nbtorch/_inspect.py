@@ -143,8 +143,8 @@ def _check_dtype(dtype):
     except TypeError:
         raise TypeError(f"unknown dtype {dtype!r} (expected an nbtorch dtype such as "
                         "nbtorch.float32)") from None
-    if d is _dtype.float16:
-        raise ValueError("Numba has no float16: nbtorch computes float16 ops in float32 "
+    if d.is_half:
+        raise ValueError(f"Numba has no {d.name}: nbtorch computes {d.name} ops in float32 "
                          "(kernels see float32 arrays); inspect dtype=nbtorch.float32")
     return d
 

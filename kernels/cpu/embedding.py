@@ -10,6 +10,8 @@ import math
 import numba
 import numpy as np
 
+from nbtorch.kernels.cpu.index import HALVES
+
 __all__ = ["embedding_forward", "embedding_backward", "embedding_renorm_",
            "PARALLEL_MIN_ELEMENTS"]
 
@@ -27,12 +29,12 @@ def embedding_forward_serial(weight2, indices, out2):
 def embedding_forward(weight2, indices, out2):
     """Gather rows ``weight2[indices]`` (V, D) -> ``out2`` (M, D); any 2/4/8-byte dtype.
 
-    The gather only moves bits, so float16 runs through a uint16 view.
+    The gather only moves bits, so float16 and bfloat16 run through uint16 views.
 
     Example:
         >>> out = np.empty((2, 3)); embedding_forward(np.eye(3), np.array([2, 0]), out)
     """
-    if weight2.dtype == np.float16:
+    if weight2.dtype in HALVES:
         weight2, out2 = weight2.view(np.uint16), out2.view(np.uint16)
     embedding_forward_serial(weight2, indices, out2)
 

@@ -4,6 +4,7 @@ indexing, `gather`, `scatter`, `index_select`, `take`, `masked_select` and frien
 The op layer turns any index expression into int64 storage offsets (validated
 against the bounds first: these kernels check nothing), so two loops serve them all.
 """
+import ml_dtypes
 import numba
 import numpy as np
 
@@ -40,8 +41,12 @@ def nonzero_flat(mask, out):
     return n
 
 
+HALVES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))   # Numba has neither
+
+
 def _u(a):
-    return a.view(np.uint16) if a.dtype == np.float16 else (
+    """Arrays the move-only kernels take: halves as uint16 bits, bools as uint8."""
+    return a.view(np.uint16) if a.dtype in HALVES else (
         a.view(np.uint8) if a.dtype == np.bool_ else a)
 
 
@@ -51,7 +56,7 @@ def take_any(src, offsets, out):
 
 def put_any(dst, offsets, values, accumulate):
     if accumulate:
-        if dst.dtype == np.float16:
+        if dst.dtype in HALVES:           # accumulate in float32, round once
             tmp = dst.astype(np.float32)
             put_add(tmp, offsets, values.astype(np.float32))
             dst[...] = tmp

@@ -37,8 +37,8 @@ invalidates the on-disk cache). With ``NUMBA_DISABLE_JIT=1`` the GEMM runs as
 plain Python (the stack tile becomes ``np.zeros``) for stepping through.
 
 Integer dtypes go to `matmul_loops` (a plain i-k-j loop; PyTorch's CPU integer
-matmul is not BLAS either). float16 computes in float32 (Numba has no
-float16) and rounds once at the end.
+matmul is not BLAS either). float16 and bfloat16 compute in float32 (Numba
+has neither) and round once at the end.
 """
 import math
 
@@ -48,6 +48,8 @@ from llvmlite import ir
 from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from nbtorch.kernels.cpu.index import HALVES
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
            "gemm_packed", "gemm_packed_serial", "LAUNCHERS", "MR", "NR", "KC"]
@@ -217,8 +219,8 @@ def _blas_ready(x):
 
 
 def _run(core, a, b, out):
-    """Route by dtype: float16 via float32, integers to `matmul_loops`, floats to `core`."""
-    if out.dtype == np.float16:
+    """Route by dtype: halves via float32, integers to `matmul_loops`, floats to `core`."""
+    if out.dtype in HALVES:
         tmp = np.empty(out.shape, np.float32)
         core(a.astype(np.float32), b.astype(np.float32), tmp)
         out[...] = tmp

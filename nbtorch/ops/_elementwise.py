@@ -66,11 +66,13 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     `compute_dtype`). With `out`, its shape must be the broadcast shape; a
     different dtype is written through a cast copy. This is every elementwise
     op's hot path, so the one- and two-operand cases skip the general checks.
+    On the CPU, half operands (float16, bfloat16) compute in float32.
     """
     out_dtype = out_dtype or compute_dtype
     x = inputs[0]
     n = len(inputs)
-    if out is None and n <= 2 and x.__class__ is Tensor and x.dtype is compute_dtype:
+    if (out is None and n <= 2 and x.__class__ is Tensor and x.dtype is compute_dtype
+            and not compute_dtype.is_half):
         # the hot path: one tensor, or two same-device tensors of one shape, or a tensor
         # and a Python number, all already of the compute dtype
         device = x.device
@@ -113,17 +115,77 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             return raw_copy_(out, pointwise(op, inputs, compute_dtype, out_dtype))
     if 0 in shape:
         return out
-    if compute_dtype.__class__ is tuple:
-        args = [_operand(i, d, device) for i, d in zip(inputs, compute_dtype)]
-    elif n == 1 and x.dtype is compute_dtype:
-        args = (x._array,)
+    if device.type == "cpu" and _has_half(compute_dtype, out_dtype):
+        _half_pointwise(op, inputs, compute_dtype, out, device)
     else:
-        args = [_operand(i, compute_dtype, device) for i in inputs]
-    kernel = _KERNELS.get((op, device.type)) or get_kernel(op, device.type)
-    kernel(out._array, *args)
+        if compute_dtype.__class__ is tuple:
+            args = [_operand(i, d, device) for i, d in zip(inputs, compute_dtype)]
+        elif n == 1 and x.dtype is compute_dtype:
+            args = (x._array,)
+        else:
+            args = [_operand(i, compute_dtype, device) for i in inputs]
+        kernel = _KERNELS.get((op, device.type)) or get_kernel(op, device.type)
+        kernel(out._array, *args)
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
+
+def _has_half(compute_dtype, out_dtype):
+    """True when a kernel would see a half dtype (float16, bfloat16) on input or output."""
+    if compute_dtype.__class__ is tuple:
+        return out_dtype.is_half or any(d.is_half for d in compute_dtype)
+    return compute_dtype.is_half or out_dtype.is_half
+
+
+class HalfParam(float):
+    """A scalar parameter (a slope, an alpha) of an op on half tensors: it enters the
+    float32 kernel unrounded, as PyTorch's "opmath" value, where a number operand
+    (``x + 0.1``) is first rounded to the half dtype."""
+
+
+# Kernels whose Python-number operands PyTorch's CPU kernels read in float32 on half
+# tensors (mul and the divisions keep the scalar in opmath; lerp's weight, addcmul's
+# value); the other kernels' number operands round to the half dtype first.
+_OPMATH_SCALAR_KERNELS = frozenset(("mul", "div", "div_floor", "div_trunc", "lerp",
+                                    "addcmul", "addcdiv"))
+
+
+def half_params(d, params):
+    """`params` marked as `HalfParam`s when `d` is a half dtype (see `HalfParam`)."""
+    if not d.is_half:
+        return params
+    return tuple(HalfParam(p) if p.__class__ is float else p for p in params)
+
+
+def _half_operand(x, d, device, round_scalars):
+    """A kernel operand for compute dtype `d`: a half operand is first cast (or rounded,
+    for a number operand) to `d`, as PyTorch does, then widened exactly to float32.
+    Without `round_scalars`, numbers and 0-d tensors (PyTorch's CPU scalars) are read
+    in float32 directly."""
+    if not d.is_half:
+        return _operand(x, d, device)
+    if isinstance(x, Tensor):
+        if not round_scalars and not x._shape:
+            d = d.compute
+        return _operand(x, d, device).astype(np.float32, copy=False)
+    if round_scalars and x.__class__ is not HalfParam:
+        x = _dtype.round_scalar(x, d)
+    return np.float32(x)
+
+
+def _half_pointwise(op, inputs, compute_dtype, out, device):
+    """Run CPU kernel `op` in float32 for half operands and round the result into `out`
+    once (PyTorch's CPU kernels compute float16 and bfloat16 in float32 per op)."""
+    if compute_dtype.__class__ is not tuple:
+        compute_dtype = (compute_dtype,) * len(inputs)
+    opmath = op in _OPMATH_SCALAR_KERNELS
+    args = [_half_operand(x, d, device, not (opmath and i)) for i, (x, d) in
+            enumerate(zip(inputs, compute_dtype))]
+    res = np.empty(out._shape, np.float32) if out.dtype.is_half else out._array
+    (_KERNELS.get((op, "cpu")) or get_kernel(op, "cpu"))(res, *args)
+    if res is not out._array:
+        out._array[...] = res           # float32 -> half: round to nearest even
 
 
 def promote(a, b):
@@ -155,8 +217,8 @@ def float_dtype(dtype):
     return dtype if dtype.is_floating_point else _dtype.get_default_dtype()
 
 
-_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "int8": "Char",
-               "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
+_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+               "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
                "bool": "Bool"}
 
 
@@ -194,6 +256,8 @@ class Elementwise(Function):
     @classmethod
     def compute(cls, x, *params, out=None):
         d = cls.result_dtype(x, *params)
+        if params:
+            params = half_params(d, params)
         return pointwise(cls.kernel, (x,) + params, d, out=out)
 
     @staticmethod
@@ -282,6 +346,8 @@ class Binary(Elementwise):
     def compute(cls, a, b, *params, out=None):
         d = cls.result_dtype(a, b, *params)
         cd = promote(a, b) if cls.result == "bool" else d
+        if params:
+            params = half_params(cd, params)
         return pointwise(cls.kernel, (a, b) + params, cd, d, out=out)
 
     @staticmethod

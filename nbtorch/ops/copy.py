@@ -17,14 +17,17 @@ __all__ = ["clone"]
 def _cpu_copy(dst, src):
     """Copy tensor `src` (broadcast to dst's shape) into tensor `dst` on the CPU."""
     k = kernel_module("cpu.copy")
-    if src.dtype is _dtype.float16 or dst.dtype is _dtype.float16:
-        # Numba has no float16 (DESIGN.md): same-dtype copies move the bits as uint16,
-        # conversions go through NumPy's casting.
+    if src.dtype.is_half or dst.dtype.is_half:
+        # Numba has no float16 or bfloat16 (DESIGN.md): same-dtype copies move the bits
+        # as uint16, conversions go through NumPy's casting with PyTorch's rounding.
         if src.dtype is dst.dtype:
             sa = _flat_u16(src)
             da = _flat_u16(dst)
         else:
-            np.copyto(dst._array, np.broadcast_to(src._array, dst._shape), casting="unsafe")
+            values = src._array
+            if src.dtype is _dtype.bfloat16:
+                values = values.astype(np.float32)    # exact; then float32's casts
+            np.copyto(dst._array, _dtype.round_array(values, dst.dtype), casting="unsafe")
             return
     else:
         sa, da = src._storage.data, dst._storage.data
@@ -46,8 +49,8 @@ def _broadcast_strides(src, shape):
 
 def _cpu_fill(dst, value):
     k = kernel_module("cpu.copy")
-    if dst.dtype is _dtype.float16:
-        dst._array[...] = value
+    if dst.dtype.is_half:
+        dst._array[...] = _dtype.round_scalar(value, dst.dtype)
         return
     k.fill(dst._storage.data, dst._offset, dst._strides, dst._shape, value)
 
@@ -228,7 +231,8 @@ def _caster(d):
 
 
 for _name, _d in (("float", _dtype.float32), ("double", _dtype.float64),
-                  ("half", _dtype.float16), ("long", _dtype.int64), ("int", _dtype.int32),
+                  ("half", _dtype.float16), ("bfloat16", _dtype.bfloat16),
+                  ("long", _dtype.int64), ("int", _dtype.int32),
                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                   ("bool", _dtype.bool)):
     setattr(Tensor, _name, _caster(_d))
@@ -243,7 +247,8 @@ def type_as(self, other):
 def type_(self, dtype=None, non_blocking=False):
     names = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
              "torch.LongTensor": _dtype.int64, "torch.IntTensor": _dtype.int32,
-             "torch.HalfTensor": _dtype.float16, "torch.BoolTensor": _dtype.bool,
+             "torch.HalfTensor": _dtype.float16, "torch.BFloat16Tensor": _dtype.bfloat16,
+             "torch.BoolTensor": _dtype.bool,
              "torch.ByteTensor": _dtype.uint8}
     if dtype is None:
         from ..autograd.function import _type_name

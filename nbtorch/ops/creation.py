@@ -165,7 +165,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             t = t.to(device=device or t.device, dtype=dtype or t.dtype)
         return _finish(t, requires_grad)
     d = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    arr = np.array(_to_numpy_data(data), dtype=d.np, copy=True)
+    values = _to_numpy_data(data)
+    if d.np_via is not None:        # bfloat16: Python floats round to float32 first
+        values = np.array(values, dtype=d.np_via)
+    arr = np.array(values, dtype=d.np, copy=True)
     if arr.dtype == object:
         raise TypeError("tensor(): could not build a tensor from ragged nested sequences")
     t = wrap(arr)
@@ -274,7 +277,7 @@ def _legacy_construct(self, *args, **kwargs):
 def _range_kernel(name):
     def kernel(out, *args):
         k = kernel_module("cpu.creation")
-        if out.dtype == np.float16:
+        if _dtype.from_numpy_dtype(out.dtype).is_half:     # Numba has no halves
             tmp = np.empty(out.shape, np.float32)
             getattr(k, name)(tmp, *args)
             out[...] = tmp

@@ -441,7 +441,7 @@ def nonzero(input, *, as_tuple=False):
     a = input.detach()._host()
     k = kernel_module("cpu.index")
     flat = np.ascontiguousarray(a).reshape(-1)
-    if flat.dtype == np.float16:
+    if input.dtype.is_half:
         flat = flat.astype(np.float32)
     pos = np.empty(flat.size, np.int64)
     n = k.nonzero_flat(flat.view(np.uint8) if flat.dtype == np.bool_ else flat, pos)

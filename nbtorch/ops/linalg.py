@@ -102,8 +102,8 @@ def _with_out(op, result, out):
     return out.copy_(result)
 
 
-_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-              "int8": "signed char", "int16": "short int", "int32": "int",
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "int8": "signed char", "int16": "short int", "int32": "int",
               "int64": "long int", "uint8": "unsigned char", "bool": "bool"}
 
 
@@ -300,12 +300,22 @@ Tensor.__rmatmul__ = __rmatmul__
 
 # ---- beta * input + alpha * product ------------------------------------------------
 
-def _add_scaled(op, input, product, beta, alpha, out=None):
-    """beta * input + alpha * product; input broadcasts to product's shape; beta=0 ignores
-    input's values (nan and inf included), as PyTorch does."""
+def _add_scaled(op, input, product_fn, operands, beta, alpha, out=None):
+    """beta * input + alpha * product_fn(*operands); input broadcasts to the product's
+    shape; beta=0 ignores input's values (nan and inf included), as PyTorch does.
+
+    Half tensors (float16, bfloat16) compute all of it in float32 and round once,
+    as PyTorch's fused CPU kernels do.
+    """
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
+    half = input.dtype
+    if half.is_half and all(t.dtype is half for t in operands):
+        result = _add_scaled(op, input.to(half.compute), product_fn,
+                             [t.to(half.compute) for t in operands], beta, alpha)
+        return _with_out(op, result.to(half), out)
+    product = product_fn(*operands)
     if input.dtype is not product.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{type_name(input.dtype)} and {type_name(product.dtype)}")
@@ -370,28 +380,32 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         >>> nbtorch.addmm(bias, x, w).shape
         torch.Size([2, 3])
     """
-    return _add_scaled("addmm", input, mm(mat1, mat2), beta, alpha, out)
+    return _add_scaled("addmm", input, mm, (mat1, mat2), beta, alpha, out)
 
 
 @_addmethod
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat @ vec)."""
-    return _add_scaled("addmv", input, mv(mat, vec), beta, alpha, out)
+    return _add_scaled("addmv", input, mv, (mat, vec), beta, alpha, out)
 
 
 @_addmethod
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
-    return _add_scaled("addr", input, outer(vec1, vec2), beta, alpha, out)
+    return _add_scaled("addr", input, outer, (vec1, vec2), beta, alpha, out)
 
 
 @_addmethod
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * bmm(batch1, batch2); input broadcasts to (b, n, p)."""
-    return _add_scaled("baddbmm", input, bmm(batch1, batch2), beta, alpha, out)
+    return _add_scaled("baddbmm", input, bmm, (batch1, batch2), beta, alpha, out)
+
+
+def _bmm_sum(batch1, batch2):
+    return bmm(batch1, batch2).sum(0)
 
 
 @_addmethod
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum over the batch of bmm(batch1, batch2)."""
-    return _add_scaled("addbmm", input, bmm(batch1, batch2).sum(0), beta, alpha, out)
+    return _add_scaled("addbmm", input, _bmm_sum, (batch1, batch2), beta, alpha, out)

@@ -189,9 +189,9 @@ class NanToNum(Elementwise):
         if not x.dtype.is_floating_point:
             return pointwise("add", (x, 0), x.dtype, out=out)
         d = x.dtype
-        info = np.finfo(d.np if d is not _dtype.float16 else np.float16)
-        posinf = float(info.max) if posinf is None else posinf
-        neginf = float(info.min) if neginf is None else neginf
+        info = _dtype.finfo(d)
+        posinf = info.max if posinf is None else posinf
+        neginf = info.min if neginf is None else neginf
         return pointwise("nan_to_num", (x, nan, posinf, neginf), d, out=out)
 
     @staticmethod

@@ -207,10 +207,8 @@ register_kernel("count_nonzero", "cpu", _cpu_count_nonzero)
 
 
 def compute_dtype(dtype):
-    """The dtype a sum-like kernel runs in: float16 -> float32, every integer -> int64."""
-    if dtype is _dtype.float16:
-        return _dtype.float32
-    return dtype if dtype.is_floating_point else _dtype.int64
+    """The dtype a sum-like kernel runs in: float16/bfloat16 -> float32, integers -> int64."""
+    return dtype.compute if dtype.is_floating_point else _dtype.int64
 
 
 def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
@@ -380,7 +378,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 def _count(x, dim, keepdim):
     dims = normalize_dims(dim, x.dim())
-    src = x if x.dtype is not _dtype.float16 else x.to(_dtype.float32)
+    src = x.to(x.dtype.compute)
     kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
     if x.numel() == 0:
         from .creation import zeros

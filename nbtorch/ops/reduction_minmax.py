@@ -50,7 +50,7 @@ register_kernel("argmin", "cpu", _cpu_arg(False))
 
 
 def _work(x):
-    return x.to(_dtype.float32) if x.dtype is _dtype.float16 else x
+    return x.to(x.dtype.compute)
 
 
 def _check_nonempty(op, x, dims, all_dims):

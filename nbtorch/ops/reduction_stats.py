@@ -45,13 +45,14 @@ def _nb():
     return nbtorch
 
 
-def float_reduction(op, x, dims, n_out, *args, empty_value=float("nan")):
+def float_reduction(op, x, dims, n_out, *args, empty_value=float("nan"), out_dtype=None):
     """Run float kernel `op` over `dims` of x -> `n_out` tensors of the kept shape.
 
-    float16 computes in float32; an empty reduction gives `empty_value`.
+    float16 and bfloat16 compute in float32; the results are cast to `out_dtype`
+    (default: x's dtype). An empty reduction gives `empty_value`.
     """
     kept = reduced_shape(x._shape, dims, False)
-    work = _dtype.float32 if x.dtype is _dtype.float16 else x.dtype
+    work = x.dtype.compute
     outs = []
     if x.numel() == 0:
         from .creation import full
@@ -62,7 +63,8 @@ def float_reduction(op, x, dims, n_out, *args, empty_value=float("nan")):
         pairs = [lay.new_output(work, x.device) for _ in range(n_out)]
         get_kernel(op, x.device.type)(lay.a3, *(raw for _, raw in pairs), *args)
         outs = [lay.finish(t) for t, _ in pairs]
-    return [o if o.dtype is x.dtype else o.to(x.dtype) for o in outs]
+    out_dtype = out_dtype or x.dtype
+    return [o if o.dtype is out_dtype else o.to(out_dtype) for o in outs]
 
 
 def _check_float(op, x):
@@ -82,8 +84,9 @@ class VarMean(Function):
             warnings.warn("var(): degrees of freedom is <= 0. Correction should be strictly "
                           "less than the reduction factor (input numel divided by output "
                           "numel).", UserWarning, stacklevel=4)
-        var, mean = float_reduction("var", x, dims, 2, correction)
-        out = var.sqrt() if take_sqrt else var
+        var, mean = float_reduction("var", x, dims, 2, correction, out_dtype=x.dtype.compute)
+        out = (var.sqrt() if take_sqrt else var).to(x.dtype)    # halves: rounded once
+        mean = mean.to(x.dtype)
         if keepdim:
             shape = keepdim_shape(x._shape, dims)
             out, mean = out.view(shape), mean.view(shape)

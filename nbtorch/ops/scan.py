@@ -69,9 +69,7 @@ def run_scan(op, x, dim, out_dtypes, *args):
 
 
 def _work_dtype(dtype):
-    if dtype is _dtype.float16:
-        return _dtype.float32
-    return dtype if dtype.is_floating_point else _dtype.int64
+    return dtype.compute if dtype.is_floating_point else _dtype.int64
 
 
 def _accumulating_scan(op, x, dim, reverse, dtype):
@@ -169,7 +167,7 @@ def cumprod(input, dim, *, dtype=None, out=None):
 class CumExtreme(Function):
     @staticmethod
     def forward(ctx, x, dim, op):
-        src = x.to(_dtype.float32) if x.dtype is _dtype.float16 else x
+        src = x.to(x.dtype.compute)
         values, indices = run_scan(op, src, dim, (src.dtype, _dtype.int64))
         if values.dtype is not x.dtype:
             values = values.to(x.dtype)

@@ -40,7 +40,7 @@ def _along_dim(x, dim):
 
 def softmax_forward(op, x, dim):
     """Run kernel `op` ('softmax'/'log_softmax') over `dim` of x into a new tensor."""
-    work = _dtype.float32 if x.dtype is _dtype.float16 else x.dtype
+    work = x.dtype.compute
     src = x.to(work) if x.dtype is not work else x
     src = src.contiguous()
     out = empty(x._shape, work, x.device)

@@ -61,7 +61,7 @@ register_kernel("histc", "cpu", _cpu_histc)
 
 def _sort_last(x, dim, descending):
     """(values, indices) of x sorted along dim (kernel on a (rows, n) copy, dim moved last)."""
-    work = _dtype.float32 if x.dtype is _dtype.float16 else x.dtype
+    work = x.dtype.compute
     if x.dim() == 0:
         return x.clone(), empty((), _dtype.int64, x.device).fill_(0)
     moved = x.movedim(dim, -1).contiguous()
@@ -237,8 +237,8 @@ class Mode(Function):
         rows = values.numel() // n
         out_v = empty(kept, values.dtype, x.device)
         out_i = empty(kept, _dtype.int64, x.device)
-        work = values if values.dtype is not _dtype.float16 else values.to(_dtype.float32)
-        ov = out_v if out_v.dtype is not _dtype.float16 else empty(kept, work.dtype, x.device)
+        work = values.to(values.dtype.compute)
+        ov = out_v if not out_v.dtype.is_half else empty(kept, work.dtype, x.device)
         get_kernel("mode", x.device.type)(work._array.reshape(rows, n),
                                           indices._array.reshape(rows, n),
                                           ov._array.reshape(rows), out_i._array.reshape(rows))
@@ -298,7 +298,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     counts = empty((n,), _dtype.int64, input.device)
     vals = values._array if input.dtype is not _dtype.bool else values._array.view(np.uint8)
     u_raw = uniq._array if input.dtype is not _dtype.bool else uniq._array.view(np.uint8)
-    if input.dtype is _dtype.float16:
+    if input.dtype.is_half:          # unique runs compare bits
         vals, u_raw = vals.view(np.uint16), u_raw.view(np.uint16)
     m = get_kernel("unique_runs", input.device.type)(
         vals, order._array, u_raw, inverse._array, counts._array) if n else 0
@@ -343,7 +343,7 @@ def histc(input, bins=100, min=0, max=0):
     if bins <= 0:
         raise RuntimeError("bins must be > 0")
     x = input.detach().contiguous()
-    work = x.to(_dtype.float32) if x.dtype is _dtype.float16 else x
+    work = x.to(x.dtype.compute)
     lo, hi = float(min), float(max)
     if lo == hi and x.numel():
         lo, hi = float(work.amin()), float(work.amax())

@@ -146,9 +146,12 @@ def hardshrink(input, lambd=0.5):
 
 
 def softshrink(input, lambd=0.5):
-    """x - lambd above lambd, x + lambd below -lambd, 0 in between."""
-    return torch.where(input > lambd, input - lambd,
-                       torch.where(input < -lambd, input + lambd, torch.zeros_like(input)))
+    """x - lambd above lambd, x + lambd below -lambd, 0 in between (halves computed in
+    float32 and rounded once, as PyTorch's kernel does)."""
+    x = input.to(input.dtype.compute)
+    out = torch.where(x > lambd, x - lambd, torch.where(x < -lambd, x + lambd,
+                                                        torch.zeros_like(x)))
+    return out.to(input.dtype)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

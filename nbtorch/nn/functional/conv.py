@@ -9,7 +9,7 @@ kernel call (``nbtorch.kernels.cpu.conv``: im2col + one BLAS GEMM):
 
 Each backward is written with the other two, so ``create_graph=True`` gives
 exact higher-order gradients.  1-D convolutions are the 2-D ones with H = 1.
-Kernels compute in float32/float64; float16 is upcast around them.
+Kernels compute in float32/float64; float16 and bfloat16 are upcast around them.
 """
 from ... import _dtype
 from ..._registry import get_kernel, register_kernel
@@ -48,7 +48,7 @@ def _kernel_dtype(op, t):
     """Kernels run in float32/float64 (float16 upcast); integer inputs are an error."""
     if not t.dtype.is_floating_point:
         raise RuntimeError(f'"{op}" not implemented for \'{t.dtype}\'')
-    return _dtype.float32 if t.dtype is _dtype.float16 else t.dtype
+    return t.dtype.compute
 
 
 def _raw(t, dtype):
@@ -59,7 +59,7 @@ def _raw(t, dtype):
 
 
 def _out(t, dtype):
-    """Cast a kernel result back to the caller's dtype (float16 round trip)."""
+    """Cast a kernel result back to the caller's dtype (float16/bfloat16 round trip)."""
     return t if t.dtype is dtype else t.to(dtype)
 
 

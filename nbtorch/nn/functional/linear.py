@@ -17,6 +17,9 @@ class Addmm(Function):
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None,
                               w if ctx.needs_input_grad[0] else None)
+        if x.dtype.is_half:         # product and bias added in float32, rounded once
+            work = x.dtype.compute
+            return torch.mm(x.to(work), w.t().to(work)).add_(b.to(work)).to(x.dtype)
         out = torch.mm(x, w.t())
         return out.add_(b)
 
@@ -48,6 +51,10 @@ def linear(input, weight, bias=None):
         if _plain_affine(input, weight, bias):
             return Addmm.apply(input, weight, bias)
         return torch.addmm(bias, input, weight.t())
+    if bias is not None and input.dtype.is_half and input.dtype is weight.dtype is bias.dtype:
+        work = input.dtype.compute  # product and bias added in float32, rounded once
+        out = torch.matmul(input.to(work), weight.t().to(work)) + bias.to(work)
+        return out.to(input.dtype)
     out = torch.matmul(input, weight.t())
     return out if bias is None else out + bias
 

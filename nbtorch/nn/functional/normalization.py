@@ -26,8 +26,8 @@ for _name in ("batch_norm_forward_train", "batch_norm_forward_eval",
 # ---------------------------------------------------------------- helpers
 
 def _kernel_dtype(dtype):
-    """Kernels compute in float32/float64; float16 is upcast around them."""
-    return _dtype.float32 if dtype is _dtype.float16 else dtype
+    """Kernels compute in float32/float64; float16 and bfloat16 are upcast around them."""
+    return dtype.compute
 
 
 def _kernel_array(t, dtype):

@@ -24,8 +24,8 @@ for _name in ("gather_axis", "gather_axis_backward", "lerp_axis", "lerp_axis_bac
 
 
 def _compute_dtype(t):
-    """Kernels run in the input's dtype, float16 upcast to float32."""
-    return _dtype.float32 if t.dtype is _dtype.float16 else t.dtype
+    """Kernels run in the input's dtype, float16 and bfloat16 upcast to float32."""
+    return t.dtype.compute
 
 
 def _split(shape, dim):

@@ -59,7 +59,7 @@ class EmbeddingBackward(Function):
     @staticmethod
     def forward(ctx, grad_out, idx, V, padding_idx, scale_grad_by_freq):
         D = grad_out.shape[-1]
-        dt = _dtype.float32 if grad_out.dtype is _dtype.float16 else grad_out.dtype
+        dt = grad_out.dtype.compute
         g2 = grad_out.to(dt).contiguous()._array.reshape(-1, D)
         gw = empty((V, D), dt, grad_out.device)
         gw.zero_()
@@ -146,8 +146,8 @@ def _renorm_(weight, indices, max_norm, norm_type):
         raise RuntimeError("embedding: max_norm needs a contiguous weight")
     dt = weight.dtype
     w = weight.detach()
-    if dt is _dtype.float16:
-        w32 = w.to(_dtype.float32)
+    if dt.is_half:
+        w32 = w.to(dt.compute)
         get_kernel("embedding_renorm_", w.device.type)(
             w32._array, _flat_indices(indices), max_norm, norm_type)
         w.copy_(w32)
