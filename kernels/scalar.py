@@ -55,10 +55,11 @@ def _is_f32(x):
 
 
 # ---- float32 transcendental functions that vectorise -------------------------------
-# libm's expf/tanhf/erff are scalar calls (Numba has no SVML here), 5-10x slower than
-# a SIMD loop. For float32 these polynomial versions (Cephes expf/tanhf, Numerical
-# Recipes' erfc, all within ~2 float32 ulp) compile to branch-free vector code;
-# float64 keeps libm. `fexp(x)` etc. pick the version from x's type.
+# libm's expf/tanhf/erff/logf are scalar calls (Numba has no SVML here), 5-10x slower
+# than a SIMD loop. For float32 these polynomial versions (Cephes expf/tanhf/logf,
+# Numerical Recipes' erfc, Kahan's log1p, all within 2.5 float32 ulp) compile to
+# branch-free vector code; float64 keeps libm. `fexp(x)` etc. pick the version from
+# x's type.
 
 @intrinsic
 def _f32_from_bits(typingctx, bits):
@@ -134,6 +135,47 @@ def _erfc_f32(x):
     return select(x >= 0, r, np.float32(2.0) - r)
 
 
+@intrinsic
+def _f32_bits(typingctx, x):
+    """The int32 bit pattern of a float32."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.int32(types.float32), codegen
+
+
+@register_jitable(**_JIT, inline="always")
+def _log_f32(x):
+    """Cephes logf: log x = e ln 2 + log1p(m - 1), m in [sqrt(1/2), sqrt 2) by a polynomial
+    (e ln 2 in two parts); subnormals scaled by 2**25 first."""
+    tiny = x < np.float32(1.17549435e-38)
+    bits = _f32_bits(select(tiny, x * np.float32(33554432.0), x))
+    e = ((bits >> np.int32(23)) & np.int32(0xff)) - select(tiny, np.int32(151), np.int32(126))
+    m = _f32_from_bits((bits & np.int32(0x007fffff)) | np.int32(0x3f000000))    # [0.5, 1)
+    low = m < np.float32(0.70710678118654752)
+    e = e - select(low, np.int32(1), np.int32(0))
+    m = select(low, m + m, m) - np.float32(1.0)
+    fe = np.float32(e)
+    z = m * m
+    y = ((((((((np.float32(7.0376836292e-2) * m - np.float32(1.1514610310e-1)) * m
+               + np.float32(1.1676998740e-1)) * m - np.float32(1.2420140846e-1)) * m
+             + np.float32(1.4249322787e-1)) * m - np.float32(1.6668057665e-1)) * m
+           + np.float32(2.0000714765e-1)) * m - np.float32(2.4999993993e-1)) * m
+         + np.float32(3.3333331174e-1)) * m * z
+    y = y + fe * np.float32(-2.12194440e-4) - np.float32(0.5) * z
+    r = m + y + fe * np.float32(0.693359375)
+    r = select(x > 0, r, select(x == 0, np.float32(-np.inf), np.float32(np.nan)))
+    return select(x == np.float32(np.inf), x, r)                   # NaN stays NaN
+
+
+@register_jitable(**_JIT, inline="always")
+def _log1p_f32(x):
+    """log(1 + x) = log(u) * x / (u - 1) with u = 1 + x rounded (Kahan): exact near 0."""
+    u = x + np.float32(1.0)
+    d = u - np.float32(1.0)
+    r = _log_f32(u) * (x / select(d == 0, np.float32(1.0), d))
+    return select(d == 0, x, select(u == np.float32(np.inf), u, r))
+
+
 def fexp(x):
     """e**x: vectorisable in float32, libm in float64."""
     return math.exp(x)
@@ -145,6 +187,14 @@ def ftanh(x):
 
 def ferfc(x):
     return math.erfc(x)
+
+
+def flog(x):
+    return math.log(x)
+
+
+def flog1p(x):
+    return math.log1p(x)
 
 
 @overload(fexp, jit_options=_JIT, inline="always")
@@ -160,6 +210,16 @@ def _ftanh_overload(x):
 @overload(ferfc, jit_options=_JIT, inline="always")
 def _ferfc_overload(x):
     return (lambda x: _erfc_f32(x)) if _is_f32(x) else (lambda x: math.erfc(x))
+
+
+@overload(flog, jit_options=_JIT, inline="always")
+def _flog_overload(x):
+    return (lambda x: _log_f32(x)) if _is_f32(x) else (lambda x: math.log(x))
+
+
+@overload(flog1p, jit_options=_JIT, inline="always")
+def _flog1p_overload(x):
+    return (lambda x: _log1p_f32(x)) if _is_f32(x) else (lambda x: math.log1p(x))
 
 
 # ---- arithmetic ----------------------------------------------------------------
@@ -323,7 +383,7 @@ def exp2(a):
 
 
 def log(a):
-    return math.log(a)
+    return flog(a)
 
 
 def log2(a):
@@ -335,7 +395,7 @@ def log10(a):
 
 
 def log1p(a):
-    return math.log1p(a)
+    return flog1p(a)
 
 
 def expm1(a):
@@ -493,7 +553,7 @@ def silu(a):
 @register_jitable(**_JIT, inline="always")
 def _softplus1(a):
     """log(1 + exp(a)) without overflow."""
-    return max(a, c(a, 0.0)) + math.log1p(math.exp(-abs(a)))
+    return max(a, c(a, 0.0)) + flog1p(fexp(-abs(a)))
 
 
 def mish(a):
@@ -501,8 +561,11 @@ def mish(a):
 
 
 def softplus(a, beta, threshold):
+    """PyTorch's: a where a * beta > threshold, else log1p(exp(a * beta)) / beta (both
+    sides computed, one selected: exp's argument capped at the threshold)."""
     z = a * beta
-    return a if z > threshold else math.log1p(math.exp(z)) / beta
+    above = z > threshold
+    return select(above, a, flog1p(fexp(select(above, threshold, z))) / beta)
 
 
 def elu(a, alpha, scale, input_scale):
@@ -815,6 +878,13 @@ def _inlined2(typingctx, body, a, b):
     return body_sig.return_type(body, a, b), _inlined_call(body, body_sig)
 
 
+@intrinsic
+def _inlined3(typingctx, body, a, b, c):
+    """body(a, b, c), inlined by LLVM (see `_inlined_call`)."""
+    body_sig = typingctx.resolve_function_type(body, (a, b, c), {})
+    return body_sig.return_type(body, a, b, c), _inlined_call(body, body_sig)
+
+
 @register_jitable(**_JIT)
 def _map1(body, out, a):
     """out[i] = body(a[i]) in blocks: prefetch a later block of out, then a SIMD loop."""
@@ -837,7 +907,19 @@ def _map2(body, out, a, b):
             o[i] = _inlined2(body, x[i], y[i])
 
 
-for _body in (exp, tanh, sigmoid, gelu, gelu_tanh, silu, gelu_grad, gelu_tanh_grad, silu_grad):
+@register_jitable(**_JIT)
+def _map1_params2(body, out, a, p, q):
+    """out[i] = body(a[i], p, q) for scalar parameters p, q, as `_map1`."""
+    _own_function_with_512bit_vectors()
+    for start in range(0, out.shape[0], _BLOCK):
+        _prefetch_block(out, start)
+        o, x = out[start:start + _BLOCK], a[start:start + _BLOCK]
+        for i in range(o.shape[0]):
+            o[i] = _inlined3(body, x[i], p, q)
+
+
+for _body in (exp, log, log1p, tanh, sigmoid, gelu, gelu_tanh, silu, mish, softplus,
+              gelu_grad, gelu_tanh_grad, silu_grad):
     register_jitable(**_JIT)(_body)      # callable from the loops below
 del _body
 
@@ -848,6 +930,16 @@ _LOOP = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
 def exp_loop(out, a):
     """out[i] = exp(a[i]) over 1-D contiguous float32 arrays (and likewise below)."""
     _map1(exp, out, a)
+
+
+@njit(**_LOOP)
+def log_loop(out, a):
+    _map1(log, out, a)
+
+
+@njit(**_LOOP)
+def log1p_loop(out, a):
+    _map1(log1p, out, a)
 
 
 @njit(**_LOOP)
@@ -876,6 +968,17 @@ def silu_loop(out, a):
 
 
 @njit(**_LOOP)
+def mish_loop(out, a):
+    _map1(mish, out, a)
+
+
+@njit(**_LOOP)
+def softplus_loop(out, a, beta, threshold):
+    """out[i] = softplus(a[i], beta, threshold) for scalar beta, threshold."""
+    _map1_params2(softplus, out, a, beta, threshold)
+
+
+@njit(**_LOOP)
 def gelu_grad_loop(out, g, a):
     _map2(gelu_grad, out, g, a)
 
@@ -891,7 +994,10 @@ def silu_grad_loop(out, g, a):
 
 
 # scalar body name -> its contiguous loop (float32 operands of one shape, no broadcasting)
-CONTIGUOUS_LOOPS = {"exp": exp_loop, "tanh": tanh_loop, "sigmoid": sigmoid_loop,
-                    "gelu": gelu_loop, "gelu_tanh": gelu_tanh_loop, "silu": silu_loop,
+CONTIGUOUS_LOOPS = {"exp": exp_loop, "log": log_loop, "log1p": log1p_loop, "tanh": tanh_loop,
+                    "sigmoid": sigmoid_loop, "gelu": gelu_loop, "gelu_tanh": gelu_tanh_loop,
+                    "silu": silu_loop, "mish": mish_loop, "softplus": softplus_loop,
                     "gelu_grad": gelu_grad_loop, "gelu_tanh_grad": gelu_tanh_grad_loop,
                     "silu_grad": silu_grad_loop}
+# trailing scalar parameters of a loop (0-d operands of the ufunc: one loop for all values)
+LOOP_PARAMETERS = {"softplus": 2}

@@ -18,12 +18,13 @@ this is a parallel loop with no extra compilation (unlike ``parallel=True``,
 which would double the compiled code). float16 (which Numba lacks) computes
 in float32. Floating-point warnings are silenced, as PyTorch does not warn.
 
-The costly float32 bodies (exp, tanh, sigmoid, the GELUs, SiLU and their
-gradients) have a second path: from `CONTIGUOUS_THRESHOLD` elements up, when
-every operand is C-contiguous with out's shape (no broadcasting, no partial
-overlap), they run the flat `@njit` loops of `scalar.CONTIGUOUS_LOOPS` (512-bit
-SIMD, output prefetching; 1.5-2.5x the ufunc's speed, same bits), split in
-flat chunks over the same thread pool (the loops release the GIL).
+The costly float32 bodies (exp, log, log1p, tanh, sigmoid, the GELUs, SiLU,
+Mish, softplus, and the GELU/SiLU gradients) have a second path: from
+`CONTIGUOUS_THRESHOLD` elements up, when every operand is C-contiguous with
+out's shape (no broadcasting, no partial overlap; parameters 0-d), they run
+the flat `@njit` loops of `scalar.CONTIGUOUS_LOOPS` (512-bit SIMD, output
+prefetching; 1.2-2.5x the ufunc's speed, same bits), split in flat chunks over
+the same thread pool (the loops release the GIL).
 """
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -50,7 +51,7 @@ _FASTMATH = {"contract"}         # fused multiply-add only: NaN and inf semantic
 _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _POOL = []
-_FLOAT32_TYPES = frozenset(("f->f", "ff->f"))
+_FLOAT32_TYPES = frozenset(("f->f", "ff->f", "fff->f"))
 
 
 def get(name):
@@ -88,6 +89,7 @@ def compiled_signatures():
 def kernel(name):
     """The CPU kernel `fn(out, *args)` of scalar body `name`."""
     contiguous_loop = scalar.CONTIGUOUS_LOOPS.get(name)
+    n_params = scalar.LOOP_PARAMETERS.get(name, 0)
 
     def run(out, *args):
         if len(args) == 2:
@@ -101,8 +103,8 @@ def kernel(name):
             ufunc = loop(name, types)
         if out.size >= CONTIGUOUS_THRESHOLD:
             if (contiguous_loop is not None and types in _FLOAT32_TYPES
-                    and _same_contiguous(out, args)):
-                return _run_contiguous(contiguous_loop, out, args)
+                    and _same_contiguous(out, args, n_params)):
+                return _run_contiguous(contiguous_loop, out, args, n_params)
             if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
                 return _run_parallel(ufunc, types, out, args)
         if _ERRSTATE is None:
@@ -184,35 +186,40 @@ def _run_parallel(ufunc, types, out, args):
         f.result()
 
 
-def _same_contiguous(out, args):
-    """True when every operand is a C-contiguous array of out's shape that is either out
-    itself or disjoint from it: the case the flat loops of `scalar.CONTIGUOUS_LOOPS` run."""
+def _same_contiguous(out, args, n_params=0):
+    """True when every operand but the last `n_params` (which must be 0-d) is a
+    C-contiguous array of out's shape that is either out itself or disjoint from it:
+    the case the flat loops of `scalar.CONTIGUOUS_LOOPS` run."""
     if not out.flags.c_contiguous:
         return False
     shape = out.shape
-    for a in args:
+    n = len(args) - n_params
+    for a in args[:n]:
         if a.shape != shape or not a.flags.c_contiguous:
             return False
         if np.may_share_memory(a, out) and (         # in place (same start) is fine
                 a.__array_interface__["data"][0] != out.__array_interface__["data"][0]):
             return False
-    return True
+    return all(p.ndim == 0 for p in args[n:])
 
 
-def _run_contiguous(flat_loop, out, args):
-    """Run `flat_loop(out, *args)` on flat views; when large, in one chunk per thread
-    (bounds at multiples of 16 floats, a cache line) on the pool (the loops release the GIL)."""
+def _run_contiguous(flat_loop, out, args, n_params=0):
+    """Run `flat_loop(out, *arrays, *params)` on flat views; when large, in one chunk per
+    thread (bounds at multiples of 16 floats, a cache line) on the pool (the loops
+    release the GIL)."""
+    n_arrays = len(args) - n_params
     flat = out.reshape(-1)
-    ins = [a.reshape(-1) for a in args]
+    ins = [a.reshape(-1) for a in args[:n_arrays]]
+    params = [p[()] for p in args[n_arrays:]]               # NumPy float32 scalars
     n = flat.shape[0]
     if n < PARALLEL_THRESHOLD or _NUM_THREADS == 1:
-        flat_loop(flat, *ins)
+        flat_loop(flat, *ins, *params)
         return
     bounds = [n * k // _NUM_THREADS // 16 * 16 for k in range(_NUM_THREADS)] + [n]
 
     def chunk(k):
         lo, hi = bounds[k], bounds[k + 1]
-        flat_loop(flat[lo:hi], *[a[lo:hi] for a in ins])
+        flat_loop(flat[lo:hi], *[a[lo:hi] for a in ins], *params)
 
     futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
     chunk(0)

@@ -14,15 +14,18 @@ SMALL = pw.CONTIGUOUS_THRESHOLD + 37                  # one thread, ragged tail
 LARGE = pw.PARALLEL_THRESHOLD + 13                    # split over the thread pool
 
 
-def _arity(name):
-    return scalar.CONTIGUOUS_LOOPS[name].py_func.__code__.co_argcount - 1
+def _arrays(name):
+    loop = scalar.CONTIGUOUS_LOOPS[name]
+    return loop.py_func.__code__.co_argcount - 1 - scalar.LOOP_PARAMETERS.get(name, 0)
 
 
 def _operands(name, n, seed=0):
+    """The array operands (random, then SPECIAL in the value operand), then parameters."""
     rng = np.random.default_rng(seed)
-    xs = [(rng.standard_normal(n) * 4).astype(np.float32) for _ in range(_arity(name))]
+    xs = [(rng.standard_normal(n) * 4).astype(np.float32) for _ in range(_arrays(name))]
     xs[-1][:SPECIAL.size] = SPECIAL                   # the value operand (grads: after g)
-    return xs
+    params = [np.array(v, np.float32) for v in (2.0, 3.0)[:scalar.LOOP_PARAMETERS.get(name, 0)]]
+    return xs + params
 
 
 def _ufunc_result(name, xs):
@@ -39,9 +42,9 @@ def contiguous_calls(monkeypatch):
     calls = []
     original = pw._run_contiguous
 
-    def spy(flat_loop, out, args):
+    def spy(flat_loop, out, args, n_params=0):
         calls.append(flat_loop)
-        return original(flat_loop, out, args)
+        return original(flat_loop, out, args, n_params)
     monkeypatch.setattr(pw, "_run_contiguous", spy)
     return calls
 
@@ -120,3 +123,26 @@ def test_partially_overlapping_input_keeps_numpy_semantics(contiguous_calls):
     pw.kernel("exp")(buf[1:], buf[:-1])
     assert contiguous_calls == []
     np.testing.assert_allclose(buf, ref, rtol=3e-7)
+
+
+def _ulps(got, ref64):
+    """|got - ref| in units of the float32 spacing at ref, where both are finite."""
+    ref32 = ref64.astype(np.float32)
+    ok = np.isfinite(ref32) & np.isfinite(got)
+    return np.abs(got[ok] - ref64[ok]) / np.spacing(np.abs(ref32[ok]))
+
+
+@pytest.mark.parametrize("name, ref, shift", [("log", np.log, 0), ("log1p", np.log1p, -1)])
+def test_float32_log_and_log1p_polynomials_within_a_few_ulps(name, ref, shift):
+    rng = np.random.default_rng(1)
+    x = np.concatenate([np.exp(rng.uniform(-103, 88, 20000)), rng.uniform(0.5, 2, 20000),
+                        rng.uniform(-1e-3, 1e-3, 2000) - shift, SPECIAL.astype(np.float64),
+                        [1e-45, 1e-40, 1.1754942e-38, 0.70710677, 0.70710683, 2 ** -24]])
+    x = (x + shift).astype(np.float32)
+    out = _ufunc_result(name, [x])
+    with np.errstate(all="ignore"):
+        exact = ref(x.astype(np.float64))
+    assert _ulps(out, exact).max() <= (1 if name == "log" else 2.5)   # measured 0.8, 2.2
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(exact))     # x < domain, NaN
+    inf = np.isinf(exact)
+    np.testing.assert_array_equal(out[inf], exact[inf])               # 0 (or -1), +inf
