@@ -94,9 +94,10 @@ def round_array(values, d):
     round once. Every other conversion is NumPy's `astype`.
     """
     via = d.np_via
-    if via is not None and values.dtype != via and values.dtype != d.np:
-        values = values.astype(via)
-    return values.astype(d.np, copy=False)
+    with np.errstate(over="ignore", invalid="ignore"):     # PyTorch does not warn
+        if via is not None and values.dtype != via and values.dtype != d.np:
+            values = values.astype(via)
+        return values.astype(d.np, copy=False)
 
 
 def round_scalar(x, d):

@@ -9,7 +9,7 @@ lazily and per dtype, like the built-in elementwise ops of `kernels/scalar.py`:
   function inlined into its grid-stride elementwise kernels (built on first use).
 
 The op is a `CustomOp` whose forward goes through the same `pointwise` path
-as ``nbtorch.add`` (broadcasting, type promotion, scalars, float16 computed in
+as ``nbtorch.add`` (broadcasting, type promotion, scalars, float16/bfloat16 computed in
 float32). Its gradient is either a backward formula (as for any custom op)
 or, with ``grads=``, one scalar derivative per input, each compiled into its
 own elementwise op: ``grad_i = grad_out * d_i(*inputs)``.
@@ -29,6 +29,9 @@ __all__ = ["elementwise", "ElementwiseOp"]
 _FASTMATH = {"contract"}        # as the built-in ufuncs: fused multiply-add, IEEE NaN/inf
 
 
+_HALVES = (np.dtype(np.float16), _dtype.bfloat16.np)
+
+
 class CpuUfuncKernel:
     """CPU kernel ``fn(out, *args)`` running a user's scalar function as a Numba ufunc."""
 
@@ -42,7 +45,7 @@ class CpuUfuncKernel:
         self.__qualname__ = f"library.{op}.cpu"
 
     def __call__(self, out, *args):
-        if out.dtype == np.float16:            # Numba has no float16: compute in float32
+        if out.dtype in _HALVES:               # Numba has no half floats: compute in float32
             tmp = np.empty(out.shape, np.float32)
             self(tmp, *args)
             out[...] = tmp
@@ -115,7 +118,7 @@ class ElementwiseOp(CustomOp):
         if not any(isinstance(a, Tensor) for a in args):
             raise TypeError(f"{self.name}(): expected at least one Tensor argument")
         d = self.result_dtype(args)
-        compute = _dtype.float32 if d is _dtype.float16 else d
+        compute = d.compute
         out = pointwise(self.name, args, compute, d)
         if self._backward is not None and any(
                 isinstance(a, Tensor) and a._requires_grad for a in args):

@@ -313,6 +313,9 @@ class Tensor:
 
     # ---- Python protocol --------------------------------------------------
     def numpy(self, *, force=False):
+        if self.dtype is _dtype.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
+                            "use tensor.float().numpy())")
         if self.device.type != "cpu":
             if not force:
                 raise TypeError(
@@ -329,6 +332,8 @@ class Tensor:
         return self._array if self.device.type == "cpu" else self.cpu()._array
 
     def __array__(self, dtype=None, copy=None):
+        if self.dtype is _dtype.bfloat16:
+            self.numpy()                # PyTorch's TypeError: NumPy has no bfloat16
         a = self.detach()._host()
         return a if dtype is None else a.astype(dtype)
 

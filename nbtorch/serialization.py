@@ -30,8 +30,11 @@ _MAGIC = "nbtorch-checkpoint-v1"
 def _encode(obj, tensors):
     if isinstance(obj, Tensor):
         tensors.append(obj)
-        return {"__tensor__": len(tensors) - 1, "requires_grad": obj.requires_grad,
-                "device": str(obj.device), "parameter": type(obj).__name__ == "Parameter"}
+        entry = {"__tensor__": len(tensors) - 1, "requires_grad": obj.requires_grad,
+                 "device": str(obj.device), "parameter": type(obj).__name__ == "Parameter"}
+        if obj.dtype is _dtype.bfloat16:
+            entry["dtype"] = obj.dtype.name     # stored as its uint16 bits (see _npy_array)
+        return entry
     if obj is None or isinstance(obj, (bool, int, float, str)):
         if isinstance(obj, float) and not np.isfinite(obj):
             return {"__float__": repr(obj)}
@@ -85,8 +88,15 @@ def _write(fileobj, structure, tensors):
         z.writestr("nbtorch.json", json.dumps(structure))
         for i, t in enumerate(tensors):
             buf = io.BytesIO()
-            np.save(buf, np.asarray(t.detach()._host(), order="C"), allow_pickle=False)
+            np.save(buf, _npy_array(t), allow_pickle=False)
             z.writestr(f"tensors/{i}.npy", buf.getvalue())
+
+
+def _npy_array(t):
+    """t's values for a `.npy` file: a bfloat16 tensor as its uint16 bits (the format can
+    only name NumPy's own dtypes; the JSON entry records 'bfloat16')."""
+    a = np.asarray(t.detach()._host(), order="C")
+    return a.view(np.uint16) if t.dtype is _dtype.bfloat16 else a
 
 
 # ---- load ---------------------------------------------------------------------------
@@ -116,6 +126,11 @@ def _decode(obj, z, map_location, cache):
         if i not in cache:
             with z.open(f"tensors/{i}.npy") as fh:
                 arr = np.load(io.BytesIO(fh.read()), allow_pickle=False)
+            if obj.get("dtype") == "bfloat16":
+                if arr.dtype != np.uint16:
+                    raise RuntimeError("corrupted checkpoint: bfloat16 tensor not stored as "
+                                       "uint16 bits")
+                arr = arr.view(_dtype.bfloat16.np)
             t = _map(wrap(np.asarray(arr, order="C")), map_location, obj.get("device", "cpu"))
             if obj.get("parameter"):
                 from .nn.parameter import Parameter

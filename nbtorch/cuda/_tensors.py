@@ -6,13 +6,20 @@ device array; a tensor's `_array` is a strided device array over the same
 memory (offset, shape and strides from the tensor), so views share memory
 exactly as NumPy views do on the CPU.
 """
+from .. import _dtype
 from . import _runtime
 
 __all__ = ["alloc_cuda", "view_cuda"]
 
+_BFLOAT16 = _dtype.bfloat16.np
+
 
 def alloc_cuda(n, np_dtype, device):
     """A 1-D device array of `n` elements on `device`, from the caching allocator."""
+    if np_dtype == _BFLOAT16:
+        raise TypeError(f"bfloat16 tensors are not supported on device '{device}': numba.cuda "
+                        "has no bfloat16 arrays. Keep bfloat16 tensors on the CPU, or use "
+                        "float16/float32 on the GPU.")
     _runtime.lazy_init()
     idx = _runtime.check_index(device.index if device.index is not None else
                                _runtime.current_device())

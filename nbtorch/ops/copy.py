@@ -8,6 +8,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
+from ._elementwise import type_name
 from ._inplace import inplace_guard, check_no_internal_overlap
 from .._lazy import kernel_module
 
@@ -245,15 +246,16 @@ def type_as(self, other):
 
 @tensor_method("type")
 def type_(self, dtype=None, non_blocking=False):
-    names = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
-             "torch.LongTensor": _dtype.int64, "torch.IntTensor": _dtype.int32,
-             "torch.HalfTensor": _dtype.float16, "torch.BFloat16Tensor": _dtype.bfloat16,
-             "torch.BoolTensor": _dtype.bool,
-             "torch.ByteTensor": _dtype.uint8}
+    """The legacy type name ('torch.BFloat16Tensor', 'torch.cuda.FloatTensor'), or a cast."""
     if dtype is None:
-        from ..autograd.function import _type_name
-        return _type_name(self)
-    return self.to(names[dtype] if isinstance(dtype, str) else dtype)
+        prefix = "torch.cuda." if self.device.type == "cuda" else "torch."
+        return prefix + type_name(self.dtype) + "Tensor"
+    if isinstance(dtype, str):
+        names = {f"torch.{type_name(d)}Tensor": d for d in _dtype.ALL}
+        if dtype not in names:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = names[dtype]
+    return self.to(dtype)
 
 
 @tensor_method()

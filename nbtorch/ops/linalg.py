@@ -300,18 +300,18 @@ Tensor.__rmatmul__ = __rmatmul__
 
 # ---- beta * input + alpha * product ------------------------------------------------
 
-def _add_scaled(op, input, product_fn, operands, beta, alpha, out=None):
+def _add_scaled(op, input, product_fn, operands, beta, alpha, out=None, fused=True):
     """beta * input + alpha * product_fn(*operands); input broadcasts to the product's
     shape; beta=0 ignores input's values (nan and inf included), as PyTorch does.
 
-    Half tensors (float16, bfloat16) compute all of it in float32 and round once,
-    as PyTorch's fused CPU kernels do.
+    With `fused`, half tensors (float16, bfloat16) compute all of it in float32 and
+    round once, as PyTorch's fused CPU kernels (addmm, addmv, baddbmm) do.
     """
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     half = input.dtype
-    if half.is_half and all(t.dtype is half for t in operands):
+    if fused and half.is_half and all(t.dtype is half for t in operands):
         result = _add_scaled(op, input.to(half.compute), product_fn,
                              [t.to(half.compute) for t in operands], beta, alpha)
         return _with_out(op, result.to(half), out)
@@ -392,7 +392,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
 @_addmethod
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
-    return _add_scaled("addr", input, outer, (vec1, vec2), beta, alpha, out)
+    return _add_scaled("addr", input, outer, (vec1, vec2), beta, alpha, out, fused=False)
 
 
 @_addmethod
@@ -408,4 +408,11 @@ def _bmm_sum(batch1, batch2):
 @_addmethod
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum over the batch of bmm(batch1, batch2)."""
+    if (isinstance(input, Tensor) and input.dtype.is_half and batch1.dim() == 3
+            and batch1.shape[0] and input.dtype is batch1.dtype is batch2.dtype):
+        # PyTorch's CPU adds one batch's product at a time (a rounded addmm each)
+        result = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
+        for i in range(1, batch1.shape[0]):
+            result = addmm(result, batch1[i], batch2[i], alpha=alpha)
+        return _with_out("addbmm", result, out)
     return _add_scaled("addbmm", input, _bmm_sum, (batch1, batch2), beta, alpha, out)

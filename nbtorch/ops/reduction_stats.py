@@ -149,10 +149,25 @@ Tensor.var, Tensor.std = var, std
 
 # ---- logsumexp ------------------------------------------------------------------------
 
+def _half_logsumexp(x, dims):
+    """logsumexp of a half tensor as PyTorch's CPU computes it: amax, then (x - max).exp(),
+    sum, log and + max as ops of x's dtype (each rounded; sums accumulate in float32)."""
+    nb = _nb()
+    if x.numel() == 0:
+        return float_reduction("logsumexp", x, dims, 1, empty_value=-math.inf)[0]
+    m = x.amax(dim=dims, keepdim=True)
+    m = nb.where(m.abs() == math.inf, 0.0, m)
+    s = (x - m).exp().sum(dim=dims)
+    return s.log() + m.view(reduced_shape(x._shape, dims, False))
+
+
 class LogSumExp(Function):
     @staticmethod
     def forward(ctx, x, dims, keepdim):
-        out, = float_reduction("logsumexp", x, dims, 1, empty_value=-math.inf)
+        if x.dtype.is_half:
+            out = _half_logsumexp(x, dims)
+        else:
+            out, = float_reduction("logsumexp", x, dims, 1, empty_value=-math.inf)
         out = out.view(keepdim_shape(x._shape, dims)) if keepdim else out
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.save_for_backward(x, out)

@@ -38,8 +38,37 @@ def _along_dim(x, dim):
     return outer, (x._shape[dim] if x.dim() else 1), inner
 
 
+def _half_log_softmax(x, dim):
+    """log_softmax of a half tensor as PyTorch's CPU kernel computes it: in float32, but
+    with the row's sum of exponentials and its log rounded to x's dtype."""
+    h, work = x.dtype, x.dtype.compute
+    x32 = x.to(work)
+    shifted = x32 - x32.amax(dim=dim, keepdim=True)
+    total = shifted.exp().sum(dim=dim, keepdim=True).to(h).to(work)
+    return (shifted - total.log().to(h).to(work)).to(h)
+
+
+def half_in_float32(formula, dtype, *tensors):
+    """`formula(*tensors)` computed in float32 and rounded once to half `dtype` (PyTorch's
+    fused CPU kernels); the formula itself otherwise."""
+    if not dtype.is_half:
+        return formula(*tensors)
+    return formula(*(t.to(dtype.compute) for t in tensors)).to(dtype)
+
+
+def _log_softmax_grad(g, out, dim):
+    return g - out.exp() * g.sum(dim=dim, keepdim=True)
+
+
+def _softmax_grad(g, y, dim):
+    gy = g * y
+    return gy - y * gy.sum(dim=dim, keepdim=True)
+
+
 def softmax_forward(op, x, dim):
     """Run kernel `op` ('softmax'/'log_softmax') over `dim` of x into a new tensor."""
+    if op == "log_softmax" and x.dtype.is_half and x.numel():
+        return _half_log_softmax(x, dim)
     work = x.dtype.compute
     src = x.to(work) if x.dtype is not work else x
     src = src.contiguous()
@@ -61,8 +90,7 @@ class Softmax(Function):
     @staticmethod
     def backward(ctx, g):
         y, = ctx.saved_tensors
-        gy = g * y
-        return gy - y * gy.sum(dim=ctx.dim, keepdim=True), None
+        return half_in_float32(lambda g, y: _softmax_grad(g, y, ctx.dim), g.dtype, g, y), None
 
 
 class LogSoftmax(Function):
@@ -76,7 +104,8 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         out, = ctx.saved_tensors
-        return g - out.exp() * g.sum(dim=ctx.dim, keepdim=True), None
+        return half_in_float32(lambda g, out: _log_softmax_grad(g, out, ctx.dim), g.dtype,
+                               g, out), None
 
 
 def _prepare(op, input, dim, dtype, _stacklevel=None):

@@ -353,7 +353,7 @@ def fused_update(op, param, grad, buffers, *scalars):
 
     Calls ``kernel(param, grad, *buffers, *scalars)`` with 1-D contiguous
     arrays (None buffers stay None). The kernels take float32/float64: other
-    floating dtypes (float16) and non-contiguous tensors go through working
+    floating dtypes (float16, bfloat16) and non-contiguous tensors go through working
     copies, written back afterwards. Bumps `param`'s version counter.
     """
     kernel = get_kernel(op, param.device.type)

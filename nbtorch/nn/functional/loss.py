@@ -197,6 +197,22 @@ def _target_shape(input):
     return (input.shape[0],) + tuple(input.shape[2:])
 
 
+def _half_cross_entropy_grad(x, safe, w, grad, reduction, denominator):
+    """cross_entropy's input gradient for half logits as PyTorch's CPU computes it: the
+    nll_loss gradient (-grad / total_weight * w_i, ops of x's dtype) scattered into
+    zeros, then log_softmax's backward in float32, rounded once."""
+    coef = grad.reshape(-1, 1) if reduction == "none" else \
+        (grad if reduction == "sum" else grad / denominator).reshape(1, 1)
+    coef = -coef.expand(safe.shape[0], 1)
+    if w is not None:
+        coef = coef * w.reshape(-1, 1)
+    logp = torch.log_softmax(x, 1)
+    g_logp = torch.zeros_like(logp).scatter_(1, safe, coef)
+    work = x.dtype.compute
+    g32, p32 = g_logp.to(work), logp.to(work)
+    return (g32 - p32.exp() * g32.sum(1, keepdim=True)).to(x.dtype)
+
+
 def _picked_loss(flat_logp, safe, w):
     """-logp[i, target_i] * w_i for every (flattened) sample i."""
     picked = flat_logp.gather(1, safe).reshape(-1)
@@ -237,6 +253,9 @@ class _CrossEntropyIndices(Function):
     @staticmethod
     def backward(ctx, grad):
         x, safe, w = ctx.saved_tensors
+        if x.dtype.is_half:
+            return (_half_cross_entropy_grad(x, safe, w, grad, ctx.reduction,
+                                             ctx.denominator), None, None, None, None)
         if ctx.reduction == "none":
             coef = grad.reshape(-1, 1)
         else:

@@ -529,6 +529,10 @@ class Module(HookRegistration):
         """Cast floating-point parameters and buffers to float16."""
         return self._cast_floating(_dtype.float16)
 
+    def bfloat16(self):
+        """Cast floating-point parameters and buffers to bfloat16."""
+        return self._cast_floating(_dtype.bfloat16)
+
     # ---- state dict --------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
