@@ -149,12 +149,14 @@ def _log_f32(x):
     (e ln 2 in two parts); subnormals scaled by 2**25 first."""
     tiny = x < np.float32(1.17549435e-38)
     bits = _f32_bits(select(tiny, x * np.float32(33554432.0), x))
-    e = ((bits >> np.int32(23)) & np.int32(0xff)) - select(tiny, np.int32(151), np.int32(126))
-    m = _f32_from_bits((bits & np.int32(0x007fffff)) | np.int32(0x3f000000))    # [0.5, 1)
-    low = m < np.float32(0.70710678118654752)
-    e = e - select(low, np.int32(1), np.int32(0))
+    # integer arithmetic widens to int64 in Numba (and int64 -> float32 vectorises
+    # badly): each result is narrowed back, and the exponent is counted in float32
+    m = _f32_from_bits(np.int32(np.int32(bits & np.int32(0x007fffff)) | np.int32(0x3f000000)))
+    low = m < np.float32(0.70710678118654752)          # m in [0.5, 1) -> [sqrt(1/2), sqrt 2)
+    fe = (np.float32(np.int32(np.int32(bits >> np.int32(23)) & np.int32(0xff)))
+          - select(tiny, np.float32(151.0), np.float32(126.0))
+          - select(low, np.float32(1.0), np.float32(0.0)))
     m = select(low, m + m, m) - np.float32(1.0)
-    fe = np.float32(e)
     z = m * m
     y = ((((((((np.float32(7.0376836292e-2) * m - np.float32(1.1514610310e-1)) * m
                + np.float32(1.1676998740e-1)) * m - np.float32(1.2420140846e-1)) * m
