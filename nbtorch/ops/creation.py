@@ -166,9 +166,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         return _finish(t, requires_grad)
     d = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     values = _to_numpy_data(data)
-    if d.np_via is not None:        # bfloat16: Python floats round to float32 first
-        values = np.array(values, dtype=d.np_via)
-    arr = np.array(values, dtype=d.np, copy=True)
+    with np.errstate(over="ignore"):        # 1e39 -> inf without a warning, as PyTorch
+        if d.np_via is not None:            # bfloat16: Python floats round to float32 first
+            values = np.array(values, dtype=d.np_via)
+        arr = np.array(values, dtype=d.np, copy=True)
     if arr.dtype == object:
         raise TypeError("tensor(): could not build a tensor from ragged nested sequences")
     t = wrap(arr)

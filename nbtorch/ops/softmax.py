@@ -56,11 +56,13 @@ def half_in_float32(formula, dtype, *tensors):
     return formula(*(t.to(dtype.compute) for t in tensors)).to(dtype)
 
 
-def _log_softmax_grad(g, out, dim):
+def log_softmax_grad(g, out, dim):
+    """d log_softmax: g - softmax * sum(g) along `dim`, from the saved output."""
     return g - out.exp() * g.sum(dim=dim, keepdim=True)
 
 
 def _softmax_grad(g, y, dim):
+    """d softmax: y * (g - sum(g * y)) along `dim`."""
     gy = g * y
     return gy - y * gy.sum(dim=dim, keepdim=True)
 
@@ -104,7 +106,7 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, g):
         out, = ctx.saved_tensors
-        return half_in_float32(lambda g, out: _log_softmax_grad(g, out, ctx.dim), g.dtype,
+        return half_in_float32(lambda g, out: log_softmax_grad(g, out, ctx.dim), g.dtype,
                                g, out), None
 
 

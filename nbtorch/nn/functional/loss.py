@@ -14,6 +14,7 @@ import nbtorch as torch
 from ..._tensor import Tensor
 from ...autograd import Function
 from ...ops._common import broadcast_shapes
+from ...ops.softmax import half_in_float32, log_softmax_grad
 from .activation import softplus as _softplus
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
@@ -208,9 +209,7 @@ def _half_cross_entropy_grad(x, safe, w, grad, reduction, denominator):
         coef = coef * w.reshape(-1, 1)
     logp = torch.log_softmax(x, 1)
     g_logp = torch.zeros_like(logp).scatter_(1, safe, coef)
-    work = x.dtype.compute
-    g32, p32 = g_logp.to(work), logp.to(work)
-    return (g32 - p32.exp() * g32.sum(1, keepdim=True)).to(x.dtype)
+    return half_in_float32(lambda g, p: log_softmax_grad(g, p, 1), x.dtype, g_logp, logp)
 
 
 def _picked_loss(flat_logp, safe, w):
