@@ -97,16 +97,8 @@ def kernel(name):
         else:
             types = "".join([a.dtype.char for a in args]) + "->" + out.dtype.char
         ufunc = _LOOPS.get((name, types))
-        if ufunc is None:
-            if "e" in types:
-                return _run_half(name, out, args)
-            ufunc = loop(name, types)
-        if out.size >= CONTIGUOUS_THRESHOLD:
-            if (contiguous_loop is not None and types in _FLOAT32_TYPES
-                    and _same_contiguous(out, args, n_params)):
-                return _run_contiguous(contiguous_loop, out, args, n_params)
-            if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
-                return _run_parallel(ufunc, types, out, args)
+        if ufunc is None or out.size >= CONTIGUOUS_THRESHOLD:
+            return _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args)
         if _ERRSTATE is None:
             return _call_quiet(ufunc, args, out, types)
         token = _ERRSTATE.set(_IGNORE)          # _call_quiet, inlined: this is the hot path
@@ -118,6 +110,22 @@ def kernel(name):
     run.__qualname__ = f"cpu.pointwise.{name}"
     run.__doc__ = f"out[i] = scalar.{name}(*args[i]) over broadcast NumPy operands."
     return run
+
+
+def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args):
+    """`kernel(name)`'s other cases: a large call (the contiguous loop, or the ufunc split
+    over threads), a first call for `types` (compiles the ufunc loop only when a call
+    needs it), float16."""
+    if (out.size >= CONTIGUOUS_THRESHOLD and contiguous_loop is not None
+            and types in _FLOAT32_TYPES and _same_contiguous(out, args, n_params)):
+        return _run_contiguous(contiguous_loop, out, args, n_params)
+    if ufunc is None:
+        if "e" in types:
+            return _run_half(name, out, args)
+        ufunc = loop(name, types)
+    if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
+        return _run_parallel(ufunc, types, out, args)
+    _call_quiet(ufunc, args, out, types)
 
 
 def _call_quiet(ufunc, args, out, types):
