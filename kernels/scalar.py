@@ -5,7 +5,8 @@ to a scalar. `cpu/pointwise.py` turns it into a NumPy ufunc with
 ``numba.vectorize(cache=True)`` (NumPy's ufunc machinery then handles
 strides and broadcasting), and the CUDA side compiles the same function with
 ``target='cuda'``. Helpers they call are ``register_jitable``/``overload`` so
-every target can inline them.
+every target can inline them. The costliest float32 bodies also get a flat
+loop over contiguous arrays (`CONTIGUOUS_LOOPS`, at the end of this file).
 
 float32 stays float32: a Python float literal is a float64 in Numba, so
 ``0.5 * x`` would compute a float32 `x` in float64 (and call the slow double
