@@ -196,7 +196,10 @@ asarray = as_tensor
 
 
 def from_numpy(ndarray):
-    """A tensor sharing memory with `ndarray` (writes show in both)."""
+    """A tensor sharing memory with `ndarray` (writes show in both).
+
+    Unlike PyTorch, an ``ml_dtypes.bfloat16`` array is accepted (a bfloat16 tensor).
+    """
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     if any(s < 0 for s in ndarray.strides):
