@@ -815,10 +815,10 @@ def _own_function_with_512bit_vectors(typingctx):
     CPU has them (the attribute clang's -mprefer-vector-width=512 sets), and keep it a
     function of its own: inlined into a caller, its loops would take the caller's width."""
     def codegen(context, builder, signature, args):
-        # llvmlite's FunctionAttributes only accepts keyword attributes; a string
-        # attribute is written into the IR the same way
-        set.add(builder.function.attributes, '"prefer-vector-width"="512"')
-        builder.function.attributes.add("noinline")
+        attributes = builder.function.attributes
+        attributes.add("noinline")
+        if isinstance(attributes, set):      # llvmlite's set of keyword attributes: a
+            set.add(attributes, '"prefer-vector-width"="512"')   # string one prints alike
         return context.get_dummy_value()
     return types.none(), codegen
 
