@@ -146,3 +146,22 @@ def test_float32_log_and_log1p_polynomials_within_a_few_ulps(name, ref, shift):
     np.testing.assert_array_equal(np.isnan(out), np.isnan(exact))     # x < domain, NaN
     inf = np.isinf(exact)
     np.testing.assert_array_equal(out[inf], exact[inf])               # 0 (or -1), +inf
+
+
+def test_loops_compile_to_packed_simd_at_full_width():
+    """The point of the loops: packed (not scalar) float math, 512 bits wide where the
+    CPU has AVX-512 (LLVM's default there is 256). Recompiled uncached for the asm."""
+    import re
+    import llvmlite.binding as llvm
+    import numba
+    if not llvm.get_process_triple().startswith("x86_64"):
+        pytest.skip("checks x86 assembly")
+    loop = scalar.CONTIGUOUS_LOOPS["gelu_grad"]      # a body LLVM would not inline itself
+    fresh = numba.njit(nogil=True, error_model="numpy", fastmath={"contract"})(loop.py_func)
+    x = np.ones(64, np.float32)
+    fresh(np.empty_like(x), x, x)
+    fmas = [line for line in "\n".join(fresh.inspect_asm().values()).splitlines()
+            if re.search(r"vfmadd\w*ps\s", line)]
+    assert fmas, "no packed fused multiply-add: the loop did not vectorise"
+    if llvm.get_host_cpu_features().get("avx512f"):
+        assert any("zmm" in line for line in fmas)
