@@ -97,10 +97,10 @@ def _unpack(saved, ctx):
 
 
 def _type_name(t):
-    names = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-             "int64": "LongTensor", "int32": "IntTensor", "bool": "BoolTensor"}
+    """PyTorch's legacy type name of `t` ('torch.FloatTensor', 'torch.cuda.LongTensor')."""
+    from ..ops._elementwise import type_name
     prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
-    return prefix + names.get(t.dtype.name, t.dtype.name)
+    return prefix + type_name(t.dtype) + "Tensor"
 
 
 class BackwardNode(Node, FunctionCtx):

@@ -102,9 +102,59 @@ def _shape_args(shape):
 def view(self, *shape):
     """This tensor's data seen with another shape (no copy); error if no view exists."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
-        return self.to(shape[0]) if shape[0] is not None else self
+        return _view_dtype(self, shape[0])
     shape = _infer_size(_shape_args(shape), self.numel())
     return View.apply(self, shape)
+
+
+def _view_dtype(x, dtype):
+    """x's bytes read as `dtype` (PyTorch's `view(dtype)`): no copy, no conversion.
+
+    With a different element size the last dim must be dense and scale; the result
+    shares x's memory but gets no gradient (integers and bits have none).
+    """
+    from .. import _dtype
+    from .._tensor import Storage
+    from ._elementwise import type_name
+    dtype = _dtype.to_dtype(dtype)
+    if dtype is x.dtype:
+        return View.apply(x, x._shape)
+    old, new = x.dtype.itemsize, dtype.itemsize
+    shape, strides, offset = list(x._shape), list(x._strides), x._offset
+    if old != new:
+        what = (f"to view {type_name(x.dtype)} as {type_name(dtype)} (different element "
+                "sizes)")
+        if not shape:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if new > old:
+            k = new // old
+            if shape[-1] % k:
+                raise RuntimeError(f"self.size(-1) must be divisible by {k} {what}, but got "
+                                   f"{shape[-1]}")
+            if offset % k:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {k} {what}, "
+                                   f"but got {offset}")
+            for i in range(len(strides) - 1):
+                if strides[i] % k:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {k} {what}, "
+                                       f"but got {strides[i]}")
+            shape[-1] //= k
+            strides = [s // k for s in strides[:-1]] + [1]
+            offset //= k
+        else:
+            k = old // new
+            shape[-1] *= k
+            strides = [s * k for s in strides[:-1]] + [1]
+            offset *= k
+    data = x._storage.data
+    whole = (data.size * old // new) * new // old        # old elements that fill whole new ones
+    storage = Storage(data[:whole].view(dtype.np), x.device)
+    storage.version = x._storage.version
+    t = Tensor.__new__(Tensor)._init(storage, offset, Size(shape), tuple(strides), dtype)
+    t._base = x if x._base is None else x._base
+    return t
 
 
 @tensor_method()

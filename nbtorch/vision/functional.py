@@ -18,7 +18,7 @@ def _host_array(img):
     """Return ``(array, device)``: the image's values as NumPy and where they came from."""
     if isinstance(img, nbtorch.Tensor):
         if img.device.type == "cpu":
-            return img.detach().numpy(), img.device  # shares memory (for inplace=True)
+            return img.detach()._host(), img.device  # shares memory (for inplace=True)
         return np.asarray(img), img.device
     if isinstance(img, np.ndarray):
         return img, None

@@ -42,7 +42,7 @@ def _collate_tensors(batch, *, collate_fn_map=None):
     if all(t.device.type == "cpu" and not t.requires_grad for t in batch):
         # Plain CPU data (the usual case): one np.stack, ~25x faster than a generic
         # differentiable stack of many small tensors.
-        return nbtorch.from_numpy(np.stack([t.numpy() for t in batch]))
+        return nbtorch.from_numpy(np.stack([t._host() for t in batch]))
     return nbtorch.stack(batch, 0)
 
 
