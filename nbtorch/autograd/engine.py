@@ -126,6 +126,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                     if buf is not None and slot < len(buf):
                         old = buf[slot]
                         buf[slot] = g if old is None else old + g
+                    elif buf is None and slot == 0 and (nxt._output_meta is None
+                                                        or len(nxt._output_meta) == 1):
+                        buffers[nxt] = [g]      # the common case: a single-output node
                     else:
                         _add_to_buffer(buffers, nxt, slot, g)
                 left = deps[nxt] - 1
