@@ -70,6 +70,25 @@ def _f32_from_bits(typingctx, bits):
     return types.float32(types.int32), codegen
 
 
+def inline_into_loops():
+    """Mark the body calling this for LLVM to inline into every loop calling it, the
+    ufunc's included: big bodies (gelu_grad, softplus, mish) otherwise stayed calls and
+    their loops ran scalar (13-27 ns an element). A no-op in Python and on CUDA."""
+
+
+@intrinsic
+def _mark_alwaysinline(typingctx):
+    def codegen(context, builder, signature, args):
+        builder.function.attributes.add("alwaysinline")
+        return context.get_dummy_value()
+    return types.none(), codegen
+
+
+@overload(inline_into_loops, jit_options=_JIT, inline="always")
+def _inline_into_loops_overload():
+    return lambda: _mark_alwaysinline()
+
+
 def select(cond, a, b):
     """`a if cond else b` as one branch-free select (a ternary left branches that kept
     loops such as gelu's from vectorising)."""
@@ -560,12 +579,14 @@ def _softplus1(a):
 
 
 def mish(a):
+    inline_into_loops()
     return a * ftanh(_softplus1(a))
 
 
 def softplus(a, beta, threshold):
     """PyTorch's: a where a * beta > threshold, else log1p(exp(a * beta)) / beta (both
     sides computed, one selected: exp's argument capped at the threshold)."""
+    inline_into_loops()
     z = a * beta
     above = z > threshold
     return select(above, a, flog1p(fexp(select(above, threshold, z))) / beta)
@@ -601,6 +622,7 @@ def tanh_grad(g, out):
 
 
 def gelu_grad(g, a):
+    inline_into_loops()
     cdf = c(a, 0.5) * ferfc(a * c(a, -0.7071067811865476))
     pdf = fexp(c(a, -0.5) * a * a) * c(a, 0.3989422804014327)
     return g * (cdf + a * pdf)
