@@ -267,9 +267,9 @@ class Elementwise(Function):
         if True not in ctx.needs_input_grad:
             return out                  # nothing will be recorded: skip the bookkeeping
         save = cls.save
-        if save:
-            ctx.save_for_backward(x if save in ("x", "both") else None,
-                                  out if save in ("out", "both") else None)
+        if save:                        # save_for_backward, inlined (the tensors are ours)
+            ctx._saved = ((x, x._storage.version) if save != "out" else None,
+                          (out, out._storage.version) if save != "x" else None)
         ctx.params = params
         return out
 
@@ -362,9 +362,10 @@ class Binary(Elementwise):
         save = cls.save
         if save:
             ctx.scalars = (None if ta else a, None if tb else b)
-            ctx.save_for_backward(a if ta and "a" in save else None,
-                                  b if tb and "b" in save else None,
-                                  out if "out" in save else None)
+            ctx._saved = (                      # save_for_backward, inlined
+                (a, a._storage.version) if ta and "a" in save else None,
+                (b, b._storage.version) if tb and "b" in save else None,
+                (out, out._storage.version) if "out" in save else None)
         return out
 
     @staticmethod
