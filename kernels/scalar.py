@@ -169,10 +169,24 @@ def _f32_bits(typingctx, x):
     return types.int32(types.float32), codegen
 
 
+@register_jitable(**_JIT, inline="always")
+def _log_reduced_f32(m, fe):
+    """Cephes logf's core: log(1 + m) + fe ln 2 for m in [sqrt(1/2) - 1, sqrt 2 - 1]
+    (a polynomial; ln 2 in two parts)."""
+    z = m * m
+    y = ((((((((np.float32(7.0376836292e-2) * m - np.float32(1.1514610310e-1)) * m
+               + np.float32(1.1676998740e-1)) * m - np.float32(1.2420140846e-1)) * m
+             + np.float32(1.4249322787e-1)) * m - np.float32(1.6668057665e-1)) * m
+           + np.float32(2.0000714765e-1)) * m - np.float32(2.4999993993e-1)) * m
+         + np.float32(3.3333331174e-1)) * m * z
+    y = y + fe * np.float32(-2.12194440e-4) - np.float32(0.5) * z
+    return m + y + fe * np.float32(0.693359375)
+
+
 @register_jitable(**_JIT)
 def _log_f32(x):
-    """Cephes logf: log x = e ln 2 + log1p(m - 1), m in [sqrt(1/2), sqrt 2) by a polynomial
-    (e ln 2 in two parts); subnormals scaled by 2**25 first."""
+    """Cephes logf: x = 2**e (1 + m), m in [sqrt(1/2) - 1, sqrt 2 - 1] from the bits;
+    subnormals scaled by 2**25 first."""
     inline_into_loops()
     tiny = x < np.float32(1.17549435e-38)
     bits = _f32_bits(select(tiny, x * np.float32(33554432.0), x))
@@ -183,17 +197,23 @@ def _log_f32(x):
     fe = (np.float32(np.int32(np.int32(bits >> np.int32(23)) & np.int32(0xff)))
           - select(tiny, np.float32(151.0), np.float32(126.0))
           - select(low, np.float32(1.0), np.float32(0.0)))
-    m = select(low, m + m, m) - np.float32(1.0)
-    z = m * m
-    y = ((((((((np.float32(7.0376836292e-2) * m - np.float32(1.1514610310e-1)) * m
-               + np.float32(1.1676998740e-1)) * m - np.float32(1.2420140846e-1)) * m
-             + np.float32(1.4249322787e-1)) * m - np.float32(1.6668057665e-1)) * m
-           + np.float32(2.0000714765e-1)) * m - np.float32(2.4999993993e-1)) * m
-         + np.float32(3.3333331174e-1)) * m * z
-    y = y + fe * np.float32(-2.12194440e-4) - np.float32(0.5) * z
-    r = m + y + fe * np.float32(0.693359375)
+    r = _log_reduced_f32(select(low, m + m, m) - np.float32(1.0), fe)
     r = select(x > 0, r, select(x == 0, np.float32(-np.inf), np.float32(np.nan)))
     return select(x == np.float32(np.inf), x, r)                   # NaN stays NaN
+
+
+@register_jitable(**_JIT)
+def _softplus_f32(z):
+    """log(1 + e**z) as max(z, 0) + log1p(t), t = e**-|z| in (0, 1]: 1 + t needs no bit
+    fiddling and no division (t, or (t - 1) / 2 above sqrt 2 - 1, is the reduced
+    argument, exact); +inf where e**z overflows float32, as log1p(exp(z)) gives."""
+    inline_into_loops()
+    t = _exp_f32(-abs(z))
+    high = t > np.float32(0.41421356237309503)
+    r = _log_reduced_f32(select(high, (t - np.float32(1.0)) * np.float32(0.5), t),
+                         select(high, np.float32(1.0), np.float32(0.0)))
+    r = select(z > 0, z, np.float32(0.0)) + r
+    return select(z > np.float32(88.72283905206835), np.float32(np.inf), r)
 
 
 @register_jitable(**_JIT)
@@ -227,6 +247,11 @@ def flog1p(x):
     return math.log1p(x)
 
 
+def flog1pexp(x):
+    """log1p(exp(x)): the formula PyTorch's softplus uses."""
+    return math.log1p(math.exp(x))
+
+
 @overload(fexp, jit_options=_JIT, inline="always")
 def _fexp_overload(x):
     return (lambda x: _exp_f32(x)) if _is_f32(x) else (lambda x: math.exp(x))
@@ -250,6 +275,12 @@ def _flog_overload(x):
 @overload(flog1p, jit_options=_JIT, inline="always")
 def _flog1p_overload(x):
     return (lambda x: _log1p_f32(x)) if _is_f32(x) else (lambda x: math.log1p(x))
+
+
+@overload(flog1pexp, jit_options=_JIT, inline="always")
+def _flog1pexp_overload(x):
+    return (lambda x: _softplus_f32(x)) if _is_f32(x) else (
+        lambda x: math.log1p(math.exp(x)))
 
 
 # ---- arithmetic ----------------------------------------------------------------
@@ -597,7 +628,7 @@ def softplus(a, beta, threshold):
     inline_into_loops()
     z = a * beta
     above = z > threshold
-    return select(above, a, flog1p(fexp(select(above, threshold, z))) / beta)
+    return select(above, a, flog1pexp(select(above, threshold, z)) / beta)
 
 
 def elu(a, alpha, scale, input_scale):

@@ -179,3 +179,22 @@ def test_big_bodies_are_inlined_into_their_ufunc_loops(name):
     report = nbtorch.kernels.inspect(name, device="cpu", dtype=nbtorch.float32)
     asm = next(f.asm for f in report.functions if f.kind == "ufunc")
     assert re.search(r"vfmadd\w*ps\s", asm), "the ufunc loop did not vectorise"
+
+
+@pytest.mark.parametrize("beta, threshold", [(1.0, 20.0), (2.0, 3.0), (0.5, 1000.0)])
+def test_float32_softplus_is_pytorchs_formula_within_two_ulps(beta, threshold):
+    """where(z > threshold, x, log1p(exp(z)) / beta), z = beta x: +inf where exp(z)
+    overflows float32 below the threshold, exactly as that formula gives."""
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(-30, 30, 20000), rng.uniform(-1, 1, 5000),
+                        np.linspace(-250, 250, 2001), SPECIAL]).astype(np.float32)
+    out = _ufunc_result("softplus", [x, np.array(beta, np.float32),
+                                     np.array(threshold, np.float32)])
+    z = x.astype(np.float64) * beta
+    with np.errstate(all="ignore"):
+        exact = np.where(z > threshold, x, np.log1p(np.exp(z)) / beta)
+        overflow = (z > np.log(np.finfo(np.float32).max)) & (z <= threshold)
+    exact[overflow] = np.inf
+    assert _ulps(out, exact).max() <= 2                                # measured 1.6
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(exact))
+    np.testing.assert_array_equal(out[np.isinf(exact)], exact[np.isinf(exact)])
