@@ -86,7 +86,7 @@ class Div(Binary):
         need = ctx.needs_input_grad
         if not need[1] and not _STATE.enabled:      # first order, divisor without grad
             return Div.compute(g, b), None
-        return (g / b if need[0] else None), (-g * a / (b * b) if need[1] else None)
+        return (g / b if need[0] else None), (-g * ((a / b) / b) if need[1] else None)
 
 
 def add(input, other, *, alpha=1, out=None):
@@ -263,7 +263,14 @@ Tensor.__sub__ = _binary_operator(Sub)
 Tensor.__rsub__ = _binary_operator(Sub, reflected=True)
 Tensor.__mul__ = Tensor.__rmul__ = _binary_operator(Mul)
 Tensor.__truediv__ = _binary_operator(Div)
-Tensor.__rtruediv__ = _binary_operator(Div, reflected=True)
+def _rtruediv(self, other):
+    """number / tensor, computed as PyTorch does: self.reciprocal() * other."""
+    if isinstance(other, NUMBER):
+        return self.reciprocal() * other
+    return NotImplemented
+
+
+Tensor.__rtruediv__ = _rtruediv
 Tensor.__neg__ = lambda self: Neg.apply(self)
 Tensor.__pos__ = lambda self: self
 

@@ -221,7 +221,7 @@ class Reciprocal(Elementwise):
 
     @staticmethod
     def grad(g, x, out):
-        return -g * out * out
+        return -g * (out * out)            # PyTorch: -grad * (result * result)
 
 
 class Square(Elementwise):

@@ -169,3 +169,19 @@ def test_activation_gradients_match():
         ours(a).sum().backward()
         theirs(t).sum().backward()
         _close(a.grad, t.grad, rtol=1e-7, atol=1e-12)   # PyTorch: hardsigmoid 1/6 in fp32
+
+
+def test_division_by_a_tensor_matches_pytorch_bit_for_bit():
+    """`number / t` is t.reciprocal() * number, and the divisor's gradient is
+    -g * ((a / b) / b), as PyTorch computes them (values and gradients bit for bit)."""
+    xs = np.linspace(0.1, 3, 50, dtype=np.float32)
+    ys = np.linspace(-2, 5, 50, dtype=np.float32)
+    results = []
+    for lib in (nbtorch, torch):
+        x = lib.tensor(xs, requires_grad=True)
+        y = lib.tensor(ys, requires_grad=True)
+        z = 3.7 / x
+        (z.sum() + (y / x).sum()).backward()
+        results.append([z.detach().numpy(), x.grad.numpy(), y.grad.numpy()])
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
