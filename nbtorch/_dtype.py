@@ -14,11 +14,12 @@ move its bits (as uint16).
 bfloat16 storage comes from the `ml_dtypes` package (Google's stand-alone NumPy
 bfloat16 dtype, the one JAX uses): NumPy has no bfloat16, and a well-kept
 library whose `astype` rounds to nearest even, handles inf/nan/overflow and
-whose NumPy ufuncs work beats hand-written bit twiddling.
+whose NumPy ufuncs work beats hand-written bit twiddling. It is imported on first
+use of bfloat16 (its import takes ~0.6 s, more than the rest of `import nbtorch`).
 """
 import builtins
+import importlib
 
-import ml_dtypes
 import numpy as np
 
 __all__ = [
@@ -59,8 +60,36 @@ class dtype:
         return self
 
 
+class _LazyBfloat16(dtype):
+    """bfloat16, whose NumPy dtype (from `ml_dtypes`) is imported on first use."""
+
+    __slots__ = ()
+
+    def __init__(self):
+        self.name, self.category, self.itemsize = "bfloat16", _FLOAT, 2
+        self.is_floating_point = self.is_signed = self.is_half = True
+        self.is_complex = False
+        self.compute = self
+        self.np_via = None
+
+    @property
+    def np(self):
+        np_dtype = _BF16_NP[0] if _BF16_NP else _load_bfloat16()
+        return np_dtype
+
+
+_BF16_NP = []
+
+
+def _load_bfloat16():
+    np_dtype = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
+    _BF16_NP.append(np_dtype)
+    _FROM_NP[np_dtype] = bfloat16
+    return np_dtype
+
+
 float16 = half = dtype("float16", np.float16, _FLOAT, is_half=True)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, _FLOAT, is_half=True)
+bfloat16 = _LazyBfloat16()
 float32 = float = dtype("float32", np.float32, _FLOAT)
 float16.compute = bfloat16.compute = float32
 bfloat16.np_via = float32.np            # c10::BFloat16 is made from a float only
@@ -74,7 +103,7 @@ bool = dtype("bool", np.bool_, _BOOL)
 
 ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
 _NAMES = {d.name: d for d in ALL}
-_FROM_NP = {d.np: d for d in ALL}
+_FROM_NP = {d.np: d for d in ALL if d is not bfloat16}     # bfloat16: added on first use
 
 
 def _by_name(name):
@@ -115,6 +144,8 @@ def from_numpy_dtype(np_dtype):
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except KeyError:
+        if np.dtype(np_dtype).name == "bfloat16" and np.dtype(np_dtype) == bfloat16.np:
+            return bfloat16
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
             "supported types are: float64, float32, float16, int64, int32, int16, int8, "
@@ -123,7 +154,7 @@ def from_numpy_dtype(np_dtype):
 
 def to_dtype(d):  # noqa: C901 - a flat table of accepted spellings
     """Accept an nbtorch dtype, a NumPy dtype, a Python type or a name."""
-    if d.__class__ is dtype:
+    if d.__class__ is dtype or d is bfloat16:
         return d
     if d is builtin_float:
         return get_default_dtype()
@@ -198,7 +229,7 @@ def result_type(*operands):
     dim_t = zero_t = scalar = None
     for x in operands:
         d = getattr(x, "dtype", None)
-        if d is not None and d.__class__ is dtype:
+        if d is not None and (d.__class__ is dtype or d is bfloat16):
             if x.ndim:
                 dim_t = d if dim_t is None else _PROMOTE[(dim_t, d)]
             else:
@@ -243,7 +274,8 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        f = ml_dtypes.finfo(d.np)
+        f = (importlib.import_module("ml_dtypes").finfo(d.np) if d is bfloat16
+             else np.finfo(d.np))
         self.bits, self.eps = f.bits, builtin_float(f.eps)
         self.max, self.min = builtin_float(f.max), builtin_float(f.min)
         self.tiny = self.smallest_normal = builtin_float(f.tiny)

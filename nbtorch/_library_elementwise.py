@@ -29,7 +29,6 @@ __all__ = ["elementwise", "ElementwiseOp"]
 _FASTMATH = {"contract"}        # as the built-in ufuncs: fused multiply-add, IEEE NaN/inf
 
 
-_HALVES = (np.dtype(np.float16), _dtype.bfloat16.np)
 
 
 class CpuUfuncKernel:
@@ -45,7 +44,7 @@ class CpuUfuncKernel:
         self.__qualname__ = f"library.{op}.cpu"
 
     def __call__(self, out, *args):
-        if out.dtype in _HALVES:               # Numba has no half floats: compute in float32
+        if out.dtype.name in ("float16", "bfloat16"):               # Numba has no half floats: compute in float32
             tmp = np.empty(out.shape, np.float32)
             self(tmp, *args)
             out[...] = tmp

@@ -8,14 +8,13 @@ archive's `data/<key>` records.
 import collections
 import pickle
 
-import ml_dtypes
 import numpy as np
 
 from ._tensor import wrap
 
 _STORAGE_DTYPES = {
     "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
-    "BFloat16Storage": ml_dtypes.bfloat16,
+    "BFloat16Storage": "bfloat16",
     "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
     "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
 }
@@ -23,11 +22,14 @@ _DTYPE_NAMES = {"float32": np.float32, "float64": np.float64, "float16": np.floa
                 "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
                 "uint8": np.uint8, "bool": np.bool_, "float": np.float32, "double": np.float64,
                 "half": np.float16, "long": np.int64, "int": np.int32,
-                "bfloat16": ml_dtypes.bfloat16}
+                "bfloat16": "bfloat16"}
 
 
 class _StorageType:
     def __init__(self, dtype):
+        if dtype == "bfloat16":              # ml_dtypes is imported only when needed
+            from ._dtype import bfloat16
+            dtype = bfloat16.np
         self.dtype = dtype
 
 

@@ -10,7 +10,7 @@ import math
 import numba
 import numpy as np
 
-from nbtorch.kernels.cpu.index import HALVES
+from nbtorch.kernels.cpu.index import is_half
 
 __all__ = ["embedding_forward", "embedding_backward", "embedding_renorm_",
            "PARALLEL_MIN_ELEMENTS"]
@@ -34,7 +34,7 @@ def embedding_forward(weight2, indices, out2):
     Example:
         >>> out = np.empty((2, 3)); embedding_forward(np.eye(3), np.array([2, 0]), out)
     """
-    if weight2.dtype in HALVES:
+    if is_half(weight2.dtype):
         weight2, out2 = weight2.view(np.uint16), out2.view(np.uint16)
     embedding_forward_serial(weight2, indices, out2)
 

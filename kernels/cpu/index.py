@@ -4,7 +4,6 @@ indexing, `gather`, `scatter`, `index_select`, `take`, `masked_select` and frien
 The op layer turns any index expression into int64 storage offsets (validated
 against the bounds first: these kernels check nothing), so two loops serve them all.
 """
-import ml_dtypes
 import numba
 import numpy as np
 
@@ -41,12 +40,18 @@ def nonzero_flat(mask, out):
     return n
 
 
-HALVES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))   # Numba has neither
+_HALF_NAMES = ("float16", "bfloat16")
+
+
+def is_half(np_dtype):
+    """float16 or (ml_dtypes') bfloat16: dtypes Numba lacks (named, so that testing
+    for bfloat16 does not import ml_dtypes)."""
+    return np_dtype.name in _HALF_NAMES
 
 
 def _u(a):
     """Arrays the move-only kernels take: halves as uint16 bits, bools as uint8."""
-    return a.view(np.uint16) if a.dtype in HALVES else (
+    return a.view(np.uint16) if is_half(a.dtype) else (
         a.view(np.uint8) if a.dtype == np.bool_ else a)
 
 
@@ -56,7 +61,7 @@ def take_any(src, offsets, out):
 
 def put_any(dst, offsets, values, accumulate):
     if accumulate:
-        if dst.dtype in HALVES:           # accumulate in float32, round once
+        if is_half(dst.dtype):           # accumulate in float32, round once
             tmp = dst.astype(np.float32)
             put_add(tmp, offsets, values.astype(np.float32))
             dst[...] = tmp

@@ -49,7 +49,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu.index import HALVES
+from nbtorch.kernels.cpu.index import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
            "gemm_packed", "gemm_packed_serial", "LAUNCHERS", "MR", "NR", "KC"]
@@ -220,7 +220,7 @@ def _blas_ready(x):
 
 def _run(core, a, b, out):
     """Route by dtype: halves via float32, integers to `matmul_loops`, floats to `core`."""
-    if out.dtype in HALVES:
+    if is_half(out.dtype):
         tmp = np.empty(out.shape, np.float32)
         core(a.astype(np.float32), b.astype(np.float32), tmp)
         out[...] = tmp

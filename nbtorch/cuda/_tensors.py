@@ -11,12 +11,10 @@ from . import _runtime
 
 __all__ = ["alloc_cuda", "view_cuda"]
 
-_BFLOAT16 = _dtype.bfloat16.np
-
 
 def alloc_cuda(n, np_dtype, device):
     """A 1-D device array of `n` elements on `device`, from the caching allocator."""
-    if np_dtype == _BFLOAT16:
+    if np_dtype.name == "bfloat16":            # named: no ml_dtypes import here
         raise TypeError(f"bfloat16 tensors are not supported on device '{device}': numba.cuda "
                         "has no bfloat16 arrays. Keep bfloat16 tensors on the CPU, or use "
                         "float16/float32 on the GPU.")

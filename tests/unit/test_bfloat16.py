@@ -616,3 +616,17 @@ def test_inspect_refuses_half_dtypes():
     for d in (nbtorch.float16, nbtorch.bfloat16):
         with pytest.raises(ValueError, match=f"Numba has no {d.name}"):
             _inspect._check_dtype(d)
+
+
+def test_ml_dtypes_is_imported_only_when_bfloat16_is_used():
+    """`import ml_dtypes` takes ~0.6 s: `import nbtorch` must not pay it (target < 1 s)."""
+    import subprocess
+    import sys
+    code = ("import sys, nbtorch\n"
+            "assert 'ml_dtypes' not in sys.modules\n"
+            "x = nbtorch.ones(2) + 0.5\n"
+            "assert 'ml_dtypes' not in sys.modules\n"
+            "y = nbtorch.tensor([1.0, 2.5], dtype=nbtorch.bfloat16) * 2\n"
+            "assert 'ml_dtypes' in sys.modules and y.tolist() == [2.0, 5.0]\n"
+            "assert nbtorch.finfo(nbtorch.bfloat16).eps == 0.0078125\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
