@@ -17,16 +17,19 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 
 
 def _float_formatter(values):
-    finite = values[np.isfinite(values)]
+    """PyTorch's _Formatter rules, decided on the nonzero finite values: integers print
+    as '3.', and scientific notation is used when max/min > 1000 or max > 1e8 (or, for
+    non-integers, min < 1e-4)."""
     p = PRINT_OPTS["precision"]
-    if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.{p}f}"
-    ints = np.all(finite == np.round(finite))
-    amax, amin = np.max(np.abs(finite)), np.min(np.abs(finite))
+    nonzero = values[np.isfinite(values) & (values != 0)]
     sci = PRINT_OPTS["sci_mode"]
-    if sci is None:
-        sci = amax > 1e8 or (amin != 0 and amin < 1e-4) or (amin != 0 and amax / amin > 1000
-                                                              and not ints)
+    ints = True
+    if nonzero.size:
+        ints = bool(np.all(nonzero == np.ceil(nonzero)))
+        mag = np.abs(nonzero)
+        amax, amin = mag.max(), mag.min()
+        if sci is None:
+            sci = amax / amin > 1000 or amax > 1e8 or (not ints and amin < 1e-4)
     if ints and not sci:
         return lambda v: _special(v) or f"{v:.0f}."
     if sci:
@@ -46,7 +49,12 @@ def _format_array(a, dtype):
     if dtype is _dtype.bool:
         fmt = lambda v: "True" if v else "False"  # noqa: E731
     elif dtype.is_floating_point:
-        fmt = _float_formatter(a.astype(np.float64).ravel())
+        values = a.astype(np.float64).ravel()
+        fmt = _float_formatter(values)
+        strs = np.vectorize(fmt, otypes=[object])(a) if a.size else a.astype(object)
+        # PyTorch pads to the widest nonzero finite value: zeros, nan, inf don't widen
+        shown = strs.ravel()[np.isfinite(values) & (values != 0)]
+        return strs, max((len(s) for s in shown), default=1)
     else:
         fmt = lambda v: str(int(v))  # noqa: E731
     strs = np.vectorize(lambda v: fmt(v), otypes=[object])(a) if a.size else a.astype(object)
@@ -60,7 +68,7 @@ def _render(strs, width, indent, trimmed, edge):
     if strs.ndim == 1:
         items = [s.rjust(width) for s in strs]
         if trimmed[0]:
-            items = items[:edge] + ["..."] + items[-edge:]
+            items = items[:edge] + [" ..."] + items[-edge:]
         per_line = max(1, (PRINT_OPTS["linewidth"] - indent) // (width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

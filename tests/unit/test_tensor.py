@@ -161,3 +161,22 @@ def test_numpy_scalars_keep_their_dtype():
     assert torch.tensor(np.uint8(1)).dtype is torch.uint8
     assert torch.tensor(np.float16(1)).dtype is torch.float16
     assert torch.tensor(np.float64(2.5)).dtype is torch.float64
+
+
+@pytest.mark.parametrize("values", [
+    [float("nan"), float("inf"), -0.0, 1e-39], [0.0, 1e-5, 1.0], [0.0, 1e-9, 3.0],
+    [[-0.0, 1.5], [float("nan"), -12.25]], [0.0, -0.0, 1.0], [float("-inf"), 2.0],
+    [2.0, 3000.0], [0.5, 600.0], [1e9], [123456789.0, 1.0]])
+def test_float_repr_matches_pytorch(values):
+    """Formatting decided on nonzero finite values, padded to their width (PyTorch's rules)."""
+    pt = pytest.importorskip("torch")
+    for dt in ("float32", "float64"):
+        assert repr(torch.tensor(values, dtype=getattr(torch, dt))) == repr(
+            pt.tensor(values, dtype=getattr(pt, dt)))
+
+
+def test_summarised_repr_matches_pytorch():
+    pt = pytest.importorskip("torch")
+    for make in (lambda m: m.arange(2000.0), lambda m: m.arange(2000),
+                 lambda m: m.arange(2000.0).reshape(1000, 2)):
+        assert repr(make(torch)) == repr(make(pt))
