@@ -92,7 +92,7 @@ float16 = half = dtype("float16", np.float16, _FLOAT, is_half=True)
 bfloat16 = _LazyBfloat16()
 float32 = float = dtype("float32", np.float32, _FLOAT)
 float16.compute = bfloat16.compute = float32
-bfloat16.np_via = float32.np            # c10::BFloat16 is made from a float only
+float16.np_via = bfloat16.np_via = float32.np     # c10::Half and BFloat16 are made from floats
 float64 = double = dtype("float64", np.float64, _FLOAT)
 int8 = dtype("int8", np.int8, _INT)
 int16 = short = dtype("int16", np.int16, _INT)
@@ -118,9 +118,9 @@ def compute_dtype(d):
 def round_array(values, d):
     """NumPy `values` converted to `d`'s storage type with PyTorch's rounding.
 
-    PyTorch makes a bfloat16 from a float32 only, so a float64 or an integer is
-    rounded to float32 first (twice, as PyTorch does); `ml_dtypes` alone would
-    round once. Every other conversion is NumPy's `astype`.
+    PyTorch makes a float16 or bfloat16 from a float32 only, so a float64 or an
+    integer is rounded to float32 first (twice, as PyTorch does); NumPy and
+    `ml_dtypes` alone would round once. Every other conversion is NumPy's `astype`.
     """
     via = d.np_via
     with np.errstate(over="ignore", invalid="ignore"):     # PyTorch does not warn
@@ -130,7 +130,7 @@ def round_array(values, d):
 
 
 def round_scalar(x, d):
-    """A Python or NumPy number as `d`'s NumPy scalar type (bfloat16 through float32)."""
+    """A Python or NumPy number as `d`'s NumPy scalar type (halves through float32)."""
     if d.np_via is not None:
         x = d.np_via.type(x)
     return d.np.type(x)

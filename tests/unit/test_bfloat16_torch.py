@@ -263,3 +263,14 @@ def test_float16_matches_pytorch_on_the_shared_half_paths(data):
     pa, na = both(data["line"][:2000].reshape(40, 50), "float16")
     for fn in fns:
         same(fn(torch, pa), fn(nbtorch, na))
+
+
+def test_float64_to_half_rounds_through_float32_like_pytorch():
+    """c10::Half and c10::BFloat16 are made from a float: a double rounds twice."""
+    v = 1 + 2 ** -11 + 2 ** -40          # a float16 tie once rounded to float32
+    for name in ("float16", "bfloat16"):
+        ours = [nbtorch.tensor(v, dtype=nbtorch.float64).to(getattr(nbtorch, name)).item(),
+                nbtorch.tensor([v], dtype=getattr(nbtorch, name)).item()]
+        theirs = [torch.tensor(v, dtype=torch.float64).to(getattr(torch, name)).item(),
+                  torch.tensor([v], dtype=getattr(torch, name)).item()]
+        assert ours == theirs
