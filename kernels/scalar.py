@@ -631,6 +631,13 @@ def softplus(a, beta, threshold):
     return select(above, a, flog1pexp(select(above, threshold, z)) / beta)
 
 
+def _softplus_unit(a, beta, threshold):
+    """softplus with beta == 1 (the default): no multiply or divide (both exact at 1)."""
+    inline_into_loops()
+    above = a > threshold
+    return select(above, a, flog1pexp(select(above, threshold, a)))
+
+
 def elu(a, alpha, scale, input_scale):
     """PyTorch's ELU family: selu and celu are elu with other constants."""
     if a > 0:
@@ -983,7 +990,7 @@ def _map1_params2(body, out, a, p, q):
 
 
 for _body in (exp, log, log1p, tanh, sigmoid, gelu, gelu_tanh, silu, mish, softplus,
-              gelu_grad, gelu_tanh_grad, silu_grad):
+              _softplus_unit, gelu_grad, gelu_tanh_grad, silu_grad):
     register_jitable(**_JIT)(_body)      # callable from the loops below
 del _body
 
@@ -1039,7 +1046,10 @@ def mish_loop(out, a):
 @njit(**_LOOP)
 def softplus_loop(out, a, beta, threshold):
     """out[i] = softplus(a[i], beta, threshold) for scalar beta, threshold."""
-    _map1_params2(softplus, out, a, beta, threshold)
+    if beta == 1:            # the default: a loop without the division (same bits)
+        _map1_params2(_softplus_unit, out, a, beta, threshold)
+    else:
+        _map1_params2(softplus, out, a, beta, threshold)
 
 
 @njit(**_LOOP)

@@ -198,3 +198,15 @@ def test_float32_softplus_is_pytorchs_formula_within_two_ulps(beta, threshold):
     assert _ulps(out, exact).max() <= 2                                # measured 1.6
     np.testing.assert_array_equal(np.isnan(out), np.isnan(exact))
     np.testing.assert_array_equal(out[np.isinf(exact)], exact[np.isinf(exact)])
+
+
+@pytest.mark.parametrize("threshold", [20.0, 3.0])
+def test_softplus_default_beta_loop_matches_the_ufunc_bit_for_bit(threshold, contiguous_calls):
+    """beta == 1 takes a loop without the multiply and divide: the same bits."""
+    x = (np.random.default_rng(1).standard_normal(SMALL) * 30).astype(np.float32)
+    x[:SPECIAL.size] = SPECIAL
+    xs = [x, np.array(1.0, np.float32), np.array(threshold, np.float32)]
+    out = np.empty_like(x)
+    pw.kernel("softplus")(out, *xs)
+    assert contiguous_calls == [scalar.CONTIGUOUS_LOOPS["softplus"]]
+    _assert_same_bits(out, _ufunc_result("softplus", xs))
