@@ -5,6 +5,8 @@ flat storages with element offsets, shapes and strides (DESIGN.md: index math
 once per row, a tight inner loop with a contiguous fast path). One
 compilation per (source dtype, destination dtype) pair serves every rank.
 """
+import math
+
 import numba
 import numpy as np
 
@@ -105,7 +107,7 @@ def _merged(shape, *strides_list):
 def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
     """Launcher: copy a (broadcast) strided source into a strided destination."""
     if _dense(shape, d_strides) and tuple(s_shape_strides) == tuple(d_strides):
-        return copy_dense(src_flat, s_off, dst_flat, d_off, _numel(shape))
+        return copy_dense(src_flat, s_off, dst_flat, d_off, math.prod(shape))
     m_shape, (ss, ds) = _merged(shape, s_shape_strides, d_strides)
     copy_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
 
@@ -113,16 +115,9 @@ def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
 def fill(dst_flat, d_off, d_strides, shape, value):
     """Launcher: write one value into every element of a strided destination."""
     if _dense(shape, d_strides):
-        return fill_dense(dst_flat, d_off, _numel(shape), dst_flat.dtype.type(value))
+        return fill_dense(dst_flat, d_off, math.prod(shape), dst_flat.dtype.type(value))
     m_shape, (ds,) = _merged(shape, d_strides)
     fill_strided(dst_flat, d_off, ds, m_shape, dst_flat.dtype.type(value))
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _dense(shape, strides):

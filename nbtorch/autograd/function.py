@@ -228,13 +228,10 @@ def _record(ctx, args, out):
             out._requires_grad = True
             saved = ctx._saved
             if saved:
-                alias = None
-                for k, s in enumerate(saved):
-                    if s is not None and s[0] is out:     # keep a detached alias: no cycle
-                        if alias is None:
-                            alias = out.detach()
-                        saved = saved[:k] + ((alias, s[1], 0),) + saved[k + 1:]
-                ctx._saved = saved
+                for s in saved:
+                    if s is not None and s[0] is out:
+                        _detach_saved_outputs(ctx)
+                        break
         return out
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)

@@ -218,8 +218,8 @@ def float_dtype(dtype):
 
 
 _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-               "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "uint8": "Byte",
-               "bool": "Bool"}
+               "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int",
+               "int64": "Long", "uint8": "Byte", "bool": "Bool"}
 
 
 def type_name(dtype):

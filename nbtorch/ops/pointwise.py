@@ -12,7 +12,6 @@ brings every elementwise op.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd.grad_mode import STATE as _STATE
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
                            register_cpu)
 
@@ -72,9 +71,6 @@ class Mul(Binary):
     @staticmethod
     def grad(ctx, g, a, b, out):
         need = ctx.needs_input_grad
-        if not _STATE.enabled:          # first order: the raw op, without apply's checks
-            return (Mul.compute(g, b) if need[0] else None), (Mul.compute(g, a) if need[1]
-                                                                else None)
         return (g * b if need[0] else None), (g * a if need[1] else None)
 
 
@@ -84,8 +80,6 @@ class Div(Binary):
     @staticmethod
     def grad(ctx, g, a, b, out):
         need = ctx.needs_input_grad
-        if not need[1] and not _STATE.enabled:      # first order, divisor without grad
-            return Div.compute(g, b), None
         return (g / b if need[0] else None), (-g * ((a / b) / b) if need[1] else None)
 
 
