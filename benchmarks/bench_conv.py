@@ -11,23 +11,9 @@ conv2d N=32, 16->32 channels, 28x28, 3x3 (padding 1), <= 2x PyTorch.
 Run: python benchmarks/bench_conv.py [--repeat 30] [--threads N]
 """
 import argparse
-import os
-import sys
 import time
 
-
-def _threads_from_argv():
-    """--threads N must act before NumPy (OpenBLAS) and Numba read their thread counts."""
-    for i, a in enumerate(sys.argv):
-        if a == "--threads" and i + 1 < len(sys.argv):
-            return int(sys.argv[i + 1])
-    return None
-
-
-_THREADS = _threads_from_argv()
-if _THREADS:
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS"):
-        os.environ[_var] = str(_THREADS)
+from _threads import THREADS as _THREADS  # noqa: E402  (before NumPy and Numba)
 
 import numpy as np  # noqa: E402
 

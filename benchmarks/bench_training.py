@@ -25,23 +25,12 @@ import subprocess
 import sys
 import time
 
-
-def _threads_from_argv():
-    """--threads N must act before NumPy (BLAS), Numba and torch read their thread counts."""
-    for i, a in enumerate(sys.argv):
-        if a == "--threads" and i + 1 < len(sys.argv):
-            return int(sys.argv[i + 1])
-    return None
-
-
-_THREADS = _threads_from_argv()
-if _THREADS:
-    for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = str(_THREADS)
+from _threads import THREADS as _THREADS  # noqa: E402  (before NumPy and Numba)
 
 import numpy as np  # noqa: E402
 
 import nbtorch  # noqa: E402
+from bench_ops import _ten_ops  # noqa: E402  (the same ten ops as bench_ops.py)
 
 try:
     import torch
@@ -87,14 +76,6 @@ def _train_step(lib, kind):
         loss.backward()
         opt.step()
     return step
-
-
-def _ten_ops(lib, x, w, b):
-    h = x * w + b
-    h = lib.tanh(h) * 0.5 + lib.sigmoid(h)
-    h = (h - 0.1).relu() / 1.5
-    h = lib.exp(h * 0.1)
-    return (h * h).sum()
 
 
 def _small_ops(lib):
