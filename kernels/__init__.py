@@ -11,3 +11,7 @@ if __name__ != "nbtorch.kernels":
     raise ImportError("import the kernels as `nbtorch.kernels`, not as top-level `kernels`")
 
 # `nbtorch.kernels.inspect(op, device, dtype)` is installed here by `nbtorch._inspect`.
+
+from ._numba_cache import install as _install_cache_lock
+
+_install_cache_lock()        # several processes may compile into one on-disk cache

@@ -23,3 +23,6 @@ Modules: ``_launch`` (grids, simulator flag, strided views), ``pointwise``
 (every elementwise op from ``kernels/scalar.py``), ``copy`` (copy/cast/fill),
 ``creation`` (arange/linspace), ``random`` (Philox uniform/normal).
 """
+from nbtorch.kernels._numba_cache import install_cuda as _install_cache_lock
+
+_install_cache_lock()        # several processes may compile into one on-disk cache
