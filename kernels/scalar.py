@@ -565,6 +565,77 @@ def erfc(a):
     return math.erfc(a)
 
 
+# ---- gamma-function family (computed in float64, rounded once to the output type) ---
+
+def lgamma(a):
+    """log|Gamma(a)|: +inf at 0 and the negative integers (where Python's math.lgamma,
+    which the simulator runs, would raise)."""
+    x = a * 1.0
+    if x <= 0 and x == np.floor(x):
+        return math.inf
+    return math.lgamma(x)
+
+
+def digamma(a):
+    return _digamma(a)
+
+
+@register_jitable(**_JIT)
+def _digamma(a):
+    """psi(a) = d/da log Gamma(a): reflection below 0, recurrence up to 10, then the
+    asymptotic series ln x - 1/2x - sum B_2k / (2k x^2k). -inf at +0, +inf at -0 and NaN at
+    the negative integers, as PyTorch."""
+    x = a * 1.0
+    if x == 0:
+        return -math.copysign(math.inf, x)
+    shift = 0.0
+    if x < 0:
+        if x == np.floor(x):
+            return math.nan
+        r = x - np.trunc(x)                 # tan(pi r) is exact where tan(pi x) is not
+        shift = -math.pi / math.tan(math.pi * r)
+        x = 1.0 - x
+    while x < 10.0:
+        shift -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (
+        1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12.0))))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+def polygamma(a, n):
+    """The n-th derivative of digamma: (-1)**(n+1) n! zeta(n+1, a) for n >= 1 (Hurwitz zeta
+    summed directly up to w >= max(10, n + 1), then its Euler-Maclaurin tail)."""
+    k = int(n)
+    if k == 0:
+        return _digamma(a)
+    x = a * 1.0
+    s = k + 1.0
+    if x == math.inf:
+        return 0.0
+    if x <= 0 and x == np.floor(x):        # poles; -inf: NaN
+        return math.nan if x == -math.inf else (math.inf if k % 2 == 1 else -math.inf)
+    total = 0.0
+    w = x
+    while w < 10.0 or w < s:
+        total += math.pow(w, -s)
+        w += 1.0
+    b = math.pow(w, -s)
+    total += b * w / (s - 1.0) + 0.5 * b
+    term = s * b / w                        # s w**(-s-1), then times (s+1)(s+2)/w**2 ...
+    j = 0.0
+    for coef in (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
+                 -691.0 / 1307674368000, 7.0 / 523069747200):
+        total += coef * term
+        term *= (s + j + 1.0) * (s + j + 2.0) / (w * w)
+        j += 2.0
+    fact = 1.0
+    for i in range(2, k + 1):
+        fact *= i
+    return fact * total if k % 2 == 1 else -fact * total
+
+
 @register_jitable(**_JIT, inline="always")
 def _sigmoid(a):
     e = fexp(-abs(a))                       # never overflows

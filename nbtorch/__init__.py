@@ -30,6 +30,7 @@ from . import random  # noqa: F401
 from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem__)
 from .ops.joining import *  # noqa: F401,F403
 from .ops.pointwise_math import *  # noqa: F401,F403
+from .ops.pointwise_special import *  # noqa: F401,F403
 from .ops.pointwise_activation import *  # noqa: F401,F403
 from .ops.pointwise_more import *  # noqa: F401,F403
 from .ops.pointwise_select import *  # noqa: F401,F403
@@ -74,3 +75,13 @@ def numel(input):
 
 def is_floating_point(input):
     return input.dtype.is_floating_point
+
+
+_LAZY_SUBMODULES = {"testing", "multiprocessing"}   # imported on first attribute access
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError(f"module 'nbtorch' has no attribute '{name}'")

@@ -1,8 +1,10 @@
 """`nbtorch.linalg`: the linear-algebra namespace (as much of ``torch.linalg`` as exists)."""
 from .ops.linalg import matmul
 from .ops.reduction_stats import vector_norm
+from .ops.linalg_triangular import cholesky, cholesky_ex, solve_triangular, LinAlgError
 
-__all__ = ["matmul", "vector_norm", "norm", "matrix_norm"]
+__all__ = ["matmul", "vector_norm", "norm", "matrix_norm", "cholesky", "cholesky_ex",
+           "solve_triangular", "LinAlgError"]
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
