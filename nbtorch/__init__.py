@@ -20,6 +20,7 @@ from ._tensor import Tensor, Size
 from ._tensor_str import set_printoptions
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
+from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import *  # noqa: F401,F403
 from .ops.copy import *  # noqa: F401,F403
 from .ops.views import *  # noqa: F401,F403
