@@ -2,15 +2,21 @@
 
 Streams come from NumPy's PCG64 bit generator, seeded like PyTorch's API
 (`manual_seed`, `Generator().manual_seed(s)`, `get_state`/`set_state`), so a
-seed reproduces a run. Samples are drawn on the host and copied to the
-tensor's device. (A counter-based Numba kernel shared with CUDA would make
-CPU and GPU streams identical; that is future work.)
+seed reproduces a run. `rand`, `randn`, `randint`, `normal`, `bernoulli` and the
+in-place `uniform_`, `normal_`, `bernoulli_`, `random_` dispatch through the
+registry to the sampler kernel of the tensor's device, ``kernel(out, rng,
+*params)``: on the CPU NumPy draws from the generator's PCG64 stream
+(`kernels/cpu/random.py`); on CUDA the Philox kernels draw on the device, keyed
+by one 64-bit draw from that stream (`kernels/cuda/random.py`). The other
+in-place samplers (`exponential_`, `geometric_`, ...) and `randperm`,
+`multinomial` draw on the host and copy to the tensor's device.
 """
 import numpy as np
 
 from . import _dtype
 from ._device import to_device
-from ._tensor import Tensor, wrap
+from ._registry import _KERNELS, get_kernel, register_kernel
+from ._tensor import Tensor, empty, wrap
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
            "set_rng_state", "default_generator", "rand", "randn", "randint", "randperm",
@@ -111,15 +117,57 @@ def _finish(values, dtype, device, requires_grad):
     return t
 
 
+def _register_cpu_samplers():
+    from nbtorch.kernels.cpu import random as k
+    for op, kernel in (("uniform_", k.uniform), ("normal_", k.normal),
+                       ("bernoulli_", k.bernoulli), ("random_", k.integers)):
+        register_kernel(op, "cpu", kernel)
+
+
+_register_cpu_samplers()
+
+
+def _sample_(op, t, generator, *params):
+    """Fill contiguous `t` with sampler kernel `op` of its device; return it."""
+    if 0 not in t._shape:
+        kind = t.device.type
+        (_KERNELS.get((op, kind)) or get_kernel(op, kind))(t._array, _rng(generator),
+                                                           *params)
+    return t
+
+
+def _sample_inplace(op, t, generator, *params):
+    """The in-place samplers' body: PyTorch's leaf checks, the fill (through a contiguous
+    buffer when `t` is not contiguous), a version bump."""
+    from .ops._inplace import check_inplace
+    from .ops.copy import raw_copy_
+    check_inplace(t)
+    if t.is_contiguous():
+        _sample_(op, t, generator, *params)._bump()
+    else:
+        raw_copy_(t, _sample_(op, empty(t._shape, t.dtype, t.device), generator, *params))
+    return t
+
+
+def _sampled(op, shape, dtype, device, requires_grad, generator, *params):
+    """A new tensor filled by sampler kernel `op` (dtype default: the default dtype)."""
+    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    t = _sample_(op, empty(shape, d, to_device(device)), generator, *params)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples on [0, 1)."""
-    return _finish(_rng(generator).random(_shape(size)), dtype, device, requires_grad)
+    return _sampled("uniform_", _shape(size), dtype, device, requires_grad, generator,
+                    0.0, 1.0)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples."""
-    return _finish(_rng(generator).standard_normal(_shape(size)), dtype, device,
-                   requires_grad)
+    return _sampled("normal_", _shape(size), dtype, device, requires_grad, generator,
+                    0.0, 1.0)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -132,8 +180,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    vals = _rng(generator).integers(low, high, size=tuple(size))
-    return _finish(vals, dtype or _dtype.int64, device, requires_grad)
+    return _sampled("random_", _shape((size,)), dtype or _dtype.int64, device,
+                    requires_grad, generator, low, high)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -157,8 +205,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         return (z * std + mean).detach()
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    vals = _rng(generator).normal(mean, std, size=tuple(size or ()))
-    return _finish(vals, dtype, device, requires_grad)
+    return _sampled("normal_", _shape((size or (),)), dtype, device, requires_grad,
+                    generator, mean, std)
 
 
 def _bshape(a, b):
@@ -183,11 +231,17 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=
 
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability `input` (or `p`), else 0, elementwise."""
-    probs = input.detach()._host() if p is None else np.full(input.shape, p)
-    if np.any((probs < 0) | (probs > 1)):
+    out = empty(input._shape, input.dtype, input.device)
+    if not out.numel():
+        return out
+    if p is None:
+        probs = input.detach().contiguous()
+        if ((probs < 0) | (probs > 1)).any():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
+        p = probs._array
+    elif p < 0 or p > 1:
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
-    vals = _rng(generator).random(probs.shape) < probs
-    return _finish(vals, input.dtype, input.device, False)
+    return _sample_("bernoulli_", out, generator, p)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -222,13 +276,39 @@ def _inplace_sampler(draw):
     return method
 
 
-Tensor.uniform_ = _inplace_sampler(lambda r, s, a=0.0, b=1.0: r.uniform(a, b, s))
-Tensor.normal_ = _inplace_sampler(lambda r, s, mean=0.0, std=1.0: r.normal(mean, std, s))
-Tensor.random_ = _inplace_sampler(
-    lambda r, s, a=0, b=None: r.integers(0, 2 ** 24 if a == 0 and b is None else
-                                         (a if b is None else b),
-                                         size=s) if b is None else r.integers(a, b, s))
-Tensor.bernoulli_ = _inplace_sampler(lambda r, s, p=0.5: r.random(s) < p)
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fill with samples uniform on [a, b)."""
+    return _sample_inplace("uniform_", self, generator, a, b)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with normal samples N(mean, std**2)."""
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _sample_inplace("normal_", self, generator, mean, std)
+
+
+def _random_(self, a=0, b=None, *, generator=None):
+    """Fill with integers uniform on [a, b), or on [0, a) given one bound ([0, 2**24)
+    given none)."""
+    low, high = (0, 2 ** 24 if a == 0 else a) if b is None else (a, b)
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                           f"from={low} >= to={high}")
+    return _sample_inplace("random_", self, generator, low, high)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 with probability p (a number or a tensor broadcast to self), else 0."""
+    if isinstance(p, Tensor):
+        p = p.detach().to(self.device).expand(self._shape).contiguous()._array
+    return _sample_inplace("bernoulli_", self, generator, p)
+
+
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.random_ = _random_
+Tensor.bernoulli_ = _bernoulli_
 Tensor.exponential_ = _inplace_sampler(lambda r, s, lambd=1.0: r.exponential(1 / lambd, s))
 Tensor.geometric_ = _inplace_sampler(lambda r, s, p: r.geometric(p, s))
 Tensor.log_normal_ = _inplace_sampler(lambda r, s, mean=1.0, std=2.0:

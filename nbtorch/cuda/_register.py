@@ -70,10 +70,12 @@ def _register_creation():
 
 
 def _register_random():
-    """Philox samplers (no CPU twin: the CPU draws with NumPy's PCG64)."""
+    """Philox samplers, twins of the CPU's NumPy ones: ``fn(out, rng, *params)``."""
     from nbtorch.kernels.cuda import random as k
-    register_kernel("uniform_", "cuda", _on_stream(k.uniform))
-    register_kernel("normal_", "cuda", _on_stream(k.normal))
+    register_kernel("uniform_", "cuda", _on_stream(k.sample_uniform))
+    register_kernel("normal_", "cuda", _on_stream(k.sample_normal))
+    register_kernel("bernoulli_", "cuda", _on_stream(k.sample_bernoulli))
+    register_kernel("random_", "cuda", _on_stream(k.sample_integers))
 
 
 _register_pointwise()

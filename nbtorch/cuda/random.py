@@ -3,7 +3,8 @@
 `manual_seed` (here or `nbtorch.manual_seed`) seeds the one default generator
 that CPU and CUDA share; each GPU draw takes a fresh 64-bit Philox key from it,
 so a seed reproduces every draw. `uniform_`/`normal_` fill a CUDA tensor in
-place on the GPU (no host round trip).
+place on the GPU (no host round trip), as the Tensor methods and `nbtorch.rand`,
+`randn`, `randint`, `bernoulli` do on a CUDA tensor (the registry's samplers).
 """
 from .. import random as _random
 
@@ -30,27 +31,13 @@ def initial_seed():
     return _random.initial_seed()
 
 
-def _key(generator):
-    return int((generator or _random.default_generator)._rng.integers(0, 2**63 - 1))
-
-
 def _fill(op, t, a, b, generator):
-    from .._registry import get_kernel
     if t.device.type != "cuda":
         raise RuntimeError(f"{op} expects a CUDA tensor, got one on {t.device}")
     if not t.dtype.is_floating_point:
         raise RuntimeError(f'"{op}" not implemented for integer tensors on CUDA')
-    from ..ops.copy import raw_copy_
-    from .._tensor import empty
-    dense = t if t.is_contiguous() else empty(t._shape, t.dtype, t.device)
-    if dense.numel():
-        flat = dense._storage.data[dense._offset:dense._offset + dense.numel()]
-        get_kernel(op, "cuda")(flat, _key(generator), 0, a, b)
-    if dense is not t:
-        raw_copy_(t, dense)
-    else:
-        t._bump()
-    return t
+    method = t.uniform_ if op == "uniform_" else t.normal_
+    return method(a, b, generator=generator)
 
 
 def uniform_(t, low=0.0, high=1.0, generator=None):
