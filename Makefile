@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-cuda gpu-check bench clean
+.PHONY: demo test test-all test-cuda gpu-check bench clean
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
@@ -16,11 +16,15 @@ $(STAMP): pyproject.toml setup.py
 demo: $(STAMP)
 	$(PY) examples/demo.py $(ARGS)
 
-# Two processes: the main suite (CPU, plus PTX type checks of every CUDA kernel), then the
-# CUDA tests on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM must be set before numba loads).
+# Two phases, each on every core (pytest-xdist): the main suite (CPU, notebooks, PTX type
+# checks of every CUDA kernel), then the CUDA tests on Numba's CUDA simulator
+# (NUMBA_ENABLE_CUDASIM must be set before numba loads). Prints each phase's wall time.
+# `make test` leaves out the tests marked `slow` (full dtype sweeps); `make test-all` runs them.
 test: $(STAMP)
-	$(PY) -m pytest -q
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest tests/cuda -q -p no:cacheprovider
+	scripts/run_tests.sh
+
+test-all: $(STAMP)
+	scripts/run_tests.sh -m ""
 
 test-cuda: $(STAMP)
 	scripts/run_cuda_tests.sh

@@ -8,6 +8,9 @@ capability 9.0. That needs NVVM (``pip install "numba-cuda[cu13]"``), no GPU.
 Run it in its own process, without ``NUMBA_ENABLE_CUDASIM``::
 
     python -m nbtorch.cuda.typecheck            # exit 0: all compiled; 1: failures; 3: no NVVM
+    python -m nbtorch.cuda.typecheck --shard 1/3     # the second third of the signatures
+
+(The test suite runs it as shards, in parallel where pytest-xdist has workers.)
 
 Without a GPU, Numba's device-function compiler asks the (absent) current
 device for its compute capability; this process answers with the target's.
@@ -65,9 +68,16 @@ def main(argv=None):
         print(f"NVVM unavailable ({type(e).__name__}: {str(e).splitlines()[0]}); install "
               f"numba-cuda[cu13]", file=sys.stderr)
         return 3
-    only = (argv or sys.argv[1:]) or None
-    failures, n, t0 = [], 0, time.perf_counter()
-    for label, fn, argtypes in signatures(only):
+    args = list(sys.argv[1:] if argv is None else argv)
+    shard, count = 0, 1
+    if "--shard" in args:
+        i = args.index("--shard")
+        shard, count = (int(v) for v in args[i + 1].split("/"))
+        del args[i:i + 2]
+    todo = list(signatures(args or None))
+    todo = todo[len(todo) * shard // count:len(todo) * (shard + 1) // count]   # neighbours
+    failures, n, t0 = [], 0, time.perf_counter()                 # share device functions
+    for label, fn, argtypes in todo:
         n += 1
         try:
             cuda.compile_ptx(fn, argtypes, cc=CC)
