@@ -91,6 +91,12 @@ class GraphModule(Module):
         super().__init__()
         type(self).__name__ = class_name
         type(self).__qualname__ = class_name
+        self._init_attrs(root, graph)
+        self.meta = {}
+        self.graph = graph
+
+    def _init_attrs(self, root, graph):
+        """Install what the graph's get_attr / call_module nodes name, from `root`."""
         if isinstance(root, Module):
             if hasattr(root, "training"):
                 self.training = root.training
@@ -107,8 +113,6 @@ class GraphModule(Module):
         else:
             raise RuntimeError(f"Unsupported type {type(root).__name__} passed for root! "
                                "(expected an nn.Module or a dict)")
-        self.meta = {}
-        self.graph = graph
 
     # ---- the graph and its code -----------------------------------------------------
     @property

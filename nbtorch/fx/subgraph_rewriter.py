@@ -117,9 +117,13 @@ def replace_pattern(gm, pattern, replacement):
     results = []
     for m, anchors in _find_matches(graph, pattern_graph):
         order = {n: i for i, n in enumerate(graph.nodes)}
-        last = max(anchors, key=order.__getitem__)
+        users = {u for a in anchors for u in a.users}
+        # As PyTorch: the replacement goes right before the first user of the match's
+        # outputs (after the last output when nothing uses them).
+        insert_point = (min(users, key=order.__getitem__) if users
+                        else max(anchors, key=order.__getitem__).next)
         val_map = {r: m[p] for p, r in zip(p_inputs, r_inputs) if p in m}
-        with graph.inserting_before(last):
+        with graph.inserting_before(insert_point):
             out = graph.graph_copy(replacement_graph, val_map, return_output_values=True)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         if len(outs) != len(anchors):

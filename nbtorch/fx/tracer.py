@@ -124,7 +124,7 @@ class Tracer(TracerBase):
             if qualname is None:
                 qualname = self._fresh_qualname("_tensor_constant")
                 self.tensor_attrs[id(a)] = qualname
-                setattr(self.root, qualname, a)
+                self._store_constant(qualname, a)
                 self._keepalive.append(a)
             return self.create_node("get_attr", qualname, (), {})
         if isinstance(a, Module):
@@ -132,6 +132,10 @@ class Tracer(TracerBase):
                 if a is m:
                     return self.create_node("get_attr", n, (), {})
         return super().create_arg(a)
+
+    def _store_constant(self, qualname, tensor):
+        """Keep a constant tensor where get_attr finds it: on the root, as fx does."""
+        setattr(self.root, qualname, tensor)
 
     def _fresh_qualname(self, prefix):
         i = 0

@@ -22,8 +22,8 @@ TensorMetadata.__doc__ = ("PyTorch's TensorMetadata fields, plus `device` (nbtor
 
 def extract_tensor_metadata(t):
     """A `TensorMetadata` describing tensor `t` (no reference to its data is kept)."""
-    fmt = "torch.contiguous_format" if t.is_contiguous() else None
-    return TensorMetadata(t.shape, t.dtype, t.requires_grad, t.stride(), fmt, False, {},
+    # nbtorch has no memory formats (everything is strided): memory_format is None.
+    return TensorMetadata(t.shape, t.dtype, t.requires_grad, t.stride(), None, False, {},
                           t.device)
 
 

@@ -1,0 +1,322 @@
+"""Concrete tracing: fx tracing where every Proxy also carries the real value.
+
+`ConcreteTracer` is an fx `Tracer` whose proxies (`ConcreteProxy`) hold the
+value the traced code would have seen. Each recorded node runs for real
+(leaf modules and nbtorch functions on unwrapped values, with the tracing
+patches switched off while they run), so Python control flow in the user's
+code follows the example inputs and is frozen into the graph, as in
+``torch.jit.trace``. Where the code turns a traced tensor into a Python value
+(``.item()``, ``bool(t)``, ``.tolist()``, ``.numpy()``, ``len(t)``...) a
+`TracerWarning` names the line. Shapes stay traced: ``x.size(0)`` and
+``x.shape`` become nodes, so ``x.view(x.size(0), -1)`` follows the batch size;
+``x.dim()``, ``x.dtype`` and ``x.device`` are static, as in PyTorch.
+Every node gets ``meta['tensor_meta']`` (shape, dtype, stride, device).
+"""
+import inspect
+import operator
+import warnings
+
+from ..fx._frames import user_frame
+from ..fx.passes.shape_prop import metadata_of
+from ..fx.proxy import Proxy
+from ..fx.tracer import Tracer
+
+__all__ = ["TracerWarning", "ConcreteProxy", "ConcreteTracer", "is_tracing"]
+
+_DEPTH = [0]
+
+
+def is_tracing():
+    """True while `nbtorch.jit.trace` runs the traced code."""
+    return _DEPTH[0] > 0
+
+
+class TracerWarning(Warning):
+    """The trace may not generalise: a traced value was turned into a Python constant."""
+
+
+_CONSTANT_MSG = ("Converting a tensor to a {} might cause the trace to be incorrect. We can't "
+                 "record the data flow of Python values, so this value will be treated as a "
+                 "constant in the future. This means that the trace might not generalize to "
+                 "other inputs!")
+_LEN_MSG = ("Using len to get tensor shape might cause the trace to be incorrect. Recommended "
+            "usage would be tensor.shape[0]. Passing a tensor of different shape might lead "
+            "to errors or silently give incorrect results.")
+
+
+def warn_at_user_line(message):
+    """Emit a TracerWarning located at the traced code's line (as PyTorch's do)."""
+    frame = user_frame()
+    if frame is None:
+        warnings.warn(message, TracerWarning, stacklevel=3)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, TracerWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__", "<traced>"),
+                           registry=g.setdefault("__warningregistry__", {}), module_globals=g)
+
+
+def _is_tensor(v):
+    from .._tensor import Tensor
+    return isinstance(v, Tensor)
+
+
+def unwrap(a):
+    """The real values inside an argument structure (proxies replaced by their values)."""
+    if isinstance(a, ConcreteProxy):
+        return a.value
+    if isinstance(a, tuple):
+        t = tuple(unwrap(e) for e in a)
+        return type(a)(*t) if hasattr(a, "_fields") else t
+    if isinstance(a, list):
+        return [unwrap(e) for e in a]
+    if isinstance(a, dict):
+        return {k: unwrap(v) for k, v in a.items()}
+    if isinstance(a, slice):
+        return slice(unwrap(a.start), unwrap(a.stop), unwrap(a.step))
+    return a
+
+
+# Tensor metadata a trace treats as static (PyTorch does too); read from the value.
+_STATIC_ATTRS = frozenset(("dtype", "device", "ndim", "is_cuda", "is_cpu", "layout",
+                           "requires_grad", "is_leaf", "is_sparse", "is_quantized", "itemsize",
+                           "grad_fn", "is_meta"))
+_STATIC_METHODS = frozenset(("dim", "ndimension", "is_floating_point", "is_complex",
+                             "is_contiguous", "element_size", "get_device", "type"))
+
+
+class ConcreteProxy(Proxy):
+    """A Proxy with the real value (``.value``) the traced code would have seen."""
+
+    def __init__(self, node, tracer, value):
+        self.node = node
+        self.tracer = tracer
+        self.value = value
+
+    def __repr__(self):
+        return f"ConcreteProxy({self.node.name})"
+
+    def __getattr__(self, k):
+        if k.startswith("__") and k.endswith("__"):
+            raise AttributeError(k)
+        if k in _STATIC_ATTRS or k in _STATIC_METHODS:
+            return getattr(self.value, k)
+        return ConcreteAttribute(self, k)
+
+    # ---- values leaving the trace: warn, then give the concrete value ----------------
+    def __bool__(self):
+        warn_at_user_line(_CONSTANT_MSG.format("Python boolean"))
+        return bool(self.value)
+
+    def __len__(self):
+        if _is_tensor(self.value):
+            warn_at_user_line(_LEN_MSG)
+        return len(self.value)
+
+    def __iter__(self):
+        value = self.value
+        if isinstance(value, dict):
+            return iter(value)
+        return (self[i] for i in range(len(value)))
+
+    def _convert(self, what, fn):
+        if _is_tensor(self.value):
+            warn_at_user_line(_CONSTANT_MSG.format(what))
+        return fn(self.value)
+
+    def __int__(self):
+        return self._convert("Python integer", int)
+
+    def __float__(self):
+        return self._convert("Python float", float)
+
+    def __complex__(self):
+        return self._convert("Python complex", complex)
+
+    def __index__(self):
+        return self._convert("Python index", operator.index)
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+        return self._convert("NumPy array", lambda v: np.asarray(v, dtype=dtype))
+
+    def item(self):
+        return self._convert("Python number", lambda v: v.item())
+
+    def tolist(self):
+        return self._convert("Python list", lambda v: v.tolist())
+
+    def numpy(self, *args, **kwargs):
+        return self._convert("NumPy array", lambda v: v.numpy(*args, **kwargs))
+
+    def keys(self):
+        return self.value.keys()
+
+
+def _install_inplace_operators():
+    """x += y on a traced tensor is in place (operator.iadd), as in eager mode."""
+    for name in ("iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand",
+                 "ior", "ixor", "ilshift", "irshift", "imatmul"):
+        def scope(target):
+            def impl(self, other):
+                return self.tracer.create_proxy("call_function", target, (self, other), {})
+            return impl
+        setattr(ConcreteProxy, f"__{name}__", scope(getattr(operator, name)))
+
+
+_install_inplace_operators()
+
+
+class ConcreteAttribute(ConcreteProxy):
+    """``proxy.attr``: a method call when called, else a getattr node (made on first use)."""
+
+    def __init__(self, root, attr):
+        self.root = root
+        self.attr = attr
+        self.tracer = root.tracer
+        self._node = None
+
+    @property
+    def value(self):
+        return getattr(self.root.value, self.attr)
+
+    @property
+    def node(self):
+        if self._node is None:
+            self._node = self.tracer.create_proxy("call_function", getattr,
+                                                  (self.root, self.attr), {}).node
+        return self._node
+
+    def __call__(self, *args, **kwargs):
+        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+
+
+class ConcreteTracer(Tracer):
+    """A Tracer that runs what it records (see the module docstring)."""
+
+    proxy_buffer_attributes = True
+
+    def __init__(self):
+        super().__init__()
+        self.constants = {}         # qualified name -> tensor captured as a constant
+        self.extra_modules = {}     # qualified name -> module called but not under the root
+        self._placeholder_values = []
+
+    # ---- values ------------------------------------------------------------------
+    def _fetch(self, target):
+        if target in self.constants:
+            return self.constants[target]
+        first, *rest = target.split(".")
+        self._executing += 1                 # plain attribute reads, not get_attr proxies
+        try:
+            obj = self.extra_modules[first] if first in self.extra_modules else \
+                getattr(self.root, first)
+            for atom in rest:
+                obj = getattr(obj, atom)
+        finally:
+            self._executing -= 1
+        return obj
+
+    def _run(self, kind, target, args, kwargs):
+        if kind == "placeholder":
+            return self._placeholder_values.pop(0)
+        a, k = unwrap(args), unwrap(kwargs)
+        self._executing += 1
+        try:
+            if kind == "call_function":
+                return target(*a, **k)
+            if kind == "call_method":
+                return getattr(a[0], target)(*a[1:], **k)
+            if kind == "call_module":
+                return self._orig_module_call(self._fetch(target), *a, **k)
+            if kind == "get_attr":
+                return self._fetch(target)
+            return a[0]
+        finally:
+            self._executing -= 1
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                     proxy_factory_fn=None):
+        value = self._run(kind, target, args, kwargs)
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
+                                     lambda node: ConcreteProxy(node, self, value))
+        meta = metadata_of(value)
+        if meta is not None:
+            proxy.node.meta["tensor_meta"] = meta
+        proxy.node.meta["type"] = type(value)
+        frame = user_frame()
+        if frame is not None:
+            proxy.node.meta["stack_trace"] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        return proxy
+
+    def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
+        node = super().create_node(kind, target, args, kwargs, name, type_expr)
+        if kind == "get_attr" and "tensor_meta" not in node.meta:
+            meta = metadata_of(self._fetch(target))
+            if meta is not None:
+                node.meta["tensor_meta"] = meta
+        return node
+
+    # ---- where things live ---------------------------------------------------------
+    def _store_constant(self, qualname, tensor):
+        self.constants[qualname] = tensor
+
+    def _fresh_qualname(self, prefix):
+        i = 0
+        while hasattr(self.root, f"{prefix}{i}") or f"{prefix}{i}" in self.constants:
+            i += 1
+        return f"{prefix}{i}"
+
+    def path_of_module(self, mod):
+        try:
+            return super().path_of_module(mod)
+        except NameError:
+            for name, m in self.extra_modules.items():
+                if m is mod:
+                    return name
+            name = f"_module_{len(self.extra_modules)}"
+            self.extra_modules[name] = mod
+            return name
+
+    # ---- the trace -----------------------------------------------------------------
+    def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+        fn = inspect.unwrap(root_fn)
+        sig = inspect.signature(fn)
+        params = list(sig.parameters.values())[1:] if is_module else list(sig.parameters.values())
+        bound = inspect.Signature(params).bind(*self._example_args, **self._example_kwargs)
+        args, kwargs = [], {}
+        for p in params:
+            if p.name not in bound.arguments:
+                continue                             # a default: a constant of the trace
+            value = bound.arguments[p.name]
+            if p.kind is p.VAR_POSITIONAL:
+                for i, v in enumerate(value):
+                    args.append(self._placeholder(f"{p.name}_{i}", v))
+            elif p.kind is p.VAR_KEYWORD:
+                for k, v in value.items():
+                    kwargs[k] = self._placeholder(k, v)
+            elif p.kind is p.KEYWORD_ONLY:
+                kwargs[p.name] = self._placeholder(p.name, value)
+            else:
+                args.append(self._placeholder(p.name, value))
+        call = (lambda *a, **k: root_fn(self.root, *a, **k)) if is_module else root_fn
+        return call, args, kwargs
+
+    def _placeholder(self, name, value):
+        self._placeholder_values.append(value)
+        return self.create_proxy("placeholder", name, (), {})
+
+    def trace(self, root, example_args=(), example_kwargs=None):
+        """Run `root` on the example inputs and record the graph of what ran."""
+        self._example_args = tuple(example_args)
+        self._example_kwargs = dict(example_kwargs or {})
+        _DEPTH[0] += 1
+        try:
+            return super().trace(root)
+        finally:
+            _DEPTH[0] -= 1
+
+    def create_arg(self, a):
+        if isinstance(a, ConcreteAttribute):
+            return a.node
+        return super().create_arg(a)

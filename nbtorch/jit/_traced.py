@@ -1,0 +1,81 @@
+"""What jit.trace returns: a TracedModule (modules) or a TracedFunction (functions).
+
+A TracedModule is a GraphModule that keeps the whole module hierarchy of the
+traced model by reference (every parameter, buffer and submodule, used by the
+graph or not), so its `state_dict` has the original's keys and
+`load_state_dict` changes what the graph computes; the parameters are the
+original's, as with ``torch.jit.trace``.
+"""
+from ..fx.graph_module import GraphModule
+from ..nn import Module
+
+__all__ = ["TracedModule", "TracedFunction", "module_view"]
+
+
+def module_view(root, extras=None):
+    """A Module holding `root`'s parameters, buffers and children by reference, plus `extras`.
+
+    The traced module is built from this view, so tracing never adds attributes
+    (constants, modules called from outside the hierarchy) to the user's model.
+    """
+    view = Module()
+    view.training = root.training
+    view._parameters.update(root._parameters)
+    view._buffers.update(root._buffers)
+    view._non_persistent_buffers_set.update(root._non_persistent_buffers_set)
+    view._modules.update(root._modules)
+    for name, value in (extras or {}).items():
+        if isinstance(value, Module):
+            view.add_module(name, value)
+        else:
+            object.__setattr__(view, name, value)
+    return view
+
+
+class TracedModule(GraphModule):
+    """A traced nn.Module: ``.graph``, ``.code``, and the original's state (shared)."""
+
+    def _init_attrs(self, root, graph):
+        self.training = root.training
+        for name, p in root._parameters.items():
+            self.register_parameter(name, p)
+        for name, b in root._buffers.items():
+            self.register_buffer(name, b, persistent=name not in
+                                 root._non_persistent_buffers_set)
+        for name, m in root._modules.items():
+            self.add_module(name, m)
+        super()._init_attrs(root, graph)
+
+    @property
+    def original_name(self):
+        return type(self).__name__
+
+    @property
+    def inlined_graph(self):
+        return self.graph
+
+
+class TracedFunction:
+    """A traced function: call it like the original; ``.graph`` and ``.code`` show the trace."""
+
+    def __init__(self, graph_module, name):
+        self.graph_module = graph_module
+        self.__name__ = self.name = name
+
+    @property
+    def graph(self):
+        return self.graph_module.graph
+
+    @property
+    def inlined_graph(self):
+        return self.graph_module.graph
+
+    @property
+    def code(self):
+        return self.graph_module.code
+
+    def __call__(self, *args, **kwargs):
+        return self.graph_module(*args, **kwargs)
+
+    def __repr__(self):
+        return f"<nbtorch.jit.TracedFunction {self.name}>"
