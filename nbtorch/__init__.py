@@ -78,7 +78,8 @@ def is_floating_point(input):
     return input.dtype.is_floating_point
 
 
-_LAZY_SUBMODULES = {"testing", "multiprocessing"}   # imported on first attribute access
+# Imported on first attribute access (import nbtorch stays fast).
+_LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit"}
 
 
 def __getattr__(name):
