@@ -3,6 +3,15 @@
 Ordering is iterative (Kahn's algorithm over dependency counts), so a chain
 of 100,000 ops needs no recursion. Every gradient a node returns is checked
 against the input it belongs to, with an error that names the node.
+
+Ownership: a leaf's `.grad` takes a gradient without copying it only when the
+engine owns it, that is when nothing but the engine's buffer holds its memory.
+The engine owns what it made (the implicit root gradient, the sum of two
+gradients meeting at a leaf) and what a built-in node returned as a new tensor
+(`Node._new_grads`): not sharing memory with a gradient the node was given (a
+pass-through such as add's, or a view of one) nor with another gradient it
+returned, and seen by no hook. Everything else (the user's grad_tensors, a hook's
+or a custom Function's tensors) is copied into `.grad`.
 """
 from .. import _tensor
 from .._registry import get_kernel
@@ -83,18 +92,21 @@ def _call_tensor_hooks(node, grads):
 
 
 def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
-                 accumulate=True):
+                 accumulate=True, owned_roots=()):
     """Propagate `root_grads` from the (node, slot) edges `roots` through the tape.
 
     capture: {(node, slot): index} edges whose total gradient is returned
-    (for `autograd.grad`) instead of accumulated.
+    (for `autograd.grad`) instead of accumulated. owned_roots: the indices of
+    root gradients the engine made (see Ownership above).
     """
     nodes = [r[0] for r in roots]
     deps = _dependencies(nodes)
     buffers = {}
-    for (node, slot), g in zip(roots, root_grads):
+    owned = set()         # AccumulateGrad nodes whose buffered gradient the engine owns
+    for i, ((node, slot), g) in enumerate(zip(roots, root_grads)):
+        if node._is_accumulate and (node in buffers or i in owned_roots):
+            owned.add(node)                 # made by the engine (or summed below)
         _add_to_buffer(buffers, node, slot, g)
-    del g
     captured = {}
     ready = [n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0]
     prev = grad_mode.STATE.enabled
@@ -112,33 +124,63 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
             if node._retain:
                 _retain(node, grads)
             if node._is_accumulate:
-                # no other reference to grads[0] may live in this frame: AccumulateGrad
-                # takes an unshared gradient as .grad without copying it
                 if accumulate and grads and grads[0] is not None:
-                    node.accumulate(grads[0], create_graph)
+                    # a tensor hook may have kept the gradient or returned its own
+                    node.accumulate(grads[0], create_graph,
+                                    node in owned and not node._tensor_hooks)
                 continue
             # add the node's input gradients into the buffers of the nodes they flow to
-            for (nxt, slot), g in zip(node.next_functions, _apply(node, grads, retain_graph)):
+            result = _apply(node, grads, retain_graph)
+            for (nxt, slot), g in zip(node.next_functions, result):
                 if nxt is None:
                     continue
                 if g is not None:
                     buf = buffers.get(nxt)
                     if buf is not None and slot < len(buf):
                         old = buf[slot]
-                        buf[slot] = g if old is None else old + g
+                        if old is None:
+                            buf[slot] = g
+                        else:
+                            buf[slot] = old + g
+                            if nxt._is_accumulate:
+                                owned.add(nxt)      # the sum is the engine's own
                     elif buf is None and slot == 0 and (nxt._output_meta is None
                                                         or len(nxt._output_meta) == 1):
                         buffers[nxt] = [g]      # the common case: a single-output node
+                        if nxt._is_accumulate and _new(g, node, grads, result):
+                            owned.add(nxt)
                     else:
                         _add_to_buffer(buffers, nxt, slot, g)
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
                     ready.append(nxt)
-            g = None        # no reference may outlive the loop: see AccumulateGrad above
     finally:
         grad_mode.STATE.enabled = prev
     return captured
+
+
+def _new(g, node, given, result):
+    """True when `node` returned `g` (among `result`) as memory no one else holds.
+
+    Only a built-in node's word counts (its backward keeps nothing it returns);
+    a hook could have kept what it saw. Memory shared with a gradient the node
+    was `given` (a pass-through or a view of it), or with another gradient it
+    returned, is shared.
+    """
+    if not node._new_grads or node._pre_hooks or node._post_hooks:
+        return False
+    s = g._storage
+    for x in given:
+        if x is not None and x._storage is s:
+            return False
+    if len(result) > 1:
+        n = 0
+        for r in result:
+            if r is not None and r._storage is s:
+                n += 1
+        return n == 1
+    return True
 
 
 def _capture(capture, captured, node, grads):
@@ -222,8 +264,9 @@ def _ones(t):
 
 
 def _make_grads(outputs, grad_outputs):
-    grads = []
-    for out, g in zip(outputs, grad_outputs):
+    """The root gradients, and the indices of those the engine made (it owns them)."""
+    grads, made = [], set()
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -231,14 +274,16 @@ def _make_grads(outputs, grad_outputs):
                 raise RuntimeError("grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
             g = _ones(out)
+            made.add(i)
         elif not isinstance(g, Tensor):
             from ..ops.creation import tensor
             g = tensor(g, dtype=out.dtype, device=out.device)
+            made.add(i)
         elif g._shape != out._shape:
             raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
                                f"{g.shape} and output[0] has a shape of {out.shape}.")
         grads.append(g)
-    return grads
+    return grads, made
 
 
 def _as_tuple(x):
@@ -262,7 +307,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
     outputs = _as_tuple(tensors)
-    grads = _make_grads(outputs, _as_tuple(grad_tensors) or (None,) * len(outputs))
+    grads, made = _make_grads(outputs, _as_tuple(grad_tensors) or (None,) * len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
     roots = _roots(outputs)
@@ -277,7 +322,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
                 g = g if create_graph else g.detach()
                 t._grad = g.clone() if t._grad is None else t._grad + g
         return
-    run_backward(roots, grads, retain_graph, create_graph)
+    run_backward(roots, grads, retain_graph, create_graph, owned_roots=made)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -289,7 +334,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for t in inputs:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-    grads = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
+    grads, _ = _make_grads(outputs, _as_tuple(grad_outputs) or (None,) * len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
     capture = {}

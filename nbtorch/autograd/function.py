@@ -127,7 +127,8 @@ class _FunctionMeta(type):
         super().__init__(name, bases, attrs)
         builtin = cls.__module__.startswith("nbtorch.")
         node_name = name + ("Backward0" if builtin else "Backward")
-        cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls})
+        cls._backward_cls = type(node_name, (BackwardNode,),
+                                 {"_forward_cls": cls, "_new_grads": builtin})
         cls._unrecorded_cls = type(name + "Ctx", (_UnrecordedCtx,), {"_forward_cls": cls})
 
 

@@ -5,7 +5,6 @@ produced its inputs (None for inputs that need no gradient). Tensor hooks on
 non-leaf tensors live on their grad_fn, keyed by output index.
 """
 import weakref
-from sys import getrefcount
 
 from .._registry import get_kernel
 from .._tensor import Tensor, empty
@@ -57,6 +56,10 @@ class Node:
     _output_meta = None          # (shape, dtype, device) per output, None if not a tensor
     _materialize = True          # undefined output gradients become zeros before apply
     _arg_pos = None              # argument index of each edge, when some were not tensors
+    # True where apply() returns only new tensors or views of the gradients it was
+    # given, and keeps none of them (built-in backward formulas, by contract): the
+    # engine may then hand a new one to a leaf as its `.grad` without a copy
+    _new_grads = False
 
     def name(self):
         return type(self).__name__
@@ -105,15 +108,21 @@ class AccumulateGrad(Node):
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
-    def accumulate(self, grad, create_graph):
-        """`.grad` = grad on first use (a private copy, so leaves never alias), then +=."""
+    def accumulate(self, grad, create_graph, owned=False):
+        """`.grad` = grad on first use, then += in place.
+
+        `owned` is the engine's word that nothing but its buffer holds `grad`'s
+        memory (see engine.py): `.grad` then takes it as is, as PyTorch steals
+        such a gradient (one copy less per parameter per step); otherwise
+        `.grad` gets a private copy, so a leaf's gradient never aliases the
+        user's, a hook's or another leaf's.
+        """
         t = self.variable
         if t._grad is None:
             if create_graph:
                 t._grad = grad
             else:
-                t._grad = (grad if _unshared(grad, getrefcount(grad))
-                           else _copy_of(grad))
+                t._grad = grad if owned and _dense(grad) else _copy_of(grad)
         elif create_graph:
             t._grad = t._grad + grad
         else:
@@ -127,47 +136,15 @@ def _copy_of(g):
     return out
 
 
-class _RefProbe:
-    """Calls like `AccumulateGrad.accumulate` does, to count a fresh gradient's references."""
-
-    def accumulate(self, grad, create_graph):
-        return _second(grad, getrefcount(grad))
-
-
-def _second(_, refs):
-    return refs
-
-
-def _fresh_refs():
-    """getrefcount of a gradient no one else holds, passed as the engine passes it."""
-    grads = [object()]
-    return _RefProbe().accumulate(grads[0], False)
-
-
-_FRESH_REFS = _fresh_refs()
-
-
-def _unshared(g, refs):
-    """True when no one else can reach `g` or its memory, so `.grad` may take it as is.
-
-    PyTorch steals such a gradient instead of copying it (one copy less per
-    parameter per step). `refs` is getrefcount(g) in `accumulate`: no more than
-    for a fresh argument (calibrated above, so no guess about the interpreter);
-    the storage is held by `g` alone; its flat array by the storage and `g`'s
-    cached view alone (the counts below include this function's local and
-    getrefcount's argument).
-    """
-    if refs > _FRESH_REFS or g.__class__ is not Tensor or g._requires_grad or g._offset:
+def _dense(g):
+    """True when `g` is a plain tensor spanning its whole storage contiguously, so it can
+    be a `.grad` as is (no larger buffer kept alive, no borrowed memory, no odd strides)."""
+    if g.__class__ is not Tensor or g._requires_grad or g._offset or not g.is_contiguous():
         return False
-    storage = g._storage
-    data = storage.data
-    if (storage.device.type != "cpu" or data.base is not None or data.size != g.numel()
-            or getrefcount(storage) > 3 or not g.is_contiguous()):
+    data = g._storage.data
+    if data.size != g.numel():
         return False
-    arr = g._arr
-    if arr is data:          # a 1-D tensor's view is its storage's array (plus `arr` here)
-        return getrefcount(data) <= 5
-    return getrefcount(data) <= 3 + (arr is not None and arr.base is data)
+    return g.device.type != "cpu" or data.base is None
 
 
 NO_EDGE = (None, 0)      # an input that needs no gradient, written as PyTorch writes it

@@ -17,13 +17,21 @@ from nbtorch._tensor import empty, contiguous_strides
 
 
 def _storage_of_first_grad(node_of, x, run):
-    """Run backward, remembering (weakly) the storage of the gradient a node sends to x."""
-    seen = []
+    """Run backward, remembering (weakly) the storage of the gradient a node sends to x.
 
-    def hook(grad_inputs, grad_outputs):
-        seen.append(weakref.ref(grad_inputs[0]._storage))
+    The node's apply is wrapped rather than hooked: a hook could keep what it
+    sees, so the engine never hands a hooked gradient over without a copy.
+    """
+    seen = []
     out = run()
-    node_of(out).register_hook(hook)
+    node = node_of(out)
+    apply = node.apply
+
+    def spy(*grads):
+        result = apply(*grads)
+        seen.append(weakref.ref(result[0]._storage))
+        return result
+    node.apply = spy
     out.backward()
     return seen[0]()
 
