@@ -22,7 +22,7 @@ The costly float32 bodies (exp, log, log1p, tanh, sigmoid, the GELUs, SiLU,
 Mish, softplus, and the GELU/SiLU gradients) have a second path: from
 `CONTIGUOUS_THRESHOLD` elements up, when every operand is C-contiguous with
 out's shape (no broadcasting, no partial overlap; parameters 0-d), they run
-the flat `@njit` loops of `scalar.CONTIGUOUS_LOOPS` (512-bit SIMD, output
+the flat `@njit` loops of `contiguous.CONTIGUOUS_LOOPS` (512-bit SIMD, output
 prefetching; 1.2-2.5x the ufunc's speed, same bits), split in flat chunks over
 the same thread pool (the loops release the GIL).
 """
@@ -33,6 +33,7 @@ import numba
 import numpy as np
 
 from nbtorch.kernels import scalar
+from nbtorch.kernels.cpu import contiguous
 
 __all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD",
            "CONTIGUOUS_THRESHOLD"]
@@ -88,8 +89,8 @@ def compiled_signatures():
 
 def kernel(name):
     """The CPU kernel `fn(out, *args)` of scalar body `name`."""
-    contiguous_loop = scalar.CONTIGUOUS_LOOPS.get(name)
-    n_params = scalar.LOOP_PARAMETERS.get(name, 0)
+    contiguous_loop = contiguous.CONTIGUOUS_LOOPS.get(name)
+    n_params = contiguous.LOOP_PARAMETERS.get(name, 0)
 
     def run(out, *args):
         if len(args) == 2:
@@ -197,7 +198,7 @@ def _run_parallel(ufunc, types, out, args):
 def _same_contiguous(out, args, n_params=0):
     """True when every operand but the last `n_params` (which must be 0-d) is a
     C-contiguous array of out's shape that is either out itself or disjoint from it:
-    the case the flat loops of `scalar.CONTIGUOUS_LOOPS` run."""
+    the case the flat loops of `contiguous.CONTIGUOUS_LOOPS` run."""
     if not out.flags.c_contiguous:
         return False
     shape = out.shape

@@ -29,7 +29,7 @@ dtype) pairs it uses on first call (a fraction of a second each on a GPU).
 from numba import cuda
 import numpy as np
 
-from nbtorch.kernels import scalar
+from nbtorch.kernels import f32math, scalar
 from nbtorch.kernels.layout import merge_dims
 from ._launch import SIMULATOR, grid, strided_view
 
@@ -141,8 +141,8 @@ def _cuda_namespace():
         setattr(np_mod, name, stub)
     ns["np"] = np_mod
     for name, obj in vars(scalar).items():
-        if (isinstance(obj, types.FunctionType) and obj.__module__ == scalar.__name__
-                and name not in _KEEP):
+        if (isinstance(obj, types.FunctionType) and name not in _KEEP
+                and obj.__module__ in (scalar.__name__, f32math.__name__)):
             ns[name] = _LazyHelper(name)
     return ns
 

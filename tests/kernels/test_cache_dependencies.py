@@ -76,16 +76,20 @@ def test_editing_an_imported_body_invalidates_the_cached_kernel(tmp_path):
 
 
 def test_kernel_stamps_cover_the_files_bodies_come_from():
-    """The real tree: an elementwise ufunc's body and a contiguous loop reach the float32
-    math they call; an unrelated kernel family does not."""
+    """The real tree: an elementwise ufunc's body reaches the float32 math it calls, a
+    contiguous loop reaches the bodies, that math and the SIMD machinery; an unrelated
+    kernel family reaches none of them."""
     from nbtorch.kernels import _numba_cache
-    from nbtorch.kernels.cpu import pointwise
-    pointwise.get("exp")
-    deps = _numba_cache.dependencies("nbtorch.kernels.scalar")
-    assert "nbtorch.kernels.scalar" in deps
+    from nbtorch.kernels.cpu import contiguous, pointwise
+    body = {"nbtorch.kernels.scalar", "nbtorch.kernels.f32math"}
+    assert body <= _deps("nbtorch.kernels.scalar")
+    assert body | {"nbtorch.kernels.cpu.simd"} <= _deps("nbtorch.kernels.cpu.contiguous")
+    assert not body & _deps("nbtorch.kernels.cpu.conv")
     stamp = pointwise.get("exp")._dispatcher.cache._impl.locator.get_source_stamp()
     assert stamp[0] == "nbtorch-dependencies"
     assert stamp[2] == _numba_cache.dependency_stamp("nbtorch.kernels.scalar")
+    stamp = contiguous.exp_loop._cache._impl.locator.get_source_stamp()
+    assert stamp[2] == _numba_cache.dependency_stamp("nbtorch.kernels.cpu.contiguous")
 
 
 @pytest.mark.parametrize("name", ["numpy", "probe_unrelated"])

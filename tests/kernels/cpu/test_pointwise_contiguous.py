@@ -1,10 +1,10 @@
-"""The contiguous float32 loops of `kernels/scalar.py` (the fast path of `cpu/pointwise.py`):
+"""The contiguous float32 loops of `cpu/contiguous.py` (the fast path of `cpu/pointwise.py`):
 they give the ufunc loops' results bit for bit, special values included, and run only
 where they apply (contiguous operands of one shape, float32, no partial overlap)."""
 import numpy as np
 import pytest
 
-from nbtorch.kernels import scalar
+from nbtorch.kernels.cpu import contiguous
 from nbtorch.kernels.cpu import pointwise as pw
 
 SPECIAL = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-38, -1e-38, 0.5, -0.5, 1, -1, 0.625, -0.625,
@@ -15,8 +15,8 @@ LARGE = pw.PARALLEL_THRESHOLD + 13                    # split over the thread po
 
 
 def _arrays(name):
-    loop = scalar.CONTIGUOUS_LOOPS[name]
-    return loop.py_func.__code__.co_argcount - 1 - scalar.LOOP_PARAMETERS.get(name, 0)
+    loop = contiguous.CONTIGUOUS_LOOPS[name]
+    return loop.py_func.__code__.co_argcount - 1 - contiguous.LOOP_PARAMETERS.get(name, 0)
 
 
 def _operands(name, n, seed=0):
@@ -24,7 +24,7 @@ def _operands(name, n, seed=0):
     rng = np.random.default_rng(seed)
     xs = [(rng.standard_normal(n) * 4).astype(np.float32) for _ in range(_arrays(name))]
     xs[-1][:SPECIAL.size] = SPECIAL                   # the value operand (grads: after g)
-    params = [np.array(v, np.float32) for v in (2.0, 3.0)[:scalar.LOOP_PARAMETERS.get(name, 0)]]
+    params = [np.array(v, np.float32) for v in (2.0, 3.0)[:contiguous.LOOP_PARAMETERS.get(name, 0)]]
     return xs + params
 
 
@@ -55,12 +55,12 @@ def _assert_same_bits(a, b):
 
 
 @pytest.mark.parametrize("n", [SMALL, LARGE])
-@pytest.mark.parametrize("name", sorted(scalar.CONTIGUOUS_LOOPS))
+@pytest.mark.parametrize("name", sorted(contiguous.CONTIGUOUS_LOOPS))
 def test_contiguous_loop_matches_the_ufunc_bit_for_bit(name, n, contiguous_calls):
     xs = _operands(name, n)
     out = np.empty_like(xs[0])
     pw.kernel(name)(out, *xs)
-    assert contiguous_calls == [scalar.CONTIGUOUS_LOOPS[name]]
+    assert contiguous_calls == [contiguous.CONTIGUOUS_LOOPS[name]]
     _assert_same_bits(out, _ufunc_result(name, xs))
 
 
@@ -156,7 +156,7 @@ def test_loops_compile_to_packed_simd_at_full_width():
     import numba
     if not llvm.get_process_triple().startswith("x86_64"):
         pytest.skip("checks x86 assembly")
-    loop = scalar.CONTIGUOUS_LOOPS["gelu_grad"]      # a body LLVM would not inline itself
+    loop = contiguous.CONTIGUOUS_LOOPS["gelu_grad"]      # a body LLVM would not inline itself
     fresh = numba.njit(nogil=True, error_model="numpy", fastmath={"contract"})(loop.py_func)
     x = np.ones(64, np.float32)
     fresh(np.empty_like(x), x, x)
@@ -208,5 +208,5 @@ def test_softplus_default_beta_loop_matches_the_ufunc_bit_for_bit(threshold, con
     xs = [x, np.array(1.0, np.float32), np.array(threshold, np.float32)]
     out = np.empty_like(x)
     pw.kernel("softplus")(out, *xs)
-    assert contiguous_calls == [scalar.CONTIGUOUS_LOOPS["softplus"]]
+    assert contiguous_calls == [contiguous.CONTIGUOUS_LOOPS["softplus"]]
     _assert_same_bits(out, _ufunc_result("softplus", xs))
