@@ -384,6 +384,64 @@ def polygamma(a, n):
     return fact * total if k % 2 == 1 else -fact * total
 
 
+@register_jitable(**_JIT)
+def _igamma(a, x, upper):
+    """The regularised incomplete gamma P(a, x) (Q = 1 - P with `upper`): its power series
+    below x = a + 1, the continued fraction of Q (modified Lentz) above."""
+    if not (a >= 0.0 and x >= 0.0) or (a == 0.0 and x == 0.0):
+        return math.nan
+    if a == 0.0 or x == math.inf:
+        return 0.0 if upper else 1.0
+    if x == 0.0 or a == math.inf:
+        return 1.0 if upper else 0.0
+    log_front = a * math.log(x) - x - math.lgamma(a)
+    if x < a + 1.0:
+        term = 1.0 / a
+        total = term
+        n = 1.0
+        while n < 100000.0:
+            term *= x / (a + n)
+            total += term
+            if term < total * 1e-17:
+                break
+            n += 1.0
+        p = total * math.exp(log_front)
+        return 1.0 - p if upper else p
+    tiny = 1e-300
+    b = x + 1.0 - a
+    c = 1.0 / tiny
+    d = 1.0 / b
+    h = d
+    k = 1.0
+    while k < 100000.0:
+        an = -k * (k - a)
+        b += 2.0
+        d = an * d + b
+        if abs(d) < tiny:
+            d = tiny
+        c = b + an / c
+        if abs(c) < tiny:
+            c = tiny
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-16:
+            break
+        k += 1.0
+    q = math.exp(log_front) * h
+    return q if upper else 1.0 - q
+
+
+def igamma(a, x):
+    """P(a, x) = gamma(a, x) / Gamma(a), the regularised lower incomplete gamma."""
+    return _igamma(a * 1.0, x * 1.0, False)
+
+
+def igammac(a, x):
+    """Q(a, x) = 1 - P(a, x), the regularised upper incomplete gamma."""
+    return _igamma(a * 1.0, x * 1.0, True)
+
+
 @register_jitable(**_JIT, inline="always")
 def _sigmoid(a):
     e = fexp(-abs(a))                       # never overflows

@@ -32,6 +32,7 @@ from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem_
 from .ops.joining import *  # noqa: F401,F403
 from .ops.pointwise_math import *  # noqa: F401,F403
 from .ops.pointwise_special import *  # noqa: F401,F403
+from .ops.sampling import *  # noqa: F401,F403
 from .ops.pointwise_activation import *  # noqa: F401,F403
 from .ops.pointwise_more import *  # noqa: F401,F403
 from .ops.pointwise_select import *  # noqa: F401,F403
@@ -79,7 +80,7 @@ def is_floating_point(input):
 
 
 # Imported on first attribute access (import nbtorch stays fast).
-_LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit"}
+_LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions"}
 
 
 def __getattr__(name):

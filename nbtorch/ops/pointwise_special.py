@@ -1,17 +1,21 @@
-"""The gamma-function family: lgamma, digamma, polygamma (torch.lgamma & co).
+"""The gamma-function family: lgamma, digamma, polygamma, and the regularised
+incomplete gammas igamma/igammac (torch.lgamma & co).
 
 A minimal set, added for `nbtorch.distributions` (Gamma, Beta, Dirichlet,
 StudentT... log-densities and entropies). Bodies in `kernels/scalar.py` compute
 in float64 and round once; each backward is the next function of the family,
 so gradients of any order exist: lgamma' = digamma, digamma' = polygamma(1, .),
-polygamma(n, .)' = polygamma(n + 1, .).
+polygamma(n, .)' = polygamma(n + 1, .). igamma and igammac are differentiable in
+their second argument only, as in PyTorch.
 """
+import math
+
 from .._tensor import Tensor
-from ._elementwise import Elementwise, register_cpu, unary_api
+from ._elementwise import Binary, Elementwise, check_number, register_cpu, unary_api
 
-__all__ = ["lgamma", "digamma", "polygamma"]
+__all__ = ["lgamma", "digamma", "polygamma", "igamma", "igammac"]
 
-register_cpu("lgamma", "digamma", "polygamma")
+register_cpu("lgamma", "digamma", "polygamma", "igamma", "igammac")
 
 
 class Lgamma(Elementwise):
@@ -64,3 +68,46 @@ def polygamma(n, input, *, out=None):
 
 Tensor.polygamma = lambda self, n: Polygamma.apply(self, _order(n))
 Tensor.polygamma_ = lambda self, n: Polygamma.inplace(self, (self, _order(n)))
+
+
+class _Igamma(Binary):
+    result = "float_only"
+    sign = 1.0
+
+    @classmethod
+    def grad(cls, ctx, g, a, x, out):
+        if ctx.needs_input_grad[0]:
+            raise NotImplementedError(f"the derivative for '{cls.kernel}: input' is not "
+                                      "implemented.")
+        from .pointwise_math import exp, xlogy
+        density = exp(xlogy(a - 1, x) - x - lgamma(a))      # d P(a, x) / dx
+        return None, g * density * cls.sign
+
+
+class Igamma(_Igamma):
+    kernel = "igamma"
+
+
+class Igammac(_Igamma):
+    kernel, sign = "igammac", -1.0
+
+
+def igamma(input, other, *, out=None):
+    """The regularised lower incomplete gamma P(input, other) (torch.special.gammainc).
+
+    Example:
+        >>> nbtorch.igamma(nbtorch.tensor([1.0]), nbtorch.tensor([1.0]))   # 1 - 1/e
+        tensor([0.6321])
+    """
+    check_number("igamma", other)
+    return Igamma.call((input, other), out)
+
+
+def igammac(input, other, *, out=None):
+    """The regularised upper incomplete gamma Q = 1 - P (torch.special.gammaincc)."""
+    check_number("igammac", other)
+    return Igammac.call((input, other), out)
+
+
+Tensor.igamma = igamma
+Tensor.igammac = igammac
