@@ -31,6 +31,11 @@ _NOT_OPS = {"is_tensor", "is_storage", "is_floating_point", "is_complex", "is_gr
 
 _wrapped_fns_to_patch = {}      # (id(globals), name) -> globals dict: filled by fx.wrap()
 
+# The concrete tracer (jit.trace) records op calls without Proxy arguments too (torch.rand(3),
+# torch.zeros(2)), as torch.jit.trace does, so they run on every call instead of becoming
+# constants; symbolic tracing keeps fx's rule (such calls run once, results are constants).
+RECORDING = [None]
+
 
 def find_proxy(args, kwargs):
     """The first Proxy inside args/kwargs (nested tuples, lists, dicts), or None."""
@@ -64,9 +69,13 @@ class PatchedFunction:
 
     def __call__(self, *args, **kwargs):
         proxy = find_proxy(args, kwargs)
-        if proxy is None:
-            return self.__fx_orig__(*args, **kwargs)
-        out = proxy.tracer.create_proxy("call_function", self.__fx_orig__, args, kwargs)
+        if proxy is not None:
+            tracer = proxy.tracer
+        else:
+            tracer = RECORDING[0]
+            if tracer is None or tracer._executing:
+                return self.__fx_orig__(*args, **kwargs)
+        out = tracer.create_proxy("call_function", self.__fx_orig__, args, kwargs)
         if self._mark_wrapped:
             out.node.meta["is_wrapped"] = True
         return out

@@ -199,7 +199,11 @@ class Node:
 
     def replace_all_uses_with(self, replace_with, delete_user_cb=lambda user: True, *,
                               propagate_meta=False):
-        """Make every user of this node read `replace_with` instead; returns those users."""
+        """Make every user of this node read `replace_with` instead; returns those users.
+
+        `replace_with` itself is left alone (PyTorch would make it its own input
+        when it reads this node, the usual case right after inserting it).
+        """
         if propagate_meta:
             if replace_with.meta:
                 raise RuntimeError("Called node.replace_all_uses_with(replace_with, "

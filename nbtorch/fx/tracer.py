@@ -80,7 +80,9 @@ class Tracer(TracerBase):
             paths = self._module_paths = {id(m): n for n, m in self.root.named_modules()}
         name = paths.get(id(mod))
         if name is None:
-            raise NameError("module is not installed as a submodule")
+            raise NameError(f"module is not installed as a submodule ({type(mod).__name__} "
+                            "is called by the traced code but is not an attribute of the "
+                            "traced module: call_module nodes name submodules by path)")
         return name
 
     def call_module(self, m, forward, args, kwargs):
@@ -226,6 +228,7 @@ class Tracer(TracerBase):
         _TRACING[0] += 1
         try:
             with Patcher() as patcher:
+                self._patcher = patcher
                 patch_namespaces(patcher, self._autowrap_functions)
                 for mod in self._autowrap_modules:
                     patch_globals(patcher, vars(mod))

@@ -83,7 +83,7 @@ def _compare_tensors(a, b, tol):
     if close.all():
         return None
     diff = np.abs(x - y)
-    rel = diff / np.maximum(np.abs(y), np.finfo(np.float64).tiny)
+    rel = np.divide(diff, np.abs(y), out=np.where(diff > 0, np.inf, 0.0), where=y != 0)
     ia = np.unravel_index(np.nanargmax(diff), diff.shape) if diff.size else ()
     ir = np.unravel_index(np.nanargmax(rel), rel.shape) if rel.size else ()
     bad = int((~close).sum())

@@ -18,6 +18,7 @@ import warnings
 
 from ..fx._frames import user_frame
 from ..fx.passes.shape_prop import metadata_of
+from ..fx._patch import RECORDING
 from ..fx.proxy import Proxy
 from ..fx.tracer import Tracer
 
@@ -206,12 +207,10 @@ class ConcreteTracer(Tracer):
     def _fetch(self, target):
         if target in self.constants:
             return self.constants[target]
-        first, *rest = target.split(".")
+        obj = self.root
         self._executing += 1                 # plain attribute reads, not get_attr proxies
         try:
-            obj = self.extra_modules[first] if first in self.extra_modules else \
-                getattr(self.root, first)
-            for atom in rest:
+            for atom in target.split("."):
                 obj = getattr(obj, atom)
         finally:
             self._executing -= 1
@@ -271,11 +270,12 @@ class ConcreteTracer(Tracer):
         try:
             return super().path_of_module(mod)
         except NameError:
-            for name, m in self.extra_modules.items():
-                if m is mod:
-                    return name
+            # A module from outside the traced hierarchy (a function calling a model):
+            # installed under the root while tracing (undone after), kept by the result.
             name = f"_module_{len(self.extra_modules)}"
             self.extra_modules[name] = mod
+            self._patcher.patch(self.root._modules, name, mod)
+            self._module_paths = None
             return name
 
     # ---- the trace -----------------------------------------------------------------
@@ -311,9 +311,11 @@ class ConcreteTracer(Tracer):
         self._example_args = tuple(example_args)
         self._example_kwargs = dict(example_kwargs or {})
         _DEPTH[0] += 1
+        outer, RECORDING[0] = RECORDING[0], self
         try:
             return super().trace(root)
         finally:
+            RECORDING[0] = outer
             _DEPTH[0] -= 1
 
     def create_arg(self, a):
