@@ -1,52 +1,41 @@
-"""More schedulers: MultiplicativeLR, PolynomialLR, CosineAnnealingWarmRestarts,
-ChainedScheduler (as torch.optim.lr_scheduler)."""
+"""Cosine schedules: CosineAnnealingLR, CosineAnnealingWarmRestarts."""
 import math
 
-from .lr_scheduler import LambdaLR, LRScheduler, SequentialLR
+from .base import LRScheduler
 
-__all__ = ["MultiplicativeLR", "PolynomialLR", "CosineAnnealingWarmRestarts",
-           "ChainedScheduler"]
+__all__ = ["CosineAnnealingLR", "CosineAnnealingWarmRestarts"]
 
-
-class MultiplicativeLR(LambdaLR):
-    """Multiply the rate by ``lr_lambda(epoch)`` every epoch (from epoch 1).
-
-    Example:
-        >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.95)
-    """
-
-    def get_lr(self):
-        self._warn_if_outside_step()
-        if self.last_epoch > 0:
-            return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
-        return self._lrs()
-
-
-class PolynomialLR(LRScheduler):
-    """Decay the rate as ``(1 - epoch / total_iters) ** power`` until `total_iters`.
+class CosineAnnealingLR(LRScheduler):
+    """Cosine annealing from the initial rate to `eta_min` over `T_max` epochs
+    (PyTorch's recursive form: it keeps following the cosine past T_max).
 
     Example:
-        >>> sched = PolynomialLR(opt, total_iters=4, power=1.0)   # 1, .75, .5, .25, 0
+        >>> sched = CosineAnnealingLR(opt, T_max=100, eta_min=1e-5)
     """
 
-    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1,
-                 verbose="deprecated"):
-        self.total_iters = total_iters
-        self.power = power
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1, verbose="deprecated"):
+        self.T_max = T_max
+        self.eta_min = eta_min
         super().__init__(optimizer, last_epoch, verbose)
 
     def get_lr(self):
         self._warn_if_outside_step()
-        e, n = self.last_epoch, self.total_iters
-        if e == 0 or e > n:
+        e, T, lo = self.last_epoch, self.T_max, self.eta_min
+        if e == 0:
             return self._lrs()
-        factor = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power
-        return [lr * factor for lr in self._lrs()]
+        if self._step_count == 1 and e > 0:
+            return [lo + (base - lo) * (1 + math.cos(e * math.pi / T)) / 2
+                    for base in self.base_lrs]
+        if (e - 1 - T) % (2 * T) == 0:
+            return [lr + (base - lo) * (1 - math.cos(math.pi / T)) / 2
+                    for base, lr in zip(self.base_lrs, self._lrs())]
+        return [(1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T))
+                * (lr - lo) + lo for lr in self._lrs()]
 
     def _get_closed_form_lr(self):
-        frac = min(self.total_iters, self.last_epoch) / self.total_iters
-        return [base * (1.0 - frac) ** self.power for base in self.base_lrs]
-
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
 
 class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing restarted every T_i epochs (T_0, then T_i *= T_mult).
@@ -109,30 +98,3 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = self._lrs()
-
-
-class ChainedScheduler(LRScheduler):
-    """Step several schedulers together each epoch (their factors multiply).
-
-    Example:
-        >>> sched = ChainedScheduler([ConstantLR(opt, 0.1, 2), ExponentialLR(opt, 0.9)])
-    """
-
-    def __init__(self, schedulers, optimizer=None):
-        name = type(self).__name__
-        if len(schedulers) < 1:
-            raise ValueError(f"{name} expects at least one scheduler to be chained, but got "
-                             "no scheduler.")
-        optimizer = optimizer or schedulers[0].optimizer
-        SequentialLR._check_schedulers(name, optimizer, schedulers)
-        self._schedulers = list(schedulers)
-        self.optimizer = optimizer
-        self._last_lr = self._lrs()
-
-    def step(self):
-        for sched in self._schedulers:
-            sched.step()
-        self._last_lr = self._lrs()
-
-    state_dict = SequentialLR.state_dict
-    load_state_dict = SequentialLR.load_state_dict

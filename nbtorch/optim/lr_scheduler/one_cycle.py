@@ -1,7 +1,7 @@
 """OneCycleLR: the 1cycle policy (warm up to max_lr, anneal far below the start)."""
 import math
 
-from .lr_scheduler import LRScheduler, _check_optimizer, _per_group
+from .base import LRScheduler, _check_optimizer, _per_group
 
 __all__ = ["OneCycleLR"]
 

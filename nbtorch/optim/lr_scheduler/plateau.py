@@ -2,7 +2,7 @@
 import warnings
 from math import inf
 
-from .lr_scheduler import EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer
+from .base import EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer
 
 __all__ = ["ReduceLROnPlateau"]
 

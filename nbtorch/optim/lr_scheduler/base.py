@@ -1,0 +1,112 @@
+"""The scheduler base class `LRScheduler` and the helpers its subclasses share.
+
+A scheduler owns an optimizer's ``group["lr"]`` values: `step()` advances
+`last_epoch` and writes the new rates (PyTorch's recursive, "chainable"
+formulas, so several schedulers can act on one optimizer; the closed forms
+serve `step(epoch)`). `get_last_lr()` returns what was written last;
+`state_dict()` holds everything but the optimizer.
+"""
+import warnings
+
+from ..optimizer import Optimizer
+
+__all__ = ["LRScheduler", "EPOCH_DEPRECATION_WARNING"]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the "
+    "new chainable form, where available. Please open an issue if you are unable to "
+    "replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.")
+
+
+def _check_optimizer(optimizer):
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+
+
+def _per_group(name, optimizer, value):
+    """`value` repeated per param group, or checked to have one entry per group."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(optimizer.param_groups):
+            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, "
+                             f"got {len(value)}")
+        return list(value)
+    return [value] * len(optimizer.param_groups)
+
+
+class LRScheduler:
+    """Base class: subclasses implement `get_lr()` (the chainable formula, from the
+    groups' current rates) and optionally `_get_closed_form_lr()`."""
+
+    def __init__(self, optimizer, last_epoch=-1, verbose="deprecated"):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
+                                   "when resuming an optimizer")
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._get_lr_called_within_step = False
+        self._initial_step()
+
+    def _initial_step(self):
+        self._step_count = 0
+        self.step()
+
+    def get_lr(self):
+        raise NotImplementedError
+
+    def _warn_if_outside_step(self):
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please "
+                          "use `get_last_lr()`.", UserWarning, stacklevel=3)
+
+    def get_last_lr(self):
+        """The learning rate of each param group written by the last `step()`."""
+        return self._last_lr
+
+    def step(self, epoch=None):
+        """Advance one epoch (or jump to `epoch`, deprecated) and set the rates."""
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+                "1.1.0 and later, you should call them in the opposite order: "
+                "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this will "
+                "result in PyTorch skipping the first value of the learning rate schedule. "
+                "See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
+        self._step_count += 1
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def state_dict(self):
+        """Every attribute except the optimizer."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+
+    def _lrs(self):
+        return [group["lr"] for group in self.optimizer.param_groups]
+
+_LRScheduler = LRScheduler
