@@ -4,9 +4,16 @@
 and a tensor argument requires grad, records one node (the `ctx`) on the
 tape. Every built-in op is such a Function, so a user's op is recorded,
 checked and freed exactly like ours.
+
+An input that `forward` modified in place is declared with `ctx.mark_dirty`:
+it is returned as is, its version is bumped, and its history now ends in the
+Function's node (see dirty.py).
 """
+import functools
+
 from .._tensor import Tensor
 from . import grad_mode
+from .dirty import check_dirty, check_dirty_returned, finish_dirty, among
 from .graph import NO_EDGE, Node, gradient_edge
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
@@ -23,6 +30,7 @@ class FunctionCtx:
 
     _saved = None
     _materialize = True
+    _dirty = ()
     needs_input_grad = ()
 
     def save_for_backward(self, *tensors):
@@ -69,7 +77,8 @@ class FunctionCtx:
         self._non_diff = {id(t) for t in tensors}
 
     def mark_dirty(self, *tensors):
-        self._dirty = {id(t) for t in tensors}
+        """Declare inputs that forward modified in place (they must be returned)."""
+        self._dirty = tensors
 
     def set_materialize_grads(self, value):
         self._materialize = bool(value)
@@ -126,9 +135,14 @@ class _FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         builtin = cls.__module__.startswith("nbtorch.")
-        node_name = name + ("Backward0" if builtin else "Backward")
-        cls._backward_cls = type(node_name, (BackwardNode,),
-                                 {"_forward_cls": cls, "_new_grads": builtin})
+        node_attrs = {"_forward_cls": cls, "_new_grads": builtin}
+        qualified = attrs.get("_node_name")      # PyTorch's name for a node of its own
+        if qualified:
+            node_name = qualified.rpartition("::")[2]
+            node_attrs["name"] = lambda self: qualified
+        else:
+            node_name = name + ("Backward0" if builtin else "Backward")
+        cls._backward_cls = type(node_name, (BackwardNode,), node_attrs)
         cls._unrecorded_cls = type(name + "Ctx", (_UnrecordedCtx,), {"_forward_cls": cls})
 
 
@@ -177,14 +191,20 @@ class Function(metaclass=_FunctionMeta):
             ctx.needs_input_grad = (False,) * len(args)
             state.enabled = False
             try:
-                return cls.forward(ctx, *args, **kwargs)
+                out = cls.forward(ctx, *args, **kwargs)
             finally:
                 state.enabled = True
-        if cls._untracked_compute:
-            return cls.compute(*args, **kwargs)
-        ctx = cls._unrecorded_cls()
-        ctx.needs_input_grad = (False,) * len(args)
-        return cls.forward(ctx, *args, **kwargs)
+        else:
+            if cls._untracked_compute:
+                return cls.compute(*args, **kwargs)
+            ctx = cls._unrecorded_cls()
+            ctx.needs_input_grad = (False,) * len(args)
+            out = cls.forward(ctx, *args, **kwargs)
+        if ctx._dirty:
+            check_dirty_returned(ctx._dirty, out)
+            for t in ctx._dirty:
+                t._bump()
+        return out
 
 
 def _apply_recorded(cls, args, kwargs, state):
@@ -219,7 +239,8 @@ def _record(ctx, args, out):
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
     non_diff = ctx.__dict__.get("_non_diff", ())
-    if out.__class__ is Tensor and not non_diff:          # the common case: one output
+    dirty = ctx._dirty
+    if out.__class__ is Tensor and not non_diff and not dirty:    # the common case
         ctx._output_meta = ((out._shape, out.dtype, out.device),)
         if out.dtype.is_floating_point:
             if out.grad_fn is not None or out._requires_grad:
@@ -236,6 +257,9 @@ def _record(ctx, args, out):
         return out
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
+    if dirty:
+        check_dirty(ctx, args, outs)
+    views = []                         # dirty views, rebased once this node is complete
     metas_out = []
     for i, o in enumerate(outs):
         if not isinstance(o, Tensor):
@@ -244,12 +268,20 @@ def _record(ctx, args, out):
         metas_out.append((o._shape, o.dtype, o.device))
         if id(o) in non_diff or not o.dtype.is_floating_point:
             continue
+        if dirty and among(o, dirty):
+            if o._base is None:        # modified in place: its history ends here
+                o.grad_fn, o._output_nr, o._requires_grad = ctx, i, True
+            else:
+                views.append((o, i))
+            continue
         if o.grad_fn is not None or o._requires_grad:
             o = outs[i] = o.detach()   # forward returned an input as is: record an alias
         o.grad_fn = ctx
         o._output_nr = i
         o._requires_grad = True
     ctx._output_meta = tuple(metas_out)
+    if dirty:
+        finish_dirty(ctx, views)
     if ctx._saved and any(s is not None and s[0].grad_fn is ctx for s in ctx._saved):
         _detach_saved_outputs(ctx)
     return outs[0] if single else tuple(outs)
@@ -265,6 +297,53 @@ def _detach_saved_outputs(ctx):
         else s for s in ctx._saved])
 
 
+# ---- once_differentiable -------------------------------------------------------
+
+_TWICE = ("trying to differentiate twice a function that was marked with "
+          "@once_differentiable")
+
+
+class _DelayedError(Function):
+    """Aliases of its inputs whose node raises when differentiated (PyTorch's Error)."""
+
+    _node_name = "torch::autograd::Error"
+
+    @staticmethod
+    def forward(ctx, *xs):
+        return xs if len(xs) > 1 else xs[0]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(_TWICE)
+
+
 def once_differentiable(fn):
-    """Mark a backward as not differentiable twice (accepted for compatibility)."""
-    return fn
+    """Mark a Function's backward as differentiable once, as PyTorch's decorator does.
+
+    The backward runs with grad mode off. When it is itself being recorded
+    (create_graph=True with gradients that require grad), its results come back
+    attached to a node that raises "trying to differentiate twice ..." if a
+    later backward reaches it.
+    """
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        state = grad_mode.STATE
+        enabled = state.enabled
+        state.enabled = False
+        try:
+            outputs = fn(ctx, *args, **kwargs)
+        finally:
+            state.enabled = enabled
+        if not enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+            return outputs
+        outs = outputs if isinstance(outputs, tuple) else (outputs,)
+        # each result detached and made a leaf that requires grad, so the error node
+        # has an edge to record (PyTorch's fake_requires_grad)
+        leaves = []
+        for o in outs:
+            if o is not None:
+                o = o.detach()
+                o.requires_grad = True
+            leaves.append(o)
+        return _DelayedError.apply(*leaves)
+    return wrapper

@@ -2,15 +2,18 @@
 
 An in-place op without autograd just runs its kernel into `self`. With
 autograd it computes the result out of place from a snapshot of `self`'s old
-value, writes it into `self`, and rebases the history: `self` (or, for a
-view, its base through a CopySlices node) now ends in the op's node.
+value, writes it into `self`, and rebases the history: `self` now ends in the
+op's node, or, for a view, its base ends in a CopySlices node (recorded like
+any Function) and the view in an AsStrided of it. A custom Function that marks
+a view dirty is rebased by the same `rebase_view`.
 """
+from .._registry import get_kernel
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import dirty, grad_mode
 from ..autograd.function import Function
-from ..autograd.graph import NO_EDGE, gradient_edge
+from .views import AsStrided, as_strided
 
-__all__ = ["inplace_guard", "check_inplace", "check_no_internal_overlap"]
+__all__ = ["inplace_guard", "check_inplace", "check_no_internal_overlap", "rebase_view"]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -52,13 +55,13 @@ def inplace_guard(self, fn_cls, args, raw, kwargs=None):
     old = _current_value(self)
     new_args = tuple(old if a is self else a for a in args)
     out = fn_cls.apply(*new_args, **(kwargs or {}))
-    from .copy import raw_copy_
-    raw_copy_(self, out)
-    if base is not None:
-        _rebase_view(self, base, out)
-    else:
+    if base is None:
+        _write(self, out)
+        self._bump()
         self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, out._output_nr, \
             out._requires_grad
+    else:
+        rebase_view(self, out)
     return self
 
 
@@ -66,25 +69,47 @@ def _current_value(t):
     """A copy of t's values that carries t's current autograd history."""
     b = t._base
     if b is not None and b._requires_grad:
-        from .views import as_strided
         return as_strided(b, t._shape, t._strides, t._offset).clone()
     if t._requires_grad:
         return t.clone()
     return t.detach().clone()
 
 
+def _write(dst, src):
+    """dst[...] = src by the copy kernel (casting), without autograd or a version bump."""
+    if src.device != dst.device:
+        from .transfer import transfer
+        src = transfer(src, dst.device)
+    get_kernel("copy_", dst.device.type)(dst, src)
+
+
 class CopySlices(Function):
-    """base[region] = src: grad to old base with the region zeroed, grad to src = region."""
+    """base[region] = src, marking base dirty: the gradient of the old base is g with
+    the region zeroed, src's is g's region (PyTorch's CopySlices node)."""
+
+    _node_name = "torch::autograd::CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, src, geometry):
+        ctx.geometry = geometry
+        shape, strides, offset = geometry
+        offset += base._offset
+        if not (src._storage is base._storage and src._offset == offset
+                and src._strides == strides):        # else src is the region already
+            _write(base._view(shape, strides, offset), src)
+        ctx.mark_dirty(base)
+        return base
 
     @staticmethod
     def backward(ctx, g):
-        from .views import as_strided
+        shape, strides, offset = ctx.geometry
         g = g.contiguous()
-        g_base = g.clone()
-        geom = ctx.geometry
-        as_strided(g_base, *geom).zero_()
-        g_src = as_strided(g, *geom).clone()
-        return g_base, g_src
+        g_base = None
+        if ctx.needs_input_grad[0]:
+            g_base = g.clone()
+            as_strided(g_base, shape, strides, g_base._offset + offset).zero_()
+        g_src = as_strided(g, shape, strides, g._offset + offset).clone()
+        return g_base, g_src, None
 
 
 def _relative_geometry(view, base):
@@ -94,24 +119,14 @@ def _relative_geometry(view, base):
     return (view._shape, view._strides, view._offset - base._offset)
 
 
-def _rebase_view(view, base, out):
-    geom = _relative_geometry(view, base)
-    node = CopySlices._backward_cls()
-    node.next_functions = (gradient_edge(base) or NO_EDGE, gradient_edge(out) or NO_EDGE)
-    node._input_meta = (
-        (base._shape, base.dtype, base.device) if base._requires_grad else None,
-        (out._shape, out.dtype, out.device) if out._requires_grad else None)
-    node.needs_input_grad = (base._requires_grad, out._requires_grad)
-    node._output_meta = ((base._shape, base.dtype, base.device),)
-    node.geometry = geom
-    base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
-    from .views import AsStrided
-    vnode = AsStrided._backward_cls()
-    vnode.next_functions = ((node, 0),)
-    vnode._input_meta = ((base._shape, base.dtype, base.device),)
-    vnode.needs_input_grad = (True, False, False, False)
-    vnode._output_meta = ((view._shape, view.dtype, view.device),)
-    vnode.in_shape, vnode.geometry = base._shape, geom
-    vnode.next_functions = vnode.next_functions + (NO_EDGE,) * 3
-    vnode._input_meta = vnode._input_meta + (None, None, None)
-    view.grad_fn, view._output_nr, view._requires_grad = vnode, 0, True
+def rebase_view(view, src):
+    """`view` now holds `src` (written into it here unless src is the view's memory):
+    its base ends in CopySlices(old base, src), one version bump, and the view in an
+    AsStrided of the new base, both recorded by `Function.apply`."""
+    base = view._base
+    CopySlices.apply(base, src, _relative_geometry(view, base))
+    v = AsStrided.apply(base, view._shape, view._strides, view._offset)
+    view.grad_fn, view._output_nr, view._requires_grad = v.grad_fn, 0, v._requires_grad
+
+
+dirty.rebase_view = rebase_view
