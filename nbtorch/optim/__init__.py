@@ -1,7 +1,9 @@
 """Optimizers and learning-rate schedulers, as torch.optim.
 
-Every update is one fused Numba kernel per parameter, looked up per device in
-the registry (``sgd_step``, ``adam_step``, ``rmsprop_step``, ``adagrad_step``).
+The classes here hold param_groups, per-parameter state and PyTorch's
+hyper-parameter checks; each update is an op of `nbtorch/ops/optim_updates.py`
+(``adam_update``, ...) that runs one fused kernel per parameter, looked up per
+device in the registry (``sgd_step``, ``adam_step``, ...).
 """
 from . import lr_scheduler
 from .adagrad import Adagrad

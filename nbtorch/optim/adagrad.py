@@ -1,8 +1,9 @@
 """Adagrad, as torch.optim.Adagrad."""
+from ..ops.optim_updates import adagrad_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        fused_update, new_step, zeros_state)
+                        new_step, zeros_state)
 
-__all__ = ["Adagrad", "adagrad_update"]
+__all__ = ["Adagrad"]
 
 
 class Adagrad(Optimizer):
@@ -56,10 +57,3 @@ class Adagrad(Optimizer):
         adagrad_update(param, grad, state["sum"], bump_step(state["step"]), lr=group["lr"],
                        lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
                        eps=group["eps"], maximize=group["maximize"])
-
-
-def adagrad_update(param, grad, state_sum, step, *, lr, lr_decay, weight_decay, eps,
-                   maximize):
-    """One Adagrad step of one tensor, in place (one fused kernel); `step` >= 1."""
-    fused_update("adagrad_step", param, grad, (state_sum,), lr, lr_decay, weight_decay, eps,
-                 step, maximize)

@@ -1,8 +1,9 @@
 """Adam and AMSGrad, as torch.optim.Adam (AdamW shares the kernel: adamw.py)."""
+from ..ops.optim_updates import adam_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        fused_update, new_step, zeros_state)
+                        new_step, zeros_state)
 
-__all__ = ["Adam", "adam_update"]
+__all__ = ["Adam"]
 
 
 class Adam(Optimizer):
@@ -67,14 +68,3 @@ def check_adam_hyper(lr, betas, eps, weight_decay):
     check_hyper(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
     check_hyper(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
     check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
-
-
-def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1,
-                beta2, eps, weight_decay, amsgrad, maximize, decoupled=False):
-    """One Adam (AdamW if `decoupled`) step of one tensor, in place (one fused kernel).
-
-    `step` counts this update (1 on the first); `max_exp_avg_sq` is None
-    without amsgrad.
-    """
-    fused_update("adam_step", param, grad, (exp_avg, exp_avg_sq, max_exp_avg_sq), lr, beta1,
-                 beta2, eps, weight_decay, step, amsgrad, maximize, decoupled)

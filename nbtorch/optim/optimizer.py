@@ -3,9 +3,8 @@
 Subclasses validate their hyper-parameters, pass their `defaults`, and
 implement `_update(param, grad, state, group)`: the update of one tensor,
 which initialises its state on first use and calls a pure per-tensor function
-(`adam_update`, ...). That function runs one fused kernel from the device
-registry (`get_kernel("adam_step", device)`) through `fused_update`, so a
-CUDA kernel registered under the same name serves CUDA parameters unchanged.
+(`adam_update`, ...): an op of `nbtorch/ops/optim_updates.py` that runs one
+fused kernel from the device registry.
 """
 import copy
 import functools
@@ -13,16 +12,12 @@ from collections import defaultdict
 from itertools import chain
 
 from .. import _dtype
-from .._registry import get_kernel, register_kernel
 from .._tensor import Tensor
 from ..autograd import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle
-from ..kernels.cpu import optim as _cpu_optim
+from ..ops.creation import full, tensor
 
-__all__ = ["Optimizer", "required", "fused_update"]
-
-for _name in ("sgd_step", "adam_step", "rmsprop_step", "adagrad_step"):
-    register_kernel(_name, "cpu", getattr(_cpu_optim, _name))
+__all__ = ["Optimizer", "required"]
 
 
 class _RequiredParameter:
@@ -327,7 +322,6 @@ def check_implementation_flags(foreach, fused, differentiable):
 
 def new_step(value=0.0):
     """A step counter as PyTorch keeps it: a float32 CPU scalar tensor."""
-    from .. import tensor
     return tensor(value, dtype=_dtype.float32)
 
 
@@ -341,42 +335,4 @@ def bump_step(step):
 
 def zeros_state(param, fill=0.0):
     """A contiguous state buffer shaped like `param`, filled with `fill`."""
-    from .. import full
     return full(tuple(param.shape), fill, dtype=param.dtype, device=param.device)
-
-
-_KERNEL_DTYPES = (_dtype.float32, _dtype.float64)
-
-
-def fused_update(op, param, grad, buffers, *scalars):
-    """Run the fused kernel `op` of `param`'s device on flat arrays, in place.
-
-    Calls ``kernel(param, grad, *buffers, *scalars)`` with 1-D contiguous
-    arrays (None buffers stay None). The kernels take float32/float64: other
-    floating dtypes (float16, bfloat16) and non-contiguous tensors go through working
-    copies, written back afterwards. Bumps `param`'s version counter.
-    """
-    kernel = get_kernel(op, param.device.type)
-    work = param.dtype if param.dtype in _KERNEL_DTYPES else _dtype.float32
-    write_back = []
-    arrays = [_flat(param, work, write_back), _flat(grad, work, None)]
-    arrays += [None if b is None else _flat(b, work, write_back) for b in buffers]
-    kernel(*arrays, *scalars)
-    if write_back:
-        with no_grad():
-            for target, copy_ in write_back:
-                target.copy_(copy_)
-    param._bump()
-
-
-def _flat(t, dtype, write_back):
-    """The raw 1-D array of `t` in `dtype`: a view when possible, else a copy
-    registered in `write_back` (None: read-only, no write back)."""
-    a = t._array
-    if t.dtype is dtype and a.flags["C_CONTIGUOUS"]:
-        return a.ravel()
-    with no_grad():
-        w = t.to(dtype=dtype).contiguous()
-    if write_back is not None:
-        write_back.append((t, w))
-    return w._array.ravel()

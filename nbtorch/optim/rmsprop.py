@@ -1,8 +1,9 @@
 """RMSprop (optionally centered, with momentum), as torch.optim.RMSprop."""
+from ..ops.optim_updates import rmsprop_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        fused_update, new_step, zeros_state)
+                        new_step, zeros_state)
 
-__all__ = ["RMSprop", "rmsprop_update"]
+__all__ = ["RMSprop"]
 
 
 class RMSprop(Optimizer):
@@ -61,13 +62,3 @@ class RMSprop(Optimizer):
                        lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                        weight_decay=group["weight_decay"], momentum=momentum,
                        centered=centered, maximize=group["maximize"])
-
-
-def rmsprop_update(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, eps,
-                   weight_decay, momentum, centered, maximize):
-    """One RMSprop step of one tensor, in place (one fused kernel).
-
-    `grad_avg` is None unless centered, `momentum_buffer` None unless momentum > 0.
-    """
-    fused_update("rmsprop_step", param, grad, (square_avg, grad_avg, momentum_buffer), lr,
-                 alpha, eps, weight_decay, momentum, centered, maximize)

@@ -1,8 +1,9 @@
 """Stochastic gradient descent (optionally with momentum), as torch.optim.SGD."""
-from .optimizer import (Optimizer, check_hyper, check_implementation_flags, fused_update,
-                        required, zeros_state)
+from ..ops.optim_updates import sgd_update
+from .optimizer import (Optimizer, check_hyper, check_implementation_flags, required,
+                        zeros_state)
 
-__all__ = ["SGD", "sgd_update"]
+__all__ = ["SGD"]
 
 
 class SGD(Optimizer):
@@ -55,14 +56,3 @@ class SGD(Optimizer):
                    dampening=group["dampening"], weight_decay=group["weight_decay"],
                    nesterov=group["nesterov"], maximize=group["maximize"],
                    first_step=first_step)
-
-
-def sgd_update(param, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
-               nesterov, maximize, first_step):
-    """One SGD step of one tensor, in place (one fused kernel).
-
-    `momentum_buffer` is None when momentum == 0; `first_step` says it is new
-    (it is then set to the gradient, as PyTorch does).
-    """
-    fused_update("sgd_step", param, grad, (momentum_buffer,), lr, weight_decay, momentum,
-                 dampening, nesterov, maximize, first_step)

@@ -367,10 +367,28 @@ def test_implementation_switches():
 
 
 def test_missing_kernel_names_op_and_device():
-    from nbtorch.optim.optimizer import fused_update
+    from nbtorch.ops.optim_updates import fused_update
     w = torch.ones(1, requires_grad=True)
     with pytest.raises(NotImplementedError, match="no op named 'nope_step'"):
         fused_update("nope_step", w, torch.ones(1), ())
+
+
+def test_update_ops_refuse_mismatched_tensors():
+    from nbtorch.ops.optim_updates import adam_update, sgd_update
+    w = torch.ones(3)
+    with pytest.raises(RuntimeError, match="sgd_step: grad has shape \\(2,\\) but the "
+                                           "parameter has shape \\(3,\\)"):
+        sgd_update(w, torch.ones(2), None, lr=0.1, momentum=0, dampening=0, weight_decay=0,
+                   nesterov=False, maximize=False, first_step=False)
+    with pytest.raises(RuntimeError, match="adam_step: state buffer 1 has shape"):
+        adam_update(w, torch.ones(3), torch.zeros(3), torch.zeros(4), None, 1, lr=0.1,
+                    beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0, amsgrad=False,
+                    maximize=False)
+    with pytest.raises(RuntimeError, match="floating-point parameter"):
+        sgd_update(torch.ones(3, dtype=torch.int64), torch.ones(3), None, lr=0.1, momentum=0,
+                   dampening=0, weight_decay=0, nesterov=False, maximize=False,
+                   first_step=False)
+    np.testing.assert_array_equal(_value(w), [1.0, 1.0, 1.0])
 
 
 # ---------------------------------------------------------------- convergence
@@ -438,7 +456,7 @@ def test_load_state_dict_accepts_string_indices():
 
 
 def test_functional_update_outside_no_grad_and_deepcopy():
-    from nbtorch.optim.adam import adam_update
+    from nbtorch.ops.optim_updates import adam_update
     w = torch.tensor(np.arange(6.0).reshape(2, 3)).t().detach().requires_grad_()
     m, v = torch.zeros(3, 2, dtype=torch.float64), torch.zeros(3, 2, dtype=torch.float64)
     adam_update(w, torch.ones(3, 2, dtype=torch.float64), m, v, None, 1, lr=0.1, beta1=0.9,

@@ -1,0 +1,147 @@
+"""Optimizer updates as ops: one fused kernel per parameter per step, in place.
+
+Each ``<rule>_update(param, grad, <state buffers>, ..., *, <options>)`` is the
+pure per-tensor update of one torch.optim algorithm (PyTorch's
+``_single_tensor_<rule>``): it checks its tensors, then `fused_update` runs
+the kernel registered as ``"<rule>_step"`` for the parameter's device on flat
+arrays. The optimizers in `nbtorch.optim` own param_groups, state and
+hyper-parameter checks and call these; a CUDA kernel registered under the
+same name serves CUDA parameters unchanged.
+
+The CPU kernels live in ``kernels/cpu/optim*.py`` and load on the first
+update (so `import nbtorch` compiles and imports none of them); the CUDA ones
+are registered with the other CUDA families (`nbtorch/cuda/_register_families.py`).
+"""
+from .. import _dtype
+from .._lazy import kernel_module
+from .._registry import get_kernel, register_kernel
+from ..autograd import no_grad
+
+__all__ = ["fused_update", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update"]
+
+# op name -> the kernels/cpu module holding its chooser (a function of that name)
+CPU_KERNELS = {
+    "sgd_step": "cpu.optim",
+    "adam_step": "cpu.optim",
+    "rmsprop_step": "cpu.optim",
+    "adagrad_step": "cpu.optim",
+}
+
+
+def _cpu_launcher(op, module):
+    """The CPU kernel of `op`: imports its module on the first call."""
+    def launch(*args):
+        return getattr(kernel_module(module), op)(*args)
+    launch.__qualname__ = f"{module}.{op}"
+    return launch
+
+
+for _op, _module in CPU_KERNELS.items():
+    register_kernel(_op, "cpu", _cpu_launcher(_op, _module))
+
+_KERNEL_DTYPES = (_dtype.float32, _dtype.float64)
+
+
+def fused_update(op, param, grad, buffers, *scalars):
+    """Run the fused kernel `op` of `param`'s device on flat arrays, in place.
+
+    Calls ``kernel(param, grad, *buffers, *scalars)`` with 1-D contiguous
+    arrays (None buffers stay None). `grad` and every buffer must have
+    `param`'s shape and device. The kernels take float32/float64: other
+    floating dtypes (float16, bfloat16) and non-contiguous tensors go through
+    working copies, written back afterwards. Bumps `param`'s version counter.
+    """
+    kernel = get_kernel(op, param.device.type)
+    _check(op, param, grad, buffers)
+    work = param.dtype if param.dtype in _KERNEL_DTYPES else _dtype.float32
+    write_back = []
+    arrays = [_flat(param, work, write_back), _flat(grad, work, None)]
+    arrays += [None if b is None else _flat(b, work, write_back) for b in buffers]
+    kernel(*arrays, *scalars)
+    if write_back:
+        with no_grad():
+            for target, copy_ in write_back:
+                target.copy_(copy_)
+    param._bump()
+
+
+def _check(op, param, grad, buffers):
+    """The kernels index every array by the parameter's flat index: refuse any
+    tensor whose shape or device differs (and non-floating parameters)."""
+    shape, device = param._shape, param.device
+    bad = not param.dtype.is_floating_point or grad._shape != shape or (
+        grad.device is not device and grad.device != device)
+    for b in buffers:
+        if b is not None and (b._shape != shape or (b.device is not device
+                                                    and b.device != device)):
+            bad = True
+    if bad:
+        _raise_bad_arguments(op, param, grad, buffers)
+
+
+def _raise_bad_arguments(op, param, grad, buffers):
+    if not param.is_floating_point():
+        raise RuntimeError(f"{op}: expected a floating-point parameter, got {param.dtype}")
+    named = [("grad", grad)] + [(f"state buffer {i}", b) for i, b in enumerate(buffers)]
+    for name, t in named:
+        if t is not None and t._shape != param._shape:
+            raise RuntimeError(f"{op}: {name} has shape {tuple(t._shape)} but the parameter "
+                               f"has shape {tuple(param._shape)}")
+        if t is not None and t.device != param.device:
+            raise RuntimeError(f"{op}: {name} is on {t.device} but the parameter is on "
+                               f"{param.device}")
+
+
+def _flat(t, dtype, write_back):
+    """The raw 1-D array of `t` in `dtype`: a view when possible, else a copy
+    registered in `write_back` (None: read-only, no write back)."""
+    a = t._array
+    if t.dtype is dtype and a.flags["C_CONTIGUOUS"]:
+        return a.ravel()
+    with no_grad():
+        w = t.to(dtype=dtype).contiguous()
+    if write_back is not None:
+        write_back.append((t, w))
+    return w._array.ravel()
+
+
+# ---------------------------------------------------------------------------
+# The per-tensor updates (state buffers are updated in place too)
+# ---------------------------------------------------------------------------
+def sgd_update(param, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
+               nesterov, maximize, first_step):
+    """One SGD step of one tensor, in place (one fused kernel).
+
+    `momentum_buffer` is None when momentum == 0; `first_step` says it is new
+    (it is then set to the gradient, as PyTorch does).
+    """
+    fused_update("sgd_step", param, grad, (momentum_buffer,), lr, weight_decay, momentum,
+                 dampening, nesterov, maximize, first_step)
+
+
+def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1,
+                beta2, eps, weight_decay, amsgrad, maximize, decoupled=False):
+    """One Adam (AdamW if `decoupled`) step of one tensor, in place (one fused kernel).
+
+    `step` counts this update (1 on the first); `max_exp_avg_sq` is None
+    without amsgrad.
+    """
+    fused_update("adam_step", param, grad, (exp_avg, exp_avg_sq, max_exp_avg_sq), lr, beta1,
+                 beta2, eps, weight_decay, step, amsgrad, maximize, decoupled)
+
+
+def rmsprop_update(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, eps,
+                   weight_decay, momentum, centered, maximize):
+    """One RMSprop step of one tensor, in place (one fused kernel).
+
+    `grad_avg` is None unless centered, `momentum_buffer` None unless momentum > 0.
+    """
+    fused_update("rmsprop_step", param, grad, (square_avg, grad_avg, momentum_buffer), lr,
+                 alpha, eps, weight_decay, momentum, centered, maximize)
+
+
+def adagrad_update(param, grad, state_sum, step, *, lr, lr_decay, weight_decay, eps,
+                   maximize):
+    """One Adagrad step of one tensor, in place (one fused kernel); `step` >= 1."""
+    fused_update("adagrad_step", param, grad, (state_sum,), lr, lr_decay, weight_decay, eps,
+                 step, maximize)
