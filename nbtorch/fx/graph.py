@@ -242,7 +242,7 @@ class Graph:
 
     # ---- output ---------------------------------------------------------------------
     def python_code(self, root_module="self", *, verbose=False):
-        """The graph as Python source of ``forward`` (`.src`) and the names it reads (`.globals`)."""
+        """Python source of ``forward`` (`.src`) and the global names it reads (`.globals`)."""
         from ._codegen import python_code
         return python_code(self, root_module)
 

@@ -279,3 +279,45 @@ def test_graph_module_deepcopy_and_submodule_edits(capsys):
     text = gm.print_readable(print_output=True)
     assert text.startswith("class Sequential(torch.nn.Module):\n    def forward(self, input):")
     assert "# To see more debug info" in str(gm)
+
+
+def test_to_folder_writes_importable_code_and_weights(tmp_path):
+    import importlib.util
+    import math
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 2, 3)
+            self.w = nn.Parameter(torch.randn(2))
+            self.c = torch.tensor([1.0, 2.0])
+            self.seq = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+
+        def forward(self, x):
+            y = self.conv(x).mean((2, 3)) * self.w + self.c
+            return self.seq(y) + math.sqrt(2.0) * torch.sigmoid(y)
+
+    gm = fx.symbolic_trace(M())
+    gm.to_folder(tmp_path / "saved", "Saved")
+    spec = importlib.util.spec_from_file_location("saved_module", tmp_path / "saved" /
+                                                  "module.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    loaded = mod.Saved()
+    x = torch.randn(2, 1, 5, 5)
+    assert torch.allclose(loaded(x), gm(x))
+    assert list(loaded.state_dict()) == list(gm.state_dict())
+
+    class Custom(nn.Module):
+        def forward(self, x):
+            return x
+    bad = fx.GraphModule({"sub": Custom()}, _call_module_graph("sub"))
+    with pytest.raises(NotImplementedError, match="submodule 'sub' \\(Custom\\) cannot be "
+                                                  "rebuilt"):
+        bad.to_folder(tmp_path / "bad")
+
+
+def _call_module_graph(target):
+    g = fx.Graph()
+    g.output(g.call_module(target, (g.placeholder("x"),)))
+    return g
