@@ -15,6 +15,7 @@ so ``target == torch.sigmoid`` inside a Transformer still holds.
 import builtins
 import contextlib
 import math
+import threading
 import types
 
 __all__ = ["PatchedFunction", "Patcher", "find_proxy", "patch_namespaces", "patch_globals",
@@ -34,7 +35,7 @@ _wrapped_fns_to_patch = {}      # (id(globals), name) -> globals dict: filled by
 # The concrete tracer (jit.trace) records op calls without Proxy arguments too (torch.rand(3),
 # torch.zeros(2)), as torch.jit.trace does, so they run on every call instead of becoming
 # constants; symbolic tracing keeps fx's rule (such calls run once, results are constants).
-RECORDING = [None]
+RECORDING = threading.local()       # .tracer: the concrete tracer of this thread, if any
 
 
 def find_proxy(args, kwargs):
@@ -72,7 +73,7 @@ class PatchedFunction:
         if proxy is not None:
             tracer = proxy.tracer
         else:
-            tracer = RECORDING[0]
+            tracer = getattr(RECORDING, "tracer", None)
             if tracer is None or tracer._executing:
                 return self.__fx_orig__(*args, **kwargs)
         out = tracer.create_proxy("call_function", self.__fx_orig__, args, kwargs)

@@ -16,6 +16,7 @@ import functools
 import inspect
 import math
 import sys
+import threading
 
 from .graph import Graph
 from .proxy import TracerBase
@@ -185,16 +186,17 @@ class Tracer(TracerBase):
     def _module_patches(self, patcher):
         from ..nn import Module
         orig_getattr, orig_call = Module.__getattr__, Module.__call__
-        tracer, cache = self, {}
+        tracer, cache, thread = self, {}, threading.get_ident()
 
+        # Other threads (and real code a concrete tracer runs) see the plain behaviour.
         def module_getattr(mod, attr):
             value = orig_getattr(mod, attr)
-            if tracer._executing:
+            if tracer._executing or threading.get_ident() != thread:
                 return value
             return tracer.getattr(attr, value, cache)
 
         def module_call(mod, *args, **kwargs):
-            if tracer._executing:
+            if tracer._executing or threading.get_ident() != thread:
                 return orig_call(mod, *args, **kwargs)
             patch_globals(patcher, getattr(getattr(type(mod), "forward", None), "__globals__",
                                            None))

@@ -311,11 +311,12 @@ class ConcreteTracer(Tracer):
         self._example_args = tuple(example_args)
         self._example_kwargs = dict(example_kwargs or {})
         _DEPTH[0] += 1
-        outer, RECORDING[0] = RECORDING[0], self
+        outer = getattr(RECORDING, "tracer", None)
+        RECORDING.tracer = self
         try:
             return super().trace(root)
         finally:
-            RECORDING[0] = outer
+            RECORDING.tracer = outer
             _DEPTH[0] -= 1
 
     def create_arg(self, a):

@@ -259,3 +259,40 @@ def test_same_outputs_as_torch_jit_trace():
                                t_traced(real.from_numpy(x)).detach().numpy(), rtol=1e-5,
                                atol=1e-6)
     assert list(n_traced.state_dict()) == list(t_traced.state_dict())
+
+
+def test_tuple_returning_layers_and_dynamic_sequence_length():
+    class Seq(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 8)
+            self.lstm = nn.LSTM(8, 8, batch_first=True)
+
+        def forward(self, tok):
+            out, (hn, _) = self.lstm(self.emb(tok))
+            b, t, d = out.shape
+            return out.reshape(b * t, d).mean(0) + hn[0].sum()
+
+    model = Seq().eval()
+    traced = _quiet_trace(model, torch.randint(0, 10, (2, 5)))
+    tok = torch.randint(0, 10, (3, 7))
+    assert torch.allclose(traced(tok), model(tok), atol=1e-6)
+
+
+def test_other_threads_are_not_traced():
+    import threading
+    lin = nn.Linear(2, 2)
+    seen = {}
+
+    def other():
+        seen["zeros"] = torch.zeros(2)
+        seen["lin"] = lin(torch.ones(1, 2))
+
+    def fn(x):
+        worker = threading.Thread(target=other)
+        worker.start()
+        worker.join()
+        return x + 1
+    traced = _quiet_trace(fn, torch.ones(2))
+    assert type(seen["zeros"]) is torch.Tensor and type(seen["lin"]) is torch.Tensor
+    assert [n.op for n in traced.graph.nodes] == ["placeholder", "call_function", "output"]
