@@ -1,6 +1,6 @@
 """Fused optimizer updates on CUDA: one grid-stride pass over a parameter per step, in place.
 
-The per-element formulas are the CPU's (`kernels/cpu/optim.py`: `sgd_element`,
+The per-element formulas are the CPU's (`kernels/cpu/optim*.py`: `sgd_element`,
 `adam_element`, ...), compiled as CUDA device functions from their plain
 Python bodies, so both devices run the same arithmetic::
 
@@ -12,15 +12,16 @@ to the parameter's dtype, as the CPU loops do.
 """
 from numba import cuda
 
-from nbtorch.kernels.cpu import optim as _cpu
+from nbtorch.kernels.cpu import optim as _cpu, optim_adam as _cpu_adam
+from nbtorch.kernels.cpu import optim_adaptive as _cpu_adaptive
 from ._launch import grid
 
 __all__ = ["sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "typecheck_signatures"]
 
 sgd_element = cuda.jit(device=True)(_cpu.sgd_element.py_func)
-adam_element = cuda.jit(device=True)(_cpu.adam_element.py_func)
-rmsprop_element = cuda.jit(device=True)(_cpu.rmsprop_element.py_func)
-adagrad_element = cuda.jit(device=True)(_cpu.adagrad_element.py_func)
+adam_element = cuda.jit(device=True)(_cpu_adam.adam_element.py_func)
+rmsprop_element = cuda.jit(device=True)(_cpu_adaptive.rmsprop_element.py_func)
+adagrad_element = cuda.jit(device=True)(_cpu_adaptive.adagrad_element.py_func)
 
 
 @cuda.jit(cache=True)
@@ -111,7 +112,7 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
               weight_decay, step, amsgrad, maximize, decoupled, stream=0):
     """Adam (AdamW if `decoupled`) update of flat `param` in place; `step` >= 1."""
     t = param.dtype.type
-    decay, step_size, bc2 = _cpu.adam_scalars(float(lr), float(beta1), float(beta2),
+    decay, step_size, bc2 = _cpu_adam.adam_scalars(float(lr), float(beta1), float(beta2),
                                               float(weight_decay), float(step), decoupled)
     _launch(adam_kernel, param, stream, param, grad, exp_avg, exp_avg_sq,
             _or_unused(max_exp_avg_sq, param), t(decay), t(weight_decay), t(1.0 - beta1),
@@ -134,7 +135,8 @@ def adagrad_step(param, grad, state_sum, lr, lr_decay, weight_decay, eps, step, 
     """Adagrad update of flat `param` in place; `step` >= 1."""
     t = param.dtype.type
     _launch(adagrad_kernel, param, stream, param, grad, state_sum,
-            t(_cpu.adagrad_lr(lr, lr_decay, step)), t(weight_decay), t(eps), bool(maximize))
+            t(_cpu_adaptive.adagrad_lr(lr, lr_decay, step)), t(weight_decay), t(eps),
+            bool(maximize))
 
 
 def typecheck_signatures():

@@ -22,9 +22,9 @@ __all__ = ["fused_update", "sgd_update", "adam_update", "rmsprop_update", "adagr
 # op name -> the kernels/cpu module holding its chooser (a function of that name)
 CPU_KERNELS = {
     "sgd_step": "cpu.optim",
-    "adam_step": "cpu.optim",
-    "rmsprop_step": "cpu.optim",
-    "adagrad_step": "cpu.optim",
+    "adam_step": "cpu.optim_adam",
+    "rmsprop_step": "cpu.optim_adaptive",
+    "adagrad_step": "cpu.optim_adaptive",
 }
 
 
@@ -82,8 +82,8 @@ def _check(op, param, grad, buffers):
 def _raise_bad_arguments(op, param, grad, buffers):
     if not param.is_floating_point():
         raise RuntimeError(f"{op}: expected a floating-point parameter, got {param.dtype}")
-    named = [("grad", grad)] + [(f"state buffer {i}", b) for i, b in enumerate(buffers)]
-    for name, t in named:
+    for name, t in [("grad", grad)] + [(f"state buffer {i}", b)
+                                         for i, b in enumerate(buffers)]:
         if t is not None and t._shape != param._shape:
             raise RuntimeError(f"{op}: {name} has shape {tuple(t._shape)} but the parameter "
                                f"has shape {tuple(param._shape)}")

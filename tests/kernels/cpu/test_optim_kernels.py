@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 K = pytest.importorskip("nbtorch.kernels.cpu.optim")
+KA = pytest.importorskip("nbtorch.kernels.cpu.optim_adam")
+KD = pytest.importorskip("nbtorch.kernels.cpu.optim_adaptive")
 
 _spec = importlib.util.spec_from_file_location(
     "numpy_reference", Path(__file__).parents[2] / "optim" / "numpy_reference.py")
@@ -87,7 +89,7 @@ def test_adam_step(opts, dtype):
     p, m, v, vmax = p0.astype(dtype), np.zeros(N, dtype), np.zeros(N, dtype), np.zeros(N, dtype)
     state, want = {}, p0
     for step, g in enumerate(grads, 1):
-        K.adam_step(p, g.astype(dtype), m, v, vmax if amsgrad else None, lr, beta1, beta2,
+        KA.adam_step(p, g.astype(dtype), m, v, vmax if amsgrad else None, lr, beta1, beta2,
                     opts.get("eps", 1e-8), opts.get("weight_decay", 0.0), step, amsgrad,
                     opts.get("maximize", False), opts.get("decoupled", False))
         want = ref.adam(want, g, state, lr, **opts)
@@ -115,7 +117,7 @@ def test_rmsprop_step(opts, dtype):
     p, sq, ga, buf = p0.astype(dtype), np.zeros(N, dtype), np.zeros(N, dtype), np.zeros(N, dtype)
     state, want = {}, p0
     for g in grads:
-        K.rmsprop_step(p, g.astype(dtype), sq, ga if centered else None,
+        KD.rmsprop_step(p, g.astype(dtype), sq, ga if centered else None,
                        buf if momentum else None, lr, opts.get("alpha", 0.99),
                        opts.get("eps", 1e-8), opts.get("weight_decay", 0.0), momentum,
                        centered, opts.get("maximize", False))
@@ -143,7 +145,7 @@ def test_adagrad_step(opts, dtype):
     s = np.full(N, opts.get("initial_accumulator_value", 0.0), dtype)
     state, want = {}, p0
     for step, g in enumerate(grads, 1):
-        K.adagrad_step(p, g.astype(dtype), s, lr, opts.get("lr_decay", 0.0),
+        KD.adagrad_step(p, g.astype(dtype), s, lr, opts.get("lr_decay", 0.0),
                        opts.get("weight_decay", 0.0), opts.get("eps", 1e-10), step,
                        opts.get("maximize", False))
         want = ref.adagrad(want, g, state, lr, **opts)
@@ -153,7 +155,7 @@ def test_adagrad_step(opts, dtype):
 
 def test_empty_parameter_is_a_no_op():
     p = np.empty(0, np.float64)
-    K.adam_step(p, p.copy(), p.copy(), p.copy(), None, 0.1, 0.9, 0.999, 1e-8, 0.0, 1,
+    KA.adam_step(p, p.copy(), p.copy(), p.copy(), None, 0.1, 0.9, 0.999, 1e-8, 0.0, 1,
                 False, False, False)
     K.sgd_step(p, p.copy(), None, 0.1, 0.0, 0.0, 0.0, False, False, True)
     assert p.size == 0
@@ -162,13 +164,13 @@ def test_empty_parameter_is_a_no_op():
 def test_division_by_zero_gives_inf_not_an_exception():
     # eps=0 and a zero gradient: 0/0 as in PyTorch (nan), never ZeroDivisionError.
     p = np.ones(3)
-    K.adagrad_step(p, np.zeros(3), np.zeros(3), 0.1, 0.0, 0.0, 0.0, 1, False)
+    KD.adagrad_step(p, np.zeros(3), np.zeros(3), 0.1, 0.0, 0.0, 0.0, 1, False)
     assert np.isnan(p).all()
 
 
 def test_amsgrad_max_propagates_nan():
     p, m, v, vmax = np.ones(2), np.zeros(2), np.zeros(2), np.array([np.nan, 0.0])
-    K.adam_step(p, np.array([1.0, np.nan]), m, v, vmax, 0.1, 0.9, 0.999, 1e-8, 0.0, 1,
+    KA.adam_step(p, np.array([1.0, np.nan]), m, v, vmax, 0.1, 0.9, 0.999, 1e-8, 0.0, 1,
                 True, False, False)
     assert np.isnan(vmax).all() and np.isnan(p).all()
 

@@ -1,0 +1,151 @@
+"""Fused updates that divide by a running root mean square without bias correction
+(RMSprop, Adagrad): one pass over a parameter per step, in place.
+
+The layout, scalar conventions and the serial/parallel pair per rule are those
+of `kernels/cpu/optim.py` (read its docstring first); the `*_element`
+functions are compiled for CUDA too (`kernels/cuda/optim.py`).
+"""
+import math
+
+import numba
+
+from .optim import _JIT, _or_unused, _pick
+
+__all__ = ["rmsprop_step", "adagrad_step", "adagrad_lr"]
+
+
+# ---------------------------------------------------------------------------
+# RMSprop
+# ---------------------------------------------------------------------------
+@numba.njit(**_JIT)
+def rmsprop_element(p, g, sq, ga, buf, lr, alpha, one_minus_alpha, eps, weight_decay,
+                    momentum, centered, maximize):
+    """One element of torch.optim.RMSprop.
+
+    Returns (param, square_avg, grad_avg, momentum_buffer).
+    """
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    sq = alpha * sq + one_minus_alpha * g * g
+    if centered:
+        ga = ga + one_minus_alpha * (g - ga)
+        avg = math.sqrt(sq - ga * ga) + eps
+    else:
+        avg = math.sqrt(sq) + eps
+    if momentum > 0:
+        buf = momentum * buf + g / avg
+        p = p - lr * buf
+    else:
+        p = p - lr * g / avg
+    return p, sq, ga, buf
+
+
+@numba.njit(**_JIT)
+def rmsprop_step_serial(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
+                        eps, weight_decay, momentum, centered, maximize):
+    """for i: param[i], square_avg[i], grad_avg[i], buf[i] = rmsprop_element(...).
+
+    `grad_avg` is used only when `centered`, `momentum_buffer` only when
+    momentum > 0.
+    """
+    t = param.dtype.type
+    lr, one_minus_alpha, alpha, eps = t(lr), t(1.0 - alpha), t(alpha), t(eps)
+    weight_decay, momentum = t(weight_decay), t(momentum)
+    use_buf = momentum > 0
+    zero = t(0)
+    for i in range(param.size):
+        ga = grad_avg[i] if centered else zero
+        b = momentum_buffer[i] if use_buf else zero
+        p, sq, ga, b = rmsprop_element(
+            param[i], grad[i], square_avg[i], ga, b, lr, alpha, one_minus_alpha, eps,
+            weight_decay, momentum, centered, maximize)
+        param[i] = p
+        square_avg[i] = sq
+        if centered:
+            grad_avg[i] = ga
+        if use_buf:
+            momentum_buffer[i] = b
+
+
+@numba.njit(parallel=True, **_JIT)
+def rmsprop_step_parallel(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
+                          eps, weight_decay, momentum, centered, maximize):
+    """`rmsprop_step_serial` with the element loop split across threads."""
+    t = param.dtype.type
+    lr, one_minus_alpha, alpha, eps = t(lr), t(1.0 - alpha), t(alpha), t(eps)
+    weight_decay, momentum = t(weight_decay), t(momentum)
+    use_buf = momentum > 0
+    zero = t(0)
+    for i in numba.prange(param.size):
+        ga = grad_avg[i] if centered else zero
+        b = momentum_buffer[i] if use_buf else zero
+        p, sq, ga, b = rmsprop_element(
+            param[i], grad[i], square_avg[i], ga, b, lr, alpha, one_minus_alpha, eps,
+            weight_decay, momentum, centered, maximize)
+        param[i] = p
+        square_avg[i] = sq
+        if centered:
+            grad_avg[i] = ga
+        if use_buf:
+            momentum_buffer[i] = b
+
+
+def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                 weight_decay, momentum, centered, maximize):
+    """RMSprop update of flat `param` in place."""
+    _pick(rmsprop_step_serial, rmsprop_step_parallel, param.size)(
+        param, grad, square_avg, _or_unused(grad_avg, param),
+        _or_unused(momentum_buffer, param), float(lr), float(alpha), float(eps),
+        float(weight_decay), float(momentum), bool(centered), bool(maximize))
+
+
+# ---------------------------------------------------------------------------
+# Adagrad
+# ---------------------------------------------------------------------------
+@numba.njit(**_JIT)
+def adagrad_element(p, g, s, clr, weight_decay, eps, maximize):
+    """One element of torch.optim.Adagrad at decayed rate `clr`; returns (param, sum)."""
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    s = s + g * g
+    return p - clr * g / (math.sqrt(s) + eps), s
+
+
+@numba.njit(**_JIT)
+def adagrad_step_serial(param, grad, state_sum, clr, weight_decay, eps, maximize):
+    """for i: param[i], state_sum[i] = adagrad_element(param[i], grad[i], state_sum[i], ...)."""
+    t = param.dtype.type
+    clr, weight_decay, eps = t(clr), t(weight_decay), t(eps)
+    for i in range(param.size):
+        p, s = adagrad_element(param[i], grad[i], state_sum[i], clr, weight_decay, eps,
+                               maximize)
+        param[i] = p
+        state_sum[i] = s
+
+
+@numba.njit(parallel=True, **_JIT)
+def adagrad_step_parallel(param, grad, state_sum, clr, weight_decay, eps, maximize):
+    """`adagrad_step_serial` with the element loop split across threads."""
+    t = param.dtype.type
+    clr, weight_decay, eps = t(clr), t(weight_decay), t(eps)
+    for i in numba.prange(param.size):
+        p, s = adagrad_element(param[i], grad[i], state_sum[i], clr, weight_decay, eps,
+                               maximize)
+        param[i] = p
+        state_sum[i] = s
+
+
+def adagrad_lr(lr, lr_decay, step):
+    """Adagrad's rate at `step` (1 on the first update): lr / (1 + (step-1) lr_decay)."""
+    return lr / (1.0 + (step - 1) * lr_decay)
+
+
+def adagrad_step(param, grad, state_sum, lr, lr_decay, weight_decay, eps, step, maximize):
+    """Adagrad update of flat `param` in place; `step` >= 1."""
+    _pick(adagrad_step_serial, adagrad_step_parallel, param.size)(
+        param, grad, state_sum, float(adagrad_lr(lr, lr_decay, step)),
+        float(weight_decay), float(eps), bool(maximize))
