@@ -57,7 +57,8 @@ class Dirichlet(ExponentialFamily):
     def mode(self):
         cm1 = (self.concentration - 1).clamp(min=0.0)
         mode = cm1 / cm1.sum(-1, True)
-        # all concentrations below 1: the mode is the corner of the largest one
+        # all concentrations below 1: a corner (PyTorch's one-hot of the argmax of the NaN
+        # ratios above, i.e. the first corner)
         corner = F.one_hot(mode.argmax(dim=-1), cm1.shape[-1]).to(mode.dtype)
         mask = (self.concentration < 1).all(dim=-1, keepdim=True)
         return nbtorch.where(mask, corner, mode)
