@@ -8,13 +8,12 @@ Graphs that differ (Python control flow or Python values that depend on the
 inputs) raise `TracingCheckError` with both graphs' diff.
 """
 import difflib
-import warnings
 
 import numpy as np
 
 from ..fx.node import map_aggregate
 from ..fx._impure import is_random_node
-from ._concrete import TracerWarning
+from ._concrete import warn_at_user_line
 
 __all__ = ["TracingCheckError", "check_trace", "clone_inputs"]
 
@@ -53,6 +52,11 @@ def clone_inputs(args):
             return c
         return a
     return tuple(_map_values(clone, a) for a in args)
+
+
+def _clone_kwargs(kwargs):
+    kwargs = kwargs or {}
+    return dict(zip(kwargs, clone_inputs(tuple(kwargs.values()))))
 
 
 def _map_values(fn, a):
@@ -154,15 +158,13 @@ def check_trace(original, traced, retrace, check_inputs, tolerance, kwargs=None)
         random_nodes = [n for n in traced.graph.nodes if is_random_node(n, traced_module)]
         if random_nodes:
             lines = "\n".join("\t" + n.format_node() for n in random_nodes)
-            warnings.warn("Trace had nondeterministic nodes. Did you forget call .eval() on "
-                          f"your model? Nodes:\n{lines}\nThis may cause errors in trace "
-                          "checking. To disable trace checking, pass check_trace=False to "
-                          "torch.jit.trace()", TracerWarning, stacklevel=4)
-        kw = dict(zip(kwargs or {}, clone_inputs(tuple((kwargs or {}).values()))))
+            warn_at_user_line("Trace had nondeterministic nodes. Did you forget call .eval() "
+                              f"on your model? Nodes:\n{lines}\nThis may cause errors in trace "
+                              "checking. To disable trace checking, pass check_trace=False to "
+                              "torch.jit.trace()", outside_nbtorch=True)
         with no_grad():
-            got = _leaves(traced(*clone_inputs(args), **kw))
-            want = _leaves(original(*clone_inputs(args), **dict(
-                zip(kw, clone_inputs(tuple(kw.values()))))))
+            got = _leaves(traced(*clone_inputs(args), **_clone_kwargs(kwargs)))
+            want = _leaves(original(*clone_inputs(args), **_clone_kwargs(kwargs)))
         if len(got) != len(want):
             graph_err = graph_err or (f"the trace returned {len(got)} values but the Python "
                                       f"function returned {len(want)}")
@@ -172,8 +174,8 @@ def check_trace(original, traced, retrace, check_inputs, tolerance, kwargs=None)
             else:
                 err = None if g == w else f"{g!r} != {w!r}"
             if err is not None:
-                warnings.warn(f"Output nr {i + 1}. of the traced function does not match the "
-                              "corresponding output of the Python function. Detailed "
-                              f"error:\n{err}", TracerWarning, stacklevel=4)
+                warn_at_user_line(f"Output nr {i + 1}. of the traced function does not match "
+                                  "the corresponding output of the Python function. Detailed "
+                                  f"error:\n{err}", outside_nbtorch=True)
         if graph_err is not None or const_err is not None:
             raise TracingCheckError(graph_err, const_err)

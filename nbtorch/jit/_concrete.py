@@ -45,9 +45,12 @@ _LEN_MSG = ("Using len to get tensor shape might cause the trace to be incorrect
             "to errors or silently give incorrect results.")
 
 
-def warn_at_user_line(message):
-    """Emit a TracerWarning located at the traced code's line (as PyTorch's do)."""
-    frame = user_frame()
+def warn_at_user_line(message, outside_nbtorch=False):
+    """Emit a TracerWarning located at the traced code's line (as PyTorch's do).
+
+    With `outside_nbtorch`, at the first frame outside nbtorch (the jit.trace call).
+    """
+    frame = user_frame(skip_nbtorch=outside_nbtorch)
     if frame is None:
         warnings.warn(message, TracerWarning, stacklevel=3)
         return

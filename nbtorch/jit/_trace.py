@@ -4,12 +4,11 @@ The graph is the same IR `nbtorch.fx` builds (see `_concrete.py` for how the
 concrete tracer works); the result runs that graph as generated Python.
 """
 import inspect
-import warnings
 
 from ..fx.graph_module import GraphModule
 from ..fx.node import Node
 from ._check import check_trace as _check_trace
-from ._concrete import ConcreteTracer, TracerWarning
+from ._concrete import ConcreteTracer, warn_at_user_line
 from ._traced import TracedFunction, TracedModule, module_view
 
 __all__ = ["trace"]
@@ -99,7 +98,7 @@ def _check_outputs(graph, strict):
             return
         if isinstance(a, (list, tuple)):
             if isinstance(a, list) and strict:
-                warnings.warn(_CONTAINER_MSG.format("list"), TracerWarning, stacklevel=4)
+                warn_at_user_line(_CONTAINER_MSG.format("list"), outside_nbtorch=True)
             for e in a:
                 walk(e)
             return

@@ -1,5 +1,6 @@
 """jit.trace(check_trace=True): re-trace, compare graphs and outputs as torch.jit does."""
 import random
+import sys
 import warnings
 
 import pytest
@@ -107,3 +108,11 @@ def test_check_tolerance():
     with warnings.catch_warnings():
         warnings.simplefilter("error", jit.TracerWarning)
         jit.trace(Noisy(), torch.ones(2), check_tolerance=1e-3)
+
+
+def test_check_warnings_point_at_the_trace_call():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        here = sys._getframe().f_lineno + 1
+        jit.trace(lambda x: x * torch.rand(3), torch.ones(3))
+    assert {(w.filename, w.lineno) for w in caught} == {(__file__, here)}
