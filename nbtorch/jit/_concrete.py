@@ -17,6 +17,7 @@ import operator
 import warnings
 
 from ..fx._frames import user_frame
+from ..fx.node import map_arg
 from ..fx.passes.shape_prop import metadata_of
 from ..fx._patch import RECORDING
 from ..fx.proxy import Proxy
@@ -317,7 +318,10 @@ class ConcreteTracer(Tracer):
         outer = getattr(RECORDING, "tracer", None)
         RECORDING.tracer = self
         try:
-            return super().trace(root)
+            graph = super().trace(root)
+            out = next(n for n in reversed(graph.nodes) if n.op == "output")
+            out.meta["tensor_meta"] = map_arg(out.args[0], lambda n: n.meta.get("tensor_meta"))
+            return graph
         finally:
             RECORDING.tracer = outer
             _DEPTH[0] -= 1

@@ -58,6 +58,8 @@ def test_mlp_reproduces_eager_and_is_an_fx_graph():
     meta = {n.name: n.meta["tensor_meta"] for n in traced.graph.nodes if "tensor_meta" in n.meta}
     assert tuple(meta["fc1"].shape) == (2, 16) and meta["relu"].dtype is torch.float32
     assert meta["scale"].device == torch.device("cpu")
+    assert all("tensor_meta" in n.meta for n in traced.graph.nodes)
+    assert tuple(meta["output"].shape) == (2, 3)
     assert traced.original_name == "MLP"
 
 
