@@ -110,6 +110,16 @@ def _by_name(name):
     return _NAMES[name]
 
 
+_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+               "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int",
+               "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+
+
+def type_name(dtype):
+    """PyTorch's scalar type name ('Float', 'Long', ...) used in its error messages."""
+    return _TYPE_NAMES[dtype.name]
+
+
 def compute_dtype(d):
     """The dtype kernels run in for `d`: float32 for the half dtypes, `d` otherwise."""
     return d.compute

@@ -16,6 +16,7 @@ and writes its backward beside the forward. `Elementwise` supplies:
 import numpy as np
 
 from .. import _dtype
+from .._dtype import type_name
 from .._tensor import Tensor, empty
 from .._registry import _KERNELS, register_kernel, get_kernel
 from ..autograd import grad_mode
@@ -23,7 +24,7 @@ from ..autograd.function import Function
 from ._common import broadcast_shapes, result_device, sum_to
 from ._inplace import inplace_guard
 
-__all__ = ["pointwise", "register_cpu", "Elementwise", "Binary", "unary_api", "check_number",
+__all__ = ["pointwise", "Elementwise", "Binary", "unary_api", "check_number",
            "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
 
 NUMBER = (int, float, bool, np.number, np.bool_)
@@ -31,11 +32,26 @@ _SCALAR_TYPES = frozenset((int, float, bool))
 _STATE = grad_mode.STATE
 
 
-def register_cpu(*names):
-    """Register the CPU ufunc kernel of each scalar body in `names` under the same op name."""
+def _register_cpu_kernels():
+    """Every op of the elementwise table (`kernels/elementwise.py`) gets the CPU ufunc
+    kernel of its scalar body (CUDA registers the same table in nbtorch/cuda/_register)."""
     from nbtorch.kernels.cpu.pointwise import kernel
-    for n in names:
+    from nbtorch.kernels.elementwise import OPS
+    for n in OPS:
         register_kernel(n, "cpu", kernel(n))
+
+
+_register_cpu_kernels()
+
+
+def register_cpu(*names):
+    """Check that `names` are in the elementwise table, which registers every device
+    (the table replaced per-module registration; this stays for code written before)."""
+    from nbtorch.kernels.elementwise import OPS
+    missing = [n for n in names if n not in OPS]
+    if missing:
+        raise RuntimeError(f"elementwise ops {missing} are not in the table of "
+                           f"kernels/elementwise.py (it registers CPU and CUDA kernels)")
 
 
 def shape_of(x):
@@ -215,16 +231,6 @@ def check_number(op, x, name="other"):
 def float_dtype(dtype):
     """Integer and bool inputs of floating ops compute in the default float dtype."""
     return dtype if dtype.is_floating_point else _dtype.get_default_dtype()
-
-
-_TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-               "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int",
-               "int64": "Long", "uint8": "Byte", "bool": "Bool"}
-
-
-def type_name(dtype):
-    """PyTorch's scalar type name ('Float', 'Long', ...) used in its error messages."""
-    return _TYPE_NAMES[dtype.name]
 
 
 class Elementwise(Function):

@@ -8,7 +8,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
-from ._elementwise import type_name
+from .._dtype import type_name
 from ._inplace import inplace_guard, check_no_internal_overlap
 from .._lazy import kernel_module
 

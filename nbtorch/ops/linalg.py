@@ -22,7 +22,7 @@ from .._registry import register_kernel, get_kernel
 from .._tensor import Tensor, empty
 from ..autograd.function import Function
 from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
-from ._elementwise import type_name
+from .._dtype import type_name
 from .creation import zeros
 from .._lazy import kernel_module
 

@@ -16,6 +16,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
+from .pointwise_select import where
 from .._lazy import kernel_module
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "all", "any", "count_nonzero"]
@@ -350,16 +351,15 @@ class Prod(Function):
 
 def _prod_grad(x, out, g, dims):
     """d prod / dx_i = prod of the others; exact with zeros (one zero: only it gets one)."""
-    import nbtorch as nb
     is_zero = x == 0
     zeros = is_zero.sum(dim=dims, keepdim=True)
     if not bool((zeros > 0).any()):
         return g * out / x
-    safe = nb.where(is_zero, 1.0, x)
+    safe = where(is_zero, 1.0, x)
     others_nz = safe.prod(dim=dims, keepdim=True)
     single = (zeros == 1) & is_zero
-    no_zero = nb.where(zeros == 0, out / safe, 0.0)
-    return g * nb.where(single, others_nz.expand(x._shape), no_zero)
+    no_zero = where(zeros == 0, out / safe, 0.0)
+    return g * where(single, others_nz.expand(x._shape), no_zero)
 
 
 @tensor_method()

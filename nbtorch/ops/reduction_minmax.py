@@ -12,6 +12,7 @@ from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
+from .pointwise_select import maximum, minimum
 from .reduction import (use_parallel, keepdim_shape, reduced_shape,
                         reduction_layout)
 from .._lazy import kernel_module
@@ -159,8 +160,7 @@ class ExtremeWithIndex(Function):
 def _minmax(name, kernel_values, kernel_index, result_cls):
     def fn(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, Tensor):
-            import nbtorch
-            return getattr(nbtorch, "maximum" if name == "max" else "minimum")(input, dim)
+            return (maximum if name == "max" else minimum)(input, dim)
         if dim is None:
             if keepdim:
                 raise TypeError(f"{name}() received an invalid combination of arguments - "

@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
+from .pointwise_select import where
 from .reduction import (dtype_label, use_parallel, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
 from .reduction_minmax import evenly_distributed_grad
@@ -38,11 +39,6 @@ def _cpu_norm(a3, out2, p):
 register_kernel("var", "cpu", _cpu_var)
 register_kernel("logsumexp", "cpu", _cpu_logsumexp)
 register_kernel("norm", "cpu", _cpu_norm)
-
-
-def _nb():
-    import nbtorch
-    return nbtorch
 
 
 def float_reduction(op, x, dims, n_out, *args, empty_value=float("nan"), out_dtype=None):
@@ -107,7 +103,7 @@ class VarMean(Function):
         dof = ctx.n - ctx.correction
         scale = g_out * (2.0 / dof if dof > 0 else float("nan"))
         if ctx.take_sqrt:           # d std = d var / (2 std); 0 where std == 0, as PyTorch
-            scale = _nb().where(out == 0, 0.0, scale / (2.0 * out))
+            scale = where(out == 0, 0.0, scale / (2.0 * out))
         grad = scale * centered
         if g_mean is not None:
             grad = grad + g_mean / ctx.n
@@ -152,11 +148,10 @@ Tensor.var, Tensor.std = var, std
 def _half_logsumexp(x, dims):
     """logsumexp of a half tensor as PyTorch's CPU computes it: amax, then (x - max).exp(),
     sum, log and + max as ops of x's dtype (each rounded; sums accumulate in float32)."""
-    nb = _nb()
     if x.numel() == 0:
         return float_reduction("logsumexp", x, dims, 1, empty_value=-math.inf)[0]
     m = x.amax(dim=dims, keepdim=True)
-    m = nb.where(m.abs() == math.inf, 0.0, m)
+    m = where(m.abs() == math.inf, 0.0, m)
     s = (x - m).exp().sum(dim=dims)
     return s.log() + m.view(reduced_shape(x._shape, dims, False))
 
@@ -217,7 +212,6 @@ class VectorNorm(Function):
 
 
 def _norm_grad(x, out, g, p, dims):
-    nb = _nb()
     if p == 0:
         return x * 0.0
     if p == 1:
@@ -228,7 +222,7 @@ def _norm_grad(x, out, g, p, dims):
         scaled = x * (g / out)
     else:
         scaled = x * x.abs().pow(p - 2) * (g / out.pow(p - 1))
-    return nb.where(out == 0, 0.0, scaled)
+    return where(out == 0, 0.0, scaled)
 
 
 def _norm_p(p):

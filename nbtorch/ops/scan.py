@@ -11,6 +11,7 @@ from .._tensor import Tensor, empty
 from .._registry import register_kernel, get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
+from .pointwise_select import where
 from . import _return_types as rt
 from .._lazy import kernel_module
 
@@ -136,7 +137,6 @@ def _cumprod_grad(x, out, g, dim):
 
     (Second derivatives are exact where the input has no zero; after a zero the
     gradient is the constant 0, so its derivative w.r.t. that zero is missed.)"""
-    import nbtorch as nb
     if x.numel() == 0:
         return g * 0
     is_zero = x == 0
@@ -145,10 +145,10 @@ def _cumprod_grad(x, out, g, dim):
     zeros_so_far = cumsum(is_zero, dim)
     before_first = zeros_so_far == 0
     first_zero = is_zero & (zeros_so_far == 1)
-    part_before = reverse_cumsum(g * out, dim) / nb.where(before_first, x, 1.0)
-    without_zero = cumprod(nb.where(first_zero, 1.0, x), dim)
+    part_before = reverse_cumsum(g * out, dim) / where(before_first, x, 1.0)
+    without_zero = cumprod(where(first_zero, 1.0, x), dim)
     part_at = reverse_cumsum(g * without_zero, dim)
-    return nb.where(before_first, part_before, nb.where(first_zero, part_at, 0.0))
+    return where(before_first, part_before, where(first_zero, part_at, 0.0))
 
 
 def cumprod(input, dim, *, dtype=None, out=None):

@@ -6,6 +6,7 @@ autograd Function whose backward maps the gradient back to the input's shape.
 import numpy as np
 
 from .. import _dtype
+from .._dtype import type_name
 from .._tensor import Storage, Tensor, Size, contiguous_strides
 from ..autograd.function import Function
 from ._common import normalize_dim, sum_to, tensor_method
@@ -114,7 +115,6 @@ def _view_dtype(x, dtype):
     With a different element size the last dim must be dense and scale; the result
     shares x's memory but gets no gradient (integers and bits have none).
     """
-    from ._elementwise import type_name
     dtype = _dtype.to_dtype(dtype)
     if dtype is x.dtype:
         return View.apply(x, x._shape)
