@@ -14,6 +14,7 @@ Every node gets ``meta['tensor_meta']`` (shape, dtype, stride, device).
 """
 import inspect
 import operator
+import threading
 import warnings
 
 from ..fx._frames import user_frame
@@ -25,12 +26,12 @@ from ..fx.tracer import Tracer
 
 __all__ = ["TracerWarning", "ConcreteProxy", "ConcreteTracer", "is_tracing"]
 
-_DEPTH = [0]
+_STATE = threading.local()         # .depth: nested jit.trace calls in this thread
 
 
 def is_tracing():
-    """True while `nbtorch.jit.trace` runs the traced code."""
-    return _DEPTH[0] > 0
+    """True while `nbtorch.jit.trace` runs the traced code (in this thread)."""
+    return getattr(_STATE, "depth", 0) > 0
 
 
 class TracerWarning(Warning):
@@ -314,7 +315,7 @@ class ConcreteTracer(Tracer):
         """Run `root` on the example inputs and record the graph of what ran."""
         self._example_args = tuple(example_args)
         self._example_kwargs = dict(example_kwargs or {})
-        _DEPTH[0] += 1
+        _STATE.depth = getattr(_STATE, "depth", 0) + 1
         outer = getattr(RECORDING, "tracer", None)
         RECORDING.tracer = self
         try:
@@ -324,7 +325,7 @@ class ConcreteTracer(Tracer):
             return graph
         finally:
             RECORDING.tracer = outer
-            _DEPTH[0] -= 1
+            _STATE.depth -= 1
 
     def create_arg(self, a):
         if isinstance(a, ConcreteAttribute):
