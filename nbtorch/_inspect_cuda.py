@@ -38,14 +38,10 @@ def _scalar_body(op, kernel):
     if body is not None:                      # nbtorch.library.elementwise
         cpu = _registry._KERNELS.get((op, "cpu"))
         return body, kernel.scalar_fn, getattr(cpu, "ufunc", None)
-    names = [getattr(kernel, "__qualname__", "")]
-    names.append(getattr(_registry._KERNELS.get((op, "cpu")), "__qualname__", ""))
-    for q in names:
-        if ".pointwise." in q:
-            name = q.rsplit(".", 1)[1]
-            if hasattr(scalar, name):
-                from nbtorch.kernels.cpu import pointwise
-                return name, getattr(scalar, name), pointwise.get(name)
+    from nbtorch.kernels.elementwise import OPS
+    if op in OPS:                             # the built-in table: body named like the op
+        from nbtorch.kernels.cpu import pointwise
+        return op, getattr(scalar, op), pointwise.get(op)
     return None
 
 

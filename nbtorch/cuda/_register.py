@@ -28,14 +28,12 @@ def _on_stream(launcher):
 
 
 def _register_pointwise():
-    """Every elementwise op the CPU has: the same scalar bodies, compiled for CUDA."""
+    """The elementwise table (`kernels/elementwise.py`, which the CPU registers too): each
+    op's scalar body in generated grid-stride kernels."""
     from nbtorch.kernels.cuda import pointwise
-    from .._registry import _KERNELS
-    for (op, device), fn in list(_KERNELS.items()):
-        qualname = getattr(fn, "__qualname__", "")
-        if device == "cpu" and qualname.startswith("cpu.pointwise."):
-            body = qualname.rsplit(".", 1)[1]
-            register_kernel(op, "cuda", _on_stream(pointwise.kernel(body)))
+    from nbtorch.kernels.elementwise import OPS
+    for op in OPS:
+        register_kernel(op, "cuda", _on_stream(pointwise.kernel(op)))
 
 
 def _register_copy():

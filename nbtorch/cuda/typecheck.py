@@ -39,11 +39,8 @@ def _probe():
 
 
 def _pointwise_bodies():
-    import nbtorch  # noqa: F401  (registers the CPU kernels)
-    from nbtorch._registry import _KERNELS
-    return sorted({fn.__qualname__.rsplit(".", 1)[1] for (op, dev), fn in _KERNELS.items()
-                   if dev == "cpu" and getattr(fn, "__qualname__", "").startswith(
-                       "cpu.pointwise.")})
+    from nbtorch.kernels.elementwise import OPS
+    return sorted(OPS)
 
 
 def signatures(only=None):

@@ -8,16 +8,11 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise,
-                           register_cpu, type_name)
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, type_name)
 
 __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
            "isposinf", "isneginf", "isreal", "nan_to_num", "isclose", "allclose", "equal"]
-
-register_cpu("logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-             "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
-             "isposinf", "isneginf", "nan_to_num", "isclose")
 
 
 # ---- logical ----------------------------------------------------------------------------

@@ -12,14 +12,11 @@ brings every elementwise op.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
-                           register_cpu)
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote)
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "neg", "negative", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
            "greater_equal", "less_equal", "not_equal", "rsub"]
-
-register_cpu("add", "sub", "mul", "div", "neg", "eq", "ne", "lt", "le", "gt", "ge")
 
 
 # ---- add / sub / mul / div -------------------------------------------------------

@@ -10,15 +10,11 @@ double-backward graph is being recorded; their nbtorch-op formulas run otherwise
 import math
 
 from .._tensor import Tensor
-from ._elementwise import Elementwise, register_cpu
+from ._elementwise import Elementwise
 
 __all__ = ["relu", "relu_", "selu", "selu_", "celu", "celu_"]
 # Also public for nn.functional: relu6, gelu, silu, mish, softplus, elu, elu_, leaky_relu,
 # leaky_relu_, hardtanh, hardtanh_, hardsigmoid, hardswish.
-
-register_cpu("relu", "hardtanh", "leaky_relu", "gelu", "gelu_tanh", "silu", "mish",
-             "softplus", "elu", "hardsigmoid", "hardswish", "relu_grad", "gelu_grad",
-             "gelu_tanh_grad", "silu_grad")
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946

@@ -9,17 +9,12 @@ double-backward graph is being recorded.
 import math
 
 from .._tensor import Tensor
-from ._elementwise import Binary, Elementwise, check_number, register_cpu, unary_api
+from ._elementwise import Binary, Elementwise, check_number, unary_api
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",
            "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2",
            "arctan2", "sinh", "cosh", "tanh", "sigmoid", "logit", "erf", "erfc", "erfinv",
            "xlogy", "logaddexp", "hypot"]
-
-register_cpu("exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",
-             "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "sigmoid",
-             "logit", "erf", "erfc", "erfinv", "xlogy", "logaddexp", "hypot", "tanh_grad",
-             "sigmoid_grad")
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)

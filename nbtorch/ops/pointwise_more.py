@@ -11,16 +11,11 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
-                           register_cpu, unary_api)
+                           unary_api)
 
 __all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "absolute",
            "reciprocal", "square", "sign", "sgn", "floor", "ceil", "round", "trunc", "fix",
            "frac"]
-
-register_cpu("div_trunc", "div_floor", "div_trunc_int", "div_floor_int", "remainder",
-             "remainder_int", "fmod", "fmod_int", "pow_", "pow_int", "abs_", "square",
-             "reciprocal", "sign", "floor", "ceil", "trunc", "frac", "round_",
-             "round_decimals")
 
 
 def _check_int_divisor(b, dtype):

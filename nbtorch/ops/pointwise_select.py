@@ -8,14 +8,11 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._common import sum_to
-from ._elementwise import (Binary, Elementwise, check_number, pointwise, register_cpu,
+from ._elementwise import (Binary, Elementwise, check_number, pointwise,
                            shape_of, type_name)
 
 __all__ = ["maximum", "minimum", "fmax", "fmin", "clamp", "clip",
            "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv"]
-
-register_cpu("maximum", "minimum", "fmax", "fmin", "clamp", "clamp_min", "clamp_max",
-             "where", "lerp", "addcmul", "addcdiv")
 
 
 # ---- maximum / minimum / fmax / fmin ------------------------------------------------

@@ -11,11 +11,9 @@ their second argument only, as in PyTorch.
 import math
 
 from .._tensor import Tensor
-from ._elementwise import Binary, Elementwise, check_number, register_cpu, unary_api
+from ._elementwise import Binary, Elementwise, check_number, unary_api
 
 __all__ = ["lgamma", "digamma", "polygamma", "igamma", "igammac"]
-
-register_cpu("lgamma", "digamma", "polygamma", "igamma", "igammac")
 
 
 class Lgamma(Elementwise):

@@ -1,0 +1,37 @@
+"""The elementwise ops: one table registers them on every device.
+
+Each name is an op whose kernel runs the scalar body of the same name in
+`kernels/scalar.py`: on the CPU a Numba ufunc (`cpu/pointwise.py`, registered
+when `nbtorch.ops` is imported), on CUDA a generated grid-stride kernel
+(`cuda/pointwise.py`, registered on first CUDA use); `nbtorch.cuda.typecheck`
+compiles every one to PTX. Adding an elementwise op: its body in `scalar.py`,
+its name here, its op definition (dtype rule, backward) in `nbtorch/ops`.
+"""
+
+__all__ = ["OPS"]
+
+OPS = (
+    # arithmetic (nbtorch/ops/pointwise.py, pointwise_more.py)
+    "add", "sub", "mul", "div", "neg", "abs_", "square", "reciprocal",
+    "div_trunc", "div_floor", "div_trunc_int", "div_floor_int",
+    "remainder", "remainder_int", "fmod", "fmod_int", "pow_", "pow_int",
+    # rounding, sign
+    "sign", "floor", "ceil", "trunc", "frac", "round_", "round_decimals",
+    # exponentials, logs, powers, trigonometry (pointwise_math.py)
+    "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "xlogy",
+    "logaddexp", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
+    "cosh", "tanh", "erf", "erfc", "erfinv", "sigmoid", "logit",
+    # gamma-function family (pointwise_special.py)
+    "lgamma", "digamma", "polygamma", "igamma", "igammac",
+    # activations and their fused gradients (pointwise_activation.py)
+    "relu", "hardtanh", "leaky_relu", "gelu", "gelu_tanh", "silu", "mish", "softplus",
+    "elu", "hardsigmoid", "hardswish",
+    "relu_grad", "sigmoid_grad", "tanh_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad",
+    # comparisons, selection (pointwise.py, pointwise_select.py)
+    "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin",
+    "clamp", "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv",
+    # logical, bitwise, classification (logical.py)
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf", "nan_to_num", "isclose",
+)
