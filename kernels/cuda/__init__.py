@@ -20,9 +20,11 @@ How a kernel family is laid out (follow it for reductions, matmul, conv, ...):
   ``tests/cuda`` (``device`` fixture: one body, both devices).
 
 Modules: ``_launch`` (grids, simulator flag, strided views), ``pointwise``
-(every elementwise op from ``kernels/scalar.py``), ``copy`` (copy/cast/fill),
-``creation`` (arange/linspace), ``random`` (Philox uniform/normal).
+(every elementwise op of ``kernels/elementwise.py``: generated kernel modules,
+cached on disk), ``scalar_device`` (the bodies of ``kernels/scalar.py`` as device
+functions), ``copy`` (copy/cast/fill), ``creation`` (arange/linspace),
+``random`` (Philox uniform/normal/bernoulli/integers).
 """
 from nbtorch.kernels._numba_cache import install_cuda as _install_cache_lock
 
-_install_cache_lock()        # several processes may compile into one on-disk cache
+_install_cache_lock()        # serialised cache writes; stamps that cover imported bodies
