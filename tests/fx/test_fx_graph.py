@@ -321,3 +321,12 @@ def _call_module_graph(target):
     g = fx.Graph()
     g.output(g.call_module(target, (g.placeholder("x"),)))
     return g
+
+
+def test_fx_and_jit_load_lazily():
+    import subprocess
+    import sys
+    code = ("import sys, nbtorch\n"
+            "assert 'nbtorch.fx' not in sys.modules and 'nbtorch.jit' not in sys.modules\n"
+            "assert nbtorch.fx.Graph and nbtorch.jit.trace\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
