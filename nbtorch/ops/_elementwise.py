@@ -1,7 +1,8 @@
 """The machinery every elementwise op shares: dispatch, dtype rules, out=, in-place.
 
 An elementwise op is an autograd `Function` subclass of `Elementwise` that
-names its scalar kernel (a body in `kernels/scalar.py`) and its dtype rule,
+names its scalar kernel (a body in `kernels/scalar.py`, listed in the table of
+`kernels/elementwise.py` that registers it on every device) and its dtype rule,
 and writes its backward beside the forward. `Elementwise` supplies:
 
 - `compute(*args, out=None)`: the forward without autograd (also the raw path
@@ -42,16 +43,6 @@ def _register_cpu_kernels():
 
 
 _register_cpu_kernels()
-
-
-def register_cpu(*names):
-    """Check that `names` are in the elementwise table, which registers every device
-    (the table replaced per-module registration; this stays for code written before)."""
-    from nbtorch.kernels.elementwise import OPS
-    missing = [n for n in names if n not in OPS]
-    if missing:
-        raise RuntimeError(f"elementwise ops {missing} are not in the table of "
-                           f"kernels/elementwise.py (it registers CPU and CUDA kernels)")
 
 
 def shape_of(x):
