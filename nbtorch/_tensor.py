@@ -186,6 +186,16 @@ class Tensor:
     def untyped_storage(self):
         return self._storage
 
+    def share_memory_(self):
+        """Move the storage into shared memory, in place (see ``nbtorch.multiprocessing``)."""
+        from .multiprocessing._sharing import share_memory_
+        return share_memory_(self)
+
+    def is_shared(self):
+        """True if the storage is in shared memory (``share_memory_``)."""
+        from .multiprocessing._sharing import is_shared
+        return is_shared(self)
+
     @property
     def is_cuda(self):
         return self.device.type == "cuda"

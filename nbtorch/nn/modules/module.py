@@ -736,6 +736,15 @@ class Module(HookRegistration):
         self.__dict__.setdefault("_is_full_backward_hook", None)
 
     def share_memory(self):
+        """Move every parameter, gradient and buffer into shared memory, in place.
+
+        Processes that receive the module (``nbtorch.multiprocessing``) then update the
+        same weights (Hogwild). Returns self.
+        """
+        from ...multiprocessing._sharing import share_tensors
+        tensors = []
+        self._apply(lambda t: tensors.append(t) or t)
+        share_tensors(tensors)
         return self
 
 
