@@ -11,17 +11,34 @@ store::
     bernoulli:  out[...] = rng.random(out.shape) < p        (p a number or an array)
     integers:   out[...] = rng.integers(low, high, out.shape)
 """
+import numpy as np
+
 __all__ = ["uniform", "normal", "bernoulli", "integers"]
 
 
 def uniform(out, rng, low=0.0, high=1.0):
-    """Samples uniform on [low, high) (``low + (high - low) * u``: ``rng.random()`` at 0, 1)."""
-    out[...] = rng.uniform(low, high, out.shape)
+    """Samples uniform on [low, high) (``low + (high - low) * u``: at 0, 1 the values of
+    ``rng.random()``, which skips that arithmetic)."""
+    if low == 0 and high == 1:
+        _draw(out, rng.random)
+    else:
+        out[...] = rng.uniform(low, high, out.shape)
 
 
 def normal(out, rng, mean=0.0, std=1.0):
-    """Normal samples N(mean, std**2) (``rng.standard_normal()``'s values at 0, 1)."""
-    out[...] = rng.normal(mean, std, out.shape)
+    """Normal samples N(mean, std**2) (at 0, 1 the values of ``rng.standard_normal()``)."""
+    if mean == 0 and std == 1:
+        _draw(out, rng.standard_normal)
+    else:
+        out[...] = rng.normal(mean, std, out.shape)
+
+
+def _draw(out, method):
+    """out[...] = method(out.shape), straight into a C-contiguous float64 `out`."""
+    if out.dtype == np.float64 and out.flags.c_contiguous:
+        method(out=out)
+    else:
+        out[...] = method(out.shape)
 
 
 def bernoulli(out, rng, p):
