@@ -353,4 +353,4 @@ def _kl_uniform_uniform(p, q):
     return nbtorch.where((q.low > p.low) | (q.high < p.high), _INF, result)
 
 
-from . import _kl_cross  # noqa: E402,F401  (pairs of different families)
+from . import _kl_cross, _kl_extra  # noqa: E402,F401  (pairs of different families)

@@ -59,11 +59,31 @@ CASES = {
                          np.array([[0.2, 0.5, 0.95]])),
     "RelaxedOneHotCategorical": ((np.array([0.8]),), {"probs": np.array([0.1, 0.3, 0.6])},
                                  np.array([[0.2, 0.3, 0.5]])),
+    "HalfNormal": ((np.array([1.0, 2.5]),), {}, np.array([[0.3, 1.6]])),
+    "HalfCauchy": ((np.array([1.0, 2.5]),), {}, np.array([[0.3, 1.6]])),
+    "Gumbel": ((np.array([0.0, 1.0]), np.array([1.0, 0.5])), {}, np.array([[0.3, -1.6]])),
+    "Pareto": ((np.array([1.0, 2.0]), np.array([5.0, 0.8])), {}, np.array([[1.5, 2.5]])),
+    "GeneralizedPareto": ((np.array([0.0, 0.5, 0.0]), np.array([1.0, 2.0, 1.5]),
+                           np.array([0.1, 0.0, -0.2])), {}, np.array([[0.5, 1.0, 2.0]])),
+    "Weibull": ((np.array([1.0, 2.0]), np.array([1.5, 0.7])), {}, np.array([[0.5, 3.0]])),
+    "LogisticNormal": ((np.array([0.0, 0.5]), np.array([1.0, 2.0])), {},
+                       np.array([[0.2, 0.3, 0.5]])),
+    "Kumaraswamy": ((np.array([0.7, 2.0]), np.array([1.5, 3.0])), {}, np.array([[0.3, 0.6]])),
+    "FisherSnedecor": ((np.array([1.0, 5.0]), np.array([3.0, 6.0])), {},
+                       np.array([[0.5, 2.0]])),
+    "InverseGamma": ((np.array([1.5, 5.5]), np.array([1.0, 2.0])), {}, np.array([[0.5, 2.0]])),
+    "NegativeBinomial": ((np.array([3.0, 0.5]),), {"probs": np.array([0.3, 0.6])},
+                         np.array([[2.0, 0.0]])),
+    "ContinuousBernoulli": ((), {"probs": np.array([0.2, 0.5, 0.8])},
+                            np.array([[0.3, 0.6, 0.9]])),
+    "ContinuousBernoulliLogits": ((), {"logits": np.array([-1.0, 0.001, 2.0])},
+                                  np.array([[0.3, 0.6, 0.9]])),
 }
 
 CLASS = {"BernoulliLogits": "Bernoulli", "CategoricalLogits": "Categorical",
          "BinomialLogits": "Binomial", "MultivariateNormalPrecision": "MultivariateNormal",
-         "MultivariateNormalTril": "MultivariateNormal"}
+         "MultivariateNormalTril": "MultivariateNormal",
+         "ContinuousBernoulliLogits": "ContinuousBernoulli"}
 
 
 def build(module, name, tensor):

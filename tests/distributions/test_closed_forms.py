@@ -191,3 +191,64 @@ def test_independent_and_relaxed():
             / (probs * y3 ** -temp).sum() ** 3)
     ro = D.RelaxedOneHotCategorical(T(temp), T(probs))
     close(ro.log_prob(T(y3)), np.log(dens), rtol=1e-9)
+
+
+def test_extra_families():
+    x = np.array([0.4, 2.5])
+    s = np.array([1.0, 2.0])
+    close(D.HalfNormal(T(s)).log_prob(T(x)),
+          np.log(2) - 0.5 * (x / s) ** 2 - np.log(s) - 0.5 * np.log(2 * np.pi))
+    close(D.HalfCauchy(T(s)).log_prob(T(x)), np.log(2 / (np.pi * s * (1 + (x / s) ** 2))))
+    loc = np.array([0.3, -1.0])
+    z = (x - loc) / s
+    close(D.Gumbel(T(loc), T(s)).log_prob(T(x)), -np.log(s) - z - np.exp(-z))
+    close(D.Gumbel(T(loc), T(s)).mean, loc + s * EULER)
+    a = np.array([3.0, 1.5])
+    close(D.Pareto(T([0.2, 1.0]), T(a)).log_prob(T(x)),
+          np.log(a) + a * np.log([0.2, 1.0]) - (a + 1) * np.log(x))
+    k = np.array([1.5, 0.7])
+    close(D.Weibull(T(s), T(k)).log_prob(T(x)),
+          np.log(k / s) + (k - 1) * np.log(x / s) - (x / s) ** k, rtol=1e-9)
+    close(D.Weibull(T(s), T(k)).mean, s * np.exp(LG(1 + 1 / k)))
+    c1, c0, u = np.array([0.7, 2.0]), np.array([1.5, 3.0]), np.array([0.3, 0.6])
+    close(D.Kumaraswamy(T(c1), T(c0)).log_prob(T(u)),
+          np.log(c1 * c0) + (c1 - 1) * np.log(u) + (c0 - 1) * np.log1p(-u ** c1), rtol=1e-9)
+    close(D.Kumaraswamy(T(2.0), T(3.0)).mode, (1 / 5) ** 0.5)
+    c, r = np.array([1.5, 5.5]), np.array([1.0, 2.0])
+    close(D.InverseGamma(T(c), T(r)).log_prob(T(x)),
+          c * np.log(r) - LG(c) - (c + 1) * np.log(x) - r / x, rtol=1e-9)
+    d1, d2 = np.array([1.0, 5.0]), np.array([3.0, 6.0])
+    beta_fn = np.exp(LG(d1 / 2) + LG(d2 / 2) - LG((d1 + d2) / 2))
+    close(D.FisherSnedecor(T(d1), T(d2)).log_prob(T(x)),
+          np.log(np.sqrt((d1 * x) ** d1 * d2 ** d2 / (d1 * x + d2) ** (d1 + d2))
+                 / (x * beta_fn)))
+    n, p, kk = np.array([3.0, 0.5]), np.array([0.3, 0.6]), np.array([2.0, 4.0])
+    close(D.NegativeBinomial(T(n), T(p)).log_prob(T(kk)),
+          LG(kk + n) - LG(kk + 1) - LG(n) + n * np.log1p(-p) + kk * np.log(p))
+    gp = D.GeneralizedPareto(T([0.0, 0.0]), T([1.0, 2.0]), T([0.3, 0.0]))
+    close(gp.log_prob(T(x)), [-(1 / 0.3 + 1) * np.log1p(0.3 * 0.4), -np.log(2) - 2.5 / 2])
+    close(gp.cdf(T(x)), [1 - (1 + 0.3 * 0.4) ** (-1 / 0.3), 1 - np.exp(-2.5 / 2)])
+
+
+@pytest.mark.parametrize("make,lo,hi", [
+    (lambda: D.ContinuousBernoulli(T([0.2, 0.5, 0.9])), 0.0, 1.0),
+    (lambda: D.Kumaraswamy(T([0.7, 2.0]), T([1.5, 3.0])), 0.0, 1.0),
+    (lambda: D.Weibull(T([1.0, 2.0]), T([1.5, 2.7])), 0.0, 40.0),
+    (lambda: D.Gumbel(T([0.3, -1.0]), T([0.8, 1.7])), -15.0, 60.0),
+    (lambda: D.HalfNormal(T([0.8, 1.7])), 0.0, 20.0),
+])
+def test_densities_integrate_to_one_with_their_mean(make, lo, hi):
+    """Midpoint-rule integrals of exp(log_prob) and x exp(log_prob) over the support."""
+    d = make()
+    n = 200000
+    grid = lo + (hi - lo) * (np.arange(n) + 0.5) / n
+    shape = (n,) + (1,) * len(d.batch_shape)
+    dens = np.exp(d.log_prob(T(grid.reshape(shape))).numpy())
+    width = (hi - lo) / n
+    np.testing.assert_allclose(dens.sum(0) * width, 1.0, rtol=2e-4)
+    np.testing.assert_allclose((dens * grid.reshape(shape)).sum(0) * width, d.mean.numpy(),
+                               rtol=2e-4, atol=1e-6)
+    cdf_mid = d.cdf(d.mean).numpy() if hasattr(d, "cdf") else None
+    if cdf_mid is not None:
+        below = (dens * (grid.reshape(shape) <= d.mean.numpy())).sum(0) * width
+        np.testing.assert_allclose(cdf_mid, below, atol=2e-4)

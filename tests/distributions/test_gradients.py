@@ -19,9 +19,15 @@ NOT_DIFFERENTIABLE = {("Binomial", 0), ("BinomialLogits", 0), ("Multinomial", 0)
 SYMMETRIC = {"covariance_matrix", "precision_matrix"}
 
 
+# concentration exactly 0 takes GeneralizedPareto's exponential branch, whose gradient in
+# the concentration is 0 (as PyTorch's): differentiate away from it
+GRAD_ARGS = {"GeneralizedPareto": lambda a: (a[0], a[1], np.array([0.1, 0.05, -0.2]))}
+
+
 def _leaves(name):
     """(builder(*leaves) -> distribution, leaves) with every float array a leaf."""
     args, kwargs, _ = CASES[name]
+    args = GRAD_ARGS.get(name, lambda a: a)(args)
     slots = [(i, a) for i, a in enumerate(args)] + list(kwargs.items())
     leaves, keys = [], []
     for key, v in slots:

@@ -59,18 +59,34 @@ DISTS = {
     "Independent2": lambda m, T: m.Independent(m.Normal(T([0.0, 0.5]), T([1.2, 0.6])), 1),
     "LogNormal": lambda m, T: m.LogNormal(T([0.3, -1.0]), T([0.8, 1.7])),
     "LogNormal2": lambda m, T: m.LogNormal(T([0.0, 0.5]), T([1.2, 0.6])),
+    "HalfNormal": lambda m, T: m.HalfNormal(T([0.8, 1.7])),
+    "HalfNormal2": lambda m, T: m.HalfNormal(T([1.2, 0.6])),
+    "Gumbel": lambda m, T: m.Gumbel(T([0.3, -1.0]), T([0.8, 1.7])),
+    "Gumbel2": lambda m, T: m.Gumbel(T([0.0, 0.5]), T([1.2, 0.6])),
+    "Pareto": lambda m, T: m.Pareto(T([1.0, 2.0]), T([3.0, 2.5])),
+    "Pareto2": lambda m, T: m.Pareto(T([0.5, 2.5]), T([1.5, 4.0])),
+    "ContinuousBernoulli": lambda m, T: m.ContinuousBernoulli(T([0.2, 0.5, 0.7])),
+    "ContinuousBernoulli2": lambda m, T: m.ContinuousBernoulli(T([0.6, 0.3, 0.5])),
+    "CB": lambda m, T: m.ContinuousBernoulli(T([0.2, 0.7])),
 }
 
 SAME = ["Normal", "Laplace", "Cauchy", "Exponential", "Gamma", "Beta", "Uniform", "Dirichlet",
         "Bernoulli", "Binomial", "Categorical", "OneHotCategorical", "Geometric", "Poisson",
-        "MVN", "LowRank", "Independent", "LogNormal"]
+        "MVN", "LowRank", "Independent", "LogNormal", "HalfNormal", "Gumbel", "Pareto",
+        "ContinuousBernoulli"]
 CROSS = [("Bernoulli", "Poisson"), ("Beta", "Exponential"), ("Beta", "Gamma"),
          ("Beta", "Normal"), ("Beta", "Uniform2"), ("Exponential", "Gamma"),
          ("Exponential", "Normal"), ("Gamma", "Exponential"), ("Gamma", "Normal"),
          ("Laplace", "Normal"), ("Normal", "Laplace"), ("Uniform", "Beta"),
          ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Uniform", "Normal"),
          ("MVN", "LowRank"), ("LowRank", "MVN"), ("Normal", "Uniform"), ("Gamma", "Beta"),
-         ("Exponential", "Uniform"), ("Laplace", "Gamma"), ("Poisson", "Binomial")]
+         ("Exponential", "Uniform"), ("Laplace", "Gamma"), ("Poisson", "Binomial"),
+         ("Beta", "CB"), ("Uniform", "CB"), ("CB", "Exponential"), ("CB", "Normal"),
+         ("CB", "Uniform2"), ("Exponential", "Gumbel"), ("Gamma", "Gumbel"),
+         ("Gumbel", "Normal"), ("Normal", "Gumbel"), ("Pareto", "Exponential"),
+         ("Pareto", "Gamma"), ("Pareto", "Normal"), ("Uniform", "Gumbel"),
+         ("Uniform", "Pareto"), ("Gumbel", "Gamma"), ("Pareto", "Uniform"), ("CB", "Pareto"),
+         ("Normal", "Pareto"), ("Beta", "Pareto")]
 PAIRS = [(n, n + "2") for n in SAME] + CROSS
 
 

@@ -18,14 +18,24 @@ def _np(t):
     return t.detach().numpy() if hasattr(t, "detach") else np.asarray(t)
 
 
+# PyTorch 2.13's GeneralizedPareto.log_prob fails in float64 (isclose against a float32
+# zero): compared in float32
+FLOAT32_ONLY = {"GeneralizedPareto"}
+
+
 def _pair(name):
-    ours = build(D, name, lambda a: nbtorch.tensor(a, dtype=nbtorch.float64))
-    ref = build(TD, name, lambda a: torch.tensor(a, dtype=torch.float64))
+    ours_dt, ref_dt = ((nbtorch.float32, torch.float32) if name in FLOAT32_ONLY
+                       else (nbtorch.float64, torch.float64))
+    ours = build(D, name, lambda a: nbtorch.tensor(a, dtype=ours_dt))
+    ref = build(TD, name, lambda a: torch.tensor(a, dtype=ref_dt))
     return ours, ref
 
 
 def _same(a, b, rtol=1e-10, atol=1e-12):
-    np.testing.assert_allclose(_np(a), _np(b), rtol=rtol, atol=atol, equal_nan=True)
+    a, b = _np(a), _np(b)
+    if a.dtype == np.float32:
+        rtol, atol = max(rtol, 1e-5), max(atol, 1e-6)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -38,8 +48,13 @@ def test_matches_pytorch(name):
     assert repr(ours.support) == repr(ref.support)
     assert ours.support.event_dim == ref.support.event_dim
     value = CASES[name][2]
-    _same(ours.log_prob(nbtorch.tensor(value)), ref.log_prob(torch.tensor(value)), rtol=1e-9)
+    dt = ours.mean.dtype if name in FLOAT32_ONLY else nbtorch.float64
+    value_ours, value_ref = nbtorch.tensor(value, dtype=dt), torch.tensor(value).to(
+        getattr(torch, dt.name))
+    _same(ours.log_prob(value_ours), ref.log_prob(value_ref), rtol=1e-9)
     for prop in PROPS:
+        if name == "Kumaraswamy" and prop == "mode":
+            continue          # PyTorch 2.13's takes log1p(-concentration0): NaN (see mode)
         try:
             want = getattr(ref, prop)
         except NotImplementedError:
@@ -57,10 +72,10 @@ def test_matches_pytorch(name):
     for fn in ("cdf", "icdf"):
         v = value if fn == "cdf" else np.clip(value, 0.05, 0.95)
         try:
-            want = getattr(ref, fn)(torch.tensor(v))
+            want = getattr(ref, fn)(torch.tensor(v).to(value_ref.dtype))
         except NotImplementedError:
             continue
-        _same(getattr(ours, fn)(nbtorch.tensor(v)), want, rtol=1e-9)
+        _same(getattr(ours, fn)(nbtorch.tensor(v, dtype=dt)), want, rtol=1e-9)
     if ref.has_enumerate_support:
         for expand in (True, False):
             try:
@@ -81,8 +96,9 @@ def test_expand_matches_pytorch(name):
     assert tuple(e_ours.batch_shape) == tuple(e_ref.batch_shape)
     assert tuple(e_ours.event_shape) == tuple(e_ref.event_shape)
     value = CASES[name][2]
-    _same(e_ours.log_prob(nbtorch.tensor(value)), e_ref.log_prob(torch.tensor(value)),
-          rtol=1e-9)
+    dt = nbtorch.float32 if name in FLOAT32_ONLY else nbtorch.float64
+    _same(e_ours.log_prob(nbtorch.tensor(value, dtype=dt)),
+          e_ref.log_prob(torch.tensor(value).to(getattr(torch, dt.name))), rtol=1e-9)
     s = e_ours.sample((4,))
     assert tuple(s.shape) == (4,) + tuple(e_ref.batch_shape) + tuple(e_ref.event_shape)
 
