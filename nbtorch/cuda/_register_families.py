@@ -10,7 +10,7 @@ from ._register import _on_stream
 
 # kernels/cuda modules holding these families (their typecheck_signatures() feed compile_ptx)
 FAMILIES = ["reduce", "reduce_stats", "softmax", "scan", "matmul", "optim", "index",
-            "embedding", "conv", "pool", "norm", "sort"]
+            "embedding", "conv", "pool", "norm", "sort", "sampling"]
 
 
 def _register_reductions():
@@ -79,6 +79,13 @@ def _register_sort():
         register_kernel(op, "cuda", _on_stream(getattr(k, op)))
 
 
+def _register_sampling():
+    """Gamma/Poisson/Binomial samplers: the CPU loops' per-element code, on the GPU."""
+    from nbtorch.kernels.cuda import sampling as k
+    for op in ("standard_gamma", "poisson", "binomial", "standard_gamma_grad"):
+        register_kernel(op, "cuda", _on_stream(getattr(k, op)))
+
+
 _register_reductions()
 _register_matmul()
 _register_optim()
@@ -87,3 +94,4 @@ _register_conv()
 _register_pool()
 _register_norm()
 _register_sort()
+_register_sampling()

@@ -12,8 +12,6 @@ pytestmark = pytest.mark.cuda
 CPU_ONLY = {
     # minimal linalg for nbtorch.distributions (MultivariateNormal); CUDA linalg is issue 11
     "linalg_cholesky", "linalg_solve_triangular",
-    # samplers for nbtorch.distributions: CPU loops first (kernels/cpu/sampling.py)
-    "standard_gamma", "standard_gamma_grad", "poisson", "binomial",
 }
 
 
