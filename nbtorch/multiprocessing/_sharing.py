@@ -13,11 +13,11 @@ import gc
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, Storage, Size, contiguous_strides
 from . import _segment
 from .reductions import remember_storage
 
-__all__ = ["share_memory_", "is_shared", "share_storages", "share_tensors"]
+__all__ = ["share_memory_", "is_shared", "share_storages", "share_tensors", "empty_shared"]
 
 
 def _check_device(tensor):
@@ -75,3 +75,17 @@ def share_tensors(tensors):
     for t in tensors:
         _check_device(t)
     share_storages([t._storage for t in tensors])
+
+
+def empty_shared(shape, dtype):
+    """An uninitialised contiguous CPU tensor allocated directly in shared memory.
+
+    What a producer process fills and sends (no copy, no referrer walk), e.g.
+    ``empty_shared((64, 3, 32, 32), nbtorch.float32)``.
+    """
+    shape = tuple(shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    segment = _segment.create(n * dtype.itemsize)
+    storage = Storage(np.frombuffer(segment, dtype.np, count=n, offset=segment.data_offset))
+    remember_storage(storage, segment, segment.data_offset)
+    return Tensor.__new__(Tensor)._init(storage, 0, Size(shape), contiguous_strides(shape), dtype)

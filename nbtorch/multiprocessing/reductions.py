@@ -18,6 +18,7 @@ multiprocessing Queue, Pipe, Pool and by the arguments of spawned processes):
 Like PyTorch, gradients, hooks and autograd history are not sent, and a non-leaf
 tensor that requires grad is refused.
 """
+import os
 import pickle
 import threading
 import weakref
@@ -34,6 +35,14 @@ __all__ = ["init_reductions", "reduce_tensor", "reduce_storage", "remember_stora
 # (segment key, byte offset, elements, dtype name) -> Storage living in this process
 _STORAGES = weakref.WeakValueDictionary()
 _lock = threading.Lock()
+
+
+def _new_lock_after_fork():
+    global _lock
+    _lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def remember_storage(storage, segment, byte_offset):

@@ -120,3 +120,12 @@ def test_queue_between_processes(strategy):
         assert child.exitcode == 0
     finally:
         mp.set_sharing_strategy(old)
+
+
+def test_empty_shared_is_born_shared():
+    from nbtorch.multiprocessing._sharing import empty_shared
+    t = empty_shared((2, 3), nbtorch.int32)
+    assert t.is_shared() and t.shape == (2, 3) and t.is_contiguous()
+    t.fill_(4)
+    back = _roundtrip(t.t())
+    assert back._storage is t._storage and back.tolist() == [[4, 4], [4, 4], [4, 4]]
