@@ -9,6 +9,19 @@ import nbtorch.nn.functional as F
 TIMEOUT = 30.0   # seconds any child waits for anything; a bug fails, never hangs
 
 
+def join_with_deadline(context, timeout=TIMEOUT):
+    """Join a ProcessContext (ours or PyTorch's) or kill its processes and fail.
+
+    Failures of the children are raised by ``context.join`` as usual.
+    """
+    for _ in range(int(timeout / 0.25)):
+        if context.join(timeout=0.25):
+            return
+    for p in context.processes:
+        p.kill()
+    raise AssertionError(f"processes did not finish within {timeout} s")
+
+
 def hogwild_train(rank, model, x, y, counts, steps):
     """Hogwild: SGD on the shared model with no lock; count steps in a shared view."""
     nbtorch.manual_seed(rank)

@@ -8,17 +8,13 @@ import nbtorch
 import nbtorch.multiprocessing as mp
 import nbtorch.nn.functional as F
 
-from _mp_workers import TIMEOUT, exit_with, hogwild_train, kill_self, raise_in, wait_then_return
+from _mp_workers import (exit_with, hogwild_train, join_with_deadline as _join, kill_self,
+                         raise_in, wait_then_return)
 
 
-def _join(context):
-    """Join with a deadline: a bug fails the test instead of hanging the suite."""
-    for _ in range(int(TIMEOUT / 0.5)):
-        if context.join(timeout=0.5):
-            return
-    for p in context.processes:
-        p.kill()
-    pytest.fail("processes did not finish in time")
+def _fork(fn, args=(), nprocs=1):
+    """start_processes with cheap forked children, joined with a deadline."""
+    _join(mp.start_processes(fn, args=args, nprocs=nprocs, join=False, start_method="fork"))
 
 
 def test_hogwild_spawn():
@@ -48,7 +44,7 @@ def test_hogwild_spawn():
 
 def test_child_exception_is_reraised_with_traceback():
     with pytest.raises(mp.ProcessRaisedException) as info:
-        mp.start_processes(raise_in, args=(1,), nprocs=2, start_method="fork")
+        _fork(raise_in, (1,), nprocs=2)
     error = info.value
     assert error.error_index == 1 and isinstance(error.error_pid, int)
     assert "-- Process 1 terminated with the following error:" in str(error)
@@ -60,11 +56,11 @@ def test_child_exception_is_reraised_with_traceback():
 def test_exit_code_and_signal():
     with pytest.raises(mp.ProcessExitedException, match="process 0 terminated with exit code 3") \
             as info:
-        mp.start_processes(exit_with, args=(3,), nprocs=1, start_method="fork")
+        _fork(exit_with, (3,))
     assert info.value.exit_code == 3 and info.value.signal_name is None
     with pytest.raises(mp.ProcessExitedException,
                        match="process 0 terminated with signal SIGKILL") as info:
-        mp.start_processes(kill_self, nprocs=1, start_method="fork")
+        _fork(kill_self)
     assert info.value.exit_code == -9 and info.value.signal_name == "SIGKILL"
 
 

@@ -6,7 +6,7 @@ import pytest
 import nbtorch
 import nbtorch.multiprocessing as mp
 
-from _mp_workers import exit_with, kill_self, raise_in
+from _mp_workers import exit_with, join_with_deadline, kill_self, raise_in
 
 torch = pytest.importorskip("torch")
 tmp = pytest.importorskip("torch.multiprocessing")
@@ -38,7 +38,8 @@ def test_same_sharing_semantics(lib):
 
 def _failure(lib, fn, args, nprocs):
     with pytest.raises((lib.ProcessRaisedException, lib.ProcessExitedException)) as info:
-        lib.start_processes(fn, args=args, nprocs=nprocs, start_method="fork")
+        join_with_deadline(lib.start_processes(fn, args=args, nprocs=nprocs, join=False,
+                                               start_method="fork"))
     return type(info.value).__name__, info.value.error_index, str(info.value).splitlines()
 
 
