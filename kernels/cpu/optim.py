@@ -1,8 +1,8 @@
 """Fused optimizer updates: one pass over a parameter per step, in place.
 
 This module holds the conventions shared by every rule and the rules without
-running squares (SGD); `optim_adam.py` holds the Adam family and
-`optim_adaptive.py` RMSprop and Adagrad.
+running squares (SGD, ASGD, Rprop); `optim_adam.py` holds the Adam family
+and `optim_adaptive.py` RMSprop, Adagrad and Adadelta.
 
 Each update rule has a scalar function (`*_element`) holding PyTorch's
 formula for one element, a serial and a `parallel=True` loop over it, and a
@@ -33,7 +33,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["sgd_step", "PARALLEL_MIN_SIZE"]
+__all__ = ["sgd_step", "asgd_step", "rprop_step", "PARALLEL_MIN_SIZE"]
 
 # Parameters with at least this many elements use the parallel loop.
 # Measured on the 2-core machine (float32, best of 20-30): Adam serial 1.1 us
@@ -126,3 +126,130 @@ def sgd_step(param, grad, momentum_buffer, lr, weight_decay, momentum, dampening
         param, grad, _or_unused(momentum_buffer, param), float(lr), float(weight_decay),
         float(momentum), 1.0 - dampening, bool(nesterov), bool(maximize),
         bool(first_step))
+
+
+# ---------------------------------------------------------------------------
+# ASGD
+# ---------------------------------------------------------------------------
+@numba.njit(**_JIT)
+def asgd_element(p, g, ax, decay, eta, mu, weight_decay, maximize, average):
+    """One element of torch.optim.ASGD: ``p = p * decay - eta * g``, then the
+    running average ``ax += (p - ax) * mu`` (or ``ax = p`` while mu is 1,
+    i.e. not `average`). Returns (param, ax).
+    """
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    p = p * decay
+    p = p - eta * g
+    if average:
+        ax = ax + (p - ax) * mu
+    else:
+        ax = p
+    return p, ax
+
+
+@numba.njit(**_JIT)
+def asgd_step_serial(param, grad, ax, decay, eta, mu, weight_decay, maximize, average):
+    """for i: param[i], ax[i] = asgd_element(param[i], grad[i], ax[i], ...)."""
+    t = param.dtype.type
+    decay, eta, mu, weight_decay = t(decay), t(eta), t(mu), t(weight_decay)
+    for i in range(param.size):
+        p, a = asgd_element(param[i], grad[i], ax[i], decay, eta, mu, weight_decay,
+                            maximize, average)
+        param[i] = p
+        ax[i] = a
+
+
+@numba.njit(parallel=True, **_JIT)
+def asgd_step_parallel(param, grad, ax, decay, eta, mu, weight_decay, maximize, average):
+    """`asgd_step_serial` with the element loop split across threads."""
+    t = param.dtype.type
+    decay, eta, mu, weight_decay = t(decay), t(eta), t(mu), t(weight_decay)
+    for i in numba.prange(param.size):
+        p, a = asgd_element(param[i], grad[i], ax[i], decay, eta, mu, weight_decay,
+                            maximize, average)
+        param[i] = p
+        ax[i] = a
+
+
+def asgd_step(param, grad, ax, eta, lambd, mu, weight_decay, maximize):
+    """ASGD update of flat `param` and its average `ax` in place, with this
+    step's rate `eta` and averaging weight `mu` (the optimizer's state)."""
+    eta, mu = float(eta), float(mu)
+    _pick(asgd_step_serial, asgd_step_parallel, param.size)(
+        param, grad, ax, 1.0 - float(lambd) * eta, eta, mu, float(weight_decay),
+        bool(maximize), mu != 1.0)
+
+
+# ---------------------------------------------------------------------------
+# Rprop
+# ---------------------------------------------------------------------------
+@numba.njit(**_JIT)
+def rprop_element(p, g, prev, step_size, etaminus, etaplus, step_size_min, step_size_max,
+                  maximize):
+    """One element of torch.optim.Rprop: the step size grows by `etaplus` while
+    the gradient keeps its sign and shrinks by `etaminus` when it flips (that
+    gradient then counts as 0); ``p -= sign(g) * step_size``.
+
+    Returns (param, prev, step_size). A NaN sign counts as 0, as torch.sign's.
+    """
+    if maximize:
+        g = -g
+    s = g * prev
+    zero = etaminus - etaminus           # 0 in the dtype (etaminus is finite)
+    if s > 0:
+        step_size = step_size * etaplus
+    elif s < 0:
+        step_size = step_size * etaminus
+        g = zero
+    if step_size < step_size_min:        # clamp_(min, max); NaN stays NaN
+        step_size = step_size_min
+    if step_size > step_size_max:
+        step_size = step_size_max
+    if g > 0:
+        p = p - step_size
+    elif g < 0:
+        p = p + step_size
+    else:
+        p = p - zero * step_size
+    return p, g, step_size
+
+
+@numba.njit(**_JIT)
+def rprop_step_serial(param, grad, prev, step_size, etaminus, etaplus, step_size_min,
+                      step_size_max, maximize):
+    """for i: param[i], prev[i], step_size[i] = rprop_element(...)."""
+    t = param.dtype.type
+    etaminus, etaplus = t(etaminus), t(etaplus)
+    step_size_min, step_size_max = t(step_size_min), t(step_size_max)
+    for i in range(param.size):
+        p, g, s = rprop_element(param[i], grad[i], prev[i], step_size[i], etaminus, etaplus,
+                                step_size_min, step_size_max, maximize)
+        param[i] = p
+        prev[i] = g
+        step_size[i] = s
+
+
+@numba.njit(parallel=True, **_JIT)
+def rprop_step_parallel(param, grad, prev, step_size, etaminus, etaplus, step_size_min,
+                        step_size_max, maximize):
+    """`rprop_step_serial` with the element loop split across threads."""
+    t = param.dtype.type
+    etaminus, etaplus = t(etaminus), t(etaplus)
+    step_size_min, step_size_max = t(step_size_min), t(step_size_max)
+    for i in numba.prange(param.size):
+        p, g, s = rprop_element(param[i], grad[i], prev[i], step_size[i], etaminus, etaplus,
+                                step_size_min, step_size_max, maximize)
+        param[i] = p
+        prev[i] = g
+        step_size[i] = s
+
+
+def rprop_step(param, grad, prev, step_size, etaminus, etaplus, step_size_min,
+               step_size_max, maximize):
+    """Rprop update of flat `param`, `prev` and `step_size` in place."""
+    _pick(rprop_step_serial, rprop_step_parallel, param.size)(
+        param, grad, prev, step_size, float(etaminus), float(etaplus), float(step_size_min),
+        float(step_size_max), bool(maximize))

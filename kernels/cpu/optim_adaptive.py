@@ -1,5 +1,5 @@
 """Fused updates that divide by a running root mean square without bias correction
-(RMSprop, Adagrad): one pass over a parameter per step, in place.
+(RMSprop, Adagrad, Adadelta): one pass over a parameter per step, in place.
 
 The layout, scalar conventions and the serial/parallel pair per rule are those
 of `kernels/cpu/optim.py` (read its docstring first); the `*_element`
@@ -11,7 +11,7 @@ import numba
 
 from .optim import _JIT, _or_unused, _pick
 
-__all__ = ["rmsprop_step", "adagrad_step", "adagrad_lr"]
+__all__ = ["rmsprop_step", "adagrad_step", "adadelta_step", "adagrad_lr"]
 
 
 # ---------------------------------------------------------------------------
@@ -149,3 +149,61 @@ def adagrad_step(param, grad, state_sum, lr, lr_decay, weight_decay, eps, step, 
     _pick(adagrad_step_serial, adagrad_step_parallel, param.size)(
         param, grad, state_sum, float(adagrad_lr(lr, lr_decay, step)),
         float(weight_decay), float(eps), bool(maximize))
+
+
+# ---------------------------------------------------------------------------
+# Adadelta
+# ---------------------------------------------------------------------------
+@numba.njit(**_JIT)
+def adadelta_element(p, g, sq, acc, lr, rho, one_minus_rho, eps, weight_decay, maximize):
+    """One element of torch.optim.Adadelta: ``sq = rho sq + (1 - rho) g^2``,
+    ``delta = sqrt(acc + eps) / sqrt(sq + eps) * g``,
+    ``acc = rho acc + (1 - rho) delta^2``, ``p -= lr delta``.
+
+    Returns (param, square_avg, acc_delta).
+    """
+    if maximize:
+        g = -g
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    sq = sq * rho + one_minus_rho * g * g
+    delta = math.sqrt(acc + eps) / math.sqrt(sq + eps) * g
+    acc = acc * rho + one_minus_rho * delta * delta
+    return p - lr * delta, sq, acc
+
+
+@numba.njit(**_JIT)
+def adadelta_step_serial(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay,
+                         maximize):
+    """for i: param[i], square_avg[i], acc_delta[i] = adadelta_element(...)."""
+    t = param.dtype.type
+    lr, one_minus_rho, rho, eps = t(lr), t(1.0 - rho), t(rho), t(eps)
+    weight_decay = t(weight_decay)
+    for i in range(param.size):
+        p, sq, acc = adadelta_element(param[i], grad[i], square_avg[i], acc_delta[i], lr,
+                                      rho, one_minus_rho, eps, weight_decay, maximize)
+        param[i] = p
+        square_avg[i] = sq
+        acc_delta[i] = acc
+
+
+@numba.njit(parallel=True, **_JIT)
+def adadelta_step_parallel(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay,
+                           maximize):
+    """`adadelta_step_serial` with the element loop split across threads."""
+    t = param.dtype.type
+    lr, one_minus_rho, rho, eps = t(lr), t(1.0 - rho), t(rho), t(eps)
+    weight_decay = t(weight_decay)
+    for i in numba.prange(param.size):
+        p, sq, acc = adadelta_element(param[i], grad[i], square_avg[i], acc_delta[i], lr,
+                                      rho, one_minus_rho, eps, weight_decay, maximize)
+        param[i] = p
+        square_avg[i] = sq
+        acc_delta[i] = acc
+
+
+def adadelta_step(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay, maximize):
+    """Adadelta update of flat `param` in place."""
+    _pick(adadelta_step_serial, adadelta_step_parallel, param.size)(
+        param, grad, square_avg, acc_delta, float(lr), float(rho), float(eps),
+        float(weight_decay), bool(maximize))

@@ -16,12 +16,20 @@ from nbtorch.kernels.cpu import optim as _cpu, optim_adam as _cpu_adam
 from nbtorch.kernels.cpu import optim_adaptive as _cpu_adaptive
 from ._launch import grid
 
-__all__ = ["sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "typecheck_signatures"]
+__all__ = ["sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "adadelta_step",
+           "adamax_step", "nadam_step", "radam_step", "asgd_step", "rprop_step",
+           "typecheck_signatures"]
 
 sgd_element = cuda.jit(device=True)(_cpu.sgd_element.py_func)
 adam_element = cuda.jit(device=True)(_cpu_adam.adam_element.py_func)
 rmsprop_element = cuda.jit(device=True)(_cpu_adaptive.rmsprop_element.py_func)
 adagrad_element = cuda.jit(device=True)(_cpu_adaptive.adagrad_element.py_func)
+adadelta_element = cuda.jit(device=True)(_cpu_adaptive.adadelta_element.py_func)
+adamax_element = cuda.jit(device=True)(_cpu_adam.adamax_element.py_func)
+nadam_element = cuda.jit(device=True)(_cpu_adam.nadam_element.py_func)
+radam_element = cuda.jit(device=True)(_cpu_adam.radam_element.py_func)
+asgd_element = cuda.jit(device=True)(_cpu.asgd_element.py_func)
+rprop_element = cuda.jit(device=True)(_cpu.rprop_element.py_func)
 
 
 @cuda.jit(cache=True)
@@ -29,7 +37,9 @@ def sgd_kernel(param, grad, buf, lr, weight_decay, momentum, one_minus_dampening
                maximize, first_step):
     use_buf = momentum != 0
     for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
-        b = buf[i] if use_buf and not first_step else param[i] * 0
+        # a buffer an option does not use is read as param[i]: any value of the dtype does
+        # (a literal 0 would be typed int64 and turn the whole formula into float64)
+        b = buf[i] if use_buf and not first_step else param[i]
         p, b = sgd_element(param[i], grad[i], b, lr, weight_decay, momentum,
                            one_minus_dampening, nesterov, maximize, first_step)
         param[i] = p
@@ -42,7 +52,7 @@ def adam_kernel(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_
                 one_minus_beta1, beta2, one_minus_beta2, eps, step_size, bc2_sqrt, amsgrad,
                 maximize, decoupled):
     for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
-        vmax = max_exp_avg_sq[i] if amsgrad else param[i] * 0
+        vmax = max_exp_avg_sq[i] if amsgrad else param[i]         # unused: as in sgd_kernel
         p, m, v, vmax = adam_element(
             param[i], grad[i], exp_avg[i], exp_avg_sq[i], vmax, decay, weight_decay,
             one_minus_beta1, beta2, one_minus_beta2, eps, step_size, bc2_sqrt, amsgrad,
@@ -59,8 +69,8 @@ def rmsprop_kernel(param, grad, square_avg, grad_avg, buf, lr, alpha, one_minus_
                    weight_decay, momentum, centered, maximize):
     use_buf = momentum > 0
     for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
-        ga = grad_avg[i] if centered else param[i] * 0
-        b = buf[i] if use_buf else param[i] * 0
+        ga = grad_avg[i] if centered else param[i]                # unused: as in sgd_kernel
+        b = buf[i] if use_buf else param[i]
         p, sq, ga, b = rmsprop_element(param[i], grad[i], square_avg[i], ga, b, lr, alpha,
                                        one_minus_alpha, eps, weight_decay, momentum,
                                        centered, maximize)
@@ -79,6 +89,76 @@ def adagrad_kernel(param, grad, state_sum, clr, weight_decay, eps, maximize):
                                maximize)
         param[i] = p
         state_sum[i] = s
+
+
+@cuda.jit(cache=True)
+def adadelta_kernel(param, grad, square_avg, acc_delta, lr, rho, one_minus_rho, eps,
+                    weight_decay, maximize):
+    for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
+        p, sq, acc = adadelta_element(param[i], grad[i], square_avg[i], acc_delta[i], lr,
+                                      rho, one_minus_rho, eps, weight_decay, maximize)
+        param[i] = p
+        square_avg[i] = sq
+        acc_delta[i] = acc
+
+
+@cuda.jit(cache=True)
+def adamax_kernel(param, grad, exp_avg, exp_inf, weight_decay, one_minus_beta1, beta2, eps,
+                  clr, maximize):
+    for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
+        p, m, u = adamax_element(param[i], grad[i], exp_avg[i], exp_inf[i], weight_decay,
+                                 one_minus_beta1, beta2, eps, clr, maximize)
+        param[i] = p
+        exp_avg[i] = m
+        exp_inf[i] = u
+
+
+@cuda.jit(cache=True)
+def nadam_kernel(param, grad, exp_avg, exp_avg_sq, decay, weight_decay, one_minus_beta1,
+                 beta2, one_minus_beta2, bias_correction2, eps, grad_coef, avg_coef, maximize,
+                 decoupled):
+    for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
+        p, m, v = nadam_element(param[i], grad[i], exp_avg[i], exp_avg_sq[i], decay,
+                                weight_decay, one_minus_beta1, beta2, one_minus_beta2,
+                                bias_correction2, eps, grad_coef, avg_coef, maximize,
+                                decoupled)
+        param[i] = p
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+
+
+@cuda.jit(cache=True)
+def radam_kernel(param, grad, exp_avg, exp_avg_sq, decay, weight_decay, one_minus_beta1,
+                 beta2, one_minus_beta2, bias_correction1, lr, bc2_sqrt, rect, one, eps,
+                 rectify, maximize, decoupled):
+    for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
+        p, m, v = radam_element(param[i], grad[i], exp_avg[i], exp_avg_sq[i], decay,
+                                weight_decay, one_minus_beta1, beta2, one_minus_beta2,
+                                bias_correction1, lr, bc2_sqrt, rect, one, eps, rectify,
+                                maximize, decoupled)
+        param[i] = p
+        exp_avg[i] = m
+        exp_avg_sq[i] = v
+
+
+@cuda.jit(cache=True)
+def asgd_kernel(param, grad, ax, decay, eta, mu, weight_decay, maximize, average):
+    for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
+        p, a = asgd_element(param[i], grad[i], ax[i], decay, eta, mu, weight_decay, maximize,
+                            average)
+        param[i] = p
+        ax[i] = a
+
+
+@cuda.jit(cache=True)
+def rprop_kernel(param, grad, prev, step_size, etaminus, etaplus, step_size_min,
+                 step_size_max, maximize):
+    for i in range(cuda.grid(1), param.size, cuda.gridsize(1)):
+        p, g, s = rprop_element(param[i], grad[i], prev[i], step_size[i], etaminus, etaplus,
+                                step_size_min, step_size_max, maximize)
+        param[i] = p
+        prev[i] = g
+        step_size[i] = s
 
 
 _UNUSED = {}
@@ -139,6 +219,63 @@ def adagrad_step(param, grad, state_sum, lr, lr_decay, weight_decay, eps, step, 
             bool(maximize))
 
 
+def adadelta_step(param, grad, square_avg, acc_delta, lr, rho, eps, weight_decay, maximize,
+                  stream=0):
+    """Adadelta update of flat `param` in place."""
+    t = param.dtype.type
+    _launch(adadelta_kernel, param, stream, param, grad, square_avg, acc_delta, t(lr), t(rho),
+            t(1.0 - rho), t(eps), t(weight_decay), bool(maximize))
+
+
+def adamax_step(param, grad, exp_avg, exp_inf, lr, beta1, beta2, eps, weight_decay, step,
+                maximize, stream=0):
+    """Adamax update of flat `param` in place; `step` >= 1."""
+    t = param.dtype.type
+    clr = float(lr) / (1.0 - float(beta1) ** float(step))
+    _launch(adamax_kernel, param, stream, param, grad, exp_avg, exp_inf, t(weight_decay),
+            t(1.0 - beta1), t(beta2), t(eps), t(clr), bool(maximize))
+
+
+def nadam_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, mu,
+               mu_next, mu_product, step, decoupled, maximize, stream=0):
+    """NAdam update of flat `param` in place; `step` >= 1."""
+    t = param.dtype.type
+    decay, bc2, grad_coef, avg_coef = _cpu_adam.nadam_scalars(
+        float(lr), float(beta2), float(weight_decay), float(mu), float(mu_next),
+        float(mu_product), float(step), decoupled)
+    _launch(nadam_kernel, param, stream, param, grad, exp_avg, exp_avg_sq, t(decay),
+            t(weight_decay), t(1.0 - beta1), t(beta2), t(1.0 - beta2), t(bc2), t(eps),
+            t(grad_coef), t(avg_coef), bool(maximize), bool(decoupled))
+
+
+def radam_step(param, grad, exp_avg, exp_avg_sq, lr, beta1, beta2, eps, weight_decay, step,
+               decoupled, maximize, stream=0):
+    """RAdam update of flat `param` in place; `step` >= 1."""
+    t = param.dtype.type
+    decay, bc1, bc2_sqrt, rect, rectify = _cpu_adam.radam_scalars(
+        float(lr), float(beta1), float(beta2), float(weight_decay), float(step), decoupled)
+    _launch(radam_kernel, param, stream, param, grad, exp_avg, exp_avg_sq, t(decay),
+            t(weight_decay), t(1.0 - beta1), t(beta2), t(1.0 - beta2), t(bc1), t(lr),
+            t(bc2_sqrt), t(rect), t(1), t(eps), bool(rectify), bool(maximize),
+            bool(decoupled))
+
+
+def asgd_step(param, grad, ax, eta, lambd, mu, weight_decay, maximize, stream=0):
+    """ASGD update of flat `param` and its average `ax` in place."""
+    t = param.dtype.type
+    eta, mu = float(eta), float(mu)
+    _launch(asgd_kernel, param, stream, param, grad, ax, t(1.0 - float(lambd) * eta), t(eta),
+            t(mu), t(weight_decay), bool(maximize), mu != 1.0)
+
+
+def rprop_step(param, grad, prev, step_size, etaminus, etaplus, step_size_min, step_size_max,
+               maximize, stream=0):
+    """Rprop update of flat `param`, `prev` and `step_size` in place."""
+    t = param.dtype.type
+    _launch(rprop_kernel, param, stream, param, grad, prev, step_size, t(etaminus),
+            t(etaplus), t(step_size_min), t(step_size_max), bool(maximize))
+
+
 def typecheck_signatures():
     from numba import types as nt
     b = nt.boolean
@@ -148,3 +285,9 @@ def typecheck_signatures():
         yield (f"adam[{t}]", adam_kernel.py_func, (a,) * 5 + (t,) * 8 + (b, b, b))
         yield (f"rmsprop[{t}]", rmsprop_kernel.py_func, (a,) * 5 + (t,) * 6 + (b, b))
         yield (f"adagrad[{t}]", adagrad_kernel.py_func, (a, a, a, t, t, t, b))
+        yield (f"adadelta[{t}]", adadelta_kernel.py_func, (a,) * 4 + (t,) * 5 + (b,))
+        yield (f"adamax[{t}]", adamax_kernel.py_func, (a,) * 4 + (t,) * 5 + (b,))
+        yield (f"nadam[{t}]", nadam_kernel.py_func, (a,) * 4 + (t,) * 9 + (b, b))
+        yield (f"radam[{t}]", radam_kernel.py_func, (a,) * 4 + (t,) * 11 + (b, b, b))
+        yield (f"asgd[{t}]", asgd_kernel.py_func, (a, a, a, t, t, t, t, b, b))
+        yield (f"rprop[{t}]", rprop_kernel.py_func, (a,) * 4 + (t,) * 4 + (b,))

@@ -35,7 +35,8 @@ def _register_matmul():
 
 def _register_optim():
     from nbtorch.kernels.cuda import optim as k
-    for op in ("sgd_step", "adam_step", "rmsprop_step", "adagrad_step"):
+    for op in ("sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "adadelta_step",
+               "adamax_step", "nadam_step", "radam_step", "asgd_step", "rprop_step"):
         register_kernel(op, "cuda", _on_stream(getattr(k, op)))
 
 

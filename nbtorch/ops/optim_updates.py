@@ -12,12 +12,16 @@ The CPU kernels live in ``kernels/cpu/optim*.py`` and load on the first
 update (so `import nbtorch` compiles and imports none of them); the CUDA ones
 are registered with the other CUDA families (`nbtorch/cuda/_register_families.py`).
 """
+import numpy as np
+
 from .. import _dtype
 from .._lazy import kernel_module
 from .._registry import get_kernel, register_kernel
 from ..autograd import no_grad
 
-__all__ = ["fused_update", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update"]
+__all__ = ["fused_update", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update",
+           "adadelta_update", "adamax_update", "nadam_update", "radam_update", "asgd_update",
+           "rprop_update"]
 
 # op name -> the kernels/cpu module holding its chooser (a function of that name)
 CPU_KERNELS = {
@@ -25,6 +29,12 @@ CPU_KERNELS = {
     "adam_step": "cpu.optim_adam",
     "rmsprop_step": "cpu.optim_adaptive",
     "adagrad_step": "cpu.optim_adaptive",
+    "adadelta_step": "cpu.optim_adaptive",
+    "adamax_step": "cpu.optim_adam",
+    "nadam_step": "cpu.optim_adam",
+    "radam_step": "cpu.optim_adam",
+    "asgd_step": "cpu.optim",
+    "rprop_step": "cpu.optim",
 }
 
 
@@ -145,3 +155,92 @@ def adagrad_update(param, grad, state_sum, step, *, lr, lr_decay, weight_decay, 
     """One Adagrad step of one tensor, in place (one fused kernel); `step` >= 1."""
     fused_update("adagrad_step", param, grad, (state_sum,), lr, lr_decay, weight_decay, eps,
                  step, maximize)
+
+
+def adadelta_update(param, grad, square_avg, acc_delta, *, lr, rho, eps, weight_decay,
+                    maximize):
+    """One Adadelta step of one tensor, in place (one fused kernel)."""
+    fused_update("adadelta_step", param, grad, (square_avg, acc_delta), lr, rho, eps,
+                 weight_decay, maximize)
+
+
+def adamax_update(param, grad, exp_avg, exp_inf, step, *, lr, beta1, beta2, eps,
+                  weight_decay, maximize):
+    """One Adamax step of one tensor, in place (one fused kernel); `step` >= 1."""
+    fused_update("adamax_step", param, grad, (exp_avg, exp_inf), lr, beta1, beta2, eps,
+                 weight_decay, step, maximize)
+
+
+def nadam_update(param, grad, exp_avg, exp_avg_sq, mu_product, step, *, lr, beta1, beta2,
+                 eps, weight_decay, momentum_decay, decoupled, maximize):
+    """One NAdam step of one tensor, in place (one fused kernel); `step` >= 1.
+
+    `mu_product` is the 0-d state tensor holding the product of the momentum
+    coefficients; it is multiplied by this step's coefficient in its own dtype
+    (float32 by default, as PyTorch keeps it), in place.
+    """
+    mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * momentum_decay))
+    mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * momentum_decay))
+    product = _scale_scalar(mu_product, mu)
+    fused_update("nadam_step", param, grad, (exp_avg, exp_avg_sq), lr, beta1, beta2, eps,
+                 weight_decay, mu, mu_next, product, step, decoupled, maximize)
+
+
+def radam_update(param, grad, exp_avg, exp_avg_sq, step, *, lr, beta1, beta2, eps,
+                 weight_decay, decoupled, maximize):
+    """One RAdam step of one tensor, in place (one fused kernel); `step` >= 1."""
+    fused_update("radam_step", param, grad, (exp_avg, exp_avg_sq), lr, beta1, beta2, eps,
+                 weight_decay, step, decoupled, maximize)
+
+
+def asgd_update(param, grad, ax, eta, mu, step, *, lr, lambd, alpha, t0, weight_decay,
+                maximize):
+    """One ASGD step of one tensor and its average `ax`, in place (one fused kernel).
+
+    `eta` and `mu` are 0-d state tensors: this step reads them, then sets them
+    for the next one (``lr / (1 + lambd lr step)^alpha`` and
+    ``1 / max(1, step - t0)``, rounded through the default dtype as PyTorch's
+    `as_tensor` does); `step` >= 1 counts this update.
+    """
+    fused_update("asgd_step", param, grad, (ax,), _scalar_value(eta), lambd,
+                 _scalar_value(mu), weight_decay, maximize)
+    _set_scalar(eta, _round_to_default(lr / ((1 + lambd * lr * step) ** alpha)))
+    _set_scalar(mu, _round_to_default(1 / max(1, step - t0)))
+
+
+def rprop_update(param, grad, prev, step_size, *, etaminus, etaplus, step_size_min,
+                 step_size_max, maximize):
+    """One Rprop step of one tensor, its previous gradient and its per-element
+    step sizes, in place (one fused kernel)."""
+    fused_update("rprop_step", param, grad, (prev, step_size), etaminus, etaplus,
+                 step_size_min, step_size_max, maximize)
+
+
+# ---- 0-d state tensors (step-size schedules kept as tensors, as PyTorch does) ----
+def _scalar_value(t):
+    a = t._array
+    return float(a) if t.device.type == "cpu" else t.item()
+
+
+def _set_scalar(t, value):
+    if t.device.type == "cpu":
+        t._array[...] = value
+    else:
+        t.fill_(value)
+
+
+def _scale_scalar(t, factor):
+    """``t *= factor`` in t's dtype (the factor rounded to it first, as PyTorch's
+    mul_ by a number); returns the new value."""
+    if t.device.type != "cpu":
+        with no_grad():
+            t.mul_(factor)
+        return t.item()
+    a = t._array
+    a[...] = a * a.dtype.type(factor)
+    return float(a)
+
+
+def _round_to_default(value):
+    """`value` as a tensor of the default dtype would hold it."""
+    return float(np.float32(value)) if _dtype.get_default_dtype() is _dtype.float32 else value

@@ -321,8 +321,19 @@ def check_implementation_flags(foreach, fused, differentiable):
 
 
 def new_step(value=0.0):
-    """A step counter as PyTorch keeps it: a float32 CPU scalar tensor."""
-    return tensor(value, dtype=_dtype.float32)
+    """A step counter as PyTorch keeps it: a 0-d CPU tensor of `scalar_dtype()`."""
+    return new_scalar(value)
+
+
+def new_scalar(value):
+    """A 0-d CPU tensor of `scalar_dtype()` holding `value` (PyTorch's scalar state)."""
+    return tensor(value, dtype=scalar_dtype())
+
+
+def scalar_dtype():
+    """The dtype of scalar optimizer state: float64 under a float64 default dtype,
+    else float32 (PyTorch's `_get_scalar_dtype`)."""
+    return _dtype.float64 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.float32
 
 
 def bump_step(step):

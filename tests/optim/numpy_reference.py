@@ -92,3 +92,131 @@ def adagrad(p, g, state, lr, lr_decay=0.0, weight_decay=0.0, initial_accumulator
     clr = lr / (1 + (state["step"] - 1) * lr_decay)
     s = state["sum"] = state["sum"] + g * g
     return p - clr * g / (np.sqrt(s) + eps)
+
+
+def adadelta(p, g, state, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, maximize=False):
+    if not state:
+        state["step"] = 0
+        state["square_avg"] = np.zeros_like(p)
+        state["acc_delta"] = np.zeros_like(p)
+    g = -g if maximize else g
+    state["step"] += 1
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    sq = state["square_avg"] = state["square_avg"] * rho + (1 - rho) * g * g
+    delta = np.sqrt(state["acc_delta"] + eps) / np.sqrt(sq + eps) * g
+    state["acc_delta"] = state["acc_delta"] * rho + (1 - rho) * delta * delta
+    return p - lr * delta
+
+
+def adamax(p, g, state, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+           maximize=False):
+    beta1, beta2 = betas
+    if not state:
+        state["step"] = 0
+        state["exp_avg"] = np.zeros_like(p)
+        state["exp_inf"] = np.zeros_like(p)
+    g = -g if maximize else g
+    state["step"] += 1
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    m = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (g - state["exp_avg"])
+    u = state["exp_inf"] = np.maximum(state["exp_inf"] * beta2, np.abs(g) + eps)
+    return p - lr / (1 - beta1 ** state["step"]) * m / u
+
+
+def _f32(x):
+    """PyTorch keeps NAdam's mu_product and ASGD's eta and mu as float32 scalars."""
+    return float(np.float32(x))
+
+
+def nadam(p, g, state, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+          momentum_decay=4e-3, decoupled_weight_decay=False, maximize=False):
+    beta1, beta2 = betas
+    if not state:
+        state["step"] = 0
+        state["mu_product"] = 1.0
+        state["exp_avg"] = np.zeros_like(p)
+        state["exp_avg_sq"] = np.zeros_like(p)
+    g = -g if maximize else g
+    state["step"] += 1
+    t = state["step"]
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+    mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * momentum_decay))
+    mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
+    mu_product = state["mu_product"] = _f32(np.float32(state["mu_product"]) * np.float32(mu))
+    m = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (g - state["exp_avg"])
+    v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * g * g
+    denom = np.sqrt(v / (1 - beta2 ** t)) + eps
+    p = p + (-lr * (1 - mu) / (1 - mu_product)) * g / denom
+    return p + (-lr * mu_next / (1 - mu_product * mu_next)) * m / denom
+
+
+def radam(p, g, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+          decoupled_weight_decay=False, maximize=False):
+    beta1, beta2 = betas
+    if not state:
+        state["step"] = 0
+        state["exp_avg"] = np.zeros_like(p)
+        state["exp_avg_sq"] = np.zeros_like(p)
+    g = -g if maximize else g
+    state["step"] += 1
+    t = state["step"]
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            p = p * (1 - lr * weight_decay)
+        else:
+            g = g + weight_decay * p
+    m = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (g - state["exp_avg"])
+    v = state["exp_avg_sq"] = state["exp_avg_sq"] * beta2 + (1 - beta2) * g * g
+    bias_correction1, bias_correction2 = 1 - beta1 ** t, 1 - beta2 ** t
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * t * beta2 ** t / bias_correction2
+    if rho_t <= 5:
+        return p - m / bias_correction1 * lr
+    rect = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+    adaptive_lr = np.sqrt(bias_correction2) / (np.sqrt(v) + eps)
+    return p - m / bias_correction1 * lr * adaptive_lr * rect
+
+
+def asgd(p, g, state, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0,
+         maximize=False):
+    if not state:
+        state["step"] = 0
+        state["eta"] = _f32(lr)
+        state["mu"] = 1.0
+        state["ax"] = np.zeros_like(p)
+    g = -g if maximize else g
+    state["step"] += 1
+    if weight_decay != 0:
+        g = g + weight_decay * p
+    eta = state["eta"]
+    p = p * (1 - lambd * eta) - eta * g
+    if state["mu"] != 1:
+        state["ax"] = state["ax"] + (p - state["ax"]) * state["mu"]
+    else:
+        state["ax"] = p.copy()
+    t = state["step"]
+    state["eta"] = _f32(lr / (1 + lambd * lr * t) ** alpha)
+    state["mu"] = _f32(1 / max(1, t - t0))
+    return p
+
+
+def rprop(p, g, state, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize=False):
+    etaminus, etaplus = etas
+    if not state:
+        state["step"] = 0
+        state["prev"] = np.zeros_like(p)
+        state["step_size"] = np.full_like(p, lr)
+    g = -g if maximize else g
+    state["step"] += 1
+    sign = np.sign(g * state["prev"])
+    factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1.0))
+    step_size = state["step_size"] = np.clip(state["step_size"] * factor, *step_sizes)
+    g = np.where(sign < 0, 0.0, g)
+    state["prev"] = g
+    return p - np.sign(g) * step_size
