@@ -243,12 +243,10 @@ def _isclose(a, e, rtol, atol, equal_nan):
             close |= np.isnan(a) & np.isnan(e)
         if rtol == 0 and atol == 0:
             return close
-        if a.dtype.kind == "b":
-            a, e = a.astype(np.float32), e.astype(np.float32)
-        if a.dtype.kind in "iu":        # integer error, float allowance (default dtype)
-            allowed = np.float32(atol) + np.abs(np.float32(rtol) * e.astype(np.float32))
-        else:
-            allowed = atol + np.abs(rtol * e)
+        if a.dtype.kind in "biu":       # integers and bool: errors in the default dtype
+            default = _dtype.get_default_dtype().np
+            a, e = a.astype(default), e.astype(default)
+        allowed = atol + np.abs(rtol * e)
         actual_error = np.abs(a - e)
         return close | (np.isfinite(actual_error) & (actual_error <= allowed))
 

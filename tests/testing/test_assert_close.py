@@ -77,6 +77,11 @@ CASES = [
                              dict(equal_nan=True)), None, None),
     ("inf_equal", lambda m: (m.tensor([1.0, INF, -INF]), m.tensor([1.0, INF, -INF]), {}),
      None, None),
+    ("uint8_error_without_wraparound", lambda m: (m.tensor([49], dtype=m.uint8),
+                                                   m.tensor([58], dtype=m.uint8),
+                                                   dict(rtol=0.5, atol=2.0)), None, None),
+    ("int64_error_in_default_dtype", lambda m: (m.tensor([16777216]), m.tensor([16777217]),
+                                                dict(rtol=0.0, atol=0.5)), None, None),
     ("inf_vs_large", lambda m: (m.tensor([INF]), m.tensor([1e38]), dict(rtol=1.0, atol=1.0)),
      AssertionError, "Tensor-likes are not close!\n\nMismatched elements: 1 / 1 (100.0%)\n"
      "Greatest absolute difference: inf at index (0,) (up to 1.0 allowed)\n"
