@@ -48,8 +48,14 @@ def _check_square(op, A, name="A"):
 def _batched(t, batch, rows, cols, dtype):
     """t's values as a C-contiguous (prod(batch), rows, cols) array of `dtype` (a copy only
     where broadcasting or the layout needs one)."""
-    arr = np.broadcast_to(t._host(), tuple(batch) + (rows, cols))
-    return np.ascontiguousarray(arr, dtype=dtype.np).reshape(-1, rows, cols)
+    arr = t._host()
+    shape = tuple(batch) + (rows, cols)
+    if arr.shape != shape:
+        arr = np.broadcast_to(arr, shape)
+    arr = np.ascontiguousarray(arr, dtype=dtype.np)
+    if not arr.flags.writeable:         # a read-only broadcast view: one kernel signature
+        arr = arr.copy()                # (writable arrays) instead of two
+    return arr.reshape(-1, rows, cols)
 
 
 def _factor(A):
