@@ -23,6 +23,11 @@ twice as wide); one compiled signature per (loop, dtype). `error_model=
 "numpy"` lets a division by zero give inf/nan, as in PyTorch, instead of
 raising; it is also what lets LLVM vectorise the loops.
 
+The formulas round where PyTorch's single-tensor updates round: its CPU
+kernels fuse ``add(alpha=)``, ``addcmul`` and ``lerp`` into one FMA, so the
+scalar functions use `fma` and `lerp` of `kernels/fma.py` there, and a
+trajectory matches PyTorch's bit for bit rather than drifting by an ulp a step.
+
 The scalar functions are plain Python underneath (`adam_element.py_func`),
 using only arithmetic and `math`, so a CUDA kernel can compile the very same
 formula with ``cuda.jit(device=True)``. Set ``NUMBA_DISABLE_JIT=1`` to step
@@ -32,6 +37,8 @@ import math
 
 import numba
 import numpy as np
+
+from ..fma import fma
 
 __all__ = ["sgd_step", "asgd_step", "rprop_step", "PARALLEL_MIN_SIZE"]
 
@@ -66,17 +73,17 @@ def sgd_element(p, g, buf, lr, weight_decay, momentum, one_minus_dampening, nest
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = g + weight_decay * p
+        g = fma(p, weight_decay, g)
     if momentum != 0:
         if first_step:
             buf = g
         else:
-            buf = momentum * buf + one_minus_dampening * g
+            buf = fma(g, one_minus_dampening, buf * momentum)
         if nesterov:
-            g = g + momentum * buf
+            g = fma(buf, momentum, g)
         else:
             g = buf
-    return p - lr * g, buf
+    return fma(g, -lr, p), buf
 
 
 @numba.njit(**_JIT)
@@ -140,9 +147,8 @@ def asgd_element(p, g, ax, decay, eta, mu, weight_decay, maximize, average):
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = g + weight_decay * p
-    p = p * decay
-    p = p - eta * g
+        g = fma(p, weight_decay, g)
+    p = fma(g, -eta, p * decay)
     if average:
         ax = ax + (p - ax) * mu
     else:

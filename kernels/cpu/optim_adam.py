@@ -9,6 +9,7 @@ import math
 
 import numba
 
+from ..fma import fma, lerp
 from .optim import _JIT, _or_unused, _pick
 
 __all__ = ["adam_step", "adamax_step", "nadam_step", "radam_step", "adam_scalars",
@@ -31,9 +32,9 @@ def adam_element(p, g, m, v, vmax, decay, weight_decay, one_minus_beta1, beta2,
     if decoupled:
         p = p * decay
     elif weight_decay != 0:
-        g = g + weight_decay * p
-    m = m + one_minus_beta1 * (g - m)
-    v = beta2 * v + one_minus_beta2 * g * g
+        g = fma(p, weight_decay, g)
+    m = lerp(m, g, one_minus_beta1)
+    v = fma(one_minus_beta2 * g, g, v * beta2)
     if amsgrad:
         if v > vmax or v != v:       # torch.maximum: NaN propagates
             vmax = v
@@ -99,7 +100,7 @@ def adam_scalars(lr, beta1, beta2, weight_decay, step, decoupled):
     """
     decay = 1.0 - lr * weight_decay if decoupled else 1.0
     step_size = lr / (1.0 - beta1 ** step)
-    return decay, step_size, math.sqrt(1.0 - beta2 ** step)
+    return decay, step_size, (1.0 - beta2 ** step) ** 0.5
 
 
 def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2, eps,
@@ -124,8 +125,8 @@ def adamax_element(p, g, m, u, weight_decay, one_minus_beta1, beta2, eps, clr, m
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = g + weight_decay * p
-    m = m + one_minus_beta1 * (g - m)
+        g = fma(p, weight_decay, g)
+    m = lerp(m, g, one_minus_beta1)
     a = u * beta2
     b = abs(g) + eps
     u = a if (a > b or a != a) else b      # torch.maximum: NaN propagates
@@ -188,9 +189,9 @@ def nadam_element(p, g, m, v, decay, weight_decay, one_minus_beta1, beta2, one_m
         if decoupled:
             p = p * decay
         else:
-            g = g + weight_decay * p
-    m = m + one_minus_beta1 * (g - m)
-    v = v * beta2 + one_minus_beta2 * g * g
+            g = fma(p, weight_decay, g)
+    m = lerp(m, g, one_minus_beta1)
+    v = fma(one_minus_beta2 * g, g, v * beta2)
     denom = math.sqrt(v / bias_correction2) + eps
     p = p + grad_coef * g / denom
     return p + avg_coef * m / denom, m, v
@@ -277,9 +278,9 @@ def radam_element(p, g, m, v, decay, weight_decay, one_minus_beta1, beta2, one_m
         if decoupled:
             p = p * decay
         else:
-            g = g + weight_decay * p
-    m = m + one_minus_beta1 * (g - m)
-    v = v * beta2 + one_minus_beta2 * g * g
+            g = fma(p, weight_decay, g)
+    m = lerp(m, g, one_minus_beta1)
+    v = fma(one_minus_beta2 * g, g, v * beta2)
     corrected = m / bias_correction1
     if rectify:
         adaptive_lr = one / (math.sqrt(v) + eps) * bias_correction2_sqrt

@@ -9,6 +9,7 @@ import math
 
 import numba
 
+from ..fma import fma, lerp
 from .optim import _JIT, _or_unused, _pick
 
 __all__ = ["rmsprop_step", "adagrad_step", "adadelta_step", "adagrad_lr"]
@@ -27,16 +28,16 @@ def rmsprop_element(p, g, sq, ga, buf, lr, alpha, one_minus_alpha, eps, weight_d
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = g + weight_decay * p
-    sq = alpha * sq + one_minus_alpha * g * g
+        g = fma(p, weight_decay, g)
+    sq = fma(one_minus_alpha * g, g, sq * alpha)
     if centered:
-        ga = ga + one_minus_alpha * (g - ga)
-        avg = math.sqrt(sq - ga * ga) + eps
+        ga = lerp(ga, g, one_minus_alpha)
+        avg = math.sqrt(fma(-ga, ga, sq)) + eps
     else:
         avg = math.sqrt(sq) + eps
     if momentum > 0:
-        buf = momentum * buf + g / avg
-        p = p - lr * buf
+        buf = buf * momentum + g / avg
+        p = fma(buf, -lr, p)
     else:
         p = p - lr * g / avg
     return p, sq, ga, buf
@@ -110,8 +111,8 @@ def adagrad_element(p, g, s, clr, weight_decay, eps, maximize):
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = g + weight_decay * p
-    s = s + g * g
+        g = fma(p, weight_decay, g)
+    s = fma(g, g, s)
     return p - clr * g / (math.sqrt(s) + eps), s
 
 
@@ -165,11 +166,11 @@ def adadelta_element(p, g, sq, acc, lr, rho, one_minus_rho, eps, weight_decay, m
     if maximize:
         g = -g
     if weight_decay != 0:
-        g = g + weight_decay * p
-    sq = sq * rho + one_minus_rho * g * g
+        g = fma(p, weight_decay, g)
+    sq = fma(one_minus_rho * g, g, sq * rho)
     delta = math.sqrt(acc + eps) / math.sqrt(sq + eps) * g
-    acc = acc * rho + one_minus_rho * delta * delta
-    return p - lr * delta, sq, acc
+    acc = fma(one_minus_rho * delta, delta, acc * rho)
+    return fma(delta, -lr, p), sq, acc
 
 
 @numba.njit(**_JIT)
