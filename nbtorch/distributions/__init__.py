@@ -37,6 +37,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -53,12 +54,14 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F401,F403
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "ContinuousBernoulli", "FisherSnedecor", "GeneralizedPareto", "Gumbel", "HalfCauchy",
     "HalfNormal", "InverseGamma", "Kumaraswamy", "LogisticNormal", "NegativeBinomial",
-    "Pareto", "Weibull",
+    "Pareto", "Weibull", "VonMises", "LKJCholesky", "Wishart",
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
     "Categorical", "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform",
     "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",

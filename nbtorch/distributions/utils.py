@@ -117,3 +117,18 @@ def _tril_indices(n, diag):
     rows = [r for r in range(n) for c in range(n) if c <= r + diag]
     cols = [c for r in range(n) for c in range(n) if c <= r + diag]
     return nbtorch.tensor(rows, dtype=nbtorch.int64), nbtorch.tensor(cols, dtype=nbtorch.int64)
+
+
+def _mvlgamma(x, p):
+    """log of the multivariate gamma function Gamma_p(x) = pi**(p(p-1)/4) prod
+    Gamma(x - i/2) (torch.mvlgamma)."""
+    import math
+    offsets = nbtorch.arange(p, dtype=x.dtype, device=x.device) / 2
+    return nbtorch.lgamma(x.unsqueeze(-1) - offsets).sum(-1) + p * (p - 1) / 4 * math.log(
+        math.pi)
+
+
+def _mvdigamma(x, p):
+    """d/dx log Gamma_p(x)."""
+    offsets = nbtorch.arange(p, dtype=x.dtype, device=x.device) / 2
+    return nbtorch.digamma(x.unsqueeze(-1) - offsets).sum(-1)

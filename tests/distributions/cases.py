@@ -78,6 +78,10 @@ CASES = {
                             np.array([[0.3, 0.6, 0.9]])),
     "ContinuousBernoulliLogits": ((), {"logits": np.array([-1.0, 0.001, 2.0])},
                                   np.array([[0.3, 0.6, 0.9]])),
+    "VonMises": ((np.array([1.0, -2.0]), np.array([0.5, 5.0])), {}, np.array([[0.3, -2.5]])),
+    "LKJCholesky": ((3, np.array([0.5, 2.0])), {}, np.linalg.cholesky(
+        np.array([[1.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.0]]))),
+    "Wishart": ((np.array([4.0, 5.5]),), {"covariance_matrix": SPD}, SPD2[:1] + np.eye(3)),
 }
 
 CLASS = {"BernoulliLogits": "Bernoulli", "CategoricalLogits": "Categorical",

@@ -252,3 +252,28 @@ def test_densities_integrate_to_one_with_their_mean(make, lo, hi):
     if cdf_mid is not None:
         below = (dens * (grid.reshape(shape) <= d.mean.numpy())).sum(0) * width
         np.testing.assert_allclose(cdf_mid, below, atol=2e-4)
+
+
+def test_von_mises_lkj_wishart():
+    loc, k, x = np.array([1.0, -2.0]), np.array([0.5, 5.0]), np.array([0.3, -2.5])
+    vm = D.VonMises(T(loc), T(k))
+    close(vm.log_prob(T(x)), k * np.cos(x - loc) - np.log(2 * np.pi * np.i0(k)), rtol=1e-6)
+    nbtorch.manual_seed(0)
+    s = vm.sample((20000,)).numpy()
+    assert np.all((s >= -np.pi) & (s < np.pi))
+    resultant = np.exp(1j * s).mean(0)
+    np.testing.assert_allclose(np.angle(resultant), loc, atol=0.05)
+    np.testing.assert_allclose(1 - np.abs(resultant), vm.variance.numpy(), atol=0.02)
+    # LKJ in 2-D: the correlation r has density (1 - r**2)**(eta - 1) / (2**(2 eta - 1) B)
+    for eta, r in ((0.5, 0.3), (2.0, -0.7)):
+        L = T([[1.0, 0.0], [r, math.sqrt(1 - r * r)]])
+        beta = math.exp(2 * math.lgamma(eta) - math.lgamma(2 * eta))
+        want = (eta - 1) * math.log(1 - r * r) - (2 * eta - 1) * math.log(2) - math.log(beta)
+        assert D.LKJCholesky(2, T(eta)).log_prob(L).item() == pytest.approx(want, rel=1e-10)
+    # a 1 x 1 Wishart(nu, s) is s * Chi2(nu) = Gamma(nu / 2, 1 / (2 s))
+    w = D.Wishart(T([3.0, 5.5]), covariance_matrix=T([[[2.0]], [[0.5]]]))
+    g = D.Gamma(T([1.5, 2.75]), T([0.25, 1.0]))
+    close(w.log_prob(T([[[1.3]], [[0.8]]])), g.log_prob(T([1.3, 0.8])).numpy(), rtol=1e-10)
+    close(w.entropy(), g.entropy().numpy(), rtol=1e-10)
+    close(w.mean[:, 0, 0], g.mean.numpy())
+    close(w.variance[:, 0, 0], g.variance.numpy())

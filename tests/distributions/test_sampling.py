@@ -39,7 +39,8 @@ def test_shapes_dtype_and_seed(name):
 
 MOMENTS = [n for n in sorted(CASES) if n not in ("Cauchy", "RelaxedBernoulli",
                                                    "RelaxedOneHotCategorical",
-                                                   "LogisticNormal", "HalfCauchy")]
+                                                   "LogisticNormal", "HalfCauchy",
+                                                   "VonMises", "LKJCholesky")]
 
 
 @pytest.mark.parametrize("name", MOMENTS)
