@@ -72,11 +72,17 @@ PROGRAM = textwrap.dedent("""
     for opt in (torch.optim.SGD([x, w], lr=0.1, momentum=0.9), torch.optim.Adam([img, emb])):
         opt.step()                                            # optimizers
 
+    a = torch.tensor([0.5, 3.0], dtype=torch.float64)
+    torch._standard_gamma(a); torch.poisson(a); torch.binomial(a.round(), a / 4)  # sampling
+    L = torch.linalg.cholesky(torch.eye(2, dtype=torch.float64) * 2.0)           # triangular
+    torch.linalg.solve_triangular(L, torch.ones(2, 1, dtype=torch.float64), upper=False)
+
     json.dump(LOG, sys.stdout)
 """)
 
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
-            "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim")
+            "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
+            "sampling", "triangular")
 
 
 def _run():
