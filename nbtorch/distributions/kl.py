@@ -6,7 +6,6 @@ the pairs PyTorch registers among the implemented distributions follow; every
 formula is written with nbtorch ops, so it is differentiable.
 """
 from functools import total_ordering
-import math
 import warnings
 
 import nbtorch
@@ -31,7 +30,7 @@ from .normal import Normal
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost, euler_constant as _euler_gamma
+from .utils import _sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 

@@ -8,7 +8,6 @@ so gradients of any order exist: lgamma' = digamma, digamma' = polygamma(1, .),
 polygamma(n, .)' = polygamma(n + 1, .). igamma and igammac are differentiable in
 their second argument only, as in PyTorch.
 """
-import math
 
 from .._tensor import Tensor
 from ._elementwise import Binary, Elementwise, check_number, unary_api
