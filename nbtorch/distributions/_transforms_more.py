@@ -8,7 +8,8 @@ import nbtorch
 import nbtorch.nn.functional as F
 
 from . import constraints
-from .transforms import Transform, _clipped_sigmoid
+from ._transforms_elementwise import _clipped_sigmoid
+from .transforms import Transform
 from .utils import tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
