@@ -1,0 +1,437 @@
+"""Lowering: a graph of public calls -> a graph of the ops that actually ran.
+
+``lower(gm, *example_inputs)`` runs `gm` once and records, into a new fx
+Graph, every autograd `Function` that ran at the top level (``Mul.apply``,
+``Addmm.apply``, ``Sum.apply`` ...: the level at which nbtorch's autograd
+records, so each node has a backward formula beside its forward), with
+Python values (sizes, dims, dtypes) frozen as constants. An op whose whole
+work is one elementwise kernel (a `Function` of `nbtorch.ops._elementwise`,
+or a bare `pointwise` call) is recorded as an `ElementwiseCall` node: its
+target names the scalar body of `kernels/elementwise.py` and the compute and
+result dtypes, its arguments are exactly the kernel's operands, which is what
+fusion reads. Everything else is a `FunctionCall` node of its Function class.
+
+The same recorder captures a backward: `capture_joint` runs the forward with
+gradients and then `autograd.grad(..., create_graph=True)`, so the backward
+formulas of the eager ops (one source of truth) run and are recorded as ops
+too. Values are identified by their storage, version and geometry, so a
+tensor computed outside the recorded ops (a raw view, an in-place write) is
+noticed: `CaptureError` names the op that read it, and callers fall back to
+eager mode.
+
+The recording patches `Function.apply` (and the `pointwise` helper) for the
+duration of a capture only, and only the capturing thread records.
+"""
+import operator
+import threading
+
+from ..graph import Graph
+from ..graph_module import GraphModule
+from ..interpreter import Interpreter
+from .shape_prop import metadata_of
+
+__all__ = ["lower", "capture_joint", "CaptureError", "FunctionCall", "ElementwiseCall",
+           "function_call", "elementwise_call", "Recorder"]
+
+
+class CaptureError(RuntimeError):
+    """The code did something the recorded graph cannot express (see the message)."""
+
+
+# ---- targets of lowered graphs ----------------------------------------------------------
+
+def _snake(name):
+    import re
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+class FunctionCall:
+    """call_function target running ``cls.apply(*args)`` (one per Function class)."""
+
+    _cache = {}
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.__name__ = _snake(cls.__name__).lstrip("_") or "fn"
+        self.__qualname__ = f"{cls.__qualname__}.apply"
+        self.__module__ = cls.__module__
+
+    def __call__(self, *args, **kwargs):
+        return self.cls.apply(*args, **kwargs)
+
+    def __repr__(self):
+        return f"{self.cls.__module__}.{self.cls.__qualname__}.apply"
+
+    def __reduce__(self):
+        return (function_call, (self.cls,))
+
+
+def function_call(cls):
+    """The (interned) FunctionCall target of Function class `cls`."""
+    fc = FunctionCall._cache.get(cls)
+    if fc is None:
+        fc = FunctionCall._cache[cls] = FunctionCall(cls)
+    return fc
+
+
+class ElementwiseCall:
+    """call_function target: elementwise kernel `op` over its arguments (tensors or
+    numbers), computed in `compute` (a dtype, or one per operand) into a new tensor of
+    dtype `out` (nbtorch's `pointwise`, without autograd: compiled graphs take their
+    gradients from a recorded backward)."""
+
+    _cache = {}
+
+    def __init__(self, op, compute, out):
+        self.op, self.compute, self.out = op, compute, out
+        self.__name__ = op.rstrip("_")
+        self.__qualname__ = f"elementwise.{op}"
+        self.__module__ = "nbtorch.kernels.elementwise"
+
+    def __call__(self, *inputs):
+        from ...ops._elementwise import pointwise
+        return pointwise(self.op, inputs, self.compute, self.out)
+
+    def __repr__(self):
+        c = self.compute
+        c = "(" + ", ".join(map(str, c)) + ")" if isinstance(c, tuple) else str(c)
+        return f"elementwise.{self.op}[{c}->{self.out}]"
+
+    def __reduce__(self):
+        return (elementwise_call, (self.op, self.compute, self.out))
+
+
+def elementwise_call(op, compute, out):
+    """The (interned) ElementwiseCall target for kernel `op` and dtypes."""
+    key = (op, compute, out)
+    ec = ElementwiseCall._cache.get(key)
+    if ec is None:
+        ec = ElementwiseCall._cache[key] = ElementwiseCall(op, compute, out)
+    return ec
+
+
+def _zeros(shape, dtype, device):
+    """A gradient the autograd engine materialises as zeros (recorded as a node)."""
+    from ... import zeros
+    return zeros(shape, dtype=dtype, device=device)
+
+
+# ---- the recorder ------------------------------------------------------------------------
+
+_LOCAL = threading.local()          # .recorder: the recorder of this thread, if any
+_PATCH_LOCK = threading.RLock()
+_PATCH_DEPTH = [0]
+_SAVED = []                         # what the patches replaced, to put back
+
+
+def _key(t):
+    s = t._storage
+    return (id(s), s.version, t._offset, t._shape, t._strides, t.dtype)
+
+
+def _is_tensor(v):
+    from ..._tensor import Tensor
+    return isinstance(v, Tensor)
+
+
+class Recorder:
+    """Records top-level Function calls and elementwise kernels into `graph`."""
+
+    def __init__(self, graph=None):
+        self.graph = graph if graph is not None else Graph()
+        self.values = {}            # tensor key -> node
+        self.alive = []             # every tensor seen: keeps their storages' ids unique
+        self.depth = 0
+        self.pointwise = []         # (inputs, op, compute, out dtype, out=, result)
+        self.phase = "forward"
+
+    # ---- values -----------------------------------------------------------------------
+    def register(self, tensor, node):
+        self.values[_key(tensor)] = node
+        self.alive.append(tensor)
+        if "tensor_meta" not in node.meta:
+            node.meta["tensor_meta"] = metadata_of(tensor)
+
+    def node_of(self, tensor, what):
+        node = self.values.get(_key(tensor))
+        if node is None:
+            raise CaptureError(
+                f"{what} reads a tensor of shape {list(tensor.shape)} that was computed "
+                "outside the recorded ops (an in-place write, a raw view or data made in "
+                "Python): the graph cannot replay it")
+        return node
+
+    def to_arg(self, a, what):
+        if _is_tensor(a):
+            return self.node_of(a, what)
+        if isinstance(a, (tuple, list)):
+            items = [self.to_arg(e, what) for e in a]
+            if hasattr(a, "_fields"):
+                return type(a)(*items)
+            return tuple(items) if isinstance(a, tuple) else items
+        if isinstance(a, dict):
+            return {k: self.to_arg(v, what) for k, v in a.items()}
+        return a
+
+    def record_outputs(self, node, out):
+        """Register the tensors of a call's result (tuple results via getitem nodes)."""
+        if _is_tensor(out):
+            self.register(out, node)
+            return
+        if isinstance(out, (tuple, list)):
+            node.meta["tensor_meta"] = metadata_of(out)
+            for i, o in enumerate(out):
+                if _is_tensor(o):
+                    item = self.graph.call_function(operator.getitem, (node, i))
+                    self.register(o, item)
+
+    # ---- the hooks --------------------------------------------------------------------
+    def on_apply(self, orig, cls, args, kwargs):
+        self.depth += 1
+        outer, self.pointwise = self.pointwise, []
+        try:
+            out = orig(cls, *args, **kwargs)
+            calls = self.pointwise
+        finally:
+            self.depth -= 1
+            self.pointwise = outer
+        what = f"{cls.__name__} ({self.phase})"
+        call = _elementwise_of(self, out, calls)
+        if call is not None:
+            target, operands = call
+            node = self.graph.call_function(target, tuple(self.to_arg(o, what)
+                                                          for o in operands))
+        else:
+            node = self.graph.call_function(function_call(cls), self.to_arg(args, what),
+                                            self.to_arg(kwargs, what))
+        node.meta["source_fn"] = cls.__name__
+        self.record_outputs(node, out)
+        return out
+
+    def on_pointwise(self, orig, op, inputs, compute_dtype, out_dtype, out):
+        result = orig(op, inputs, compute_dtype, out_dtype, out)
+        if self.depth:
+            self.pointwise.append((op, inputs, compute_dtype, out_dtype, out, result))
+            return result
+        if out is not None:
+            raise CaptureError(f"elementwise kernel {op!r} writes into an existing tensor "
+                               f"(out=) in {self.phase}: the graph cannot replay it")
+        target = elementwise_call(op, compute_dtype, out_dtype or compute_dtype)
+        node = self.graph.call_function(target, tuple(self.to_arg(i, op) for i in inputs))
+        self.record_outputs(node, result)
+        return result
+
+    def on_zeros(self, shape, dtype, device):
+        out = _zeros(shape, dtype, device)
+        node = self.graph.call_function(_zeros, (tuple(shape), dtype, device))
+        self.record_outputs(node, out)
+        return out
+
+
+def _elementwise_of(rec, out, calls):
+    """(ElementwiseCall target, operands) when `out` is the fresh result of one elementwise
+    kernel whose tensor operands are known values, else None."""
+    if not _is_tensor(out) or not calls:
+        return None
+    for op, inputs, compute, out_dtype, given, result in calls:
+        if given is not None or result is not out and _key(result) != _key(out):
+            continue
+        od = out_dtype or compute
+        dts = compute if isinstance(compute, tuple) else (compute,)
+        if od.is_half or any(d.is_half for d in dts):
+            return None
+        for i in inputs:
+            if _is_tensor(i) and _key(i) not in rec.values:
+                return None
+        return elementwise_call(op, compute, od), inputs
+    return None
+
+
+# ---- installing the hooks ------------------------------------------------------------------
+
+def _pointwise_bindings(fn):
+    """(module dict, name) of every nbtorch module global bound to `fn`."""
+    import sys
+    found = []
+    for name, mod in list(sys.modules.items()):
+        if not name.startswith("nbtorch") or mod is None:
+            continue
+        for k, v in list(vars(mod).items()):
+            if v is fn:
+                found.append((vars(mod), k))
+    return found
+
+
+def _install():
+    from ...autograd import engine
+    from ...autograd.function import Function
+    from ...ops import _elementwise
+    with _PATCH_LOCK:
+        _PATCH_DEPTH[0] += 1
+        if _PATCH_DEPTH[0] > 1:
+            return
+        orig_apply = Function.__dict__["apply"].__func__
+        orig_pointwise = _elementwise.pointwise
+        orig_zeros = engine._zeros
+
+        def apply(cls, *args, **kwargs):
+            rec = getattr(_LOCAL, "recorder", None)
+            if rec is None or rec.depth:
+                if rec is not None:
+                    rec.depth += 1
+                    try:
+                        return orig_apply(cls, *args, **kwargs)
+                    finally:
+                        rec.depth -= 1
+                return orig_apply(cls, *args, **kwargs)
+            return rec.on_apply(orig_apply, cls, args, kwargs)
+
+        def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
+            rec = getattr(_LOCAL, "recorder", None)
+            if rec is None:
+                return orig_pointwise(op, inputs, compute_dtype, out_dtype, out)
+            return rec.on_pointwise(orig_pointwise, op, inputs, compute_dtype, out_dtype, out)
+
+        def zeros(shape, dtype, device):
+            rec = getattr(_LOCAL, "recorder", None)
+            if rec is None:
+                return orig_zeros(shape, dtype, device)
+            return rec.on_zeros(shape, dtype, device)
+
+        bindings = _pointwise_bindings(orig_pointwise)
+        _SAVED[:] = [(Function, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros)]
+        Function.apply = classmethod(apply)
+        for d, k in bindings:
+            d[k] = pointwise
+        engine._zeros = zeros
+
+
+def _uninstall():
+    from ...autograd.function import Function
+    with _PATCH_LOCK:
+        _PATCH_DEPTH[0] -= 1
+        if _PATCH_DEPTH[0]:
+            return
+        (_, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros) = _SAVED
+        Function.apply = classmethod(orig_apply)
+        for d, k in bindings:
+            d[k] = orig_pointwise
+        engine._zeros = orig_zeros
+        _SAVED.clear()
+
+
+class recording:
+    """``with recording(rec):`` the ops this thread runs are recorded by `rec`."""
+
+    def __init__(self, rec):
+        self.rec = rec
+
+    def __enter__(self):
+        if getattr(_LOCAL, "recorder", None) is not None:
+            raise CaptureError("a capture is already running in this thread")
+        _install()
+        _LOCAL.recorder = self.rec
+        return self.rec
+
+    def __exit__(self, *exc):
+        _LOCAL.recorder = None
+        _uninstall()
+
+
+# ---- running a high-level graph under the recorder ---------------------------------------
+
+class _Runner(Interpreter):
+    """Runs the high-level graph for real; placeholders and get_attr become nodes."""
+
+    def __init__(self, gm, rec):
+        super().__init__(gm)
+        self.rec = rec
+
+    def placeholder(self, target, args, kwargs):
+        value = super().placeholder(target, args, kwargs)
+        node = self.rec.graph.placeholder(target)
+        self._bind(node, value)
+        return value
+
+    def get_attr(self, target, args, kwargs):
+        value = super().get_attr(target, args, kwargs)
+        if _is_tensor(value) or isinstance(value, (tuple, list)):
+            self._bind(self.rec.graph.get_attr(target), value)
+        return value
+
+    def _bind(self, node, value):
+        """Register the tensors inside an input (containers through getitem nodes)."""
+        if _is_tensor(value):
+            self.rec.register(value, node)
+        elif isinstance(value, (tuple, list)):
+            for i, v in enumerate(value):
+                self._bind(self.rec.graph.call_function(operator.getitem, (node, i)), v)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                self._bind(self.rec.graph.call_function(operator.getitem, (node, k)), v)
+
+
+def _output(rec, value):
+    graph = rec.graph
+    out = graph.output(rec.to_arg(value, "the graph's output"))
+    out.meta["tensor_meta"] = metadata_of(value)
+    graph.eliminate_dead_code()
+    return out
+
+
+def lower(gm, *example_inputs):
+    """The op-level GraphModule of `gm` (see the module docstring), specialised to the
+    shapes of `example_inputs`; its get_attr nodes read `gm`'s attributes."""
+    from ...autograd import grad_mode
+    rec = Recorder()
+    with grad_mode.no_grad(), recording(rec):
+        out = _Runner(gm, rec).run(*example_inputs)
+        _output(rec, out)
+    return GraphModule(gm, rec.graph, type(gm).__name__ + "Lowered")
+
+
+def capture_joint(gm, example_inputs, wrt):
+    """Record forward and backward of `gm` on `example_inputs` into one graph.
+
+    `wrt(placeholder_and_attr_values)` -> the tensors to differentiate with respect
+    to is given as a list of (node target, tensor) by the caller: here, every input or
+    attribute tensor that requires grad. Returns (graph, forward node set, output
+    spec): the graph's output is ``(forward outputs, gradients)`` where gradient `i`
+    belongs to ``wrt[i]`` and is None when the output does not depend on it.
+    """
+    from ...autograd import engine, grad_mode
+    rec = Recorder()
+    with grad_mode.enable_grad(), recording(rec):
+        out = _Runner(gm, rec).run(*example_inputs)
+        forward_nodes = set(rec.graph.nodes)
+        flat = [o for o in _flatten(out) if _is_tensor(o) and o.requires_grad]
+        rec.phase = "backward"
+        grads_out = []
+        for i, o in enumerate(flat):
+            g = o.detach().clone() if False else _ones_like(o)
+            rec.register(g, rec.graph.placeholder(f"grad_out_{i}"))
+            grads_out.append(g)
+        sources = [t for t in wrt if _is_tensor(t)]
+        if flat and sources:
+            grads = engine.grad(flat, sources, grads_out, retain_graph=False,
+                                create_graph=True, allow_unused=True)
+        else:
+            grads = [None] * len(sources)
+        out_node = _output(rec, (out, tuple(grads)))
+    return rec.graph, forward_nodes, out_node, len(flat)
+
+
+def _ones_like(t):
+    from ... import ones
+    return ones(t.shape, dtype=t.dtype, device=t.device)
+
+
+def _flatten(v):
+    if isinstance(v, (tuple, list)):
+        for e in v:
+            yield from _flatten(e)
+    elif isinstance(v, dict):
+        for e in v.values():
+            yield from _flatten(e)
+    else:
+        yield v
