@@ -5,7 +5,7 @@ hyper-parameter checks; each update is an op of `nbtorch/ops/optim_updates.py`
 (``adam_update``, ...) that runs one fused kernel per parameter, looked up per
 device in the registry (``sgd_step``, ``adam_step``, ...).
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam
@@ -22,4 +22,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler"]
+           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler",
+           "swa_utils"]

@@ -188,7 +188,9 @@ def test_one_cycle_lr_cycles_momentum_and_adam_beta1():
     (dict(total_steps=5, pct_start=1.5), "Expected float between 0 and 1 pct_start"),
     (dict(total_steps=5, anneal_strategy="exp"), "anneal_strategy must be one of 'cos' or "
                                                  "'linear', instead got exp"),
-    (dict(total_steps=5, max_lr=[1.0, 2.0]), "expected 1 values for max_lr, got 2"),
+    (dict(total_steps=5, max_lr=[1.0, 2.0]), "max_lr must have the same length as "
+                                              "optimizer.param_groups. max_lr has 2 values, "
+                                              "param_groups has 1."),
 ])
 def test_one_cycle_lr_errors(kwargs, message):
     kwargs = {"max_lr": 1.0, **kwargs}

@@ -25,14 +25,15 @@ def _check_optimizer(optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
-def _per_group(name, optimizer, value):
+def _format_param(name, optimizer, value):
     """`value` repeated per param group, or checked to have one entry per group."""
+    n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
-        if len(value) != len(optimizer.param_groups):
-            raise ValueError(f"expected {len(optimizer.param_groups)} values for {name}, "
-                             f"got {len(value)}")
+        if len(value) != n:
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(value)} values, param_groups has {n}.")
         return list(value)
-    return [value] * len(optimizer.param_groups)
+    return [value] * n
 
 
 class LRScheduler:

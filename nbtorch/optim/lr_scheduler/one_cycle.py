@@ -1,7 +1,7 @@
 """OneCycleLR: the 1cycle policy (warm up to max_lr, anneal far below the start)."""
 import math
 
-from .base import LRScheduler, _check_optimizer, _per_group
+from .base import LRScheduler, _check_optimizer, _format_param
 
 __all__ = ["OneCycleLR"]
 
@@ -75,7 +75,7 @@ class OneCycleLR(LRScheduler):
             raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
                              f"{anneal_strategy}")
         self._anneal_func_type = anneal_strategy
-        max_lrs = _per_group("max_lr", optimizer, max_lr)
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
             for group, peak in zip(optimizer.param_groups, max_lrs):
                 group["initial_lr"] = peak / div_factor
@@ -87,8 +87,8 @@ class OneCycleLR(LRScheduler):
                 raise ValueError("optimizer must support momentum or beta1 with "
                                  "`cycle_momentum` option enabled")
             self.use_beta1 = "betas" in optimizer.defaults
-            max_ms = _per_group("max_momentum", optimizer, max_momentum)
-            base_ms = _per_group("base_momentum", optimizer, base_momentum)
+            max_ms = _format_param("max_momentum", optimizer, max_momentum)
+            base_ms = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
                 for hi, lo, group in zip(max_ms, base_ms, optimizer.param_groups):
                     self._set_momentum(group, hi)
