@@ -12,41 +12,106 @@ OPTIMIZERS = [
     ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
     ("Adam", dict(lr=0.01, weight_decay=0.1)),
     ("Adam", dict(lr=0.01, amsgrad=True, maximize=True, betas=(0.8, 0.9))),
+    ("Adam", dict(lr=0.01, betas=(0.3, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
     ("AdamW", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
     ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5, weight_decay=0.1)),
     ("RMSprop", dict(lr=0.01, alpha=0.9, maximize=True)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1, weight_decay=0.1)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.5, eps=1e-3, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.01, betas=(0.3, 0.9), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(weight_decay=0.1, momentum_decay=0.01)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict()),                                  # rectified from step 6
+    ("RAdam", dict(lr=0.01, betas=(0.9, 0.8), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=20, weight_decay=0.1)),
+    ("ASGD", dict(t0=0, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.3), maximize=True)),
 ]
+STEPS = 50
+TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1e-6, atol=1e-6)}
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def _problem(dtype, steps=STEPS, seed=0):
+    rng = np.random.default_rng(seed)
+    start = [rng.standard_normal((4, 3)).astype(dtype), rng.standard_normal(5).astype(dtype)]
+    grads = [[rng.standard_normal(a.shape).astype(dtype) for a in start] for _ in range(steps)]
+    return start, grads
+
+
+def _step_both(tp, np_, t_opt, n_opt, step_grads):
+    for t, n, g in zip(tp, np_, step_grads):
+        t.grad = torch.tensor(g)
+        n.grad = nb.tensor(g)
+    t_opt.step()
+    n_opt.step()
+
+
+def _compare_states(t_opt, n_opt, tol):
+    t_state, n_state = t_opt.state_dict(), n_opt.state_dict()
+    assert set(t_state["state"]) == set(n_state["state"])
+    for i, s in t_state["state"].items():
+        assert set(s) == set(n_state["state"][i])
+        for k, v in s.items():
+            got = n_state["state"][i][k]
+            if isinstance(v, torch.Tensor):
+                assert str(got.dtype) == str(v.dtype), k
+                np.testing.assert_allclose(got.numpy(), v.numpy(), **tol, err_msg=k)
+            else:
+                assert got == v, k
+    for tg, ng in zip(t_state["param_groups"], n_state["param_groups"]):
+        assert set(tg) - {"fused"} <= set(ng)
+        for k in set(tg) & set(ng):
+            assert tg[k] == ng[k], k
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,kwargs", OPTIMIZERS,
                          ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS)])
 def test_trajectory_matches_pytorch(name, kwargs, dtype):
-    rng = np.random.default_rng(0)
-    start = [rng.standard_normal((4, 3)).astype(dtype), rng.standard_normal(5).astype(dtype)]
-    grads = [[rng.standard_normal(a.shape).astype(dtype) for a in start] for _ in range(6)]
+    """50 steps of both libraries from the same start and gradients: parameters and
+    every state entry agree to 1e-6 (float32; most rules bit for bit) or 1e-10."""
+    start, grads = _problem(dtype)
     tp = [torch.tensor(a, requires_grad=True) for a in start]
     np_ = [nb.tensor(a, requires_grad=True) for a in start]
     t_opt = getattr(torch.optim, name)(tp, **kwargs)
     n_opt = getattr(nb_optim, name)(np_, **kwargs)
-    tol = dict(rtol=1e-10, atol=1e-12) if dtype == "float64" else dict(rtol=2e-5, atol=2e-6)
     for step_grads in grads:
-        for t, n, g in zip(tp, np_, step_grads):
-            t.grad = torch.tensor(g)
-            n.grad = nb.tensor(g)
-        t_opt.step()
-        n_opt.step()
+        _step_both(tp, np_, t_opt, n_opt, step_grads)
         for t, n in zip(tp, np_):
-            np.testing.assert_allclose(n.detach().numpy(), t.detach().numpy(), **tol)
-    t_state = t_opt.state_dict()
-    n_state = n_opt.state_dict()
-    assert set(t_state["state"]) == set(n_state["state"])
-    for i, s in t_state["state"].items():
-        assert set(s) == set(n_state["state"][i])
-    for tg, ng in zip(t_state["param_groups"], n_state["param_groups"]):
-        for k in ("lr", "params", "weight_decay", "maximize"):
-            assert tg[k] == ng[k]
+            np.testing.assert_allclose(n.detach().numpy(), t.detach().numpy(), **TOL[dtype])
+    _compare_states(t_opt, n_opt, TOL[dtype])
+
+
+@pytest.mark.parametrize("name,kwargs", OPTIMIZERS[9::2],
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(OPTIMIZERS[9::2])])
+def test_pytorch_state_dict_loads_and_continues(name, kwargs):
+    """A PyTorch optimizer's state_dict (tensors converted) loads into nbtorch's,
+    which then continues along PyTorch's trajectory."""
+    start, grads = _problem("float32", steps=10, seed=1)
+    tp = [torch.tensor(a, requires_grad=True) for a in start]
+    t_opt = getattr(torch.optim, name)(tp, **kwargs)
+    for step_grads in grads[:5]:
+        for t, g in zip(tp, step_grads):
+            t.grad = torch.tensor(g)
+        t_opt.step()
+    saved = t_opt.state_dict()
+    np_ = [nb.tensor(t.detach().numpy().copy(), requires_grad=True) for t in tp]
+    n_opt = getattr(nb_optim, name)(np_, **kwargs)
+    n_opt.load_state_dict({
+        "state": {i: {k: nb.tensor(v.numpy()) if isinstance(v, torch.Tensor) else v
+                      for k, v in s.items()} for i, s in saved["state"].items()},
+        "param_groups": saved["param_groups"]})
+    for step_grads in grads[5:]:
+        _step_both(tp, np_, t_opt, n_opt, step_grads)
+    for t, n in zip(tp, np_):
+        np.testing.assert_allclose(n.detach().numpy(), t.detach().numpy(), **TOL["float32"])
+    _compare_states(t_opt, n_opt, TOL["float32"])
 
 
 SCHEDULERS = [
@@ -102,7 +167,9 @@ def test_reduce_lr_on_plateau_matches_pytorch():
     assert out[0] == out[1]
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS",
+                                  "SparseAdam"])
 def test_defaults_and_repr_match_pytorch(name):
     t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)])
     n = getattr(nb_optim, name)([nb.zeros(1, requires_grad=True)])
