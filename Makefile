@@ -33,8 +33,12 @@ test-cuda: $(STAMP)
 gpu-check: $(STAMP)
 	scripts/gpu_check.sh
 
+# Each framework (nbtorch, NumPy, PyTorch when installed) in its own worker process, rounds
+# interleaved, medians with their spread (benchmarks/_driver.py). A subset:
+# `make bench ARGS="--only matmul --rounds 5"` (then the multiprocessing transfer one is left out).
 bench: $(STAMP)
-	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+	$(PY) benchmarks/run.py $(ARGS)
+	$(if $(ARGS),,$(PY) benchmarks/bench_mp_transfer.py)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
