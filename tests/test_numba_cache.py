@@ -69,7 +69,8 @@ PROGRAM = textwrap.dedent("""
     emb = torch.randn(7, 3, requires_grad=True)
     e = F.embedding(torch.tensor([[1, 2], [4, 6]]), emb)     # embedding
     (s + h.sum() + e.sum()).backward()
-    for opt in (torch.optim.SGD([x, w], lr=0.1, momentum=0.9), torch.optim.Adam([img, emb])):
+    for opt in (torch.optim.SGD([x, w], lr=0.1, momentum=0.9), torch.optim.Adam([img, emb]),
+                torch.optim.RMSprop([w])):
         opt.step()                                            # optimizers
 
     a = torch.tensor([0.5, 3.0], dtype=torch.float64)
@@ -82,7 +83,7 @@ PROGRAM = textwrap.dedent("""
 
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
-            "sampling", "triangular")
+            "optim_adam", "optim_adaptive", "sampling", "triangular")
 
 
 def _run():
