@@ -126,17 +126,10 @@ def compute_dtype(d):
 
 
 def round_array(values, d):
-    """NumPy `values` converted to `d`'s storage type with PyTorch's rounding.
-
-    PyTorch makes a float16 or bfloat16 from a float32 only, so a float64 or an
-    integer is rounded to float32 first (twice, as PyTorch does); NumPy and
-    `ml_dtypes` alone would round once. Every other conversion is NumPy's `astype`.
-    """
-    via = d.np_via
-    with np.errstate(over="ignore", invalid="ignore"):     # PyTorch does not warn
-        if via is not None and values.dtype != via and values.dtype != d.np:
-            values = values.astype(via)
-        return values.astype(d.np, copy=False)
+    """NumPy `values` converted to `d`'s storage type with PyTorch's rounding (halves are
+    made from float32 only: a float64 or integer rounds twice, as in PyTorch)."""
+    from .kernels.halves import round_to
+    return round_to(values, d.np)
 
 
 def round_scalar(x, d):

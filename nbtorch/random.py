@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _dtype
 from ._device import to_device
-from ._registry import _KERNELS, get_kernel, register_kernel
+from ._registry import _KERNELS, get_kernel
 from ._tensor import Tensor, empty, wrap
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state",
@@ -117,14 +117,6 @@ def _finish(values, dtype, device, requires_grad):
     return t
 
 
-def _register_cpu_samplers():
-    from nbtorch.kernels.cpu import random as k
-    for op, kernel in (("uniform_", k.uniform), ("normal_", k.normal),
-                       ("bernoulli_", k.bernoulli), ("random_", k.integers)):
-        register_kernel(op, "cpu", kernel)
-
-
-_register_cpu_samplers()
 
 
 def _sample_(op, t, generator, *params):

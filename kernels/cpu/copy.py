@@ -10,6 +10,7 @@ import math
 import numba
 import numpy as np
 
+from nbtorch.kernels.halves import bits, is_half, round_to
 from nbtorch.kernels.layout import merge_dims
 
 
@@ -129,3 +130,36 @@ def _dense(shape, strides):
             return False
         expected *= n
     return True
+
+
+# ---- launchers: the "cpu" kernels of copy_ and fill_ (kernels/cpu/table.py) ----------
+# Arrays are whole flat storages; offsets and strides count elements; `src_strides` are
+# already broadcast to `shape` (0 along broadcast dims).
+
+def _view(storage, offset, strides, shape):
+    """The strided NumPy view of `shape` over a flat storage (no copy)."""
+    item = storage.itemsize
+    return np.lib.stride_tricks.as_strided(storage[offset:], tuple(shape),
+                                           tuple(s * item for s in strides))
+
+
+def copy_(dst, dst_offset, dst_strides, src, src_offset, src_strides, shape):
+    """dst's elements = src's, cast to dst's dtype (halves with PyTorch's rounding)."""
+    if is_half(src.dtype) or is_half(dst.dtype):
+        if src.dtype != dst.dtype:          # NumPy's casts, halves made from float32
+            values = _view(src, src_offset, src_strides, shape)
+            if src.dtype.name == "bfloat16":
+                values = values.astype(np.float32)       # exact; then float32's casts
+            np.copyto(_view(dst, dst_offset, dst_strides, shape),
+                      round_to(values, dst.dtype), casting="unsafe")
+            return
+        src, dst = bits(src), bits(dst)     # same half dtype: move the bits
+    copy(src, src_offset, src_strides, dst, dst_offset, dst_strides, shape)
+
+
+def fill_(dst, dst_offset, dst_strides, shape, value):
+    """Every element of dst = value (a Python number; halves rounded through float32)."""
+    if is_half(dst.dtype):
+        _view(dst, dst_offset, dst_strides, shape)[...] = dst.dtype.type(np.float32(value))
+        return
+    fill(dst, dst_offset, dst_strides, shape, value)

@@ -10,7 +10,7 @@ import math
 import numba
 import numpy as np
 
-from nbtorch.kernels.cpu.index import is_half
+from nbtorch.kernels.halves import is_half
 
 __all__ = ["embedding_forward", "embedding_backward", "embedding_renorm_",
            "PARALLEL_MIN_ELEMENTS"]

@@ -7,6 +7,8 @@ against the bounds first: these kernels check nothing), so two loops serve them 
 import numba
 import numpy as np
 
+from ..halves import bits, is_half
+
 
 @numba.njit(cache=True)
 def take(src, offsets, out):
@@ -40,23 +42,11 @@ def nonzero_flat(mask, out):
     return n
 
 
-_HALF_NAMES = ("float16", "bfloat16")
-
-
-def is_half(np_dtype):
-    """float16 or (ml_dtypes') bfloat16: dtypes Numba lacks (named, so that testing
-    for bfloat16 does not import ml_dtypes)."""
-    return np_dtype.name in _HALF_NAMES
-
-
-def _u(a):
-    """Arrays the move-only kernels take: halves as uint16 bits, bools as uint8."""
-    return a.view(np.uint16) if is_half(a.dtype) else (
-        a.view(np.uint8) if a.dtype == np.bool_ else a)
-
+# ---- launchers: the "cpu" kernels of take and put (kernels/cpu/table.py) --------------
+# `src`/`dst`: a tensor's whole flat storage; `out`/`values`: contiguous 1-D arrays.
 
 def take_any(src, offsets, out):
-    take(_u(src), offsets, _u(out))
+    take(bits(src), offsets, bits(out))
 
 
 def put_any(dst, offsets, values, accumulate):
@@ -66,8 +56,22 @@ def put_any(dst, offsets, values, accumulate):
             put_add(tmp, offsets, values.astype(np.float32))
             dst[...] = tmp
         elif dst.dtype == np.bool_:
-            put(_u(dst), offsets, _u(values))   # add on bools is logical or of ones
+            put(bits(dst), offsets, bits(values))   # add on bools is logical or of ones
         else:
             put_add(dst, offsets, values)
     else:
-        put(_u(dst), offsets, _u(values))
+        put(bits(dst), offsets, bits(values))
+
+
+def nonzero(a):
+    """The (n, a.ndim) int64 coordinates of a's nonzero elements, in row-major order (the
+    "cpu" kernel of nonzero: its output size depends on the data, so it returns it)."""
+    flat = np.ascontiguousarray(a).reshape(-1)
+    if is_half(flat.dtype):
+        flat = flat.astype(np.float32)
+    pos = np.empty(flat.size, np.int64)
+    n = nonzero_flat(flat.view(np.uint8) if flat.dtype == np.bool_ else flat, pos)
+    if not a.ndim:
+        return np.zeros((n, 0), np.int64)
+    return np.ascontiguousarray(np.stack(np.unravel_index(pos[:n], a.shape), axis=1),
+                                dtype=np.int64)

@@ -49,7 +49,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu.index import is_half
+from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
            "gemm_packed", "gemm_packed_serial", "LAUNCHERS", "MR", "NR", "KC"]

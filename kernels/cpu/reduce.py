@@ -343,3 +343,61 @@ def count_nonzero_reduce(a, out):
             seg = a[o, i]
             for j in range(inner):
                 acc[j] += seg[j] != 0
+
+
+# ---- launchers: the "cpu" kernels of the reduction ops (kernels/cpu/table.py) ---------
+# Called with C-contiguous (outer, n, inner) inputs and (outer, inner) outputs; they pick
+# the serial or parallel variant and pass the accumulator type.
+
+PARALLEL_MIN_NUMEL = 1 << 16      # reductions over at least this many elements run in parallel
+
+
+def use_parallel(a3):
+    """True when a kernel input is big enough for the parallel kernel variant."""
+    return a3.size >= PARALLEL_MIN_NUMEL
+
+
+def accumulator(dtype, value):
+    """`value` as the accumulator type of `dtype`: float64 for floats, int64 otherwise."""
+    return np.float64(value) if dtype.kind == "f" else np.int64(value)
+
+
+def ordered(a):
+    """bool runs as uint8 (same order); every other dtype as is."""
+    return a.view(np.uint8) if a.dtype == np.bool_ else a
+
+
+def sum_(a3, out2, scale=1.0, skip_nan=False):
+    """out2[o, k] = scale * sum_i a3[o, i, k] (a3 float32/float64/int64)."""
+    zero = accumulator(a3.dtype, 0)
+    kernel = sum_reduce_parallel if use_parallel(a3) else sum_reduce
+    kernel(a3, out2, zero, zero.dtype.type(scale), skip_nan)
+
+
+def prod(a3, out2):
+    prod_reduce(a3, out2, accumulator(a3.dtype, 1))
+
+
+def count_nonzero(a3, out2):
+    count_nonzero_reduce(a3, out2)
+
+
+def _extreme(a3, out2, want_max):
+    kernel = extreme_reduce_parallel if use_parallel(a3) else extreme_reduce
+    kernel(ordered(a3), ordered(out2), want_max)
+
+
+def amax(a3, out2):
+    _extreme(a3, out2, True)
+
+
+def amin(a3, out2):
+    _extreme(a3, out2, False)
+
+
+def argmax(a3, values2, indices2):
+    arg_reduce(ordered(a3), ordered(values2), indices2, True)
+
+
+def argmin(a3, values2, indices2):
+    arg_reduce(ordered(a3), ordered(values2), indices2, False)

@@ -9,7 +9,7 @@ import numpy as np
 from numba import prange
 
 from ..scalar import fexp
-from .reduce import FM, BLOCK, _block_sum, _row_extreme, cols_extreme
+from .reduce import FM, BLOCK, _block_sum, _row_extreme, cols_extreme, use_parallel
 from .softmax import exp_shifted
 
 
@@ -199,3 +199,18 @@ def norm_reduce(a, out, p):
                 acc[j] = _norm_finish(acc[j], p)
         for j in range(inner):
             out[o, j] = acc[j]
+
+
+# ---- launchers: the "cpu" kernels of var, logsumexp, norm (kernels/cpu/table.py) ------
+
+def var(a3, var2, mean2, correction):
+    kernel = var_reduce_parallel if use_parallel(a3) else var_reduce
+    kernel(a3, var2, mean2, float(correction))
+
+
+def logsumexp(a3, out2):
+    logsumexp_reduce(a3, out2)
+
+
+def norm(a3, out2, p):
+    norm_reduce(a3, out2, float(p))

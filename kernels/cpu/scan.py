@@ -69,3 +69,31 @@ def cumextreme_scan(a, values, indices, want_max):
                 else:
                     cur_v[j] = m
                     cur_i[j] = prev_i[j]
+
+
+# ---- launchers: the "cpu" kernels of the scans (kernels/cpu/table.py) -----------------
+
+def _acc(dtype, value):
+    return np.float64(value) if dtype.kind == "f" else np.int64(value)
+
+
+def cumsum(a3, out3, reverse):
+    cumsum_scan(a3, out3, _acc(a3.dtype, 0), reverse)
+
+
+def cumprod(a3, out3, reverse):
+    cumprod_scan(a3, out3, _acc(a3.dtype, 1), reverse)
+
+
+def _cumextreme(a3, values3, indices3, want_max):
+    if a3.dtype == np.bool_:                       # bools scan as uint8 (same order)
+        a3, values3 = a3.view(np.uint8), values3.view(np.uint8)
+    cumextreme_scan(a3, values3, indices3, want_max)
+
+
+def cummax(a3, values3, indices3):
+    _cumextreme(a3, values3, indices3, True)
+
+
+def cummin(a3, values3, indices3):
+    _cumextreme(a3, values3, indices3, False)

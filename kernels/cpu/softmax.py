@@ -13,7 +13,8 @@ import numpy as np
 from numba import prange
 
 from ..scalar import fexp
-from .reduce import FM, _row_extreme, _row_sum, _cols_extreme_into, cols_extreme, row_splits
+from .reduce import (FM, _row_extreme, _row_sum, _cols_extreme_into, cols_extreme, row_splits,
+                     use_parallel)
 
 
 @numba.njit(cache=True, fastmath=FM)
@@ -138,3 +139,13 @@ def softmax_forward_parallel(a, out, log):
         o = t // splits
         r = t - o * splits
         _finish_rows(a, out, o, r * n // splits, (r + 1) * n // splits, terms[o], log)
+
+
+# ---- launchers: the "cpu" kernels of softmax and log_softmax (kernels/cpu/table.py) ---
+
+def softmax(a3, out3):
+    (softmax_forward_parallel if use_parallel(a3) else softmax_forward)(a3, out3, False)
+
+
+def log_softmax(a3, out3):
+    (softmax_forward_parallel if use_parallel(a3) else softmax_forward)(a3, out3, True)

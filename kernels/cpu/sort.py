@@ -96,3 +96,23 @@ def mode_rows(values, indices, out_values, out_indices):
                 start = i
         out_values[r] = v[best_end]
         out_indices[r] = indices[r, best_end]
+
+
+# ---- launchers: the "cpu" kernels of sort, mode, unique (kernels/cpu/table.py) --------
+# (bincount and histc are registered as the kernels above, called as they are)
+
+def sort(a2, values2, indices2, descending):
+    if a2.dtype == np.bool_:                       # bools sort as uint8 (same order)
+        a2, values2 = a2.view(np.uint8), values2.view(np.uint8)
+    sort_rows(a2, values2, indices2, descending)
+
+
+def mode(values2, indices2, out_values1, out_indices1):
+    if values2.dtype == np.bool_:
+        values2, out_values1 = values2.view(np.uint8), out_values1.view(np.uint8)
+    mode_rows(values2, indices2, out_values1, out_indices1)
+
+
+def unique_runs(values, order, uniques, inverse, counts):
+    """The number of distinct values; fills uniques/inverse/counts from sorted values."""
+    return int(unique_sorted(values, order, uniques, inverse, counts))

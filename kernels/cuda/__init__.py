@@ -12,11 +12,11 @@ How a kernel family is laid out (follow it for reductions, matmul, conv, ...):
   warp intrinsics only with a fallback. Strided operands: build views with
   ``_launch.strided_view`` (no copies); elementwise work reuses ``pointwise.launch``.
 - ``typecheck_signatures()`` in the module yields ``(label, kernel.py_func,
-  numba argument types)`` for every dtype the family serves; add the module to
-  ``FAMILIES`` in ``nbtorch/cuda/typecheck.py`` so ``compile_ptx`` checks it.
-- ``nbtorch/cuda/_register.py``: a ``_register_<family>()`` that registers each
-  launcher (wrapped by ``_on_stream``) under the CPU op's name; then drop the ops
-  from ``CPU_ONLY`` in ``tests/cuda/test_parity.py`` and compare with the CPU in
+  numba argument types)`` for every dtype the family serves (the PTX type check
+  compiles every family named in the table).
+- ``table.py``: one line per op, ``op -> "family.launcher"``, with the CPU op's
+  name (the registry binds the current stream); then drop the op from
+  ``CPU_ONLY`` in ``tests/cuda/test_parity.py`` and compare with the CPU in
   ``tests/cuda`` (``device`` fixture: one body, both devices).
 
 Modules: ``_launch`` (grids, simulator flag, strided views), ``pointwise``

@@ -8,8 +8,9 @@ float32)::
     fill:  for every index i of dst:   dst[i] = value
 """
 from . import pointwise
+from ._launch import strided_view
 
-__all__ = ["copy", "fill"]
+__all__ = ["copy", "fill", "copy_", "fill_"]
 
 
 def identity(a):
@@ -28,6 +29,24 @@ def copy(dst, src, stream=0):
 def fill(dst, value, stream=0):
     """dst[...] = value, where `value` is a NumPy scalar of dst's dtype."""
     pointwise.launch("copy", dst, (value,), stream)
+
+
+def _view(storage, offset, strides, shape):
+    """The strided device view of `shape` over a flat device storage (no copy)."""
+    item = storage.dtype.itemsize
+    return strided_view(storage, tuple(shape), tuple(s * item for s in strides), offset * item)
+
+
+def copy_(dst, dst_offset, dst_strides, src, src_offset, src_strides, shape, stream=0):
+    """The "cuda" kernel of copy_: the CPU's contract (flat storages, element offsets and
+    strides, `src_strides` broadcast to `shape`), on device storages."""
+    copy(_view(dst, dst_offset, dst_strides, shape),
+         _view(src, src_offset, src_strides, shape), stream)
+
+
+def fill_(dst, dst_offset, dst_strides, shape, value, stream=0):
+    """The "cuda" kernel of fill_ (the CPU's contract, on a device storage)."""
+    fill(_view(dst, dst_offset, dst_strides, shape), dst.dtype.type(value), stream)
 
 
 def typecheck_signatures():

@@ -29,15 +29,18 @@ def linspace_kernel(out, start, end, step):
 
 
 def arange(out, start, step, stream=0):
-    """Launcher: out[i] = start + i * step."""
+    """Launcher: out[i] = start + i * step (floats for float outputs, ints otherwise: one
+    compiled signature per kind)."""
+    kind = float if out.dtype.kind == "f" else int
     if out.size:
-        arange_kernel[grid(out.size) + (stream,)](out, start, step)
+        arange_kernel[grid(out.size) + (stream,)](out, kind(start), kind(step))
 
 
 def linspace(out, start, end, step, stream=0):
     """Launcher: `out.size` evenly spaced values from start to end inclusive."""
     if out.size:
-        linspace_kernel[grid(out.size) + (stream,)](out, start, end, step)
+        linspace_kernel[grid(out.size) + (stream,)](out, float(start), float(end),
+                                                     float(step))
 
 
 def typecheck_signatures():

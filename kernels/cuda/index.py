@@ -76,22 +76,22 @@ def _flat(a, stream):
     return tmp.reshape(a.size)
 
 
-def take(src_t, offsets, out_t, stream=0):
-    """out_t.flat[i] = src_t's storage[offsets[i]] (offsets: int64, host or device)."""
+def take(src, offsets, out, stream=0):
+    """out[i] = src[offsets[i]]: `src` a whole flat device storage, `out` a contiguous 1-D
+    device array, `offsets` int64 (host or device): the CPU kernel's contract."""
     if offsets.size == 0:
         return
     offs = to_device(offsets, stream)
-    out = out_t._array.reshape(out_t._array.size)
-    take_kernel[grid(offs.size) + (stream,)](bits(src_t._storage.data), offs, bits(out))
+    take_kernel[grid(offs.size) + (stream,)](bits(src), offs, bits(out))
 
 
-def put(dst_t, offsets, values_t, accumulate, stream=0):
-    """dst_t's storage[offsets[i]] = (or +=) values_t.flat[i]."""
+def put(dst, offsets, values, accumulate, stream=0):
+    """dst[offsets[i]] = (or +=) values[i]: `dst` a whole flat device storage, `values` a
+    1-D device array."""
     if offsets.size == 0:
         return
     offs = to_device(offsets, stream)
-    dst = dst_t._storage.data
-    values = _flat(values_t._array, stream)
+    values = _flat(values, stream)
     launch = grid(offs.size) + (stream,)
     if not accumulate or dst.dtype == np.bool_:
         put_kernel[launch](bits(dst), offs, bits(values))

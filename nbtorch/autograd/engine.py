@@ -14,7 +14,7 @@ returned, and seen by no hook. Everything else (the user's grad_tensors, a hook'
 or a custom Function's tensors) is copied into `.grad`.
 """
 from .. import _tensor
-from .._registry import get_kernel
+from .._kernel_args import fill_values
 from .._tensor import Tensor, empty
 from . import grad_mode
 from .graph import gradient_edge
@@ -259,7 +259,7 @@ def _apply(node, grads, retain_graph):
 def _ones(t):
     """ones_like(t) without argument parsing: the implicit gradient of every backward()."""
     g = empty(t._shape, t.dtype, t.device)
-    get_kernel("fill_", t.device.type)(g, 1)
+    fill_values(g, 1)
     return g
 
 

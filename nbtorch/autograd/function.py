@@ -11,6 +11,7 @@ Function's node (see dirty.py).
 """
 import functools
 
+from .._dtype import type_name
 from .._tensor import Tensor
 from . import grad_mode
 from .dirty import check_dirty, check_dirty_returned, finish_dirty, among
@@ -107,7 +108,6 @@ def _unpack(saved, ctx):
 
 def _type_name(t):
     """PyTorch's legacy type name of `t` ('torch.FloatTensor', 'torch.cuda.LongTensor')."""
-    from ..ops._elementwise import type_name
     prefix = "torch.cuda." if t.device.type == "cuda" else "torch."
     return prefix + type_name(t.dtype) + "Tensor"
 

@@ -6,7 +6,7 @@ non-leaf tensors live on their grad_fn, keyed by output index.
 """
 import weakref
 
-from .._registry import get_kernel
+from .._kernel_args import copy_values
 from .._tensor import Tensor, empty
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
@@ -132,7 +132,7 @@ class AccumulateGrad(Node):
 def _copy_of(g):
     """A contiguous copy of `g` outside autograd (clone() without its node)."""
     out = empty(g._shape, g.dtype, g.device)
-    get_kernel("copy_", g.device.type)(out, g)
+    copy_values(out, g)
     return out
 
 

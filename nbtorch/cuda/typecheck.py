@@ -23,9 +23,9 @@ import types
 
 CC = (9, 0)
 def _families():
-    """Every kernels/cuda family module with typecheck_signatures() (pointwise is separate)."""
-    from ._register_families import FAMILIES as more
-    return ["copy", "creation", "random"] + list(more)
+    """Every kernels/cuda family module of the CUDA table (pointwise is checked apart)."""
+    from nbtorch.kernels.cuda.table import FAMILIES
+    return FAMILIES
 
 
 def _fake_current_device(cc):

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._dtype import type_name
 from .._tensor import Tensor, empty
-from .._registry import _KERNELS, register_kernel, get_kernel
+from .._registry import _KERNELS, get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import broadcast_shapes, result_device, sum_to
@@ -33,16 +33,6 @@ _SCALAR_TYPES = frozenset((int, float, bool))
 _STATE = grad_mode.STATE
 
 
-def _register_cpu_kernels():
-    """Every op of the elementwise table (`kernels/elementwise.py`) gets the CPU ufunc
-    kernel of its scalar body (CUDA registers the same table in nbtorch/cuda/_register)."""
-    from nbtorch.kernels.cpu.pointwise import kernel
-    from nbtorch.kernels.elementwise import OPS
-    for n in OPS:
-        register_kernel(n, "cpu", kernel(n))
-
-
-_register_cpu_kernels()
 
 
 def shape_of(x):

@@ -7,7 +7,7 @@ op's node, or, for a view, its base ends in a CopySlices node (recorded like
 any Function) and the view in an AsStrided of it. A custom Function that marks
 a view dirty is rebased by the same `rebase_view`.
 """
-from .._registry import get_kernel
+from .._kernel_args import copy_values
 from .._tensor import Tensor
 from ..autograd import dirty, grad_mode
 from ..autograd.function import Function
@@ -80,7 +80,7 @@ def _write(dst, src):
     if src.device != dst.device:
         from .transfer import transfer
         src = transfer(src, dst.device)
-    get_kernel("copy_", dst.device.type)(dst, src)
+    copy_values(dst, src)
 
 
 class CopySlices(Function):

@@ -4,60 +4,14 @@ import numpy as np
 from .. import _dtype
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, empty
-from .._registry import register_kernel, get_kernel
+from .._kernel_args import copy_values, fill_values
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
 from .._dtype import type_name
 from ._inplace import inplace_guard, check_no_internal_overlap
-from .._lazy import kernel_module
 
 __all__ = ["clone"]
-
-
-def _cpu_copy(dst, src):
-    """Copy tensor `src` (broadcast to dst's shape) into tensor `dst` on the CPU."""
-    k = kernel_module("cpu.copy")
-    if src.dtype.is_half or dst.dtype.is_half:
-        # Numba has no float16 or bfloat16 (DESIGN.md): same-dtype copies move the bits
-        # as uint16, conversions go through NumPy's casting with PyTorch's rounding.
-        if src.dtype is dst.dtype:
-            sa = _flat_u16(src)
-            da = _flat_u16(dst)
-        else:
-            values = src._array
-            if src.dtype is _dtype.bfloat16:
-                values = values.astype(np.float32)    # exact; then float32's casts
-            np.copyto(dst._array, _dtype.round_array(values, dst.dtype), casting="unsafe")
-            return
-    else:
-        sa, da = src._storage.data, dst._storage.data
-    s_strides = _broadcast_strides(src, dst._shape)
-    k.copy(sa, src._offset, s_strides, da, dst._offset, dst._strides, dst._shape)
-
-
-def _flat_u16(t):
-    return t._storage.data.view(np.uint16)
-
-
-def _broadcast_strides(src, shape):
-    lead = len(shape) - len(src._shape)
-    out = [0] * lead
-    for n, s, m in zip(src._shape, src._strides, shape[lead:]):
-        out.append(0 if n == 1 and m != 1 else s)
-    return out
-
-
-def _cpu_fill(dst, value):
-    k = kernel_module("cpu.copy")
-    if dst.dtype.is_half:
-        dst._array[...] = _dtype.round_scalar(value, dst.dtype)
-        return
-    k.fill(dst._storage.data, dst._offset, dst._strides, dst._shape, value)
-
-
-register_kernel("copy_", "cpu", _cpu_copy)
-register_kernel("fill_", "cpu", _cpu_fill)
 
 
 def _check_copy_shapes(dst, src):
@@ -73,7 +27,7 @@ def raw_copy_(dst, src):
     if src.device != dst.device:
         from .transfer import transfer
         src = transfer(src, dst.device)
-    get_kernel("copy_", dst.device.type)(dst, src)
+    copy_values(dst, src)
     dst._bump()
     return dst
 
@@ -121,7 +75,7 @@ def fill_(self, value):
                            "operation.")
     check_no_internal_overlap(self)
     if self.numel():
-        get_kernel("fill_", self.device.type)(self, value)
+        fill_values(self, value)
     self._bump()
     if self.grad_fn is not None and grad_mode.STATE.enabled:
         from .creation import zeros
@@ -138,7 +92,7 @@ class Clone(Function):
     @staticmethod
     def forward(ctx, x):
         out = empty(x._shape, x.dtype, x.device)
-        get_kernel("copy_", x.device.type)(out, x)
+        copy_values(out, x)
         return out
 
     @staticmethod
@@ -163,7 +117,7 @@ class ToDtype(Function):
     def forward(ctx, x, dtype):
         ctx.dtype = x.dtype
         out = empty(x._shape, dtype, x.device)
-        get_kernel("copy_", x.device.type)(out, x)
+        copy_values(out, x)
         return out
 
     @staticmethod

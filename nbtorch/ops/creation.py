@@ -9,7 +9,6 @@ from .._device import CPU
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from ._common import get_kernel
-from .._lazy import kernel_module
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full",
            "empty", "empty_like", "zeros_like", "ones_like", "full_like", "arange",
@@ -276,24 +275,3 @@ def _legacy_construct(self, *args, **kwargs):
     else:
         t = empty(*args, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
     self._init(t._storage, t._offset, t._shape, t._strides, t.dtype, t._arr)
-
-
-def _range_kernel(name):
-    def kernel(out, *args):
-        k = kernel_module("cpu.creation")
-        if _dtype.from_numpy_dtype(out.dtype).is_half:     # Numba has no halves
-            tmp = np.empty(out.shape, np.float32)
-            getattr(k, name)(tmp, *args)
-            out[...] = tmp
-        else:
-            getattr(k, name)(out, *args)
-    return kernel
-
-
-def _register():
-    from .._registry import register_kernel
-    register_kernel("arange", "cpu", _range_kernel("arange"))
-    register_kernel("linspace", "cpu", _range_kernel("linspace"))
-
-
-_register()

@@ -11,32 +11,17 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, empty
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .indexing_basic import basic_getitem, is_basic
 from .views import Slice
-from .._lazy import kernel_module
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
            "index_copy"]
-
-
-def _cpu_take(src_t, offsets, out_t):
-    k = kernel_module("cpu.index")
-    k.take_any(src_t._storage.data, offsets, out_t._array.reshape(-1))
-
-
-def _cpu_put(dst_t, offsets, values_t, accumulate):
-    k = kernel_module("cpu.index")
-    k.put_any(dst_t._storage.data, offsets, values_t._array.reshape(-1), accumulate)
-
-
-register_kernel("take", "cpu", _cpu_take)
-register_kernel("put", "cpu", _cpu_put)
 
 
 # ---- index expressions -> storage offsets -----------------------------------------
@@ -88,7 +73,8 @@ def offsets_at(t, index):
 def _take(t, offsets):
     out = empty(offsets.shape, t.dtype, t.device)
     if offsets.size:
-        get_kernel("take", t.device.type)(t, offsets.reshape(-1), out)
+        get_kernel("take", t.device.type)(t._storage.data, offsets.reshape(-1),
+                                          out._array.reshape(-1))
     return out
 
 
@@ -97,7 +83,8 @@ def _put(t, offsets, values, accumulate=False):
     if offsets.size:
         v = values.expand(offsets.shape).contiguous() if values._shape != offsets.shape \
             else values.contiguous()
-        get_kernel("put", t.device.type)(t, offsets.reshape(-1), v, accumulate)
+        get_kernel("put", t.device.type)(t._storage.data, offsets.reshape(-1),
+                                         v._array.reshape(-1), accumulate)
     t._bump()
 
 
@@ -438,16 +425,9 @@ def masked_select(input, mask):
 def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: (n, ndim) int64, or a tuple of 1-D tensors."""
     from .._tensor import wrap
-    a = input.detach()._host()
-    k = kernel_module("cpu.index")
-    flat = np.ascontiguousarray(a).reshape(-1)
-    if input.dtype.is_half:
-        flat = flat.astype(np.float32)
-    pos = np.empty(flat.size, np.int64)
-    n = k.nonzero_flat(flat.view(np.uint8) if flat.dtype == np.bool_ else flat, pos)
-    coords = np.stack(np.unravel_index(pos[:n], a.shape), axis=1) if a.ndim else \
-        np.zeros((n, 0), np.int64)
-    out = wrap(np.ascontiguousarray(coords, dtype=np.int64)).to(input.device)
+    a = input.detach()._host()      # data-dependent output size: counted on the host
+    coords = get_kernel("nonzero", "cpu")(a)
+    out = wrap(coords).to(input.device)
     if as_tuple:
         return tuple(out[:, d] for d in range(max(a.ndim, 1))) if a.ndim else (out,)
     return out

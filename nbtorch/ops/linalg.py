@@ -30,16 +30,6 @@ __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", 
            "addmv", "addr", "addbmm", "baddbmm"]
 
 
-# ---- the kernel ------------------------------------------------------------------
-
-def _cpu_matmul(a, b, out):
-    """Default CPU kernel: BLAS through NumPy (imported on first use)."""
-    kernel_module("cpu.matmul").matmul_blas(a, b, out)
-
-
-register_kernel("matmul", "cpu", _cpu_matmul)
-
-
 def use_cpu_matmul(name):
     """Make `name` ('blas' or 'numba') the CPU kernel of every matmul-family op.
 
@@ -50,8 +40,7 @@ def use_cpu_matmul(name):
     LAUNCHERS = kernel_module("cpu.matmul").LAUNCHERS
     if name not in LAUNCHERS:
         raise ValueError(f"unknown CPU matmul kernel '{name}' (have: {', '.join(LAUNCHERS)})")
-    register_kernel("matmul", "cpu", _cpu_matmul if name == "blas" else LAUNCHERS[name],
-                    override=True)
+    register_kernel("matmul", "cpu", LAUNCHERS[name], override=True)
 
 
 def _lifted(t, ndim):

@@ -10,12 +10,11 @@ formulas are written with these ops, so higher-order gradients work.
 import numpy as np
 
 from .. import _dtype
-from .._registry import get_kernel, register_kernel
+from .._registry import get_kernel
 from .._tensor import Tensor, wrap
-from .._lazy import kernel_module
 from ..autograd.function import Function
 from ._common import broadcast_shapes, sum_to
-from ._elementwise import type_name
+from .._dtype import type_name
 from ._return_types import _struct
 
 __all__ = ["cholesky", "cholesky_ex", "solve_triangular", "LinAlgError"]
@@ -23,13 +22,6 @@ __all__ = ["cholesky", "cholesky_ex", "solve_triangular", "LinAlgError"]
 
 class LinAlgError(RuntimeError):
     """A matrix the factorisation cannot handle (torch.linalg.LinAlgError)."""
-
-
-register_kernel("linalg_cholesky", "cpu",
-                lambda a, out, info: kernel_module("cpu.triangular").cholesky(a, out, info))
-register_kernel("linalg_solve_triangular", "cpu",
-                lambda a, b, out, upper, unit: kernel_module("cpu.triangular").solve_triangular(
-                    a, b, out, upper, unit))
 
 
 def _check_square(op, A, name="A"):

@@ -8,22 +8,15 @@ dims fall back to `move_reduced_last` (permute + one contiguous copy).
 """
 import builtins
 
-import numpy as np
-
 from .. import _dtype
 from .._tensor import empty
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
-from .._lazy import kernel_module
 
 __all__ = ["sum", "mean", "nansum", "nanmean", "prod", "all", "any", "count_nonzero"]
-
-# Reductions over at least this many elements use the parallel kernels.
-PARALLEL_MIN_NUMEL = 1 << 16
-
 
 # ---- layout -------------------------------------------------------------------------
 
@@ -173,39 +166,6 @@ def reduce_numel(shape, dims):
 
 
 # ---- kernels --------------------------------------------------------------------
-
-def use_parallel(a3):
-    """True when a kernel input is big enough for the parallel kernel variant."""
-    return a3.size >= PARALLEL_MIN_NUMEL
-
-
-def _acc_zero(dtype):
-    return np.float64(0.0) if dtype.kind == "f" else np.int64(0)
-
-
-def _cpu_sum(a3, out2, scale=1.0, skip_nan=False):
-    """out2[o, k] = scale * sum_i a3[o, i, k] (a3 float32/float64/int64)."""
-    k = kernel_module("cpu.reduce")
-    zero = _acc_zero(a3.dtype)
-    scale = zero.dtype.type(scale)
-    kernel = k.sum_reduce_parallel if use_parallel(a3) else k.sum_reduce
-    kernel(a3, out2, zero, scale, skip_nan)
-
-
-def _cpu_prod(a3, out2):
-    k = kernel_module("cpu.reduce")
-    k.prod_reduce(a3, out2, _acc_zero(a3.dtype) + 1)
-
-
-def _cpu_count_nonzero(a3, out2):
-    k = kernel_module("cpu.reduce")
-    k.count_nonzero_reduce(a3, out2)
-
-
-register_kernel("sum", "cpu", _cpu_sum)
-register_kernel("prod", "cpu", _cpu_prod)
-register_kernel("count_nonzero", "cpu", _cpu_count_nonzero)
-
 
 def compute_dtype(dtype):
     """The dtype a sum-like kernel runs in: float16/bfloat16 -> float32, integers -> int64."""

@@ -4,50 +4,17 @@ NaN propagates (it is the max and the min, as in PyTorch). Gradients: a
 reduction over all elements or `amax`/`amin` splits the gradient equally
 among tied extremes; `max(dim)`/`min(dim)` send it to the returned index only.
 """
-import numpy as np
-
 from .. import _dtype
 from .._tensor import Tensor, empty
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
 from .pointwise_select import maximum, minimum
-from .reduction import (use_parallel, keepdim_shape, reduced_shape,
+from .reduction import (keepdim_shape, reduced_shape,
                         reduction_layout)
-from .._lazy import kernel_module
 
 __all__ = ["max", "min", "amax", "amin", "argmax", "argmin", "aminmax"]
-
-
-# ---- kernels ------------------------------------------------------------------------
-
-def _kernel_array(a):
-    """bool runs as uint8 (same order); every other dtype as is."""
-    return a.view(np.uint8) if a.dtype == np.bool_ else a
-
-
-def _cpu_extreme(want_max):
-    def kernel(a3, out2):
-        k = kernel_module("cpu.reduce")
-        fn = k.extreme_reduce_parallel if use_parallel(a3) else k.extreme_reduce
-        fn(_kernel_array(a3), _kernel_array(out2), want_max)
-    kernel.__qualname__ = "cpu.reduce.a" + ("max" if want_max else "min")
-    return kernel
-
-
-def _cpu_arg(want_max):
-    def kernel(a3, values2, indices2):
-        k = kernel_module("cpu.reduce")
-        k.arg_reduce(_kernel_array(a3), _kernel_array(values2), indices2, want_max)
-    kernel.__qualname__ = "cpu.reduce.arg" + ("max" if want_max else "min")
-    return kernel
-
-
-register_kernel("amax", "cpu", _cpu_extreme(True))
-register_kernel("amin", "cpu", _cpu_extreme(False))
-register_kernel("argmax", "cpu", _cpu_arg(True))
-register_kernel("argmin", "cpu", _cpu_arg(False))
 
 
 def _work(x):

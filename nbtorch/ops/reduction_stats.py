@@ -8,37 +8,15 @@ import warnings
 
 from .. import _dtype
 from .._tensor import Tensor
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
-from .reduction import (dtype_label, use_parallel, keepdim_shape, reduce_numel, reduced_shape,
+from .reduction import (dtype_label, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
 from .reduction_minmax import evenly_distributed_grad
-from .._lazy import kernel_module
 
 __all__ = ["var", "std", "var_mean", "std_mean", "logsumexp", "norm", "vector_norm"]
-
-
-def _cpu_var(a3, var2, mean2, correction):
-    k = kernel_module("cpu.reduce_stats")
-    fn = k.var_reduce_parallel if use_parallel(a3) else k.var_reduce
-    fn(a3, var2, mean2, float(correction))
-
-
-def _cpu_logsumexp(a3, out2):
-    k = kernel_module("cpu.reduce_stats")
-    k.logsumexp_reduce(a3, out2)
-
-
-def _cpu_norm(a3, out2, p):
-    k = kernel_module("cpu.reduce_stats")
-    k.norm_reduce(a3, out2, float(p))
-
-
-register_kernel("var", "cpu", _cpu_var)
-register_kernel("logsumexp", "cpu", _cpu_logsumexp)
-register_kernel("norm", "cpu", _cpu_norm)
 
 
 def float_reduction(op, x, dims, n_out, *args, empty_value=float("nan"), out_dtype=None):

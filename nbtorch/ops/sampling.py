@@ -14,29 +14,16 @@ reparameterisation", `_standard_gamma_grad`), which is what makes Gamma, Beta,
 Dirichlet, Chi2 and StudentT `rsample`-able, as in PyTorch.
 """
 from .. import _dtype
-from .._registry import get_kernel, register_kernel
+from .._registry import get_kernel
 from .._tensor import Tensor, empty
-from .._lazy import kernel_module
 from ..autograd.function import Function
 from ._common import broadcast_shapes
-from ._elementwise import type_name
+from .._dtype import type_name
 
 __all__ = ["poisson", "binomial", "_standard_gamma", "_standard_gamma_grad",
            "_sample_dirichlet"]
 
 _SEED_HIGH = 2 ** 63 - 1
-
-
-def _cpu(name):
-    def run(*args):
-        return getattr(kernel_module("cpu.sampling"), name)(*args)
-    run.__name__ = name
-    run.__qualname__ = f"cpu.sampling.{name}"
-    return run
-
-
-for _op in ("standard_gamma", "poisson", "binomial", "standard_gamma_grad"):
-    register_kernel(_op, "cpu", _cpu(_op))
 
 
 def _seed(generator):

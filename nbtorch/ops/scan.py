@@ -4,48 +4,15 @@ Kernels (kernels/cpu/scan.py) walk an (outer, n, inner) view of a contiguous
 input, so a scan over any dim needs no permute. Backward formulas are nbtorch
 ops (a reverse cumsum is itself a scan), so second derivatives work.
 """
-import numpy as np
-
 from .. import _dtype
 from .._tensor import Tensor, empty
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
 from .pointwise_select import where
 from . import _return_types as rt
-from .._lazy import kernel_module
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin"]
-
-
-def _acc(dtype, value):
-    return np.float64(value) if dtype.kind == "f" else np.int64(value)
-
-
-def _cpu_cumsum(a3, out3, reverse):
-    k = kernel_module("cpu.scan")
-    k.cumsum_scan(a3, out3, _acc(a3.dtype, 0), reverse)
-
-
-def _cpu_cumprod(a3, out3, reverse):
-    k = kernel_module("cpu.scan")
-    k.cumprod_scan(a3, out3, _acc(a3.dtype, 1), reverse)
-
-
-def _cpu_cumextreme(want_max):
-    def kernel(a3, values3, indices3):
-        k = kernel_module("cpu.scan")
-        if a3.dtype == np.bool_:
-            a3, values3 = a3.view(np.uint8), values3.view(np.uint8)
-        k.cumextreme_scan(a3, values3, indices3, want_max)
-    kernel.__qualname__ = "cpu.scan.cum" + ("max" if want_max else "min")
-    return kernel
-
-
-register_kernel("cumsum", "cpu", _cpu_cumsum)
-register_kernel("cumprod", "cpu", _cpu_cumprod)
-register_kernel("cummax", "cpu", _cpu_cumextreme(True))
-register_kernel("cummin", "cpu", _cpu_cumextreme(False))
 
 
 def scan_shape(x, dim):

@@ -6,26 +6,12 @@ Backward formulas are nbtorch ops, so second derivatives work.
 """
 from .. import _dtype
 from .._tensor import Tensor, empty
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim
-from .reduction import dtype_label, use_parallel
-from .._lazy import kernel_module
+from .reduction import dtype_label
 
 __all__ = ["softmax", "log_softmax"]
-
-
-def _cpu_softmax(log):
-    def kernel(a3, out3):
-        k = kernel_module("cpu.softmax")
-        fn = k.softmax_forward_parallel if use_parallel(a3) else k.softmax_forward
-        fn(a3, out3, log)
-    kernel.__qualname__ = "cpu.softmax." + ("log_softmax" if log else "softmax")
-    return kernel
-
-
-register_kernel("softmax", "cpu", _cpu_softmax(False))
-register_kernel("log_softmax", "cpu", _cpu_softmax(True))
 
 
 def _along_dim(x, dim):

@@ -10,51 +10,14 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import empty
-from .._registry import register_kernel, get_kernel
+from .._registry import get_kernel
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 from .reduction import dtype_label
-from .._lazy import kernel_module
 
 __all__ = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
            "unique", "bincount", "histc"]
-
-
-def _cpu_sort(a2, values2, indices2, descending):
-    k = kernel_module("cpu.sort")
-    if a2.dtype == np.bool_:
-        a2, values2 = a2.view(np.uint8), values2.view(np.uint8)
-    k.sort_rows(a2, values2, indices2, descending)
-
-
-def _cpu_unique_runs(values, order, uniques, inverse, counts):
-    k = kernel_module("cpu.sort")
-    return int(k.unique_sorted(values, order, uniques, inverse, counts))
-
-
-def _cpu_bincount(x, weights, out):
-    k = kernel_module("cpu.sort")
-    k.bincount(x, weights, out)
-
-
-def _cpu_histc(x, out, lo, hi):
-    k = kernel_module("cpu.sort")
-    k.histc(x, out, lo, hi)
-
-
-def _cpu_mode(values2, indices2, out_values1, out_indices1):
-    k = kernel_module("cpu.sort")
-    if values2.dtype == np.bool_:
-        values2, out_values1 = values2.view(np.uint8), out_values1.view(np.uint8)
-    k.mode_rows(values2, indices2, out_values1, out_indices1)
-
-
-register_kernel("sort", "cpu", _cpu_sort)
-register_kernel("mode", "cpu", _cpu_mode)
-register_kernel("unique_runs", "cpu", _cpu_unique_runs)
-register_kernel("bincount", "cpu", _cpu_bincount)
-register_kernel("histc", "cpu", _cpu_histc)
 
 
 # ---- sort ---------------------------------------------------------------------------

@@ -162,7 +162,8 @@ def test_numba_kernel_switch():
         assert gradcheck(linalg.matmul, (a[:2, :3], b))
     finally:
         linalg.use_cpu_matmul("blas")
-    assert torch.get_kernel("matmul", "cpu") is linalg._cpu_matmul
+    from nbtorch.kernels.cpu.matmul import matmul_blas
+    assert torch.get_kernel("matmul", "cpu") is matmul_blas
     with pytest.raises(ValueError, match="unknown CPU matmul kernel 'mkl'"):
         linalg.use_cpu_matmul("mkl")
 

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import nbtorch as torch
+from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import reduction as R
 from op_harness import FLOATS, INTS, check_grad, check_op
 
@@ -70,7 +71,7 @@ def test_layout_reads_without_copies():
 
 
 def test_parallel_kernels_match(monkeypatch):
-    monkeypatch.setattr(R, "PARALLEL_MIN_NUMEL", 1)
+    monkeypatch.setattr(reduce_kernels, "PARALLEL_MIN_NUMEL", 1)
     a = np.random.default_rng(1).standard_normal((70, 300)).astype(np.float32)
     x = torch.tensor(a)
     for d in (None, 0, 1):

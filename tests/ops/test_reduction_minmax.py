@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import nbtorch as torch
-from nbtorch.ops import reduction as R
+from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import reduction_minmax as M
 from op_harness import FLOATS, check_grad, check_op
 
@@ -68,7 +68,7 @@ def test_nan_propagates():
 
 
 def test_parallel_matches(monkeypatch):
-    monkeypatch.setattr(R, "PARALLEL_MIN_NUMEL", 1)
+    monkeypatch.setattr(reduce_kernels, "PARALLEL_MIN_NUMEL", 1)
     a = np.random.default_rng(0).standard_normal((40, 700)).astype(np.float32)
     x = torch.tensor(a)
     for d in (None, 0, 1):

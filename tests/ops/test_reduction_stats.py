@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import nbtorch as torch
-from nbtorch.ops import reduction as R
+from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import reduction_stats as ST
 from op_harness import ALL_FLOATS, check_grad, check_op
 
@@ -63,7 +63,7 @@ def test_var_parallel_and_column_walk(monkeypatch):
     for d in (0, 1):
         np.testing.assert_allclose(x.var(d).numpy(), a.astype(np.float64).var(d, ddof=1),
                                    rtol=1e-4)
-    monkeypatch.setattr(R, "PARALLEL_MIN_NUMEL", 1)
+    monkeypatch.setattr(reduce_kernels, "PARALLEL_MIN_NUMEL", 1)
     for d in (0, 1):
         np.testing.assert_allclose(x.var(d).numpy(), a.astype(np.float64).var(d, ddof=1),
                                    rtol=1e-4)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import nbtorch as torch
-from nbtorch.ops import reduction as R
+from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import softmax as SM
 from op_harness import ALL_FLOATS, check_grad, check_op
 
@@ -57,7 +57,7 @@ def test_long_rows_and_parallel(monkeypatch):
     for d in (0, 1):
         np.testing.assert_allclose(x.softmax(d).numpy(), _np_softmax(a, d), rtol=1e-5,
                                    atol=1e-8)
-    monkeypatch.setattr(R, "PARALLEL_MIN_NUMEL", 1)
+    monkeypatch.setattr(reduce_kernels, "PARALLEL_MIN_NUMEL", 1)
     for d in (0, 1):
         np.testing.assert_allclose(x.softmax(d).numpy(), _np_softmax(a, d), rtol=1e-5,
                                    atol=1e-8)

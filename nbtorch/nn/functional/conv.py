@@ -11,8 +11,7 @@ Each backward is written with the other two, so ``create_graph=True`` gives
 exact higher-order gradients.  1-D convolutions are the 2-D ones with H = 1.
 Kernels compute in float32/float64; float16 and bfloat16 are upcast around them.
 """
-from ... import _dtype
-from ..._registry import get_kernel, register_kernel
+from ..._registry import get_kernel
 from ..._tensor import empty
 from ...autograd import Function, grad_mode
 from ...kernels.cpu import conv as _cpu_conv
@@ -20,13 +19,6 @@ from ...ops._common import check_same_device
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 
-# Registered names (a CUDA port registers the same six with the same arguments).
-register_kernel("conv2d", "cpu", _cpu_conv.conv2d_forward)
-register_kernel("conv2d_grad_input", "cpu", _cpu_conv.conv2d_grad_input)
-register_kernel("conv2d_grad_weight", "cpu", _cpu_conv.conv2d_grad_weight)
-register_kernel("conv2d_bias_grad", "cpu", _cpu_conv.channel_sum)
-register_kernel("im2col", "cpu", _cpu_conv.unfold)
-register_kernel("col2im", "cpu", _cpu_conv.fold)
 
 
 # ---------------------------------------------------------------- argument helpers

@@ -8,19 +8,13 @@ double backward works too.
 import math
 
 from ... import _dtype
-from ..._registry import get_kernel, register_kernel
+from ..._registry import get_kernel
 from ..._tensor import Size, empty
 from ...autograd import Function, grad_mode
-from ...kernels.cpu import norm as _cpu_norm
 from ...ops._common import check_same_device
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize"]
 
-for _name in ("batch_norm_forward_train", "batch_norm_forward_eval",
-              "batch_norm_update_running", "batch_norm_backward",
-              "layer_norm_forward", "layer_norm_backward",
-              "group_norm_forward", "group_norm_backward"):
-    register_kernel(_name, "cpu", getattr(_cpu_norm, _name))
 
 
 # ---------------------------------------------------------------- helpers

@@ -6,7 +6,7 @@ whose backward is the forward again (average pooling and its gradient are
 adjoint linear maps; max-pool's gradient scatter has the index gather as
 adjoint), so ``create_graph=True`` gives exact higher-order gradients.
 """
-from ..._registry import get_kernel, register_kernel
+from ..._registry import get_kernel
 from ..._tensor import empty
 from ... import _dtype
 from ...autograd import Function
@@ -17,10 +17,6 @@ __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices"]
 
-for _name in ("max_pool2d_forward", "max_pool2d_backward", "take_planes",
-              "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
-              "adaptive_avg_pool2d_backward", "adaptive_max_pool2d_forward"):
-    register_kernel(_name.replace("_forward", ""), "cpu", getattr(_cpu_pool, _name))
 
 
 def _planes(t, dt):

@@ -10,17 +10,14 @@ adaptive average pooling, as in PyTorch.
 import numpy as np
 
 from ... import _dtype
-from ..._registry import get_kernel, register_kernel
+from ..._registry import get_kernel
 from ..._tensor import empty
 from ...autograd import Function
-from ...kernels.cpu import pool as _cpu_pool
 from .conv import _out, _raw, _size
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
-for _name in ("gather_axis", "gather_axis_backward", "lerp_axis", "lerp_axis_backward"):
-    register_kernel(_name, "cpu", getattr(_cpu_pool, _name))
 
 
 def _compute_dtype(t):

@@ -6,17 +6,14 @@ backward of the backward is the gather again, so double backward works.
 import numpy as np
 
 from ... import _dtype
-from ..._registry import get_kernel, register_kernel
+from ..._registry import get_kernel
 from ..._tensor import empty
 from ...autograd import Function
-from ...kernels.cpu import embedding as _cpu_embedding
 from ...ops._common import check_same_device
 from ...ops.joining import one_hot  # the core's op, re-exported as F.one_hot
 
 __all__ = ["embedding", "one_hot"]
 
-for _name in ("embedding_forward", "embedding_backward", "embedding_renorm_"):
-    register_kernel(_name, "cpu", getattr(_cpu_embedding, _name))
 
 _INDEX_DTYPES = (_dtype.int64, _dtype.int32)
 

@@ -1,0 +1,71 @@
+"""Every op's CPU kernel, in one table: ``op name -> "family.launcher"``.
+
+The registry (`nbtorch/_registry.py`) reads this table on the first CPU
+dispatch and imports a family (`kernels/cpu/<family>.py`) when one of its ops
+is first called. An entry ``("family.factory", arg)`` is the kernel
+``factory(arg)`` (the elementwise ops: one ufunc kernel per scalar body).
+A kernel's arguments are raw arrays and Python numbers, never Tensors; each
+family's module states its contract. Replacing one op's kernel is one line
+here, or ``nbtorch.library.override(op, "cpu", fn)`` at run time.
+"""
+from ..elementwise import OPS as _ELEMENTWISE
+
+__all__ = ["KERNELS"]
+
+KERNELS = {
+    # elementwise: the scalar bodies of kernels/scalar.py as Numba ufuncs
+    **{op: ("pointwise.kernel", op) for op in _ELEMENTWISE},
+    # copies, fills, ranges
+    "copy_": "copy.copy_", "fill_": "copy.fill_",
+    "arange": "creation.arange", "linspace": "creation.linspace",
+    # random streams (NumPy's PCG64 draws)
+    "uniform_": "random.uniform", "normal_": "random.normal",
+    "bernoulli_": "random.bernoulli", "random_": "random.integers",
+    "standard_gamma": "sampling.standard_gamma", "poisson": "sampling.poisson",
+    "binomial": "sampling.binomial", "standard_gamma_grad": "sampling.standard_gamma_grad",
+    # indexing through storage offsets
+    "take": "index.take_any", "put": "index.put_any", "nonzero": "index.nonzero",
+    # reductions, scans, softmax
+    "sum": "reduce.sum_", "prod": "reduce.prod", "count_nonzero": "reduce.count_nonzero",
+    "amax": "reduce.amax", "amin": "reduce.amin",
+    "argmax": "reduce.argmax", "argmin": "reduce.argmin",
+    "var": "reduce_stats.var", "logsumexp": "reduce_stats.logsumexp",
+    "norm": "reduce_stats.norm",
+    "softmax": "softmax.softmax", "log_softmax": "softmax.log_softmax",
+    "cumsum": "scan.cumsum", "cumprod": "scan.cumprod",
+    "cummax": "scan.cummax", "cummin": "scan.cummin",
+    # sorting and counting
+    "sort": "sort.sort", "mode": "sort.mode", "unique_runs": "sort.unique_runs",
+    "bincount": "sort.bincount", "histc": "sort.histc",
+    # matmul (BLAS through NumPy; the Numba GEMM: ops.linalg.use_cpu_matmul("numba"))
+    "matmul": "matmul.matmul_blas",
+    # triangular linear algebra (Cholesky, triangular solves)
+    "linalg_cholesky": "triangular.cholesky",
+    "linalg_solve_triangular": "triangular.solve_triangular",
+    # convolution
+    "conv2d": "conv.conv2d_forward", "conv2d_grad_input": "conv.conv2d_grad_input",
+    "conv2d_grad_weight": "conv.conv2d_grad_weight", "conv2d_bias_grad": "conv.channel_sum",
+    "im2col": "conv.unfold", "col2im": "conv.fold",
+    # pooling, resampling
+    "max_pool2d": "pool.max_pool2d_forward", "max_pool2d_backward": "pool.max_pool2d_backward",
+    "take_planes": "pool.take_planes",
+    "avg_pool2d": "pool.avg_pool2d_forward", "avg_pool2d_backward": "pool.avg_pool2d_backward",
+    "adaptive_avg_pool2d": "pool.adaptive_avg_pool2d_forward",
+    "adaptive_avg_pool2d_backward": "pool.adaptive_avg_pool2d_backward",
+    "adaptive_max_pool2d": "pool.adaptive_max_pool2d_forward",
+    "gather_axis": "pool.gather_axis", "gather_axis_backward": "pool.gather_axis_backward",
+    "lerp_axis": "pool.lerp_axis", "lerp_axis_backward": "pool.lerp_axis_backward",
+    # normalization
+    "batch_norm_forward_train": "norm.batch_norm_forward_train",
+    "batch_norm_forward_eval": "norm.batch_norm_forward_eval",
+    "batch_norm_update_running": "norm.batch_norm_update_running",
+    "batch_norm_backward": "norm.batch_norm_backward",
+    "layer_norm_forward": "norm.layer_norm_forward",
+    "layer_norm_backward": "norm.layer_norm_backward",
+    "group_norm_forward": "norm.group_norm_forward",
+    "group_norm_backward": "norm.group_norm_backward",
+    # embedding
+    "embedding_forward": "embedding.embedding_forward",
+    "embedding_backward": "embedding.embedding_backward",
+    "embedding_renorm_": "embedding.embedding_renorm_",
+}

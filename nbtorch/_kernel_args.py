@@ -1,0 +1,28 @@
+"""How a tensor's values reach the copy and fill kernels: its flat storage, element offset
+and strides (kernels never see a Tensor). Below the op layer, so autograd's nodes can copy
+and fill gradients without importing ops."""
+from ._registry import get_kernel
+
+__all__ = ["copy_values", "fill_values", "broadcast_strides"]
+
+
+def broadcast_strides(src, shape):
+    """`src`'s strides broadcast to `shape` (0 along new and expanded dims)."""
+    lead = len(shape) - len(src._shape)
+    out = [0] * lead
+    for n, s, m in zip(src._shape, src._strides, shape[lead:]):
+        out.append(0 if n == 1 and m != 1 else s)
+    return out
+
+
+def copy_values(dst, src):
+    """dst[...] = src (broadcast, cast to dst's dtype; same device), no autograd, no bump."""
+    get_kernel("copy_", dst.device.type)(
+        dst._storage.data, dst._offset, dst._strides,
+        src._storage.data, src._offset, broadcast_strides(src, dst._shape), dst._shape)
+
+
+def fill_values(dst, value):
+    """dst[...] = value (a Python number), no autograd, no bump."""
+    get_kernel("fill_", dst.device.type)(dst._storage.data, dst._offset, dst._strides,
+                                         dst._shape, value)
