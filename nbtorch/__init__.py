@@ -4,12 +4,12 @@
 storages, a device registry that sends each op to a Numba kernel, a tape
 autograd, and nn / optim / utils.data above them.
 """
-import os as _os
+from ._threads import configure_openmp_waits as _configure_openmp_waits
 
-# Numba's OpenMP workers spin while idle by default; on a busy 2-core machine (DataLoader
-# workers, a test run beside other work) that turned a 0.4 ms parallel reduction into 22 ms.
-# Sleeping workers cost a few microseconds of wake-up instead. Set before any parallel launch.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Numba's OpenMP workers spin while idle by default; on a busy 2-core machine that made a
+# ~70 us parallel reduction average 2-10 ms. They are made to sleep instead, by a policy given
+# to Numba's OpenMP runtime alone: the environment other libraries see is left as it is.
+_configure_openmp_waits()
 
 from ._dtype import (dtype, float16, half, bfloat16, float32, float64, double, int8, int16,
                      short, int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
