@@ -8,7 +8,8 @@ Each update rule has a scalar function (`*_element`) holding PyTorch's
 formula for one element, a serial and a `parallel=True` loop over it, and a
 chooser (`sgd_step`, `adam_step`, ...) that derives the per-step scalars
 (bias corrections, decayed rates) and picks the loop by size. The chooser is
-the "cpu" kernel of the op of the same name (`nbtorch/ops/optim_updates.py`).
+the "cpu" kernel of the op of the same name (`nbtorch/ops/optim_updates.py`),
+declared in `kernels/cpu/table.py`.
 
 Layout: every array is a flat, contiguous 1-D array of the parameter's dtype
 (float32 or float64, all the same dtype); a buffer an option does not use

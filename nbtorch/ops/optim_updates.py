@@ -8,46 +8,19 @@ arrays. The optimizers in `nbtorch.optim` own param_groups, state and
 hyper-parameter checks and call these; a CUDA kernel registered under the
 same name serves CUDA parameters unchanged.
 
-The CPU kernels live in ``kernels/cpu/optim*.py`` and load on the first
-update (so `import nbtorch` compiles and imports none of them); the CUDA ones
-are registered with the other CUDA families (`nbtorch/cuda/_register_families.py`).
+The kernels are declared in each device's table (`kernels/cpu/table.py`,
+`kernels/cuda/table.py`) and live in ``kernels/<device>/optim*.py``; they load
+on the first update, so `import nbtorch` compiles and imports none of them.
 """
 import numpy as np
 
 from .. import _dtype
-from .._lazy import kernel_module
-from .._registry import get_kernel, register_kernel
+from .._registry import get_kernel
 from ..autograd import no_grad
 
 __all__ = ["fused_update", "sgd_update", "adam_update", "rmsprop_update", "adagrad_update",
            "adadelta_update", "adamax_update", "nadam_update", "radam_update", "asgd_update",
            "rprop_update"]
-
-# op name -> the kernels/cpu module holding its chooser (a function of that name)
-CPU_KERNELS = {
-    "sgd_step": "cpu.optim",
-    "adam_step": "cpu.optim_adam",
-    "rmsprop_step": "cpu.optim_adaptive",
-    "adagrad_step": "cpu.optim_adaptive",
-    "adadelta_step": "cpu.optim_adaptive",
-    "adamax_step": "cpu.optim_adam",
-    "nadam_step": "cpu.optim_adam",
-    "radam_step": "cpu.optim_adam",
-    "asgd_step": "cpu.optim",
-    "rprop_step": "cpu.optim",
-}
-
-
-def _cpu_launcher(op, module):
-    """The CPU kernel of `op`: imports its module on the first call."""
-    def launch(*args):
-        return getattr(kernel_module(module), op)(*args)
-    launch.__qualname__ = f"{module}.{op}"
-    return launch
-
-
-for _op, _module in CPU_KERNELS.items():
-    register_kernel(_op, "cpu", _cpu_launcher(_op, _module))
 
 _KERNEL_DTYPES = (_dtype.float32, _dtype.float64)
 
