@@ -7,12 +7,14 @@ device in the registry (``sgd_step``, ``adam_step``, ...).
 """
 from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
+from .adafactor import Adafactor
 from .adagrad import Adagrad
 from .adam import Adam
 from .adamax import Adamax
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
 from .optimizer import Optimizer
 from .radam import RAdam
@@ -22,5 +24,5 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
-           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam", "lr_scheduler",
-           "swa_utils"]
+           "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon",
+           "lr_scheduler", "swa_utils"]

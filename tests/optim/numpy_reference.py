@@ -220,3 +220,45 @@ def rprop(p, g, state, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), maximize
     g = np.where(sign < 0, 0.0, g)
     state["prev"] = g
     return p - np.sign(g) * step_size
+
+
+def adafactor(p, g, state, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0,
+              weight_decay=0.0, maximize=False, dtype_eps=np.finfo(np.float32).eps):
+    """Adafactor; `dtype_eps` stands for eps1=None (the parameter dtype's machine eps)."""
+    eps1 = dtype_eps if eps[0] is None else eps[0]
+    if not state:
+        state["step"] = 0
+        if g.ndim > 1:
+            state["row_var"] = np.zeros(g.shape[:-1] + (1,))
+            state["col_var"] = np.zeros(g.shape[:-2] + (1, g.shape[-1]))
+        else:
+            state["variance"] = np.zeros_like(g)
+    g = -g if maximize else g
+    state["step"] += 1
+    t = state["step"]
+    beta2_t = t ** beta2_decay                    # PyTorch's one_minus_beta2_t
+    alpha = max(eps[1], np.sqrt(np.mean(p * p))) * min(lr, 1 / np.sqrt(t))
+    p = p * (1 - lr * weight_decay)
+    if g.ndim > 1:
+        for key, axis in (("row_var", -1), ("col_var", -2)):
+            mean = np.mean(g * g, axis=axis, keepdims=True)
+            state[key] = state[key] + beta2_t * (mean - state[key])
+        r, c = state["row_var"], state["col_var"]
+        var = (r @ c) / np.maximum(np.mean(r, axis=-2, keepdims=True), eps1)
+    else:
+        state["variance"] = state["variance"] + beta2_t * (g * g - state["variance"])
+        var = state["variance"]
+    update = g / np.sqrt(np.maximum(var, eps1 * eps1))
+    denom = max(1.0, np.sqrt(np.mean(update * update)) / d)
+    return p - alpha / denom * update
+
+
+def newton_schulz(g, coefficients=(3.4445, -4.7750, 2.0315), steps=5, eps=1e-7):
+    """Muon's orthogonalisation in float64 (PyTorch's runs in bfloat16)."""
+    a, b, c = coefficients
+    x = g.T if g.shape[0] > g.shape[1] else g
+    x = x / max(np.linalg.norm(x), eps)
+    for _ in range(steps):
+        gram = x @ x.T
+        x = a * x + (b * gram + c * gram @ gram) @ x
+    return x.T if g.shape[0] > g.shape[1] else x

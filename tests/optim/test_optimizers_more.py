@@ -36,15 +36,13 @@ CASES = [
         dict(t0=0, maximize=True)]),
     (optim.Rprop, ref.rprop, [
         dict(), dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.05, 0.2)), dict(maximize=True)]),
+    (optim.Adafactor, ref.adafactor, [
+        dict(eps=(1e-30, 1e-3)),
+        dict(lr=0.05, weight_decay=0.1, d=2.0, beta2_decay=-0.5, maximize=True,
+             eps=(1e-30, 1e-3))]),
 ]
 ALL = [(cls, fn, opts) for cls, fn, option_sets in CASES for opts in option_sets]
 IDS = [f"{cls.__name__}-{i}" for i, (cls, _, _) in enumerate(ALL)]
-STATE_KEYS = {"Adadelta": {"step", "square_avg", "acc_delta"},
-              "Adamax": {"step", "exp_avg", "exp_inf"},
-              "NAdam": {"step", "mu_product", "exp_avg", "exp_avg_sq"},
-              "RAdam": {"step", "exp_avg", "exp_avg_sq"},
-              "ASGD": {"step", "eta", "mu", "ax"},
-              "Rprop": {"step", "prev", "step_size"}}
 
 
 def _data(seed=0):
@@ -80,7 +78,7 @@ def test_steps_match_numpy_reference(cls, update, opts):
             np.testing.assert_allclose(_value(p), w, rtol=1e-12, atol=1e-14)
     for p, s in zip(params, states):               # same state and keys as PyTorch's
         got = opt.state[p]
-        assert set(got) == STATE_KEYS[cls.__name__]
+        assert set(got) == set(s)
         for k, v in s.items():
             if np.ndim(v) == 0:                     # step, mu_product, eta, mu
                 assert got[k].dtype == torch.float32 and got[k].dim() == 0, k
@@ -199,6 +197,74 @@ def test_implementation_switches(cls):
         cls([w], fused=True)
     with pytest.raises(NotImplementedError, match="differentiable"):
         cls([w], differentiable=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_adafactor_default_eps_is_the_dtype_eps_and_batched_matrices(dtype):
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal((2, 3, 4)), rng.standard_normal(())]
+    params = _leaves(arrays, dtype)
+    opt = optim.Adafactor(params, lr=0.1)
+    want, states = [a.astype(dtype).astype(np.float64) for a in arrays], [{}, {}]
+    for _ in range(4):
+        grads = [rng.standard_normal(a.shape).astype(dtype).astype(np.float64) for a in arrays]
+        _set_grads(params, grads)
+        opt.step()
+        want = [ref.adafactor(w, g, s, lr=0.1, dtype_eps=np.finfo(dtype).eps)
+                for w, g, s in zip(want, grads, states)]
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-12)
+    for p, w in zip(params, want):
+        np.testing.assert_allclose(_value(p), w, **tol)
+    assert opt.state[params[0]]["row_var"].shape == (2, 3, 1)
+    assert opt.state[params[0]]["col_var"].shape == (2, 1, 4)
+
+
+def test_muon_orthogonalises_the_momentum():
+    rng = np.random.default_rng(4)
+    w0, grads = rng.standard_normal((4, 6)), [rng.standard_normal((4, 6)) for _ in range(3)]
+    w = torch.tensor(w0.astype(np.float32), requires_grad=True)
+    opt = optim.Muon([w], lr=0.02, momentum=0.9, weight_decay=0.1)
+    want, buf = w0.copy(), np.zeros_like(w0)
+    for g in grads:
+        g = g.astype(np.float32).astype(np.float64)
+        w.grad = torch.tensor(g.astype(np.float32))
+        opt.step()
+        buf = buf + 0.1 * (g - buf)
+        update = ref.newton_schulz(g + 0.9 * (buf - g))           # Nesterov
+        want = want * (1 - 0.02 * 0.1) - 0.02 * update           # 4x6: ratio 1
+    # the Newton-Schulz iterations run in bfloat16, as PyTorch's: each of the 3 updates
+    # (entries ~1, scaled by lr 0.02) is exact to about 2%
+    np.testing.assert_allclose(_value(w), want, atol=0.02 * 0.02 * 3)
+    assert np.abs(_value(w) - w0).max() > 0.03          # it moved by more than the error
+    singular = np.linalg.svd(ref.newton_schulz(grads[0]), compute_uv=False)
+    assert np.all((singular > 0.6) & (singular < 1.25))         # nearly orthogonal
+    np.testing.assert_allclose(_value(opt.state[w]["momentum_buffer"]), buf, rtol=1e-5)
+
+
+def test_adafactor_and_muon_errors():
+    w = torch.zeros(2, 2, requires_grad=True)
+    for kwargs, message in [(dict(lr=-1.0), "Learning rate should be >= 0 but is: -1.0"),
+                            (dict(beta2_decay=0.5), "beta2_decay should be <= 0 but is: 0.5"),
+                            (dict(eps=(-1.0, 1e-3)), "epsilon1 should be >= 0 but is: -1.0"),
+                            (dict(eps=(None, -1.0)), "epsilon2 should be >= 0 but is: -1.0"),
+                            (dict(d=0.5), "Clipping threshold d should be >= 1 but is: 0.5"),
+                            (dict(weight_decay=-1.0), "weight_decay should be >= 0")]:
+        with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+            optim.Adafactor([w], **kwargs)
+    for kwargs, message in [(dict(lr=-1.0), "Learning rate should be >= 0 but is: -1.0"),
+                            (dict(momentum=-1.0), "momentum should be >= 0 but is: -1.0"),
+                            (dict(weight_decay=-1.0), "weight decay should be >= 0"),
+                            (dict(adjust_lr_fn="x"), "Adjust learning rate function x is not "
+                                                     "supported")]:
+        with pytest.raises(ValueError, match=message):
+            optim.Muon([w], **kwargs)
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters whereas we found a "
+                                         "parameter with size"):
+        optim.Muon([torch.zeros(3, requires_grad=True)])
+    opt = optim.Muon([w], ns_steps=100)
+    w.grad = torch.ones(2, 2)
+    with pytest.raises(ValueError, match="Number of steps must be less than 100"):
+        opt.step()
 
 
 # ---------------------------------------------------------------- LBFGS
