@@ -32,6 +32,9 @@ OPTIMIZERS = [
     ("ASGD", dict(t0=0, maximize=True)),
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(0.01, 0.3), maximize=True)),
+    ("Adafactor", dict()),
+    ("Adafactor", dict(lr=0.05, beta2_decay=-0.5, eps=(1e-20, 1e-3), d=2.0, weight_decay=0.1,
+                       maximize=True)),
 ]
 STEPS = 50
 TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1e-6, atol=1e-6)}
@@ -169,7 +172,7 @@ def test_reduce_lr_on_plateau_matches_pytorch():
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
                                   "Adamax", "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS",
-                                  "SparseAdam"])
+                                  "SparseAdam", "Adafactor"])
 def test_defaults_and_repr_match_pytorch(name):
     t = getattr(torch.optim, name)([torch.zeros(1, requires_grad=True)])
     n = getattr(nb_optim, name)([nb.zeros(1, requires_grad=True)])
