@@ -80,7 +80,17 @@ def is_floating_point(input):
 
 
 # Imported on first attribute access (import nbtorch stays fast).
-_LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions"}
+_LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
+                    "compiler"}
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="numba", mode=None,
+            options=None, disable=False):
+    """Compile a model or function into fused Numba kernels behind guards (see
+    `nbtorch.jit._compile`); like ``torch.compile``."""
+    from .jit._compile import compile as _compile
+    return _compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                    options=options, disable=disable)
 
 
 def __getattr__(name):

@@ -30,7 +30,9 @@ class FusedKernel:
     """Runs a fused group; ``fk(*tensors)`` -> output tensor (or a tuple of them).
 
     Attributes: `steps` (the program's steps, operands referring to `inputs` and
-    `scalars`), `inputs` ((role, dtype) per tensor argument), `scalars` ((value,
+    `scalars`), `inputs` ((role, dtype, view) per tensor argument: view is None, or
+    (shape, strides, base shape, base strides) when the group reads the argument
+    through a view the fuser absorbed), `scalars` ((value,
     dtype) per number), `outputs` ((ref, where, dtype, shape) per result),
     `shape` (the group's G), `device`, `fallback` (a callable running the original
     nodes), `name`.
@@ -40,7 +42,7 @@ class FusedKernel:
         self.name = self.__name__ = self.__qualname__ = name
         self.__module__ = "nbtorch.fx.passes.fused_kernel"
         self.steps = tuple(steps)
-        self.inputs = tuple(inputs)
+        self.inputs = tuple((i[0], i[1], i[2] if len(i) > 2 else None) for i in inputs)
         self.scalars = tuple(scalars)
         self.outputs = tuple(outputs)
         self.shape = tuple(shape)
@@ -56,6 +58,9 @@ class FusedKernel:
                                   for v, d in self.scalars)
         self.single = len(self.outputs) == 1
         self._out = [(tuple(shape), _dtype_of(d)) for _, _, d, shape in self.outputs]
+        from ..._tensor import Size, contiguous_strides
+        self._cpu_out = [(Size(shape), contiguous_strides(shape), int(np.prod(shape, dtype=np.int64)),
+                          d.np, d) for shape, d in self._out]
         self.calls = 0
 
     def __repr__(self):
@@ -68,7 +73,7 @@ class FusedKernel:
     # ---- programs ------------------------------------------------------------------
     def program(self, kinds):
         """The `kernels.fusion.Program` of this group for operand `kinds`."""
-        arrays = [(k, d) for k, (_, d) in zip(kinds, self.inputs)]
+        arrays = [(k, d) for k, (_, d, _) in zip(kinds, self.inputs)]
         return _fusion.Program(arrays, [d for _, d in self.scalars], self.steps,
                                [(ref, where, d) for ref, where, d, _ in self.outputs])
 
@@ -102,14 +107,18 @@ class FusedKernel:
         return out
 
     # ---- layout ----------------------------------------------------------------------
-    def _operand_strides(self, t, role):
-        """t's strides broadcast to the group's iteration shape (role 'g' or 'rown')."""
+    def _operand_strides(self, t, role, view=None):
+        """t's strides broadcast to the group's iteration shape (role 'g' or 'rown'); with
+        `view`, t read as that view (shape, strides) of it."""
         G = self.shape
         if role == "rown":
             target = G[:-1]
         else:
             target = G
-        shape, strides = t._shape, t._strides
+        if view is None:
+            shape, strides = t._shape, t._strides
+        else:
+            shape, strides = view[0], view[1]
         pad = len(target) - len(shape)
         out = [0] * pad
         for s, st, g in zip(shape, strides, target[pad:]):
@@ -121,7 +130,8 @@ class FusedKernel:
     def plan(self, tensors):
         """(R, C, n_last, lead, st, kinds, parallel) for these operand geometries."""
         G = self.shape
-        strides = [self._operand_strides(t, role) for t, (role, _) in zip(tensors, self.inputs)]
+        strides = [self._operand_strides(t, role, view)
+                   for t, (role, _, view) in zip(tensors, self.inputs)]
         if G:
             dims, per = list(G), strides
         else:
@@ -164,37 +174,46 @@ class FusedKernel:
 
     # ---- running ---------------------------------------------------------------------
     def __call__(self, *tensors):
-        from ..._tensor import empty
-        key = tuple([(t._strides, t._shape, t.dtype) for t in tensors])
+        key = tuple([(t._shape, t._strides, t.dtype) for t in tensors])
         plan = self._plans.get(key)
         if plan is None:
             plan = self._check_and_plan(tensors, key)
         if plan is False:
             return self.fallback(*tensors)
-        R, C, n_last, lead, st, kinds, parallel = plan
+        head, fn = plan
         self.calls += 1
-        device = self.device
-        outs = [empty(shape, d, device) for shape, d in self._out]
-        args = [R, C, n_last, lead, st]
+        outs = self._allocate()
+        args = list(head)
         for t in tensors:
             args.append(t._storage.data)
             args.append(t._offset)
         args.extend(self._scalar_args)
         for o in outs:
             args.append(o._storage.data)
-        k = self.kernel(kinds)
-        if device.type == "cuda":
-            k(*args)
-        else:
-            (k[1] if parallel else k[0])(*args)
+        fn(*args)
         return outs[0] if self.single else tuple(outs)
+
+    def _allocate(self):
+        """The outputs: new contiguous tensors (on the CPU without `empty`'s generality)."""
+        from ..._tensor import Storage, Tensor, empty
+        device = self.device
+        if device.type != "cpu":
+            return [empty(shape, d, device) for shape, d in self._out]
+        new = Tensor.__new__
+        return [new(Tensor)._init(Storage(np.empty(n, npd), device), 0, size, st, d)
+                for size, st, n, npd, d in self._cpu_out]
 
     def _check_and_plan(self, tensors, key):
         if len(tensors) != len(self.inputs):
             raise TypeError(f"{self.name}: expected {len(self.inputs)} tensor operands, got "
                             f"{len(tensors)}")
         G = self.shape
-        for i, (t, (role, _)) in enumerate(zip(tensors, self.inputs)):
+        for i, (t, (role, _, view)) in enumerate(zip(tensors, self.inputs)):
+            if view is not None:
+                if (tuple(t._shape), tuple(t._strides)) != (view[2], view[3]):
+                    self._plans[key] = False      # not the layout the view was made for
+                    return False
+                continue
             target = G[:-1] if role == "rown" else G
             shape = tuple(t._shape)
             if len(shape) > len(target) or any(
@@ -202,7 +221,7 @@ class FusedKernel:
                 raise RuntimeError(f"{self.name}: operand {i} has shape {list(shape)}, which "
                                    f"does not broadcast to the fused group's shape "
                                    f"{list(target)} (the kernel was made for that shape)")
-        for i, (t, (_, d)) in enumerate(zip(tensors, self.inputs)):
+        for i, (t, (_, d, _)) in enumerate(zip(tensors, self.inputs)):
             if t.dtype.np.name != _fusion.dtype_name(d) or t.device != self.device:
                 plan = False                # not what the kernel was generated for
                 break
@@ -214,6 +233,11 @@ class FusedKernel:
         if plan is False and self.fallback is None:
             raise RuntimeError(f"{self.name}: operands do not match the fused kernel "
                                "(dtype, device or an empty shape) and no fallback is set")
+        if plan is not False:
+            R, C, n_last, lead, st, kinds, parallel = plan
+            k = self.kernel(kinds)
+            fn = k if self.device.type == "cuda" else (k[1] if parallel else k[0])
+            plan = ((R, C, n_last, lead, st), fn)
         if len(self._plans) > 64:
             self._plans.clear()
         self._plans[key] = plan

@@ -109,7 +109,7 @@ def _classify(node):
         if nd and args[1] == nd - 1 and _dt(mx.dtype) in _FLOATS:
             return ("softmax" if name == "Softmax" else "log_softmax",)
         return None
-    if (mod == "nbtorch.nn.functional.normalization" and name == "LayerNorm"
+    if (mod == "nbtorch.ops.normalization" and name == "LayerNorm"
             and len(args) == 5 and nd and args[3] == mx.shape[-1]
             and _dt(mx.dtype) in _FLOATS):
         for p in args[1:3]:
@@ -251,6 +251,29 @@ class _Fuser:
         self.group_of[node] = group
         return True
 
+    def try_merge(self, group, other):
+        """Move `other`'s members into `group` when shapes match and the union stays
+        acyclic (a group of a node's inputs that is now only a prologue of it)."""
+        if other.shape != group.shape or other.device != group.device or any(
+                c == "all" for c in other.cls.values()):
+            return False
+        for m in other.members:
+            self.group_of[m] = group
+        first = group.first
+        group.first = min(group.first, other.first)
+        members = set(group.members) | set(other.members)
+        ok = all(self.acyclic(m, group) for m in members)
+        if not ok:
+            for m in other.members:
+                self.group_of[m] = other
+            group.first = first
+            return False
+        group.members = sorted(members, key=self.index.__getitem__)
+        group.cls.update(other.cls)
+        group.n_steps += other.n_steps
+        group.has_reduce = group.has_reduce or other.has_reduce
+        return True
+
     def run(self):
         groups = []
         for node in self.nodes:
@@ -262,7 +285,11 @@ class _Fuser:
                 g = self.group_of.get(a)
                 if g is not None and g not in candidates:
                     candidates.append(g)
-            if any(self.try_join(node, g, kind) for g in candidates):
+            joined = next((g for g in candidates if self.try_join(node, g, kind)), None)
+            if joined is not None:
+                for g in candidates:
+                    if g is not joined and self.try_merge(joined, g):
+                        groups.remove(g)
                 continue
             if kind == "ew":
                 shape = _meta(node).shape
@@ -301,18 +328,21 @@ def fused_kernels(gm):
 class _Builder:
     def __init__(self, group):
         self.g = group
-        self.inputs = []            # (node, role)
+        self.inputs = []            # (node, role, view geometry or None)
         self.input_index = {}
+        self.view_of = {}           # input key -> the node the group reads (a view of it)
         self.scalars = []           # (value, dtype)
         self.steps = []
         self.value = {}             # member node -> ref
 
     def tensor(self, node, role):
-        key = (node, role)
+        base, geom = _absorb_views(node)
+        key = (base, role, geom)
         i = self.input_index.get(key)
         if i is None:
             i = self.input_index[key] = len(self.inputs)
             self.inputs.append(key)
+            self.view_of[key] = node
         return ("a", i)
 
     def operand(self, a, cls, dtype):
@@ -381,14 +411,14 @@ def _replace(graph, group, name):
     where = {"elem": "elem", "rowk": "row", "rown": "row", "all": "all"}
     outputs = [(b.value[n], where[group.cls[n]], _dt(_meta(n).dtype), tuple(_meta(n).shape))
                for n in outs]
-    fallback = _fallback(graph, group.members, [n for n, _ in b.inputs], outs)
+    fallback = _fallback(graph, group.members, b, outs)
     label = "_".join(dict.fromkeys(_label(n) for n in group.members))[:48]
     fk = FusedKernel(f"{name}_{label}", b.steps,
-                     [(role, _dt(_meta(n).dtype)) for n, role in b.inputs], b.scalars,
-                     outputs, group.shape, group.device, fallback)
+                     [(role, _dt(_meta(n).dtype), geom) for n, role, geom in b.inputs],
+                     b.scalars, outputs, group.shape, group.device, fallback)
     last = group.members[-1]
     with graph.inserting_after(last):
-        call = graph.call_function(fk, tuple(n for n, _ in b.inputs))
+        call = graph.call_function(fk, tuple(n for n, _, _ in b.inputs))
     call.meta["fused"] = [n.name for n in group.members]
     if len(outs) == 1:
         call.meta["tensor_meta"] = outs[0].meta["tensor_meta"]
@@ -415,15 +445,45 @@ def _label(node):
     return "op"
 
 
-def _fallback(graph, members, inputs, outs):
+_VIEWS = ("View", "Permute", "Expand")       # views that keep the storage offset
+
+
+def _absorb_views(node):
+    """(base, geometry) when `node` is a chain of offset-keeping views of `base` (the
+    kernel then reads base with the view's shape and strides), else (node, None)."""
+    base = node
+    while (base.op == "call_function" and isinstance(base.target, FunctionCall)
+           and base.target.cls.__name__ in _VIEWS
+           and base.target.cls.__module__ == "nbtorch.ops.views"
+           and hasattr(base.args[0], "op") and _meta(base.args[0]) is not None):
+        base = base.args[0]
+    if base is node:
+        return node, None
+    m, mb = _meta(node), _meta(base)
+    return base, (tuple(m.shape), tuple(m.stride), tuple(mb.shape), tuple(mb.stride))
+
+
+def _fallback(graph, members, builder, outs):
     """A function running the group's original nodes (for empty or unexpected operands)."""
     from ..graph import Graph
     from ..graph_module import GraphModule
     from ...nn import Module
     g = Graph()
     env = {}
-    for i, n in enumerate(inputs):
-        env[n] = g.placeholder(f"in_{i}")
+    for i, key in enumerate(builder.inputs):
+        ph = g.placeholder(f"in_{i}")
+        base, _, geom = key
+        if geom is None:
+            env[base] = ph
+            continue
+        chain, n = [], builder.view_of[key]
+        while n is not base:
+            chain.append(n)
+            n = n.args[0]
+        local = {base: ph}
+        for v in reversed(chain):
+            local[v] = g.node_copy(v, lambda a: local.get(a, a))
+        env[builder.view_of[key]] = local[builder.view_of[key]]
     for n in members:
         env[n] = g.node_copy(n, lambda a: env[a])
     g.output(env[outs[0]] if len(outs) == 1 else tuple(env[o] for o in outs))

@@ -137,9 +137,12 @@ def _is_tensor(v):
 class Recorder:
     """Records top-level Function calls and elementwise kernels into `graph`."""
 
-    def __init__(self, graph=None):
+    def __init__(self, graph=None, attrs=None):
         self.graph = graph if graph is not None else Graph()
         self.values = {}            # tensor key -> node
+        self.attrs = {}             # tensor key -> qualified name: a get_attr node on first use
+        for name, t in (attrs or {}).items():
+            self.attrs.setdefault(_key(t), (name, t))
         self.alive = []             # every tensor seen: keeps their storages' ids unique
         self.depth = 0
         self.pointwise = []         # (inputs, op, compute, out dtype, out=, result)
@@ -153,7 +156,12 @@ class Recorder:
             node.meta["tensor_meta"] = metadata_of(tensor)
 
     def node_of(self, tensor, what):
-        node = self.values.get(_key(tensor))
+        key = _key(tensor)
+        node = self.values.get(key)
+        if node is None and key in self.attrs:
+            name, t = self.attrs.pop(key)
+            node = self.graph.get_attr(name)
+            self.register(t, node)
         if node is None:
             raise CaptureError(
                 f"{what} reads a tensor of shape {list(tensor.shape)} that was computed "
@@ -221,6 +229,15 @@ class Recorder:
         self.record_outputs(node, result)
         return result
 
+    def on_factory(self, orig, args, kwargs):
+        out = orig(*args, **kwargs)
+        if self.depth:
+            return out
+        what = f"{orig.__name__} ({self.phase})"
+        node = self.graph.call_function(orig, self.to_arg(args, what), self.to_arg(kwargs, what))
+        self.record_outputs(node, out)
+        return out
+
     def on_zeros(self, shape, dtype, device):
         out = _zeros(shape, dtype, device)
         node = self.graph.call_function(_zeros, (tuple(shape), dtype, device))
@@ -262,6 +279,26 @@ def _pointwise_bindings(fn):
     return found
 
 
+# Tensor factories recorded as nodes (their results are new values, not computed from
+# graph values): torch.rand in dropout, torch.zeros(...) in user code.
+FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "zeros", "ones", "full",
+             "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
+             "linspace", "eye")
+
+
+def _factory(orig):
+    import functools
+
+    @functools.wraps(orig)
+    def factory(*args, **kwargs):
+        rec = getattr(_LOCAL, "recorder", None)
+        if rec is None:
+            return orig(*args, **kwargs)
+        return rec.on_factory(orig, args, kwargs)
+    factory.__fx_orig__ = orig
+    return factory
+
+
 def _install():
     from ...autograd import engine
     from ...autograd.function import Function
@@ -299,7 +336,12 @@ def _install():
             return rec.on_zeros(shape, dtype, device)
 
         bindings = _pointwise_bindings(orig_pointwise)
-        _SAVED[:] = [(Function, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros)]
+        import nbtorch
+        factories = [(name, getattr(nbtorch, name)) for name in FACTORIES]
+        _SAVED[:] = [(Function, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros),
+                     factories]
+        for name, fn in factories:
+            setattr(nbtorch, name, _factory(fn))
         Function.apply = classmethod(apply)
         for d, k in bindings:
             d[k] = pointwise
@@ -312,7 +354,10 @@ def _uninstall():
         _PATCH_DEPTH[0] -= 1
         if _PATCH_DEPTH[0]:
             return
-        (_, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros) = _SAVED
+        (_, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros), factories = _SAVED
+        import nbtorch
+        for name, fn in factories:
+            setattr(nbtorch, name, fn)
         Function.apply = classmethod(orig_apply)
         for d, k in bindings:
             d[k] = orig_pointwise
@@ -371,6 +416,16 @@ class _Runner(Interpreter):
                 self._bind(self.rec.graph.call_function(operator.getitem, (node, k)), v)
 
 
+def _attributes(gm):
+    """{qualified name: tensor} of gm's parameters and buffers (read via get_attr nodes)."""
+    out = {}
+    for name, t in gm.named_parameters():
+        out.setdefault(name, t)
+    for name, t in gm.named_buffers():
+        out.setdefault(name, t)
+    return out
+
+
 def _output(rec, value):
     graph = rec.graph
     out = graph.output(rec.to_arg(value, "the graph's output"))
@@ -383,7 +438,7 @@ def lower(gm, *example_inputs):
     """The op-level GraphModule of `gm` (see the module docstring), specialised to the
     shapes of `example_inputs`; its get_attr nodes read `gm`'s attributes."""
     from ...autograd import grad_mode
-    rec = Recorder()
+    rec = Recorder(attrs=_attributes(gm))
     with grad_mode.no_grad(), recording(rec):
         out = _Runner(gm, rec).run(*example_inputs)
         _output(rec, out)
@@ -400,7 +455,7 @@ def capture_joint(gm, example_inputs, wrt):
     belongs to ``wrt[i]`` and is None when the output does not depend on it.
     """
     from ...autograd import engine, grad_mode
-    rec = Recorder()
+    rec = Recorder(attrs=_attributes(gm))
     with grad_mode.enable_grad(), recording(rec):
         out = _Runner(gm, rec).run(*example_inputs)
         forward_nodes = set(rec.graph.nodes)

@@ -1,0 +1,424 @@
+"""nbtorch.compile: capture a model or function behind guards and run compiled graphs.
+
+The first call for each *guard set* traces the code (`jit.trace` into the fx
+IR), compiles it (`_compiled.build`: ops recorded, backward from the eager
+formulas, elementwise groups fused into generated Numba kernels) and caches
+it. A guard set is what the graph was specialised to: grad mode, the
+``training`` flag of every module, and for each tensor argument its shape,
+strides, dtype, device and ``requires_grad`` (Python numbers by value); the
+weights' dtype, device, shape and ``requires_grad`` are checked per entry. A
+call whose guards match no entry compiles a new one, so a stale graph never
+runs; past `config.cache_size_limit` entries a warning says so and new guard
+sets run eagerly. Code the trace cannot capture faithfully (a tensor turned
+into a Python value, data-dependent control flow, an in-place write the graph
+cannot replay, an op with no recorded form) runs eagerly, with the reason in
+``compiled.fallback_reasons`` and a warning; with ``fullgraph=True`` it is a
+`CompileError` instead. Python attributes of modules (numbers, flags other
+than ``training``) are baked into the graph: call `nbtorch._dynamo.reset()` or
+compile again after changing them.
+
+``dynamic=True`` leaves the batch dim (dim 0 of each tensor argument) out of
+the guards: a new batch size re-specialises the graph (a trace, no kernel
+compile: the generated kernels do not depend on sizes) without counting as a
+recompile.
+"""
+import warnings
+import weakref
+
+from .._tensor import Tensor
+from ..autograd import grad_mode
+from ._compiled import build, flatten, unflatten
+
+__all__ = ["compile", "CompileError", "OptimizedModule", "CompiledFunctionWrapper", "config",
+           "reset"]
+
+
+class CompileError(RuntimeError):
+    """nbtorch.compile(fullgraph=True) met code it cannot capture as one graph."""
+
+
+class _Config:
+    """nbtorch._dynamo.config: `cache_size_limit` compiled entries per function (8, as in
+    PyTorch); `verbose` warns at every eager fallback (default True)."""
+    cache_size_limit = 8
+    verbose = True
+
+
+config = _Config()
+_ALL = weakref.WeakSet()        # every compiled wrapper, for reset()
+
+
+def reset():
+    """Forget every compiled graph (the next calls trace and compile again)."""
+    for c in list(_ALL):
+        c._reset()
+
+
+# ---- guards ------------------------------------------------------------------------------
+
+def _value_key(v, dynamic):
+    if isinstance(v, Tensor):
+        shape = v._shape
+        if dynamic and shape:
+            shape = (-1,) + tuple(shape[1:])
+        return (shape, v._strides if not dynamic else None, v.dtype, v.device,
+                v._requires_grad)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return (type(v), v)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_value_key(e, dynamic) for e in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, _value_key(e, dynamic)) for k, e in v.items())
+    try:
+        hash(v)
+    except TypeError:
+        raise _Unhashable(type(v).__name__) from None
+    return (type(v), v)
+
+
+class _Unhashable(Exception):
+    pass
+
+
+def _describe(key, old):
+    """A short reason why `key` differs from `old` (for recompile messages)."""
+    if key[0] != old[0]:
+        return f"grad mode changed to {key[0]}"
+    if key[1] != old[1]:
+        return "a module's training flag changed"
+    for i, (a, b) in enumerate(zip(key[2], old[2])):
+        if a != b:
+            return f"argument {i} changed: {_fmt(a)} (was {_fmt(b)})"
+    return "the arguments' structure changed"
+
+
+def _fmt(k):
+    if isinstance(k, tuple) and len(k) == 5 and not isinstance(k[0], str):
+        shape, strides, dtype, device, rg = k
+        return (f"Tensor(shape={list(shape)}, dtype={dtype}, device={device}"
+                f"{', requires_grad=True' if rg else ''})")
+    return repr(k)
+
+
+# ---- entries -------------------------------------------------------------------------------
+
+class _Eager:
+    """A guard set that runs the original code (with the reason it is not compiled)."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def run(self, owner, args, kwargs):
+        return owner._fn(*args, **kwargs)
+
+
+class _Graph:
+    """A guard set with a compiled graph."""
+
+    def __init__(self, cg, resolve_root, attr_meta):
+        self.cg = cg
+        self.root = resolve_root
+        self.paths = [tuple(n.split(".")) for n in cg.attr_names]
+        self.attr_meta = attr_meta
+
+    def attrs(self):
+        out = []
+        for path in self.paths:
+            obj = self.root
+            for atom in path:
+                obj = getattr(obj, atom)
+            out.append(obj)
+        return out
+
+    def valid(self, attrs):
+        for t, meta in zip(attrs, self.attr_meta):
+            if not isinstance(t, Tensor) or (t._shape, t.dtype, t.device,
+                                             t._requires_grad) != meta:
+                return False
+        return True
+
+    def run(self, owner, args, kwargs, tensors, attrs):
+        outs = self.cg(*tensors, *attrs)
+        return unflatten(outs, self.cg.output_spec)
+
+
+def _attr_meta(attrs):
+    return [(t._shape, t.dtype, t.device, t._requires_grad) for t in attrs]
+
+
+# ---- the compiled callable ---------------------------------------------------------------
+
+class _Compiled:
+    """What `compile` returns for a function (see `OptimizedModule` for modules)."""
+
+    def __init__(self, fn, module, dynamic, fullgraph, backend, mode, options):
+        self._fn = fn
+        self._module = module
+        self._dynamic = bool(dynamic)
+        self._fullgraph = fullgraph
+        self._backend = backend
+        self._mode = mode
+        self._options = dict(options or {})
+        self._reset()
+        _ALL.add(self)
+
+    def _reset(self):
+        self._cache = {}
+        self._order = []            # keys in compile order (recompile messages)
+        self._modules = list(self._module.modules()) if self._module is not None else []
+        self.fallback_reasons = []
+        self.recompiles = 0
+        self._warned_limit = False
+
+    # ---- the call path ------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        try:
+            key = (grad_mode.STATE.enabled, tuple([m.training for m in self._modules]),
+                   tuple([_value_key(a, self._dynamic) for a in args]),
+                   tuple([(k, _value_key(v, self._dynamic)) for k, v in kwargs.items()]))
+        except _Unhashable as e:
+            return self._eager_call(f"an argument of type {e.args[0]} cannot be guarded",
+                                    args, kwargs)
+        entry = self._cache.get(key)
+        if entry is not None and entry.__class__ is _Eager:
+            return entry.run(self, args, kwargs)
+        if not kwargs and all([a.__class__ is Tensor for a in args]):
+            tensors = args
+        else:
+            tensors, _ = flatten((args, kwargs))
+        if entry is not None:
+            if entry.__class__ is dict:                     # dynamic: per exact shapes
+                sub = tuple(t._shape for t in tensors)
+                e = entry.get(sub)
+                if e is None:
+                    e = entry[sub] = self._capture(args, kwargs, tensors, key, counted=False)
+                    if e.__class__ is _Eager:
+                        return e.run(self, args, kwargs)
+                entry = e
+            attrs = entry.attrs()
+            if entry.valid(attrs):
+                return entry.run(self, args, kwargs, tensors, attrs)
+            self._cache.pop(key, None)                      # weights changed kind: again
+        entry = self._new_entry(key, args, kwargs, tensors)
+        if entry.__class__ is _Eager:
+            return entry.run(self, args, kwargs)
+        return entry.run(self, args, kwargs, tensors, entry.attrs())
+
+    def _new_entry(self, key, args, kwargs, tensors):
+        limit = config.cache_size_limit
+        if len(self._order) >= limit:
+            reason = (f"cache_size_limit ({limit}) reached: "
+                      f"{_describe(key, self._order[-1]) if self._order else ''}")
+            if not self._warned_limit:
+                self._warned_limit = True
+                warnings.warn(f"nbtorch.compile: {self._name()} was recompiled {limit} times "
+                              f"(nbtorch._dynamo.config.cache_size_limit); new guard sets now "
+                              f"run eagerly. Last reason: {reason}", stacklevel=4)
+            entry = self._cache[key] = _Eager(reason)
+            return entry
+        if self._order:
+            self.recompiles += 1
+        self._order.append(key)
+        entry = self._capture(args, kwargs, tensors, key, counted=True)
+        if self._dynamic and entry.__class__ is not _Eager:
+            self._cache[key] = {tuple(t._shape for t in tensors): entry}
+        else:
+            self._cache[key] = entry
+        return entry
+
+    def _eager_call(self, reason, args, kwargs):
+        self._fallback(reason)
+        return self._fn(*args, **kwargs)
+
+    def _name(self):
+        return getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
+
+    def _fallback(self, reason):
+        if self._fullgraph:
+            raise CompileError(f"nbtorch.compile(fullgraph=True): {self._name()} cannot be "
+                               f"compiled as one graph: {reason}")
+        if reason not in self.fallback_reasons:
+            self.fallback_reasons.append(reason)
+            if config.verbose:
+                warnings.warn(f"nbtorch.compile: running {self._name()} eagerly: {reason}",
+                              stacklevel=5)
+        return _Eager(reason)
+
+    # ---- capturing ------------------------------------------------------------------------
+    def _capture(self, args, kwargs, tensors, key, counted):
+        from ._concrete import TracerWarning
+        from ..fx.passes.lower import CaptureError
+        try:
+            gm, live = self._trace(args, kwargs, tensors)
+        except _Break as e:
+            return self._fallback(str(e))
+        self._new_modules(live)
+        backend = self._backend
+        if callable(backend):
+            return _Custom(backend(gm, list(tensors)))
+        try:
+            wrt = [t.requires_grad for t in tensors]
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", TracerWarning)
+                cg = build(gm, tensors, wrt, fuse=backend != "eager")
+        except CaptureError as e:
+            return self._fallback(str(e).split("\n\nWhile executing")[0])
+        except TracerWarning as e:
+            return self._fallback(str(e))
+        entry = _Graph(cg, live, [])
+        try:
+            entry.attr_meta = _attr_meta(entry.attrs())
+        except AttributeError as e:
+            return self._fallback(f"a weight of the graph cannot be found again: {e}")
+        return entry
+
+    def _new_modules(self, live):
+        """Modules the trace found (a function calling a model): their training flags are
+        part of the guards from now on."""
+        seen = {id(m) for m in self._modules}
+        for top in vars(live).values():
+            for m in top.modules():
+                if id(m) not in seen:
+                    self._modules.append(m)
+                    seen.add(id(m))
+
+    def _trace(self, args, kwargs, tensors):
+        """(traced GraphModule over the flat tensors, live root): other arguments are
+        constants; the live root holds the real modules the code called (weights are
+        read from them at every call, so a replaced submodule is seen)."""
+        import types
+        from ._concrete import TracerWarning
+        from ._trace import _build, _check_outputs, _trace_graph
+        _, spec = flatten((args, kwargs))
+        fn = self._fn
+
+        def flat(*ts):
+            a, k = unflatten(list(ts), spec)
+            return fn(*a, **k)
+        flat.__name__ = self._name().replace(".", "_").replace("<", "").replace(">", "")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TracerWarning)
+            try:
+                tracer, graph = _trace_graph(flat, tuple(tensors), {})
+                _check_outputs(graph, strict=False)
+                traced = _build(None, flat, flat.__name__, tracer, graph)
+            except Exception as e:          # the code itself failed, or cannot be traced
+                raise _Break(f"tracing failed: {type(e).__name__}: {e}") from None
+        for w in caught:
+            if issubclass(w.category, TracerWarning):
+                raise _Break(f"{w.message} ({w.filename}:{w.lineno})")
+        live = types.SimpleNamespace(**tracer.extra_modules)
+        return traced.graph_module, live
+
+
+class _Break(Exception):
+    pass
+
+
+class _Custom:
+    """A guard set run by a user's backend callable (given the fx GraphModule)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def attrs(self):
+        return []
+
+    def valid(self, attrs):
+        return True
+
+    def run(self, owner, args, kwargs, tensors, attrs):
+        return self.fn(*tensors)
+
+
+class CompiledFunctionWrapper(_Compiled):
+    """``nbtorch.compile(fn)``: call it like `fn` (``__wrapped__`` is `fn`)."""
+
+
+def _optimized_module_class():
+    from ..nn import Module
+
+    class OptimizedModule(Module):
+        """``nbtorch.compile(model)``: a Module whose calls run compiled graphs of
+        ``_orig_mod`` (parameters, state_dict and attributes are the original's)."""
+
+        def __init__(self, mod, compiled):
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_compiled", compiled)
+
+        def __call__(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        forward = __call__
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._orig_mod, name)
+
+        @property
+        def fallback_reasons(self):
+            return self._compiled.fallback_reasons
+
+        @property
+        def recompiles(self):
+            return self._compiled.recompiles
+
+    return OptimizedModule
+
+
+_OM = []
+
+
+def OptimizedModule(mod, compiled):      # noqa: N802 - the class, made on first use
+    if not _OM:
+        _OM.append(_optimized_module_class())
+    return _OM[0](mod, compiled)
+
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="numba", mode=None,
+            options=None, disable=False):
+    """Compile `model` (an nn.Module or a function): see the module docstring.
+
+    backend: "numba" (fused generated kernels), "eager" (the recorded graph without
+    fusion), or a callable ``backend(graph_module, example_inputs) -> callable`` given
+    the traced fx GraphModule (PyTorch's custom backend API). `mode` is accepted for
+    compatibility and does not change what is generated. Usable as a decorator, with
+    or without arguments.
+
+    Example:
+        >>> fast = nbtorch.compile(model)
+        >>> loss = F.cross_entropy(fast(x), y); loss.backward()
+    """
+    if model is None:
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    from ..nn import Module
+    if mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(m for m in _MODES if m)}")
+    if not (callable(backend) or backend in ("numba", "eager", "inductor")):
+        raise ValueError(f"nbtorch.compile: unknown backend {backend!r} (have: 'numba', "
+                         "'eager', or a callable(graph_module, example_inputs))")
+    if backend == "inductor":
+        backend = "numba"
+    if isinstance(model, Module):
+        if disable:
+            return model
+        compiled = CompiledFunctionWrapper(model, model, dynamic, fullgraph, backend, mode,
+                                           options)
+        return OptimizedModule(model, compiled)
+    if not callable(model):
+        raise RuntimeError(f"nbtorch.compile: expected a function or an nn.Module, got "
+                           f"{type(model).__name__}")
+    if disable or getattr(model, "_nbtorch_compile_disabled", False):
+        return model
+    import functools
+    wrapper = CompiledFunctionWrapper(model, None, dynamic, fullgraph, backend, mode, options)
+    functools.update_wrapper(wrapper, model, updated=())
+    return wrapper

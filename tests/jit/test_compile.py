@@ -1,0 +1,246 @@
+"""nbtorch.compile: guards, recompiles, eager fallback, autograd through compiled graphs.
+
+Few distinct fused programs (each a cold compile in CI): the ten-op chain in
+float32 (forward and backward), one float64 function for gradcheck, an MLP.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import nbtorch as torch
+import nbtorch.nn as nn
+import nbtorch.nn.functional as F
+from nbtorch.autograd import gradcheck
+from nbtorch.fx.passes.fused_kernel import FusedKernel
+from nbtorch.jit._compile import CompileError, config
+
+
+def _t(*shape, seed=0, dtype=np.float32, grad=False):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+    return torch.tensor(a, requires_grad=grad)
+
+
+def ten_ops(x, w, b):
+    h = x * w + b
+    h = torch.tanh(h) * 0.5 + torch.sigmoid(h)
+    h = (h - 0.1).relu() / 1.5
+    h = torch.exp(h * 0.1)
+    return (h * h).sum()
+
+
+def _entry(compiled):
+    entries = [e for e in compiled._cache.values() if hasattr(e, "cg")]
+    return entries[-1]
+
+
+def _fused(gm):
+    return [n.target for n in gm.graph.nodes if isinstance(n.target, FusedKernel)]
+
+
+def test_ten_ops_forward_backward_match_eager():
+    xs = [_t(64, seed=i, grad=True) for i in range(3)]
+    ct = torch.compile(ten_ops)
+    out = ct(*xs)
+    out.backward()
+    got = [x.grad for x in xs]
+    for x in xs:
+        x.grad = None
+    ref = ten_ops(*xs)
+    ref.backward()
+    np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-6)
+    for g, x in zip(got, xs):
+        np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=1e-5, atol=1e-7)
+    cg = _entry(ct).cg
+    assert len(_fused(cg.forward_gm)) == 1 and len(_fused(cg.backward_gm)) == 1
+    # the forward returns what the backward reads, no more: x, w and four activations
+    assert cg.n_saved == 6
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    # a second call reuses the graph
+    ct(*xs).backward()
+    assert len(ct._cache) == 1 and ct.recompiles == 0
+
+
+def f64(x, w):
+    y = torch.sigmoid(x * w)
+    return torch.softmax(y, -1) * y
+
+
+def test_gradcheck_float64():
+    x = _t(3, 5, dtype=np.float64, grad=True)
+    w = _t(5, seed=1, dtype=np.float64, grad=True)
+    cf = torch.compile(f64)
+    assert gradcheck(cf, (x, w), eps=1e-6, atol=1e-5)
+    assert len(cf._cache) == 1
+    np.testing.assert_allclose(cf(x, w).detach().numpy(), f64(x, w).detach().numpy(),
+                               rtol=1e-12)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def test_compiled_module_trains_like_eager():
+    torch.manual_seed(0)
+    m = MLP()
+    ref = MLP()
+    ref.load_state_dict(m.state_dict())
+    cm = torch.compile(m)
+    x, y = _t(32, 8, seed=3), torch.tensor(np.random.default_rng(4).integers(0, 4, 32))
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    opt_ref = torch.optim.Adam(ref.parameters(), lr=1e-2)
+    losses = []
+    for step in range(30):
+        for model, o in ((cm, opt), (ref, opt_ref)):
+            o.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            o.step()
+            if model is cm:
+                losses.append(loss.item())
+                grads = [p.grad.clone() for p in m.parameters()]
+        if step == 0:
+            for g, p in zip(grads, ref.parameters()):
+                np.testing.assert_allclose(g.numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-6)
+    assert losses[-1] < 0.7 * losses[0]
+    for p, q in zip(m.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-3,
+                                   atol=1e-4)
+    assert cm.recompiles == 0 and not cm.fallback_reasons
+    assert list(cm.state_dict()) == ["_orig_mod.fc1.weight", "_orig_mod.fc1.bias",
+                                     "_orig_mod.fc2.weight", "_orig_mod.fc2.bias"]
+
+
+def test_guards_recompile_and_never_run_stale_graphs():
+    m = MLP()
+    cm = torch.compile(m)
+    x = _t(4, 8)
+    with torch.no_grad():
+        np.testing.assert_allclose(cm(x).numpy(), m(x).numpy(), rtol=1e-6)
+        x2 = _t(6, 8, seed=1)                         # another shape: a new entry
+        np.testing.assert_allclose(cm(x2).numpy(), m(x2).numpy(), rtol=1e-6)
+        assert cm.recompiles == 1
+        xd = x.double()                               # another dtype: refused by the
+        m64 = MLP().double()                          # eager code too, so use a model
+        cm64 = torch.compile(m64)
+        np.testing.assert_allclose(cm64(xd).numpy(), m64(xd).numpy(), rtol=1e-12)
+    out = cm(x)                                       # grad mode on: a training graph
+    assert out.requires_grad and cm.recompiles == 2
+    m.eval()
+    with torch.no_grad():
+        cm(x)
+    assert cm.recompiles == 3                         # training flag is guarded
+    # weights replaced (same kind): read at every call, no recompile
+    with torch.no_grad():
+        m.fc1.weight.copy_(torch.zeros(16, 8))
+        np.testing.assert_allclose(cm(x).numpy(), m(x).numpy(), rtol=1e-6)
+    m.fc2 = nn.Linear(16, 4)                          # a new submodule: its weights
+    with torch.no_grad():
+        np.testing.assert_allclose(cm(x).numpy(), m(x).numpy(), rtol=1e-6)
+    m.fc2.weight.requires_grad_(False)                # a weight's kind changed: again
+    with torch.no_grad():
+        np.testing.assert_allclose(cm(x).numpy(), m(x).numpy(), rtol=1e-6)
+
+
+def test_cache_size_limit_warns_then_runs_eagerly(monkeypatch):
+    monkeypatch.setattr(config, "cache_size_limit", 2)
+    cf = torch.compile(lambda x: torch.relu(x) * 2)
+    with torch.no_grad():
+        for n in (2, 3):
+            cf(_t(n))
+        with pytest.warns(UserWarning, match="cache_size_limit"):
+            out = cf(_t(4))
+        np.testing.assert_allclose(out.numpy(), torch.relu(_t(4)).numpy() * 2)
+    assert cf.recompiles == 1
+
+
+def branchy(x):
+    if x.sum() > 0:                     # data-dependent control flow
+        return x * 2
+    return x - 1
+
+
+def test_data_dependent_control_flow_falls_back_or_raises():
+    cf = torch.compile(branchy)
+    x = _t(5)
+    with pytest.warns(UserWarning, match="running branchy eagerly"):
+        out = cf(x)
+    np.testing.assert_allclose(out.numpy(), branchy(x).numpy())
+    np.testing.assert_allclose(cf(-x.abs()).numpy(), branchy(-x.abs()).numpy())
+    assert "Python boolean" in cf.fallback_reasons[0]
+    assert "test_compile.py" in cf.fallback_reasons[0]
+    with pytest.raises(CompileError, match="fullgraph=True"):
+        torch.compile(branchy, fullgraph=True)(x)
+
+
+def test_create_graph_is_a_clear_error():
+    x = _t(64, grad=True)
+    w, b = _t(64, seed=1, grad=True), _t(64, seed=2, grad=True)
+    out = torch.compile(ten_ops)(x, w, b)
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(out, x, create_graph=True)
+
+
+def test_dynamic_batch_reuses_kernels():
+    from nbtorch.kernels import _generated
+    cf = torch.compile(ten_ops, dynamic=True)
+    with torch.no_grad():
+        for n in (64, 32, 48):
+            xs = [_t(n, seed=i) for i in range(3)]
+            np.testing.assert_allclose(cf(*xs).item(), ten_ops(*xs).item(), rtol=1e-6)
+    assert cf.recompiles == 0 and len(cf._cache) == 1
+    kernels = {id(k) for e in next(iter(cf._cache.values())).values()
+               for k in _fused(e.cg.forward_gm)}
+    sources = {next(iter(fk.sources().values())) for e in next(iter(cf._cache.values())).values()
+               for fk in _fused(e.cg.forward_gm)}
+    assert len(kernels) == 3 and len(sources) == 1    # one generated kernel for all sizes
+    assert _generated.directory()
+
+
+def test_backends_and_bad_input():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((gm, [t.shape for t in example_inputs]))
+        return gm.forward
+    cf = torch.compile(lambda x: torch.relu(x) + 1, backend=backend)
+    x = _t(3)
+    np.testing.assert_allclose(cf(x).numpy(), torch.relu(x).numpy() + 1)
+    assert seen and "relu" in seen[0][0].code and seen[0][1] == [(3,)]
+    ce = torch.compile(ten_ops, backend="eager")
+    xs = [_t(64, seed=i) for i in range(3)]
+    with torch.no_grad():
+        np.testing.assert_allclose(ce(*xs).item(), ten_ops(*xs).item(), rtol=1e-6)
+    assert not _fused(_entry(ce).cg.forward_gm)
+    with pytest.raises(RuntimeError, match="expected a function or an nn.Module"):
+        torch.compile(123)
+    with pytest.raises(ValueError, match="unknown backend"):
+        torch.compile(ten_ops, backend="tvm")
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        torch.compile(ten_ops, mode="fastest")
+    assert torch.compile(ten_ops, disable=True) is ten_ops
+
+    @torch.compile
+    def deco(x):
+        return x * 3
+    np.testing.assert_allclose(deco(x).numpy(), x.numpy() * 3)
+    assert deco.__wrapped__.__name__ == "deco"
+    torch._dynamo.reset()
+    assert not deco._cache
+
+
+def test_saved_input_modified_in_place_is_detected():
+    xs = [_t(64, seed=i, grad=True) for i in range(3)]
+    a = xs[0] * 1.0                        # a non-leaf input we may change in place
+    ct = torch.compile(ten_ops)
+    out = ct(a, xs[1], xs[2])
+    with torch.no_grad():
+        a.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
