@@ -22,6 +22,32 @@ def test_every_optimizer_and_scheduler_name_of_pytorch_exists():
         assert [n for n in theirs if not hasattr(ours, n)] == []
 
 
+BAD_HYPER_PARAMETERS = [
+    ("Adadelta", dict(rho=1.5)), ("Adadelta", dict(eps=-1.0)), ("Adamax", dict(lr=-1.0)),
+    ("Adamax", dict(betas=(1.0, 0.9))), ("NAdam", dict(momentum_decay=-1.0)),
+    ("NAdam", dict(betas=(0.9, 1.0))), ("RAdam", dict(weight_decay=-0.5)),
+    ("ASGD", dict(lr=-1.0)), ("ASGD", dict(weight_decay=-1.0)), ("Rprop", dict(etas=(1.5, 2.0))),
+    ("Rprop", dict(etas=(0.5, 0.9))), ("LBFGS", dict(lr=-1.0)), ("SparseAdam", dict(lr=0.0)),
+    ("SparseAdam", dict(eps=0.0)), ("Adafactor", dict(beta2_decay=0.5)),
+    ("Adafactor", dict(d=0.5)), ("Adafactor", dict(eps=(-1.0, 1e-3))),
+    ("Muon", dict(momentum=-1.0)), ("Muon", dict(adjust_lr_fn="nope")),
+    ("SGD", dict(lr=0.1, fused=True, foreach=True)), ("Adadelta", dict(fused=True)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs", BAD_HYPER_PARAMETERS,
+                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(BAD_HYPER_PARAMETERS)])
+def test_bad_hyper_parameters_raise_what_pytorch_raises(name, kwargs):
+    errors = []
+    for lib in (torch, nb):
+        with pytest.raises(Exception) as info:
+            getattr(lib.optim, name)([lib.zeros(2, 2, requires_grad=True)], **kwargs)
+        errors.append(info.value)
+    assert type(errors[1]) is type(errors[0])
+    if not isinstance(errors[0], TypeError):      # TypeError: an unexpected keyword
+        assert str(errors[1]) == str(errors[0])
+
+
 # ---------------------------------------------------------------- LBFGS
 def _rosenbrock(x):
     return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
