@@ -27,6 +27,7 @@ from .ops.views import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
+from .ops.random import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem__)
 from .ops.joining import *  # noqa: F401,F403

@@ -27,7 +27,7 @@ import numba
 import numpy as np
 
 __all__ = [
-    "conv_output_size", "im2col", "col2im", "unfold", "fold", "channel_sum",
+    "im2col", "col2im", "unfold", "fold", "channel_sum",
     "add_channel_bias", "conv2d_forward", "conv2d_grad_input", "conv2d_grad_weight",
     "release_workspace",
 ]
@@ -38,11 +38,6 @@ CHUNK_ELEMENTS = 1 << 18
 # Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
 # region on 2 cores measured up to 10x slower than the serial loop.
 PARALLEL_MIN_ELEMENTS = 1 << 22
-
-
-def conv_output_size(size, kernel, stride, padding, dilation):
-    """Output length of a convolution along one dim: floor((L+2p-d(k-1)-1)/s)+1."""
-    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
 @numba.njit(cache=True)

@@ -17,7 +17,7 @@ import numba
 import numpy as np
 
 __all__ = [
-    "pool_output_size", "adaptive_ranges",
+    "adaptive_ranges",
     "max_pool2d_forward", "max_pool2d_backward",
     "avg_pool2d_forward", "avg_pool2d_backward",
     "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
@@ -29,15 +29,6 @@ __all__ = [
 # high: in a network pooling runs between BLAS calls whose idle threads spin, and
 # a parallel region next to them measured several times slower on 2 cores.
 PARALLEL_MIN_ELEMENTS = 1 << 22
-
-
-def pool_output_size(size, kernel, stride, padding, dilation, ceil_mode):
-    """PyTorch's pooling output length; with ceil_mode the last window must start inside."""
-    span = size + 2 * padding - dilation * (kernel - 1) - 1
-    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + padding:
-        out -= 1
-    return out
 
 
 def adaptive_ranges(in_size, out_size):

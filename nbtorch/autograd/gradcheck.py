@@ -102,7 +102,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   raise_exception=True, **_):
     """gradcheck of the backward pass itself (second derivatives via create_graph)."""
     from .engine import grad
-    from ..random import randn
+    from ..ops.random import randn
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     outs = _flat_outputs(func(*inputs))

@@ -11,17 +11,20 @@ Each backward is written with the other two, so ``create_graph=True`` gives
 exact higher-order gradients.  1-D convolutions are the 2-D ones with H = 1.
 Kernels compute in float32/float64; float16 and bfloat16 are upcast around them.
 """
-from ..._registry import get_kernel
-from ..._tensor import empty
-from ...autograd import Function, grad_mode
-from ...kernels.cpu import conv as _cpu_conv
-from ...ops._common import check_same_device
+from .._registry import get_kernel
+from .._tensor import empty
+from ..autograd import Function, grad_mode
+from ._common import check_same_device
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
 
 
-
 # ---------------------------------------------------------------- argument helpers
+
+def conv_output_size(size, kernel, stride, padding, dilation):
+    """Output length of a convolution along one dim: floor((L+2p-d(k-1)-1)/s)+1."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
 
 def _ntuple(value, n, name):
     """An int or a sequence of n ints -> tuple of n ints (ValueError otherwise)."""
@@ -395,7 +398,7 @@ class _BlockGeometry:
         if any(p < 0 for p in padding):
             raise RuntimeError(f"padding should be non-negative, but got pad_height: "
                                f"{padding[0]} pad_width: {padding[1]}")
-        self.blocks = tuple(_cpu_conv.conv_output_size(s, k, st, p, d)
+        self.blocks = tuple(conv_output_size(s, k, st, p, d)
                             for s, k, st, p, d in zip(size, kernel, stride, padding, dilation))
 
     def args(self):

@@ -1,5 +1,5 @@
 """Dropout functions: a random keep-mask scaled by 1/(1-p) in training, identity else."""
-import nbtorch as torch
+from .random import rand
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
 
@@ -11,7 +11,7 @@ def _check_p(p):
 
 def _keep_mask(input, p, mask_shape):
     """Float mask of `mask_shape`: 1/(1-p) with probability 1-p, else 0."""
-    keep = torch.rand(mask_shape, device=input.device) >= p
+    keep = rand(mask_shape, device=input.device) >= p
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
     return keep.to(input.dtype) * scale
 
@@ -71,7 +71,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     if p == 1.0:
         return input * 0.0
     alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
-    keep = (torch.rand(tuple(input.shape), device=input.device) >= p).to(input.dtype)
+    keep = (rand(tuple(input.shape), device=input.device) >= p).to(input.dtype)
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
     return (input * keep + alpha_p * (1 - keep)) * a + b

@@ -5,12 +5,12 @@ backward of the backward is the gather again, so double backward works.
 """
 import numpy as np
 
-from ... import _dtype
-from ..._registry import get_kernel
-from ..._tensor import empty
-from ...autograd import Function
-from ...ops._common import check_same_device
-from ...ops.joining import one_hot  # the core's op, re-exported as F.one_hot
+from .. import _dtype
+from .._registry import get_kernel
+from .._tensor import empty
+from ..autograd import Function
+from ._common import check_same_device
+from .joining import one_hot  # the core's op, re-exported as F.one_hot
 
 __all__ = ["embedding", "one_hot"]
 
@@ -78,7 +78,7 @@ class EmbeddingBackward(Function):
 
 def _row_mask(V, padding_idx, like):
     """A (V, 1) tensor of ones with a zero at ``padding_idx``."""
-    from ...ops.creation import tensor
+    from .creation import tensor
     keep = np.ones((V, 1))
     keep[padding_idx] = 0.0
     return tensor(keep, dtype=like.dtype, device=like.device)

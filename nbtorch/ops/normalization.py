@@ -7,11 +7,11 @@ double backward works too.
 """
 import math
 
-from ... import _dtype
-from ..._registry import get_kernel
-from ..._tensor import Size, empty
-from ...autograd import Function, grad_mode
-from ...ops._common import check_same_device
+from .. import _dtype
+from .._registry import get_kernel
+from .._tensor import Size, empty
+from ..autograd import Function, grad_mode
+from ._common import check_same_device
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm", "normalize"]
 
@@ -382,7 +382,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     w, b = (None if t is None else t.repeat(N) for t in (weight, bias))
     out = batch_norm(x, rep[0], rep[1], w, b, use_input_stats, momentum, eps)
     if use_input_stats:
-        from ...autograd import no_grad
+        from ..autograd import no_grad
         with no_grad():
             for buf, r in zip((running_mean, running_var), rep):
                 if buf is not None:

@@ -6,17 +6,25 @@ whose backward is the forward again (average pooling and its gradient are
 adjoint linear maps; max-pool's gradient scatter has the index gather as
 adjoint), so ``create_graph=True`` gives exact higher-order gradients.
 """
-from ..._registry import get_kernel
-from ..._tensor import empty
-from ... import _dtype
-from ...autograd import Function
-from ...kernels.cpu import pool as _cpu_pool
+from .._registry import get_kernel
+from .._tensor import empty
+from .. import _dtype
+from ..autograd import Function
 from .conv import _kernel_dtype, _ntuple, _out, _raw, _size
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
            "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
            "max_pool1d_with_indices", "max_pool2d_with_indices"]
 
+
+
+def pool_output_size(size, kernel, stride, padding, dilation, ceil_mode):
+    """PyTorch's pooling output length; with ceil_mode the last window must start inside."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
 
 
 def _planes(t, dt):
@@ -178,7 +186,7 @@ def _window_args(dims, kernel_size, stride, padding, dilation):
 
 def _pool_out_hw(x4, kernel, stride, pad, dil, ceil_mode):
     c, h, w = x4.shape[1:]
-    out = tuple(_cpu_pool.pool_output_size(s, k, st, p, d, ceil_mode)
+    out = tuple(pool_output_size(s, k, st, p, d, ceil_mode)
                 for s, k, st, p, d in zip((h, w), kernel, stride, pad, dil))
     if out[0] < 1 or out[1] < 1:
         raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "

@@ -9,10 +9,10 @@ adaptive average pooling, as in PyTorch.
 """
 import numpy as np
 
-from ... import _dtype
-from ..._registry import get_kernel
-from ..._tensor import empty
-from ...autograd import Function
+from .. import _dtype
+from .._registry import get_kernel
+from .._tensor import empty
+from ..autograd import Function
 from .conv import _out, _raw, _size
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 

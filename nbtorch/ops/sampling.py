@@ -27,7 +27,7 @@ _SEED_HIGH = 2 ** 63 - 1
 
 
 def _seed(generator):
-    from ..random import _rng
+    from .._generator import rng_of as _rng
     return int(_rng(generator).integers(0, _SEED_HIGH))
 
 

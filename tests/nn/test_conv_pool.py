@@ -9,9 +9,9 @@ import pytest
 
 import nbtorch
 from nbtorch.autograd import gradcheck, gradgradcheck
-from nbtorch.nn.functional import conv as C
-from nbtorch.nn.functional import pooling as P
-from nbtorch.nn.functional import sampling as S
+from nbtorch.ops import conv as C
+from nbtorch.ops import pooling as P
+from nbtorch.ops import resampling as S
 
 TOL = {np.float32: 1e-4, np.float64: 1e-10}
 

@@ -10,6 +10,8 @@ import pytest
 
 conv = pytest.importorskip("nbtorch.kernels.cpu.conv")
 pool = pytest.importorskip("nbtorch.kernels.cpu.pool")
+from nbtorch.ops.conv import conv_output_size  # noqa: E402  (shape rules live with the ops)
+from nbtorch.ops.pooling import pool_output_size  # noqa: E402
 
 DTYPES = [np.float32, np.float64]
 TOL = {np.float32: 1e-4, np.float64: 1e-11}
@@ -147,8 +149,8 @@ def test_unfold_matches_patches_and_fold_is_its_adjoint(dtype):
 
 
 def test_conv_output_size():
-    assert conv.conv_output_size(28, 3, 1, 1, 1) == 28
-    assert conv.conv_output_size(7, 3, 2, 0, 2) == 2
+    assert conv_output_size(28, 3, 1, 1, 1) == 28
+    assert conv_output_size(7, 3, 2, 0, 2) == 2
 
 
 # ---------------------------------------------------------------- pooling
@@ -162,8 +164,8 @@ POOL_CASES = [  # (H, W, kernel, stride, padding, dilation, ceil_mode)
 
 
 def _pool_out(h, w, k, s, p, d, ceil):
-    return (pool.pool_output_size(h, k[0], s[0], p[0], d[0], ceil),
-            pool.pool_output_size(w, k[1], s[1], p[1], d[1], ceil))
+    return (pool_output_size(h, k[0], s[0], p[0], d[0], ceil),
+            pool_output_size(w, k[1], s[1], p[1], d[1], ceil))
 
 
 def max_pool_reference(x, k, s, p, d, out_hw):
@@ -202,10 +204,10 @@ def test_max_pool_nan_wins_and_output_size():
     out, idx = np.empty((1, 1, 2)), np.empty((1, 1, 2), np.int64)
     pool.max_pool2d_forward(x, out, idx, (1, 2), (1, 2), (0, 0), (1, 1))
     assert np.isnan(out[0, 0, 0]) and idx[0, 0, 0] == 1 and out[0, 0, 1] == 3.0
-    assert pool.pool_output_size(5, 2, 2, 0, 1, True) == 3
-    assert pool.pool_output_size(5, 2, 2, 0, 1, False) == 2
-    assert pool.pool_output_size(5, 2, 2, 1, 1, True) == 3  # a 4th window would start in padding
-    assert pool.pool_output_size(6, 3, 2, 1, 1, True) == 4
+    assert pool_output_size(5, 2, 2, 0, 1, True) == 3
+    assert pool_output_size(5, 2, 2, 0, 1, False) == 2
+    assert pool_output_size(5, 2, 2, 1, 1, True) == 3  # a 4th window would start in padding
+    assert pool_output_size(6, 3, 2, 1, 1, True) == 4
 
 
 def avg_pool_reference(x, k, s, p, out_hw, include_pad, divisor):
