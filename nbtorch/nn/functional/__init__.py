@@ -1,8 +1,10 @@
-"""`nn.functional` (F): stateless layer functions, one module per family.
+"""`nn.functional` (F): stateless layer functions, PyTorch-shaped, one module per family.
 
-activation, loss, linear and dropout are built from nbtorch ops; conv,
-pooling, sampling, normalization, sparse and attention have their own Numba
-kernels (forward and backward).
+A thin layer over the op definitions, as `nn` is over `functional`: conv,
+pooling, normalization, sampling (pad/interpolate), sparse (embedding) and
+dropout re-export ops from `nbtorch/ops/` (checks, kernels, backward live
+there); activation, loss, linear, distance, shuffle and attention are written
+with those ops.
 """
 from .activation import *  # noqa: F401,F403
 from .activation import __all__ as _activation_all
