@@ -192,12 +192,15 @@ def _order_placeholders(graph, names):
 def _optimise(gm, fuse=True):
     from ..fx.passes.cse import eliminate_common_subexpressions
     from ..fx.passes.fusion import fuse as fuse_pass
+    from ..fx.passes.memory_plan import plan_memory
     gm.graph.eliminate_dead_code()
     eliminate_common_subexpressions(gm)
     if fuse:
         fuse_pass(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
+    if fuse:
+        plan_memory(gm)
     return gm
 
 

@@ -194,3 +194,27 @@ def test_second_process_compiles_nothing():
     directory = runs[0].stdout.split("\n")[1]
     assert not os.path.abspath(directory).startswith(root)
     assert any(f.startswith("fused_mul_add_tanh") for f in os.listdir(directory))
+
+
+def two_groups(x, w):
+    a = torch.tanh(x * 2 + 1)          # group 1 -> read by mm only
+    b = torch.tanh((a @ w) * 2 + 1)    # group 2 -> read by mm only (same program)
+    return torch.tanh((b @ w) * 2 + 1)
+
+
+def test_memory_plan_reuses_buffers():
+    from nbtorch.fx.passes.memory_plan import PlannedCall, plan_memory
+    x, w = _t(6, 6), _t(6, 6, seed=1)
+    low = _lowered(two_groups, x, w)
+    assert fuse(low) == 3
+    plan = plan_memory(low, min_bytes=0)
+    assert len(plan.values) == 2 and len(plan.buffer_bytes) == 1     # lifetimes disjoint
+    assert plan.saved_bytes == 6 * 6 * 4
+    calls = [n.target for n in low.graph.nodes if isinstance(n.target, PlannedCall)]
+    assert len(calls) == 2
+    ref = two_groups(x, w).numpy()
+    np.testing.assert_allclose(low(x, w).numpy(), ref, rtol=1e-5)
+    buf = calls[0].arena.buffers()[0]
+    out = low(x, w)                     # the same memory serves the next call
+    assert calls[0].arena.buffers()[0] is buf
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)

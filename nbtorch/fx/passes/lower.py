@@ -213,6 +213,7 @@ class Recorder:
             node = self.graph.call_function(function_call(cls), self.to_arg(args, what),
                                             self.to_arg(kwargs, what))
         node.meta["source_fn"] = cls.__name__
+        node.meta["aliases_input"] = _aliases(out, args, kwargs)
         self.record_outputs(node, out)
         return out
 
@@ -243,6 +244,25 @@ class Recorder:
         node = self.graph.call_function(_zeros, (tuple(shape), dtype, device))
         self.record_outputs(node, out)
         return out
+
+
+def _aliases(out, args, kwargs):
+    """True when a result shares memory with a tensor argument (a view, an in-place op)."""
+    storages = set()
+
+    def collect(a):
+        if _is_tensor(a):
+            storages.add(id(a._storage))
+        elif isinstance(a, (tuple, list)):
+            for e in a:
+                collect(e)
+        elif isinstance(a, dict):
+            for e in a.values():
+                collect(e)
+    collect(args)
+    collect(kwargs)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return any(_is_tensor(o) and id(o._storage) in storages for o in outs)
 
 
 def _elementwise_of(rec, out, calls):
