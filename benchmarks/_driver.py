@@ -7,8 +7,9 @@ settings would slow the other). For each case the driver sets it up in every
 worker (untimed: first calls compile or load kernels, and fault memory in), then
 runs `--rounds` rounds; in round r every worker runs one block of the case in an
 order rotated by r (one untimed call, then `--samples` samples of `number` calls
-each), with a pause between blocks so one library's spinning threads go idle
-before the next runs. A framework's time is the median over rounds of its
+each); before each block the driver waits until no worker's threads use the CPU
+(OpenBLAS and OpenMP threads spin for up to ~0.1 s after a call, and would share
+the cores with the next worker). A framework's time is the median over rounds of its
 per-round medians; the spread printed beside it is the min and max of those
 per-round medians; ratios are ratios of medians, marked `~` when the two ranges
 overlap (a difference within this run's noise). The machine's copy bandwidth and
@@ -177,6 +178,41 @@ def select_cases(cases, only):
                    for w in words)]
 
 
+def cpu_ns(pid):
+    """CPU time (ns) that all threads of process `pid` have run, or None (not Linux)."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass                                       # a thread that just ended
+    return total
+
+
+def wait_quiet(pids, window=0.01, busy_ns=500_000, cap=1.0):
+    """Wait until the processes ran (all threads together) under busy_ns in one window.
+
+    After a call, OpenBLAS's threads spin for up to ~0.1 s and OpenMP's for a while
+    too; a block started meanwhile would share the cores with another worker's
+    spinning threads. Returns the seconds waited (at most `cap`)."""
+    t0 = time.perf_counter()
+    before = [cpu_ns(p) for p in pids]
+    if any(b is None for b in before):
+        return 0.0
+    while time.perf_counter() - t0 < cap:
+        time.sleep(window)
+        now = [cpu_ns(p) for p in pids]
+        if any(n is None for n in now) or sum(now) - sum(before) < busy_ns:
+            break
+        before = now
+    return time.perf_counter() - t0
+
+
 def rotated(items, r):
     """items rotated left by r: round r's running order."""
     if not items:
@@ -221,6 +257,7 @@ def run_case(case, workers, args, log=print):
             if "rounds" not in result[w.label]:
                 continue                              # failed in an earlier round
             time.sleep(args.gap_ms / 1e3)
+            wait_quiet([x.proc.pid for x in ready if x.alive], cap=args.quiet_max_ms / 1e3)
             try:
                 reply = w.request({"op": "run", "samples": args.samples}, args.timeout)
             except WorkerError as exc:
@@ -291,7 +328,9 @@ def parse_args(argv):
     p.add_argument("--warmup", type=int, default=2, help="untimed calls at setup")
     p.add_argument("--min-sample-ms", type=float, default=20.0,
                    help="calls per sample are chosen so that one sample lasts this long")
-    p.add_argument("--gap-ms", type=float, default=20.0, help="pause before each block")
+    p.add_argument("--gap-ms", type=float, default=10.0, help="pause before each block")
+    p.add_argument("--quiet-max-ms", type=float, default=1000.0,
+                   help="then wait up to this long until every worker's threads are idle")
     p.add_argument("--threads", type=int, default=os.cpu_count(),
                    help="threads for every library (0: leave their defaults)")
     p.add_argument("--frameworks", default=",".join(FRAMEWORKS))
@@ -331,10 +370,12 @@ def worker_specs(args, cases):
                 if not src:
                     raise SystemExit(f"--also expects LABEL=DIR, got {item!r}")
                 specs.append((label, "nbtorch", os.path.abspath(src)))
+    limits_only = set()
     if any(c.frameworks() == ["numpy"] for c in cases) and not any(s[1] == "numpy"
                                                                     for s in specs):
         specs.append(("numpy", "numpy", None))     # the machine limits run there
-    return specs
+        limits_only.add("numpy")
+    return specs, limits_only
 
 
 def main(modules, argv=None):
@@ -350,7 +391,7 @@ def main(modules, argv=None):
         for c in limit_cases + cases:
             print(f"{c.module:15s} {c.group:28s} {c.name}  [{', '.join(c.frameworks())}]")
         return 0
-    specs = worker_specs(args, limit_cases + cases)
+    specs, limits_only = worker_specs(args, limit_cases + cases)
     report = _report.Report(args, specs, machine_info(), os.getloadavg())
     workers = [Worker(label, fw, args.threads, src=src, log_dir=args.log_dir,
                       check_cuda=bool(cuda_cases) and args.cuda != "no")
@@ -371,7 +412,9 @@ def main(modules, argv=None):
         report.header()
         for case in limit_cases + cases:
             print(f"  ... {case.name}", file=sys.stderr, flush=True)
-            report.add(case, run_case(case, workers, args, log=report.note))
+            ws = workers if case.group == _limits.GROUP else \
+                [w for w in workers if w.label not in limits_only]
+            report.add(case, run_case(case, ws, args, log=report.note))
         report.limits_done()
     finally:
         for w in workers:
@@ -379,6 +422,7 @@ def main(modules, argv=None):
     if not args.no_memory:
         for case in (c for c in cases if c.memory):
             print(f"  ... memory: {case.name}", file=sys.stderr, flush=True)
-            report.add_memory(case, measure_memory(case, specs, args, log=report.note))
+            report.add_memory(case, measure_memory(
+                case, [s for s in specs if s[0] not in limits_only], args, log=report.note))
     report.finish(os.getloadavg(), time.perf_counter() - t0)
     return 0

@@ -58,8 +58,9 @@ class Report:
         self.out(f"- method: each framework in its own worker process; per case {a.warmup} "
                  f"untimed calls at setup, then {a.rounds} rounds, each worker in rotating order "
                  f"running one untimed call and {a.samples} samples of >= {a.min_sample_ms:g} ms "
-                 f"({a.gap_ms:g} ms pause between blocks). Time = median over rounds of the "
-                 "per-round medians, then the min/max of those relative to it. Ratios are ratios "
+                 f"(before each block a {a.gap_ms:g} ms pause, then a wait until no worker's "
+                 "threads run). Time = median over rounds of the per-round medians, then the "
+                 "min/max of those relative to it. Ratios are ratios "
                  "of medians; `~` marks ranges that overlap (within this run's noise). "
                  "Fractions: bytes per call / time against the copy bandwidth, or flops per "
                  "call / time against the GEMM peak, both measured below in this run.")
@@ -157,8 +158,8 @@ class Report:
         self.out()
         self.out(f"ru_maxrss growth from after the import to after {self.args.memory_steps + 1} "
                  "steps, MiB (in brackets: after the first step, which includes loading "
-                 "kernels). Last row: the median time of the import itself in those workers (started one "
-                 "at a time).")
+                 "kernels). Last row: the median time of the import itself in those workers "
+                 "(started one at a time).")
         self.out()
 
         def grow(m):

@@ -23,8 +23,8 @@ def _conv_step(shape, wshape, pad):
         x = lib.tensor(rng.standard_normal(shape, dtype=np.float32), requires_grad=True)
         w = lib.tensor(rng.standard_normal(wshape, dtype=np.float32) * 0.1, requires_grad=True)
         b = lib.zeros(wshape[0], requires_grad=True)
-        g = lib.tensor(rng.standard_normal((n, wshape[0], h + 2 * pad - k + 1, wd + 2 * pad - k + 1),
-                                           dtype=np.float32))
+        out_shape = (n, wshape[0], h + 2 * pad - k + 1, wd + 2 * pad - k + 1)
+        g = lib.tensor(rng.standard_normal(out_shape, dtype=np.float32))
         conv2d = lib.nn.functional.conv2d
 
         def step():

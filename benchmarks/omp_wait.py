@@ -59,8 +59,8 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--no-busy", action="store_true")
     args = p.parse_args()
-    busy = None if args.no_busy else subprocess.Popen(
-        [sys.executable, "-c", "import time\nend = time.time() + 3600\nwhile time.time() < end: pass"])
+    spin = "import time\nend = time.time() + 3600\nwhile time.time() < end: pass"
+    busy = None if args.no_busy else subprocess.Popen([sys.executable, "-c", spin])
     try:
         time.sleep(0.5)
         print(f"load average {os.getloadavg()[0]:.2f}; {os.cpu_count()} CPUs; busy neighbour: "

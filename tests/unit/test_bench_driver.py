@@ -129,7 +129,8 @@ def test_round_trip_through_a_numpy_worker(tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     monkeypatch.syspath_prepend(str(tmp_path))
     args = SimpleNamespace(warmup=1, min_sample_ms=1.0, rounds=2, samples=2, gap_ms=0.0,
-                           timeout=120.0, threads=1, memory_steps=2, log_dir=str(tmp_path))
+                           quiet_max_ms=100.0, timeout=120.0, threads=1, memory_steps=2,
+                           log_dir=str(tmp_path))
     cases = _driver.load_cases(["fake_cases"])
     worker = _driver.Worker("numpy", "numpy", threads=1, warm_mb=0, log_dir=str(tmp_path))
     try:

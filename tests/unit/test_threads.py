@@ -48,8 +48,8 @@ if numba.threading_layer() == "omp" and paths:
         text = os.read(r, 1 << 16).decode()
         spin = [ln.split("=")[1].strip(" '") for ln in text.splitlines() if "GOMP_SPINCOUNT" in ln]
         spin = int(spin[0]) if spin else None
-print(json.dumps({"after_import": env_after_import, "after_kernel": os.environ.get("OMP_WAIT_POLICY"),
-                  "spin": spin}))
+print(json.dumps({"after_import": env_after_import, "spin": spin,
+                  "after_kernel": os.environ.get("OMP_WAIT_POLICY")}))
 """
 
 
