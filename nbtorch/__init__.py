@@ -23,6 +23,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from .autograd.grad_mode import is_inference_mode_enabled
 from .ops.creation import *  # noqa: F401,F403
 from .ops.copy import *  # noqa: F401,F403
+from .ops import transfer as _transfer  # noqa: F401  (Tensor.to/cpu/cuda, pin_memory)
 from .ops.views import *  # noqa: F401,F403
 from .ops.pointwise import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403

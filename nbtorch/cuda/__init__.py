@@ -21,7 +21,6 @@ from .memory import (memory_allocated, max_memory_allocated, memory_reserved,  #
 from .random import manual_seed, manual_seed_all, seed, seed_all, initial_seed  # noqa: F401
 from .streams import (Stream, Event, StreamContext, stream, current_stream,  # noqa: F401
                       default_stream, set_stream, synchronize)
-from ..ops import transfer  # noqa: F401,E402  (attaches Tensor.pin_memory / is_pinned)
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "get_device_name", "get_device_capability", "is_initialized", "init",
