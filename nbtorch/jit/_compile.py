@@ -287,7 +287,7 @@ class _Compiled:
         constants; the live root holds the real modules the code called (weights are
         read from them at every call, so a replaced submodule is seen)."""
         import types
-        from ._concrete import TracerWarning
+        from ._concrete import TracerWarning, static_shapes
         from ._trace import _build, _check_outputs, _trace_graph
         _, spec = flatten((args, kwargs))
         fn = self._fn
@@ -296,7 +296,7 @@ class _Compiled:
             a, k = unflatten(list(ts), spec)
             return fn(*a, **k)
         flat.__name__ = self._name().replace(".", "_").replace("<", "").replace(">", "")
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, static_shapes():
             warnings.simplefilter("always", TracerWarning)
             try:
                 tracer, graph = _trace_graph(flat, tuple(tensors), {})
@@ -306,13 +306,23 @@ class _Compiled:
                 raise _Break(f"tracing failed: {type(e).__name__}: {e}") from None
         for w in caught:
             if issubclass(w.category, TracerWarning):
-                raise _Break(f"{w.message} ({w.filename}:{w.lineno})")
+                raise _Break(_reason(str(w.message), w.filename, w.lineno))
         live = types.SimpleNamespace(**tracer.extra_modules)
         return traced.graph_module, live
 
 
 class _Break(Exception):
     pass
+
+
+def _reason(message, filename, lineno):
+    """A TracerWarning as a short reason: what happened, and where."""
+    where = f"{filename}:{lineno}"
+    if message.startswith("Converting a tensor to a "):
+        what = message[len("Converting a tensor to a "):].split(" might")[0]
+        return (f"a tensor is converted to a {what} at {where} (control flow or a value that "
+                "depends on tensor data)")
+    return f"{message.split('. ')[0]} at {where}"
 
 
 class _Custom:

@@ -89,6 +89,25 @@ _STATIC_ATTRS = frozenset(("dtype", "device", "ndim", "is_cuda", "is_cpu", "layo
                            "grad_fn", "is_meta"))
 _STATIC_METHODS = frozenset(("dim", "ndimension", "is_floating_point", "is_complex",
                              "is_contiguous", "element_size", "get_device", "type"))
+# Read from the value too when the caller specialises the trace to the input shapes
+# (nbtorch.compile and jit.script guard on them): `static_shapes()`.
+_SHAPE_ATTRS = frozenset(("shape", "size", "numel", "nelement", "stride"))
+
+
+def static_shapes():
+    """``with static_shapes():`` traces in this thread read sizes as Python ints (no size
+    nodes, no TracerWarning for control flow on them): for callers that guard shapes."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def scope():
+        prev = getattr(_STATE, "static_shapes", False)
+        _STATE.static_shapes = True
+        try:
+            yield
+        finally:
+            _STATE.static_shapes = prev
+    return scope()
 
 
 class ConcreteProxy(Proxy):
@@ -107,6 +126,9 @@ class ConcreteProxy(Proxy):
             raise AttributeError(k)
         if k in _STATIC_ATTRS or k in _STATIC_METHODS:
             return getattr(self.value, k)
+        if k in _SHAPE_ATTRS and getattr(_STATE, "static_shapes", False) and \
+                _is_tensor(self.value):
+            return getattr(self.value, k)
         return ConcreteAttribute(self, k)
 
     # ---- values leaving the trace: warn, then give the concrete value ----------------
@@ -115,7 +137,7 @@ class ConcreteProxy(Proxy):
         return bool(self.value)
 
     def __len__(self):
-        if _is_tensor(self.value):
+        if _is_tensor(self.value) and not getattr(_STATE, "static_shapes", False):
             warn_at_user_line(_LEN_MSG)
         return len(self.value)
 

@@ -3,6 +3,7 @@
 Few distinct fused programs (each a cold compile in CI): the ten-op chain in
 float32 (forward and backward), one float64 function for gradcheck, an MLP.
 """
+import os
 import warnings
 
 import numpy as np
@@ -244,3 +245,23 @@ def test_saved_input_modified_in_place_is_detected():
         a.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.backward()
+
+
+def test_jit_inspect_shows_generated_kernels():
+    xs = [_t(64, seed=i, grad=True) for i in range(3)]
+    ct = torch.compile(ten_ops)
+    ct(*xs).backward()
+    r = torch.jit.inspect(ct, code=False)
+    assert [k.graph.split(":")[1] for k in r.kernels] == ["forward", "backward"]
+    fwd = r.kernels[0]
+    assert "def fused_serial" in fwd.source and "cache=True" in fwd.source
+    assert "sum(" in fwd.steps and "tanh(" in fwd.steps
+    assert fwd.path and fwd.path.endswith(".py") and os.path.exists(fwd.path)
+    assert fwd.variants and fwd.asm is None
+    one = torch.jit.inspect(fwd.kernel).kernels[0]     # IR and assembly: a fresh compile
+    assert one.asm and "define" in one.llvm and one.compile_time > 0
+    text = str(r)
+    assert "graph 0:forward" in text and "kernel fused_0" in text
+    assert "<h4>" in r._repr_html_()
+    with pytest.raises(TypeError, match="expected a compiled model"):
+        torch.jit.inspect(42)

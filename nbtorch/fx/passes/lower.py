@@ -424,6 +424,21 @@ class _Runner(Interpreter):
             self._bind(self.rec.graph.get_attr(target), value)
         return value
 
+    def call_function(self, target, args, kwargs):
+        if getattr(target, "_nbtorch_ignored", False):       # jit.ignore: one opaque call
+            rec = self.rec
+            what = getattr(target, "__name__", "function")
+            node = rec.graph.call_function(target, rec.to_arg(args, what),
+                                           rec.to_arg(kwargs, what))
+            rec.depth += 1
+            try:
+                out = target(*args, **kwargs)
+            finally:
+                rec.depth -= 1
+            rec.record_outputs(node, out)
+            return out
+        return super().call_function(target, args, kwargs)
+
     def _bind(self, node, value):
         """Register the tensors inside an input (containers through getitem nodes)."""
         if _is_tensor(value):

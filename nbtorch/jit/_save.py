@@ -1,0 +1,304 @@
+"""nbtorch.jit.save / jit.load: a traced graph and its weights in nbtorch's safe format.
+
+The archive is an ordinary `nbtorch.save` checkpoint (a zip of JSON plus
+``.npy`` arrays, written atomically; loading unpickles nothing) holding:
+
+- ``graph``: the normalised fx graph (`fx.passes.normalize`: leaf modules as
+  functional calls reading their weights by ``get_attr``, operators as
+  ``torch.*`` calls), one entry per node: op, name, target, arguments;
+- ``state``: parameters and buffers by their ``state_dict`` names, and the
+  graph's tensor constants;
+- the original class name, the ``training`` flag, which entries are buffers.
+
+Call targets are stored by their public names (``torch.add``,
+``torch.nn.functional.linear``, ``operator.getitem``, ``math.sqrt``) and
+resolved on load against nbtorch's public namespaces, `operator` and `math`
+only; method names and attribute names starting with ``_`` are refused, so a
+crafted archive cannot reach arbitrary code. The loaded module is a
+`GraphModule` (its ``code`` and ``graph`` are readable, it can be traced and
+compiled again) that needs no import of the model's own Python class.
+"""
+import math
+import operator
+import os
+
+from ..fx.graph import Graph
+from ..fx.node import Node
+
+__all__ = ["save", "load"]
+
+_FORMAT = "nbtorch-jit-v1"
+
+
+def _bad(path, why):
+    return RuntimeError(f"{path} is not a valid nbtorch.jit archive: {why}")
+
+
+# ---- saving --------------------------------------------------------------------------------
+
+def _graph_module_of(m):
+    from ..fx.graph_module import GraphModule
+    from ._traced import TracedFunction
+    if isinstance(m, TracedFunction):
+        return m.graph_module
+    if isinstance(m, GraphModule):
+        return m
+    compiled = getattr(m, "_compiled", None)
+    if compiled is not None:
+        raise TypeError("nbtorch.jit.save: save the traced module (nbtorch.jit.trace(model, "
+                        "example_inputs)), not a nbtorch.compile'd one")
+    raise TypeError(f"nbtorch.jit.save expects a traced module or function (nbtorch.jit.trace "
+                    f"or jit.script), got {type(m).__name__}")
+
+
+def _target_name(fn):
+    from ..fx._names import qualified_name
+    q = qualified_name(fn)
+    if _resolve_target(q) is fn:
+        return q
+    raise RuntimeError(f"nbtorch.jit.save: the graph calls {q}, which is not a public nbtorch "
+                       "function, an operator or a math function: it cannot be saved safely "
+                       "(make it a torch.* call, or save the state_dict instead)")
+
+
+def _encode_arg(a):
+    from .._device import device
+    from .._dtype import dtype
+    if isinstance(a, Node):
+        return {"node": a.name}
+    if isinstance(a, tuple) and hasattr(a, "_fields"):
+        raise RuntimeError(f"nbtorch.jit.save: a named tuple {type(a).__name__} in the graph "
+                           "cannot be saved")
+    if isinstance(a, tuple):
+        return {"tuple": [_encode_arg(e) for e in a]}
+    if isinstance(a, list):
+        return {"list": [_encode_arg(e) for e in a]}
+    if isinstance(a, dict):
+        return {"dict": [[k, _encode_arg(v)] for k, v in a.items()]}
+    if isinstance(a, slice):
+        return {"slice": [_encode_arg(a.start), _encode_arg(a.stop), _encode_arg(a.step)]}
+    if a is Ellipsis:
+        return {"ellipsis": True}
+    if isinstance(a, dtype):
+        return {"dtype": a.name}
+    if isinstance(a, device):
+        return {"device": str(a)}
+    if isinstance(a, float) and not math.isfinite(a):
+        return {"float": repr(a)}
+    if a is None or isinstance(a, (bool, int, float, str)):
+        return {"value": a}
+    raise RuntimeError(f"nbtorch.jit.save: cannot store a constant of type "
+                       f"{type(a).__name__} in the graph")
+
+
+def save(m, f, _extra_files=None):
+    """Save traced module/function `m` (graph + weights) to path or file `f`.
+
+    Example:
+        >>> traced = nbtorch.jit.trace(model, x)
+        >>> nbtorch.jit.save(traced, "model.nbj")
+        >>> loaded = nbtorch.jit.load("model.nbj")     # no model class needed
+    """
+    import copy
+    from .. import serialization
+    from ..fx.passes.normalize import normalize
+    from .._tensor import Tensor
+    gm = _graph_module_of(m)
+    work = copy.deepcopy(gm)
+    normalize(work)
+    nodes = []
+    attrs = {}
+    for n in work.graph.nodes:
+        entry = {"op": n.op, "name": n.name}
+        if n.op == "call_module":
+            sub = type(work.get_submodule(n.target)).__name__
+            raise RuntimeError(f"nbtorch.jit.save: the graph calls module {n.target!r} "
+                               f"({sub}), which has no functional form to save (in training "
+                               "mode, or not an nbtorch layer); call .eval() or save the "
+                               "state_dict")
+        if n.op == "call_function":
+            entry["target"] = _target_name(n.target)
+        else:
+            entry["target"] = n.target
+        if n.op == "get_attr":
+            value = work
+            for atom in n.target.split("."):
+                value = getattr(value, atom)
+            if not isinstance(value, Tensor):
+                raise RuntimeError(f"nbtorch.jit.save: attribute {n.target!r} is a "
+                                   f"{type(value).__name__}, not a tensor")
+            attrs[n.target] = value
+        entry["args"] = _encode_arg(n.args)
+        entry["kwargs"] = _encode_arg(n.kwargs)
+        nodes.append(entry)
+    state = dict(gm.state_dict(keep_vars=True))
+    for name, t in attrs.items():
+        state.setdefault(name, t)
+    buffers = [k for k, _ in gm.named_buffers()]
+    params = {k: p.requires_grad for k, p in gm.named_parameters()}
+    extra = {str(k): str(v) for k, v in (_extra_files or {}).items()}
+    archive = {"format": _FORMAT, "class_name": getattr(m, "original_name", type(m).__name__),
+               "training": bool(getattr(gm, "training", False)), "graph": nodes,
+               "state": {k: v.detach() for k, v in state.items()},
+               "parameters": params, "buffers": buffers, "extra_files": extra}
+    serialization.save(archive, os.fspath(f) if isinstance(f, os.PathLike) else f)
+
+
+# ---- loading -------------------------------------------------------------------------------
+
+def _resolve_target(q):
+    """The function a stored target name stands for (public namespaces only), or None."""
+    import nbtorch
+    from nbtorch import linalg
+    from nbtorch.nn import functional
+    if not isinstance(q, str) or "._" in q or q.startswith("_"):
+        return None
+    prefix, _, name = q.rpartition(".")
+    spaces = {"torch": nbtorch, "torch.nn.functional": functional, "torch.linalg": linalg,
+              "operator": operator, "math": math}
+    if prefix == "" and name == "getattr":
+        return getattr
+    mod = spaces.get(prefix)
+    if mod is None:
+        return None
+    fn = getattr(mod, name, None)
+    if fn is None or not callable(fn) or isinstance(fn, type):
+        return None
+    if mod is nbtorch or mod is functional or mod is linalg:
+        if not (getattr(fn, "__module__", "") or "").startswith("nbtorch"):
+            return None
+    return fn
+
+
+def _decode_arg(a, env, path):
+    from .._device import device
+    from .._dtype import to_dtype
+    if not isinstance(a, dict) or len(a) != 1:
+        raise _bad(path, f"bad argument entry {a!r}")
+    (kind, v), = a.items()
+    if kind == "node":
+        if v not in env:
+            raise _bad(path, f"node {v!r} used before it is defined")
+        return env[v]
+    if kind in ("tuple", "list"):
+        if not isinstance(v, list):
+            raise _bad(path, f"bad {kind}")
+        items = [_decode_arg(e, env, path) for e in v]
+        return tuple(items) if kind == "tuple" else items
+    if kind == "dict":
+        return {k: _decode_arg(e, env, path) for k, e in v}
+    if kind == "slice":
+        return slice(*(_decode_arg(e, env, path) for e in v))
+    if kind == "ellipsis":
+        return Ellipsis
+    if kind == "dtype":
+        return to_dtype(v)
+    if kind == "device":
+        return device(v)
+    if kind == "float":
+        return float(v)
+    if kind == "value":
+        if v is not None and not isinstance(v, (bool, int, float, str)):
+            raise _bad(path, f"bad constant {v!r}")
+        return v
+    raise _bad(path, f"unknown argument kind {kind!r}")
+
+
+def _check_attr_name(name, path, what):
+    if not isinstance(name, str) or not name or any(
+            not atom.isidentifier() or atom.startswith("_") and not atom.startswith(
+                "_tensor_constant") and not atom.startswith("_folded_constant")
+            for atom in name.split(".")):
+        raise _bad(path, f"refused {what} name {name!r}")
+
+
+def load(f, map_location=None, _extra_files=None):
+    """Load what `save` wrote: a GraphModule with the saved weights (see module doc).
+
+    map_location: as for `nbtorch.load` (None, a device, a dict or a callable).
+    """
+    from .. import serialization
+    from ..fx.graph_module import GraphModule
+    from ..nn import Parameter
+    path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
+    archive = serialization.load(f, map_location=map_location)
+    if not isinstance(archive, dict) or archive.get("format") != _FORMAT:
+        raise _bad(path, "no nbtorch.jit graph in it (an nbtorch.save checkpoint? use "
+                         "nbtorch.load)")
+    try:
+        nodes, state = archive["graph"], archive["state"]
+        params, buffers = archive["parameters"], set(archive["buffers"])
+    except (KeyError, TypeError) as e:
+        raise _bad(path, f"missing entry {e}") from None
+    graph = Graph()
+    env = {}
+    root = {}
+    for entry in nodes:
+        try:
+            op, name, target = entry["op"], entry["name"], entry["target"]
+            args = _decode_arg(entry["args"], env, path)
+            kwargs = _decode_arg(entry["kwargs"], env, path)
+        except (KeyError, TypeError) as e:
+            raise _bad(path, f"bad node entry ({e})") from None
+        if op == "placeholder":
+            node = graph.placeholder(target, default_value=args[0]) if args else \
+                graph.placeholder(target)
+        elif op == "get_attr":
+            _check_attr_name(target, path, "attribute")
+            if target not in state:
+                raise _bad(path, f"get_attr {target!r} has no saved tensor")
+            t = state[target]
+            if target in params:
+                t = Parameter(t, requires_grad=params[target])
+            root[target] = t
+            node = graph.get_attr(target)
+        elif op == "call_function":
+            fn = _resolve_target(target)
+            if fn is None:
+                raise _bad(path, f"refused call target {target!r} (not a public nbtorch "
+                                 "function, operator or math function)")
+            if fn is getattr and (len(args) != 2 or not isinstance(args[1], str)
+                                  or args[1].startswith("_")):
+                raise _bad(path, f"refused getattr{args[1:]!r}")
+            node = graph.call_function(fn, args, kwargs)
+        elif op == "call_method":
+            _check_attr_name(target, path, "method")
+            node = graph.call_method(target, args, kwargs)
+        elif op == "output":
+            node = graph.output(args[0])
+        else:
+            raise _bad(path, f"unknown node op {op!r}")
+        env[name] = node
+    # weights the graph does not read still belong to the module's state_dict
+    for name, t in state.items():
+        if name not in root:
+            _check_attr_name(name, path, "state")
+            root[name] = Parameter(t, requires_grad=params[name]) if name in params else t
+    gm = GraphModule(root, graph, str(archive.get("class_name", "LoadedModule")))
+    _install_state(gm, root, buffers, params)
+    gm.train(bool(archive.get("training", False)))
+    if _extra_files is not None:
+        _extra_files.update(archive.get("extra_files", {}))
+    return gm
+
+
+def _install_state(gm, root, buffers, params):
+    """Every saved tensor at its place: parameters, buffers (persistent as saved), and the
+    graph's constants as non-persistent buffers (not part of the original state_dict)."""
+    from ..nn import Module
+    for name, value in root.items():
+        *prefix, field = name.split(".")
+        mod = gm
+        for atom in prefix:
+            nxt = mod._modules.get(atom)
+            if nxt is None:
+                nxt = Module()
+                mod.add_module(atom, nxt)
+            mod = nxt
+        if name in params:
+            if mod._parameters.get(field) is not value:
+                setattr(mod, field, value)
+            continue
+        mod._buffers.pop(field, None)
+        mod.__dict__.pop(field, None)
+        mod.register_buffer(field, value, persistent=name in buffers)

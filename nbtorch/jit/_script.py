@@ -1,0 +1,307 @@
+"""jit.script, ignore, unused, is_scripting, freeze, optimize_for_inference.
+
+nbtorch has no TorchScript compiler: `script` compiles by tracing, once per
+*guard set* (shapes, dtypes, devices, requires_grad, training, grad mode: as
+`nbtorch.compile`), so Python control flow that depends only on shapes and
+Python values is re-specialised for each new input kind and stays correct.
+Control flow that depends on tensor *values* cannot be scripted this way:
+it is an error naming the line, suggesting `jit.trace` (frozen control flow)
+or eager mode. While the code is being scripted, `is_scripting()` is True.
+
+`ignore` keeps a function out of the graph (it is recorded as one call and
+runs as Python); `unused` marks a method that must not be called from
+scripted code (calling it there raises); `freeze` copies the weights of a
+traced or scripted module in eval mode into constants and folds what can be
+computed ahead; `optimize_for_inference` freezes and compiles for inference.
+"""
+import copy
+import functools
+import warnings
+
+from ._compile import CompiledFunctionWrapper
+
+__all__ = ["script", "ignore", "unused", "is_scripting", "freeze", "optimize_for_inference",
+           "ScriptModule", "ScriptFunction", "ScriptError"]
+
+from ._scripting import STATE as _STATE, is_scripting
+
+
+class ScriptError(RuntimeError):
+    """The code cannot be scripted: its control flow depends on tensor values."""
+
+
+class _Scripted(CompiledFunctionWrapper):
+    """Compile-per-guard with script's rules: no eager fallback, script's error text."""
+
+    def _fallback(self, reason):
+        raise ScriptError(
+            f"nbtorch.jit.script: {self._name()} cannot be scripted: {reason}. nbtorch scripts "
+            "code by tracing it for each new input shape/dtype, so control flow may depend on "
+            "shapes and Python values but not on the values inside tensors. Use "
+            "nbtorch.jit.trace (control flow frozen at the example inputs) or run it eagerly.")
+
+    def _capture(self, *args, **kwargs):
+        _STATE.depth = getattr(_STATE, "depth", 0) + 1
+        try:
+            return super()._capture(*args, **kwargs)
+        finally:
+            _STATE.depth -= 1
+
+    def _trace(self, args, kwargs, tensors):
+        gm, live = super()._trace(args, kwargs, tensors)
+        self.last_graph_module = gm
+        return gm, live
+
+
+class ScriptFunction:
+    """A scripted function: call it like the original; `graph`/`code` of the last trace."""
+
+    def __init__(self, fn):
+        self._compiled = _Scripted(fn, None, False, False, "numba", None, None)
+        functools.update_wrapper(self, fn, updated=())
+        self.name = getattr(fn, "__name__", "function")
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    def _last(self):
+        gm = getattr(self._compiled, "last_graph_module", None)
+        if gm is None:
+            raise RuntimeError(f"nbtorch.jit.script: {self.name} has not run yet: its graph "
+                               "is made on the first call (per input shapes)")
+        return gm
+
+    @property
+    def graph(self):
+        return self._last().graph
+
+    @property
+    def code(self):
+        return self._last().code
+
+    @property
+    def graph_module(self):
+        return self._last()
+
+    def __repr__(self):
+        return f"<nbtorch.jit.ScriptFunction {self.name}>"
+
+
+def _script_module_class():
+    from ..nn import Module
+
+    class ScriptModule(Module):
+        """A scripted module: shares the original's parameters; calls run compiled graphs
+        (one per guard set); `graph`/`code` show the last trace."""
+
+        def __init__(self, mod):
+            super().__init__()
+            self._orig_mod = mod
+            compiled = _Scripted(mod, mod, False, False, "numba", None, None)
+            object.__setattr__(self, "_compiled", compiled)
+            self.training = mod.training
+
+        def __call__(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        forward = __call__
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._orig_mod, name)
+
+        def train(self, mode=True):
+            self._orig_mod.train(mode)
+            return super().train(mode)
+
+        def state_dict(self, *args, **kwargs):
+            return self._orig_mod.state_dict(*args, **kwargs)
+
+        def load_state_dict(self, *args, **kwargs):
+            return self._orig_mod.load_state_dict(*args, **kwargs)
+
+        def _last(self):
+            gm = getattr(self._compiled, "last_graph_module", None)
+            if gm is None:
+                raise RuntimeError(f"nbtorch.jit.script: {self.original_name} has not run "
+                                   "yet: its graph is made on the first call")
+            return gm
+
+        @property
+        def original_name(self):
+            return type(self._orig_mod).__name__
+
+        @property
+        def graph(self):
+            return self._last().graph
+
+        @property
+        def code(self):
+            return self._last().code
+
+        @property
+        def graph_module(self):
+            return self._last()
+
+    return ScriptModule
+
+
+_SM = []
+
+
+def ScriptModule(mod):                   # noqa: N802 - the class, made on first use
+    if not _SM:
+        _SM.append(_script_module_class())
+    return _SM[0](mod)
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """Script a function or nn.Module (see the module docstring).
+
+    With `example_inputs` (a list of argument tuples) the graphs for them are made
+    right away. Example:
+        >>> scripted = nbtorch.jit.script(model)
+        >>> scripted(x)          # traced and compiled for x's shape, then reused
+    """
+    from ..nn import Module
+    if isinstance(obj, Module):
+        s = ScriptModule(obj)
+    elif callable(obj) and not isinstance(obj, type):
+        if getattr(obj, "_nbtorch_ignored", False):
+            return obj
+        s = ScriptFunction(obj)
+    else:
+        raise RuntimeError(f"nbtorch.jit.script: expected a function or an nn.Module, got "
+                           f"{type(obj).__name__}")
+    for ex in example_inputs or ():
+        s(*(ex if isinstance(ex, (tuple, list)) else (ex,)))
+    return s
+
+
+def ignore(drop=False, **kwargs):
+    """Keep a function out of scripted/traced graphs: it is recorded as one call to the
+    Python function (which then runs as Python). Use as ``@ignore`` or ``@ignore(drop=..)``.
+    """
+    if callable(drop):
+        return _ignored(drop)
+    return _ignored
+
+
+def _ignored(fn):
+    from ..fx._patch import find_proxy
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        proxy = find_proxy(args, kwargs)
+        if proxy is not None:
+            return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+        return fn(*args, **kwargs)
+    wrapper._nbtorch_ignored = True
+    try:
+        fn._nbtorch_ignored = True      # the graph's target: lowering keeps it one call
+    except (AttributeError, TypeError):
+        pass
+    return wrapper
+
+
+def unused(fn):
+    """Mark a method unused by scripted code: it runs eagerly, but calling it while
+    scripting raises (PyTorch replaces it with a raising stub)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if is_scripting():
+            raise ScriptError(f"nbtorch.jit.script: {fn.__qualname__} was marked "
+                              "@nbtorch.jit.unused and cannot be called from scripted code")
+        return fn(*args, **kwargs)
+    wrapper._nbtorch_unused = True
+    return wrapper
+
+
+def _frozen_module(mod):
+    """A deep copy of traced/scripted `mod`'s graph module with its weights as constants."""
+    from ..fx.graph_module import GraphModule
+    from ..fx.passes.constant_fold import constant_fold
+    from ..fx.passes.cse import eliminate_common_subexpressions
+    from ..fx.passes.normalize import normalize
+    gm = getattr(mod, "graph_module", mod)
+    if not isinstance(gm, GraphModule):
+        raise RuntimeError("nbtorch.jit.freeze expects a traced or scripted module "
+                           f"(nbtorch.jit.trace / jit.script), got {type(mod).__name__}")
+    if getattr(mod, "training", False):
+        raise RuntimeError("Freezing is currently only implemented for modules in eval mode. "
+                           "Please call .eval() on your module before freezing.")
+    frozen = copy.deepcopy(gm)
+    for name, p in list(frozen.named_parameters()):
+        *prefix, field = name.split(".")
+        owner = frozen.get_submodule(".".join(prefix)) if prefix else frozen
+        del owner._parameters[field]
+        owner.register_buffer(field, p.detach().clone(), persistent=False)
+    for name, b in list(frozen.named_buffers()):
+        *prefix, field = name.split(".")
+        owner = frozen.get_submodule(".".join(prefix)) if prefix else frozen
+        owner._buffers[field] = b.detach().clone()
+    normalize(frozen)
+    constant_fold(frozen, fold_parameters=True, fold_buffers=True)
+    eliminate_common_subexpressions(frozen)
+    frozen.graph.eliminate_dead_code()
+    frozen.recompile()
+    frozen.eval()
+    frozen.meta["frozen"] = True
+    return frozen
+
+
+def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """Freeze a traced or scripted module in eval mode: its weights become constants of a
+    copy (later changes to the original do not reach it) and the computations on them
+    alone are folded ahead of time. Returns a GraphModule."""
+    return _frozen_module(mod)
+
+
+def optimize_for_inference(mod, other_methods=None):
+    """`freeze` (when needed) and compile for inference: calls run fused kernels without
+    recording gradients."""
+    frozen = mod if getattr(mod, "meta", {}).get("frozen") else freeze(mod)
+    return _InferenceModule(frozen)
+
+
+def _inference_class():
+    from .. import no_grad
+    from ..nn import Module
+    from ._compile import compile as compile_
+
+    class InferenceModule(Module):
+        """A frozen module whose calls run compiled graphs under no_grad."""
+
+        def __init__(self, frozen):
+            super().__init__()
+            self.frozen = frozen
+            object.__setattr__(self, "_compiled", compile_(frozen)._compiled)
+            self.eval()
+
+        def forward(self, *args, **kwargs):
+            with no_grad():
+                return self._compiled(*args, **kwargs)
+
+        @property
+        def graph(self):
+            return self.frozen.graph
+
+        @property
+        def code(self):
+            return self.frozen.code
+
+    return InferenceModule
+
+
+_IM = []
+
+
+def _InferenceModule(frozen):            # noqa: N802
+    if not _IM:
+        _IM.append(_inference_class())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _IM[0](frozen)
+

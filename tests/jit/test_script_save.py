@@ -1,0 +1,235 @@
+"""jit.script / ignore / unused / is_scripting / freeze / optimize_for_inference, and
+jit.save / jit.load (safe format, no model class needed to load).
+
+The models here run single elementwise ops between matmuls: no fused kernel is
+compiled (the fusion tests cover those).
+"""
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import pytest
+
+import nbtorch as torch
+import nbtorch.jit as jit
+import nbtorch.nn as nn
+import nbtorch.nn.functional as F
+
+
+def _t(*shape, seed=0):
+    return torch.tensor(np.random.default_rng(seed).standard_normal(shape).astype(np.float32))
+
+
+seen_scripting = []
+
+
+def by_shape(x):
+    seen_scripting.append(jit.is_scripting())
+    if x.shape[0] > 3:                 # control flow on a shape: fine per guard set
+        return x * 2
+    return x - 1
+
+
+def test_script_specialises_on_shapes():
+    s = jit.script(by_shape)
+    np.testing.assert_allclose(s(torch.ones(5)).numpy(), np.full(5, 2.0))
+    np.testing.assert_allclose(s(torch.ones(2)).numpy(), np.zeros(2))
+    assert "sub" in s.code and True in seen_scripting
+    assert not jit.is_scripting()
+    np.testing.assert_allclose(s(torch.ones(4)).numpy(), np.full(4, 2.0))
+
+
+def by_value(x):
+    if x.sum() > 0:                    # control flow on data: cannot be scripted
+        return x
+    return -x
+
+
+def test_script_refuses_data_dependent_control_flow():
+    with pytest.raises(jit.ScriptError, match=r"test_script_save.py:\d+.*jit.trace"):
+        jit.script(by_value)(torch.ones(3))
+    with pytest.raises(RuntimeError, match="expected a function or an nn.Module"):
+        jit.script(3)
+
+
+@jit.ignore
+def python_only(x):
+    return x + float(x.sum().item() > 0)     # data-dependent, but kept out of the graph
+
+
+class WithIgnored(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return python_only(torch.relu(self.fc(x)))
+
+    @jit.unused
+    def debug(self, x):
+        return x.sum().item()
+
+
+def test_script_module_ignore_unused():
+    m = WithIgnored()
+    s = jit.script(m)
+    x = _t(2, 3)
+    with torch.no_grad():
+        np.testing.assert_allclose(s(x).numpy(), m(x).numpy(), rtol=1e-6)
+        with torch.no_grad():
+            m.fc.bias.fill_(-100.0)           # the ignored Python runs at every call
+        np.testing.assert_allclose(s(x).numpy(), m(x).numpy(), rtol=1e-6)
+    assert python_only.__wrapped__ in [n.target for n in s.graph.nodes]
+    assert list(s.state_dict()) == list(m.state_dict())
+    assert s.fc is m.fc
+    assert m.debug(x) == x.sum().item()           # eager: runs
+
+    class CallsUnused(WithIgnored):
+        def forward(self, x):
+            return self.debug(x)
+    with pytest.raises(jit.ScriptError, match="unused"):
+        jit.script(CallsUnused())(x)
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.bn = nn.BatchNorm1d(8)
+        self.fc2 = nn.Linear(8, 2)
+        self.register_buffer("scale", torch.full((2,), 0.5))
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.bn(self.fc1(x)))) * (self.scale * 2)
+
+
+def test_freeze_and_optimize_for_inference():
+    m = Small()
+    x = _t(5, 4)
+    traced = jit.trace(m, x)
+    with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+        jit.freeze(traced)
+    m.eval()
+    traced = jit.trace(m, x)
+    ref = m(x).detach().numpy()
+    frozen = jit.freeze(traced)
+    assert not list(frozen.parameters())
+    np.testing.assert_allclose(frozen(x).numpy(), ref, rtol=1e-5)
+    assert any(n.target.startswith("_folded_constant") for n in frozen.graph.nodes
+               if n.op == "get_attr")                  # scale * 2 computed ahead
+    with torch.no_grad():
+        m.fc2.weight.fill_(0.0)                        # the frozen copy does not follow
+    np.testing.assert_allclose(frozen(x).numpy(), ref, rtol=1e-5)
+    fast = jit.optimize_for_inference(frozen)
+    out = fast(x)
+    assert not out.requires_grad
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)
+
+
+def test_save_load_roundtrip(tmp_path):
+    m = Small().eval()
+    x = _t(5, 4)
+    traced = jit.trace(m, x)
+    path = tmp_path / "small.nbj"
+    jit.save(traced, path)
+    loaded = jit.load(path)
+    np.testing.assert_allclose(loaded(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    assert list(loaded.state_dict()) == list(m.state_dict())
+    assert "bn.running_mean" in dict(loaded.named_buffers())
+    assert type(loaded).__name__ == "Small"
+    assert "torch.nn.functional.batch_norm" in loaded.code
+    loaded.load_state_dict(m.state_dict())            # a state_dict still fits
+    again = jit.trace(loaded, x)                      # and it traces again
+    jit.save(again, tmp_path / "again.nbj")
+    np.testing.assert_allclose(jit.load(tmp_path / "again.nbj", map_location="cpu")(x)
+                               .detach().numpy(), m(x).detach().numpy(), rtol=1e-6)
+    # a function
+    tf = jit.trace(lambda a, b: torch.tanh(a) @ b, (x, _t(4, 2)))
+    jit.save(tf, tmp_path / "fn.nbj")
+    np.testing.assert_allclose(jit.load(tmp_path / "fn.nbj")(x, _t(4, 2)).numpy(),
+                               (torch.tanh(x) @ _t(4, 2)).numpy(), rtol=1e-6)
+
+
+def test_load_refuses_bad_files(tmp_path):
+    m = Small().eval()
+    x = _t(5, 4)
+    path = tmp_path / "m.nbj"
+    jit.save(jit.trace(m, x), path)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.nbj"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RuntimeError, match="truncated or corrupted|not a valid"):
+        jit.load(cut)
+    junk = tmp_path / "junk.nbj"
+    junk.write_bytes(b"not a zip at all")
+    with pytest.raises(RuntimeError, match="not a valid"):
+        jit.load(junk)
+    torch.save({"a": torch.ones(2)}, tmp_path / "ckpt.pt")
+    with pytest.raises(RuntimeError, match="no nbtorch.jit graph"):
+        jit.load(tmp_path / "ckpt.pt")
+    # a crafted archive naming another callable is refused, not called
+    with zipfile.ZipFile(path) as z:
+        names = z.namelist()
+        files = {n: z.read(n) for n in names}
+    files["nbtorch.json"] = files["nbtorch.json"].replace(b'"torch.relu"', b'"os.system"')
+    evil = tmp_path / "evil.nbj"
+    with zipfile.ZipFile(evil, "w") as z:
+        for n, b in files.items():
+            z.writestr(n, b)
+    with pytest.raises(RuntimeError, match="refused call target 'os.system'"):
+        jit.load(evil)
+    with pytest.raises(TypeError, match="traced module"):
+        jit.save(m, tmp_path / "x.nbj")
+
+
+_MODEL = textwrap.dedent("""
+    import nbtorch as torch, nbtorch.nn as nn
+
+    class SecretNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 4)
+            self.ln = nn.LayerNorm(4)
+
+        def forward(self, x):
+            return torch.sigmoid(self.ln(self.fc(x))) * 3
+""")
+
+_SAVE = textwrap.dedent("""
+    import sys, numpy as np, nbtorch as torch
+    sys.path.insert(0, sys.argv[1])
+    from secret_model import SecretNet
+    torch.manual_seed(0)
+    m = SecretNet().eval()
+    x = torch.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3))
+    torch.jit.save(torch.jit.trace(m, x), sys.argv[2])
+    torch.save({"x": x, "y": m(x).detach()}, sys.argv[3])
+""")
+
+_LOAD = textwrap.dedent("""
+    import sys, numpy as np, nbtorch as torch
+    ref = torch.load(sys.argv[2])
+    m = torch.jit.load(sys.argv[1])
+    out = m(ref["x"]).detach()
+    assert "secret_model" not in sys.modules
+    np.testing.assert_allclose(out.numpy(), ref["y"].numpy(), rtol=1e-6)
+    print("OK", type(m).__name__)
+""")
+
+
+def test_loaded_module_runs_without_its_class(tmp_path):
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "secret_model.py").write_text(_MODEL)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root)
+    archive, ref = str(tmp_path / "net.nbj"), str(tmp_path / "ref.pt")
+    r = subprocess.run([sys.executable, "-c", _SAVE, str(tmp_path / "secret"), archive, ref],
+                       capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    r = subprocess.run([sys.executable, "-c", _LOAD, archive, ref], capture_output=True,
+                       text=True, env=env, cwd=str(tmp_path), timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "OK SecretNet"
