@@ -218,3 +218,50 @@ def test_memory_plan_reuses_buffers():
     out = low(x, w)                     # the same memory serves the next call
     assert calls[0].arena.buffers()[0] is buf
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-5)
+
+
+def test_cuda_sources_compile_to_ptx():
+    """The generated CUDA kernels type-check for sm_90 (NVVM, no GPU needed)."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+        pytest.skip("needs the real numba.cuda compiler, not the simulator")
+    from numba import cuda, types
+    try:
+        from nbtorch.cuda.typecheck import CC, _fake_current_device
+        if not cuda.is_available():
+            _fake_current_device(CC)
+        cuda.compile_ptx(lambda: None, (), cc=CC)
+    except Exception as e:
+        pytest.skip(f"NVVM not available: {type(e).__name__}")
+    from nbtorch.kernels import _generated
+    from nbtorch.kernels.cuda import fusion as cuda_fusion
+    from nbtorch.kernels.fusion import Program
+    f32, f64, i64 = types.float32, types.float64, types.int64
+    arr = lambda t, nd=1: types.Array(t, nd, "C")        # noqa: E731
+    softmax_like = Program(
+        [("c", "float32"), ("b", "float32")], ["float32"],
+        [("call", "mul", (("a", 0), ("s", 0)), ("float32", "float32"), "float32"),
+         ("call", "add", (("v", 0), ("a", 1)), ("float32", "float32"), "float32"),
+         ("reduce", "amax", ("v", 1), "float32"),
+         ("call", "sub", (("v", 1), ("v", 2)), ("float32", "float32"), "float32"),
+         ("call", "exp", (("v", 3),), ("float32",), "float32"),
+         ("reduce", "sum", ("v", 4), "float32"),
+         ("call", "div", (("v", 4), ("v", 5)), ("float32", "float32"), "float32")],
+        [(("v", 6), "elem", "float32"), (("v", 5), "row", "float32")])
+    mixed = Program(
+        [("c", "float32"), ("z", "float32"), ("s", "float64")], ["float32"],
+        [("call", "tanh", (("a", 0),), ("float32",), "float32"),
+         ("call", "add", (("v", 0), ("a", 1)), ("float32", "float32"), "float32"),
+         ("call", "gt", (("v", 1), ("s", 0)), ("float32", "float32"), "bool"),
+         ("call", "where", (("v", 2), ("a", 2), ("v", 1)), ("bool", "float64", "float64"),
+          "float64")],
+        [(("v", 3), "elem", "float64")])
+    for program, arrays, scalars, outs in (
+            (softmax_like, [f32, f32], [f32], [f32, f32]),
+            (mixed, [f32, f32, f64], [f32], [f64])):
+        module = _generated.load("cuda_fused_check", cuda_fusion.source(program))
+        argtypes = [i64, i64, i64, arr(i64), arr(i64, 2)]
+        for a in arrays:
+            argtypes += [arr(a), i64]
+        argtypes += scalars + [arr(o) for o in outs]
+        ptx, _ = cuda.compile_ptx(module.fused.py_func, tuple(argtypes), cc=CC)
+        assert ".entry" in ptx
