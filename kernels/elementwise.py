@@ -1,9 +1,9 @@
 """The elementwise ops: one table registers them on every device.
 
 Each name is an op whose kernel runs the scalar body of the same name in
-`kernels/scalar.py`: on the CPU a Numba ufunc (`cpu/pointwise.py`, registered
+`kernels/scalar.py`: on the CPU a Numba ufunc (`cpu/ufuncs.py`, registered
 when `nbtorch.ops` is imported), on CUDA a generated grid-stride kernel
-(`cuda/pointwise.py`, registered on first CUDA use); `nbtorch.cuda.typecheck`
+(`cuda/gridstride.py`, registered on first CUDA use); `nbtorch.cuda.typecheck`
 compiles every one to PTX. Adding an elementwise op: its body in `scalar.py`,
 its name here, its op definition (dtype rule, backward) in `nbtorch/ops`.
 """
@@ -11,7 +11,7 @@ its name here, its op definition (dtype rule, backward) in `nbtorch/ops`.
 __all__ = ["OPS"]
 
 OPS = (
-    # arithmetic (nbtorch/ops/pointwise.py, pointwise_more.py)
+    # arithmetic (nbtorch/ops/arithmetic.py, pointwise_more.py)
     "add", "sub", "mul", "div", "neg", "abs_", "square", "reciprocal",
     "div_trunc", "div_floor", "div_trunc_int", "div_floor_int",
     "remainder", "remainder_int", "fmod", "fmod_int", "pow_", "pow_int",
@@ -27,7 +27,7 @@ OPS = (
     "relu", "hardtanh", "leaky_relu", "gelu", "gelu_tanh", "silu", "mish", "softplus",
     "elu", "hardsigmoid", "hardswish",
     "relu_grad", "sigmoid_grad", "tanh_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad",
-    # comparisons, selection (pointwise.py, pointwise_select.py)
+    # comparisons, selection (arithmetic.py, pointwise_select.py)
     "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin",
     "clamp", "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv",
     # logical, bitwise, classification (logical.py)

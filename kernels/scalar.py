@@ -1,7 +1,7 @@
 """Scalar bodies of the elementwise ops, written once for every target.
 
 Each plain function here is the body of one elementwise op: it maps scalars
-to a scalar. `cpu/pointwise.py` turns it into a NumPy ufunc with
+to a scalar. `cpu/ufuncs.py` turns it into a NumPy ufunc with
 ``numba.vectorize(cache=True)`` (NumPy's ufunc machinery then handles
 strides and broadcasting), and the CUDA side compiles the same function as a
 device function (`cuda/scalar_device.py`). Helpers they call are

@@ -25,7 +25,7 @@ from .ops.creation import *  # noqa: F401,F403
 from .ops.copy import *  # noqa: F401,F403
 from .ops import transfer as _transfer  # noqa: F401  (Tensor.to/cpu/cuda, pin_memory)
 from .ops.views import *  # noqa: F401,F403
-from .ops.pointwise import *  # noqa: F401,F403
+from .ops.arithmetic import *  # noqa: F401,F403
 from .ops.reduction import *  # noqa: F401,F403
 from .random import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403

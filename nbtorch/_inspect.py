@@ -20,8 +20,7 @@ import numpy as np
 
 from . import _dtype, _registry
 from ._library_op import check_device
-_k = importlib.import_module("nbtorch.kernels.inspect")   # the module (the package's
-# `inspect` attribute is the function)
+_k = importlib.import_module("nbtorch.kernels.introspect")
 
 __all__ = ["inspect", "KernelReport", "FunctionReport"]
 

@@ -3,7 +3,7 @@
 PTX comes from ``numba.cuda.compile_ptx``, which needs NVVM but no GPU (the
 compute capability is the GPU's, or 8.0 without one). Elementwise ops (built-in
 or `nbtorch.library.elementwise`) run their scalar body inside the shared
-grid-stride kernels of `kernels/cuda/pointwise.py`; their PTX is that kernel's
+grid-stride kernels of `kernels/cuda/gridstride.py`; their PTX is that kernel's
 contiguous ("flat") variant for the dtype. A user's ``cuda.jit`` kernel shows
 the PTX of the signatures it has compiled (run it once first).
 """
@@ -14,8 +14,7 @@ import numpy as np
 
 from . import _registry
 from ._inspect import FunctionReport, KernelReport, _source
-_k = importlib.import_module("nbtorch.kernels.inspect")   # the module (the package's
-# `inspect` attribute is the function)
+_k = importlib.import_module("nbtorch.kernels.introspect")
 
 __all__ = ["inspect_cuda"]
 
@@ -40,8 +39,8 @@ def _scalar_body(op, kernel):
         return body, kernel.scalar_fn, getattr(cpu, "ufunc", None)
     from nbtorch.kernels.elementwise import OPS
     if op in OPS:                             # the built-in table: body named like the op
-        from nbtorch.kernels.cpu import pointwise
-        return op, getattr(scalar, op), pointwise.get(op)
+        from nbtorch.kernels.cpu import ufuncs
+        return op, getattr(scalar, op), ufuncs.get(op)
     return None
 
 
@@ -79,10 +78,10 @@ def _elementwise_ptx(name, scalar_fn, cpu_ufunc, d):
     if _simulated():
         f.note = "CUDA simulator: no PTX (run without NUMBA_ENABLE_CUDASIM to see it)"
         return f
-    from nbtorch.kernels.cuda import pointwise as cuda_pointwise
+    from nbtorch.kernels.cuda import gridstride as cuda_gridstride
     if name.startswith("user_"):
-        cuda_pointwise.register_body(name, scalar_fn)
-    k = cuda_pointwise._build(name, "A" * len(ins), "flat")
+        cuda_gridstride.register_body(name, scalar_fn)
+    k = cuda_gridstride._build(name, "A" * len(ins), "flat")
     arr = [numba.types.Array(numba.from_dtype(np.dtype(c)), 1, "C") for c in out + ins]
     try:
         f.ptx, f.compile_time = _k.ptx_for(k.py_func, arr)

@@ -5,7 +5,7 @@ lazily and per dtype, like the built-in elementwise ops of `kernels/scalar.py`:
 
 - CPU: ``numba.vectorize`` turns it into a NumPy ufunc (a DUFunc); NumPy's
   ufunc machinery handles strides and broadcasting, at NumPy's speed;
-- CUDA: `nbtorch.kernels.cuda.pointwise` compiles it as a ``cuda.jit(device=True)``
+- CUDA: `nbtorch.kernels.cuda.gridstride` compiles it as a ``cuda.jit(device=True)``
   function inlined into its grid-stride elementwise kernels (built on first use).
 
 The op is a `CustomOp` whose forward goes through the same `pointwise` path
@@ -74,11 +74,11 @@ class CudaElementwiseKernel:
         self._registered = False
 
     def __call__(self, out, *args):
-        from nbtorch.kernels.cuda import pointwise as cuda_pointwise
+        from nbtorch.kernels.cuda import gridstride as cuda_gridstride
         if not self._registered:
-            cuda_pointwise.register_body(self.body, self.scalar_fn)
+            cuda_gridstride.register_body(self.body, self.scalar_fn)
             self._registered = True
-        cuda_pointwise.launch(self.body, out, args, _current_stream())
+        cuda_gridstride.launch(self.body, out, args, _current_stream())
 
     def __repr__(self):
         return f"<cuda elementwise kernel {self.__name__} of {self.op}>"

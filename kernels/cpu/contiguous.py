@@ -1,5 +1,5 @@
 """Contiguous float32 loops of the costliest elementwise bodies (the fast path of
-`cpu/pointwise.py`).
+`cpu/ufuncs.py`).
 
 For exp, log, log1p, tanh, sigmoid, the GELUs, SiLU, Mish, softplus and the
 GELU/SiLU gradients, contiguous float32 operands of one shape run these flat

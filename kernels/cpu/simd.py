@@ -3,7 +3,7 @@ bodies inlined by LLVM.
 
 The ufunc loops run at the vector width LLVM prefers for the CPU: 256 bits on
 Intel chips with AVX-512 ("prefer-256-bit" tuning). The costly float32 bodies
-are compute-bound there, so `cpu/pointwise.py` runs contiguous float32 operands
+are compute-bound there, so `cpu/ufuncs.py` runs contiguous float32 operands
 through plain loops (`cpu/contiguous.py`) built from `map1`, `map2` and
 `map1_params2` here::
 

@@ -14,7 +14,7 @@ __all__ = ["KERNELS"]
 
 KERNELS = {
     # elementwise: the scalar bodies of kernels/scalar.py as Numba ufuncs
-    **{op: ("pointwise.kernel", op) for op in _ELEMENTWISE},
+    **{op: ("ufuncs.kernel", op) for op in _ELEMENTWISE},
     # copies, fills, ranges
     "copy_": "copy.copy_", "fill_": "copy.fill_",
     "arange": "creation.arange", "linspace": "creation.linspace",

@@ -10,7 +10,7 @@ How a kernel family is laid out (follow it for reductions, matmul, conv, ...):
   op layer already did) and never allocate outputs. Simulator rules (STYLE.md
   13): top-level ``from numba import cuda``, one ``cuda.shared.array`` per line,
   warp intrinsics only with a fallback. Strided operands: build views with
-  ``_launch.strided_view`` (no copies); elementwise work reuses ``pointwise.launch``.
+  ``_launch.strided_view`` (no copies); elementwise work reuses ``gridstride.launch``.
 - ``typecheck_signatures()`` in the module yields ``(label, kernel.py_func,
   numba argument types)`` for every dtype the family serves (the PTX type check
   compiles every family named in the table).
@@ -19,7 +19,7 @@ How a kernel family is laid out (follow it for reductions, matmul, conv, ...):
   ``CPU_ONLY`` in ``tests/cuda/test_parity.py`` and compare with the CPU in
   ``tests/cuda`` (``device`` fixture: one body, both devices).
 
-Modules: ``_launch`` (grids, simulator flag, strided views), ``pointwise``
+Modules: ``_launch`` (grids, simulator flag, strided views), ``gridstride``
 (every elementwise op of ``kernels/elementwise.py``: generated kernel modules,
 cached on disk), ``scalar_device`` (the bodies of ``kernels/scalar.py`` as device
 functions), ``copy`` (copy/cast/fill), ``creation`` (arange/linspace),

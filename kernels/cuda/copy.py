@@ -1,13 +1,13 @@
 """Strided copy with dtype conversion and fill: the kernels behind `copy_`, `to(dtype)`, `fill_`.
 
-Both reuse the elementwise machinery of `pointwise.py` (flat and strided
+Both reuse the elementwise machinery of `gridstride.py` (flat and strided
 grid-stride templates, broadcasting by stride 0, dims merged, float16 through
 float32)::
 
     copy:  for every index i of dst:   dst[i] = src[i]      (src broadcast; cast on store)
     fill:  for every index i of dst:   dst[i] = value
 """
-from . import pointwise
+from . import gridstride
 from ._launch import strided_view
 
 __all__ = ["copy", "fill", "copy_", "fill_"]
@@ -18,17 +18,17 @@ def identity(a):
     return a
 
 
-pointwise.register_body("copy", identity)
+gridstride.register_body("copy", identity)
 
 
 def copy(dst, src, stream=0):
     """dst[...] = src (device arrays; `src` broadcast to dst's shape, cast to its dtype)."""
-    pointwise.launch("copy", dst, (src,), stream)
+    gridstride.launch("copy", dst, (src,), stream)
 
 
 def fill(dst, value, stream=0):
     """dst[...] = value, where `value` is a NumPy scalar of dst's dtype."""
-    pointwise.launch("copy", dst, (value,), stream)
+    gridstride.launch("copy", dst, (value,), stream)
 
 
 def _view(storage, offset, strides, shape):
@@ -58,12 +58,12 @@ def typecheck_signatures():
                                     "int32", "int64", "uint8", "bool")]
     for src in dtypes:
         kind = "H" if src == np.float16 else "A"
-        k = pointwise._build("copy", kind, "flat").py_func
+        k = gridstride._build("copy", kind, "flat").py_func
         for dst in dtypes:
             yield (f"copy[{src}->{dst}]", k, (nt.Array(from_dtype(dst), 1, "C"),
                                               nt.Array(from_dtype(src), 1, "C")))
-        fk = pointwise._build("copy", "h" if src == np.float16 else "S", "flat").py_func
+        fk = gridstride._build("copy", "h" if src == np.float16 else "S", "flat").py_func
         yield (f"fill[{src}]", fk, (nt.Array(from_dtype(src), 1, "C"),
                                     from_dtype(np.float32 if src == np.float16 else src)))
-    yield ("copy[strided]", pointwise._build("copy", "A", "strided").py_func,
+    yield ("copy[strided]", gridstride._build("copy", "A", "strided").py_func,
            (nt.Array(nt.float32, 4, "A"), nt.Array(nt.int64, 4, "A")))

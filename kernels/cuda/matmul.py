@@ -22,7 +22,7 @@ import numpy as np
 from numba import cuda
 
 from ._launch import SIMULATOR, strided_view
-from .pointwise import merged_layout
+from .gridstride import merged_layout
 
 __all__ = ["matmul", "typecheck_signatures"]
 

@@ -1,7 +1,7 @@
 """The scalar bodies of `kernels/scalar.py` as CUDA device functions.
 
 ``device_function(body)`` is what a generated elementwise kernel calls
-(`cuda/pointwise.py`): ``out[i] = core(a[i], ...)`` with ``core =
+(`cuda/gridstride.py`): ``out[i] = core(a[i], ...)`` with ``core =
 device_function(body)``. The bodies are tuned for the CPU: float32 exp/tanh/erfc
 are vectorisable polynomials (`fexp`... in `kernels/f32math.py`) built on NumPy
 ufuncs, and small helpers are ``register_jitable(inline="always")``. On CUDA,

@@ -15,7 +15,7 @@ __all__ = ["KERNELS", "FAMILIES"]
 
 KERNELS = {
     # elementwise: the same scalar bodies in generated grid-stride kernels
-    **{op: ("pointwise.kernel", op) for op in _ELEMENTWISE},
+    **{op: ("gridstride.kernel", op) for op in _ELEMENTWISE},
     # copies, fills, ranges
     "copy_": "copy.copy_", "fill_": "copy.fill_",
     "arange": "creation.arange", "linspace": "creation.linspace",
@@ -76,7 +76,7 @@ KERNELS = {
 def _families():
     names = {(ref if isinstance(ref, str) else ref[0]).split(".")[0]
              for ref in KERNELS.values()}
-    return sorted(names - {"pointwise"})
+    return sorted(names - {"gridstride"})
 
 
 # The family modules behind the table (the PTX type check compiles each one's

@@ -45,8 +45,8 @@ def _pointwise_bodies():
 
 def signatures(only=None):
     """Every (label, python kernel, numba argument types) to compile."""
-    from nbtorch.kernels.cuda import pointwise
-    yield from pointwise.typecheck_signatures(only or _pointwise_bodies())
+    from nbtorch.kernels.cuda import gridstride
+    yield from gridstride.typecheck_signatures(only or _pointwise_bodies())
     for fam in _families():
         mod = importlib.import_module(f"nbtorch.kernels.cuda.{fam}")
         yield from mod.typecheck_signatures()

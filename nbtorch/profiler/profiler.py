@@ -209,6 +209,8 @@ def unwrap(fn):
 
 
 def _wrap_registry(prof):
+    for device in list(_registry._LOADED):   # built-in kernels resolve lazily: all of them
+        _registry.resolve_all(device)         # now, so a kernel's first call is timed too
     table = _registry._KERNELS
     for key, fn in list(table.items()):
         if not hasattr(fn, "__nbtorch_profiled__"):

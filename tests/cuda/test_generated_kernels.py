@@ -19,12 +19,12 @@ pytestmark = pytest.mark.cuda
 PROGRAM = textwrap.dedent("""
     import json, sys
     import nbtorch
-    from nbtorch.kernels.cuda import pointwise
+    from nbtorch.kernels.cuda import gridstride
     x = nbtorch.linspace(-2, 2, 12, device="cuda").reshape(3, 4)
     y = (x + 1.5) * x.exp() - nbtorch.nn.functional.gelu(x)
     z = nbtorch.where(y > 0, y, 0.0).t().contiguous()          # where, copy (strided)
     total = float(z.sum())
-    kernels = pointwise.compiled_kernels()
+    kernels = gridstride.compiled_kernels()
     files = sorted({k.py_func.__code__.co_filename for k in kernels.values()})
     stats = {}
     for key, k in kernels.items():

@@ -80,12 +80,12 @@ def test_kernel_stamps_cover_the_files_bodies_come_from():
     contiguous loop reaches the bodies, that math and the SIMD machinery; an unrelated
     kernel family reaches none of them."""
     from nbtorch.kernels import _numba_cache
-    from nbtorch.kernels.cpu import contiguous, pointwise
+    from nbtorch.kernels.cpu import contiguous, ufuncs
     body = {"nbtorch.kernels.scalar", "nbtorch.kernels.f32math"}
     assert body <= _deps("nbtorch.kernels.scalar")
     assert body | {"nbtorch.kernels.cpu.simd"} <= _deps("nbtorch.kernels.cpu.contiguous")
     assert not body & _deps("nbtorch.kernels.cpu.conv")
-    stamp = pointwise.get("exp")._dispatcher.cache._impl.locator.get_source_stamp()
+    stamp = ufuncs.get("exp")._dispatcher.cache._impl.locator.get_source_stamp()
     assert stamp[0] == "nbtorch-dependencies"
     assert stamp[2] == _numba_cache.dependency_stamp("nbtorch.kernels.scalar")
     stamp = contiguous.exp_loop._cache._impl.locator.get_source_stamp()

@@ -50,8 +50,8 @@ def test_a_damaged_file_is_rewritten(gen_dir):
 
 PROGRAM = textwrap.dedent("""
     import json, sys
-    from nbtorch.kernels.cuda import pointwise
-    k = pointwise._build("gelu", "A", "flat")
+    from nbtorch.kernels.cuda import gridstride
+    k = gridstride._build("gelu", "A", "flat")
     f = k._cache._cache_file
     if sys.argv[1] == "save":
         f.save(("probe-key",), {"machine code": "a stand-in"})

@@ -10,8 +10,8 @@ from nbtorch import library
 
 def test_add_float32_cpu_gives_source_signature_llvm_and_asm():
     r = nbtorch.kernels.inspect("add", device="cpu", dtype=nbtorch.float32)
-    assert r.kernel_name == "cpu.pointwise.add"
-    assert r.kernel_module == "nbtorch.kernels.cpu.pointwise"
+    assert r.kernel_name == "cpu.ufuncs.add"
+    assert r.kernel_module == "nbtorch.kernels.cpu.ufuncs"
     assert "def run(out, *args)" in r.source             # the launcher's source
     f = r.functions[0]
     assert f.kind == "ufunc" and f.name == "add" and "return a + b" in f.source
@@ -19,7 +19,7 @@ def test_add_float32_cpu_gives_source_signature_llvm_and_asm():
     assert "define" in r.llvm and re.search(r"fadd( \w+)* float", r.llvm)
     assert "vaddps" in r.asm or "addss" in r.asm               # the NumPy loop, vectorised
     assert r.compile_time > 0
-    assert "cpu.pointwise.add" in repr(r) and "<details" in r._repr_html_()
+    assert "cpu.ufuncs.add" in repr(r) and "<details" in r._repr_html_()
 
 
 def test_sum_njit_kernel():

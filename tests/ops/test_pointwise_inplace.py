@@ -213,7 +213,7 @@ def test_broadcast_gradients_sum_back_to_input_shapes(shapes):
 
 
 def test_large_arrays_use_parallel_path_and_match():
-    from nbtorch.kernels.cpu import pointwise as k
+    from nbtorch.kernels.cpu import ufuncs as k
     n = k.PARALLEL_THRESHOLD + 13
     a = torch.randn(n)
     b = torch.randn(3, 1)
@@ -225,7 +225,7 @@ def test_large_arrays_use_parallel_path_and_match():
 
 
 def test_large_inplace_with_overlapping_input_is_not_split_across_threads():
-    from nbtorch.kernels.cpu import pointwise as k
+    from nbtorch.kernels.cpu import ufuncs as k
     n = k.PARALLEL_THRESHOLD * 2
     x = torch.arange(n, dtype=torch.float32)
     ref = x.numpy().copy()
@@ -239,7 +239,7 @@ def test_large_inplace_with_overlapping_input_is_not_split_across_threads():
 
 def test_parallel_path_works_in_a_forked_child():
     import multiprocessing as mp
-    from nbtorch.kernels.cpu import pointwise as k
+    from nbtorch.kernels.cpu import ufuncs as k
     if "fork" not in mp.get_all_start_methods():
         pytest.skip("no fork on this platform")
     x = torch.ones(k.PARALLEL_THRESHOLD * 2)
@@ -249,6 +249,6 @@ def test_parallel_path_works_in_a_forked_child():
 
 
 def _big_add_in_child():
-    from nbtorch.kernels.cpu import pointwise as k
+    from nbtorch.kernels.cpu import ufuncs as k
     x = torch.ones(k.PARALLEL_THRESHOLD * 2)
     return float((x + 1).numpy().max())

@@ -1,11 +1,11 @@
-"""The contiguous float32 loops of `cpu/contiguous.py` (the fast path of `cpu/pointwise.py`):
+"""The contiguous float32 loops of `cpu/contiguous.py` (the fast path of `cpu/ufuncs.py`):
 they give the ufunc loops' results bit for bit, special values included, and run only
 where they apply (contiguous operands of one shape, float32, no partial overlap)."""
 import numpy as np
 import pytest
 
 from nbtorch.kernels.cpu import contiguous
-from nbtorch.kernels.cpu import pointwise as pw
+from nbtorch.kernels.cpu import ufuncs as pw
 
 SPECIAL = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-38, -1e-38, 0.5, -0.5, 1, -1, 0.625, -0.625,
                     9, -9, 20, -20, 87.5, 88.8, 89.5, -87.5, -103, -104.5, -110, 1e30, -1e30,

@@ -7,9 +7,10 @@ signature. Code Numba loaded from its on-disk cache carries no IR, so by
 default the function is recompiled afresh (uncached) for inspection; that
 compilation is what `compile_time` measures.
 
-The user-facing ``nbtorch.kernels.inspect(op, device, dtype)`` needs the op
-registry, so it lives in `nbtorch._inspect`, which installs it on this package
-when nbtorch is imported (kernels never import the layers above them).
+The user-facing function ``nbtorch.kernels.inspect(op, device, dtype)`` needs
+the op registry, so it lives in `nbtorch._inspect`, which installs it on this
+package when nbtorch is imported (kernels never import the layers above them);
+this module keeps its own name so the two never shadow each other.
 """
 import dis
 import importlib
@@ -69,7 +70,7 @@ def _walk(fn, depth, found, seen):
                 if kind_of(v) is not None or isinstance(v, _pytypes.FunctionType):
                     _walk(v, depth - 1, found, seen)
         return
-    _pointwise_body(fn, found)
+    _elementwise_body(fn, found)
     for cell in fn.__closure__ or ():
         try:
             v = cell.cell_contents
@@ -98,15 +99,15 @@ def _is_kernel_module(name):
                            or name.startswith("nbtorch.nn") or name.startswith("nbtorch.optim"))
 
 
-def _pointwise_body(fn, found):
-    """The elementwise launchers of `cpu/pointwise.py` close over the scalar body's name."""
+def _elementwise_body(fn, found):
+    """The elementwise launchers of `cpu/ufuncs.py` close over the scalar body's name."""
     mod = getattr(fn, "__module__", "")
-    if mod == "nbtorch.kernels.cpu.pointwise" and fn.__closure__:
-        from nbtorch.kernels.cpu import pointwise
+    if mod == "nbtorch.kernels.cpu.ufuncs" and fn.__closure__:
+        from nbtorch.kernels.cpu import ufuncs
         for cell in fn.__closure__:
             v = cell.cell_contents
-            if isinstance(v, str) and hasattr(pointwise.scalar, v):
-                u = pointwise.get(v)
+            if isinstance(v, str) and hasattr(ufuncs.scalar, v):
+                u = ufuncs.get(v)
                 if all(f is not u for f in found):
                     found.append(u)
 

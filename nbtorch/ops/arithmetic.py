@@ -2,12 +2,12 @@
 
 Each op is an autograd Function (see `_elementwise.py`): the scalar kernel it
 runs (a body in `kernels/scalar.py`, compiled for the CPU into a Numba ufunc
-by `kernels/cpu/pointwise.py`), its dtype rule, and its backward written with
+by `kernels/cpu/ufuncs.py`), its dtype rule, and its backward written with
 nbtorch ops beside the forward. This module holds `add`/`sub`/`mul`/`div`/
 `neg`, the comparisons and the Python operators; the other families live in
 `pointwise_more.py` (division variants, powers, rounding, clamping),
 `pointwise_math.py` (exp/log/trig/...), `pointwise_activation.py` and
-`logical.py`, and are re-exported here, so ``from .ops.pointwise import *``
+`logical.py`, and are re-exported here, so ``from .ops.arithmetic import *``
 brings every elementwise op.
 """
 from .. import _dtype

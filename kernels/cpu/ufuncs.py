@@ -108,7 +108,7 @@ def kernel(name):
         finally:
             _ERRSTATE.reset(token)
     run.__name__ = name
-    run.__qualname__ = f"cpu.pointwise.{name}"
+    run.__qualname__ = f"cpu.ufuncs.{name}"
     run.__doc__ = f"out[i] = scalar.{name}(*args[i]) over broadcast NumPy operands."
     return run
 
