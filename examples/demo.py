@@ -26,19 +26,6 @@ from tqdm import tqdm  # noqa: E402
 IMPORT_SECONDS = time.perf_counter() - T_START
 
 
-def _export_missing_ops():
-    """Stop-gap until ``nbtorch/__init__.py`` re-exports these ops (nn.functional needs them)."""
-    import importlib
-    for module in ("linalg", "softmax", "reduction_minmax", "reduction_stats", "scan"):
-        ops = importlib.import_module(f"nbtorch.ops.{module}")
-        for name in ops.__all__:
-            if not hasattr(torch, name):
-                setattr(torch, name, getattr(ops, name))
-
-
-_export_missing_ops()
-
-
 class DigitsCNN(nn.Module):
     """Conv(1->16)-ReLU-MaxPool-Conv(16->32)-ReLU-Flatten-Linear(512->10): 9,930 parameters."""
 

@@ -1,7 +1,6 @@
 """Helpers every op module uses: broadcasting, dim checks, operands, method attachment."""
 import numpy as np
 
-from .. import _dtype
 from .._device import CPU, to_device
 from .._tensor import Tensor, empty, wrap
 from .._registry import get_kernel
@@ -141,7 +140,3 @@ def tensor_method(*names):
         return fn
     return deco
 
-
-def out_dtype_float(dtype):
-    """Integer and bool inputs compute in the default float dtype (e.g. exp, div)."""
-    return dtype if dtype.is_floating_point else _dtype.get_default_dtype()
