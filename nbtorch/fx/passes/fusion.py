@@ -30,6 +30,7 @@ import operator
 
 import numpy as np
 
+from ..node import map_arg
 from .fused_kernel import FusedKernel
 from .lower import ElementwiseCall, FunctionCall
 from .shape_prop import TensorMetadata
@@ -309,8 +310,21 @@ def fuse(gm, min_steps=2):
     if not groups:
         return 0
     graph = gm.graph
+    mapping = {}
     for i, g in enumerate(groups):
-        _replace(graph, g, f"fused_{i}")
+        _replace(graph, g, f"fused_{i}", mapping)
+    # one pass over the readers of the replaced values (a graph output reading thousands
+    # of values is rewritten once, not once per group)
+    users = {u: None for old in mapping for u in old.users}
+    for u in users:
+        if u in mapping or u._erased:
+            continue
+        u._update_args_kwargs(map_arg(u.args, lambda n: mapping.get(n, n)),
+                              map_arg(u.kwargs, lambda n: mapping.get(n, n)))
+    for g in groups:
+        for n in reversed(g.members):
+            n.users.clear()
+            graph.erase_node(n)
     _topological_order(graph)
     graph.lint()
     gm.recompile()
@@ -401,8 +415,9 @@ class _Builder:
             self.value[node] = y
 
 
-def _replace(graph, group, name):
-    """Put one FusedKernel call (and getitem nodes) in place of `group`'s members."""
+def _replace(graph, group, name, mapping):
+    """Put one FusedKernel call (and getitem nodes) after `group`'s members; `mapping`
+    gets each member read outside the group -> the node that now gives its value."""
     members = set(group.members)
     b = _Builder(group)
     for node in group.members:
@@ -422,7 +437,7 @@ def _replace(graph, group, name):
     call.meta["fused"] = [n.name for n in group.members]
     if len(outs) == 1:
         call.meta["tensor_meta"] = outs[0].meta["tensor_meta"]
-        outs[0].replace_all_uses_with(call)
+        mapping[outs[0]] = call
     else:
         call.meta["tensor_meta"] = tuple(n.meta["tensor_meta"] for n in outs)
         prev = call
@@ -430,10 +445,8 @@ def _replace(graph, group, name):
             with graph.inserting_after(prev):
                 item = graph.call_function(operator.getitem, (call, i))
             item.meta["tensor_meta"] = n.meta["tensor_meta"]
-            n.replace_all_uses_with(item)
+            mapping[n] = item
             prev = item
-    for n in reversed(group.members):
-        graph.erase_node(n)
 
 
 def _label(node):
@@ -487,8 +500,14 @@ def _fallback(graph, members, builder, outs):
     for n in members:
         env[n] = g.node_copy(n, lambda a: env[a])
     g.output(env[outs[0]] if len(outs) == 1 else tuple(env[o] for o in outs))
-    gm = GraphModule(Module(), g, "FusedFallback")
-    return gm.forward
+    made = []
+
+    def fallback(*tensors):             # generated on first use: most groups never need it
+        if not made:
+            made.append(GraphModule(Module(), g, "FusedFallback").forward)
+        return made[0](*tensors)
+    fallback.graph = g
+    return fallback
 
 
 def _topological_order(graph):

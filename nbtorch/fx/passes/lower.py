@@ -31,7 +31,7 @@ from ..interpreter import Interpreter
 from .shape_prop import metadata_of
 
 __all__ = ["lower", "capture_joint", "CaptureError", "FunctionCall", "ElementwiseCall",
-           "function_call", "elementwise_call", "Recorder"]
+           "function_call", "elementwise_call", "Recorder", "view_of"]
 
 
 class CaptureError(RuntimeError):
@@ -110,6 +110,12 @@ def elementwise_call(op, compute, out):
     return ec
 
 
+def view_of(base, shape, strides, offset):
+    """``base`` seen with `shape` and `strides`, `offset` elements after its own start (a
+    raw view an op made; no autograd: lowered graphs run without recording)."""
+    return base._view(shape, strides, base._offset + offset)
+
+
 def _zeros(shape, dtype, device):
     """A gradient the autograd engine materialises as zeros (recorded as a node)."""
     from ... import zeros
@@ -140,6 +146,7 @@ class Recorder:
     def __init__(self, graph=None, attrs=None):
         self.graph = graph if graph is not None else Graph()
         self.values = {}            # tensor key -> node
+        self.storages = {}          # (storage id, version) -> (a tensor of it, its node)
         self.attrs = {}             # tensor key -> qualified name: a get_attr node on first use
         for name, t in (attrs or {}).items():
             self.attrs.setdefault(_key(t), (name, t))
@@ -151,6 +158,8 @@ class Recorder:
     # ---- values -----------------------------------------------------------------------
     def register(self, tensor, node):
         self.values[_key(tensor)] = node
+        s = tensor._storage
+        self.storages.setdefault((id(s), s.version), (tensor, node))
         self.alive.append(tensor)
         if "tensor_meta" not in node.meta:
             node.meta["tensor_meta"] = metadata_of(tensor)
@@ -163,11 +172,27 @@ class Recorder:
             node = self.graph.get_attr(name)
             self.register(t, node)
         if node is None:
+            node = self._raw_view(tensor)
+        if node is None:
             raise CaptureError(
                 f"{what} reads a tensor of shape {list(tensor.shape)} that was computed "
                 "outside the recorded ops (an in-place write, a raw view or data made in "
                 "Python): the graph cannot replay it")
         return node
+
+    def _raw_view(self, tensor):
+        """A view made without a Function (ops skip autograd's bookkeeping when nothing
+        needs a gradient) of a known value: recorded as a `view_of` node."""
+        s = tensor._storage
+        hit = self.storages.get((id(s), s.version))
+        if hit is None:
+            return None
+        base, node = hit
+        view = self.graph.call_function(view_of, (node, tuple(tensor._shape),
+                                                  tuple(tensor._strides),
+                                                  tensor._offset - base._offset))
+        self.register(tensor, view)
+        return view
 
     def to_arg(self, a, what):
         if _is_tensor(a):
