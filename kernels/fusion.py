@@ -167,12 +167,13 @@ class _Emitter:
         self.levels = levels(program)
         self.body_name = body_name          # body name -> callable's name in the source
         self.index = index
+        self.view = "r"                     # row views r0...; block views b0... in blocks
 
     def load(self, i):
         kind, _ = self.p.arrays[i]
         j = self.index
         if kind == "c":
-            return f"r{i}[{j}]"
+            return f"{self.view}{i}[{j}]"
         if kind == "s":
             return f"d{i}[p{i} + {j} * cs{i}]"
         if kind == "b":
@@ -274,23 +275,27 @@ def _signature(p):
     return ", ".join(args)
 
 
-def _cpu_kernel(em, name, loop):
-    """One kernel function: rows in `loop` (range or prange), passes inside each row."""
+def _cpu_kernel(em, name, loop, target="cpu"):
+    """One kernel function: rows in `loop` (range, prange, or the CUDA grid-stride loop
+    over rows), passes inside each row. On the CPU, contiguous operands are read through
+    row views (and float32 sums through block views: a computed start index would make
+    LLVM gather), on CUDA straight from the flat storages."""
     p = em.p
     lv = em.levels
+    cpu = target == "cpu"
     body = []
     add = body.append
     add("k = lead.shape[0]")
     for i, (kind, _) in enumerate(p.arrays):
         if kind == "z":
             add(f"z{i} = d{i}[o{i}]")
-        if kind == "s":
+        if kind == "s" and cpu:
             add(f"cs{i} = st[{i}, k]")
     all_outs = [(o, ref) for o, (ref, where, _) in enumerate(p.outputs) if where == "all"]
     for o, ref in all_outs:
         step = p.steps[ref[1]]
         add(f"tot{o} = {_reduce_init(step[1], _acc_dtype(step[1], step[3]))}")
-    add(f"for i in {loop}(R):")
+    add(f"for i in {loop}:" if not cpu else f"for i in {loop}(R):")
     row = []
     radd = row.append
     radd("r = i + 0")
@@ -306,7 +311,7 @@ def _cpu_kernel(em, name, loop):
     radd("if i == R - 1:")
     radd("    cl = n_last")
     for i, (kind, _) in enumerate(p.arrays):
-        if kind == "c":
+        if kind == "c" and cpu:
             radd(f"r{i} = d{i}[p{i}:p{i} + cl]")
         elif kind == "b":
             radd(f"rb{i} = d{i}[p{i}]")
@@ -327,33 +332,44 @@ def _cpu_kernel(em, name, loop):
                 if where == "elem" and _level(ref, lv) == ps]
         if not reds and not outs:
             continue
-        for o, _ in outs:
-            radd(f"w{o} = out{o}[i * C:i * C + cl]")
+        blocked = cpu and any(p.steps[i][1] in ("sum", "mean") and p.steps[i][3] == "float32"
+                              for i in reds)
+        if cpu:
+            for o, _ in outs:
+                radd(f"w{o} = out{o}[i * C:i * C + cl]")
         need = em.closure([p.steps[i][2] for i in reds] + [ref for _, ref in outs])
+        if blocked:
+            em.view, em.index = "b", "jj"
         inner = em.elem_steps(need)
         for o, ref in outs:
-            inner.append(f"w{o}[j] = {em.ref(ref, {})}")
-        blocked = [i for i in reds if p.steps[i][1] in ("sum", "mean")
-                   and p.steps[i][3] == "float32"]
+            dst = (f"wb{o}[jj]" if blocked else f"w{o}[j]") if cpu else f"out{o}[i * C + j]"
+            inner.append(f"{dst} = {em.ref(ref, {})}")
+        sums = [i for i in reds if blocked and p.steps[i][1] in ("sum", "mean")
+                and p.steps[i][3] == "float32"]
         for i in reds:
             op, dt = p.steps[i][1], p.steps[i][3]
             radd(f"acc{i} = {_cast(_acc_dtype(op, dt), _reduce_init(op, _acc_dtype(op, dt)))}")
-        if blocked:
-            for i in blocked:
-                radd(f"blk{i} = np.float32(0.0)")
         upd = []
         for i in reds:
             op, dt = p.steps[i][1], p.steps[i][3]
             src = em.ref(p.steps[i][2], {})
-            target = f"blk{i}" if i in blocked else f"acc{i}"
-            upd += _update(op, target, src, dt)
+            upd += _update(op, f"blk{i}" if i in sums else f"acc{i}", src, dt)
+        em.view, em.index = "r", "j"
         if blocked:
             radd(f"for jb in range(0, cl, {_SUM_BLOCK}):")
-            for i in blocked:
+            radd(f"    nb = min({_SUM_BLOCK}, cl - jb)")
+            for i, (kind, _) in enumerate(p.arrays):
+                if kind == "c":
+                    radd(f"    b{i} = r{i}[jb:jb + nb]")
+            for o, _ in outs:
+                radd(f"    wb{o} = w{o}[jb:jb + nb]")
+            for i in sums:
                 radd(f"    blk{i} = np.float32(0.0)")
-            radd(f"    for j in range(jb, min(jb + {_SUM_BLOCK}, cl)):")
+            radd("    for jj in range(nb):")
+            if any(kind == "s" for kind, _ in p.arrays):
+                radd("        j = jb + jj")
             row.extend("        " + ln for ln in inner + upd)
-            for i in blocked:
+            for i in sums:
                 radd(f"    acc{i} += blk{i}")
         else:
             radd("for j in range(cl):")
@@ -379,7 +395,8 @@ def _cpu_kernel(em, name, loop):
             val = f"tot{o} / (C * (R - 1) + n_last)" if step[1] == "mean" else f"tot{o}"
             body.append(f"out{o}[0] = {_cast(dt, val)}")
     text = "\n".join("    " + ln for ln in body)
-    return f"@njit(**_LOOP)\ndef {name}({_signature(p)}):\n{text}\n"
+    decorator = "@njit(**_LOOP)" if cpu else "@cuda.jit(cache=True)"
+    return f"{decorator}\ndef {name}({_signature(p)}):\n{text}\n"
 
 
 def _level(ref, lv):

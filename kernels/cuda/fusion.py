@@ -94,22 +94,9 @@ def _elementwise_body(em):
 
 def _rows_body(em):
     """The CPU row program, one thread per row (grid-stride over rows)."""
-    src = _fusion._cpu_kernel(em, "fused", "range")
-    body = src.split("\n")[2:]                     # drop decorator and def line
-    out = []
-    for ln in body:
-        s = ln[4:]
-        if s.startswith("for i in range(R):"):
-            s = "for i in range(cuda.grid(1), R, cuda.gridsize(1)):"
-        t = s.strip()
-        if (t.startswith("w") and " = out" in t and "[i * C:" in t) or (
-                t.startswith("r") and " = d" in t and ":p" in t):
-            continue                                # no row views on the GPU
-        out.append(s)
-    text = "\n".join(out)
-    for o in range(len(em.p.outputs)):
-        text = text.replace(f"w{o}[j] = ", f"out{o}[i * C + j] = ")
-    return [ln for ln in text.split("\n") if ln.strip()]
+    src = _fusion._cpu_kernel(em, "fused", "range(cuda.grid(1), R, cuda.gridsize(1))",
+                              target="cuda")
+    return [ln[4:] for ln in src.split("\n")[2:] if ln.strip()]
 
 
 def source(program):
