@@ -13,6 +13,7 @@ import math
 import numba
 import numpy as np
 
+from ..shared import group_norm_input_grad, group_norm_terms
 from .norm_common import FAST as _FAST, use_parallel as _use_parallel
 
 __all__ = ["layer_norm_forward", "layer_norm_backward", "group_norm_forward",
@@ -246,16 +247,14 @@ def _gn_backward_group(dy3, x3, mean, rstd, w, G, gx3, ds, db, i, compute_gx):
         sum_g += w[c] * d
         sum_gx += w[c] * a
     if compute_gx:
-        count = Cg * S
-        mg = sum_g / count
-        proj = rs * rs * sum_gx / count
+        mg, proj = group_norm_terms(sum_g, sum_gx, rs, Cg * S)
         for c in range(c0, c0 + Cg):
             wc = w[c]
             gr = dy3[n, c]
             xr = x3[n, c]
             orow = gx3[n, c]
             for s in range(S):
-                orow[s] = rs * (wc * gr[s] - mg - (xr[s] - m) * proj)
+                orow[s] = group_norm_input_grad(gr[s], xr[s], wc, m, rs, mg, proj)
 
 
 @numba.njit(cache=True)

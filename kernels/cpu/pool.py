@@ -16,6 +16,8 @@ Callers validate shapes and indices; kernels do no bounds checks.
 import numba
 import numpy as np
 
+from ..shared import avg_window
+
 __all__ = [
     "adaptive_ranges",
     "max_pool2d_forward", "max_pool2d_backward",
@@ -149,25 +151,15 @@ def take_planes(x, indices, out):
 # ---------------------------------------------------------------- average pooling
 
 @numba.njit(cache=True)
-def _avg_window(o, stride, pad, kernel, size, count_include_pad):
-    """Clipped window [lo, hi) of output o and its count in PyTorch's rule."""
-    start = o * stride - pad
-    end = min(start + kernel, size + pad)
-    padded = end - start
-    lo, hi = max(start, 0), min(end, size)
-    return lo, hi, padded if count_include_pad else hi - lo
-
-
-@numba.njit(cache=True)
 def _avg_plane(xp, outp, geom, count_include_pad, divisor):
     """out[oh, ow] = sum(window) / (divisor or count); sums kept in float64."""
     kh, kw, sh, sw, ph, pw = geom
     h, w = xp.shape
     oh_n, ow_n = outp.shape
     for oh in range(oh_n):
-        h0, h1, hc = _avg_window(oh, sh, ph, kh, h, count_include_pad)
+        h0, h1, hc = avg_window(oh, sh, ph, kh, h, count_include_pad)
         for ow in range(ow_n):
-            w0, w1, wc = _avg_window(ow, sw, pw, kw, w, count_include_pad)
+            w0, w1, wc = avg_window(ow, sw, pw, kw, w, count_include_pad)
             acc = 0.0
             for r in range(h0, h1):
                 for c in range(w0, w1):
@@ -184,9 +176,9 @@ def _avg_plane_backward(gp, gxp, geom, count_include_pad, divisor):
     oh_n, ow_n = gp.shape
     gxp[:, :] = 0
     for oh in range(oh_n):
-        h0, h1, hc = _avg_window(oh, sh, ph, kh, h, count_include_pad)
+        h0, h1, hc = avg_window(oh, sh, ph, kh, h, count_include_pad)
         for ow in range(ow_n):
-            w0, w1, wc = _avg_window(ow, sw, pw, kw, w, count_include_pad)
+            w0, w1, wc = avg_window(ow, sw, pw, kw, w, count_include_pad)
             div = divisor if divisor > 0 else hc * wc
             if h0 >= h1 or w0 >= w1:
                 continue

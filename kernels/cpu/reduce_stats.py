@@ -11,6 +11,7 @@ from numba import prange
 from ..scalar import fexp
 from .reduce import FM, BLOCK, _block_sum, _row_extreme, cols_extreme, use_parallel
 from .softmax import exp_shifted
+from ..shared import norm_finish, norm_term
 
 
 # ---- variance (two passes: mean, then squared deviations) ---------------------------
@@ -132,27 +133,6 @@ def logsumexp_reduce(a, out):
 
 # ---- vector norms --------------------------------------------------------------------
 
-@numba.njit(cache=True, inline="always")
-def _norm_term(v, p):
-    a = abs(v)
-    if p == 2.0:
-        return a * a
-    if p == 1.0:
-        return a
-    if p == 0.0:
-        return 1.0 if v != 0 else 0.0
-    return a ** p
-
-
-@numba.njit(cache=True, error_model="numpy")
-def _norm_finish(s, p):
-    if p == 2.0:
-        return np.sqrt(s)
-    if p == 1.0 or p == 0.0:
-        return s
-    return s ** (1.0 / p)
-
-
 @numba.njit(cache=True, fastmath=FM, error_model="numpy")
 def _row_norm(row, p):
     if p == np.inf or p == -np.inf:
@@ -166,8 +146,8 @@ def _row_norm(row, p):
         return m
     s = 0.0
     for i in range(row.size):
-        s += _norm_term(row[i], p)
-    return _norm_finish(s, p)
+        s += norm_term(abs(row[i]), p)
+    return norm_finish(s, p)
 
 
 @numba.njit(cache=True, fastmath=FM, error_model="numpy")
@@ -194,9 +174,9 @@ def norm_reduce(a, out, p):
             for i in range(n):
                 seg = a[o, i]
                 for j in range(inner):
-                    acc[j] += _norm_term(seg[j], p)
+                    acc[j] += norm_term(abs(seg[j]), p)
             for j in range(inner):
-                acc[j] = _norm_finish(acc[j], p)
+                acc[j] = norm_finish(acc[j], p)
         for j in range(inner):
             out[o, j] = acc[j]
 

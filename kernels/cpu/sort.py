@@ -7,6 +7,8 @@ and equal values keep their order in both directions, as PyTorch's stable sort.
 import numba
 import numpy as np
 
+from ..shared import sorted_runs
+
 
 @numba.njit(cache=True)
 def sort_rows(a, values, indices, descending):
@@ -35,22 +37,8 @@ def sort_rows(a, values, indices, descending):
 
 @numba.njit(cache=True)
 def unique_sorted(values, order, uniques, inverse, counts):
-    """Runs of equal values in sorted `values` (NaNs each their own run, as PyTorch).
-
-    uniques[u] = value of run u, counts[u] = its length, inverse[order[i]] = run of
-    sorted element i. Returns the number of runs.
-    """
-    n = values.size
-    u = -1
-    for i in range(n):
-        v = values[i]
-        if i == 0 or v != values[i - 1]:
-            u += 1
-            uniques[u] = v
-            counts[u] = 0
-        counts[u] += 1
-        inverse[order[i]] = u
-    return u + 1
+    """Runs of equal values in sorted `values` (`shared.sorted_runs`); their number."""
+    return sorted_runs(values, order, uniques, inverse, counts)
 
 
 @numba.njit(cache=True)

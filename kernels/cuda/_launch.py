@@ -4,16 +4,13 @@ Kernels in this package are grid-stride loops (``for i in range(cuda.grid(1), n,
 cuda.gridsize(1))``), so any grid covers any size; `grid(n)` picks one that fills
 the GPU without launching more blocks than there is work. On Numba's CUDA
 simulator every simulated thread is a Python thread, so the grid shrinks to a
-couple of small blocks (still more than one, so the stride paths run), and
-each block runs with a short thread switch interval (`_switch_often`).
+couple of small blocks (still more than one, so the stride paths run); see
+`_simulator` for the simulator's speed and a race it needed fixed.
 
 `strided_view(base, shape, byte_strides)` is the one way a strided device
 array is built over existing device memory (tensor views, broadcast operands):
 a ``DeviceNDArray`` on a GPU, a NumPy view wrapped as the simulator's array.
 """
-import functools
-import sys
-
 import numpy as np
 from numba import cuda
 from numba.cuda.core import config as _config
@@ -43,30 +40,8 @@ def is_device_array(a):
 
 if SIMULATOR:
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray as _Fake
-    from numba.cuda.simulator.kernel import BlockManager as _BlockManager
-
-    def _switch_often(run, interval=5e-5):
-        """Run a simulated block with a 50 us GIL switch interval, then restore it.
-
-        The simulator starts one Python thread per GPU thread and busy-polls them
-        until they finish; at Python's default 5 ms interval every hand-off of the
-        GIL waits that long, so a block cost ~5 ms per thread whatever its work.
-        Measured (notebook 06, three training steps): 11.8 s at 5 ms, 2.7 s at
-        0.5 ms, 1.8 s at 50 us.
-        """
-        @functools.wraps(run)
-        def run_switching_often(self, *args):
-            previous = sys.getswitchinterval()
-            sys.setswitchinterval(min(previous, interval))
-            try:
-                return run(self, *args)
-            finally:
-                sys.setswitchinterval(previous)
-        run_switching_often._nbtorch_wrapped = True
-        return run_switching_often
-
-    if not getattr(_BlockManager.run, "_nbtorch_wrapped", False):
-        _BlockManager.run = _switch_often(_BlockManager.run)
+    from . import _simulator
+    _simulator.install()           # faster thread switching, race-free shared arrays
 
     def strided_view(base, shape, byte_strides, byte_offset=0):
         """A simulated device array over `base`'s memory with the given layout."""

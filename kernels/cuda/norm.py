@@ -16,6 +16,7 @@ import math
 import numpy as np
 from numba import cuda
 
+from ..shared import group_norm_input_grad, group_norm_terms
 from ._launch import THREADS, grid
 from .reduce import BLOCK, SUM, block_reduce
 
@@ -229,12 +230,12 @@ def gn_backward_groups_kernel(dy3, x3, mean, rstd, w, G, gx3, ds, db, compute_gx
             sum_g += w[c] * d
             sum_gx += w[c] * a
         if compute_gx:
-            mg = sum_g / (Cg * S)
-            proj = rs * rs * sum_gx / (Cg * S)
+            mg, proj = group_norm_terms(sum_g, sum_gx, rs, Cg * S)
             for e in range(tid, Cg * S, nt):
                 c = c0 + e // S
                 s = e % S
-                gx3[n, c, s] = rs * (w[c] * dy3[n, c, s] - mg - (x3[n, c, s] - m) * proj)
+                gx3[n, c, s] = group_norm_input_grad(dy3[n, c, s], x3[n, c, s], w[c], m, rs,
+                                                     mg, proj)
 
 
 @cuda.jit(cache=True)

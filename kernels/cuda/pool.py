@@ -18,6 +18,7 @@ import math
 
 from numba import cuda
 
+from ..shared import adaptive_window, avg_window
 from ._launch import grid
 from .index import to_device
 
@@ -38,17 +39,16 @@ def _cell(t, out):
 
 
 @cuda.jit(device=True)
-def _adaptive(i, size, n_out):
-    """Adaptive window [floor(i*L/M), ceil((i+1)*L/M))."""
-    return (i * size) // n_out, ((i + 1) * size + n_out - 1) // n_out
-
-
-@cuda.jit(device=True)
-def _avg_window(o, stride, pad, kernel, size, count_include_pad):
-    start = o * stride - pad
-    end = min(start + kernel, size + pad)
-    lo, hi = max(start, 0), min(end, size)
-    return lo, hi, (end - start) if count_include_pad else hi - lo
+def _avg_cell_window(oh, ow, H, W, OH, OW, kh, kw, sh, sw, ph, pw, count_include_pad,
+                     adaptive):
+    """(h0, h1, w0, w1, count) of average pooling's output cell (oh, ow)."""
+    if adaptive:
+        h0, h1 = adaptive_window(oh, H, OH)
+        w0, w1 = adaptive_window(ow, W, OW)
+        return h0, h1, w0, w1, (h1 - h0) * (w1 - w0)
+    h0, h1, hc = avg_window(oh, sh, ph, kh, H, count_include_pad)
+    w0, w1, wc = avg_window(ow, sw, pw, kw, W, count_include_pad)
+    return h0, h1, w0, w1, hc * wc
 
 
 @cuda.jit(cache=True)
@@ -58,8 +58,8 @@ def max_pool_kernel(x, out, idx, kh, kw, sh, sw, ph, pw, dh, dw, adaptive):
     for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         p, oh, ow = _cell(t, out)
         if adaptive:
-            h0, h1 = _adaptive(oh, H, out.shape[1])
-            w0, w1 = _adaptive(ow, W, out.shape[2])
+            h0, h1 = adaptive_window(oh, H, out.shape[1])
+            w0, w1 = adaptive_window(ow, W, out.shape[2])
             h_step, w_step = 1, 1
         else:
             h0, h1, h_step = oh * sh - ph, oh * sh - ph + kh * dh, dh
@@ -112,18 +112,14 @@ def avg_pool_kernel(x, out, kh, kw, sh, sw, ph, pw, count_include_pad, divisor, 
     H, W = x.shape[1], x.shape[2]
     for t in range(cuda.grid(1), out.size, cuda.gridsize(1)):
         p, oh, ow = _cell(t, out)
-        if adaptive:
-            h0, h1 = _adaptive(oh, H, out.shape[1])
-            w0, w1 = _adaptive(ow, W, out.shape[2])
-            hc, wc = h1 - h0, w1 - w0
-        else:
-            h0, h1, hc = _avg_window(oh, sh, ph, kh, H, count_include_pad)
-            w0, w1, wc = _avg_window(ow, sw, pw, kw, W, count_include_pad)
+        h0, h1, w0, w1, count = _avg_cell_window(oh, ow, H, W, out.shape[1], out.shape[2],
+                                                 kh, kw, sh, sw, ph, pw, count_include_pad,
+                                                 adaptive)
         acc = 0.0
         for r in range(h0, h1):
             for c in range(w0, w1):
                 acc += x[p, r, c]
-        div = divisor if divisor > 0 else hc * wc
+        div = divisor if divisor > 0 else count
         out[p, oh, ow] = acc / div if h0 < h1 and w0 < w1 else 0.0
 
 
@@ -134,16 +130,12 @@ def avg_pool_backward_kernel(g, gx, kh, kw, sh, sw, ph, pw, count_include_pad, d
     H, W = gx.shape[1], gx.shape[2]
     for t in range(cuda.grid(1), g.size, cuda.gridsize(1)):
         p, oh, ow = _cell(t, g)
-        if adaptive:
-            h0, h1 = _adaptive(oh, H, g.shape[1])
-            w0, w1 = _adaptive(ow, W, g.shape[2])
-            hc, wc = h1 - h0, w1 - w0
-        else:
-            h0, h1, hc = _avg_window(oh, sh, ph, kh, H, count_include_pad)
-            w0, w1, wc = _avg_window(ow, sw, pw, kw, W, count_include_pad)
+        h0, h1, w0, w1, count = _avg_cell_window(oh, ow, H, W, g.shape[1], g.shape[2],
+                                                 kh, kw, sh, sw, ph, pw, count_include_pad,
+                                                 adaptive)
         if h0 >= h1 or w0 >= w1:
             continue
-        div = divisor if divisor > 0 else hc * wc
+        div = divisor if divisor > 0 else count
         v = g[p, oh, ow] / div
         for r in range(h0, h1):
             for c in range(w0, w1):

@@ -16,6 +16,7 @@ import math
 
 from numba import cuda
 
+from ..shared import norm_finish, norm_term
 from ._launch import THREADS, grid
 from .reduce import (BLOCK, MAX, MIN, SUM, combine, plan, reduce_all, split_parts,
                      split_rows, walk)
@@ -35,14 +36,7 @@ def _term(kind, v, shift, p):
     if kind == T_ABS:
         return float(abs(v))
     if kind == T_NORM:
-        x = float(abs(v))
-        if p == 2.0:
-            return x * x
-        if p == 1.0:
-            return x
-        if p == 0.0:
-            return 1.0 if v != 0 else 0.0
-        return x ** p
+        return norm_term(float(abs(v)), p)
     return float(v)
 
 
@@ -64,15 +58,6 @@ def _terms_all(sh, a, o, k, i0, step, rows, op, kind, shift, p):
 
 
 VAR, LSE, NORM, NORM_PARTS, NORM_OF_PARTS = 0, 1, 2, 3, 4   # stats (parts: split rows)
-
-
-@cuda.jit(device=True)
-def _norm_finish(s, p):
-    if p == 2.0:
-        return math.sqrt(s)
-    if p == 1.0 or p == 0.0:
-        return s
-    return s ** (1.0 / p)
 
 
 @cuda.jit(cache=True)
@@ -103,7 +88,7 @@ def stats_kernel(a, out, aux, stat, p, rows):
             r = _terms_all(sh, a, o, k, i0, istep, rows, SUM,
                            T_ID if stat == NORM_OF_PARTS else T_NORM, 0.0, p)
             if stat != NORM_PARTS:
-                r = _norm_finish(r, p)
+                r = norm_finish(r, p)
         if i0 == 0:
             out[o, k] = r
 

@@ -20,6 +20,7 @@ values keep their order in both directions, as the CPU's stable merge sort.
 import numpy as np
 from numba import cuda
 
+from ..shared import sorted_runs
 from ._launch import SIMULATOR, THREADS, grid
 from .reduce import _as_kernel_array
 
@@ -130,18 +131,8 @@ def mode_kernel(values, indices, out_values, out_indices):
 @cuda.jit(cache=True)
 def unique_runs_kernel(values, order, uniques, inverse, counts, n_runs):
     """One thread: runs of equal sorted values (each NaN its own run); n_runs[0] = count."""
-    if cuda.grid(1) != 0:
-        return
-    u = -1
-    for i in range(values.size):
-        v = values[i]
-        if i == 0 or v != values[i - 1]:
-            u += 1
-            uniques[u] = v
-            counts[u] = 0
-        counts[u] += 1
-        inverse[order[i]] = u
-    n_runs[0] = u + 1
+    if cuda.grid(1) == 0:
+        n_runs[0] = sorted_runs(values, order, uniques, inverse, counts)
 
 
 @cuda.jit(cache=True)

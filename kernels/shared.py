@@ -1,0 +1,90 @@
+"""Small bodies the CPU and CUDA kernels share, written once.
+
+Each is a plain Python function marked ``register_jitable``: Numba compiles it
+into whatever calls it, an ``@njit`` loop or a ``@cuda.jit`` kernel (the
+simulator runs it as Python), so the two devices cannot drift apart. Larger
+per-element algorithms shared the same way live beside their family
+(`sampling.py`, the optimizer element functions, `scalar.py`'s elementwise
+bodies).
+"""
+import math
+
+from numba.extending import register_jitable
+
+__all__ = ["avg_window", "adaptive_window", "norm_term", "norm_finish",
+           "group_norm_terms", "group_norm_input_grad", "sorted_runs"]
+
+
+# ---- pooling windows -------------------------------------------------------------------
+
+@register_jitable
+def avg_window(o, stride, pad, kernel, size, count_include_pad):
+    """Output o's clipped window [lo, hi) and the count PyTorch divides by."""
+    start = o * stride - pad
+    end = min(start + kernel, size + pad)
+    lo, hi = max(start, 0), min(end, size)
+    return lo, hi, (end - start) if count_include_pad else hi - lo
+
+
+@register_jitable
+def adaptive_window(i, size, n_out):
+    """Adaptive pooling's window i: [floor(i*L/M), ceil((i+1)*L/M))."""
+    return (i * size) // n_out, ((i + 1) * size + n_out - 1) // n_out
+
+
+# ---- vector norms ------------------------------------------------------------------------
+
+@register_jitable
+def norm_term(a, p):
+    """a^p, the term of a p-norm for a = |v| in the accumulation type (p = 0 counts
+    non-zeros)."""
+    if p == 2.0:
+        return a * a
+    if p == 1.0:
+        return a
+    if p == 0.0:
+        return 1.0 if a != 0 else 0.0
+    return a ** p
+
+
+@register_jitable
+def norm_finish(s, p):
+    """The p-norm from the sum of its terms."""
+    if p == 2.0:
+        return math.sqrt(s)
+    if p == 1.0 or p == 0.0:
+        return s
+    return s ** (1.0 / p)
+
+
+# ---- group norm backward -------------------------------------------------------------------
+
+@register_jitable
+def group_norm_terms(sum_g, sum_gx, rstd, count):
+    """(mean of w*dy, rstd^2 * mean of w*dy*(x-mean)) over one group of `count` elements."""
+    return sum_g / count, rstd * rstd * sum_gx / count
+
+
+@register_jitable
+def group_norm_input_grad(dy, x, w, mean, rstd, mg, proj):
+    """gx = rstd * (w*dy - mg - (x - mean) * proj) for one element."""
+    return rstd * (w * dy - mg - (x - mean) * proj)
+
+
+# ---- runs of sorted values ---------------------------------------------------------------
+
+@register_jitable
+def sorted_runs(values, order, uniques, inverse, counts):
+    """Runs of equal sorted `values` (each NaN its own run, as PyTorch): uniques[u] = value
+    of run u, counts[u] = its length, inverse[order[i]] = run of element i; returns the
+    number of runs."""
+    u = -1
+    for i in range(values.size):
+        v = values[i]
+        if i == 0 or v != values[i - 1]:
+            u += 1
+            uniques[u] = v
+            counts[u] = 0
+        counts[u] += 1
+        inverse[order[i]] = u
+    return u + 1
