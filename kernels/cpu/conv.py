@@ -14,11 +14,9 @@ Three primitives cover convolution and every derivative of it:
 The batch is processed in chunks of about ``CHUNK_ELEMENTS`` column elements
 (1 MiB of float32), so each chunk's columns are written and read back by the
 GEMM while still in cache; the GEMM is one batched ``np.matmul(..., out=)``
-per chunk and group, writing straight into NCHW (no transposes).  Measured on
-the project machine (serial, median): conv2d fwd+bwd 32x16x28x28 -> 32, 3x3
-16.0 ms chunked against 21.2 ms for whole-batch columns with one big GEMM;
-LeNet's 64x6x12x12 -> 16, 5x5 4.1 against 5.6 ms.  DESIGN.md measured BLAS at
-~190 GFLOP/s against 48-62 for the best hand-tiled Numba GEMM, hence BLAS.
+per chunk and group, writing straight into NCHW (no transposes): chunks that
+stay in cache beat whole-batch columns with one big GEMM (benchmarks/bench_conv.py).
+DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS.
 Callers validate shapes; the kernels do no bounds checks.
 """
 import threading

@@ -24,9 +24,8 @@ Two float launchers, chosen by the op layer through the registry:
   in vector registers. Select it for experiments with
   ``nbtorch.ops.linalg.use_cpu_matmul("numba")``.
 
-Measured on the project machine (float32 1024^3, one thread, CPU time): BLAS
-~165 GFLOP/s, this GEMM ~65-85 (float64: 75 vs 30). What mattered, for
-readers who want to push it further: an accumulator from ``np.zeros`` is
+BLAS stays 2-3x faster on the project machine (benchmarks/bench_matmul.py).
+What mattered, for readers who want to push it further: an accumulator from ``np.zeros`` is
 stored back to memory on every k step (LLVM cannot prove it unaliased) ->
 ~40% slower; with the r loop innermost over a stack tile LLVM keeps 16 ymm
 accumulators (4 x 32 float32) and issues 16 FMAs per 4 loads; with the loops

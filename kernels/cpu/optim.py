@@ -43,13 +43,10 @@ from ..fma import fma
 
 __all__ = ["sgd_step", "asgd_step", "rprop_step", "PARALLEL_MIN_SIZE"]
 
-# Parameters with at least this many elements use the parallel loop.
-# Measured on the 2-core machine (float32, best of 20-30): Adam serial 1.1 us
-# at 1k elements, 17 us at 30k (~50 GB/s in cache), 670 us at 1M; parallel
-# 11 us at 30k, 315 us at 1M. A whole MLP 784-512-256-10 Adam step: 390 us
-# serial, 225 us parallel on an idle machine -- but 10 ms when another
-# process holds a core (the omp layer's fork-join waits for a descheduled
-# thread). So threads are kept for tensors large enough to bound that risk.
+# Parameters with at least this many elements use the parallel loop. Threads halve a
+# large update, but when another process holds a core the omp layer's fork-join waits
+# for a descheduled thread, which turned a sub-millisecond step into many milliseconds;
+# so they are kept for tensors large enough to bound that risk (figures: benchmarks/).
 PARALLEL_MIN_SIZE = 1 << 20
 
 _JIT = dict(cache=True, error_model="numpy")
