@@ -246,6 +246,18 @@ class _Compiled:
 
     # ---- capturing ------------------------------------------------------------------------
     def _capture(self, args, kwargs, tensors, key, counted):
+        # tracing and capturing each run the code once: buffers they update (BatchNorm's
+        # running statistics, num_batches_tracked) are put back, so that the first call
+        # updates them once, as an eager call would
+        saved = [(b, b.detach().clone()) for m in self._modules for b in m._buffers.values()
+                 if b is not None]
+        try:
+            return self._capture_once(args, kwargs, tensors)
+        finally:
+            for b, v in saved:
+                b._array[...] = v._array
+
+    def _capture_once(self, args, kwargs, tensors):
         from ._concrete import TracerWarning
         from ..fx.passes.lower import CaptureError
         try:

@@ -216,7 +216,17 @@ def build(gm, inputs, wrt_mask, fuse=True):
     params = dict(gm.named_parameters())
     with_grad = grad_mode.is_grad_enabled() and (any(wrt_mask) or any(
         p.requires_grad for p in params.values()))
-    root = Module()
+    saved_state = [(b, b.detach().clone()) for _, b in gm.named_buffers()]
+    try:
+        return _build(cg, gm, inputs, wrt_mask, fuse, user_names, params, with_grad)
+    finally:
+        # the capture ran the code once: buffers it updated (BatchNorm's running
+        # statistics) go back to their values, so the first call updates them once
+        for b, v in saved_state:
+            b._array[...] = v._array
+
+
+def _build(cg, gm, inputs, wrt_mask, fuse, user_names, params, with_grad):
     if not with_grad:
         low = lower(gm, *inputs)
         graph = low.graph

@@ -265,3 +265,37 @@ def test_jit_inspect_shows_generated_kernels():
     assert "<h4>" in r._repr_html_()
     with pytest.raises(TypeError, match="expected a compiled model"):
         torch.jit.inspect(42)
+
+
+def test_batchnorm_and_dropout_compile_in_training_and_eval():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.5),
+                      nn.Linear(8, 2))
+    ref = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.5),
+                        nn.Linear(8, 2))
+    ref.load_state_dict(m.state_dict())
+    cm = torch.compile(m)
+    x = _t(16, 4)
+    for _ in range(2):
+        cm(x).sum().backward()
+        ref(x).sum().backward()
+    assert not cm.fallback_reasons
+    bn, bn_ref = m[1], ref[1]
+    assert bn.num_batches_tracked.item() == bn_ref.num_batches_tracked.item() == 2
+    np.testing.assert_allclose(bn.running_mean.numpy(), bn_ref.running_mean.numpy(),
+                               rtol=1e-5, atol=1e-7)
+    masks = [(cm(x) == cm(x)).all().item() for _ in range(2)]
+    assert masks == [False, False]                 # dropout draws a new mask every call
+    ref.load_state_dict(m.state_dict())            # (those calls updated the statistics)
+    m.eval()
+    ref.eval()
+    x.requires_grad_(True)
+    out = cm(x)                                     # eval with gradients: BatchNorm's
+    out.sum().backward()                            # backward reads its forward's stats
+    g = x.grad.clone()
+    x.grad = None
+    ref(x).sum().backward()
+    np.testing.assert_allclose(out.detach().numpy(), ref(x).detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert not cm.fallback_reasons

@@ -110,6 +110,8 @@ def test_row_reductions_softmax_mean_layer_norm():
     x, b = _t(5, 8), _t(8, seed=1)
     low = _lowered(rows, x, b)
     assert fuse(low) == 1
+    ops = [s[1] for s in fused_kernels(low)[0].steps]
+    assert ops.count("amax") == 1 and "rsqrt" in ops and ops.count("mean") == 3
     for got, ref in zip(low(x, b), rows(x, b)):
         assert got.shape == ref.shape
         np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
@@ -149,15 +151,29 @@ def test_merge_dims():
     assert _merge([2, 1, 4], [[4, 99, 1]], False) == [[8, [1]]]
 
 
-def test_capture_error_names_the_op():
+def numpy_double(x):
+    return torch.from_numpy(x.detach().numpy() * 2)    # data made in Python
+
+
+torch.fx.wrap("numpy_double")
+
+
+def test_inplace_replayed_and_capture_error_names_the_op():
     def f(x):
         y = x * 2
-        y.add_(1)                      # an in-place write the graph cannot see
+        y.add_(1)                      # an in-place write: one node writing into y
         return y + 1
     x = _t(3)
-    traced = torch.jit.trace(f, (x,), check_trace=False)
-    with pytest.raises(CaptureError, match="add.*cannot replay"):
-        lower(traced.graph_module, x)
+    low = lower(torch.jit.trace(f, (x,), check_trace=False).graph_module, x)
+    assert any(type(n.target).__name__ == "InplaceCall" for n in low.graph.nodes)
+    x2 = _t(3, seed=1)
+    np.testing.assert_allclose(low(x2).numpy(), f(x2).numpy())
+
+    def g(x):
+        return numpy_double(x) + 1
+    gm = torch.fx.symbolic_trace(g)
+    with pytest.raises(CaptureError, match="computed outside the recorded ops"):
+        lower(gm, x)
 
 
 _SECOND = textwrap.dedent("""

@@ -101,6 +101,109 @@ class ElementwiseCall:
         return (elementwise_call, (self.op, self.compute, self.out))
 
 
+class InplaceCall:
+    """call_function target: the in-place form of Function `cls` on its first argument:
+    ``dst`` takes the value ``cls.apply(*args)`` (args read dst's current value); returns
+    dst. Impure: dead-code elimination and CSE leave it alone."""
+
+    _cache = {}
+    _fx_impure = True
+
+    def __init__(self, cls):
+        self.cls = cls
+        self.__name__ = _snake(cls.__name__).lstrip("_") + "_"
+        self.__qualname__ = f"{cls.__qualname__}.inplace"
+        self.__module__ = cls.__module__
+
+    def __call__(self, dst, *args, **kwargs):
+        from ...ops.copy import raw_copy_
+        raw_copy_(dst, self.cls.apply(*args, **kwargs))
+        return dst
+
+    def __repr__(self):
+        return f"{self.cls.__module__}.{self.cls.__qualname__}.inplace"
+
+    def __reduce__(self):
+        return (inplace_call, (self.cls,))
+
+
+def inplace_call(cls):
+    """The (interned) InplaceCall target of Function class `cls`."""
+    ic = InplaceCall._cache.get(cls)
+    if ic is None:
+        ic = InplaceCall._cache[cls] = InplaceCall(cls)
+    return ic
+
+
+class FunctionForward:
+    """call_function target: `cls`'s forward run directly (no autograd), returning
+    ``(result, *tensors it kept on ctx under `names`)``: for Functions whose backward
+    reads such tensors (the compiled backward receives them as saved values)."""
+
+    _cache = {}
+
+    def __init__(self, cls, names, needs):
+        self.cls, self.names, self.needs = cls, names, needs
+        self.__name__ = _snake(cls.__name__).lstrip("_") + "_forward"
+        self.__qualname__ = f"{cls.__qualname__}.forward"
+        self.__module__ = cls.__module__
+
+    def __call__(self, *args, **kwargs):
+        from ...autograd import grad_mode
+        ctx = self.cls._unrecorded_cls()
+        ctx.needs_input_grad = self.needs
+        state = grad_mode.STATE
+        prev, state.enabled = state.enabled, False
+        try:
+            out = self.cls.forward(ctx, *args, **kwargs)
+        finally:
+            state.enabled = prev
+        kept = []
+        for name, index in self.names:
+            v = getattr(ctx, name)
+            kept.append(v if index is None else v[index])
+        return (out,) + tuple(kept)
+
+    def __repr__(self):
+        return f"{self.cls.__module__}.{self.cls.__qualname__}.forward"
+
+    def __reduce__(self):
+        return (function_forward, (self.cls, self.names, self.needs))
+
+
+def function_forward(cls, names, needs):
+    key = (cls, names, needs)
+    ff = FunctionForward._cache.get(key)
+    if ff is None:
+        ff = FunctionForward._cache[key] = FunctionForward(cls, names, needs)
+    return ff
+
+
+_NODE_FIELDS = frozenset(("next_functions", "needs_input_grad", "metadata"))
+
+
+def _ctx_tensors(rec, cls, out):
+    """(names, needs_input_grad, tensors) of the unknown tensors the recorded node of
+    `cls` (out's grad_fn) keeps as ctx attributes, or None."""
+    first = out[0] if isinstance(out, (tuple, list)) and out else out
+    ctx = getattr(first, "grad_fn", None) if _is_tensor(first) else None
+    if ctx is None or getattr(ctx, "_forward_cls", None) is not cls or ctx._dirty:
+        return None
+    names, tensors = [], []
+    for name, v in vars(ctx).items():
+        if name.startswith("_") or name in _NODE_FIELDS:
+            continue
+        items = [(None, v)] if _is_tensor(v) else (
+            list(enumerate(v)) if isinstance(v, (tuple, list)) else [])
+        for index, t in items:
+            if _is_tensor(t) and _key(t) not in rec.values:
+                names.append((name, index))
+                tensors.append(t)
+    if not names:
+        return None
+    return tuple(names), tuple(ctx.needs_input_grad), tensors
+
+
 def elementwise_call(op, compute, out):
     """The (interned) ElementwiseCall target for kernel `op` and dtypes."""
     key = (op, compute, out)
@@ -194,6 +297,23 @@ class Recorder:
         self.register(tensor, view)
         return view
 
+    def on_inplace(self, orig, target, fn_cls, args, raw, kwargs):
+        """An in-place Tensor method (x.add_(1), x.copy_(y), x[i] = v): recorded as one
+        node that recomputes the new value and writes it into the same tensor."""
+        what = f"{fn_cls.__name__} in place ({self.phase})"
+        dst = self.node_of(target, what)
+        mapped = self.to_arg(args, what)
+        mapped_kw = self.to_arg(kwargs or {}, what)
+        self.depth += 1
+        try:
+            out = orig(target, fn_cls, args, raw, kwargs)
+        finally:
+            self.depth -= 1
+        node = self.graph.call_function(inplace_call(fn_cls), (dst,) + tuple(mapped),
+                                        mapped_kw)
+        self.register(target, node)
+        return out
+
     def to_arg(self, a, what):
         if _is_tensor(a):
             return self.node_of(a, what)
@@ -220,6 +340,10 @@ class Recorder:
 
     # ---- the hooks --------------------------------------------------------------------
     def on_apply(self, orig, cls, args, kwargs):
+        what = f"{cls.__name__} ({self.phase})"
+        # arguments are looked up before the call: an op that updates one in place
+        # (BatchNorm's running statistics) changes its version
+        mapped, mapped_kw = self.to_arg(args, what), self.to_arg(kwargs, what)
         self.depth += 1
         outer, self.pointwise = self.pointwise, []
         try:
@@ -228,18 +352,30 @@ class Recorder:
         finally:
             self.depth -= 1
             self.pointwise = outer
-        what = f"{cls.__name__} ({self.phase})"
         call = _elementwise_of(self, out, calls)
+        extras = _ctx_tensors(self, cls, out) if call is None else None
         if call is not None:
             target, operands = call
             node = self.graph.call_function(target, tuple(self.to_arg(o, what)
                                                           for o in operands))
+        elif extras:
+            # the backward formula reads tensors forward kept on ctx (BatchNorm's batch
+            # statistics): the node returns them too, so the graph has them
+            names, needs, tensors = extras
+            node = self.graph.call_function(function_forward(cls, names, needs), mapped,
+                                            mapped_kw)
         else:
-            node = self.graph.call_function(function_call(cls), self.to_arg(args, what),
-                                            self.to_arg(kwargs, what))
+            node = self.graph.call_function(function_call(cls), mapped, mapped_kw)
         node.meta["source_fn"] = cls.__name__
         node.meta["aliases_input"] = _aliases(out, args, kwargs)
-        self.record_outputs(node, out)
+        if extras:
+            result = self.graph.call_function(operator.getitem, (node, 0))
+            result.meta["source_fn"] = cls.__name__
+            self.record_outputs(result, out)
+            for i, t in enumerate(tensors):
+                self.register(t, self.graph.call_function(operator.getitem, (node, i + 1)))
+        else:
+            self.record_outputs(node, out)
         return out
 
     def on_pointwise(self, orig, op, inputs, compute_dtype, out_dtype, out):
@@ -311,16 +447,19 @@ def _elementwise_of(rec, out, calls):
 
 # ---- installing the hooks ------------------------------------------------------------------
 
-def _pointwise_bindings(fn):
-    """(module dict, name) of every nbtorch module global bound to `fn`."""
+def _bindings(functions):
+    """{id(fn): [(module dict, name), ...]}: every nbtorch module global bound to one of
+    `functions` ({id: fn})."""
     import sys
-    found = []
+    found = {i: [] for i in functions}
     for name, mod in list(sys.modules.items()):
         if not name.startswith("nbtorch") or mod is None:
             continue
-        for k, v in list(vars(mod).items()):
-            if v is fn:
-                found.append((vars(mod), k))
+        d = vars(mod)
+        for k, v in list(d.items()):
+            hit = found.get(id(v))
+            if hit is not None and functions[id(v)] is v:
+                hit.append((d, k))
     return found
 
 
@@ -380,13 +519,37 @@ def _install():
                 return orig_zeros(shape, dtype, device)
             return rec.on_zeros(shape, dtype, device)
 
-        bindings = _pointwise_bindings(orig_pointwise)
+        from ...ops import _inplace
+        orig_guard = _inplace.inplace_guard
+
+        def inplace_guard(self, fn_cls, args, raw, kwargs=None):
+            rec = getattr(_LOCAL, "recorder", None)
+            if rec is None or rec.depth:
+                return orig_guard(self, fn_cls, args, raw, kwargs)
+            return rec.on_inplace(orig_guard, self, fn_cls, args, raw, kwargs)
+
         import nbtorch
-        factories = [(name, getattr(nbtorch, name)) for name in FACTORIES]
+        wanted = {id(orig_guard): orig_guard, id(orig_pointwise): orig_pointwise}
+        for name in FACTORIES:
+            fn = getattr(nbtorch, name)
+            wanted[id(fn)] = fn
+        found = _bindings(wanted)
+        guard_bindings = found[id(orig_guard)]
+        bindings = found[id(orig_pointwise)]
+        # every binding of a factory (torch.rand, and `from .random import rand` in ops)
+        factories = [(d, k, fn) for i, fn in wanted.items()
+                     if fn is not orig_guard and fn is not orig_pointwise
+                     for d, k in found[i]]
         _SAVED[:] = [(Function, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros),
-                     factories]
-        for name, fn in factories:
-            setattr(nbtorch, name, _factory(fn))
+                     factories, (guard_bindings, orig_guard)]
+        for d, k in guard_bindings:
+            d[k] = inplace_guard
+        wrapped = {}
+        for d, k, fn in factories:
+            w = wrapped.get(id(fn))
+            if w is None:
+                w = wrapped[id(fn)] = _factory(fn)
+            d[k] = w
         Function.apply = classmethod(apply)
         for d, k in bindings:
             d[k] = pointwise
@@ -399,10 +562,12 @@ def _uninstall():
         _PATCH_DEPTH[0] -= 1
         if _PATCH_DEPTH[0]:
             return
-        (_, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros), factories = _SAVED
-        import nbtorch
-        for name, fn in factories:
-            setattr(nbtorch, name, fn)
+        ((_, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros), factories,
+         (guard_bindings, orig_guard)) = _SAVED
+        for d, k in guard_bindings:
+            d[k] = orig_guard
+        for d, k, fn in factories:
+            d[k] = fn
         Function.apply = classmethod(orig_apply)
         for d, k in bindings:
             d[k] = orig_pointwise
