@@ -300,7 +300,7 @@ class _Compiled:
         read from them at every call, so a replaced submodule is seen)."""
         import types
         from ._concrete import TracerWarning, static_shapes
-        from ._trace import _build, _check_outputs, _trace_graph
+        from ._trace import _build, _trace_graph
         _, spec = flatten((args, kwargs))
         fn = self._fn
 
@@ -312,7 +312,6 @@ class _Compiled:
             warnings.simplefilter("always", TracerWarning)
             try:
                 tracer, graph = _trace_graph(flat, tuple(tensors), {})
-                _check_outputs(graph, strict=False)
                 traced = _build(None, flat, flat.__name__, tracer, graph)
             except Exception as e:          # the code itself failed, or cannot be traced
                 raise _Break(f"tracing failed: {type(e).__name__}: {e}") from None
