@@ -16,7 +16,7 @@ print(f"gpu_check: {d.name} cc={d.compute_capability}")
 PYEOF
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || true
 echo "== CUDA tests on the GPU"
-"$PY" -m pytest tests/cuda -q -p no:cacheprovider -rs \
+NBTORCH_TEST_DEVICES=cuda "$PY" -m pytest tests/cuda tests/ops tests/nn -q -p no:cacheprovider -rs \
     --deselect tests/cuda/test_typecheck.py::test_every_cuda_kernel_compiles_for_sm90 || status=1
 echo "== compile-only type check (sm_90)"
 "$PY" -m nbtorch.cuda.typecheck || status=1

@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-.venv/bin/python}"
-NUMBA_ENABLE_CUDASIM=1 "$PY" -m pytest tests/cuda -q -p no:cacheprovider "$@"
+NUMBA_ENABLE_CUDASIM=1 "$PY" -m pytest tests/cuda tests/ops tests/nn -q -p no:cacheprovider "$@"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test`: the main suite (CPU tests, notebooks, PTX type checks of every CUDA kernel),
 # then the CUDA tests on Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM must be set before
-# Numba is imported, so that suite has a process of its own). Each phase runs on every
+# Numba is imported, so that suite has a process of its own): tests/cuda plus every
+# device-generic test of tests/ops and tests/nn (those taking the `device` fixture). Each phase runs on every
 # core with pytest-xdist; the workers share Numba's on-disk cache (its writes are locked,
 # see kernels/_numba_cache.py). Ends with the wall time of each phase, so a slower suite
 # shows in every CI log. Extra arguments go to both pytest runs:
@@ -29,7 +30,8 @@ phase() {
 
 phase "main suite" "$PY" -m pytest -n "$WORKERS" --dist worksteal -q "$@"
 phase "CUDA simulator suite" env NUMBA_ENABLE_CUDASIM=1 \
-    "$PY" -m pytest tests/cuda -n "$WORKERS" --dist worksteal -q -p no:cacheprovider "$@"
+    "$PY" -m pytest tests/cuda tests/ops tests/nn -n "$WORKERS" --dist worksteal -q \
+    -p no:cacheprovider "$@"
 
 echo "== wall time per phase"
 total=0

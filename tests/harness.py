@@ -1,7 +1,12 @@
 """The one op-test harness (STYLE item 10): forward vs NumPy over dtypes and layouts,
-gradients by finite differences in float64.
+gradients by finite differences in float64, on any device.
 
-    check_op(nb_fn, np_fn, (3, 4), (3, 4), dtypes=FLOATS, grad=True)
+    def test_exp(device):
+        check_op(nb_fn, np_fn, (3, 4), (3, 4), dtypes=FLOATS, grad=True, device=device)
+
+A test written once runs on every device: its `device` argument is the
+fixture of tests/conftest.py ("cpu" in the main pytest process, "cuda" in the
+CUDA-simulator process, which collects only such tests outside tests/cuda).
 
 Each positional input after the two functions is a *shape* (a tuple: random
 values are generated), a NumPy array (fixed values; its shape is the base
@@ -66,18 +71,18 @@ def _layout_shape(base, layout, k):
     return tuple(base)
 
 
-def _to_tensor(arr, dtype, noncontig):
+def _to_tensor(arr, dtype, noncontig, device="cpu"):
     """An nbtorch tensor holding `arr`; with `noncontig`, a strided view of a wider buffer."""
     if not noncontig or arr.ndim == 0:
-        return nbtorch.tensor(arr, dtype=dtype)
+        return nbtorch.tensor(arr, dtype=dtype, device=device)
     wide = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],), arr.dtype)
     wide[..., ::2] = arr
-    t = nbtorch.tensor(wide, dtype=dtype)[..., ::2]
+    t = nbtorch.tensor(wide, dtype=dtype, device=device)[..., ::2]
     assert not t.is_contiguous() or t.numel() <= 1
     return t
 
 
-def make_inputs(specs, dtype, layout, low=-2.0, high=2.0, seed=0):
+def make_inputs(specs, dtype, layout, low=-2.0, high=2.0, seed=0, device="cpu"):
     """(nbtorch inputs, NumPy inputs) for one dtype and layout (see the module doc)."""
     rng = np.random.default_rng(seed)
     nb_in, np_in, k = [], [], 0
@@ -96,7 +101,7 @@ def make_inputs(specs, dtype, layout, low=-2.0, high=2.0, seed=0):
                 arr = arr[:0]
         else:
             arr = _values(_layout_shape(spec, layout, k), dtype, low, high, rng)
-        nb_in.append(_to_tensor(arr, dtype, layout == "noncontig"))
+        nb_in.append(_to_tensor(arr, dtype, layout == "noncontig", device))
         np_in.append(arr)
         k += 1
     return nb_in, np_in
@@ -113,20 +118,23 @@ def assert_close(actual, expected, dtype, rtol=None, atol=None):
 
 
 def check_op(nb_fn, np_fn, *specs, dtypes=FLOATS, layouts=LAYOUTS, grad=True,
-             gradgrad=False, low=-2.0, high=2.0, out_dtype=None, rtol=None, atol=None):
-    """Check `nb_fn` against `np_fn` over `dtypes` x `layouts`, then its gradients.
+             gradgrad=False, low=-2.0, high=2.0, out_dtype=None, rtol=None, atol=None,
+             device="cpu"):
+    """Check `nb_fn` against `np_fn` over `dtypes` x `layouts` on `device`, then its
+    gradients (results must stay on the inputs' device).
 
     Example:
-        >>> check_op(nbtorch.exp, np.exp, (3, 4), dtypes=FLOATS, grad=True)
+        >>> check_op(nbtorch.exp, np.exp, (3, 4), dtypes=FLOATS, grad=True, device="cpu")
     """
     for dtype in dtypes:
         for layout in layouts:
-            nb_in, np_in = make_inputs(specs, dtype, layout, low, high)
+            nb_in, np_in = make_inputs(specs, dtype, layout, low, high, device=device)
             out = nb_fn(*nb_in)
             with np.errstate(all="ignore"):
                 want = np_fn(*np_in)
             try:
                 assert_close(out, want, dtype, rtol, atol)
+                assert out.device.type == device, f"result on {out.device}, not {device}"
                 if out_dtype is not None:
                     expect = out_dtype(dtype) if callable(out_dtype) else out_dtype
                     assert out.dtype is expect, f"dtype {out.dtype} != {expect}"
@@ -134,12 +142,20 @@ def check_op(nb_fn, np_fn, *specs, dtypes=FLOATS, layouts=LAYOUTS, grad=True,
                 raise AssertionError(f"{getattr(nb_fn, '__name__', nb_fn)} [{dtype}, "
                                      f"{layout}]: {e}") from None
     if grad:
-        check_grad(nb_fn, *specs, low=low, high=high, gradgrad=gradgrad)
+        check_grad(nb_fn, *specs, low=low, high=high, gradgrad=gradgrad, device=device)
 
 
 def check_grad(nb_fn, *specs, low=-2.0, high=2.0, gradgrad=False,
-               layouts=("contiguous", "broadcast")):
-    """gradcheck (and gradgradcheck) of `nb_fn` in float64 w.r.t. every tensor input."""
+               layouts=("contiguous", "broadcast"), device="cpu"):
+    """gradcheck (and gradgradcheck) of `nb_fn` in float64 w.r.t. every tensor input.
+
+    Finite differences run on the CPU, where the backward formulas (device-agnostic
+    ops) are checked to every order. On another device the gradients of a weighted
+    sum of the outputs must equal the CPU's (float64, same inputs): one backward
+    pass that runs the device's kernels, instead of a launch per finite difference.
+    """
+    if device != "cpu":
+        return _check_grad_against_cpu(nb_fn, specs, low, high, layouts, device)
     for layout in layouts:
         nb_in, _ = make_inputs(specs, nbtorch.float64, layout, low, high, seed=1)
         for t in nb_in:
@@ -148,3 +164,37 @@ def check_grad(nb_fn, *specs, low=-2.0, high=2.0, gradgrad=False,
         assert gradcheck(nb_fn, nb_in), f"gradcheck failed [{layout}]"
         if gradgrad:
             assert gradgradcheck(nb_fn, nb_in), f"gradgradcheck failed [{layout}]"
+
+
+def _gradients(nb_fn, inputs, seed):
+    """d/d inputs of sum_k (out_k * w_k).sum(), w_k fixed random weights (host arrays)."""
+    for t in inputs:
+        if isinstance(t, nbtorch.Tensor):
+            t.requires_grad_()
+    outs = nb_fn(*inputs)
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    rng = np.random.default_rng(seed)
+    loss = None
+    for o in outs:
+        if isinstance(o, nbtorch.Tensor) and o.dtype.is_floating_point:
+            w = nbtorch.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype,
+                               device=o.device)
+            term = (o * w).sum()
+            loss = term if loss is None else loss + term
+    loss.backward()
+    return [t.grad for t in inputs if isinstance(t, nbtorch.Tensor)]
+
+
+def _check_grad_against_cpu(nb_fn, specs, low, high, layouts, device):
+    for layout in layouts:
+        cpu_in, _ = make_inputs(specs, nbtorch.float64, layout, low, high, seed=1)
+        dev_in, _ = make_inputs(specs, nbtorch.float64, layout, low, high, seed=1,
+                                device=device)
+        want = _gradients(nb_fn, cpu_in, seed=2)
+        got = _gradients(nb_fn, dev_in, seed=2)
+        for k, (g, w) in enumerate(zip(got, want)):
+            if w is None:
+                assert g is None, f"input {k}: a {device} gradient where the CPU has none"
+                continue
+            assert g is not None and g.device.type == device, f"input {k}: no {device} grad"
+            assert_close(g, w.detach()._host(), nbtorch.float64)

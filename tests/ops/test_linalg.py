@@ -6,7 +6,7 @@ import nbtorch as torch
 from nbtorch.autograd import gradcheck, gradgradcheck
 from nbtorch.ops import einsum as einsum_mod
 from nbtorch.ops import linalg
-from op_harness import FLOATS, INTS, assert_close, check_grad, check_op
+from harness import FLOATS, INTS, assert_close, check_grad, check_op
 
 LAYOUTS = ("contiguous", "noncontig")
 
@@ -29,15 +29,17 @@ def _ids(shapes):
 
 
 @pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=_ids)
-def test_matmul_values_and_grads(shapes):
+def test_matmul_values_and_grads(shapes, device):
     check_op(linalg.matmul, np.matmul, *shapes, dtypes=FLOATS + INTS, layouts=LAYOUTS,
-             grad=False, low=-3, high=3, out_dtype=lambda d: d)
-    check_grad(linalg.matmul, *shapes, layouts=("contiguous",))
+             grad=False, low=-3, high=3, out_dtype=lambda d: d, device=device)
+    check_grad(linalg.matmul, *shapes, layouts=("contiguous",), device=device)
 
 
-def test_matmul_double_backward():
-    check_grad(linalg.matmul, (2, 3), (3, 2), layouts=("contiguous",), gradgrad=True)
-    check_grad(linalg.matmul, (2, 1, 2, 3), (2, 3, 2), layouts=("contiguous",), gradgrad=True)
+def test_matmul_double_backward(device):
+    check_grad(linalg.matmul, (2, 3), (3, 2), layouts=("contiguous",), gradgrad=True,
+               device=device)
+    check_grad(linalg.matmul, (2, 1, 2, 3), (2, 3, 2), layouts=("contiguous",), gradgrad=True,
+               device=device)
 
 
 def test_operators_and_methods():
@@ -53,18 +55,19 @@ def test_operators_and_methods():
     assert_close(v.outer(v), np.outer(v.numpy(), v.numpy()), torch.float32)
 
 
-def test_mm_bmm_mv_dot_outer_values_and_grads():
-    check_op(linalg.mm, np.matmul, (2, 3), (3, 4), layouts=LAYOUTS, grad=False)
-    check_op(linalg.bmm, np.matmul, (2, 2, 3), (2, 3, 4), layouts=LAYOUTS, grad=False)
-    check_op(linalg.mv, np.matmul, (2, 3), (3,), layouts=LAYOUTS, grad=False)
+def test_mm_bmm_mv_dot_outer_values_and_grads(device):
+    check_op(linalg.mm, np.matmul, (2, 3), (3, 4), layouts=LAYOUTS, grad=False, device=device)
+    check_op(linalg.bmm, np.matmul, (2, 2, 3), (2, 3, 4), layouts=LAYOUTS, grad=False,
+             device=device)
+    check_op(linalg.mv, np.matmul, (2, 3), (3,), layouts=LAYOUTS, grad=False, device=device)
     check_op(linalg.dot, np.dot, (5,), (5,), dtypes=FLOATS + INTS, layouts=LAYOUTS,
-             grad=False, low=-3, high=3)
-    check_op(linalg.outer, np.outer, (3,), (4,), layouts=LAYOUTS, grad=False)
-    check_op(linalg.inner, np.inner, (2, 3), (4, 3), layouts=LAYOUTS, grad=False)
+             grad=False, low=-3, high=3, device=device)
+    check_op(linalg.outer, np.outer, (3,), (4,), layouts=LAYOUTS, grad=False, device=device)
+    check_op(linalg.inner, np.inner, (2, 3), (4, 3), layouts=LAYOUTS, grad=False, device=device)
     for fn, shapes in ((linalg.mm, [(2, 3), (3, 4)]), (linalg.bmm, [(2, 2, 3), (2, 3, 4)]),
                        (linalg.mv, [(2, 3), (3,)]), (linalg.dot, [(4,), (4,)]),
                        (linalg.outer, [(3,), (2,)]), (linalg.inner, [(2, 3), (4, 3)])):
-        check_grad(fn, *shapes, layouts=("contiguous",))
+        check_grad(fn, *shapes, layouts=("contiguous",), device=device)
     assert linalg.ger is linalg.outer and linalg.vdot is linalg.dot
 
 
@@ -88,7 +91,7 @@ def test_empty_and_float16_and_int():
 
 
 @pytest.mark.parametrize("name", ["addmm", "addmv", "addr", "baddbmm", "addbmm"])
-def test_add_family_values_and_grads(name):
+def test_add_family_values_and_grads(name, device):
     shapes = {"addmm": [(3,), (2, 4), (4, 3)], "addmv": [(2,), (2, 4), (4,)],
               "addr": [(2, 1), (2,), (3,)], "baddbmm": [(1, 3), (2, 2, 4), (2, 4, 3)],
               "addbmm": [(2, 3), (2, 2, 4), (2, 4, 3)]}[name]
@@ -99,10 +102,10 @@ def test_add_family_values_and_grads(name):
             name, lambda: a @ b)()
         return 0.5 * c + 2 * prod
     check_op(lambda c, a, b: fn(c, a, b, beta=0.5, alpha=2), ref, *shapes, layouts=LAYOUTS,
-             grad=False)
+             grad=False, device=device)
     check_grad(lambda c, a, b: fn(c, a, b, beta=0.5, alpha=2), *shapes,
-               layouts=("contiguous",))
-    check_grad(fn, *shapes, layouts=("contiguous",))
+               layouts=("contiguous",), device=device)
+    check_grad(fn, *shapes, layouts=("contiguous",), device=device)
 
 
 def test_addmm_beta_zero_ignores_nan_and_inplace():
@@ -137,10 +140,11 @@ EINSUM_CASES = [
 
 
 @pytest.mark.parametrize("eq, shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
-def test_einsum_values_and_grads(eq, shapes):
+def test_einsum_values_and_grads(eq, shapes, device):
     check_op(lambda *xs: einsum_mod.einsum(eq, *xs), lambda *xs: np.einsum(eq, *xs), *shapes,
-             layouts=LAYOUTS, grad=False)
-    check_grad(lambda *xs: einsum_mod.einsum(eq, *xs), *shapes, layouts=("contiguous",))
+             layouts=LAYOUTS, grad=False, device=device)
+    check_grad(lambda *xs: einsum_mod.einsum(eq, *xs), *shapes, layouts=("contiguous",),
+               device=device)
 
 
 def test_einsum_list_operands_and_double_backward():

@@ -3,45 +3,47 @@ import numpy as np
 import pytest
 
 import nbtorch as torch
-from op_harness import FLOATS, INTS, NUMERIC, check_op, check_grad
+from harness import FLOATS, INTS, NUMERIC, check_op, check_grad
 
 S = (3, 4)
 
 
 @pytest.mark.parametrize("name, np_fn", [
     ("add", np.add), ("sub", np.subtract), ("mul", np.multiply)])
-def test_add_sub_mul(name, np_fn):
-    check_op(getattr(torch, name), np_fn, S, S, dtypes=NUMERIC, gradgrad=name == "mul")
+def test_add_sub_mul(name, np_fn, device):
+    check_op(getattr(torch, name), np_fn, S, S, dtypes=NUMERIC, gradgrad=name == "mul",
+             device=device)
 
 
-def test_int32_and_small_int_arithmetic():
-    check_op(torch.add, np.add, S, S, dtypes=(torch.int32, torch.int16), grad=False)
+def test_int32_and_small_int_arithmetic(device):
+    check_op(torch.add, np.add, S, S, dtypes=(torch.int32, torch.int16), grad=False, device=device)
     check_op(torch.mul, np.multiply, S, S, dtypes=(torch.int32, torch.uint8), grad=False,
-             low=0, high=9)
+             low=0, high=9, device=device)
 
 
-def test_add_sub_alpha():
+def test_add_sub_alpha(device):
     check_op(lambda a, b: torch.add(a, b, alpha=2), lambda a, b: a + 2 * b, S, S,
-             dtypes=NUMERIC)
-    check_op(lambda a, b: torch.sub(a, b, alpha=0.5), lambda a, b: a - 0.5 * b, S, S)
+             dtypes=NUMERIC, device=device)
+    check_op(lambda a, b: torch.sub(a, b, alpha=0.5), lambda a, b: a - 0.5 * b, S, S,
+             device=device)
 
 
-def test_div_true():
-    check_op(torch.div, np.divide, S, S, low=0.5, high=3.0, gradgrad=True)
+def test_div_true(device):
+    check_op(torch.div, np.divide, S, S, low=0.5, high=3.0, gradgrad=True, device=device)
     check_op(torch.div, lambda a, b: (a / b).astype(np.float32), S, np.array([1, 2, -3, 4]),
-             dtypes=INTS, grad=False, out_dtype=torch.float32)
+             dtypes=INTS, grad=False, out_dtype=torch.float32, device=device)
 
 
 @pytest.mark.parametrize("mode, np_fn", [("trunc", lambda a, b: np.trunc(a / b)),
                                          ("floor", np.floor_divide)])
-def test_div_rounding(mode, np_fn):
+def test_div_rounding(mode, np_fn, device):
     divisor = np.array([1.5, -2.0, 3.0, -0.5])
     check_op(lambda a, b: torch.div(a, b, rounding_mode=mode), np_fn, S, divisor,
-             dtypes=FLOATS, grad=False, low=-5, high=5)
+             dtypes=FLOATS, grad=False, low=-5, high=5, device=device)
     ints = np.array([1, -2, 3, -4])
     check_op(lambda a, b: torch.div(a, b, rounding_mode=mode),
              lambda a, b: np_fn(a.astype(np.float64), b).astype(a.dtype), S, ints,
-             dtypes=INTS, grad=False, low=-9, high=9, out_dtype=lambda d: d)
+             dtypes=INTS, grad=False, low=-9, high=9, out_dtype=lambda d: d, device=device)
 
 
 def test_floor_divide_and_remainder_follow_python():
@@ -57,12 +59,12 @@ def test_floor_divide_and_remainder_follow_python():
     assert (7 % torch.tensor([3, -3])).tolist() == [1, -2]
 
 
-def test_remainder_fmod_values_and_grads():
+def test_remainder_fmod_values_and_grads(device):
     b = np.array([1.5, -2.0, 3.0, -0.7])
-    check_op(torch.remainder, np.remainder, S, b, low=-5, high=5, grad=False)
-    check_op(torch.fmod, np.fmod, S, b, low=-5, high=5, grad=False)
+    check_op(torch.remainder, np.remainder, S, b, low=-5, high=5, grad=False, device=device)
+    check_op(torch.fmod, np.fmod, S, b, low=-5, high=5, grad=False, device=device)
     check_op(torch.remainder, np.remainder, S, np.array([2, -3, 4, 5]), dtypes=INTS,
-             grad=False, low=-9, high=9)
+             grad=False, low=-9, high=9, device=device)
     # gradients away from the discontinuities
     x = torch.tensor([0.3, 1.2, -0.4], dtype=torch.float64, requires_grad=True)
     y = torch.tensor([1.0, 0.7, 0.9], dtype=torch.float64, requires_grad=True)
@@ -82,13 +84,14 @@ def test_float_division_by_zero_is_ieee():
     assert r[0].item() == np.inf and r[1].item() == -np.inf and np.isnan(r[2].item())
 
 
-def test_pow_forms():
-    check_op(lambda x: torch.pow(x, 3), lambda x: x ** 3, S, dtypes=NUMERIC, gradgrad=True)
-    check_op(lambda x: x ** 2, np.square, S, dtypes=NUMERIC)
-    check_op(lambda x: x ** 0.5, np.sqrt, S, low=0.2, high=3)
-    check_op(lambda x: 2 ** x, lambda x: 2.0 ** x, S, gradgrad=True)
-    check_op(torch.pow, np.power, S, S, low=0.3, high=2.0, gradgrad=True)
-    check_op(lambda x: torch.pow(x, 0), lambda x: x ** 0, S, grad=True)
+def test_pow_forms(device):
+    check_op(lambda x: torch.pow(x, 3), lambda x: x ** 3, S, dtypes=NUMERIC, gradgrad=True,
+             device=device)
+    check_op(lambda x: x ** 2, np.square, S, dtypes=NUMERIC, device=device)
+    check_op(lambda x: x ** 0.5, np.sqrt, S, low=0.2, high=3, device=device)
+    check_op(lambda x: 2 ** x, lambda x: 2.0 ** x, S, gradgrad=True, device=device)
+    check_op(torch.pow, np.power, S, S, low=0.3, high=2.0, gradgrad=True, device=device)
+    check_op(lambda x: torch.pow(x, 0), lambda x: x ** 0, S, grad=True, device=device)
 
 
 def test_int_pow():
@@ -102,10 +105,10 @@ def test_int_pow():
     assert (2.0 ** torch.tensor([1, 2])).dtype is torch.float32
 
 
-def test_neg_abs():
-    check_op(torch.neg, np.negative, S, dtypes=NUMERIC, gradgrad=True)
-    check_op(torch.abs, np.abs, S, dtypes=NUMERIC + (torch.float16,), grad=False)
-    check_grad(torch.abs, S)
+def test_neg_abs(device):
+    check_op(torch.neg, np.negative, S, dtypes=NUMERIC, gradgrad=True, device=device)
+    check_op(torch.abs, np.abs, S, dtypes=NUMERIC + (torch.float16,), grad=False, device=device)
+    check_grad(torch.abs, S, device=device)
     x = torch.tensor([0.0, -2.0], requires_grad=True)
     x.abs().sum().backward()
     assert x.grad.tolist() == [0.0, -1.0]
@@ -146,8 +149,8 @@ def test_out_argument():
         torch.mul(a.requires_grad_(), b, out=out)
 
 
-def test_square_reciprocal_rsub():
-    check_op(torch.square, np.square, S, dtypes=NUMERIC)
-    check_op(torch.reciprocal, np.reciprocal, S, low=0.5, high=2, gradgrad=True)
+def test_square_reciprocal_rsub(device):
+    check_op(torch.square, np.square, S, dtypes=NUMERIC, device=device)
+    check_op(torch.reciprocal, np.reciprocal, S, low=0.5, high=2, gradgrad=True, device=device)
     assert torch.reciprocal(torch.tensor([2, 4])).tolist() == [0.5, 0.25]
     assert torch.rsub(torch.tensor([1.0, 2.0]), 5).tolist() == [4.0, 3.0]

@@ -6,7 +6,7 @@ import pytest
 
 import nbtorch as torch
 import nbtorch.ops.pointwise_activation as A
-from op_harness import ALL_FLOATS, FLOATS, check_grad, check_op
+from harness import ALL_FLOATS, FLOATS, check_grad, check_op
 
 S = (3, 4)
 _erf = np.vectorize(math.erf, otypes=[np.float64])
@@ -34,9 +34,9 @@ UNARY = [
 
 
 @pytest.mark.parametrize("name, ref, dom, gg", UNARY, ids=[u[0] for u in UNARY])
-def test_unary_math(name, ref, dom, gg):
+def test_unary_math(name, ref, dom, gg, device):
     check_op(getattr(torch, name), ref, S, dtypes=ALL_FLOATS, low=dom[0], high=dom[1],
-             gradgrad=gg, out_dtype=lambda d: d)
+             gradgrad=gg, out_dtype=lambda d: d, device=device)
 
 
 def test_unary_math_on_ints_gives_default_float():
@@ -60,17 +60,18 @@ def test_sqrt_grad_at_zero_is_inf():
     assert x.grad.tolist() == [np.inf, 0.25]
 
 
-def test_atan2_xlogy_logit():
-    check_op(torch.atan2, np.arctan2, S, S, low=-2, high=2)
-    check_op(torch.xlogy, lambda x, y: x * np.log(y), S, S, low=0.2, high=3)
+def test_atan2_xlogy_logit(device):
+    check_op(torch.atan2, np.arctan2, S, S, low=-2, high=2, device=device)
+    check_op(torch.xlogy, lambda x, y: x * np.log(y), S, S, low=0.2, high=3, device=device)
     x = torch.tensor([0.0, 0.0, 1.0])
     y = torch.tensor([0.0, np.nan, np.e])
     r = torch.xlogy(x, y).tolist()
     assert r[0] == 0.0 and np.isnan(r[1]) and abs(r[2] - 1) < 1e-6
-    check_op(torch.logit, lambda p: np.log(p / (1 - p)), S, low=0.1, high=0.9, gradgrad=True)
+    check_op(torch.logit, lambda p: np.log(p / (1 - p)), S, low=0.1, high=0.9, gradgrad=True,
+             device=device)
     check_op(lambda p: torch.logit(p, eps=0.2), lambda p: np.log(
         np.clip(p, 0.2, 0.8) / (1 - np.clip(p, 0.2, 0.8))), S, low=0.05, high=0.95,
-        grad=False)
+        grad=False, device=device)
 
 
 # ---- activations -------------------------------------------------------------------
@@ -116,10 +117,10 @@ ACTIVATIONS = [
 
 
 @pytest.mark.parametrize("name, fn, ref, gg", ACTIVATIONS, ids=[a[0] for a in ACTIVATIONS])
-def test_activation(name, fn, ref, gg):
-    check_op(fn, ref, S, dtypes=ALL_FLOATS, low=-4, high=4, grad=False)
+def test_activation(name, fn, ref, gg, device):
+    check_op(fn, ref, S, dtypes=ALL_FLOATS, low=-4, high=4, grad=False, device=device)
     # gradcheck away from kinks: shift values off 0 and the hard* breakpoints
-    check_grad(lambda x: fn(x * 0.9 + 0.05), S, low=-2.5, high=2.5, gradgrad=gg)
+    check_grad(lambda x: fn(x * 0.9 + 0.05), S, low=-2.5, high=2.5, gradgrad=gg, device=device)
 
 
 def test_relu_keeps_int_dtype_and_kink_gradients():
@@ -178,11 +179,11 @@ def test_rounding(dtype):
                                            decimals=-2).numpy(), [1200.0, 1200.0])
 
 
-def test_rounding_layouts_and_grads():
+def test_rounding_layouts_and_grads(device):
     for name in ("floor", "ceil", "trunc", "round", "sign"):
         check_op(getattr(torch, name), getattr(np, "rint" if name == "round" else name), S,
-                 dtypes=FLOATS + (torch.int64,), grad=False)
-    check_op(torch.frac, lambda x: x - np.trunc(x), S, low=0.1, high=0.9)
+                 dtypes=FLOATS + (torch.int64,), grad=False, device=device)
+    check_op(torch.frac, lambda x: x - np.trunc(x), S, low=0.1, high=0.9, device=device)
     x = torch.tensor([0.3, 1.7], requires_grad=True)
     torch.floor(x).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0]
@@ -194,15 +195,15 @@ def test_sign_sgn():
     assert torch.sign(torch.tensor([True, False])).tolist() == [True, False]
 
 
-def test_erfinv_logaddexp_hypot():
+def test_erfinv_logaddexp_hypot(device):
     check_op(torch.erfinv, np.vectorize(_erfinv64, otypes=[np.float64]), S, low=-0.99, high=0.99,
-             gradgrad=True)
+             gradgrad=True, device=device)
     assert torch.erfinv(torch.tensor([1.0, -1.0, 2.0])).tolist()[:2] == [np.inf, -np.inf]
     assert np.isnan(torch.erfinv(torch.tensor([2.0])).item())
-    check_op(torch.logaddexp, np.logaddexp, S, S, low=-30, high=30)
+    check_op(torch.logaddexp, np.logaddexp, S, S, low=-30, high=30, device=device)
     big = torch.logaddexp(torch.tensor([1000.0, -np.inf]), torch.tensor([1000.0, -np.inf]))
     assert big.tolist()[0] == pytest.approx(1000 + np.log(2)) and big.tolist()[1] == -np.inf
-    check_op(torch.hypot, np.hypot, S, S, low=0.5, high=3)
+    check_op(torch.hypot, np.hypot, S, S, low=0.5, high=3, device=device)
 
 
 def _erfinv64(y):

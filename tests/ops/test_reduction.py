@@ -5,7 +5,7 @@ import pytest
 import nbtorch as torch
 from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import reduction as R
-from op_harness import FLOATS, INTS, check_grad, check_op
+from harness import FLOATS, INTS, check_grad, check_op
 
 S = (3, 4)
 NO_0D = ("contiguous", "noncontig", "broadcast", "empty")
@@ -17,11 +17,11 @@ def _np_dims(d):
 
 @pytest.mark.parametrize("dim", [None, 0, -1, (0, 1)])
 @pytest.mark.parametrize("keepdim", [False, True])
-def test_sum_values_and_grad(dim, keepdim):
+def test_sum_values_and_grad(dim, keepdim, device):
     layouts = NO_0D if dim is not None else NO_0D + ("0d",)
     check_op(lambda t: t.sum(dim, keepdim), lambda a: np.sum(a, _np_dims(dim), keepdims=keepdim),
-             S, dtypes=FLOATS + INTS, layouts=layouts, grad=False)
-    check_grad(lambda t: t.sum(dim, keepdim), S)
+             S, dtypes=FLOATS + INTS, layouts=layouts, grad=False, device=device)
+    check_grad(lambda t: t.sum(dim, keepdim), S, device=device)
 
 
 def test_sum_dtypes():
@@ -98,9 +98,10 @@ def test_sum_nan_and_inf_propagate():
     assert np.isnan(torch.tensor([float("inf"), -float("inf")]).sum().item())
 
 
-def test_mean():
-    check_op(lambda t: t.mean(1), lambda a: a.mean(1), S, layouts=NO_0D)
-    check_op(lambda t: t.mean(), lambda a: a.mean(), S, layouts=("contiguous", "0d"))
+def test_mean(device):
+    check_op(lambda t: t.mean(1), lambda a: a.mean(1), S, layouts=NO_0D, device=device)
+    check_op(lambda t: t.mean(), lambda a: a.mean(), S, layouts=("contiguous", "0d"),
+             device=device)
     r = torch.tensor([1, 2, 4]).mean(dtype=torch.float64)
     assert r.dtype is torch.float64 and r.item() == pytest.approx(7 / 3)
     with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
@@ -108,25 +109,25 @@ def test_mean():
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice")
-def test_nansum_nanmean():
+def test_nansum_nanmean(device):
     a = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, 2.0]])
     check_op(lambda t: R.nansum(t, 1), lambda x: np.nansum(x, 1), a, layouts=("contiguous",),
-             grad=False)
+             grad=False, device=device)
     check_op(lambda t: t.nanmean(0), lambda x: np.nanmean(x, 0), a, layouts=("contiguous",),
-             grad=False)
+             grad=False, device=device)
     x = torch.tensor(a, requires_grad=True)
     R.nansum(x).backward()
     assert x.grad.tolist() == [[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
-    check_grad(lambda t: t.nansum(0), S)
+    check_grad(lambda t: t.nansum(0), S, device=device)
 
 
-def test_prod_values_and_grad():
+def test_prod_values_and_grad(device):
     check_op(lambda t: t.prod(1), lambda a: a.prod(1), S, dtypes=FLOATS + INTS,
-             layouts=NO_0D, grad=False)
+             layouts=NO_0D, grad=False, device=device)
     check_op(lambda t: t.prod(), lambda a: a.prod(), S, layouts=("contiguous", "0d", "empty"),
-             grad=False)
+             grad=False, device=device)
     assert torch.tensor([2, 3], dtype=torch.int32).prod().dtype is torch.int64
-    check_grad(lambda t: t.prod(0), S, gradgrad=True, low=0.5)
+    check_grad(lambda t: t.prod(0), S, gradgrad=True, low=0.5, device=device)
     for row in ([2.0, 0.0, 3.0, 4.0], [0.0, 5.0, 0.0, 2.0], [1.5, 2.0, 3.0, 0.5]):
         x = torch.tensor([row], dtype=torch.float64, requires_grad=True)
         assert torch.autograd.gradcheck(lambda t: t.prod(1), (x,))

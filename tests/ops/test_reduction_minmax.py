@@ -5,7 +5,7 @@ import pytest
 import nbtorch as torch
 from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import reduction_minmax as M
-from op_harness import FLOATS, check_grad, check_op
+from harness import FLOATS, check_grad, check_op
 
 S = (3, 4)
 INTS = (torch.int64,)          # one integer dtype: each dtype compiles its own kernels
@@ -15,24 +15,25 @@ nan = float("nan")
 
 @pytest.mark.parametrize("name, ref", [("amax", np.max), ("amin", np.min)])
 @pytest.mark.parametrize("dim", [0, -1, (0, 1)])
-def test_amax_amin(name, ref, dim):
+def test_amax_amin(name, ref, dim, device):
     fn = getattr(M, name)
     check_op(lambda t: fn(t, dim), lambda a: ref(a, dim), S, dtypes=FLOATS + INTS,
-             layouts=NO_0D, grad=False)
+             layouts=NO_0D, grad=False, device=device)
     check_op(lambda t: fn(t, dim, True), lambda a: ref(a, dim, keepdims=True), S,
-             layouts=("contiguous",), grad=False)
-    check_grad(lambda t: fn(t, dim), S)
+             layouts=("contiguous",), grad=False, device=device)
+    check_grad(lambda t: fn(t, dim), S, device=device)
 
 
-def test_max_min_all_and_dim():
+def test_max_min_all_and_dim(device):
     check_op(lambda t: t.max(), np.max, S, dtypes=FLOATS + INTS,
-             layouts=("contiguous", "noncontig", "0d"), grad=False)
-    check_op(lambda t: t.min(), np.min, S, layouts=("contiguous", "0d"))
-    check_op(lambda t: t.max(1).values, lambda a: a.max(1), S, layouts=NO_0D, grad=True)
+             layouts=("contiguous", "noncontig", "0d"), grad=False, device=device)
+    check_op(lambda t: t.min(), np.min, S, layouts=("contiguous", "0d"), device=device)
+    check_op(lambda t: t.max(1).values, lambda a: a.max(1), S, layouts=NO_0D, grad=True,
+             device=device)
     check_op(lambda t: t.min(0, keepdim=True).values, lambda a: a.min(0, keepdims=True), S,
-             layouts=NO_0D, grad=True)
+             layouts=NO_0D, grad=True, device=device)
     check_op(lambda t: t.max(1).indices, lambda a: a.argmax(1), S, dtypes=FLOATS + INTS,
-             layouts=NO_0D, grad=False)
+             layouts=NO_0D, grad=False, device=device)
     r = torch.tensor([[1.0, 5.0], [7.0, 2.0]]).max(dim=1)
     assert isinstance(r, tuple) and r.values.tolist() == [5.0, 7.0]
     assert r.indices.tolist() == [1, 0] and r[1].dtype is torch.int64

@@ -3,20 +3,20 @@ import numpy as np
 import pytest
 
 import nbtorch as torch
-from op_harness import FLOATS, INTS, check_grad, check_op
+from harness import FLOATS, INTS, check_grad, check_op
 
 S = (3, 4)
 LAYOUTS = ("contiguous", "noncontig", "broadcast", "empty")
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_cumsum_cumprod(dim):
+def test_cumsum_cumprod(dim, device):
     check_op(lambda t: t.cumsum(dim), lambda a: np.cumsum(a, dim), S, dtypes=FLOATS + INTS,
-             layouts=LAYOUTS, grad=False)
+             layouts=LAYOUTS, grad=False, device=device)
     check_op(lambda t: t.cumprod(dim), lambda a: np.cumprod(a, dim), S, dtypes=FLOATS + INTS,
-             layouts=LAYOUTS, grad=False)
-    check_grad(lambda t: t.cumsum(dim), S, gradgrad=True)
-    check_grad(lambda t: t.cumprod(dim), S, gradgrad=True, low=0.5)
+             layouts=LAYOUTS, grad=False, device=device)
+    check_grad(lambda t: t.cumsum(dim), S, gradgrad=True, device=device)
+    check_grad(lambda t: t.cumprod(dim), S, gradgrad=True, low=0.5, device=device)
 
 
 def test_scan_dtypes_and_0d():
@@ -40,7 +40,7 @@ def test_cumprod_grad_with_zeros(row):
     assert torch.autograd.gradcheck(lambda t: t.t().cumprod(0), (x,))
 
 
-def test_cummax_cummin():
+def test_cummax_cummin(device):
     a = np.array([1.0, 3.0, 3.0, 2.0, np.nan, 5.0, 1.0])
     v, i = torch.tensor(a).cummax(0)
     np.testing.assert_array_equal(v.numpy(), [1, 3, 3, 3, np.nan, np.nan, np.nan])
@@ -52,8 +52,8 @@ def test_cummax_cummin():
                                   np.maximum.accumulate(b, 1))
     np.testing.assert_array_equal(torch.tensor(b).cummin(2).values.numpy(),
                                   np.minimum.accumulate(b, 2))
-    check_grad(lambda t: t.cummax(1).values, S)
-    check_grad(lambda t: t.cummin(0).values, S)
+    check_grad(lambda t: t.cummax(1).values, S, device=device)
+    check_grad(lambda t: t.cummin(0).values, S, device=device)
     r = torch.tensor([1.0, 2.0]).cummax(0)
     assert repr(r).startswith("torch.return_types.cummax(")
 

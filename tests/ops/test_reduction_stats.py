@@ -7,7 +7,7 @@ import pytest
 import nbtorch as torch
 from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import reduction_stats as ST
-from op_harness import ALL_FLOATS, check_grad, check_op
+from harness import ALL_FLOATS, check_grad, check_op
 
 S = (3, 4)
 NO_0D = ("contiguous", "noncontig", "broadcast")
@@ -18,20 +18,21 @@ inf, nan = math.inf, math.nan
 @pytest.mark.filterwarnings("ignore:var\\(\\)")
 @pytest.mark.parametrize("dim", [None, 0, 1, (0, 1)])
 @pytest.mark.parametrize("correction", [0, 1, 2])
-def test_var_std(dim, correction):
+def test_var_std(dim, correction, device):
     check_op(lambda t: t.var(dim, correction=correction),
-             lambda a: a.var(axis=dim, ddof=correction), S, layouts=NO_0D, grad=False)
+             lambda a: a.var(axis=dim, ddof=correction), S, layouts=NO_0D, grad=False,
+             device=device)
     check_op(lambda t: t.std(dim, correction=correction, keepdim=True),
              lambda a: a.std(axis=dim, ddof=correction, keepdims=True), S,
-             layouts=("contiguous", "noncontig"), grad=False)
+             layouts=("contiguous", "noncontig"), grad=False, device=device)
 
 
-def test_var_std_grads():
-    check_grad(lambda t: t.var(1), S, gradgrad=True)
-    check_grad(lambda t: t.var(), S, gradgrad=True)
-    check_grad(lambda t: t.std(0, correction=0), S, gradgrad=True)
-    check_grad(lambda t: ST.var_mean(t, 1), S, gradgrad=True)
-    check_grad(lambda t: ST.std_mean(t, (0, 1), keepdim=True), S)
+def test_var_std_grads(device):
+    check_grad(lambda t: t.var(1), S, gradgrad=True, device=device)
+    check_grad(lambda t: t.var(), S, gradgrad=True, device=device)
+    check_grad(lambda t: t.std(0, correction=0), S, gradgrad=True, device=device)
+    check_grad(lambda t: ST.var_mean(t, 1), S, gradgrad=True, device=device)
+    check_grad(lambda t: ST.std_mean(t, (0, 1), keepdim=True), S, device=device)
 
 
 @pytest.mark.filterwarnings("ignore:var\\(\\)")
@@ -77,10 +78,10 @@ def _np_lse(a, dim=None, keepdims=False):
 
 
 @pytest.mark.parametrize("dim", [None, 0, 1, (0, 1)])
-def test_logsumexp(dim):
+def test_logsumexp(dim, device):
     check_op(lambda t: t.logsumexp(dim), lambda a: _np_lse(a, dim), S, dtypes=ALL_FLOATS,
-             layouts=NO_0D, grad=False)
-    check_grad(lambda t: t.logsumexp(dim, keepdim=True), S, gradgrad=True)
+             layouts=NO_0D, grad=False, device=device)
+    check_grad(lambda t: t.logsumexp(dim, keepdim=True), S, gradgrad=True, device=device)
 
 
 def test_logsumexp_special_rows():
@@ -95,7 +96,7 @@ def test_logsumexp_special_rows():
 
 @pytest.mark.parametrize("p", [2, 1, inf, -inf, 0, 3, 0.5, "fro"])
 @pytest.mark.parametrize("dim", [None, 1, (0, 1)])
-def test_norm_values(p, dim):
+def test_norm_values(p, dim, device):
     pn = 2 if p == "fro" else p
 
     def ref(a):
@@ -107,13 +108,13 @@ def test_norm_values(p, dim):
         if pn == 0:
             return (v != 0).sum(axis=dim).astype(a.dtype)
         return (v ** pn).sum(axis=dim) ** (1.0 / pn)
-    check_op(lambda t: t.norm(p, dim), ref, S, layouts=NO_0D, grad=False, rtol=1e-5)
+    check_op(lambda t: t.norm(p, dim), ref, S, layouts=NO_0D, grad=False, rtol=1e-5, device=device)
 
 
 @pytest.mark.parametrize("p", [2, 1, inf, 3])
-def test_norm_grads(p):
-    check_grad(lambda t: t.norm(p, 1), S, gradgrad=p in (2, 3))
-    check_grad(lambda t: ST.vector_norm(t, p), S)
+def test_norm_grads(p, device):
+    check_grad(lambda t: t.norm(p, 1), S, gradgrad=p in (2, 3), device=device)
+    check_grad(lambda t: ST.vector_norm(t, p), S, device=device)
 
 
 def test_norm_specials():

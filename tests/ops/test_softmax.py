@@ -5,7 +5,7 @@ import pytest
 import nbtorch as torch
 from nbtorch.kernels.cpu import reduce as reduce_kernels
 from nbtorch.ops import softmax as SM
-from op_harness import ALL_FLOATS, check_grad, check_op
+from harness import ALL_FLOATS, check_grad, check_op
 
 S = (3, 4)
 LAYOUTS = ("contiguous", "noncontig", "broadcast", "empty")
@@ -20,11 +20,12 @@ def _np_softmax(a, dim, log=False):
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_softmax_log_softmax(dim):
+def test_softmax_log_softmax(dim, device):
     check_op(lambda t: SM.softmax(t, dim), lambda a: _np_softmax(a, dim), S, dtypes=ALL_FLOATS,
-             layouts=LAYOUTS, gradgrad=True, out_dtype=lambda d: d)
+             layouts=LAYOUTS, gradgrad=True, out_dtype=lambda d: d, device=device)
     check_op(lambda t: t.log_softmax(dim), lambda a: _np_softmax(a, dim, True), S,
-             dtypes=ALL_FLOATS, layouts=LAYOUTS, gradgrad=True, out_dtype=lambda d: d)
+             dtypes=ALL_FLOATS, layouts=LAYOUTS, gradgrad=True, out_dtype=lambda d: d,
+             device=device)
 
 
 def test_0d_and_dtype_argument():
@@ -65,8 +66,8 @@ def test_long_rows_and_parallel(monkeypatch):
                                    rtol=1e-5, atol=1e-5)
 
 
-def test_grad_through_non_contiguous():
-    check_grad(lambda t: t.transpose(0, -1).softmax(0), S, gradgrad=True)
+def test_grad_through_non_contiguous(device):
+    check_grad(lambda t: t.transpose(0, -1).softmax(0), S, gradgrad=True, device=device)
 
 
 def test_errors():

@@ -4,7 +4,7 @@ import pytest
 
 import nbtorch as torch
 from nbtorch.ops import sorting as SO
-from op_harness import FLOATS, check_grad, check_op
+from harness import FLOATS, check_grad, check_op
 
 S = (3, 5)
 INTS = (torch.int64,)          # one integer dtype: each dtype compiles its own kernels
@@ -12,14 +12,14 @@ nan = float("nan")
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_sort_values_indices(dim):
+def test_sort_values_indices(dim, device):
     check_op(lambda t: t.sort(dim).values, lambda a: np.sort(a, dim), S, dtypes=FLOATS + INTS,
-             layouts=("contiguous", "noncontig", "empty"), grad=False)
+             layouts=("contiguous", "noncontig", "empty"), grad=False, device=device)
     check_op(lambda t: t.sort(dim).indices, lambda a: np.argsort(a, dim, kind="stable"), S,
-             dtypes=FLOATS + INTS, layouts=("contiguous", "noncontig"), grad=False)
+             dtypes=FLOATS + INTS, layouts=("contiguous", "noncontig"), grad=False, device=device)
     check_op(lambda t: t.sort(dim, descending=True).values, lambda a: -np.sort(-a, dim), S,
-             layouts=("contiguous",), grad=False)
-    check_grad(lambda t: t.sort(dim, descending=True).values, S)
+             layouts=("contiguous",), grad=False, device=device)
+    check_grad(lambda t: t.sort(dim, descending=True).values, S, device=device)
 
 
 def test_sort_is_stable_both_ways():
@@ -42,7 +42,7 @@ def test_sort_nan_and_small_cases():
     assert SO.msort(torch.tensor([[2.0], [1.0]])).tolist() == [[1.0], [2.0]]
 
 
-def test_topk():
+def test_topk(device):
     a = np.array([[1.0, 5.0, 3.0, 4.0], [0.0, -1.0, 7.0, 2.0]])
     x = torch.tensor(a)
     r = x.topk(2)
@@ -50,12 +50,12 @@ def test_topk():
                                                                                       [2, 3]]
     assert x.topk(1, dim=0, largest=False).values.tolist() == [[0.0, -1.0, 3.0, 2.0]]
     assert x.topk(0).values.shape == (2, 0)
-    check_grad(lambda t: t.topk(2, dim=1).values, S)
+    check_grad(lambda t: t.topk(2, dim=1).values, S, device=device)
     with pytest.raises(RuntimeError, match="selected index k out of range"):
         x.topk(5)
 
 
-def test_kthvalue_median():
+def test_kthvalue_median(device):
     a = np.array([[3.0, 1.0, 2.0, 5.0], [4.0, 4.0, 0.0, 1.0]])
     x = torch.tensor(a)
     r = x.kthvalue(2, 1)
@@ -69,16 +69,16 @@ def test_kthvalue_median():
     assert np.isnan(y.median().item())
     assert y.nanmedian(1).values.tolist() == [1.0, 1.0]
     assert np.isnan(torch.tensor([nan, nan]).nanmedian().item())
-    check_grad(lambda t: t.kthvalue(3, 1).values, S)
-    check_grad(lambda t: t.median(0).values, S)
-    check_grad(lambda t: t.median(), S)
+    check_grad(lambda t: t.kthvalue(3, 1).values, S, device=device)
+    check_grad(lambda t: t.median(0).values, S, device=device)
+    check_grad(lambda t: t.median(), S, device=device)
     with pytest.raises(RuntimeError, match="out of range"):
         x.kthvalue(5, 1)
     with pytest.raises(IndexError, match="non-zero size"):
         torch.zeros(0, 2).median(0)
 
 
-def test_mode():
+def test_mode(device):
     r = SO.mode(torch.tensor([1, 2, 2, 1, 3]))
     assert r.values.item() == 1 and r.indices.item() == 3     # smallest of the most frequent,
     x = torch.tensor([[5, 5, 1], [2, 7, 7]])                    # its last occurrence
@@ -86,7 +86,7 @@ def test_mode():
     r = x.mode(0, keepdim=True)
     assert r.values.tolist() == [[2, 5, 1]] and r.indices.tolist() == [[1, 0, 0]]
     assert torch.tensor(4.0).mode().values.item() == 4.0
-    check_grad(lambda t: t.mode(1).values, S)
+    check_grad(lambda t: t.mode(1).values, S, device=device)
     with pytest.raises(IndexError, match="non-zero size"):
         torch.zeros(2, 0).mode(1)
 
