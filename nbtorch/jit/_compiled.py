@@ -19,15 +19,11 @@ directly, with gradients one `CompiledFunction` node on the tape, whose
 backward runs the backward GraphModule. Double backward (create_graph=True)
 through it is refused with a clear error.
 """
-import operator
-
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..fx.graph import Graph
 from ..fx.graph_module import GraphModule
-from ..fx.node import map_arg
-from ..fx.passes.lower import CaptureError, Recorder, capture_joint, lower  # noqa: F401
-from ..nn import Module
+from ..fx.passes.lower import capture_joint, lower
 
 __all__ = ["CompiledGraph", "build", "CompiledFunction", "flatten", "unflatten"]
 

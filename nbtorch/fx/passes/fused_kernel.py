@@ -87,7 +87,6 @@ class FusedKernel:
                 k = cuda_fusion.kernel(program)
             else:
                 from nbtorch.kernels import _generated
-                h = _fusion.program_hash(program)
                 module = _generated.load(f"fused_{_fusion.program_label(program)}",
                                          _fusion.cpu_source(program, "fused"))
                 k = (module.fused_serial, module.fused_parallel)
