@@ -80,6 +80,17 @@ class _Unhashable(Exception):
     pass
 
 
+def _aliasing(tensors):
+    """Which tensor arguments share memory (a graph captured for f(x, x) reads one input
+    twice: it must not serve f(x, y)); None when none do (the usual case)."""
+    if len(tensors) < 2:
+        return None
+    ids = [id(t._storage) for t in tensors]
+    if len(set(ids)) == len(ids):
+        return None
+    return tuple(ids.index(i) for i in ids)
+
+
 def _describe(key, old):
     """A short reason why `key` differs from `old` (for recompile messages)."""
     if key[0] != old[0]:
@@ -172,23 +183,24 @@ class _Compiled:
 
     # ---- the call path ------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if not kwargs and all([a.__class__ is Tensor for a in args]):
+            tensors = args
+        else:
+            tensors, _ = flatten((args, kwargs))
         try:
             key = (grad_mode.STATE.enabled, tuple([m.training for m in self._modules]),
                    tuple([_value_key(a, self._dynamic) for a in args]),
-                   tuple([(k, _value_key(v, self._dynamic)) for k, v in kwargs.items()]))
+                   tuple([(k, _value_key(v, self._dynamic)) for k, v in kwargs.items()]),
+                   _aliasing(tensors))
         except _Unhashable as e:
             return self._eager_call(f"an argument of type {e.args[0]} cannot be guarded",
                                     args, kwargs)
         entry = self._cache.get(key)
         if entry is not None and entry.__class__ is _Eager:
             return entry.run(self, args, kwargs)
-        if not kwargs and all([a.__class__ is Tensor for a in args]):
-            tensors = args
-        else:
-            tensors, _ = flatten((args, kwargs))
         if entry is not None:
-            if entry.__class__ is dict:                     # dynamic: per exact shapes
-                sub = tuple(t._shape for t in tensors)
+            if entry.__class__ is dict:                     # dynamic: per exact layouts
+                sub = tuple([(t._shape, t._strides) for t in tensors])
                 e = entry.get(sub)
                 if e is None:
                     e = entry[sub] = self._capture(args, kwargs, tensors, key, counted=False)
@@ -221,7 +233,7 @@ class _Compiled:
         self._order.append(key)
         entry = self._capture(args, kwargs, tensors, key, counted=True)
         if self._dynamic and entry.__class__ is not _Eager:
-            self._cache[key] = {tuple(t._shape for t in tensors): entry}
+            self._cache[key] = {tuple([(t._shape, t._strides) for t in tensors]): entry}
         else:
             self._cache[key] = entry
         return entry

@@ -299,3 +299,14 @@ def test_batchnorm_and_dropout_compile_in_training_and_eval():
                                atol=1e-6)
     np.testing.assert_allclose(g.numpy(), x.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert not cm.fallback_reasons
+
+
+def test_aliased_arguments_are_guarded():
+    cf = torch.compile(lambda a, b: torch.tanh(a) * 2 + b)
+    x, y = _t(4), _t(4, seed=1)
+    with torch.no_grad():
+        np.testing.assert_allclose(cf(x, x).numpy(), (torch.tanh(x) * 2 + x).numpy(),
+                                   rtol=1e-6)
+        np.testing.assert_allclose(cf(x, y).numpy(), (torch.tanh(x) * 2 + y).numpy(),
+                                   rtol=1e-6)
+    assert len(cf._cache) == 2
