@@ -42,6 +42,11 @@ class Report:
         self.out()
         self.out(f"- machine: {m['cpu']}, {m['cpus']} CPUs, {m['system']}")
         self.out("- load average at start: " + " ".join(f"{x:.2f}" for x in self.load_start))
+        if self.load_start[0] >= 0.75 * m["cpus"]:
+            self.out(f"- **busy machine**: load {self.load_start[0]:.1f} on {m['cpus']} CPUs "
+                     "before the run; multi-threaded timings then measure contention as much "
+                     "as the libraries (OpenMP runtimes that spin suffer most); compare a "
+                     "`--threads 1` run")
         for label in self.labels:
             h = self.hellos.get(label, {})
             threads = ", ".join(f"{k} {v}" for k, v in h.get("threads", {}).items())
@@ -55,8 +60,10 @@ class Report:
         pin = f"pinned to {a.threads} (OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS and set_num_threads)" \
             if a.threads else "library defaults"
         self.out(f"- threads: {pin}")
-        self.out(f"- method: each framework in its own worker process; per case {a.warmup} "
-                 f"untimed calls at setup, then {a.rounds} rounds, each worker in rotating order "
+        self.out(f"- method: each framework in its own worker process; per case at least "
+                 f"{a.warmup} untimed calls at setup (the first compiles or loads kernels, the "
+                 "fastest of the others sets the calls per sample), then "
+                 f"{a.rounds} rounds, each worker in rotating order "
                  f"running one untimed call and {a.samples} samples of >= {a.min_sample_ms:g} ms "
                  f"(before each block a {a.gap_ms:g} ms pause, then a wait until no worker's "
                  "threads run). Time = median over rounds of the per-round medians, then the "

@@ -141,11 +141,13 @@ class _Worker:
         case, step = self._build(msg)
         step()
         first = time.perf_counter() - t                   # setup + first call (compiles, loads)
-        for _ in range(max(0, msg.get("warmup", 2) - 1)):
+        times, t0 = [], time.perf_counter()
+        while len(times) < max(1, msg.get("warmup", 2) - 1) or (
+                len(times) < 5 and time.perf_counter() - t0 < 1.0):
+            t = time.perf_counter()
             step()
-        t = time.perf_counter()
-        step()
-        est = time.perf_counter() - t
+            times.append(time.perf_counter() - t)
+        est = min(times)                                  # one stalled call must not decide
         self.step = step
         self.number = case.number or max(1, math.ceil(msg.get("min_sample_s", 0.02) /
                                                       max(est, 1e-9)))
