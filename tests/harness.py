@@ -169,7 +169,7 @@ def check_grad(nb_fn, *specs, low=-2.0, high=2.0, gradgrad=False,
 def _gradients(nb_fn, inputs, seed):
     """d/d inputs of sum_k (out_k * w_k).sum(), w_k fixed random weights (host arrays)."""
     for t in inputs:
-        if isinstance(t, nbtorch.Tensor):
+        if isinstance(t, nbtorch.Tensor) and t.dtype.is_floating_point:
             t.requires_grad_()
     outs = nb_fn(*inputs)
     outs = outs if isinstance(outs, (tuple, list)) else (outs,)
@@ -198,3 +198,102 @@ def _check_grad_against_cpu(nb_fn, specs, low, high, layouts, device):
                 continue
             assert g is not None and g.device.type == device, f"input {k}: no {device} grad"
             assert_close(g, w.detach()._host(), nbtorch.float64)
+
+
+# ---- layers -----------------------------------------------------------------------------
+
+LAYER_LAYOUTS = ("contiguous", "noncontig", "empty")
+
+
+def _layer_input(spec, dtype, layout, low, high, seed, device):
+    """One input of a layer in `layout`: the shape, its values strided, or batch 0."""
+    shape = (0,) + tuple(spec[1:]) if layout == "empty" else tuple(spec)
+    arr = _values(shape, dtype, low, high, np.random.default_rng(seed))
+    return _to_tensor(arr, dtype, layout == "noncontig", device), arr
+
+
+def check_layer(make_module, np_fn, *specs, dtypes=FLOATS, layouts=LAYER_LAYOUTS, grad=True,
+                low=-2.0, high=2.0, rtol=None, atol=None, device="cpu"):
+    """Check the layer `make_module()` on `device` against `np_fn(module, *arrays)` over
+    `dtypes` x `layouts` (inputs: shapes, batch first), then the gradients of its inputs
+    and parameters: gradcheck in float64 on the CPU, equality with the CPU's gradients
+    elsewhere (one backward pass, as `check_grad`).
+
+    Example:
+        >>> check_layer(lambda: nn.Linear(4, 3), lambda m, x: x @ m.weight_np.T, (2, 4))
+    """
+    for dtype in dtypes:
+        module = make_module().to(device=device, dtype=dtype)
+        for layout in layouts:
+            pairs = [_layer_input(s, dtype, layout, low, high, k, device)
+                     for k, s in enumerate(specs)]
+            out = module(*[t for t, _ in pairs])
+            with np.errstate(all="ignore"):
+                want = np_fn(module, *[a for _, a in pairs])
+            try:
+                assert_close(out, want, dtype, rtol, atol)
+                assert out.device.type == device, f"result on {out.device}, not {device}"
+            except AssertionError as e:
+                raise AssertionError(f"{module!r} [{dtype}, {layout}]: {e}") from None
+    if grad:
+        _check_layer_grad(make_module, specs, low, high, device)
+
+
+def numpy_params(module):
+    """The layer's parameters as float64 NumPy arrays, by name (for references)."""
+    return {n: np.asarray(p.detach()._host(), dtype=np.float64)
+            for n, p in module.named_parameters()}
+
+
+def _layer_as_function(module):
+    """f(*inputs, *params) running `module` with `params` in place of its parameters."""
+    names = [n for n, _ in module.named_parameters()]
+
+    def f(*args):
+        inputs, params = args[:len(args) - len(names)], args[len(args) - len(names):]
+        saved = {}
+        for name, value in zip(names, params):
+            owner, attr = _owner(module, name)
+            saved[name] = owner._parameters[attr]
+            owner._parameters[attr] = value
+        try:
+            return module(*inputs)
+        finally:
+            for name, value in saved.items():
+                owner, attr = _owner(module, name)
+                owner._parameters[attr] = value
+    return f, [p for _, p in module.named_parameters()]
+
+
+def _owner(module, name):
+    *path, attr = name.split(".")
+    for p in path:
+        module = getattr(module, p)
+    return module, attr
+
+
+def _check_layer_grad(make_module, specs, low, high, device):
+    """Gradients of inputs and parameters in float64 (see check_layer)."""
+    cpu = make_module().to(dtype=nbtorch.float64)
+    f, params = _layer_as_function(cpu)
+    inputs = [_layer_input(s, nbtorch.float64, "contiguous", low, high, 10 + k, "cpu")[0]
+              for k, s in enumerate(specs)]
+    args = [t.detach() for t in inputs + params]
+    if device == "cpu":
+        for t in args:
+            if t.dtype.is_floating_point:
+                t.requires_grad_()
+        assert gradcheck(f, args), f"gradcheck failed for {cpu!r}"
+        return
+    dev = make_module().to(dtype=nbtorch.float64)
+    dev.load_state_dict(cpu.state_dict())
+    dev = dev.to(device)
+    g, dev_params = _layer_as_function(dev)
+    dev_args = [t.detach().to(device) for t in inputs] + [p.detach() for p in dev_params]
+    want = _gradients(f, [t for t in args], seed=3)
+    got = _gradients(g, dev_args, seed=3)
+    for k, (a, b) in enumerate(zip(got, want)):
+        if b is None:
+            continue
+        assert a is not None and a.device.type == device, f"argument {k}: no {device} grad"
+        assert_close(a, b.detach()._host(), nbtorch.float64)

@@ -9,6 +9,7 @@ import nbtorch as torch
 import nbtorch.nn as nn
 import nbtorch.nn.functional as F
 from nbtorch.autograd import gradcheck
+from harness import check_layer
 
 
 def _t(a, requires_grad=False):
@@ -81,7 +82,7 @@ def test_linear_default_init_bounds():
 # ---- activations ----------------------------------------------------------------
 
 def _np_erf(x):
-    return np.vectorize(math.erf)(x)
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
 
 
 ACTIVATIONS = [
@@ -110,12 +111,9 @@ ACTIVATIONS = [
 
 
 @pytest.mark.parametrize("module,ref", ACTIVATIONS, ids=lambda v: repr(v)[:24])
-def test_activation_forward_and_gradcheck(module, ref):
-    x = _x(3, 4) * 2
-    x = x.detach().requires_grad_()
-    np.testing.assert_allclose(module(x).detach().numpy(), ref(x.detach().numpy()),
-                               rtol=1e-7, atol=1e-9)
-    assert gradcheck(module, (x,))
+def test_activation_forward_and_gradcheck(module, ref, device):
+    check_layer(lambda: module, lambda m, x: ref(x.astype(np.float64)), (3, 4), low=-4.0,
+                high=4.0, device=device)
 
 
 def test_activation_float32_values():
