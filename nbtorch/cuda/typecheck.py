@@ -9,6 +9,8 @@ Run it in its own process, without ``NUMBA_ENABLE_CUDASIM``::
 
     python -m nbtorch.cuda.typecheck            # exit 0: all compiled; 1: failures; 3: no NVVM
     python -m nbtorch.cuda.typecheck --shard 1/3     # the second third of the signatures
+    python -m nbtorch.cuda.typecheck --quick         # int64 standing in for the narrow ints
+    python -m nbtorch.cuda.typecheck --narrow        # only those (--quick + --narrow: all)
 
 (The test suite runs it as shards, in parallel where pytest-xdist has workers.)
 
@@ -17,11 +19,16 @@ device for its compute capability; this process answers with the target's.
 """
 import importlib
 import os
+import re
 import sys
 import time
 import types
 
 CC = (9, 0)
+# `--quick` leaves out the signatures of the narrower integer types (int8/16/32, uint8/16):
+# their kernels are the int64 ones' source typed again (make test runs --quick; the
+# `slow` test, in make test-all, every signature).
+_NARROW_INT = re.compile(r"(?<![a-z])u?int(8|16|32)(?![0-9])")
 def _families():
     """Every kernels/cuda family module of the CUDA table (pointwise is checked apart)."""
     from nbtorch.kernels.cuda.table import FAMILIES
@@ -66,12 +73,16 @@ def main(argv=None):
               f"numba-cuda[cu13]", file=sys.stderr)
         return 3
     args = list(sys.argv[1:] if argv is None else argv)
+    quick, narrow = "--quick" in args, "--narrow" in args
+    args = [a for a in args if a not in ("--quick", "--narrow")]
     shard, count = 0, 1
     if "--shard" in args:
         i = args.index("--shard")
         shard, count = (int(v) for v in args[i + 1].split("/"))
         del args[i:i + 2]
-    todo = list(signatures(args or None))
+    todo = [s for s in signatures(args or None)
+            if not (quick and _NARROW_INT.search(s[0]))
+            and not (narrow and not _NARROW_INT.search(s[0]))]
     todo = todo[len(todo) * shard // count:len(todo) * (shard + 1) // count]   # neighbours
     failures, n, t0 = [], 0, time.perf_counter()                 # share device functions
     for label, fn, argtypes in todo:

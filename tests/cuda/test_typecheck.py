@@ -1,8 +1,9 @@
 """Every CUDA kernel compiles to PTX for sm_90 (real typing; the simulator checks none).
 
-Runs `python -m nbtorch.cuda.typecheck --shard i/n` in processes of its own
-without the simulator: the shards together cover every signature, and
-pytest-xdist spreads them over its workers. Needs NVVM from the
+Runs `python -m nbtorch.cuda.typecheck` in processes of its own without the
+simulator: `--quick` in shards that pytest-xdist spreads over its workers (every
+kernel, int64 standing in for the narrower integer types), and the narrow
+integer signatures in a `slow` test (make test-all). Needs NVVM from the
 ``numba-cuda[cu13]`` extra; skipped (with that reason) without it.
 """
 import os
@@ -14,13 +15,25 @@ import pytest
 SHARDS = 3
 
 
-@pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
-                    reason="runs in the non-simulator pytest process")
+NOT_SIMULATED = pytest.mark.skipif(os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
+                                   reason="runs in the non-simulator pytest process")
+
+
+@NOT_SIMULATED
 @pytest.mark.parametrize("shard", range(SHARDS))
 def test_every_cuda_kernel_compiles_for_sm90(shard):
+    _typecheck("--quick", "--shard", f"{shard}/{SHARDS}")
+
+
+@NOT_SIMULATED
+@pytest.mark.slow
+def test_narrow_integer_signatures_compile_for_sm90():
+    _typecheck("--narrow")
+
+
+def _typecheck(*args):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    r = subprocess.run([sys.executable, "-m", "nbtorch.cuda.typecheck",
-                        "--shard", f"{shard}/{SHARDS}"], env=env,
+    r = subprocess.run([sys.executable, "-m", "nbtorch.cuda.typecheck", *args], env=env,
                        capture_output=True, text=True, timeout=1800)
     if r.returncode == 3:
         pytest.skip("NVVM not installed: pip install 'numba-cuda[cu13]' ("
