@@ -143,6 +143,8 @@ def plan_memory(gm, min_bytes=1 << 16):
         if node.op != "call_function" or not isinstance(node.target, FusedKernel):
             continue
         fk = node.target
+        if fk.device.type != "cpu":
+            continue                 # device memory comes from the caching allocator
         if fk.single:
             values = [(node, 0)]
         else:
