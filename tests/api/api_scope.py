@@ -1,0 +1,148 @@
+"""What counts as PyTorch's public op surface, for the API coverage and differential tests.
+
+`public_names(namespace)` lists a PyTorch namespace's public names; names in
+OUT_OF_SCOPE (reviewed, each group with its reason) are left out of the
+coverage figures. The list is kept honest by tests/api/test_api_coverage.py:
+every entry must exist in PyTorch and must not exist in nbtorch (implementing
+one means removing it here).
+"""
+import fnmatch
+import inspect
+
+# Names (fnmatch patterns where a family is large) nbtorch does not aim to provide, by
+# namespace. Keep it short: anything a user would call in ordinary model code is in scope.
+OUT_OF_SCOPE = {
+    "torch": [
+        # quantized tensors and their dtypes/schemes (a separate runtime: torch.ao)
+        "q_*", "qint*", "quint*", "qscheme", "per_tensor_*", "per_channel_*", "quantize_*",
+        "quantized_*", "dequantize", "int_repr", "fake_quantize_*", "choose_qparams_optimized",
+        "fused_moving_avg_obs_fake_quant", "QInt*Storage", "QUInt*Storage", "quantization",
+        "ao",
+        # sparse layouts and sparse-only products
+        "sparse", "sparse_*", "*_indices_copy", "values_copy", "indices_copy", "smm", "hsmm",
+        "dsmm", "spmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_", "jagged",
+        "nested",
+        # vendor backends and their entry points
+        "mkldnn_*", "cudnn_*", "fbgemm_*", "miopen_*", "is_vulkan_available", "mps", "mtia",
+        "xpu", "has_mkl", "has_lapack", "has_openmp", "has_spectral", "backends",
+        # sub-byte and float8 dtypes (no arithmetic in NumPy/Numba to build kernels on)
+        "bit", "bits*", "int1", "int2", "int3", "int4", "int5", "int6", "int7", "uint1",
+        "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "float8_*", "float4_*",
+        "complex32", "chalf",
+        # TorchScript's C++ IR, compilation units and its type system
+        "AliasDb", "*Type", "Argument", "ArgumentSpec", "CompleteArgumentSpec", "Block",
+        "BufferDict", "ModuleDict", "ParameterDict", "CallStack", "Capsule", "Code",
+        "CompilationUnit", "ConcreteModuleType*", "DeepCopyMemoTable", "ErrorReport",
+        "ExecutionPlan", "FileCheck", "FunctionSchema", "Gradient", "Graph",
+        "GraphExecutorState", "IODescriptor", "InferredType", "JITException",
+        "LiteScriptModule", "Script*", "StaticModule", "TracingState", "Use", "Value", "Node",
+        "import_ir_module*", "parse_ir", "parse_schema", "parse_type_comment",
+        "merge_type_from_type_comment", "unify_type_list", "fork", "wait", "Future",
+        "ThroughputBenchmark", "BenchmarkConfig", "BenchmarkExecutionStats",
+        "LockingLogger", "LoggerBase", "NoopLogger", "AggregationType", "AVG", "SUM",
+        "PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
+        "DeserializationStorageContext",
+        # the dispatcher and symbolic shapes (internals of torch.compile / torch.export)
+        "DispatchKey", "DispatchKeySet", "ExcludeDispatchKeyGuard", "Tag", "OperatorInfo",
+        "DisableTorchFunction*", "PRIVATE_OPS", "Sym*", "sym_*", "classproperty",
+        "get_file_path", "classes", "cpp",
+        # autocast state plumbing (deprecated per-device getters/setters)
+        "get_autocast_*", "set_autocast_*", "is_autocast_*", "autocast_*_nesting",
+        "clear_autocast_cache",
+        # build flags of the C++ library
+        "USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH", "compiled_with_cxx11_abi",
+        "TYPE_CHECKING",
+    ],
+    "Tensor": [
+        # quantized tensors
+        "q_*", "qscheme", "int_repr", "dequantize", "is_quantized",
+        # sparse layouts
+        "to_sparse*", "to_dense", "sparse_*", "coalesce", "is_coalesced", "indices", "values",
+        "crow_indices", "col_indices", "ccol_indices", "row_indices", "dense_dim",
+        "is_sparse_csr", "smm", "sspaddmm", "resize_as_sparse_", "to_padded_tensor",
+        # vendor backends
+        "to_mkldnn", "is_mkldnn", "is_vulkan", "is_xla", "is_ipu", "ipu", "is_maia",
+        "is_mtia", "mtia", "is_xpu", "xpu", "is_mps", "chalf",
+        # removed Variable API of PyTorch 0.3 (they raise in PyTorch itself)
+        "volatile", "reinforce",
+    ],
+    "linalg": [],
+    "special": [],
+    "fft": [],
+}
+
+
+def namespaces(torch):
+    """{label: PyTorch object} of the namespaces measured."""
+    return {"torch": torch, "Tensor": torch.Tensor, "linalg": torch.linalg,
+            "special": torch.special, "fft": torch.fft}
+
+
+def nb_namespaces(nbtorch):
+    """{label: nbtorch object or None} matching `namespaces`."""
+    return {"torch": nbtorch, "Tensor": nbtorch.Tensor,
+            "linalg": getattr(nbtorch, "linalg", None),
+            "special": _try(nbtorch, "special"), "fft": _try(nbtorch, "fft")}
+
+
+def _try(mod, name):
+    try:
+        return getattr(mod, name)
+    except AttributeError:
+        return None
+
+
+def _is_api(torch, label, name, obj):
+    """False for what a namespace holds but is no API: other libraries' modules it imported,
+    a submodule's own re-import of `torch` or `Tensor`, and documentation templates."""
+    if inspect.ismodule(obj) and not obj.__name__.startswith("torch"):
+        return False                       # os, sys, math, ... imported by torch/__init__
+    if label in ("linalg", "special", "fft"):
+        if obj is torch or obj is torch.Tensor:
+            return False
+        if isinstance(obj, (str, dict)):   # common_args, common_notes: docstring templates
+            return False
+    return True
+
+
+def public_names(torch, label):
+    """Sorted public names of one PyTorch namespace (see `_is_api`)."""
+    ns = namespaces(torch)[label]
+    out = []
+    for name in dir(ns):
+        if name.startswith("_"):
+            continue
+        try:
+            obj = getattr(ns, name)
+        except Exception:              # a deprecated attribute that raises on access
+            obj = None
+        if _is_api(torch, label, name, obj):
+            out.append(name)
+    return sorted(out)
+
+
+def out_of_scope(label, name):
+    """The OUT_OF_SCOPE pattern that covers `name`, or None."""
+    for pat in OUT_OF_SCOPE[label]:
+        if fnmatch.fnmatchcase(name, pat):
+            return pat
+    return None
+
+
+def coverage(torch, nbtorch):
+    """{label: (in-scope names, names nbtorch has, names it lacks)}."""
+    nb = nb_namespaces(nbtorch)
+    report = {}
+    for label in namespaces(torch):
+        scope = [n for n in public_names(torch, label) if out_of_scope(label, n) is None]
+        have = [n for n in scope if nb[label] is not None and _has(nb[label], n)]
+        report[label] = (scope, have, [n for n in scope if n not in set(have)])
+    return report
+
+
+def _has(obj, name):
+    try:
+        getattr(obj, name)
+        return True
+    except Exception:
+        return False
