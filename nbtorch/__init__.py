@@ -57,7 +57,10 @@ from .ops import _return_types as return_types  # noqa: F401
 from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)
 from ._registry import register_kernel, get_kernel, registered_ops
 
-FloatTensor = DoubleTensor = LongTensor = Tensor
+from ._tensor_types import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor,  # noqa
+                            ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor,
+                            BoolTensor)
+from ._device import set_default_device, get_default_device
 
 
 def broadcast_shapes(*shapes):

@@ -1,6 +1,9 @@
-"""`nbtorch.device`: a device type ('cpu' or 'cuda') and an optional index."""
+"""`nbtorch.device`: a device type ('cpu' or 'cuda') and an optional index; the default
+device factories use (``set_default_device``, ``with nbtorch.device(...)``).
+"""
+import threading
 
-__all__ = ["device"]
+__all__ = ["device", "set_default_device", "get_default_device"]
 
 _TYPES = ("cpu", "cuda")
 
@@ -50,6 +53,16 @@ class device:
     def __reduce__(self):
         return (device, (self.type, self.index))
 
+    def __enter__(self):
+        """``with nbtorch.device('cuda'):`` makes factories without a device use this one."""
+        _DEFAULT.stack.append(_DEFAULT.device)
+        _DEFAULT.device = _interned(self)
+        return self
+
+    def __exit__(self, *exc):
+        _DEFAULT.device = _DEFAULT.stack.pop()
+        return False
+
 
 CPU = device("cpu")
 _CACHE = {"cpu": CPU, None: CPU}
@@ -67,3 +80,42 @@ def to_device(d):
     if isinstance(d, (str, int)):
         _CACHE[d] = dev
     return dev
+
+
+class _DefaultDevice(threading.local):
+    """Per thread, as PyTorch's: the default device (None: the CPU) and the devices that
+    enclosing ``with device(...)`` blocks will restore."""
+
+    def __init__(self):
+        self.device = None
+        self.stack = []
+
+
+_DEFAULT = _DefaultDevice()
+
+
+def set_default_device(device):
+    """Make factories (zeros, rand, tensor, nn layers' parameters...) called without a
+    device allocate on `device` in this thread; None restores the CPU.
+
+    Example:
+        >>> nbtorch.set_default_device("cuda")
+    """
+    _DEFAULT.device = None if device is None else _interned(device)
+
+
+def get_default_device():
+    """The device factories use when given none (``device(type='cpu')`` by default)."""
+    return _DEFAULT.device or CPU
+
+
+def factory_device(d):
+    """The device a factory given `d` allocates on: `d`, else the default device."""
+    if d is None:
+        return _DEFAULT.device or CPU
+    return _interned(d)
+
+
+def _interned(d):
+    """`to_device(d)`, one shared object per device (hot paths compare by identity)."""
+    return to_device(str(d) if d.__class__ is device else d)

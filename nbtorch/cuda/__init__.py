@@ -21,6 +21,9 @@ from .memory import (memory_allocated, max_memory_allocated, memory_reserved,  #
 from .random import manual_seed, manual_seed_all, seed, seed_all, initial_seed  # noqa: F401
 from .streams import (Stream, Event, StreamContext, stream, current_stream,  # noqa: F401
                       default_stream, set_stream, synchronize)
+from .._tensor_types import CUDA_TYPES as _CUDA_TYPES
+
+globals().update(_CUDA_TYPES)       # torch.cuda.FloatTensor, ...: legacy constructors
 
 __all__ = ["is_available", "device_count", "current_device", "set_device", "device",
            "get_device_name", "get_device_capability", "is_initialized", "init",

@@ -78,7 +78,7 @@ def _no_elements(tensor):
 def _standard_normal(shape, generator):
     """A float64 host array of standard normal draws from nbtorch's generator."""
     from .. import randn
-    return randn(*shape, dtype=_dtype.float64, generator=generator).numpy()
+    return randn(*shape, dtype=_dtype.float64, generator=generator, device="cpu").numpy()
 
 
 def _assign(tensor, values):

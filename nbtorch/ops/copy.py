@@ -204,11 +204,13 @@ def type_(self, dtype=None, non_blocking=False):
     if dtype is None:
         prefix = "torch.cuda." if self.device.type == "cuda" else "torch."
         return prefix + type_name(self.dtype) + "Tensor"
+    from .._tensor_types import from_type
+    legacy = from_type(dtype)               # torch.DoubleTensor, 'torch.cuda.LongTensor'
+    if legacy is not None:
+        return self.to(device=legacy[1] if legacy[1] != self.device.type else self.device,
+                       dtype=legacy[0], non_blocking=non_blocking)
     if isinstance(dtype, str):
-        names = {f"torch.{type_name(d)}Tensor": d for d in _dtype.ALL}
-        if dtype not in names:
-            raise ValueError(f"invalid type: '{dtype}'")
-        dtype = names[dtype]
+        raise ValueError(f"invalid type: '{dtype}'")
     return self.to(dtype)
 
 

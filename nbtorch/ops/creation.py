@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._device import CPU
+from .._device import CPU, factory_device
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from ._common import get_kernel
@@ -39,10 +39,21 @@ def _finish(t, requires_grad):
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
-          memory_format=None, layout=None):
-    """An uninitialised tensor of `size`."""
+          memory_format=None, layout=None, **kwargs):
+    """An uninitialised tensor of `size` (on the default device unless `device` is given)."""
+    size = _size_kwarg("empty", size, kwargs)
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    return _finish(_empty(_shape_arg(size), d, to_device(device)), requires_grad)
+    return _finish(_empty(_shape_arg(size), d, factory_device(device)), requires_grad)
+
+
+def _size_kwarg(op, size, kwargs):
+    """`size` given by keyword (``zeros(size=(2, 3))``), as PyTorch allows."""
+    if kwargs:
+        if "size" not in kwargs or len(kwargs) > 1 or size:
+            bad = sorted(set(kwargs) - {"size"}) or ["size"]
+            raise TypeError(f"{op}() got an unexpected keyword argument '{bad[0]}'")
+        size = (kwargs["size"],)
+    return size
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
@@ -66,14 +77,14 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
-          pin_memory=False):
-    t = empty(*size, dtype=dtype, device=device)
+          pin_memory=False, **kwargs):
+    t = empty(*_size_kwarg("zeros", size, kwargs), dtype=dtype, device=device)
     return _finish(t.fill_(0), requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
-         pin_memory=False):
-    t = empty(*size, dtype=dtype, device=device)
+         pin_memory=False, **kwargs):
+    t = empty(*_size_kwarg("ones", size, kwargs), dtype=dtype, device=device)
     return _finish(t.fill_(1), requires_grad)
 
 
@@ -172,7 +183,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if arr.dtype == object:
         raise TypeError("tensor(): could not build a tensor from ragged nested sequences")
     t = wrap(arr)
-    dev = to_device(device)
+    dev = factory_device(device)
     if dev.type != "cpu":
         t = t.to(dev)
     return _finish(t, requires_grad)
@@ -183,7 +194,8 @@ def as_tensor(data, dtype=None, device=None):
     dev = to_device(device) if device is not None else None
     if isinstance(data, Tensor):
         return data.to(device=dev or data.device, dtype=dtype or data.dtype)
-    if isinstance(data, np.ndarray) and dtype is None and (dev is None or dev.type == "cpu"):
+    dev = dev or factory_device(None)
+    if isinstance(data, np.ndarray) and dtype is None and dev.type == "cpu":
         try:
             return from_numpy(data)
         except (TypeError, ValueError):
@@ -269,9 +281,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
 
 
 def _legacy_construct(self, *args, **kwargs):
-    """`torch.Tensor(...)`: sizes -> uninitialised float tensor; data -> float copy."""
-    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-        t = tensor(args[0], dtype=_dtype.get_default_dtype())
-    else:
-        t = empty(*args, dtype=_dtype.get_default_dtype(), device=kwargs.get("device"))
-    self._init(t._storage, t._offset, t._shape, t._strides, t.dtype, t._arr)
+    """`torch.Tensor(...)`: sizes -> uninitialised float tensor; data -> float copy (see
+    `nbtorch._tensor_types`)."""
+    from .._tensor_types import tensor_new
+    tensor_new(self, args, kwargs)

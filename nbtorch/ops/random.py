@@ -14,7 +14,7 @@ the tensor's device.
 import numpy as np
 
 from .. import _dtype
-from .._device import to_device
+from .._device import factory_device
 from .._generator import rng_of as _rng
 from .._registry import _KERNELS, get_kernel
 from .._tensor import Tensor, empty, wrap
@@ -32,7 +32,7 @@ def _shape(size):
 def _finish(values, dtype, device, requires_grad):
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     t = wrap(np.asarray(values, dtype=d.np, order="C"))
-    dev = to_device(device)
+    dev = factory_device(device)
     if dev.type != "cpu":
         t = t.to(dev)
     if requires_grad:
@@ -67,7 +67,7 @@ def _sample_inplace(op, t, generator, *params):
 def _sampled(op, shape, dtype, device, requires_grad, generator, *params):
     """A new tensor filled by sampler kernel `op` (dtype default: the default dtype)."""
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    t = _sample_(op, empty(shape, d, to_device(device)), generator, *params)
+    t = _sample_(op, empty(shape, d, factory_device(device)), generator, *params)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -88,6 +88,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
     """Integers uniform on [low, high)."""
+    if size is None and isinstance(high, (tuple, list)):    # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     if size is None:
