@@ -46,6 +46,9 @@ from .ops.softmax import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.einsum import *  # noqa: F401,F403
+from .ops.rearranging import *  # noqa: F401,F403
+from .ops.products import *  # noqa: F401,F403
+from .ops.diagonal import *  # noqa: F401,F403
 from .serialization import save, load
 from ._threads import set_num_threads, get_num_threads
 from . import utils  # noqa: F401

@@ -2,9 +2,10 @@
 from .ops.linalg import matmul
 from .ops.reduction_stats import vector_norm
 from .ops.linalg_triangular import cholesky, cholesky_ex, solve_triangular, LinAlgError
+from .ops.products import linalg_cross as cross
 
 __all__ = ["matmul", "vector_norm", "norm", "matrix_norm", "cholesky", "cholesky_ex",
-           "solve_triangular", "LinAlgError"]
+           "solve_triangular", "LinAlgError", "cross"]
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
