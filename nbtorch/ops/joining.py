@@ -1,5 +1,6 @@
 """Joining, splitting and rearranging: cat, stack, split, chunk, unbind, flip, roll,
-repeat, tile, tril, triu, one_hot. Splits are views; joins copy once into the output.
+repeat, tile, tril, triu, one_hot (h/v/dstack: rearranging.py). Splits are views; joins
+copy once into the output.
 """
 import numpy as np
 
@@ -8,7 +9,7 @@ from .._tensor import Tensor, empty
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 
-__all__ = ["cat", "concat", "concatenate", "stack", "hstack", "vstack", "split", "chunk",
+__all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk",
            "unbind", "flip", "fliplr", "flipud", "roll", "tile", "tril", "triu", "one_hot",
            "repeat_interleave", "tensor_split", "broadcast_tensors", "meshgrid"]
 
@@ -95,14 +96,6 @@ def stack(tensors, dim=0, *, out=None):
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
     d = normalize_dim(dim, len(shape) + 1)
     return cat([t.unsqueeze(d) for t in tensors], d, out=out)
-
-
-def hstack(tensors):
-    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
-
-
-def vstack(tensors):
-    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
 
 
 class SplitViews(Function):
