@@ -12,7 +12,7 @@ import math
 from numba.extending import register_jitable
 
 __all__ = ["avg_window", "adaptive_window", "norm_term", "norm_finish",
-           "group_norm_terms", "group_norm_input_grad", "sorted_runs"]
+           "group_norm_terms", "group_norm_input_grad", "sorted_runs", "reduce_segment"]
 
 
 # ---- pooling windows -------------------------------------------------------------------
@@ -88,3 +88,37 @@ def sorted_runs(values, order, uniques, inverse, counts):
         counts[u] += 1
         inverse[order[i]] = u
     return u + 1
+
+
+# ---- scatter reductions --------------------------------------------------------------------
+
+@register_jitable
+def reduce_segment(dst, t, values, lo, hi, mode, include_self):
+    """dst[t] = reduce(dst[t] (if include_self), values[lo:hi]) for lo < hi; mode 0 sum,
+    1 prod, 2 mean, 3 amax, 4 amin (NaN propagates), 5 mean with floor division (the
+    integer mean, as PyTorch)."""
+    if include_self:
+        acc = dst[t]
+    else:
+        acc = values[lo]
+        lo += 1
+    count = 1
+    for i in range(lo, hi):
+        v = values[i]
+        if mode == 1:
+            acc *= v
+        elif mode == 3:
+            if v > acc or v != v:
+                acc = v
+        elif mode == 4:
+            if v < acc or v != v:
+                acc = v
+        else:
+            acc += v
+        count += 1
+    if mode == 2:
+        dst[t] = acc / count
+    elif mode == 5:
+        dst[t] = acc // count
+    else:
+        dst[t] = acc

@@ -49,6 +49,7 @@ from .ops.einsum import *  # noqa: F401,F403
 from .ops.rearranging import *  # noqa: F401,F403
 from .ops.products import *  # noqa: F401,F403
 from .ops.diagonal import *  # noqa: F401,F403
+from .ops.indexing_reduce import *  # noqa: F401,F403
 from .serialization import save, load
 from ._threads import set_num_threads, get_num_threads
 from . import utils  # noqa: F401

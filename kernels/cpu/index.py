@@ -8,6 +8,7 @@ import numba
 import numpy as np
 
 from ..halves import bits, is_half
+from ..shared import reduce_segment
 
 
 @numba.njit(cache=True)
@@ -75,3 +76,29 @@ def nonzero(a):
         return np.zeros((n, 0), np.int64)
     return np.ascontiguousarray(np.stack(np.unravel_index(pos[:n], a.shape), axis=1),
                                 dtype=np.int64)
+
+
+# ---- scatter reductions: scatter_reduce, index_reduce, scatter(reduce=...) ---------------
+
+@numba.njit(cache=True)
+def segment_reduce(dst, targets, starts, values, mode, include_self):
+    """for s: dst[targets[s]] = reduce(dst[targets[s]], values[starts[s]:starts[s + 1]])
+    (shared.reduce_segment; segments are the runs of equal sorted target offsets)."""
+    for s in range(targets.size):
+        reduce_segment(dst, targets[s], values, starts[s], starts[s + 1], mode, include_self)
+
+
+def scatter_reduce(dst, targets, starts, values, mode, include_self):
+    """The "cpu" kernel of scatter_reduce: `dst` a whole flat storage, `targets` the distinct
+    storage offsets written (int64), `starts` (len(targets) + 1) the bounds of each one's
+    run in `values` (contiguous 1-D, grouped by target); mode as shared.reduce_segment.
+    float16/bfloat16 reduce in float32 (rounded once per target), bool as uint8."""
+    if is_half(dst.dtype):
+        tmp = dst.astype(np.float32)
+        segment_reduce(tmp, targets, starts, values.astype(np.float32), mode, include_self)
+        dst[...] = tmp.astype(dst.dtype)
+    elif dst.dtype == np.bool_:          # or/and as max/min of 0/1 (the op maps the mode)
+        segment_reduce(dst.view(np.uint8), targets, starts, values.view(np.uint8), mode,
+                       include_self)
+    else:
+        segment_reduce(dst, targets, starts, values, mode, include_self)

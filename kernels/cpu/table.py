@@ -25,6 +25,7 @@ KERNELS = {
     "binomial": "sampling.binomial", "standard_gamma_grad": "sampling.standard_gamma_grad",
     # indexing through storage offsets
     "take": "index.take_any", "put": "index.put_any", "nonzero": "index.nonzero",
+    "scatter_reduce": "index.scatter_reduce",
     # reductions, scans, softmax
     "sum": "reduce.sum_", "prod": "reduce.prod", "count_nonzero": "reduce.count_nonzero",
     "amax": "reduce.amax", "amin": "reduce.amin",

@@ -25,7 +25,7 @@ KERNELS = {
     "standard_gamma": "sampling.standard_gamma", "poisson": "sampling.poisson",
     "binomial": "sampling.binomial", "standard_gamma_grad": "sampling.standard_gamma_grad",
     # indexing through storage offsets
-    "take": "index.take", "put": "index.put",
+    "take": "index.take", "put": "index.put", "scatter_reduce": "index.scatter_reduce",
     # reductions, scans, softmax
     "sum": "reduce.sum_", "prod": "reduce.prod", "count_nonzero": "reduce.count_nonzero",
     "amax": ("reduce.extreme", True), "amin": ("reduce.extreme", False),

@@ -314,8 +314,11 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of input with values from src (or `value`) written at index along dim."""
     d = normalize_dim(dim, input.dim())
     src = value if src is None else src
-    if reduce is not None and reduce not in ("add", "sum"):
-        raise NotImplementedError(f"scatter reduce='{reduce}' is not supported")
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if reduce == "multiply":
+        from .indexing_reduce import scatter_multiply
+        return scatter_multiply(input, d, index, src, False)
     _check_gather_shapes("scatter", input, d, index)
     return Scatter.apply(input, d, index, src, reduce is not None)
 
@@ -331,6 +334,11 @@ def _scatter_inplace(accumulate):
     def method(self, dim, index, src=None, *, value=None, reduce=None):
         src = value if src is None else src
         d = normalize_dim(dim, self.dim())
+        if reduce is not None and reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if reduce == "multiply":
+            from .indexing_reduce import scatter_multiply
+            return scatter_multiply(self, d, index, src, True)
         acc = accumulate or reduce is not None
 
         def raw():
