@@ -65,6 +65,10 @@ from ._tensor_types import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tenso
                             ByteTensor, CharTensor, ShortTensor, IntTensor, LongTensor,
                             BoolTensor)
 from ._device import set_default_device, get_default_device
+from ._settings import (use_deterministic_algorithms, are_deterministic_algorithms_enabled,
+                        is_deterministic_algorithms_warn_only_enabled,
+                        set_deterministic_debug_mode, get_deterministic_debug_mode,
+                        set_float32_matmul_precision, get_float32_matmul_precision)
 
 
 def broadcast_shapes(*shapes):
@@ -90,7 +94,13 @@ def is_floating_point(input):
 
 # Imported on first attribute access (import nbtorch stays fast).
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
-                    "compiler"}
+                    "compiler", "backends", "func", "hub"}
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``torch.vmap``: `nbtorch.func.vmap`."""
+    from .func import vmap as _vmap
+    return _vmap(func, in_dims, out_dims, randomness, chunk_size=chunk_size)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="numba", mode=None,
