@@ -109,8 +109,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
         _add_to_buffer(buffers, node, slot, g)
     captured = {}
     ready = [n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0]
-    prev = grad_mode.STATE.enabled
-    grad_mode.STATE.enabled = create_graph
+    state = grad_mode.STATE
+    prev, prev_acc = state.enabled, state.accumulate
+    state.enabled, state.accumulate = create_graph, accumulate
     try:
         while ready:
             node = ready.pop()
@@ -156,7 +157,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                 if left == 0:
                     ready.append(nxt)
     finally:
-        grad_mode.STATE.enabled = prev
+        state.enabled, state.accumulate = prev, prev_acc
     return captured
 
 

@@ -19,6 +19,7 @@ class _State(threading.local):
 
     enabled = True
     inference = False
+    accumulate = True       # False while the engine runs for autograd.grad / inputs=
 
 
 STATE = _State()

@@ -13,7 +13,7 @@ from nbtorch.utils.data import _random
 
 __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
-    "Subset", "random_split",
+    "Subset", "StackDataset", "random_split",
 ]
 
 
@@ -164,6 +164,41 @@ class Subset(Dataset):
 
     def __len__(self):
         return len(self.indices)
+
+
+class StackDataset(Dataset):
+    """Samples of several equal-length datasets side by side: a tuple (positional
+    datasets) or a dict (keyword datasets) per index.
+
+    Example:
+        >>> StackDataset(["a", "b"], [1, 2])[1]
+        ('b', 2)
+        >>> StackDataset(x=["a", "b"], y=[1, 2])[0]
+        {'x': 'a', 'y': 1}
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        datasets = args or tuple(kwargs.values())
+        if not datasets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(datasets[0])
+        if any(self._length != len(d) for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else dict(kwargs)
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        return [self[i] for i in indices]
+
+    def __len__(self):
+        return self._length
 
 
 def _lengths_from_fractions(fractions, total):
