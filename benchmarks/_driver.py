@@ -43,12 +43,10 @@ for a peak-memory row. End it with
 and add its name to `MODULES` in run.py so that `make bench` runs it.
 """
 import argparse
-import datetime
 import importlib
 import importlib.util
 import json
 import os
-import platform
 import select
 import subprocess
 import sys
@@ -295,29 +293,6 @@ def measure_memory(case, specs, args, log=print):
     return out
 
 
-def machine_info():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return {"cpu": cpu, "cpus": os.cpu_count(), "system": platform.platform(),
-            "date": datetime.datetime.now().isoformat(timespec="seconds")}
-
-
-def git_commit(path):
-    try:
-        rev = subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", path, "status", "--porcelain", "--untracked-files=no",
-                                "--", "nbtorch", "kernels"], capture_output=True, text=True,
-                               timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "?"
-    return (rev or "?") + (" + uncommitted changes" if dirty else "")
-
-
 def parse_args(argv):
     p = argparse.ArgumentParser(description="nbtorch benchmarks, one process per framework "
                                 "(see benchmarks/_driver.py)")
@@ -392,7 +367,7 @@ def main(modules, argv=None):
             print(f"{c.module:15s} {c.group:28s} {c.name}  [{', '.join(c.frameworks())}]")
         return 0
     specs, limits_only = worker_specs(args, limit_cases + cases)
-    report = _report.Report(args, specs, machine_info(), os.getloadavg())
+    report = _report.Report(args, specs, _report.machine_info(), os.getloadavg())
     workers = [Worker(label, fw, args.threads, src=src, log_dir=args.log_dir,
                       check_cuda=bool(cuda_cases) and args.cuda != "no")
                for label, fw, src in specs]
@@ -402,7 +377,7 @@ def main(modules, argv=None):
             w.launch()
         for w in workers:
             w.wait_hello()
-            report.hello(w.label, w.hello, git_commit(w.src or os.path.dirname(HERE))
+            report.hello(w.label, w.hello, _report.git_commit(w.src or os.path.dirname(HERE))
                          if w.framework == "nbtorch" else None)
         has_gpu = any(w.hello.get("cuda") for w in workers)
         if cuda_cases and (args.cuda == "no" or (args.cuda == "auto" and not has_gpu)):

@@ -3,11 +3,38 @@
 Printed as the run goes (one table per group of cases, once the group is done) and
 optionally written whole to a Markdown file and the raw figures to a JSON file.
 """
+import datetime
 import json
+import os
+import platform
+import subprocess
 
 import _limits
 from _stats import (fmt_cell, fmt_fraction, fmt_ratio, fmt_time, fraction, markdown_table,
                     median, ratio)
+
+
+def machine_info():
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cpus": os.cpu_count(), "system": platform.platform(),
+            "date": datetime.datetime.now().isoformat(timespec="seconds")}
+
+
+def git_commit(path):
+    try:
+        rev = subprocess.run(["git", "-C", path, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", path, "status", "--porcelain", "--untracked-files=no",
+                                "--", "nbtorch", "kernels"], capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return (rev or "?") + (" + uncommitted changes" if dirty else "")
 
 
 class Report:

@@ -81,6 +81,11 @@ def _hello(framework, lib, import_s, threads):
     """Import time, versions, file and the thread counts the framework ended up with."""
     if threads and framework in ("nbtorch", "torch"):
         lib.set_num_threads(threads)
+    if threads and framework == "torch":
+        try:
+            lib.set_num_interop_threads(threads)
+        except RuntimeError:                          # only before any parallel work
+            pass
     if framework != "torch":
         import numpy as np
         np.dot(np.ones((4, 4)), np.ones((4, 4)))          # load BLAS to report it
