@@ -24,6 +24,7 @@ class Generator:
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
 
     def manual_seed(self, seed):
+        seed = _check_seed(seed)
         self._seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF
         self._rng = np.random.Generator(np.random.PCG64(self._seed))
         return self
@@ -43,8 +44,52 @@ class Generator:
 
     def set_state(self, state):
         import json
+        from . import _dtype
+        if getattr(state, "dtype", None) is not _dtype.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
         self._rng.bit_generator.state = json.loads(bytes(state.numpy()).decode())
         return self
+
+
+    def clone_state(self):
+        """A new generator on the same device, at this one's seed and state."""
+        g = Generator(self.device)
+        g._seed = self._seed
+        return g.set_state(self.get_state())
+
+    def graphsafe_get_state(self):
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
+
+    def get_offset(self):
+        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+
+    def set_offset(self, offset):
+        raise RuntimeError(f"{self.device.type.upper()} Generator does not use offset")
+
+    def __reduce__(self):
+        # pickles (and deep-copies) with its device, seed and state, as PyTorch's does
+        return (_rebuild_generator, (str(self.device), self._seed, self.get_state()))
+
+
+def _rebuild_generator(device, seed, state):
+    g = Generator(device)
+    g._seed = seed
+    return g.set_state(state)
+
+
+def _check_seed(seed):
+    """PyTorch's checks on a seed: an integer (or integer tensor) in [-2**63, 2**64)."""
+    import builtins
+    if hasattr(seed, "item") and not isinstance(seed, builtins.int):
+        seed = seed.item()
+    if isinstance(seed, builtins.bool) or not isinstance(seed, (builtins.int, np.integer)):
+        raise RuntimeError(f"manual_seed expected a long, but got {type(seed).__name__}")
+    if not -2 ** 63 <= seed < 2 ** 64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed
 
 
 default_generator = Generator()
