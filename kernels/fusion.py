@@ -33,8 +33,8 @@ import hashlib
 
 import numpy as np
 
-__all__ = ["Program", "levels", "cpu_source", "program_hash", "program_label", "REDUCTIONS", "dtype_name",
-           "body_of"]
+__all__ = ["Program", "levels", "cpu_source", "program_hash", "program_label", "REDUCTIONS",
+           "dtype_name", "body_of", "body_jit"]
 
 REDUCTIONS = ("sum", "mean", "amax", "amin")
 KINDS = "cbsz"
@@ -50,6 +50,20 @@ def body_of(name):
     """The plain Python scalar body called `name` (the elementwise table's bodies)."""
     from nbtorch.kernels import scalar
     return getattr(scalar, name)
+
+
+_JITTED = {}
+
+
+def body_jit(name):
+    """Scalar body `name` as one ``njit`` function shared by every generated kernel of
+    the process (compiled once per signature, not once per kernel that calls it), with
+    the eager ufuncs' options: NumPy's error model, fast-math 'contract' only."""
+    fn = _JITTED.get(name)
+    if fn is None:
+        from numba import njit
+        fn = _JITTED[name] = njit(error_model="numpy", fastmath={"contract"})(body_of(name))
+    return fn
 
 
 class Program:
@@ -144,9 +158,9 @@ hash of this text: do not edit).
 import numpy as np
 from numba import njit, prange
 
+from nbtorch.kernels.fusion import body_jit
 {imports}
 
-_BODY = dict(error_model="numpy", fastmath={{"contract"}})
 {bodies}
 
 _LOOP = dict(cache=True, nogil=True, error_model="numpy", fastmath={fastmath})
@@ -250,10 +264,10 @@ def cpu_source(program, name="fused"):
     imports, bodies, body_name = [], [], {}
     for b in used:
         fn = body_of(b)
-        alias = f"_py_{b}"
-        imports.append(f"from {fn.__module__} import {fn.__name__} as {alias}")
+        # imported by name too: the kernel's cache stamp covers the body's own file
+        imports.append(f"from {fn.__module__} import {fn.__name__} as _py_{b}  # noqa: F401")
         body_name[b] = f"_{b}"
-        bodies.append(f"_{b} = njit(**_BODY)({alias})")
+        bodies.append(f"_{b} = body_jit({b!r})")
     em = _Emitter(p, body_name)
     serial = _cpu_kernel(em, f"{name}_serial", "range")
     parallel = _cpu_kernel(em, f"{name}_parallel", "prange")
