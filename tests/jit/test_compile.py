@@ -4,7 +4,6 @@ Few distinct fused programs (each a cold compile in CI): the ten-op chain in
 float32 (forward and backward), one float64 function for gradcheck, an MLP.
 """
 import os
-import warnings
 
 import numpy as np
 import pytest

@@ -3,7 +3,6 @@
 Each distinct fused group is a cold compile in CI: these tests share a few
 programs (float32) across layouts.
 """
-import operator
 import os
 import subprocess
 import sys

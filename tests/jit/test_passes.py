@@ -2,7 +2,6 @@
 import operator
 
 import numpy as np
-import pytest
 
 import nbtorch as torch
 import nbtorch.fx as fx
