@@ -1,100 +1,200 @@
-"""Read PyTorch's zip `.pt` files without executing code from them.
+"""Read PyTorch's zip checkpoints (nbtorch's own since it writes the same format) without
+executing code from them.
 
-The pickle inside may only name the globals needed to rebuild tensors and
-ordered dicts; anything else (os.system, builtins.eval, ...) raises
-`pickle.UnpicklingError` before it can run. Storage bytes come from the
-archive's `data/<key>` records.
+The pickle may name only the globals on `_ALLOWED` and a few handled here: tensor and
+parameter rebuilds, storage types, ``collections.OrderedDict``/``Counter``, ``torch.<dtype>``,
+``torch.device``, ``torch.Size``, Python's set/frozenset/complex/slice/bytearray,
+``_codecs.encode`` (how protocol 2 writes bytes) and NumPy's array, dtype and scalar
+reconstruction (arrays of Python objects are refused). Anything else (``os.system``,
+``builtins.eval``, a class of the user's) raises `pickle.UnpicklingError` before it can
+run. Storage bytes come from the archive's ``data/<key>`` records, one array per
+storage, so tensors that shared a storage when saved share it again; every view is
+checked against its storage's size before it is made.
 """
+import codecs
 import collections
+import io
 import pickle
+import sys
 
 import numpy as np
 
-from ._tensor import wrap
+from . import _dtype
+from ._device import device as _device_cls
+from ._tensor import Size, Tensor, wrap
+
+__all__ = ["load_torch_zip"]
 
 _STORAGE_DTYPES = {
-    "FloatStorage": np.float32, "DoubleStorage": np.float64, "HalfStorage": np.float16,
-    "BFloat16Storage": "bfloat16",
-    "LongStorage": np.int64, "IntStorage": np.int32, "ShortStorage": np.int16,
-    "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+    "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
+    "BFloat16Storage": "bfloat16", "LongStorage": "int64", "IntStorage": "int32",
+    "ShortStorage": "int16", "CharStorage": "int8", "ByteStorage": "uint8",
+    "BoolStorage": "bool",
 }
-_DTYPE_NAMES = {"float32": np.float32, "float64": np.float64, "float16": np.float16,
-                "int64": np.int64, "int32": np.int32, "int16": np.int16, "int8": np.int8,
-                "uint8": np.uint8, "bool": np.bool_, "float": np.float32, "double": np.float64,
-                "half": np.float16, "long": np.int64, "int": np.int32,
-                "bfloat16": "bfloat16"}
+_BUILTINS = {"set": set, "frozenset": frozenset, "complex": complex, "slice": slice,
+             "bytearray": bytearray}
 
 
 class _StorageType:
-    def __init__(self, dtype):
-        if dtype == "bfloat16":              # ml_dtypes is imported only when needed
-            from ._dtype import bfloat16
-            dtype = bfloat16.np
-        self.dtype = dtype
+    """A storage class named in the pickle (``torch.FloatStorage``): its element dtype."""
+
+    def __init__(self, dtype_name):
+        self.dtype = _dtype.to_dtype(dtype_name)
 
 
-def _rebuild_tensor_v2(storage, offset, size, stride, requires_grad=False, hooks=None,
-                       metadata=None):
-    arr, location = storage
-    itemsize = arr.dtype.itemsize
-    view = np.lib.stride_tricks.as_strided(arr[offset:], shape=tuple(size),
-                                           strides=tuple(s * itemsize for s in stride))
-    t = wrap(np.array(view, copy=True))
-    return t, location
+def _np_multiarray():
+    try:
+        from numpy._core import multiarray
+    except ImportError:                          # NumPy 1.x
+        from numpy.core import multiarray
+    return multiarray
 
 
-def _rebuild_parameter(data, requires_grad, hooks, *extra):
-    return data
+def _reconstruct(cls, shape, typecode):
+    if cls is not np.ndarray:
+        raise pickle.UnpicklingError("refusing to rebuild an ndarray subclass")
+    return _np_multiarray()._reconstruct(np.ndarray, shape, typecode)
+
+
+def _scalar(dtype, data=None):
+    if not isinstance(dtype, np.dtype) or dtype.hasobject:
+        raise pickle.UnpicklingError("refusing a NumPy scalar of Python objects")
+    return _np_multiarray().scalar(dtype, data)
 
 
 class _Restricted(pickle.Unpickler):
-    def __init__(self, fileobj, archive, prefix):
+    def __init__(self, fileobj, archive, prefix, place):
         super().__init__(fileobj)
-        self.archive, self.prefix = archive, prefix
-        self.locations = {}
+        self.archive, self.prefix, self.place = archive, prefix, place
+        self.storages = {}
 
     def find_class(self, module, name):
-        if module == "collections" and name == "OrderedDict":
-            return collections.OrderedDict
-        if module == "torch._utils" and name == "_rebuild_tensor_v2":
-            return _rebuild_tensor_v2
-        if module == "torch._utils" and name == "_rebuild_parameter":
-            return _rebuild_parameter
-        if module == "torch" and name in _STORAGE_DTYPES:
-            return _StorageType(_STORAGE_DTYPES[name])
-        if module == "torch" and name in _DTYPE_NAMES:
-            return _StorageType(_DTYPE_NAMES[name])
+        if module == "collections" and name in ("OrderedDict", "Counter"):
+            return getattr(collections, name)
+        if module == "torch._utils":
+            fn = {"_rebuild_tensor_v2": self._rebuild_tensor_v2,
+                  "_rebuild_tensor_v3": self._rebuild_tensor_v3,
+                  "_rebuild_parameter": _rebuild_parameter,
+                  "_rebuild_parameter_with_state": _rebuild_parameter}.get(name)
+            if fn is not None:
+                return fn
+        if module == "torch":
+            if name in _STORAGE_DTYPES:
+                return _StorageType(_STORAGE_DTYPES[name])
+            if name == "device":
+                return _device_cls
+            if name == "Size":
+                return Size
+            d = getattr(_dtype, name, None)
+            if isinstance(d, _dtype.dtype):
+                return d
+        if module == "torch.storage" and name == "UntypedStorage":
+            return _StorageType("uint8")
+        if module in ("builtins", "__builtin__") and name in _BUILTINS:
+            return _BUILTINS[name]
+        if module == "_codecs" and name == "encode":
+            return codecs.encode
+        if module in ("numpy.core.multiarray", "numpy._core.multiarray"):
+            if name == "_reconstruct":
+                return _reconstruct
+            if name == "scalar":
+                return _scalar
+        if module == "numpy" and name in ("ndarray", "dtype"):
+            return getattr(np, name)
         raise pickle.UnpicklingError(
-            f"refusing to load global '{module}.{name}': only tensors and state dicts can be "
-            "loaded (no code is executed from checkpoint files)")
+            f"refusing to load global '{module}.{name}': only tensors, NumPy arrays, "
+            "containers and primitives can be loaded (no code is executed from checkpoint "
+            "files)")
 
     def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and pid and pid[0] == "storage"):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
         _, storage_type, key, location, numel = pid
-        dtype = storage_type.dtype if isinstance(storage_type, _StorageType) else np.uint8
-        raw = self.archive.read(f"{self.prefix}data/{key}")
-        arr = np.frombuffer(raw, dtype=np.uint8).view(dtype)
-        return (arr, location)
+        if isinstance(storage_type, _StorageType):
+            dtype = storage_type.dtype
+        elif isinstance(storage_type, _dtype.dtype):
+            dtype = storage_type
+        else:
+            raise pickle.UnpicklingError(f"unsupported storage type {storage_type!r}")
+        cached = self.storages.get(key)
+        if cached is not None:
+            return cached
+        raw = bytearray(self.archive.read(f"{self.prefix}data/{key}"))
+        np_dtype = np.dtype(dtype.np)
+        if not isinstance(numel, int) or len(raw) != numel * np_dtype.itemsize:
+            raise RuntimeError(f"storage {key} holds {len(raw)} bytes, not {numel} "
+                               f"{dtype} elements (truncated or corrupted)")
+        arr = np.frombuffer(raw, dtype=np_dtype)
+        if sys.byteorder != "little":
+            arr = arr.byteswap()
+        base = self.place(wrap(arr), str(location))
+        self.storages[key] = base
+        return base
+
+    def _rebuild_tensor_v2(self, storage, offset, size, stride, requires_grad=False,
+                           hooks=None, metadata=None):
+        return _view(storage, offset, size, stride, requires_grad)
+
+    def _rebuild_tensor_v3(self, storage, offset, size, stride, requires_grad, hooks, dtype,
+                           metadata=None):
+        if storage.dtype is not dtype:
+            storage = storage.view(dtype)
+        return _view(storage, offset, size, stride, requires_grad)
+
+
+def _view(base, offset, size, stride, requires_grad):
+    """`base` (a 1-D storage tensor) seen with offset/size/stride, checked to fit."""
+    if not isinstance(base, Tensor):
+        raise pickle.UnpicklingError("tensor rebuilt from something that is not a storage")
+    size, stride = tuple(size), tuple(stride)
+    n = base.numel()
+    ok = (isinstance(offset, int) and offset >= 0 and len(size) == len(stride)
+          and all(isinstance(v, int) and v >= 0 for v in size + stride))
+    if ok and 0 not in size:
+        ok = offset + sum((s - 1) * st for s, st in zip(size, stride)) < n
+    if not ok:
+        raise RuntimeError(f"corrupted checkpoint: a tensor of size {list(size)}, stride "
+                           f"{list(stride)} and offset {offset} does not fit its storage of "
+                           f"{n} elements")
+    if offset == 0 and size == (n,) and stride == (1,):
+        t = base
+    else:
+        t = base._view(size, stride, offset)
+        t._base = None          # a plain tensor sharing the storage, as PyTorch loads it
+    if requires_grad:
+        t = t.detach()
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_parameter(data, requires_grad, hooks, *state):
+    from .nn.parameter import Parameter
+    return Parameter(data, requires_grad=requires_grad)
+
+
+def _check_arrays(obj, seen=None):
+    """Refuse NumPy arrays of Python objects anywhere in the loaded structure."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            raise pickle.UnpicklingError("refusing a NumPy array of Python objects")
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _check_arrays(k, seen)
+            _check_arrays(v, seen)
+        _check_arrays(getattr(obj, "__dict__", None), seen)
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        for v in obj:
+            _check_arrays(v, seen)
 
 
 def load_torch_zip(archive, pkl_name, place):
-    """Unpickle `pkl_name` from a PyTorch zip archive; `place(tensor, location)` moves it."""
+    """Unpickle `pkl_name` from the zip `archive`; ``place(storage_tensor, location)``
+    returns the storage on the device it belongs on."""
     prefix = pkl_name[:-len("data.pkl")]
-    import io
-    up = _Restricted(io.BytesIO(archive.read(pkl_name)), archive, prefix)
-    obj = up.load()
-    return _place_all(obj, place)
-
-
-def _place_all(obj, place):
-    if isinstance(obj, tuple) and len(obj) == 2 and hasattr(obj[0], "_storage") and \
-            isinstance(obj[1], str):
-        return place(obj[0], obj[1])
-    if isinstance(obj, dict):
-        return type(obj)((k, _place_all(v, place)) for k, v in obj.items())
-    if isinstance(obj, list):
-        return [_place_all(v, place) for v in obj]
-    if isinstance(obj, tuple):
-        return tuple(_place_all(v, place) for v in obj)
+    obj = _Restricted(io.BytesIO(archive.read(pkl_name)), archive, prefix, place).load()
+    _check_arrays(obj)
     return obj

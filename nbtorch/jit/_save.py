@@ -1,7 +1,8 @@
 """nbtorch.jit.save / jit.load: a traced graph and its weights in nbtorch's safe format.
 
-The archive is an ordinary `nbtorch.save` checkpoint (a zip of JSON plus
-``.npy`` arrays, written atomically; loading unpickles nothing) holding:
+The archive is an ordinary `nbtorch.save` checkpoint (PyTorch's zip format, written
+atomically; loading goes through nbtorch's allow-list, which rebuilds tensors and
+containers and runs no code) holding:
 
 - ``graph``: the normalised fx graph (`fx.passes.normalize`: leaf modules as
   functional calls reading their weights by ``get_attr``, operators as

@@ -572,8 +572,8 @@ def test_state_dict_save_load_round_trip_is_bit_exact(tmp_path):
         model.bias.copy_(t([np.nan, -0.0]))
     path = tmp_path / "m.pt"
     nbtorch.save({"model": model.state_dict(), "x": t([1e-40, np.inf, 3.14159])}, path)
-    with zipfile.ZipFile(path) as z:            # stored as the uint16 bits, dtype in the JSON
-        assert b'"dtype": "bfloat16"' in z.read("nbtorch.json")
+    with zipfile.ZipFile(path) as z:            # PyTorch's format: a BFloat16Storage record
+        assert b"torch\nBFloat16Storage" in z.read("m/data.pkl")
     back = nbtorch.load(path)
     for k, v in model.state_dict().items():
         assert back["model"][k].dtype is nbtorch.bfloat16

@@ -43,7 +43,8 @@ def test_save_is_atomic(tmp_path, monkeypatch):
 
     def fail(*a, **k):
         raise Boom()
-    monkeypatch.setattr(np, "save", fail)
+    from nbtorch import _torch_pickle_write
+    monkeypatch.setattr(_torch_pickle_write, "_storage_bytes", fail)    # mid-write
     with pytest.raises(Boom):
         torch.save({"v": torch.zeros(1)}, p)
     monkeypatch.undo()

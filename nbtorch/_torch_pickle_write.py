@@ -1,0 +1,234 @@
+"""Write PyTorch's zip checkpoint format, so ``torch.load(f, weights_only=True)`` reads it.
+
+The archive holds, under one folder (the file's stem, or ``archive``), the records
+PyTorch writes: ``data.pkl`` (a protocol-2 pickle), ``.format_version``,
+``.storage_alignment``, ``byteorder``, one ``data/<key>`` record per storage (its raw
+little-endian bytes, 64-byte aligned in the file, as PyTorch aligns them), ``version``
+and ``.data/serialization_id``. The pickle names only what PyTorch's weights-only
+loader accepts: ``torch._utils._rebuild_tensor_v2`` / ``_rebuild_parameter`` over
+persistent storage references (``('storage', torch.FloatStorage, key, location,
+numel)``), ``collections.OrderedDict``, ``torch.<dtype>``, ``torch.device``,
+``torch.Size`` and Python's containers (dict, list, tuple, set, OrderedDict, Counter)
+and primitives (None, bool, int, float, complex, str, bytes, bytearray). NumPy arrays and scalars are
+pickled as NumPy pickles them (``torch.load`` needs ``weights_only=False`` or NumPy on
+its safe list for those, as for PyTorch's own checkpoints holding arrays). Anything else
+is refused when saving. Storages shared by several tensors are written once.
+"""
+import collections
+import io
+import os
+import pickle
+import struct
+import sys
+import uuid
+import zipfile
+
+import numpy as np
+
+from . import _dtype
+from ._device import device as _device_cls
+from ._tensor import Size, Tensor
+
+__all__ = ["write_torch_zip"]
+
+_STORAGE_NAMES = {
+    "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+    "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
+}
+_ALIGN = 64
+_PRIMITIVES = (type(None), bool, int, float, complex, str, bytes, bytearray)
+
+
+class _Global:
+    """A reference to ``module.name`` written as a GLOBAL opcode (torch need not exist)."""
+
+    __slots__ = ("module", "name")
+    _cache = {}
+
+    def __new__(cls, module, name):
+        key = (module, name)
+        g = cls._cache.get(key)
+        if g is None:
+            g = cls._cache[key] = object.__new__(cls)
+            g.module, g.name = module, name
+        return g
+
+    def __call__(self, *args):          # save_reduce wants a callable; never called
+        raise TypeError(f"{self.module}.{self.name} is a name in a checkpoint, not code")
+
+
+_REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_DEVICE = _Global("torch", "device")
+_SIZE = _Global("torch", "Size")
+
+
+class _StorageRef:
+    """Stands for a storage in the pickle: its persistent id is PyTorch's tuple."""
+
+    __slots__ = ("pid",)
+
+    def __init__(self, pid):
+        self.pid = pid
+
+
+class _Pickler(pickle._Pickler):
+    """The pure-Python pickler, writing torch globals by name and refusing anything
+    outside the weights-only vocabulary."""
+
+    def __init__(self, file, storages):
+        super().__init__(file, protocol=2)
+        self.storages = storages            # id(Storage) -> (key, Storage, dtype name)
+
+    def persistent_id(self, obj):
+        return obj.pid if type(obj) is _StorageRef else None
+
+    def save(self, obj, save_persistent_id=True):
+        t = type(obj)
+        if t is _Global:
+            return self._save_global_ref(obj)
+        if t is _TensorReduce:
+            return self.save_reduce(_REBUILD_TENSOR, obj.args)
+        if t is _StorageRef or t in _PRIMITIVES or t in (list, tuple, dict):
+            return super().save(obj, save_persistent_id)
+        if isinstance(obj, Tensor):
+            return self._save_tensor(obj)
+        if isinstance(obj, _dtype.dtype):
+            return self._save_global_ref(_Global("torch", obj.name))
+        if isinstance(obj, _device_cls):
+            return self.save_reduce(_DEVICE, (str(obj),), obj=obj)
+        if isinstance(obj, Size):
+            return self.save_reduce(_SIZE, (tuple(obj),), obj=obj)
+        if _named_ok(obj):         # classes and functions the loaders allow, by name
+            return super().save(obj, save_persistent_id)
+        if isinstance(obj, (collections.OrderedDict, collections.Counter, set, np.dtype)):
+            return super().save(obj, save_persistent_id)
+        if isinstance(obj, (np.ndarray, np.generic)):
+            if obj.dtype.hasobject:
+                raise TypeError("nbtorch.save cannot store NumPy arrays of Python objects")
+            return super().save(obj, save_persistent_id)
+        if isinstance(obj, (dict, list, tuple)):        # subclasses: as their base type
+            base = dict if isinstance(obj, dict) else (list if isinstance(obj, list) else tuple)
+            return super().save(base(obj), save_persistent_id)
+        raise TypeError(f"nbtorch.save cannot store objects of type {t.__name__}: only "
+                        "tensors, NumPy arrays, dicts, lists, tuples, sets, numbers, strings, "
+                        "bytes and None, what torch.load(weights_only=True) accepts (use "
+                        "state_dict() for models and optimizers)")
+
+    def _save_global_ref(self, g):
+        memo = self.memo.get(id(g))
+        if memo is not None:
+            self.write(self.get(memo[0]))
+            return
+        self.write(pickle.GLOBAL + f"{g.module}\n{g.name}\n".encode("utf-8"))
+        self.memoize(g)
+
+    def _save_tensor(self, t):
+        memo = self.memo.get(id(t))
+        if memo is not None:
+            self.write(self.get(memo[0]))
+            return
+        storage = t._storage
+        entry = self.storages.get(id(storage))
+        if entry is None:
+            entry = self.storages[id(storage)] = (str(len(self.storages)), storage, t.dtype)
+        key = entry[0]
+        location = "cpu" if t.device.type == "cpu" else str(t.device)
+        pid = ("storage", _Global("torch", _STORAGE_NAMES[t.dtype.name]), key, location,
+               int(storage.data.size))
+        is_param = type(t).__name__ == "Parameter"
+        args = (_StorageRef(pid), t._offset, tuple(t._shape), tuple(t._strides),
+                False if is_param else t.requires_grad, collections.OrderedDict())
+        if is_param:
+            self.save_reduce(_REBUILD_PARAMETER, (_TensorReduce(args), t.requires_grad,
+                                                  collections.OrderedDict()), obj=t)
+        else:
+            self.save_reduce(_REBUILD_TENSOR, args, obj=t)
+
+
+class _TensorReduce:
+    """The ``_rebuild_tensor_v2(...)`` call inside a parameter's reduce."""
+
+    __slots__ = ("args",)
+
+    def __init__(self, args):
+        self.args = args
+
+
+def _named_ok(obj):
+    """True for the globals a checkpoint may name besides torch's (the same as
+    `_torch_pickle`'s allow-list)."""
+    global _NAMED
+    if _NAMED is None:
+        import codecs
+        try:
+            from numpy._core import multiarray
+        except ImportError:
+            from numpy.core import multiarray
+        _NAMED = {id(x) for x in (collections.OrderedDict, collections.Counter, np.ndarray,
+                                  np.dtype, codecs.encode, multiarray._reconstruct,
+                                  multiarray.scalar, set, complex, bytearray)}
+    return id(obj) in _NAMED
+
+
+_NAMED = None
+
+
+def _storage_bytes(storage, dtype):
+    """The storage's raw bytes (copied to the host for a device storage)."""
+    data = storage.data
+    if storage.device.type != "cpu":
+        data = data.copy_to_host()
+    data = np.ascontiguousarray(data)
+    if sys.byteorder != "little":
+        data = data.byteswap()
+    return data.view(np.uint8).reshape(-1)
+
+
+def _write_record(z, name, data):
+    """One stored record whose data starts on a 64-byte boundary (PyTorch's 'FB' padding)."""
+    data = memoryview(data).cast("B") if not isinstance(data, bytes) else data
+    size = len(data)
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_STORED
+    info.file_size = size
+    zip64 = size * 1.05 > zipfile.ZIP64_LIMIT
+    try:
+        start = z.fp.tell() if z._seekable else None
+    except (AttributeError, OSError):
+        start = None
+    if start is not None:
+        fixed = 30 + len(name.encode("utf-8")) + 4 + (20 if zip64 else 0)
+        pad = (-(start + fixed)) % _ALIGN
+        info.extra = b"FB" + struct.pack("<H", pad) + b"Z" * pad
+    with z.open(info, "w", force_zip64=zip64) as out:
+        step = 1 << 26
+        for i in range(0, size, step):
+            out.write(data[i:i + step])
+
+
+def write_torch_zip(obj, fileobj, prefix):
+    """Pickle `obj` and write the whole archive to the binary file object."""
+    storages = {}
+    buf = io.BytesIO()
+    _Pickler(buf, storages).dump(obj)
+    with zipfile.ZipFile(fileobj, "w", compression=zipfile.ZIP_STORED) as z:
+        _write_record(z, f"{prefix}/data.pkl", buf.getvalue())
+        _write_record(z, f"{prefix}/.format_version", b"1")
+        _write_record(z, f"{prefix}/.storage_alignment", str(_ALIGN).encode())
+        _write_record(z, f"{prefix}/byteorder", b"little")
+        for key, storage, dtype in storages.values():
+            _write_record(z, f"{prefix}/data/{key}", _storage_bytes(storage, dtype))
+        _write_record(z, f"{prefix}/version", b"3\n")
+        _write_record(z, f"{prefix}/.data/serialization_id",
+                      str(uuid.uuid4().int % 10 ** 40).zfill(40).encode())
+
+
+def archive_prefix(path):
+    """PyTorch's record folder: the file name without its extension ('archive' for
+    file objects)."""
+    if path is None:
+        return "archive"
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem or "archive"
