@@ -21,6 +21,10 @@ OPS = (
     "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "xlogy",
     "logaddexp", "hypot", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh",
     "cosh", "tanh", "erf", "erfc", "erfinv", "sigmoid", "logit",
+    # more math (pointwise_float.py, bodies in scalar_math.py)
+    "asinh", "acosh", "atanh", "copysign", "signbit", "nextafter", "frexp_mantissa",
+    "frexp_exponent", "heaviside", "logaddexp2", "sinc", "gcd", "lcm",
+    "bitwise_left_shift", "bitwise_right_shift",
     # gamma-function family (pointwise_special.py)
     "lgamma", "digamma", "polygamma", "igamma", "igammac",
     # activations and their fused gradients (pointwise_activation.py)

@@ -25,7 +25,7 @@ from numba.extending import intrinsic, overload, register_jitable
 from numba.np.numpy_support import as_dtype
 
 __all__ = ["JIT_OPTIONS", "c", "select", "inline_into_loops", "fexp", "ftanh", "ferfc",
-           "flog", "flog1p", "flog1pexp"]
+           "flog", "flog1p", "flog1pexp", "fasinh", "facosh", "fatanh"]
 
 # Helpers compile with NumPy's error model, as the ufunc bodies do (Python's model adds a
 # zero-division check and exception path to every `/`). Left to LLVM's judgement, a
@@ -280,3 +280,75 @@ def _flog1p_overload(x):
 def _flog1pexp_overload(x):
     return (lambda x: _softplus_f32(x)) if _is_f32(x) else (
         lambda x: math.log1p(math.exp(x)))
+
+
+# ---- inverse hyperbolic functions (kernels/scalar_math.py) ----------------------------
+# Written over the float32 log/log1p above, so their float32 loops vectorise too (libm's
+# asinhf & co are scalar calls); within 2.6 float32 ulp of the exact value (most of it the
+# float32 log1p's own error, up to 2.2 ulp).
+
+_LN2_F32 = np.float32(0.6931471805599453)
+
+
+@register_jitable(**_JIT)
+def _asinh_f32(x):
+    """asinh|x| = log1p(|x| + x**2 / (1 + sqrt(1 + x**2))) (no cancellation near 0), or
+    log|x| + ln 2 above 2**12 (where sqrt(1 + x**2) is |x| in float32); sign of x."""
+    inline_into_loops()
+    ax = abs(x)
+    big = ax > np.float32(4096.0)
+    s = select(big, np.float32(1.0), ax)            # keeps s * s finite
+    small = _log1p_f32(s + s * s / (np.float32(1.0) + math.sqrt(np.float32(1.0) + s * s)))
+    return math.copysign(select(big, _log_f32(ax) + _LN2_F32, small), x)
+
+
+@register_jitable(**_JIT)
+def _acosh_f32(x):
+    """acosh x = log1p(t + sqrt(t (t + 2))), t = x - 1 (exact), or log x + ln 2 above
+    2**12; NaN below 1."""
+    inline_into_loops()
+    big = x > np.float32(4096.0)
+    t = select(big, np.float32(1.0), x - np.float32(1.0))
+    r = select(big, _log_f32(x) + _LN2_F32,
+               _log1p_f32(t + math.sqrt(t * (t + np.float32(2.0)))))
+    return select(x < np.float32(1.0), np.float32(np.nan), r)
+
+
+@register_jitable(**_JIT)
+def _atanh_f32(x):
+    """atanh x = log1p(2|x| / (1 - |x|)) / 2 with x's sign: +-inf at +-1, NaN beyond."""
+    inline_into_loops()
+    ax = abs(x)
+    r = np.float32(0.5) * _log1p_f32((ax + ax) / (np.float32(1.0) - ax))
+    return math.copysign(select(ax > np.float32(1.0), np.float32(np.nan), r), x)
+
+
+def fasinh(x):
+    return math.asinh(x)
+
+
+def facosh(x):
+    """acosh; NaN below 1 (Python's math.acosh, which the simulator runs, would raise)."""
+    return math.acosh(x) if x >= 1 else c(x, math.nan)
+
+
+def fatanh(x):
+    """atanh; +-inf at +-1 and NaN beyond (where Python's math.atanh would raise)."""
+    if abs(x) < 1:
+        return math.atanh(x)
+    return math.copysign(c(x, math.inf), x) if abs(x) == 1 else c(x, math.nan)
+
+
+@overload(fasinh, jit_options=_JIT, inline="always")
+def _fasinh_overload(x):
+    return (lambda x: _asinh_f32(x)) if _is_f32(x) else (lambda x: math.asinh(x))
+
+
+@overload(facosh, jit_options=_JIT, inline="always")
+def _facosh_overload(x):
+    return (lambda x: _acosh_f32(x)) if _is_f32(x) else (lambda x: math.acosh(x))
+
+
+@overload(fatanh, jit_options=_JIT, inline="always")
+def _fatanh_overload(x):
+    return (lambda x: _atanh_f32(x)) if _is_f32(x) else (lambda x: math.atanh(x))

@@ -29,6 +29,8 @@ from numba.extending import register_jitable
 
 from nbtorch.kernels.f32math import (JIT_OPTIONS as _JIT, c, ferfc, fexp, flog, flog1p,
                                      flog1pexp, ftanh, inline_into_loops, select)
+# bodies kept in modules of their own, found here by name like every other body
+from nbtorch.kernels.scalar_math import *  # noqa: F401,F403
 
 
 # ---- arithmetic ----------------------------------------------------------------

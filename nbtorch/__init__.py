@@ -34,6 +34,7 @@ from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem_
 from .ops.joining import *  # noqa: F401,F403
 from .ops.pointwise_math import *  # noqa: F401,F403
 from .ops.pointwise_special import *  # noqa: F401,F403
+from .ops.pointwise_float import *  # noqa: F401,F403
 from .ops.sampling import *  # noqa: F401,F403
 from .ops.pointwise_activation import *  # noqa: F401,F403
 from .ops.pointwise_more import *  # noqa: F401,F403

@@ -23,7 +23,7 @@ import types
 import numpy as np
 from numba import cuda
 
-from nbtorch.kernels import f32math, scalar
+from nbtorch.kernels import f32math, scalar, scalar_math
 from ._launch import SIMULATOR
 
 __all__ = ["device_function", "register_body", "body", "is_builtin"]
@@ -31,7 +31,7 @@ __all__ = ["device_function", "register_body", "body", "is_builtin"]
 _BODIES = {}            # extra scalar bodies by name (copy's identity, library.elementwise)
 _DEVICE = {}            # python function -> its device function
 _NAMESPACES = {}        # id(globals dict) -> its translated copy
-_HELPER_MODULES = (scalar.__name__, f32math.__name__)
+_HELPER_MODULES = (scalar.__name__, f32math.__name__, scalar_math.__name__)
 _KEEP = {"c"}           # helpers whose generic overload already works on CUDA
 
 
@@ -88,9 +88,14 @@ def _np_fmod(x, y):
     return np.fmod(x, y)
 
 
+def _np_nextafter(x, y):
+    return np.nextafter(x, y)
+
+
 _NP_FOR_CUDA = {"floor": (_np_floor, "floorf", "floor"), "ceil": (_np_ceil, "ceilf", "ceil"),
                 "trunc": (_np_trunc, "truncf", "trunc"), "exp2": (_np_exp2, "exp2f", "exp2"),
-                "fmod": (_np_fmod, "fmodf", "fmod")}
+                "fmod": (_np_fmod, "fmodf", "fmod"),
+                "nextafter": (_np_nextafter, "nextafterf", "nextafter")}
 _NP = []                # the translated NumPy module, made once
 
 

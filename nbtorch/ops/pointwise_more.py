@@ -182,11 +182,20 @@ def pow(input, exponent, *, out=None):
     return Pow.call((input, exponent), out)
 
 
-def float_power(input, exponent):
+def float_power(input, exponent, *, out=None):
     """input ** exponent computed in float64."""
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
-    return Pow.apply(a, b)
+    return Pow.call((a, b), out)
+
+
+def _float_power_(self, exponent):
+    if self.dtype is not _dtype.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dtype.type_name(self.dtype)} but the operation's result "
+                           "requires dtype Double")
+    b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
+    return Pow.inplace(self, (self, b))
 
 
 def _rpow(self, other):
@@ -360,7 +369,7 @@ def _binary_methods(name, fn, cls):
 _binary_methods("remainder", remainder, Remainder)
 _binary_methods("fmod", fmod, Fmod)
 _binary_methods("pow", pow, Pow)
-Tensor.float_power = float_power
+Tensor.float_power, Tensor.float_power_ = float_power, _float_power_
 Tensor.floor_divide = floor_divide
 Tensor.floor_divide_ = lambda self, other: div_rounded_(self, other, "floor")
 Tensor.__pow__ = _pow_op
