@@ -9,10 +9,12 @@ bodies).
 """
 import math
 
+import numpy as np
 from numba.extending import register_jitable
 
 __all__ = ["avg_window", "adaptive_window", "norm_term", "norm_finish",
-           "group_norm_terms", "group_norm_input_grad", "sorted_runs", "reduce_segment"]
+           "group_norm_terms", "group_norm_input_grad", "sorted_runs", "reduce_segment",
+           "search_sorted", "log_add_exp", "pair_distance"]
 
 
 # ---- pooling windows -------------------------------------------------------------------
@@ -88,6 +90,61 @@ def sorted_runs(values, order, uniques, inverse, counts):
         counts[u] += 1
         inverse[order[i]] = u
     return u + 1
+
+
+@register_jitable
+def search_sorted(seq, v, right):
+    """PyTorch's binary search in the sorted row `seq`: the first i with seq[i] >= v
+    (> v if right); written as !(seq[mid] >= v) so that NaN (in seq or v) lands where
+    PyTorch puts it."""
+    lo = 0
+    hi = seq.size
+    while lo < hi:
+        mid = lo + ((hi - lo) >> 1)
+        m = seq[mid]
+        if not (m > v if right else m >= v):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@register_jitable
+def log_add_exp(a, b):
+    """log(exp(a) + exp(b)) without overflow; NaN propagates, equal infinities stay."""
+    if a != a or b != b:
+        return a + b
+    mx = a if a > b else b
+    mn = b if a > b else a
+    if mn == mx and (mx == math.inf or mx == -math.inf):
+        return mx
+    return mx + math.log1p(math.exp(mn - mx))
+
+
+@register_jitable
+def pair_distance(a, b, p):
+    """The p-norm distance of rows a and b, accumulated in float64 (p = 0 counts the
+    differing coordinates, p = inf takes the largest difference)."""
+    acc = 0.0
+    for k in range(a.size):
+        d = abs(np.float64(a[k]) - np.float64(b[k]))
+        if p == math.inf:
+            if d > acc or d != d:
+                acc = d
+        elif p == 0.0:
+            if d != 0.0:
+                acc += 1.0
+        elif p == 1.0:
+            acc += d
+        elif p == 2.0:
+            acc += d * d
+        else:
+            acc += d ** p
+    if p == 2.0:
+        return math.sqrt(acc)
+    if p == math.inf or p == 0.0 or p == 1.0:
+        return acc
+    return acc ** (1.0 / p)
 
 
 # ---- scatter reductions --------------------------------------------------------------------

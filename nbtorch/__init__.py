@@ -51,6 +51,11 @@ from .ops.rearranging import *  # noqa: F401,F403
 from .ops.products import *  # noqa: F401,F403
 from .ops.diagonal import *  # noqa: F401,F403
 from .ops.indexing_reduce import *  # noqa: F401,F403
+from .ops.calculus import *  # noqa: F401,F403
+from .ops.searching import *  # noqa: F401,F403
+from .ops.statistics import *  # noqa: F401,F403
+from .ops.distance import *  # noqa: F401,F403
+from .ops.windows import *  # noqa: F401,F403
 from .serialization import save, load
 from ._threads import set_num_threads, get_num_threads
 from . import utils  # noqa: F401

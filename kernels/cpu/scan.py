@@ -1,12 +1,16 @@
-"""Scans (cumsum, cumprod, cummax, cummin) along the middle axis of (outer, n, inner) arrays.
+"""Scans (cumsum, cumprod, cummax, cummin, logcumsumexp) along the middle axis of
+(outer, n, inner) arrays.
 
 for o: acc[:] = identity; for i in 0..n-1 (or n-1..0 if reverse):
     acc[:] (op)= a[o, i, :]; out[o, i, :] = acc
 Rows are walked in memory order, so a scan over any dim reads each element
-once, contiguously. Sums and products accumulate in float64 (int64 for ints).
+once, contiguously. Sums, products and log-sum-exps accumulate in float64 (int64 for
+ints).
 """
 import numba
 import numpy as np
+
+from ..shared import log_add_exp
 
 
 @numba.njit(cache=True)
@@ -71,6 +75,22 @@ def cumextreme_scan(a, values, indices, want_max):
                     cur_i[j] = prev_i[j]
 
 
+@numba.njit(cache=True)
+def logcumsumexp_scan(a, out):
+    """out[o, i, k] = log(sum_{i' <= i} exp(a[o, i', k])), accumulated in float64 by
+    `shared.log_add_exp` (no overflow, -inf stays -inf)."""
+    outer, n, inner = a.shape
+    acc = np.empty(inner, np.float64)
+    for o in range(outer):
+        acc[:] = -np.inf
+        for i in range(n):
+            seg = a[o, i]
+            dst = out[o, i]
+            for j in range(inner):
+                acc[j] = log_add_exp(acc[j], np.float64(seg[j]))
+                dst[j] = acc[j]
+
+
 # ---- launchers: the "cpu" kernels of the scans (kernels/cpu/table.py) -----------------
 
 def _acc(dtype, value):
@@ -97,3 +117,7 @@ def cummax(a3, values3, indices3):
 
 def cummin(a3, values3, indices3):
     _cumextreme(a3, values3, indices3, False)
+
+
+def logcumsumexp(a3, out3):
+    logcumsumexp_scan(a3, out3)

@@ -1,4 +1,5 @@
-"""Sorting and counting kernels: row sorts (stable), unique runs, bincount, histc.
+"""Sorting and counting kernels: row sorts (stable), unique runs, bincount, histc,
+searchsorted.
 
 `sort_rows` sorts every row of a C-contiguous (rows, n) array with a stable
 merge sort; NaN sorts as the largest value (last ascending, first descending)
@@ -7,7 +8,8 @@ and equal values keep their order in both directions, as PyTorch's stable sort.
 import numba
 import numpy as np
 
-from ..shared import sorted_runs
+from ..halves import is_half
+from ..shared import sorted_runs, search_sorted
 
 
 @numba.njit(cache=True)
@@ -86,6 +88,17 @@ def mode_rows(values, indices, out_values, out_indices):
         out_indices[r] = indices[r, best_end]
 
 
+@numba.njit(cache=True)
+def searchsorted_rows(seq, vals, out, right):
+    """out[r, j] = insertion point of vals[r, j] in the sorted row seq[r] (seq[0] for every r
+    when seq has one row; `shared.search_sorted`)."""
+    shared_row = seq.shape[0] == 1
+    for r in range(vals.shape[0]):
+        row = seq[0] if shared_row else seq[r]
+        for j in range(vals.shape[1]):
+            out[r, j] = search_sorted(row, vals[r, j], right)
+
+
 # ---- launchers: the "cpu" kernels of sort, mode, unique (kernels/cpu/table.py) --------
 # (bincount and histc are registered as the kernels above, called as they are)
 
@@ -104,3 +117,13 @@ def mode(values2, indices2, out_values1, out_indices1):
 def unique_runs(values, order, uniques, inverse, counts):
     """The number of distinct values; fills uniques/inverse/counts from sorted values."""
     return int(unique_sorted(values, order, uniques, inverse, counts))
+
+
+def searchsorted(seq2, vals2, out2, right):
+    """The "cpu" kernel of searchsorted: seq2 (1 or rows, n) sorted rows, vals2 and out2
+    (rows, m) (out int64 or int32), both inputs of one dtype (halves compare in float32)."""
+    if is_half(seq2.dtype):
+        seq2, vals2 = seq2.astype(np.float32), vals2.astype(np.float32)
+    elif seq2.dtype == np.bool_:
+        seq2, vals2 = seq2.view(np.uint8), vals2.view(np.uint8)
+    searchsorted_rows(seq2, vals2, out2, right)

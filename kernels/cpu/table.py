@@ -34,10 +34,12 @@ KERNELS = {
     "norm": "reduce_stats.norm",
     "softmax": "softmax.softmax", "log_softmax": "softmax.log_softmax",
     "cumsum": "scan.cumsum", "cumprod": "scan.cumprod",
-    "cummax": "scan.cummax", "cummin": "scan.cummin",
+    "cummax": "scan.cummax", "cummin": "scan.cummin", "logcumsumexp": "scan.logcumsumexp",
     # sorting and counting
     "sort": "sort.sort", "mode": "sort.mode", "unique_runs": "sort.unique_runs",
-    "bincount": "sort.bincount", "histc": "sort.histc",
+    "bincount": "sort.bincount", "histc": "sort.histc", "searchsorted": "sort.searchsorted",
+    # pairwise distances
+    "cdist": "distance.cdist",
     # matmul (BLAS through NumPy; the Numba GEMM: ops.linalg.use_cpu_matmul("numba"))
     "matmul": "matmul.matmul_blas",
     # triangular linear algebra (Cholesky, triangular solves)

@@ -1,11 +1,12 @@
-"""Scans (cumsum, cumprod, cummax, cummin) along the middle axis of (outer, n, inner) arrays.
+"""Scans (cumsum, cumprod, cummax, cummin, logcumsumexp) along the middle axis of
+(outer, n, inner) arrays.
 
 Same contract as kernels/cpu/scan.py. One thread per column (o, k) walks i in
 order (reversed if `reverse`); neighbouring threads read neighbouring columns::
 
     acc = identity; for i: acc (op)= a[o, i, k]; out[o, i, k] = acc
 
-Sums and products accumulate in float64 (int64 for integers).
+Sums, products and log-sum-exps accumulate in float64 (int64 for integers).
 
 Few long scans (``plan`` in reduce.py: few outputs, long axis, e.g. the cumsum
 of one long vector) take a block each instead: the axis is walked in chunks of
@@ -17,10 +18,11 @@ steps, in out's dtype) and offset by the running carry of the chunks before::
 from numba import cuda
 import numpy as np
 
+from ..shared import log_add_exp
 from ._launch import grid
 from .reduce import BLOCK, plan
 
-__all__ = ["cumsum", "cumprod", "cumextreme", "typecheck_signatures"]
+__all__ = ["cumsum", "cumprod", "cumextreme", "logcumsumexp", "typecheck_signatures"]
 
 
 @cuda.jit(cache=True)
@@ -87,6 +89,19 @@ def extreme_scan_kernel(a, values, indices, want_max):
             indices[o, i, k] = j
 
 
+@cuda.jit(cache=True)
+def logcumsumexp_scan_kernel(a, out):
+    """out[o, i, k] = log(sum_{i' <= i} exp(a[o, i', k])) in float64 (`shared.log_add_exp`)."""
+    outer, n, inner = a.shape
+    for t in range(cuda.grid(1), outer * inner, cuda.gridsize(1)):
+        o = t // inner
+        k = t - o * inner
+        acc = -np.inf
+        for i in range(n):
+            acc = log_add_exp(acc, np.float64(a[o, i, k]))
+            out[o, i, k] = acc
+
+
 def _acc(dtype, value):
     return np.float64(value) if dtype.kind == "f" else np.int64(value)
 
@@ -122,6 +137,11 @@ def cumextreme(want_max):
     return launcher
 
 
+def logcumsumexp(a3, out3, stream=0):
+    if out3.size:
+        logcumsumexp_scan_kernel[_grid(a3) + (stream,)](a3, out3)
+
+
 def typecheck_signatures():
     from numba import types as nt
     arr = lambda t: nt.Array(t, 3, "C")      # noqa: E731
@@ -133,3 +153,5 @@ def typecheck_signatures():
     for t in (nt.float32, nt.float64, nt.int64, nt.int32, nt.int16, nt.int8, nt.uint8):
         yield (f"extreme_scan[{t}]", extreme_scan_kernel.py_func,
                (arr(t), arr(t), arr(nt.int64), nt.boolean))
+    for t in (nt.float32, nt.float64):
+        yield (f"logcumsumexp_scan[{t}]", logcumsumexp_scan_kernel.py_func, (arr(t), arr(t)))

@@ -15,18 +15,20 @@ Longer rows use a rank sort, one thread per element (O(n) work each)::
 NaN sorts as the largest value (last ascending, first descending) and equal
 values keep their order in both directions, as the CPU's stable merge sort.
 `mode` and `unique_runs` walk sorted rows (a thread per row / one thread);
-`bincount` and `histc` count with atomic adds.
+`bincount` and `histc` count with atomic adds; `searchsorted` runs a binary search
+per value (one thread each).
 """
 import numpy as np
 from numba import cuda
 
-from ..shared import sorted_runs
+from ..shared import sorted_runs, search_sorted
 from ._launch import SIMULATOR, THREADS, grid
 from .reduce import _as_kernel_array
 
 BITONIC_MAX = 16 if SIMULATOR else 2048     # shared-memory pairs per row (32 KiB at 8+8 B)
 
-__all__ = ["sort", "mode", "unique_runs", "bincount", "histc", "typecheck_signatures"]
+__all__ = ["sort", "mode", "unique_runs", "bincount", "histc", "searchsorted",
+           "typecheck_signatures"]
 
 
 @cuda.jit(device=True)
@@ -154,6 +156,31 @@ def histc_kernel(x, out, lo, hi):
             cuda.atomic.add(out, b, 1)
 
 
+@cuda.jit(cache=True)
+def searchsorted_kernel(seq, vals, out, right):
+    """out[r, j] = insertion point of vals[r, j] in seq[r] (seq[0] if seq has one row)."""
+    rows, m = vals.shape
+    for t in range(cuda.grid(1), rows * m, cuda.gridsize(1)):
+        r = t // m
+        j = t - r * m
+        out[r, j] = search_sorted(seq[0] if seq.shape[0] == 1 else seq[r], vals[r, j], right)
+
+
+def searchsorted(seq2, vals2, out2, right, stream=0):
+    """The CPU kernel's contract (kernels/cpu/sort.py); float16 compares in float32."""
+    if out2.size == 0:
+        return
+    if seq2.dtype == np.float16:
+        from . import copy
+        s32 = cuda.device_array(seq2.shape, np.float32, stream=stream)
+        v32 = cuda.device_array(vals2.shape, np.float32, stream=stream)
+        copy.copy(s32, seq2, stream)
+        copy.copy(v32, vals2, stream)
+        seq2, vals2 = s32, v32
+    searchsorted_kernel[grid(out2.size) + (stream,)](
+        _as_kernel_array(seq2), _as_kernel_array(vals2), out2, bool(right))
+
+
 def sort(a2, values2, indices2, descending, stream=0):
     """values2/indices2[r] = stable sort of a2[r] (descending if asked)."""
     if a2.size == 0:
@@ -203,6 +230,9 @@ def typecheck_signatures():
         yield (f"bitonic_sort[{t}]", bitonic_sort_kernel.py_func,
                (a2, a2, i2, nt.boolean, nt.int64))
         yield (f"mode[{t}]", mode_kernel.py_func, (a2, i2, a1, i1))
+        for o in (nt.int64, nt.int32):
+            yield (f"searchsorted[{t},{o}]", searchsorted_kernel.py_func,
+                   (a2, a2, nt.Array(o, 2, "C"), nt.boolean))
         yield (f"unique_runs[{t}]", unique_runs_kernel.py_func,
                (nt.Array(t, 1, "A"), i1, a1, i1, i1, i1))
     for t in (nt.float32, nt.float64):

@@ -35,9 +35,12 @@ KERNELS = {
     "softmax": ("softmax.softmax", False), "log_softmax": ("softmax.softmax", True),
     "cumsum": "scan.cumsum", "cumprod": "scan.cumprod",
     "cummax": ("scan.cumextreme", True), "cummin": ("scan.cumextreme", False),
+    "logcumsumexp": "scan.logcumsumexp",
     # sorting and counting
     "sort": "sort.sort", "mode": "sort.mode", "unique_runs": "sort.unique_runs",
-    "bincount": "sort.bincount", "histc": "sort.histc",
+    "bincount": "sort.bincount", "histc": "sort.histc", "searchsorted": "sort.searchsorted",
+    # pairwise distances
+    "cdist": "distance.cdist",
     # matmul
     "matmul": "matmul.matmul",
     # convolution

@@ -2,7 +2,7 @@
 from collections import namedtuple
 
 __all__ = ["max", "min", "aminmax", "sort", "topk", "kthvalue", "median", "nanmedian",
-           "mode", "cummax", "cummin"]
+           "mode", "cummax", "cummin", "histogram", "histogramdd"]
 
 
 def _struct(name, fields=("values", "indices")):
@@ -28,3 +28,5 @@ nanmedian = _struct("nanmedian")
 mode = _struct("mode")
 cummax = _struct("cummax")
 cummin = _struct("cummin")
+histogram = _struct("histogram", ("hist", "bin_edges"))
+histogramdd = _struct("histogramdd", ("hist", "bin_edges"))

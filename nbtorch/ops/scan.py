@@ -1,4 +1,5 @@
-"""Scans along a dim: cumsum, cumprod (exact gradient with zeros), cummax, cummin.
+"""Scans along a dim: cumsum, cumprod (exact gradient with zeros), cummax, cummin,
+logcumsumexp.
 
 Kernels (kernels/cpu/scan.py) walk an (outer, n, inner) view of a contiguous
 input, so a scan over any dim needs no permute. Backward formulas are nbtorch
@@ -12,7 +13,7 @@ from ._common import normalize_dim
 from .pointwise_select import where
 from . import _return_types as rt
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin"]
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
 
 def scan_shape(x, dim):
@@ -171,3 +172,58 @@ Tensor.cumsum = cumsum
 Tensor.cumprod = cumprod
 Tensor.cummax = cummax
 Tensor.cummin = cummin
+
+
+# ---- logcumsumexp ---------------------------------------------------------------------
+
+class LogCumSumExp(Function):
+    @staticmethod
+    def forward(ctx, x, dim):
+        src = x.to(x.dtype.compute)
+        out, = run_scan("logcumsumexp", src, dim, (src.dtype,))
+        out = out if out.dtype is x.dtype else out.to(x.dtype)
+        ctx.dim = dim
+        ctx.save_for_backward(x, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, out = ctx.saved_tensors
+        return _logcumsumexp_grad(x, out, g, ctx.dim), None
+
+
+def _logcumsumexp_grad(x, out, g, dim):
+    """PyTorch's formula: sum_{j >= i} g_j exp(x_i - out_j), split by the sign of g and
+    summed in log space (a reverse logcumsumexp), so nothing overflows."""
+    if x.numel() == 0:
+        return g * 0
+    low = _dtype.finfo(g.dtype).min
+
+    def rev(t):
+        return logcumsumexp(t.flip(dim), dim).flip(dim)
+    log_abs = g.abs().log()
+    pos = where(g > 0, log_abs, low)
+    neg = where(g < 0, log_abs, low)
+    return (rev(pos - out) + x).exp() - (rev(neg - out) + x).exp()
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """log(cumsum(exp(input))) along `dim`, computed without overflow.
+
+    Example:
+        >>> nbtorch.tensor([0., 0.]).logcumsumexp(0)
+        tensor([0.0000, 0.6931])
+    """
+    if not input.dtype.is_floating_point:
+        from .reduction import dtype_label
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                           f"'{dtype_label(input.dtype)}'")
+    d = normalize_dim(dim, input.dim())
+    res = LogCumSumExp.apply(input, d)
+    if out is not None:
+        out.copy_(res)
+        return out
+    return res
+
+
+Tensor.logcumsumexp = logcumsumexp

@@ -78,8 +78,7 @@ def test_rearranging(device):
     check_op(lambda a, b: nbtorch.column_stack([a, b]), lambda a, b: np.column_stack([a, b]),
              (3,), (3, 2), layouts=("contiguous",), dtypes=F64, device=device)
     idx = np.array([[2, 0], [1, 1], [0, 3]])
-    t_idx = nbtorch.tensor(idx, device=device)
-    check_op(lambda x: x.take_along_dim(t_idx, 1),
+    check_op(lambda x: x.take_along_dim(nbtorch.tensor(idx, device=x.device), 1),
              lambda x: np.take_along_axis(x, idx, 1), (3, 4),
              layouts=("contiguous", "noncontig"), device=device)
 
