@@ -58,6 +58,7 @@ PROGRAM = textwrap.dedent("""
     v, i = y.sort(1)                                          # sort
     s = s + v.sum() + y.gather(1, i).sum() + y[torch.tensor([0, 2])].sum()   # index
     s = s + torch.arange(5.0).sum()                           # creation
+    s = s + torch.cdist(y[:2], y[2:4], 1.0).sum()             # distance
     use_cpu_matmul("numba")
     s = s + (y @ x.t()).sum()                                 # matmul (Numba GEMM)
     use_cpu_matmul("blas")
