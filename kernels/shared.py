@@ -12,9 +12,20 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-__all__ = ["avg_window", "adaptive_window", "norm_term", "norm_finish",
+__all__ = ["copy_into", "avg_window", "adaptive_window", "norm_term", "norm_finish",
            "group_norm_terms", "group_norm_input_grad", "sorted_runs", "reduce_segment",
            "search_sorted", "log_add_exp", "pair_distance"]
+
+
+# ---- copies ----------------------------------------------------------------------------
+
+@register_jitable
+def copy_into(dst, src):
+    """dst[:] = src for 1-D arrays of one length, as a loop. (Numba's CPU slice
+    assignment from an array compiles an error path that formats both shapes with
+    f-strings: about 3 s of compile time in each new process; this loop: 0.1 s.)"""
+    for j in range(dst.size):
+        dst[j] = src[j]
 
 
 # ---- pooling windows -------------------------------------------------------------------

@@ -9,6 +9,7 @@ import math
 
 import numba
 import numpy as np
+from ..shared import copy_into
 
 from nbtorch.kernels.halves import is_half
 
@@ -23,7 +24,7 @@ PARALLEL_MIN_ELEMENTS = 65536
 def embedding_forward_serial(weight2, indices, out2):
     """for i: out2[i, :] = weight2[indices[i], :]."""
     for i in range(indices.shape[0]):
-        out2[i, :] = weight2[indices[i]]
+        copy_into(out2[i], weight2[indices[i]])
 
 
 def embedding_forward(weight2, indices, out2):

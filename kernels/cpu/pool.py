@@ -16,7 +16,7 @@ Callers validate shapes and indices; kernels do no bounds checks.
 import numba
 import numpy as np
 
-from ..shared import avg_window
+from ..shared import avg_window, copy_into
 
 __all__ = [
     "adaptive_ranges",
@@ -317,7 +317,7 @@ def gather_axis(x, index, fill, out):
             if i < 0:
                 out[a, m, :] = fill
             else:
-                out[a, m, :] = x[a, i, :]
+                copy_into(out[a, m], x[a, i])
 
 
 @numba.njit(cache=True)

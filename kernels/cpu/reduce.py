@@ -15,6 +15,7 @@ Parallel variants split the work in tasks (row chunks or column blocks).
 import numba
 import numpy as np
 from numba import prange
+from ..shared import copy_into
 
 FM = {"reassoc"}
 BLOCK = 1024          # elements per vectorised partial
@@ -253,7 +254,7 @@ def _cols_extreme_into(a, o, r0, r1, acc, want_max):
 def cols_extreme(a, out, o, want_max):
     """out[o, :] = max (min) over the rows of slab o (NaN wins)."""
     dst = out[o]
-    dst[:] = a[o, 0]
+    copy_into(dst, a[o, 0])
     _cols_extreme_into(a, o, 1, a.shape[1], dst, want_max)
 
 
@@ -297,7 +298,7 @@ def extreme_reduce_parallel(a, out, want_max):
         o = t // splits
         r = t - o * splits
         r0 = r * n // splits
-        part[o, r] = a[o, r0]
+        copy_into(part[o, r], a[o, r0])
         _cols_extreme_into(a, o, r0 + 1, (r + 1) * n // splits, part[o, r], want_max)
     for o in range(outer):
         cols_extreme(part, out, o, want_max)
@@ -320,7 +321,7 @@ def arg_reduce(a, values, indices, want_max):
     for o in range(outer):
         best = values[o]
         idx = indices[o]
-        best[:] = a[o, 0]
+        copy_into(best, a[o, 0])
         idx[:] = 0
         for i in range(1, n):
             seg = a[o, i]

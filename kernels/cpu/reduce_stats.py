@@ -9,9 +9,9 @@ import numpy as np
 from numba import prange
 
 from ..scalar import fexp
+from ..shared import copy_into, norm_finish, norm_term
 from .reduce import FM, BLOCK, _block_sum, _row_extreme, cols_extreme, use_parallel
 from .softmax import exp_shifted
-from ..shared import norm_finish, norm_term
 
 
 # ---- variance (two passes: mean, then squared deviations) ---------------------------
@@ -120,7 +120,7 @@ def logsumexp_reduce(a, out):
         tmp = np.empty(inner, a.dtype)
         for o in range(outer):
             cols_extreme(a, out, o, True)
-            mx[:] = out[o]
+            copy_into(mx, out[o])
             s = np.zeros(inner)
             for i in range(n):
                 exp_shifted(a[o, i], mx, tmp)

@@ -10,7 +10,7 @@ ints).
 import numba
 import numpy as np
 
-from ..shared import log_add_exp
+from ..shared import copy_into, log_add_exp
 
 
 @numba.njit(cache=True)
@@ -56,7 +56,7 @@ def cumextreme_scan(a, values, indices, want_max):
     for o in range(outer):
         best = values[o, 0]
         idx = indices[o, 0]
-        best[:] = a[o, 0]
+        copy_into(best, a[o, 0])
         idx[:] = 0
         for i in range(1, n):
             seg = a[o, i]

@@ -13,6 +13,7 @@ import numpy as np
 from numba import prange
 
 from ..scalar import fexp
+from ..shared import copy_into
 from .reduce import (FM, _row_extreme, _row_sum, _cols_extreme_into, cols_extreme, row_splits,
                      use_parallel)
 
@@ -95,7 +96,7 @@ def softmax_forward(a, out, log):
         return
     m = np.empty((1, inner), a.dtype)
     for o in range(outer):
-        m[0] = a[o, 0]
+        copy_into(m[0], a[o, 0])
         _cols_extreme_into(a, o, 1, n, m[0], True)
         s = np.zeros(inner)
         _exp_sum_rows(a, out, o, 0, n, m[0], s, log)
@@ -119,7 +120,7 @@ def softmax_forward_parallel(a, out, log):
         o = t // splits
         r = t - o * splits
         r0 = r * n // splits
-        part[o, r] = a[o, r0]
+        copy_into(part[o, r], a[o, r0])
         _cols_extreme_into(a, o, r0 + 1, (r + 1) * n // splits, part[o, r], True)
     m = np.empty((outer, inner), a.dtype)
     for o in range(outer):
