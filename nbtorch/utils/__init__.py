@@ -1,6 +1,6 @@
 """Utilities above the tensor core: ``nbtorch.utils.data`` (datasets, samplers, DataLoader),
 ``checkpoint`` (activation recomputation), ``dlpack`` (zero-copy exchange)."""
 from nbtorch.utils import data
-from nbtorch.utils import checkpoint  # noqa: F401
+from nbtorch.utils import checkpoint, dlpack  # noqa: F401
 
-__all__ = ["data", "checkpoint"]
+__all__ = ["data", "checkpoint", "dlpack"]
