@@ -56,6 +56,9 @@ from .ops.searching import *  # noqa: F401,F403
 from .ops.statistics import *  # noqa: F401,F403
 from .ops.distance import *  # noqa: F401,F403
 from .ops.windows import *  # noqa: F401,F403
+from .ops.creation_layout import *  # noqa: F401,F403
+from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
+                             channels_last_3d, preserve_format, legacy_contiguous_format)
 from .serialization import save, load
 from ._dlpack import from_dlpack  # noqa: F401  (also Tensor.__dlpack__, __cuda_array_interface__)
 from ._threads import set_num_threads, get_num_threads

@@ -169,6 +169,10 @@ class Tensor:
         return self.numel() * self.dtype.itemsize
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None:
+            from ._memory_format import is_format, contiguous_format
+            if memory_format is not contiguous_format:
+                return is_format(self._shape, self._strides, memory_format)
         expected = 1
         for n, s in zip(reversed(self._shape), reversed(self._strides)):
             if n != 1 and s != expected:

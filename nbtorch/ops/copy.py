@@ -2,6 +2,7 @@
 import numpy as np
 
 from .. import _dtype
+from .. import _memory_format as _mf
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, empty
 from .._kernel_args import copy_values, fill_values
@@ -88,28 +89,64 @@ def zero_(self):
     return self.fill_(0)
 
 
+def empty_in_format(shape, dtype, device, fmt=None, like=None):
+    """A new uninitialised tensor laid out in memory format `fmt` (see _memory_format)."""
+    if fmt is None or fmt is _mf.contiguous_format:
+        return empty(shape, dtype, device)
+    strides = _mf.strides_for(shape, fmt, like)
+    n = 1
+    for d in shape:
+        n *= d
+    base = empty((n,), dtype, device)
+    out = base._view(tuple(shape), strides, 0)
+    out._base = None
+    return out
+
+
+def with_format(t, fmt, like=None):
+    """`t`, or a copy of it in memory format `fmt` (no autograd: for fresh tensors)."""
+    if fmt is None or fmt is _mf.contiguous_format and t.is_contiguous():
+        return t
+    if tuple(t._strides) == _mf.strides_for(t._shape, fmt, like):
+        return t
+    out = empty_in_format(t._shape, t.dtype, t.device, fmt, like)
+    copy_values(out, t)
+    return out
+
+
 class Clone(Function):
     @staticmethod
-    def forward(ctx, x):
-        out = empty(x._shape, x.dtype, x.device)
+    def forward(ctx, x, fmt=None):
+        out = empty_in_format(x._shape, x.dtype, x.device, fmt, x)
         copy_values(out, x)
         return out
 
     @staticmethod
     def backward(ctx, g):
-        return g
+        return g, None
 
 
 @tensor_method()
 def clone(self, *, memory_format=None):
-    """A copy with its own storage; gradients flow back to the original."""
-    return Clone.apply(self)
+    """A copy with its own storage; gradients flow back to the original.
+
+    Laid out contiguously unless `memory_format` says otherwise (preserve_format keeps
+    the strides of a dense input, as PyTorch's default does; nbtorch's default is
+    contiguous_format).
+    """
+    return Clone.apply(self, _mf.check_format("clone", memory_format))
 
 
 @tensor_method()
 def contiguous(self, memory_format=None):
-    """This tensor if already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else Clone.apply(self)
+    """This tensor if already laid out in `memory_format` (default contiguous), else a
+    copy that is."""
+    fmt = _mf.check_format("contiguous", memory_format)
+    if fmt is None or fmt is _mf.contiguous_format:
+        return self if self.is_contiguous() else Clone.apply(self)
+    if fmt is _mf.preserve_format or _mf.is_format(self._shape, self._strides, fmt):
+        return self
+    return Clone.apply(self, fmt)
 
 
 class ToDtype(Function):
@@ -159,7 +196,7 @@ def to(self, *args, **kwargs):
     dtype, device, kwargs = _parse_to(args, kwargs)
     copy = kwargs.pop("copy", False)
     non_blocking = kwargs.pop("non_blocking", False)
-    kwargs.pop("memory_format", None)
+    fmt = _mf.check_format("to", kwargs.pop("memory_format", None))
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     t = self
@@ -174,7 +211,9 @@ def to(self, *args, **kwargs):
             t = ToDtype.apply(t, d)
             copy = False
     if copy:
-        t = t.clone()
+        t = t.clone(memory_format=fmt)
+    elif fmt is not None and fmt is not _mf.preserve_format:
+        t = t.contiguous(memory_format=fmt)
     return t
 
 

@@ -43,6 +43,10 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_mem
     """An uninitialised tensor of `size` (on the default device unless `device` is given)."""
     size = _size_kwarg("empty", size, kwargs)
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    if memory_format is not None:
+        from .copy import empty_in_format
+        return _finish(empty_in_format(_shape_arg(size), d, factory_device(device),
+                                       _check_format("empty", memory_format)), requires_grad)
     return _finish(_empty(_shape_arg(size), d, factory_device(device)), requires_grad)
 
 
@@ -88,30 +92,51 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=N
     return _finish(t.fill_(1), requires_grad)
 
 
-def _like(fn, t, dtype, device, requires_grad, *args):
-    return fn(t.shape, *args, dtype=dtype or t.dtype, device=device or t.device,
-              requires_grad=requires_grad)
+def _check_format(op, memory_format):
+    from .._memory_format import check_format
+    return check_format(op, memory_format)
+
+
+def like_format(t, input, memory_format, requires_grad=False):
+    """A fresh `t` laid out as `memory_format` says for a tensor like `input`
+    (preserve_format: input's strides when it is dense), then requires_grad."""
+    if memory_format is not None:
+        from .copy import with_format
+        t = with_format(t, _check_format("empty_like", memory_format), input)
+    return _finish(t, requires_grad)
+
+
+def _like(fn, t, dtype, device, requires_grad, memory_format, *args):
+    out = fn(t.shape, *args, dtype=dtype or t.dtype, device=device or t.device)
+    return like_format(out, t, memory_format, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-               layout=None):
-    return _like(empty, input, dtype, device, requires_grad)
+               layout=None, pin_memory=False):
+    if memory_format is not None:
+        from .copy import empty_in_format
+        fmt = _check_format("empty_like", memory_format)
+        return _finish(empty_in_format(input._shape, _dtype.to_dtype(dtype or input.dtype),
+                                       to_device(device or input.device), fmt, input),
+                       requires_grad)
+    return _like(empty, input, dtype, device, requires_grad, None)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-               layout=None):
-    return _like(zeros, input, dtype, device, requires_grad)
+               layout=None, pin_memory=False):
+    return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
-              layout=None):
-    return _like(ones, input, dtype, device, requires_grad)
+              layout=None, pin_memory=False):
+    return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None, layout=None):
-    return full(input.shape, fill_value, dtype=dtype or input.dtype,
-                device=device or input.device, requires_grad=requires_grad)
+              memory_format=None, layout=None, pin_memory=False):
+    out = full(input.shape, fill_value, dtype=dtype or input.dtype,
+               device=device or input.device)
+    return like_format(out, input, memory_format, requires_grad)
 
 
 def _infer_dtype(data):

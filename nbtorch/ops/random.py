@@ -130,19 +130,28 @@ def _bshape(a, b):
     return broadcast_shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
-    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                device=device or input.device, requires_grad=requires_grad)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None,
+              memory_format=None, layout=None, pin_memory=False):
+    from .creation import like_format
+    return like_format(rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                            device=device or input.device), input, memory_format,
+                       requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None):
-    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                 device=device or input.device, requires_grad=requires_grad)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None,
+               memory_format=None, layout=None, pin_memory=False):
+    from .creation import like_format
+    return like_format(randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                             device=device or input.device), input, memory_format,
+                       requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None):
-    return randint(low, high, input.shape, generator=generator, dtype=dtype or input.dtype,
-                   device=device or input.device)
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, generator=None,
+                 requires_grad=False, memory_format=None, layout=None, pin_memory=False):
+    from .creation import like_format
+    return like_format(randint(low, high, input.shape, generator=generator,
+                               dtype=dtype or input.dtype, device=device or input.device),
+                       input, memory_format, requires_grad)
 
 
 def bernoulli(input, p=None, *, generator=None):
