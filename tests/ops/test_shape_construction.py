@@ -140,3 +140,45 @@ def test_gradients_of_compositions():
                layouts=("contiguous",))
     check_grad(lambda a, s: nbtorch.diagonal_scatter(a, s), (3, 3), (3,),
                layouts=("contiguous",), gradgrad=True)
+
+
+def test_views_extra():
+    x = nbtorch.arange(6.0).reshape(2, 3)
+    y = x.clone()
+    y.t_()
+    assert y.shape == (3, 2) and y.tolist() == x.t().tolist()
+    leaf = nbtorch.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        leaf.t_()
+    z = leaf * 2
+    z.unsqueeze_(0)
+    z.sum().backward()
+    assert leaf.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+    c = nbtorch.transpose_copy(x, 0, 1)
+    c[0, 0] = 100.0
+    assert x[0, 0].item() == 0.0
+    assert [t.shape for t in nbtorch.split_with_sizes(x, [1, 2], 1)] == [(2, 1), (2, 2)]
+    np.testing.assert_array_equal(
+        nbtorch.as_strided_scatter(nbtorch.zeros(4), nbtorch.ones(2), (2,), (2,)).numpy(),
+        [1, 0, 1, 0])
+    f = nbtorch.ones(7, 3).fill_diagonal_(5.0, wrap=True)
+    want = np.ones((7, 3))
+    want[[0, 1, 2, 4, 5, 6], [0, 1, 2, 0, 1, 2]] = 5
+    np.testing.assert_array_equal(f.numpy(), want)
+    assert nbtorch.nonzero_static(nbtorch.tensor([0, 1, 1, 0, 1]), size=2).tolist() == [[1], [2]]
+    assert nbtorch.nonzero_static(nbtorch.tensor([0, 1]), size=2, fill_value=-7).tolist() == \
+        [[1], [-7]]
+    r, c = nbtorch.unravel_index(nbtorch.tensor([4, 5, 7]), (2, 3))
+    assert r.tolist() == [1, 1, 0] and c.tolist() == [1, 2, 1]
+    assert nbtorch.isin(nbtorch.tensor([1.0, 2.0, np.nan]), nbtorch.tensor([2.0, np.nan])) \
+        .tolist() == [False, True, False]
+    assert nbtorch.isin(nbtorch.tensor([1, 2]), nbtorch.tensor([2]), invert=True).tolist() == \
+        [True, False]
+    assert nbtorch.trace(x).item() == 4.0
+    np.testing.assert_allclose(nbtorch.ones(2, 3).renorm(2, 0, 1.0).numpy(),
+                               np.full((2, 3), 3 ** -0.5), rtol=1e-6)
+    check_grad(lambda a: a.renorm(2, 1, 1.0), (3, 2), layouts=("contiguous",))
+    assert nbtorch.range(0, 3).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert nbtorch.ones(2, 3).sum_to_size(1, 3).tolist() == [[2.0, 2.0, 2.0]]
+    with pytest.raises(RuntimeError, match="more than one value"):
+        nbtorch.ones(2).is_nonzero()
