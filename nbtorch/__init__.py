@@ -105,7 +105,8 @@ def is_floating_point(input):
 
 # Imported on first attribute access (import nbtorch stays fast).
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
-                    "compiler", "backends", "func", "hub", "safetensors"}
+                    "compiler", "backends", "func", "hub", "safetensors",
+                    "accelerator"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

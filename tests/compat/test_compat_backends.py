@@ -101,3 +101,18 @@ def test_same_answers_as_pytorch():
         assert (torch.backends.cuda.matmul.allow_tf32
                 == nbtorch.backends.cuda.matmul.allow_tf32)
         assert torch.backends.mps.is_available() == nbtorch.backends.mps.is_available()
+
+
+def test_accelerator_without_a_gpu():
+    acc = nbtorch.accelerator
+    if nbtorch.cuda.is_available():
+        assert acc.current_accelerator() == nbtorch.device("cuda")
+        return
+    assert not acc.is_available() and acc.current_accelerator() is None
+    assert acc.device_count() == 0
+    with pytest.raises(RuntimeError, match="none is available"):
+        acc.current_accelerator(check_available=True)
+    with pytest.raises(RuntimeError, match="none is available"):
+        acc.current_device_index()
+    torch = pytest.importorskip("torch")
+    assert torch.accelerator.is_available() == acc.is_available()
