@@ -129,3 +129,8 @@ def __getattr__(name):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'nbtorch' has no attribute '{name}'")
+
+
+# Last: axis= for dim= and out= where PyTorch has them, over every public function above.
+from ._conventions import install as _install_conventions  # noqa: E402
+_install_conventions()

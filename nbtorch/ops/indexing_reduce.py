@@ -18,8 +18,7 @@ from ._common import normalize_dim, tensor_method
 from ._inplace import inplace_guard
 from .indexing import _dim_offsets, _take, _check_gather_shapes, index_put
 
-__all__ = ["scatter_reduce", "index_reduce", "index_fill", "masked_scatter", "put",
-           "check_index"]
+__all__ = ["scatter_reduce", "index_reduce", "index_fill", "masked_scatter", "put"]
 
 _MODES = {"sum": 0, "prod": 1, "mean": 2, "amax": 3, "amin": 4}
 

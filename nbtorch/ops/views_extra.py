@@ -23,7 +23,7 @@ __all__ = ["alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "nar
            "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes", "nonzero_static",
            "unravel_index", "isin", "trace", "renorm", "is_same_size", "is_nonzero",
            "is_signed", "ravel", "detach", "fill", "zero_", "range", "e", "pi", "inf", "nan",
-           "newaxis", "typename", "is_storage", "is_complex"]
+           "newaxis", "typename", "is_storage", "is_complex", "resize_as_"]
 
 e, pi, inf, nan, newaxis = np.e, np.pi, float("inf"), float("nan"), None
 
@@ -302,3 +302,36 @@ def typename(obj):
 def is_storage(obj):
     from .._tensor import Storage
     return isinstance(obj, Storage)
+
+
+@tensor_method()
+def resize_(self, *size, memory_format=None):
+    """Give self `size` with contiguous strides over its storage, in place: the storage is
+    kept while it is big enough, else self moves to a bigger one holding the old
+    elements first (views made before keep the old storage)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    if any(not isinstance(s, (int, np.integer)) or s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+    if self._requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    shape = tuple(int(s) for s in size)
+    n = int(np.prod(shape, dtype=np.int64))
+    cap = self._storage.data.size
+    if self._offset + n > cap:
+        from .._tensor import empty
+        grown = empty((self._offset + n,), self.dtype, self.device)
+        if cap:
+            grown.narrow(0, 0, cap).copy_(self._view((cap,), (1,), 0))
+        self._storage = grown._storage
+    from .._memory_format import strides_for
+    self._shape, self._offset = Size(shape), self._offset
+    self._strides = strides_for(shape, memory_format)
+    self._arr = None
+    self._bump()
+    return self
+
+
+@tensor_method()
+def resize_as_(self, the_template, memory_format=None):
+    return self.resize_(the_template.shape, memory_format=memory_format)

@@ -1,0 +1,182 @@
+"""PyTorch's argument conventions, applied once over the public namespaces.
+
+- ``axis=`` is accepted wherever ``dim=`` is (PyTorch's argument parser aliases them);
+- ``out=`` is accepted by every function PyTorch gives one (OUT_FUNCTIONS, taken from
+  PyTorch's signatures; tests/api/test_conventions.py keeps the list in step): the
+  result is written into `out` with PyTorch's rules (resized when its shape differs,
+  a dtype the result cannot be cast to is an error, no autograd through `out=`).
+
+A function whose signature has `axis` is left alone for it; every function of
+OUT_FUNCTIONS gets out= handled here (whether or not it takes `out` itself, so that
+none ignores it). The wrapper keeps the function's name, docstring and signature
+(``functools.wraps``); on a call without keyword arguments it costs one branch.
+"""
+import functools
+import inspect
+import warnings
+
+__all__ = ["install", "write_out", "OUT_FUNCTIONS"]
+
+# Functions of the torch namespace with an `out=` argument (PyTorch 2.13: the aten
+# schemas with an `out` overload, and the Python functions documenting one).
+OUT_FUNCTIONS = frozenset("""
+    abs absolute acos acosh adaptive_avg_pool1d add addbmm addcdiv addcmul addmm addmv
+    addr affine_grid_generator alias_copy all amax amin aminmax angle any arange arccos
+    arccosh arcsin arcsinh arctan arctan2 arctanh argmax argmin argsort as_strided_copy
+    as_strided_scatter asin asinh atan atan2 atanh avg_pool1d baddbmm bartlett_window
+    batch_norm_backward_elemt batch_norm_elemt bernoulli
+    binary_cross_entropy_with_logits bincount binomial bitwise_and bitwise_left_shift
+    bitwise_not bitwise_or bitwise_right_shift bitwise_xor blackman_window block_diag
+    bmm bucketize cat ccol_indices_copy ceil celu chain_matmul channel_shuffle cholesky
+    cholesky_inverse cholesky_solve clamp clamp_max clamp_min clip clone
+    col_indices_copy column_stack complex concat concatenate conj_physical
+    constant_pad_nd conv_tbc convolution copysign cos cosh count_nonzero cross
+    crow_indices_copy cudnn_affine_grid_generator cudnn_convolution
+    cudnn_convolution_add_relu cudnn_convolution_relu cudnn_convolution_transpose
+    cudnn_grid_sampler cummax cummin cumprod cumsum deg2rad dequantize detach_copy diag
+    diag_embed diagonal_copy diagonal_scatter diff digamma dist div divide dot dstack
+    embedding empty empty_like empty_permuted empty_quantized empty_strided eq erf erfc
+    erfinv exp exp2 expand_copy expm1 eye fill fix flip float_power floor floor_divide
+    fmax fmin fmod frac frexp frobenius_norm from_file full full_like gather gcd ge
+    geqrf ger greater greater_equal grid_sampler_2d grid_sampler_3d gt hamming_window
+    hann_window hardshrink hash_tensor heaviside histc histogram histogramdd hspmm
+    hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
+    index_reduce index_select indices_copy inner int_repr inverse isin isinf isnan
+    isneginf isposinf kaiser_window kron kthvalue lcm ldexp le lerp less less_equal
+    lgamma linspace log log10 log1p log2 log_softmax logaddexp logaddexp2 logcumsumexp
+    logical_and logical_not logical_or logical_xor logit logspace logsumexp lt lu_solve
+    lu_unpack masked_fill masked_scatter masked_select matmul matrix_power max maximum
+    mean median min minimum miopen_convolution miopen_convolution_transpose
+    miopen_depthwise_convolution mkldnn_adaptive_avg_pool2d mkldnn_convolution
+    mkldnn_max_pool2d mkldnn_max_pool3d mm mode msort mul multinomial multiply mv
+    mvlgamma nan_to_num nanmean nanmedian nanquantile nansum narrow_copy
+    native_batch_norm native_norm ne neg negative nextafter nonzero nonzero_static norm
+    normal not_equal nuclear_norm ones ones_like orgqr ormqr outer permute_copy
+    pixel_shuffle pixel_unshuffle poisson polar polygamma pow prod put
+    q_per_channel_scales q_per_channel_zero_points quantile quantize_per_channel
+    quantize_per_tensor quantize_per_tensor_dynamic quantized_batch_norm
+    quantized_max_pool1d quantized_max_pool2d quantized_max_pool3d rad2deg rand
+    rand_like randint randint_like randn randn_like randperm range reciprocal relu
+    remainder renorm repeat_interleave roll rot90 round row_indices_copy row_stack rsqrt
+    rsub scalar_tensor scatter scatter_add scatter_reduce searchsorted segment_reduce
+    select_copy select_scatter sgn sigmoid sign signbit sin sinc sinh slice_copy
+    slice_scatter softmax sort sparse_coo_tensor split_copy split_with_sizes_copy sqrt
+    square squeeze_copy sspaddmm stack std std_mean sub subtract sum svd t_copy take
+    take_along_dim tan tanh tensordot threshold topk trace transpose_copy
+    triangular_solve tril tril_indices triu triu_indices true_divide trunc unbind_copy
+    unfold_copy unsafe_split unsafe_split_with_sizes unsqueeze_copy values_copy var
+    var_mean vdot view_as_complex_copy view_as_real_copy view_copy vstack where xlogy
+    zeros zeros_like
+""".split())
+
+
+def _params(fn):
+    try:
+        return inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return None
+
+
+def _takes(params, name):
+    return params is not None and name in params
+
+
+def _wrap(fn, name, axis, out):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            if axis and "axis" in kwargs:
+                if "dim" in kwargs:
+                    raise TypeError(f"{name}() got multiple values for argument 'dim'")
+                kwargs["dim"] = kwargs.pop("axis")
+            if out and "out" in kwargs:
+                dest = kwargs.pop("out")
+                if dest is not None:
+                    return write_out(name, fn(*args, **kwargs), dest)
+        return fn(*args, **kwargs)
+    wrapper.__nbtorch_conventions__ = True
+    return wrapper
+
+
+def write_out(name, result, out):
+    """Copy `result` (a tensor or a tuple of them) into `out` as PyTorch's out= does."""
+    from ._tensor import Tensor
+    if isinstance(result, Tensor):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
+                            f"{type(out).__name__}")
+        _write_one(name, result, out)
+        return out
+    if not isinstance(out, (tuple, list)) or len(out) != len(result):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors of length "
+                        f"{len(result)}")
+    for r, o in zip(result, out):
+        _write_one(name, r, o)
+    return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+
+
+def _write_one(name, r, o):
+    from . import _dtype
+    from .autograd import grad_mode
+    if grad_mode.STATE.enabled and (r.requires_grad or o.requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires "
+                           f"grad.")
+    if o.device != r.device:
+        raise RuntimeError(f"Expected out tensor to have device {r.device}, but got "
+                           f"{o.device} instead")
+    if not _dtype.can_cast(r.dtype, o.dtype):
+        raise RuntimeError(f"result type {_dtype.type_name(r.dtype)} can't be cast to the "
+                           f"desired output type {_dtype.type_name(o.dtype)}")
+    if tuple(o.shape) != tuple(r.shape):
+        if o.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had "
+                          f"shape {list(o.shape)}, which does not match the required output "
+                          f"shape {list(r.shape)}. This behavior is deprecated, and in a "
+                          f"future PyTorch release outputs will not be resized unless they "
+                          f"have zero elements. You can explicitly reuse an out tensor t by "
+                          f"resizing it, inplace, to zero elements with t.resize_(0).",
+                          UserWarning, stacklevel=4)
+        o.resize_(r.shape)
+    from .autograd.grad_mode import no_grad
+    with no_grad():
+        o.copy_(r.detach())
+
+
+def _install_on(holder, names, is_class, wrapped):
+    for name in names:
+        fn = holder.__dict__.get(name) if is_class else getattr(holder, name, None)
+        if fn is None or getattr(fn, "__nbtorch_conventions__", False) or \
+                not callable(fn) or inspect.isclass(fn):
+            continue
+        params = _params(fn)
+        axis = _takes(params, "dim") and not _takes(params, "axis")
+        out = not is_class and name in OUT_FUNCTIONS     # also where `out` is taken (and
+                                                         # maybe ignored): one rule for all
+        if axis or out:
+            w = wrapped.get(id(fn))
+            if w is None:
+                w = wrapped[id(fn)] = (fn, _wrap(fn, name, axis, out))
+            setattr(holder, name, w[1])
+
+
+def install():
+    """Wrap the public functions of nbtorch, nbtorch.linalg and the Tensor methods, and
+    rebind every other name of a loaded nbtorch module that held one of them (F.relu is
+    nbtorch.relu: one function, so fx spells it one way)."""
+    import sys
+    import nbtorch
+    from ._tensor import Tensor
+    wrapped = {}                                   # id(original) -> (original, wrapper)
+    _install_on(nbtorch, [n for n in dir(nbtorch) if not n.startswith("_")], False, wrapped)
+    _install_on(nbtorch.linalg, [n for n in dir(nbtorch.linalg) if not n.startswith("_")],
+                False, wrapped)
+    _install_on(Tensor, [n for n in list(Tensor.__dict__) if not n.startswith("_")], True,
+                wrapped)
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not name.startswith("nbtorch.") or name == __name__:
+            continue
+        for attr, value in list(vars(mod).items()):
+            w = wrapped.get(id(value))
+            if w is not None and w[0] is value:
+                setattr(mod, attr, w[1])
