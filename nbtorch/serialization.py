@@ -66,6 +66,21 @@ def _placer(map_location):
     return place
 
 
+_LEGACY_MAGIC = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19"   # pickled 0x1950a86a20f9469cfc6c
+
+
+def _head(f):
+    """The first bytes of a path or (seekable) file object; b'' when unreadable."""
+    try:
+        if isinstance(f, (str, os.PathLike)):
+            with open(f, "rb") as fh:
+                return fh.read(16)
+        f.seek(0)
+        return f.read(16)
+    except (OSError, AttributeError, ValueError):
+        return b""
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
          **pickle_load_args):
     """Load what `save` wrote, or a PyTorch zip checkpoint, executing no code.
@@ -77,6 +92,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     try:
         z = zipfile.ZipFile(f if not isinstance(f, (str, os.PathLike)) else os.fspath(f))
     except zipfile.BadZipFile as e:
+        if _head(f).startswith(_LEGACY_MAGIC):
+            raise RuntimeError(f"{name} is in PyTorch's legacy (pre-1.6, non-zip) format, which "
+                               "only an unrestricted unpickler can read; nbtorch does not. Load "
+                               "it in PyTorch and save it again with torch.save (the zip "
+                               "format is the default)") from None
         raise RuntimeError(f"{name} is not a valid nbtorch/PyTorch checkpoint (truncated or "
                            f"corrupted: {e})") from None
     import pickle

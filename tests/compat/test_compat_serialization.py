@@ -229,3 +229,12 @@ def test_reads_the_first_nbtorch_format(tmp_path):
     assert type(got["w"]).__name__ == "Parameter" and got["w"].tolist() == [1.0, 1.0]
     assert got["b"].dtype is nbtorch.bfloat16 and got["b"].float().item() == 1.0
     assert got["t"] == (1, math.inf)
+
+
+def test_pytorch_legacy_format_is_a_clear_error():
+    torch = pytest.importorskip("torch")
+    buf = io.BytesIO()
+    torch.save({"a": torch.ones(2)}, buf, _use_new_zipfile_serialization=False)
+    buf.seek(0)
+    with pytest.raises(RuntimeError, match="legacy \\(pre-1.6, non-zip\\) format"):
+        nbtorch.load(buf)
