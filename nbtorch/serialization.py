@@ -62,7 +62,17 @@ def _placer(map_location):
         else:
             dev = str(map_location)
         dev = str(dev)
-        return t if dev == "cpu" or dev.startswith("cpu:") else t.to(dev)
+        if dev == "cpu" or dev.startswith("cpu:"):
+            return t
+        if dev.startswith("cuda"):
+            from . import cuda
+            if not cuda.is_available():
+                raise RuntimeError("Attempting to deserialize object on a CUDA device but "
+                                   "torch.cuda.is_available() is False. If you are running on "
+                                   "a CPU-only machine, please use torch.load with "
+                                   "map_location=torch.device('cpu') to map your storages to "
+                                   "the CPU.")
+        return t.to(dev)
     return place
 
 

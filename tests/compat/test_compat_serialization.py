@@ -238,3 +238,24 @@ def test_pytorch_legacy_format_is_a_clear_error():
     buf.seek(0)
     with pytest.raises(RuntimeError, match="legacy \\(pre-1.6, non-zip\\) format"):
         nbtorch.load(buf)
+
+
+def test_cuda_location_without_cuda_needs_map_location():
+    if nbtorch.cuda.is_available():
+        pytest.skip("CUDA is available here")
+    buf = io.BytesIO()
+    nbtorch.save({"w": nbtorch.ones(2)}, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as z:
+        pkl = z.read("archive/data.pkl").replace(b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0")
+        data = z.read("archive/data/0")
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        z.writestr("archive/data.pkl", pkl)
+        z.writestr("archive/data/0", data)
+    out.seek(0)
+    with pytest.raises(RuntimeError, match="map_location=torch.device\\('cpu'\\)"):
+        nbtorch.load(out)
+    out.seek(0)
+    assert nbtorch.load(out, map_location="cpu")["w"].tolist() == [1.0, 1.0]
+    out.seek(0)
+    assert nbtorch.load(out, map_location={"cuda:0": "cpu"})["w"].device.type == "cpu"
