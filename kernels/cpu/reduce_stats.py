@@ -162,7 +162,9 @@ def norm_reduce(a, out, p):
     for o in range(outer):
         acc = np.zeros(inner)
         if p == np.inf or p == -np.inf:
-            acc[:] = np.abs(a[o, 0])
+            first = a[o, 0]
+            for j in range(inner):
+                acc[j] = abs(first[j])
             for i in range(1, n):
                 seg = a[o, i]
                 for j in range(inner):

@@ -134,8 +134,10 @@ def softmax_forward_parallel(a, out, log):
     for o in range(outer):
         s = sums[o, 0]
         for r in range(1, splits):
-            s += sums[o, r]
-        terms[o] = _shift_or_scale(m[o], s, log)
+            part = sums[o, r]
+            for j in range(inner):
+                s[j] += part[j]
+        copy_into(terms[o], _shift_or_scale(m[o], s, log))
     for t in prange(tasks):
         o = t // splits
         r = t - o * splits
