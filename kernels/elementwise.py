@@ -25,8 +25,17 @@ OPS = (
     "asinh", "acosh", "atanh", "copysign", "signbit", "nextafter", "frexp_mantissa",
     "frexp_exponent", "heaviside", "logaddexp2", "sinc", "gcd", "lcm",
     "bitwise_left_shift", "bitwise_right_shift",
-    # gamma-function family (pointwise_special.py)
-    "lgamma", "digamma", "polygamma", "igamma", "igammac",
+    # gamma-function family, torch.special (pointwise_special.py, pointwise_bessel.py;
+    # bodies in scalar_special.py, scalar_bessel.py, scalar_polynomials.py)
+    "lgamma", "digamma", "polygamma", "igamma", "igammac", "erfcx", "ndtr", "ndtri",
+    "log_ndtr", "entr", "xlog1py", "zeta", "i0", "i0e", "i1", "i1e", "modified_bessel_k0",
+    "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "spherical_bessel_j0", "airy_ai",
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+    "laguerre_polynomial_l", "legendre_polynomial_p",
     # activations and their fused gradients (pointwise_activation.py)
     "relu", "hardtanh", "leaky_relu", "gelu", "gelu_tanh", "silu", "mish", "softplus",
     "elu", "hardsigmoid", "hardswish",

@@ -31,6 +31,10 @@ from nbtorch.kernels.f32math import (JIT_OPTIONS as _JIT, c, ferfc, fexp, flog, 
                                      flog1pexp, ftanh, inline_into_loops, select)
 # bodies kept in modules of their own, found here by name like every other body
 from nbtorch.kernels.scalar_math import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_special import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_bessel import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_polynomials import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_special import _erfinv, _zeta
 
 
 # ---- arithmetic ----------------------------------------------------------------
@@ -276,27 +280,8 @@ def erf(a):
 
 
 def erfinv(a):
-    """Giles' approximation ("Approximating the erfinv function", 2010), then Newton steps
-    on erf (two: full float64 accuracy)."""
-    if not abs(a) < 1:
-        return a / c(a, 0.0) if abs(a) == 1 else (a - a) / c(a, 0.0)     # +-inf, NaN
-    w = -math.log((c(a, 1.0) - a) * (c(a, 1.0) + a))
-    if w < 5:
-        w = w - c(a, 2.5)
-        p = c(a, 2.81022636e-08)
-        for k in (3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
-                  -0.00125372503, -0.00417768164, 0.246640727, 1.50140941):
-            p = c(a, k) + p * w
-    else:
-        w = math.sqrt(w) - c(a, 3.0)
-        p = c(a, -0.000200214257)
-        for k in (0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
-                  -0.0076224613, 0.00943887047, 1.00167406, 2.83297682):
-            p = c(a, k) + p * w
-    r = p * a
-    for _ in range(2):
-        r -= (math.erf(r) - a) / (c(a, 1.1283791670955126) * math.exp(-r * r))
-    return r
+    """Giles' approximation, then Newton steps on erf (`scalar_special._erfinv`)."""
+    return _erfinv(a)
 
 
 def logaddexp(a, b):
@@ -355,8 +340,8 @@ def _digamma(a):
 
 
 def polygamma(a, n):
-    """The n-th derivative of digamma: (-1)**(n+1) n! zeta(n+1, a) for n >= 1 (Hurwitz zeta
-    summed directly up to w >= max(10, n + 1), then its Euler-Maclaurin tail)."""
+    """The n-th derivative of digamma: (-1)**(n+1) n! zeta(n+1, a) for n >= 1 (the Hurwitz
+    zeta of `scalar_special._zeta`)."""
     k = int(n)
     if k == 0:
         return _digamma(a)
@@ -366,20 +351,7 @@ def polygamma(a, n):
         return 0.0
     if x <= 0 and x == np.floor(x):        # poles; -inf: NaN
         return math.nan if x == -math.inf else (math.inf if k % 2 == 1 else -math.inf)
-    total = 0.0
-    w = x
-    while w < 10.0 or w < s:
-        total += math.pow(w, -s)
-        w += 1.0
-    b = math.pow(w, -s)
-    total += b * w / (s - 1.0) + 0.5 * b
-    term = s * b / w                        # s w**(-s-1), then times (s+1)(s+2)/w**2 ...
-    j = 0.0
-    for coef in (1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160,
-                 -691.0 / 1307674368000, 7.0 / 523069747200):
-        total += coef * term
-        term *= (s + j + 1.0) * (s + j + 2.0) / (w * w)
-        j += 2.0
+    total = _zeta(s, x)
     fact = 1.0
     for i in range(2, k + 1):
         fact *= i
@@ -736,9 +708,12 @@ def nan_to_num(a, nan, posinf, neginf):
 
 
 def isclose(a, b, rtol, atol, equal_nan):
-    """|a - b| <= atol + rtol * |b| (exact equality covers infinities)."""
+    """|a - b| <= atol + rtol * |b| (exact equality covers infinities; an infinity is
+    close only to itself)."""
     if a == b:
         return True
     if a != a or b != b:
         return equal_nan and a != a and b != b
+    if abs(a) == math.inf or abs(b) == math.inf:
+        return False
     return abs(a - b) <= atol + rtol * abs(b)

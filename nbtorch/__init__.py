@@ -105,7 +105,7 @@ def is_floating_point(input):
 
 # Imported on first attribute access (import nbtorch stays fast).
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
-                    "compiler", "backends", "func", "hub", "safetensors",
+                    "compiler", "backends", "func", "hub", "safetensors", "special",
                     "accelerator"}
 
 

@@ -23,7 +23,8 @@ import types
 import numpy as np
 from numba import cuda
 
-from nbtorch.kernels import f32math, scalar, scalar_math
+from nbtorch.kernels import (f32math, scalar, scalar_bessel, scalar_math, scalar_polynomials,
+                             scalar_special)
 from ._launch import SIMULATOR
 
 __all__ = ["device_function", "register_body", "body", "is_builtin"]
@@ -31,7 +32,8 @@ __all__ = ["device_function", "register_body", "body", "is_builtin"]
 _BODIES = {}            # extra scalar bodies by name (copy's identity, library.elementwise)
 _DEVICE = {}            # python function -> its device function
 _NAMESPACES = {}        # id(globals dict) -> its translated copy
-_HELPER_MODULES = (scalar.__name__, f32math.__name__, scalar_math.__name__)
+_HELPER_MODULES = tuple(m.__name__ for m in (scalar, f32math, scalar_math, scalar_special,
+                                             scalar_bessel, scalar_polynomials))
 _KEEP = {"c"}           # helpers whose generic overload already works on CUDA
 
 
