@@ -6,9 +6,10 @@
   result is written into `out` with PyTorch's rules (resized when its shape differs,
   a dtype the result cannot be cast to is an error, no autograd through `out=`).
 
-A function whose signature has `axis` is left alone for it; every function of
-OUT_FUNCTIONS gets out= handled here (whether or not it takes `out` itself, so that
-none ignores it). The wrapper keeps the function's name, docstring and signature
+A function whose signature has `axis` is left alone for it. Every function of
+OUT_FUNCTIONS gets its out= handled here, whether or not it takes `out` itself (one
+rule for all, and none ignores it): EXACT_DTYPE lists those whose `out` must have the
+result's dtype, as PyTorch's structured kernels require. The wrapper keeps the function's name, docstring and signature
 (``functools.wraps``); on a call without keyword arguments it costs one branch.
 """
 import functools
@@ -81,6 +82,20 @@ def _takes(params, name):
     return params is not None and name in params
 
 
+# Ops whose out= must have the result's dtype exactly (PyTorch's structured kernels; the
+# elementwise ops, reductions, joins and factories cast into `out` instead).
+EXACT_DTYPE = frozenset("""
+    mm bmm matmul mv dot vdot addmm addbmm baddbmm addmv addr inner tensordot cross diag
+    tril triu gather sort max min kthvalue mode topk median nanmedian cummax cummin aminmax
+    index_select take masked_select where clamp clip searchsorted bucketize nonzero msort
+    take_along_dim scatter scatter_add scatter_reduce index_add index_copy index_fill
+""".split())
+
+_C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
+        "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+        "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
 def _wrap(fn, name, axis, out):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -125,6 +140,9 @@ def _write_one(name, r, o):
     if o.device != r.device:
         raise RuntimeError(f"Expected out tensor to have device {r.device}, but got "
                            f"{o.device} instead")
+    if name in EXACT_DTYPE and o.dtype is not r.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_C10[r.dtype.name]}, but got "
+                           f"{_C10[o.dtype.name]} instead")
     if not _dtype.can_cast(r.dtype, o.dtype):
         raise RuntimeError(f"result type {_dtype.type_name(r.dtype)} can't be cast to the "
                            f"desired output type {_dtype.type_name(o.dtype)}")

@@ -57,6 +57,9 @@ def contiguous_strides(shape):
 
 def _cpu_view(storage, offset, shape, strides, np_dtype):
     isz = np_dtype.itemsize
+    if 0 in shape and offset * isz >= storage.nbytes:
+        # an empty view past the end of its storage (x[:0].narrow(1, 1, 2)): nothing to see
+        return np.empty(shape, np_dtype)
     return np.ndarray(shape, np_dtype, buffer=storage, offset=offset * isz,
                       strides=tuple(s * isz for s in strides))
 

@@ -129,7 +129,8 @@ def as_array(x, dtype, device):
         if x.device != device:       # a 0-d CPU tensor meeting a CUDA tensor
             x = x.to(device)
         return x._array
-    return dtype.np.type(x)
+    from .._scalars import wrap
+    return wrap(x, dtype)
 
 
 def tensor_method(*names):

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import type_name
+from .._scalars import wrap
 from .._tensor import Tensor, empty
 from .._registry import _KERNELS, get_kernel
 from ..autograd import grad_mode
@@ -47,7 +48,7 @@ def _operand(x, dtype, device):
         if d is not device and (d.type != device.type or d.index != device.index):
             x = x.to(device)                # a 0-d CPU tensor meeting a CUDA tensor
         return x._array
-    return dtype.np.type(x)
+    return wrap(x, dtype)
 
 
 def _same_device(x, y):
@@ -79,7 +80,10 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             y = inputs[1]
             cls = y.__class__
             if cls in _SCALAR_TYPES:
-                args = (x._array, compute_dtype.np.type(y))
+                try:
+                    args = (x._array, compute_dtype.np.type(y))
+                except OverflowError:       # uint8_tensor + 300: wraps, as PyTorch
+                    args = (x._array, wrap(y, compute_dtype))
             elif (cls is Tensor and y.dtype is compute_dtype and x._shape == y._shape
                   and _same_device(x, y)):
                 args = (x._array, y._array)

@@ -22,7 +22,10 @@ __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_d
 # ---- add / sub / mul / div -------------------------------------------------------
 
 def _scaled(op, a, b, alpha):
-    """b * alpha for add/sub's `alpha` (PyTorch refuses a float alpha for integer inputs)."""
+    """b * alpha for add/sub's `alpha` (PyTorch refuses a float alpha for integer inputs,
+    and a bool alpha unless the result is bool)."""
+    if alpha.__class__ is bool and _dtype.result_type(a, b) is not _dtype.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if alpha == 1:
         return b
     if isinstance(alpha, float) and not _dtype.result_type(a, b).is_floating_point:
@@ -50,9 +53,14 @@ class Sub(Binary):
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):
         d = promote(a, b)
-        if d is _dtype.bool:
+        a_bool, b_bool = (isinstance(t, Tensor) and t.dtype is _dtype.bool for t in (a, b))
+        if a_bool and b_bool:
             raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
+        if a_bool or b_bool:
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
         return pointwise("sub", (a, _scaled("sub", a, b, alpha)), d, out=out)
 
     @staticmethod

@@ -6,6 +6,7 @@ from .. import _memory_format as _mf
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, empty
 from .._kernel_args import copy_values, fill_values
+from .._scalars import checked
 from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
@@ -71,6 +72,8 @@ def fill_(self, value):
         if value.requires_grad or self.requires_grad:
             return self.copy_(value.expand(self._shape) if self.dim() else value)
         value = value.item()
+    else:
+        value = checked(value, self.dtype)   # -1 fills a uint8 with 255, 300 is an error
     if self.requires_grad and grad_mode.STATE.enabled and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")

@@ -168,8 +168,10 @@ def _infer_dtype(data):
             cat = max(cat, 2)
         elif isinstance(x, complex):
             raise TypeError("complex tensors are not supported by nbtorch")
-        else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+        elif isinstance(x, str):
+            raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+        else:                              # None, objects: PyTorch's RuntimeError
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     if tensor_dt is not None and cat == 0:
         return tensor_dt
     return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
@@ -270,6 +272,20 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         dtype = _dtype.result_type(start, end, step)
     d = _dtype.to_dtype(dtype)
+    if not d.is_floating_point and any(isinstance(v, float) for v in vals):
+        # PyTorch converts the bounds to the integer type first: int64 counts with the
+        # truncated values (a step that truncates to 0 is an error), the narrower types
+        # count with the float ones and step by the truncated step
+        ints = [int(v) for v in vals]
+        if d is _dtype.int64:
+            if ints[2] == 0:
+                raise ValueError("step must be nonzero")
+            start, end, step = ints
+        else:
+            n = max(int(math.ceil((end - start) / step)), 0)
+            t = empty(n, dtype=d, device=device)
+            get_kernel("arange", t.device.type)(t._array, ints[0], ints[2])
+            return _finish(t, requires_grad)
     n = max(int(math.ceil((end - start) / step)), 0)
     t = empty(n, dtype=d, device=device)
     get_kernel("arange", t.device.type)(t._array, start, step)
@@ -283,8 +299,10 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
         raise RuntimeError("number of steps must be non-negative")
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     t = empty(steps, dtype=d, device=device)
-    if steps:
-        step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    if steps == 1:                          # PyTorch: the start (not the end)
+        t.fill_(start)
+    elif steps:
+        step = (end - start) / (steps - 1)
         get_kernel("linspace", t.device.type)(t._array, float(start), float(end), step)
     return _finish(t, requires_grad)
 

@@ -32,6 +32,8 @@ def _np_index_item(i):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         return i.detach()._host()
     if isinstance(i, (list, tuple)):
+        if not i:                         # x[[]]: an empty int64 index, as PyTorch
+            return np.zeros(0, np.int64)
         a = np.asarray([x.item() if isinstance(x, Tensor) else x for x in i])
         if a.dtype.kind == "f":
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -143,6 +145,10 @@ def _check_value_shape(v, shape):
 def _as_value(x, v):
     if isinstance(v, Tensor):
         check_same_device("index_put_", x, v)
+        if v.dtype is not x.dtype:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, "
+                               f"got {_dtype.type_name(x.dtype)} for the destination and "
+                               f"{_dtype.type_name(v.dtype)} for the source.")
         if v.dim() > 0 and v.numel() and len(v._shape) > 0:
             return v
         return v
@@ -223,14 +229,28 @@ Tensor.__setitem__ = __setitem__
 
 # ---- dim-wise index ops ---------------------------------------------------------------
 
+# How PyTorch reports an index outside [0, size) (these ops take no negative index):
+# op -> (exception class, message prefix)
+_INDEX_ERRORS = {"index_copy_": (IndexError, "index_copy_(): ")}
+
+
 def _check_index(op, index, size, dim):
+    """Host int64 indices, every one checked against [0, size) as PyTorch checks them for
+    `op` (none wraps; the first bad one is named)."""
     if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"{op}(): Expected dtype int64 for index")
-    arr = index._host()
-    if arr.size and (arr.min() < -size or arr.max() >= size):
-        bad = arr.max() if arr.max() >= size else arr.min()
-        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
-    return np.where(arr < 0, arr + size, arr).astype(np.int64)
+    arr = index.detach()._host().astype(np.int64, copy=False)
+    if arr.size:
+        bad = arr[(arr < 0) | (arr >= size)]
+        if bad.size:
+            v = int(bad.reshape(-1)[0])
+            if op == "index_select":
+                raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} "
+                                   f"axis_dim={size}")
+            exc, prefix = _INDEX_ERRORS.get(op, (RuntimeError, ""))
+            raise exc(f"{prefix}index {v} is out of bounds for dimension {dim} with size "
+                      f"{size}")
+    return arr
 
 
 def _dim_offsets(t, dim, idx):
@@ -310,10 +330,16 @@ class Scatter(Function):
         return gx, None, None, gs, None
 
 
+def _check_src_dtype(x, src):
+    if isinstance(src, Tensor) and src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of input with values from src (or `value`) written at index along dim."""
     d = normalize_dim(dim, input.dim())
     src = value if src is None else src
+    _check_src_dtype(input, src)
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if reduce == "multiply":
@@ -326,6 +352,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 def scatter_add(input, dim, index, src):
     """A copy of input with src added at index along dim (repeats accumulate)."""
     d = normalize_dim(dim, input.dim())
+    _check_src_dtype(input, src)
     _check_gather_shapes("scatter_add", input, d, index)
     return Scatter.apply(input, d, index, src, True)
 
@@ -334,6 +361,7 @@ def _scatter_inplace(accumulate):
     def method(self, dim, index, src=None, *, value=None, reduce=None):
         src = value if src is None else src
         d = normalize_dim(dim, self.dim())
+        _check_src_dtype(self, src)
         if reduce is not None and reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
         if reduce == "multiply":
@@ -436,8 +464,9 @@ def nonzero(input, *, as_tuple=False):
     a = input.detach()._host()      # data-dependent output size: counted on the host
     coords = get_kernel("nonzero", "cpu")(a)
     out = wrap(coords).to(input.device)
-    if as_tuple:
-        return tuple(out[:, d] for d in range(max(a.ndim, 1))) if a.ndim else (out,)
+    if as_tuple:                          # a 0-d input: one index tensor of 0s, as PyTorch
+        return tuple(out[:, d] for d in range(a.ndim)) if a.ndim else \
+            (wrap(np.zeros(coords.shape[0], np.int64)).to(input.device),)
     return out
 
 
@@ -448,6 +477,7 @@ def argwhere(input):
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of input with alpha * source rows added at index along dim."""
     d = normalize_dim(dim, input.dim())
+    _check_index("index_add", index, input._shape[d] if input.dim() else 1, d)
     idx = (slice(None),) * d + (index,)
     src = source if alpha == 1 else source * alpha
     return index_put(input, idx, src, accumulate=True)
@@ -463,6 +493,7 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 def index_copy(input, dim, index, source):
     d = normalize_dim(dim, input.dim())
+    _check_index("index_copy_", index, input._shape[d] if input.dim() else 1, d)
     return index_put(input, (slice(None),) * d + (index,), source)
 
 

@@ -190,6 +190,9 @@ def flip(self, dims):
     """A copy with the order of elements reversed along dims."""
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = tuple(normalize_dim(d, self.dim()) for d in dims)
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     return Flip.apply(self, dims)
 
 

@@ -49,9 +49,16 @@ def _grad_as(g64, like):
     return g64.to(like.dtype).reshape(like.shape)
 
 
+_KERNEL_NAMES = {"layer_norm": "LayerNormKernelImpl", "group_norm": "GroupNormKernelImpl",
+                 "instance_norm": "batch_norm"}
+
+
 def _check_floating(op, t):
+    """PyTorch's error for integer inputs: its kernel is not implemented for them."""
     if not t.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: expected a floating point input, but got {t.dtype}")
+        from .reduction import dtype_label
+        raise NotImplementedError(f"\"{_KERNEL_NAMES.get(op, op)}\" not implemented for "
+                                  f"'{dtype_label(t.dtype)}'")
 
 
 def _normalized_grads(g, x, dims, eps):

@@ -55,7 +55,9 @@ class Fmin(Binary):
 
 def _binary_fn(cls, name, doc):
     def fn(input, other, *, out=None):
-        check_number(name, other)
+        if not isinstance(other, Tensor):        # PyTorch takes no Python number here
+            raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                            f"{type(other).__name__}")
         return cls.call((input, other), out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
@@ -132,6 +134,16 @@ def _clamp_args(lo, hi):
     return lo, hi
 
 
+def _clamp_bounds(x, lo, hi):
+    """Integer bounds of an integer tensor converted as PyTorch does (uint8: -2 is 254,
+    300 is an error)."""
+    if isinstance(x, Tensor) and not x.dtype.is_floating_point and x.dtype is not _dtype.bool:
+        from .._scalars import checked
+        lo = checked(lo, x.dtype) if isinstance(lo, int) and not isinstance(lo, bool) else lo
+        hi = checked(hi, x.dtype) if isinstance(hi, int) and not isinstance(hi, bool) else hi
+    return lo, hi
+
+
 def clamp(input, min=None, max=None, *, out=None):
     """Limit input to [min, max]; bounds are numbers, tensors (broadcast) or None.
 
@@ -142,7 +154,7 @@ def clamp(input, min=None, max=None, *, out=None):
         >>> nbtorch.clamp(nbtorch.tensor([-2., 0.5, 3.]), min=0, max=1)
         tensor([0.0000, 0.5000, 1.0000])
     """
-    lo, hi = _clamp_args(min, max)
+    lo, hi = _clamp_bounds(input, *_clamp_args(min, max))
     if out is None:
         return Clamp.apply(input, lo, hi)
     Clamp.compute(input, lo, hi, out=out)
@@ -152,7 +164,7 @@ def clamp(input, min=None, max=None, *, out=None):
 
 def clamp_(self, min=None, max=None):
     """In-place clamp."""
-    lo, hi = _clamp_args(min, max)
+    lo, hi = _clamp_bounds(self, *_clamp_args(min, max))
     return Elementwise.inplace.__func__(Clamp, self, (self, lo, hi))
 
 
@@ -291,6 +303,11 @@ def lerp(input, end, weight, *, out=None):
         tensor([ 5., 15.])
     """
     check_number("lerp", weight, "weight")
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point:
+        from .reduction import dtype_label
+        kind = "tensor" if isinstance(weight, Tensor) else "scalar"
+        raise NotImplementedError(f"\"lerp_kernel_{kind}\" not implemented for "
+                                  f"'{dtype_label(input.dtype)}'")
     return _call3(Lerp, (input, end, weight), out)
 
 

@@ -229,6 +229,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if x.numel() == 0 and p < 0 and reduce_numel(x._shape, dims) == 0:
         raise RuntimeError("linalg.vector_norm cannot compute the {} norm on an empty tensor "
                            "because the operation does not have an identity".format(ord))
+    if p != 0 and x.numel() and reduce_numel(x._shape, dims) == 1:
+        # the norm of one element is its magnitude, exactly: tensor(3e38).norm() is 3e38
+        # (as PyTorch), not the overflowed square's root
+        shape = keepdim_shape(x._shape, dims) if keepdim else \
+            reduced_shape(x._shape, dims, False)
+        return x.abs().reshape(shape)
     return VectorNorm.apply(x, p, dims, keepdim)
 
 

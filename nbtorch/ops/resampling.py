@@ -180,7 +180,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension but got padding length {len(pad)} and input of dimension "
                            f"{input.dim()}")
     _check_pad_mode(input, pad, mode, value)
-    fill = 0.0 if value is None else value
+    from .._scalars import checked
+    fill = 0.0 if value is None else checked(float(value), input.dtype)   # a float, as PyTorch
     out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i

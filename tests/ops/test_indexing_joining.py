@@ -42,8 +42,10 @@ def test_index_errors_before_kernel():
         x[torch.tensor([2])]
     with pytest.raises(IndexError, match="long, int, byte or bool"):
         x[torch.tensor([0.5])]
-    with pytest.raises(IndexError):
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds"):   # as PyTorch
         torch.gather(x, 2, torch.tensor([[[4]]]))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds"):  # no wrapping
+        torch.gather(x, 2, torch.tensor([[[-1]]]))
     with pytest.raises(RuntimeError, match="boolean masks"):
         x.masked_fill(torch.ones(2, 3, 4, dtype=torch.int64), 0)
 

@@ -441,7 +441,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        safe = torch.where(target > 0, target, torch.ones_like(target))
+        # xlogy(target, target) - target * input: 0 where target is 0, NaN where it is
+        # negative (log of a negative), as PyTorch
+        safe = torch.where(target != 0, target, torch.ones_like(target))
         loss = target * safe.log() - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() else loss.sum()

@@ -1,0 +1,73 @@
+"""Python numbers meeting tensors of a narrower type, as PyTorch treats them.
+
+Two rules (PyTorch's), one function each:
+
+- `wrap`: an operand of arithmetic, comparison or `where` (a "wrapped number")
+  is cast like a C integer: ``uint8_tensor + 300`` adds 44, ``-2 // uint8_tensor``
+  divides 254.
+- `checked`: a value stored into a tensor (`fill_`, `full`, `masked_fill`, clamp
+  bounds, pad values) must fit: a float must lie within the type's range, an int
+  within [min, max] (for unsigned types [-max, max], so -1 fills 255); otherwise
+  RuntimeError "value cannot be converted to type uint8_t without overflow".
+"""
+import math
+
+__all__ = ["wrap", "checked"]
+
+_C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "float32": "float", "float64": "double", "bool": "bool"}
+
+
+def _int_range(dtype):
+    bits = dtype.itemsize * 8
+    if dtype.name == "uint8":
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def wrap(x, dtype):
+    """`x` as `dtype`'s NumPy scalar, integers wrapping modulo 2**bits as in C."""
+    try:
+        return dtype.np.type(x)
+    except OverflowError:
+        if dtype.is_floating_point or dtype.name == "bool":
+            raise
+        lo, hi = _int_range(dtype)
+        span = hi - lo + 1
+        return dtype.np.type((int(x) - lo) % span + lo)
+
+
+def _overflow(dtype):
+    return RuntimeError(f"value cannot be converted to type {_C_NAMES.get(dtype.name, dtype.name)}"
+                        f" without overflow")
+
+
+def checked(x, dtype):
+    """`x` (a Python number) as a value of `dtype` (wrapped where PyTorch allows it),
+    or RuntimeError where PyTorch's checked conversion refuses it."""
+    if isinstance(x, bool) or dtype.name == "bool" or getattr(dtype, "is_complex", False):
+        return x
+    if dtype.is_floating_point:                  # halves round to inf instead
+        if not dtype.is_half and isinstance(x, float) and math.isfinite(x) and abs(x) > float(_finfo_max(dtype)):
+            raise _overflow(dtype)
+        return x
+    lo, hi = _int_range(dtype)
+    if isinstance(x, float):
+        if not math.isfinite(x) or x < lo or x > hi:
+            raise _overflow(dtype)
+        return int(x)
+    x = int(x)
+    if not -(1 << 64) < x < (1 << 64):
+        raise OverflowError("int too big to convert")
+    if lo == 0:                          # unsigned: -max..max allowed (two's complement)
+        if x > hi or x < -hi:
+            raise _overflow(dtype)
+    elif x < lo or x > hi:
+        raise _overflow(dtype)
+    return (x - lo) % (hi - lo + 1) + lo
+
+
+def _finfo_max(dtype):
+    from ._dtype import finfo
+    return finfo(dtype).max
