@@ -9,8 +9,9 @@
 A function whose signature has `axis` is left alone for it. Every function of
 OUT_FUNCTIONS gets its out= handled here, whether or not it takes `out` itself (one
 rule for all, and none ignores it): EXACT_DTYPE lists those whose `out` must have the
-result's dtype, as PyTorch's structured kernels require. The wrapper keeps the function's name, docstring and signature
-(``functools.wraps``); on a call without keyword arguments it costs one branch.
+result's dtype, as PyTorch's structured kernels require. The wrapper keeps the
+function's name, docstring and signature (``functools.wraps``); on a call without
+keyword arguments it costs one branch.
 """
 import functools
 import inspect

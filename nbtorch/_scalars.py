@@ -49,7 +49,8 @@ def checked(x, dtype):
     if isinstance(x, bool) or dtype.name == "bool" or getattr(dtype, "is_complex", False):
         return x
     if dtype.is_floating_point:                  # halves round to inf instead
-        if not dtype.is_half and isinstance(x, float) and math.isfinite(x) and abs(x) > float(_finfo_max(dtype)):
+        if not dtype.is_half and isinstance(x, float) and math.isfinite(x) and \
+                abs(x) > float(_finfo_max(dtype)):
             raise _overflow(dtype)
         return x
     lo, hi = _int_range(dtype)

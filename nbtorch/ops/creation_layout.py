@@ -3,7 +3,6 @@ sharing its memory), empty_permuted, Tensor.new_empty_strided."""
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
 from ._common import tensor_method
 
 __all__ = ["frombuffer", "empty_permuted"]

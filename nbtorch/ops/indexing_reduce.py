@@ -272,8 +272,9 @@ def _fill_index(op, x, dim, index, value):
     idx = check_index(op, index, size, d, negative=True, error=IndexError)
     from .creation import tensor
     key = (slice(None),) * d + (tensor(idx.reshape(-1), device=x.device),)
-    v = value.to(x.dtype) if isinstance(value, Tensor) else tensor(value, dtype=x.dtype,
-                                                                    device=x.device)
+    from .._scalars import checked
+    v = value.to(x.dtype) if isinstance(value, Tensor) else \
+        tensor(checked(value, x.dtype), dtype=x.dtype, device=x.device)
     return key, v
 
 

@@ -58,8 +58,11 @@ def _search(op, seq, values, right, out_int32, sorter):
     if common.is_complex:
         raise RuntimeError(f"torch.{op}(): complex values are not supported")
     n = seq._shape[-1]
-    seq2 = seq.detach().to(common).contiguous().reshape(-1, n) if n else None
     shape = values._shape
+    if values.numel() == 0:
+        out = empty(shape, _dtype.int32 if out_int32 else _dtype.int64, values.device)
+        return out.reshape(()) if scalar else out
+    seq2 = seq.detach().to(common).contiguous().reshape(-1, n) if n else None
     m = shape[-1] if shape else 1
     vals2 = values.detach().to(common).contiguous().reshape(-1, m)
     out = empty(vals2._shape, _dtype.int32 if out_int32 else _dtype.int64, values.device)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import nbtorch
-from harness import FLOATS, check_grad
+from harness import check_grad
 from harness import check_op as _check_op
 
 F64 = (nbtorch.float64,)
