@@ -35,12 +35,19 @@ def device(request):
     return request.param
 
 
-# Tests that each take many seconds (subprocesses that compile, notebook kernels). Run first,
-# so pytest-xdist's work stealing can balance the quick ones around them (`make test`
-# runs `--dist worksteal`); one of them left for the end would idle the other workers.
-LONG_RUNNING = ("tests/cuda/test_typecheck.py", "tests/notebooks/test_notebooks.py",
-                "tests/test_numba_cache.py", "tests/ops/test_pointwise_cache.py",
-                "tests/test_demo.py")
+# The order of long tests, for pytest-xdist's work stealing (`make test` runs --dist
+# worksteal). FIRST: long tests that compile without the disk cache (the PTX type check),
+# started at once so the other worker balances the quick ones around them. LAST: tests
+# whose subprocesses (notebook kernels, second processes, spawned workers) load kernels
+# from Numba's disk cache, which the rest of the run has filled by then: started first,
+# on a cold cache, they compiled much of the suite's kernels over again.
+FIRST = ("tests/cuda/test_typecheck.py",)
+LAST = ("tests/notebooks/test_notebooks.py", "tests/test_numba_cache.py",
+        "tests/ops/test_pointwise_cache.py", "tests/test_demo.py", "tests/multiprocessing/")
+
+
+def _rank(item):
+    return 0 if item.nodeid.startswith(FIRST) else 2 if item.nodeid.startswith(LAST) else 1
 
 
 def pytest_collection_modifyitems(config, items):
@@ -51,4 +58,4 @@ def pytest_collection_modifyitems(config, items):
             kept = {id(i) for i in keep}
             config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
             items[:] = keep
-    items.sort(key=lambda item: not item.nodeid.startswith(LONG_RUNNING))   # stable sort
+    items.sort(key=_rank)                                # stable: file order within a rank
