@@ -46,6 +46,7 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.softmax import *  # noqa: F401,F403
 from .ops.sorting import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
+from .ops.linalg_aliases import *  # noqa: F401,F403  (torch.det, torch.svd, ...)
 from .ops.einsum import *  # noqa: F401,F403
 from .ops.rearranging import *  # noqa: F401,F403
 from .ops.products import *  # noqa: F401,F403

@@ -42,9 +42,14 @@ KERNELS = {
     "cdist": "distance.cdist",
     # matmul (BLAS through NumPy; the Numba GEMM: ops.linalg.use_cpu_matmul("numba"))
     "matmul": "matmul.matmul_blas",
-    # triangular linear algebra (Cholesky, triangular solves)
-    "linalg_cholesky": "triangular.cholesky",
+    # dense linear algebra: LAPACK through NumPy; LU and triangular solves in Numba
+    "linalg_cholesky": "linalg.cholesky",
     "linalg_solve_triangular": "triangular.solve_triangular",
+    "linalg_lu_factor": "linalg.lu_factor", "linalg_lu_solve": "linalg.lu_solve",
+    "linalg_solve": "linalg.solve", "linalg_inv": "linalg.inv", "linalg_det": "linalg.det",
+    "linalg_slogdet": "linalg.slogdet", "linalg_eigh": "linalg.eigh",
+    "linalg_svd": "linalg.svd", "linalg_qr": "linalg.qr", "linalg_geqrf": "linalg.geqrf",
+    "linalg_lstsq": "linalg.lstsq",
     # convolution
     "conv2d": "conv.conv2d_forward", "conv2d_grad_input": "conv.conv2d_grad_input",
     "conv2d_grad_weight": "conv.conv2d_grad_weight", "conv2d_bias_grad": "conv.channel_sum",

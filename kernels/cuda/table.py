@@ -43,6 +43,10 @@ KERNELS = {
     "cdist": "distance.cdist",
     # matmul
     "matmul": "matmul.matmul",
+    # dense linear algebra: batched small LU, one thread per matrix
+    "linalg_lu_factor": "linalg.lu_factor", "linalg_lu_solve": "linalg.lu_solve",
+    "linalg_solve": "linalg.solve", "linalg_inv": "linalg.inv", "linalg_det": "linalg.det",
+    "linalg_slogdet": "linalg.slogdet",
     # convolution
     "conv2d": "conv.conv2d_forward", "conv2d_grad_input": "conv.conv2d_grad_input",
     "conv2d_grad_weight": "conv.conv2d_grad_weight", "conv2d_bias_grad": "conv.channel_sum",

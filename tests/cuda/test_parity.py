@@ -10,8 +10,11 @@ pytestmark = pytest.mark.cuda
 # kernel lands (the test fails if a listed op has one, so the list cannot go stale).
 # Ops that keep a CPU kernel only, each with the reason. Empty: every CPU op has a CUDA kernel.
 CPU_ONLY = {
-    # minimal linalg for nbtorch.distributions (MultivariateNormal); CUDA linalg is issue 11
-    "linalg_cholesky", "linalg_solve_triangular",
+    # LAPACK-class factorisations (blocked, multi-threaded algorithms; the CPU's engine is
+    # LAPACK through NumPy): no Numba CUDA kernel yet. The LU family (solve, inv, det,
+    # slogdet, lu_factor, lu_solve) has one (kernels/cuda/linalg.py, a thread per matrix).
+    "linalg_cholesky", "linalg_solve_triangular", "linalg_eigh", "linalg_svd", "linalg_qr",
+    "linalg_geqrf", "linalg_lstsq",
     # nonzero's output size depends on the data: it is counted on a host copy of the input
     "nonzero",
 }
