@@ -1,4 +1,5 @@
-"""Searching sorted data and binning: searchsorted, bucketize, histogram, unique_consecutive.
+"""Searching sorted data and binning: searchsorted, bucketize, histogram(dd),
+unique_consecutive.
 
 searchsorted runs PyTorch's own binary search (`shared.search_sorted`, one loop per
 value on the CPU, one thread per value on CUDA), so values that fall between, on, or
@@ -14,7 +15,7 @@ from .._registry import get_kernel
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 
-__all__ = ["searchsorted", "bucketize", "histogram", "unique_consecutive"]
+__all__ = ["searchsorted", "bucketize", "histogram", "histogramdd", "unique_consecutive"]
 
 
 def _as_tensor(x, like):
@@ -241,3 +242,54 @@ def _runs_flat(x, return_inverse, return_counts):
     if return_counts:
         result.append(counts[:m].clone())
     return result[0] if len(result) == 1 else tuple(result)
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points in the rows of input (..., D): `bins` per
+    dim (an int, one int per dim, or one edge tensor per dim), over `range`
+    ([lo0, hi0, lo1, hi1, ...]) or each dim's data range; returns (hist, bin_edges).
+
+    Example:
+        >>> nbtorch.histogramdd(nbtorch.tensor([[0., 1.], [2., 3.]]), bins=2).hist
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    if not input.dtype.is_floating_point or input.dtype.is_half:
+        from .reduction import dtype_label
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{dtype_label(input.dtype)}'")
+    if input.dim() < 1:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 1 dimension")
+    D = input._shape[-1]
+    pts = input.detach().reshape(-1, D)
+    per_dim = bins if isinstance(bins, (list, tuple)) else [bins] * D
+    if len(per_dim) != D:
+        raise RuntimeError(f"torch.histogramdd: expected {D} sequences of bin edges for each "
+                           f"dimension, but got {len(per_dim)}")
+    if range is not None and len(range) != 2 * D:
+        raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram, range should "
+                           f"have {2 * D} elements, but got {len(range)}")
+    edges = [_edges(pts[:, d], b, None if range is None else range[2 * d:2 * d + 2])
+             for d, b in enumerate(per_dim)]
+    sizes = [e.numel() - 1 for e in edges]
+    flat = pts.new_zeros(pts._shape[0], dtype=_dtype.int64)
+    keep = pts.new_ones(pts._shape[0], dtype=_dtype.bool)
+    for d, e in enumerate(edges):
+        x = pts[:, d].contiguous()
+        idx = searchsorted(e, x, right=True) - 1
+        idx = idx.masked_fill(x == e[-1], sizes[d] - 1)
+        keep = keep & (idx >= 0) & (idx < sizes[d]) & (x == x)
+        flat = flat * sizes[d] + idx.clamp(0, max(sizes[d] - 1, 0))
+    total = int(np.prod(sizes, dtype=np.int64))
+    w = weight.detach().reshape(-1)[keep] if weight is not None else \
+        pts.new_ones(pts._shape[0])[keep]
+    hist = flat[keep].bincount(w.to(input.dtype), minlength=total)[:total].to(input.dtype) \
+        .reshape(sizes)
+    if density:
+        vol = hist.new_ones(())
+        for d, e in enumerate(edges):
+            shape = [1] * D
+            shape[d] = -1
+            vol = vol * (e[1:] - e[:-1]).reshape(shape)
+        hist = hist / (hist.sum() * vol)
+    return rt.histogramdd(hist, list(edges))

@@ -1,17 +1,19 @@
-"""Order statistics and moments: quantile, nanquantile, cov, corrcoef.
+"""Order statistics, moments and segment reductions: quantile, nanquantile, cov,
+corrcoef, segment_reduce.
 
 quantile is PyTorch's algorithm with nbtorch ops: sort along the dim (NaN last),
 ranks q * (count - 1), gather the neighbours and interpolate (lerp), so the gradient
 flows through sort's values to the elements picked. cov and corrcoef are PyTorch's
 weighted formulas around one matmul.
 """
+import math
 import warnings
 
 from .. import _dtype
 from .._tensor import Tensor
 from ._common import normalize_dim, tensor_method
 
-__all__ = ["quantile", "nanquantile", "cov", "corrcoef"]
+__all__ = ["quantile", "nanquantile", "cov", "corrcoef", "segment_reduce"]
 
 _MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -178,3 +180,55 @@ def corrcoef(self):
     c = c / std.unsqueeze(1)
     c = c / std.unsqueeze(0)
     return c.clamp(-1, 1)
+
+
+_SEGMENT = {"sum": ("sum", 0.0), "prod": ("prod", 1.0), "max": ("amax", -math.inf),
+            "min": ("amin", math.inf), "mean": ("sum", 0.0)}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """Reduce consecutive segments of `data` along `axis` ("sum", "prod", "max", "min",
+    "mean"), their sizes given by 1-D `lengths` or `offsets`; an empty segment gives
+    `initial` (or the reduction's identity; NaN for mean). A scatter_reduce into one
+    row per segment.
+
+    Example:
+        >>> nbtorch.segment_reduce(nbtorch.tensor([1., 2., 3.]), "sum",
+        ...                        lengths=nbtorch.tensor([2, 1]))
+        tensor([3., 3.])
+    """
+    if reduce not in _SEGMENT:
+        raise RuntimeError(f"segment_reduce(): reduce must be one of sum, prod, max, min, "
+                           f"mean, but got {reduce}")
+    if indices is not None:
+        raise NotImplementedError("segment_reduce(indices=...) is not implemented in "
+                                  "PyTorch either")
+    if lengths is None:
+        if offsets is None:
+            raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+        lengths = offsets[1:] - offsets[:-1]
+    if lengths.dim() != 1:
+        raise NotImplementedError("segment_reduce: only 1-D lengths are supported")
+    d = normalize_dim(axis, data.dim())
+    lens = lengths.detach()._host().astype("int64")
+    if not unsafe and (int(lens.sum()) != data._shape[d] or (lens < 0).any()):
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                           "to data.size(lengths.dim()-1) when !unsafe.")
+    import numpy as np
+    from .creation import full, tensor
+    seg = np.repeat(np.arange(lens.size), lens)
+    x = data.movedim(d, 0)
+    shape = (lens.size,) + tuple(x._shape[1:])
+    mode, identity = _SEGMENT[reduce]
+    start = identity if initial is None else initial
+    out = full(shape, start, dtype=data.dtype, device=data.device)
+    idx = tensor(seg, device=data.device).reshape((-1,) + (1,) * (x.dim() - 1)).expand(x.shape)
+    out = out.scatter_reduce(0, idx, x, mode, include_self=True)
+    if reduce == "mean":
+        count = tensor(lens.astype(np.float64), dtype=data.dtype, device=data.device)
+        count = count.reshape((-1,) + (1,) * (x.dim() - 1))
+        empty = count == 0
+        out = out / count.masked_fill(empty, 1)
+        out = out.masked_fill(empty, float("nan") if initial is None else initial)
+    return out.movedim(0, d)

@@ -97,6 +97,8 @@ def _is_api(torch, label, name, obj):
     a submodule's own re-import of `torch` or `Tensor`, and documentation templates."""
     if inspect.ismodule(obj) and not obj.__name__.startswith("torch"):
         return False                       # os, sys, math, ... imported by torch/__init__
+    if obj is torch:                       # torch.torch: the package's reference to itself
+        return False
     if label in ("linalg", "special", "fft"):
         if obj is torch or obj is torch.Tensor:
             return False

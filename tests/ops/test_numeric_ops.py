@@ -167,3 +167,31 @@ def test_windows():
     assert nbtorch.hann_window(0).shape == (0,)
     with pytest.raises(RuntimeError, match="floating point"):
         nbtorch.hann_window(3, dtype=nbtorch.int64)
+
+
+def test_histogramdd_and_segment_reduce(device):
+    rng = np.random.default_rng(4)
+    pts = rng.normal(size=(40, 2))
+    w = rng.uniform(size=40)
+    hist, edges = nbtorch.histogramdd(nbtorch.tensor(pts, device=device), bins=[3, 4],
+                                      weight=nbtorch.tensor(w, device=device), density=True)
+    want_h, want_e = np.histogramdd(pts, bins=[3, 4], weights=w, density=True)
+    np.testing.assert_allclose(hist.cpu().numpy(), want_h, rtol=1e-9)
+    for e, we in zip(edges, want_e):
+        np.testing.assert_allclose(e.cpu().numpy(), we, rtol=1e-12)
+    data = rng.normal(size=(6, 2))
+    lengths = [2, 0, 4]
+    starts = np.cumsum([0] + lengths)
+    for reduce, f in (("sum", np.sum), ("max", np.max), ("mean", np.mean), ("prod", np.prod)):
+        got = nbtorch.segment_reduce(nbtorch.tensor(data, device=device), reduce,
+                                     lengths=nbtorch.tensor(lengths, device=device),
+                                     initial=None if reduce != "max" else -5.0)
+        for k, n in enumerate(lengths):
+            seg = data[starts[k]:starts[k] + n]
+            if n:
+                want = f(seg, 0) if reduce != "max" else np.maximum(f(seg, 0), -5.0)
+            else:
+                want = {"sum": 0.0, "max": -5.0, "mean": np.nan, "prod": 1.0}[reduce]
+            np.testing.assert_allclose(got[k].cpu().numpy(), np.broadcast_to(want, (2,)))
+    check_grad(lambda x: nbtorch.segment_reduce(x, "mean", lengths=nbtorch.tensor(
+        [1, 3], device=x.device)), (4, 2), layouts=("contiguous",), device=device)
