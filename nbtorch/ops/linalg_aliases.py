@@ -10,7 +10,8 @@ import warnings
 
 from .._tensor import Tensor
 from ._return_types import _struct
-from .linalg_decomp import geqrf, pinv, qr as linalg_qr, svd as linalg_svd, svdvals
+from .linalg_decomp import geqrf, qr as linalg_qr, svd as linalg_svd, svdvals
+from .linalg_pinv import pinv
 from .linalg_functions import (cholesky_inverse, cholesky_solve, householder_product,
                                matrix_exp, matrix_power, multi_dot, ormqr)
 from .linalg_lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve

@@ -161,8 +161,8 @@ def matrix_power(A, n, *, out=None):
 
 
 def _matrix_power_error(A):
-    raise RuntimeError(f"linalg.matrix_power: The input tensor A must have at least 2 "
-                       f"dimensions.")
+    raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                       "dimensions.")
 
 
 # Pade approximant coefficients of exp (Higham 2005, degree 13, and the lower degrees)
@@ -320,7 +320,7 @@ def vander(x, *, N=None):
     if x.dim() < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension.")
     if n < 1:
-        raise RuntimeError(f"N must be greater than 1.")
+        raise RuntimeError("N must be greater than 1.")
     from .joining import cat
     ones = x.new_ones(tuple(x.shape) + (1,))
     if n == 1:
