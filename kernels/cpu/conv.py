@@ -1,9 +1,10 @@
 """CPU convolution kernels: im2col/col2im in Numba, the GEMM through NumPy's BLAS.
 
-Layouts: inputs NCHW C-contiguous float32/float64; weights (O, C/groups, kh, kw);
-columns (N, C*kh*kw, OH*OW), row ``(c*kh + ki)*kw + kj`` -- PyTorch's
-``F.unfold`` layout, so ``unfold``/``fold`` are im2col/col2im themselves.
-1-D convolution uses these kernels with H = 1.
+Layouts: inputs NCDHW C-contiguous float32/float64; weights (O, C/groups, kd, kh, kw);
+columns (N, C*kd*kh*kw, OD*OH*OW), row ``((c*kd + kz)*kh + ki)*kw + kj`` -- for
+2-D inputs PyTorch's ``F.unfold`` layout, so ``unfold``/``fold`` are im2col/col2im
+themselves. The launchers take 1, 2 or 3 spatial dims and run the one volume
+kernel (one signature per dtype) with the missing leading dims of size 1.
 
 Three primitives cover convolution and every derivative of it:
 
@@ -47,128 +48,154 @@ def _valid_range(off, stride, in_len, out_len):
 
 
 @numba.njit(cache=True)
-def _im2col_plane(xp, col, c, n, geom):
-    """One input plane xp = x[n, c] (H, W) -> rows col[n, c*kh*kw + ki*kw + kj, :].
+def _im2col_volume(xv, col, c, n, geom):
+    """One input volume xv = x[n, c] (D, H, W) -> rows col[n, c*kk + (kz*kh + ki)*kw + kj, :].
 
-    for ki, kj, oh, ow: col[n, c*kk + ki*kw + kj, oh*OW + ow]
-                            = xp[oh*sh - ph + ki*dh, ow*sw - pw + kj*dw]  (0 outside)
-    The in-range box [olo, ohi) x [lo, hi) is found once per (ki, kj), so the
-    inner loop is a plain copy (between contiguous views when sw == 1: measured
-    2.5-3x faster than slice assignment or offset indexing).
+    for kz, ki, kj, od, oh, ow:
+        col[n, c*kk + (kz*kh + ki)*kw + kj, (od*OH + oh)*OW + ow]
+            = xv[od*sd - pd + kz*dd, oh*sh - ph + ki*dh, ow*sw - pw + kj*dw]  (0 outside)
+    The in-range box [dlo, dhi) x [olo, ohi) x [lo, hi) is found once per tap,
+    so the inner loop is a plain copy (between contiguous views when sw == 1:
+    measured 2.5-3x faster than slice assignment or offset indexing). 2-D
+    convolution is D = kd = 1.
     """
-    kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n = geom
-    h, w = xp.shape
-    xf = xp.ravel()
-    for ki in range(kh):
-        hoff = ki * dh - ph
-        olo, ohi = _valid_range(hoff, sh, h, oh_n)
-        for kj in range(kw):
-            row = col[n, (c * kh + ki) * kw + kj]
-            woff = kj * dw - pw
-            lo, hi = _valid_range(woff, sw, w, ow_n)
-            row[:olo * ow_n] = 0
-            row[ohi * ow_n:] = 0
-            for oh in range(olo, ohi):
-                dst = row[oh * ow_n:(oh + 1) * ow_n]
-                ib = (oh * sh + hoff) * w + woff
-                for t in range(lo):
-                    dst[t] = 0
-                for t in range(hi, ow_n):
-                    dst[t] = 0
-                if sw == 1:              # contiguous views + a 0-based loop: vectorised
-                    src, seg = xf[ib + lo:ib + hi], dst[lo:hi]
-                    for t in range(hi - lo):
-                        seg[t] = src[t]
-                else:
-                    for t in range(lo, hi):
-                        dst[t] = xf[ib + t * sw]
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od_n, oh_n, ow_n = geom
+    d, h, w = xv.shape
+    plane = oh_n * ow_n
+    for kz in range(kd):
+        doff = kz * dd - pd
+        dlo, dhi = _valid_range(doff, sd, d, od_n)
+        for ki in range(kh):
+            hoff = ki * dh - ph
+            olo, ohi = _valid_range(hoff, sh, h, oh_n)
+            for kj in range(kw):
+                row = col[n, ((c * kd + kz) * kh + ki) * kw + kj]
+                woff = kj * dw - pw
+                lo, hi = _valid_range(woff, sw, w, ow_n)
+                row[:dlo * plane] = 0
+                row[dhi * plane:] = 0
+                for od in range(dlo, dhi):
+                    rp = row[od * plane:(od + 1) * plane]
+                    xf = xv[od * sd + doff].ravel()
+                    rp[:olo * ow_n] = 0
+                    rp[ohi * ow_n:] = 0
+                    for oh in range(olo, ohi):
+                        dst = rp[oh * ow_n:(oh + 1) * ow_n]
+                        ib = (oh * sh + hoff) * w + woff
+                        for t in range(lo):
+                            dst[t] = 0
+                        for t in range(hi, ow_n):
+                            dst[t] = 0
+                        if sw == 1:          # contiguous views + a 0-based loop: vectorised
+                            src, seg = xf[ib + lo:ib + hi], dst[lo:hi]
+                            for t in range(hi - lo):
+                                seg[t] = src[t]
+                        else:
+                            for t in range(lo, hi):
+                                dst[t] = xf[ib + t * sw]
 
 
 @numba.njit(cache=True)
-def _col2im_plane(col, xp, c, n, geom):
-    """Adjoint of _im2col_plane: xp = x[n, c] gets its kh*kw column rows added back.
+def _col2im_volume(col, xv, c, n, geom):
+    """Adjoint of _im2col_volume: xv = x[n, c] gets its kd*kh*kw column rows added back.
 
-    xp = 0; for ki, kj, oh, ow (in range):
-        xp[oh*sh - ph + ki*dh, ow*sw - pw + kj*dw] += col[n, c*kk + ki*kw + kj, oh*OW + ow]
+    xv = 0; for kz, ki, kj, od, oh, ow (in range):
+        xv[od*sd - pd + kz*dd, oh*sh - ph + ki*dh, ow*sw - pw + kj*dw]
+            += col[n, c*kk + (kz*kh + ki)*kw + kj, (od*OH + oh)*OW + ow]
     """
-    kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n = geom
-    h, w = xp.shape
-    xf = xp.ravel()
-    xf[:] = 0
-    for ki in range(kh):
-        hoff = ki * dh - ph
-        olo, ohi = _valid_range(hoff, sh, h, oh_n)
-        for kj in range(kw):
-            row = col[n, (c * kh + ki) * kw + kj]
-            woff = kj * dw - pw
-            lo, hi = _valid_range(woff, sw, w, ow_n)
-            for oh in range(olo, ohi):
-                ob = oh * ow_n
-                ib = (oh * sh + hoff) * w + woff
-                if sw == 1:              # contiguous views + a 0-based loop: vectorised
-                    dst, src = xf[ib + lo:ib + hi], row[ob + lo:ob + hi]
-                    for t in range(hi - lo):
-                        dst[t] += src[t]
-                else:
-                    for t in range(lo, hi):
-                        xf[ib + t * sw] += row[ob + t]
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od_n, oh_n, ow_n = geom
+    d, h, w = xv.shape
+    plane = oh_n * ow_n
+    xv.ravel()[:] = 0
+    for kz in range(kd):
+        doff = kz * dd - pd
+        dlo, dhi = _valid_range(doff, sd, d, od_n)
+        for ki in range(kh):
+            hoff = ki * dh - ph
+            olo, ohi = _valid_range(hoff, sh, h, oh_n)
+            for kj in range(kw):
+                row = col[n, ((c * kd + kz) * kh + ki) * kw + kj]
+                woff = kj * dw - pw
+                lo, hi = _valid_range(woff, sw, w, ow_n)
+                for od in range(dlo, dhi):
+                    xf = xv[od * sd + doff].ravel()
+                    for oh in range(olo, ohi):
+                        ob = od * plane + oh * ow_n
+                        ib = (oh * sh + hoff) * w + woff
+                        if sw == 1:          # contiguous views + a 0-based loop: vectorised
+                            dst, src = xf[ib + lo:ib + hi], row[ob + lo:ob + hi]
+                            for t in range(hi - lo):
+                                dst[t] += src[t]
+                        else:
+                            for t in range(lo, hi):
+                                xf[ib + t * sw] += row[ob + t]
 
 
 @numba.njit(cache=True)
 def _im2col_serial(x, col, geom):
-    """x (N, C, H, W) -> col (N, C*kh*kw, OH*OW), one (n, c) plane after another."""
+    """x (N, C, D, H, W) -> col (N, C*kd*kh*kw, OD*OH*OW), one (n, c) volume after another."""
     n_b, n_c = x.shape[0], x.shape[1]
     for p in range(n_b * n_c):
         n, c = p // n_c, p % n_c
-        _im2col_plane(x[n, c], col, c, n, geom)
+        _im2col_volume(x[n, c], col, c, n, geom)
 
 
 @numba.njit(cache=True, parallel=True)
 def _im2col_parallel(x, col, geom):
-    """Same as _im2col_serial with the (n, c) planes spread over threads."""
+    """Same as _im2col_serial with the (n, c) volumes spread over threads."""
     n_b, n_c = x.shape[0], x.shape[1]
     for p in numba.prange(n_b * n_c):
         n, c = p // n_c, p % n_c
-        _im2col_plane(x[n, c], col, c, n, geom)
+        _im2col_volume(x[n, c], col, c, n, geom)
 
 
 @numba.njit(cache=True)
 def _col2im_serial(col, x, geom):
-    """col (N, C*kh*kw, OH*OW) -> x (N, C, H, W) (overwritten), plane by plane."""
+    """col (N, C*kd*kh*kw, OD*OH*OW) -> x (N, C, D, H, W) (overwritten), volume by volume."""
     n_b, n_c = x.shape[0], x.shape[1]
     for p in range(n_b * n_c):
         n, c = p // n_c, p % n_c
-        _col2im_plane(col, x[n, c], c, n, geom)
+        _col2im_volume(col, x[n, c], c, n, geom)
 
 
 @numba.njit(cache=True, parallel=True)
 def _col2im_parallel(col, x, geom):
-    """Same as _col2im_serial; each thread owns whole planes, so no races."""
+    """Same as _col2im_serial; each thread owns whole volumes, so no races."""
     n_b, n_c = x.shape[0], x.shape[1]
     for p in numba.prange(n_b * n_c):
         n, c = p // n_c, p % n_c
-        _col2im_plane(col, x[n, c], c, n, geom)
+        _col2im_volume(col, x[n, c], c, n, geom)
 
 
-def _geometry(kernel, stride, padding, dilation, out_hw):
-    """The 10-int tuple the plane kernels unpack (one tuple type, one signature)."""
-    return (int(kernel[0]), int(kernel[1]), int(stride[0]), int(stride[1]),
-            int(padding[0]), int(padding[1]), int(dilation[0]), int(dilation[1]),
-            int(out_hw[0]), int(out_hw[1]))
+def _as_3d(values, fill):
+    """A 1-3 spatial-dim tuple as 3 ints, missing leading dims set to `fill`."""
+    values = tuple(int(v) for v in values)
+    return (fill,) * (3 - len(values)) + values
 
 
-def im2col(x, col, kernel, stride, padding, dilation, out_hw):
-    """Fill col (N, C*kh*kw, OH*OW) from x (N, C, H, W); out_hw = (OH, OW)."""
-    geom = _geometry(kernel, stride, padding, dilation, out_hw)
+def _volumes(x):
+    """An (N, C, *S) C-contiguous array with 1-3 spatial dims viewed as (N, C, D, H, W)."""
+    return x.reshape(x.shape[:2] + (1,) * (5 - x.ndim) + x.shape[2:])
+
+
+def _geometry(kernel, stride, padding, dilation, out_size):
+    """The 15-int tuple the volume kernels unpack (one tuple type, one signature)."""
+    return (_as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
+            + _as_3d(out_size, 1))
+
+
+def im2col(x, col, kernel, stride, padding, dilation, out_size):
+    """Fill col (N, C*prod(kernel), prod(out_size)) from x (N, C, *S), 1-3 spatial dims."""
+    geom = _geometry(kernel, stride, padding, dilation, out_size)
     fn = _im2col_parallel if col.size >= PARALLEL_MIN_ELEMENTS else _im2col_serial
-    fn(x, col, geom)
+    fn(_volumes(x), col, geom)
 
 
-def col2im(col, x, kernel, stride, padding, dilation, out_hw):
-    """Overwrite x (N, C, H, W) with the sum of the windows in col (N, C*kh*kw, OH*OW)."""
-    geom = _geometry(kernel, stride, padding, dilation, out_hw)
+def col2im(col, x, kernel, stride, padding, dilation, out_size):
+    """Overwrite x (N, C, *S) with the sum of the windows in col (N, C*prod(kernel), L)."""
+    geom = _geometry(kernel, stride, padding, dilation, out_size)
     fn = _col2im_parallel if col.size >= PARALLEL_MIN_ELEMENTS else _col2im_serial
-    fn(col, x, geom)
+    fn(col, _volumes(x), geom)
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
@@ -228,37 +255,38 @@ def _chunks(n_b, per_image):
     return step, [(n0, min(n_b, n0 + step)) for n0 in range(0, n_b, step)]
 
 
-def _is_pointwise(kernel, stride, padding, in_hw, out_hw):
-    """A 1x1, stride-1, unpadded kernel over equal sizes: the columns are the input itself."""
-    return (tuple(kernel) == (1, 1) and tuple(stride) == (1, 1) and tuple(padding) == (0, 0)
-            and tuple(in_hw) == tuple(out_hw))
+def _is_pointwise(kernel, stride, padding, in_size, out_size):
+    """A 1x1(x1), stride-1, unpadded kernel over equal sizes: the columns are the input."""
+    return (all(k == 1 for k in kernel) and all(s == 1 for s in stride)
+            and all(p == 0 for p in padding) and tuple(in_size) == tuple(out_size))
 
 
-def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_hw):
-    """Columns (n1-n0, C*kh*kw, L) of x[n0:n1]: a view of x for 1x1 kernels, else im2col."""
+def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size):
+    """Columns (n1-n0, C*kk, L) of x[n0:n1]: a view of x for 1x1 kernels, else im2col."""
     if col_buf is None:
         return x[n0:n1].reshape(n1 - n0, x.shape[1], -1)
     col = col_buf[:n1 - n0]
-    im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_hw)
+    im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_size)
     return col
 
 
 def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups):
-    """out (N, O, OH, OW) = conv2d(x, weight) + bias; arrays C-contiguous, bias may be None.
+    """out (N, O, *OS) = conv(x (N, C, *S), weight) + bias, 1-3 spatial dims (conv1d/2d/3d);
+    arrays C-contiguous, bias may be None.
 
     for each batch chunk: col = im2col(x[chunk]);
         for g: out[chunk, g] = W[g].reshape(O/g, -1) @ col[:, g]   (batched BLAS)
     """
-    n_b, n_o, oh_n, ow_n = out.shape
-    kernel = weight.shape[2:]
+    n_b, n_o = out.shape[:2]
+    kernel, out_size = weight.shape[2:], out.shape[2:]
     w2 = weight.reshape(n_o, -1)
-    rows, og, length = w2.shape[1], n_o // groups, oh_n * ow_n
+    rows, og, length = w2.shape[1], n_o // groups, int(np.prod(out_size))
     out3 = out.reshape(n_b, n_o, length)
-    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out.shape[2:])
+    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
     step, chunks = _chunks(n_b, rows * groups * length)
     col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
     for n0, n1 in chunks:
-        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, (oh_n, ow_n))
+        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size)
         for g in range(groups):
             np.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
                       out=out3[n0:n1, g * og:(g + 1) * og])
@@ -267,17 +295,17 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups):
 
 
 def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, groups):
-    """grad_in (N, C, H, W) = col2im(W^T @ grad_out); this is also conv_transpose2d.
+    """grad_in (N, C, *S) = col2im(W^T @ grad_out); this is also conv_transpose1d/2d/3d.
 
     for each batch chunk: for g: gcol[:, g] = W[g].reshape(O/g, -1)^T @ grad_out[chunk, g];
-        grad_in[chunk] = col2im(gcol).  grad_in's H, W fix the geometry (output_padding).
+        grad_in[chunk] = col2im(gcol).  grad_in's sizes fix the geometry (output_padding).
     """
-    n_b, n_o, oh_n, ow_n = grad_out.shape
-    kernel = weight.shape[2:]
+    n_b, n_o = grad_out.shape[:2]
+    kernel, out_size = weight.shape[2:], grad_out.shape[2:]
     w2 = weight.reshape(n_o, -1)
-    rows, og, length = w2.shape[1], n_o // groups, oh_n * ow_n
+    rows, og, length = w2.shape[1], n_o // groups, int(np.prod(out_size))
     g3 = grad_out.reshape(n_b, n_o, length)
-    direct = _is_pointwise(kernel, stride, padding, grad_in.shape[2:], grad_out.shape[2:])
+    direct = _is_pointwise(kernel, stride, padding, grad_in.shape[2:], out_size)
     step, chunks = _chunks(n_b, rows * groups * length)
     col_buf = None if direct else _workspace("col", (step, rows * groups, length), grad_out.dtype)
     for n0, n1 in chunks:
@@ -289,28 +317,28 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
             np.matmul(w2[g * og:(g + 1) * og].T, g3[n0:n1, g * og:(g + 1) * og],
                       out=gcol[:, g * rows:(g + 1) * rows])
         if not direct:
-            col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, (oh_n, ow_n))
+            col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, out_size)
 
 
 def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups):
-    """grad_w (O, C/g, kh, kw) = sum_n grad_out[n] @ im2col(x)[n]^T, per group.
+    """grad_w (O, C/g, *k) = sum_n grad_out[n] @ im2col(x)[n]^T, per group (1-3 spatial dims).
 
     for each batch chunk: col = im2col(x[chunk]);
         for g: grad_w[g] += sum_over_chunk(grad_out[chunk, g] @ col[:, g]^T)   (batched BLAS)
     """
-    n_b, n_o, oh_n, ow_n = grad_out.shape
-    kernel = grad_w.shape[2:]
+    n_b, n_o = grad_out.shape[:2]
+    kernel, out_size = grad_w.shape[2:], grad_out.shape[2:]
     gw2 = grad_w.reshape(n_o, -1)
-    rows, og, length = gw2.shape[1], n_o // groups, oh_n * ow_n
+    rows, og, length = gw2.shape[1], n_o // groups, int(np.prod(out_size))
     g3 = grad_out.reshape(n_b, n_o, length)
-    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], grad_out.shape[2:])
+    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
     # chunks bounded by the columns and by the per-image partial products (chunk, O/g, rows)
     step, chunks = _chunks(n_b, max(rows * groups * length, og * rows))
     col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
     part = _workspace("part", (step, og, rows), grad_w.dtype)
     gw2[:] = 0
     for n0, n1 in chunks:
-        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, (oh_n, ow_n))
+        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size)
         p = part[:n1 - n0]
         for g in range(groups):
             np.matmul(g3[n0:n1, g * og:(g + 1) * og],

@@ -1,9 +1,10 @@
 """CPU pooling and resampling kernels (Numba).
 
-Pooling layout: x is (P, H, W) C-contiguous float32/float64 with P = N*C planes
-(callers reshape NCHW, and run 1-D pooling with H = 1); outputs (P, OH, OW).
-Max-pool indices are int64 flat offsets into one input plane (h*W + w), as in
-PyTorch.  Max and average pooling have a serial and a prange-over-planes
+Pooling layout: x is (P, D, H, W) C-contiguous float32/float64 with P = N*C
+volumes (callers reshape NC*; the launchers take 2 or 3 spatial dims and run
+2-D pooling with D = 1, 1-D with D = H = 1: one signature per dtype for all);
+outputs (P, OD, OH, OW). Max-pool indices are int64 flat offsets into one
+input volume ((z*H + h)*W + w; h*W + w in 2-D), as in PyTorch.  Max and average pooling have a serial and a prange-over-planes
 variant; the Python wrapper picks by size.
 
 Resampling along one axis (used by ``F.pad`` and ``F.interpolate``): x is
@@ -52,65 +53,82 @@ def _tap_range(start, step, n_taps, size):
 # ---------------------------------------------------------------- max pooling
 
 @numba.njit(cache=True)
-def _max_plane(xp, outp, idxp, geom):
-    """out[oh, ow] = max over the dilated window, idx = its flat offset h*W + w.
+def _max_volume(xv, outv, idxv, geom):
+    """out[od, oh, ow] = max over the dilated window, idx = its flat offset (z*H + h)*W + w.
 
     NaN wins (and the last NaN is kept), like PyTorch; an all -inf window keeps
     the first in-range tap; a window with no tap in range gives -inf and index -1.
+    2-D pooling is D = kd = 1.
     """
-    kh, kw, sh, sw, ph, pw, dh, dw = geom
-    h, w = xp.shape
-    oh_n, ow_n = outp.shape
-    for oh in range(oh_n):
-        hs = oh * sh - ph
-        klo, khi = _tap_range(hs, dh, kh, h)
-        for ow in range(ow_n):
-            ws = ow * sw - pw
-            llo, lhi = _tap_range(ws, dw, kw, w)
-            best = -np.inf
-            arg = (hs + klo * dh) * w + ws + llo * dw if klo < khi and llo < lhi else -1
-            for ki in range(klo, khi):
-                r = hs + ki * dh
-                for kj in range(llo, lhi):
-                    v = xp[r, ws + kj * dw]
-                    if v > best or v != v:
-                        best = v
-                        arg = r * w + ws + kj * dw
-            outp[oh, ow] = best
-            idxp[oh, ow] = arg
+    kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geom
+    d, h, w = xv.shape
+    od_n, oh_n, ow_n = outv.shape
+    for od in range(od_n):
+        zs = od * sd - pd
+        zlo, zhi = _tap_range(zs, dd, kd, d)
+        for oh in range(oh_n):
+            hs = oh * sh - ph
+            klo, khi = _tap_range(hs, dh, kh, h)
+            for ow in range(ow_n):
+                ws = ow * sw - pw
+                llo, lhi = _tap_range(ws, dw, kw, w)
+                best = -np.inf
+                arg = -1
+                if zlo < zhi and klo < khi and llo < lhi:
+                    arg = ((zs + zlo * dd) * h + hs + klo * dh) * w + ws + llo * dw
+                for kz in range(zlo, zhi):
+                    z = zs + kz * dd
+                    for ki in range(klo, khi):
+                        r = hs + ki * dh
+                        for kj in range(llo, lhi):
+                            v = xv[z, r, ws + kj * dw]
+                            if v > best or v != v:
+                                best = v
+                                arg = (z * h + r) * w + ws + kj * dw
+                outv[od, oh, ow] = best
+                idxv[od, oh, ow] = arg
 
 
 @numba.njit(cache=True)
 def _max_serial(x, out, idx, geom):
-    """for p: _max_plane(x[p], out[p], idx[p])."""
+    """for p: _max_volume(x[p], out[p], idx[p])."""
     for p in range(x.shape[0]):
-        _max_plane(x[p], out[p], idx[p], geom)
+        _max_volume(x[p], out[p], idx[p], geom)
 
 
 @numba.njit(cache=True, parallel=True)
 def _max_parallel(x, out, idx, geom):
-    """for p in prange: _max_plane(x[p], out[p], idx[p])."""
+    """for p in prange: _max_volume(x[p], out[p], idx[p])."""
     for p in numba.prange(x.shape[0]):
-        _max_plane(x[p], out[p], idx[p], geom)
+        _max_volume(x[p], out[p], idx[p], geom)
+
+
+def _volumes(a):
+    """(P, *S) with 1-3 spatial dims (C-contiguous) viewed as (P, D, H, W)."""
+    return a.reshape((a.shape[0],) + (1,) * (4 - a.ndim) + a.shape[1:])
+
+
+def _as_3d(values, fill):
+    values = tuple(int(v) for v in values)
+    return (fill,) * (3 - len(values)) + values
 
 
 def max_pool2d_forward(x, out, indices, kernel, stride, padding, dilation):
-    """Max pooling of x (P, H, W) into out (P, OH, OW) with int64 argmax indices."""
-    geom = tuple(int(v) for v in (*kernel, *stride, *padding, *dilation))
-    fn = _max_parallel if out.size * kernel[0] * kernel[1] >= PARALLEL_MIN_ELEMENTS else _max_serial
-    fn(x, out, indices, geom)
+    """Max pooling of x (P, *S) into out (P, *OS) with int64 argmax indices (flat offsets
+    into one input plane/volume); 2 or 3 spatial dims (max_pool1d/2d/3d)."""
+    geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
+    big = out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
+    (_max_parallel if big else _max_serial)(_volumes(x), _volumes(out), _volumes(indices), geom)
 
 
 @numba.njit(cache=True)
 def _scatter_plane(gp, idxp, gxp):
-    """gx = 0; for each output cell with idx >= 0: gx.flat[idx] += g (windows may overlap)."""
-    gxf = gxp.ravel()
-    gxf[:] = 0
-    gf = gp.ravel()
-    idf = idxp.ravel()
-    for i in range(gf.shape[0]):
-        if idf[i] >= 0:
-            gxf[idf[i]] += gf[i]
+    """gx = 0; for each output cell with idx >= 0: gx[idx] += g (windows may overlap)."""
+    for j in range(gxp.shape[0]):
+        gxp[j] = 0
+    for i in range(gp.shape[0]):
+        if idxp[i] >= 0:
+            gxp[idxp[i]] += gp[i]
 
 
 @numba.njit(cache=True)
@@ -128,17 +146,19 @@ def _scatter_parallel(g, idx, gx):
 
 
 def max_pool2d_backward(grad_out, indices, grad_in):
-    """grad_in (P, H, W) = scatter-add of grad_out (P, OH, OW) at the argmax indices.
+    """grad_in (P, *S) = scatter-add of grad_out (P, *OS) at the flat argmax indices.
 
-    Also the backward of adaptive max pooling.  Indices must be in [-1, H*W) (-1: skipped).
+    Also the backward of adaptive max pooling and the forward of max unpooling.
+    Indices must be in [-1, prod(S)) (-1: skipped).
     """
+    p = grad_in.shape[0]
     fn = _scatter_parallel if grad_in.size >= PARALLEL_MIN_ELEMENTS else _scatter_serial
-    fn(grad_out, indices, grad_in)
+    fn(grad_out.reshape(p, -1), indices.reshape(p, -1), grad_in.reshape(p, -1))
 
 
 @numba.njit(cache=True)
 def take_planes(x, indices, out):
-    """out (P, M)[p, i] = x (P, H*W)[p, indices[p, i]]: the adjoint of max-pool backward.
+    """out (P, M)[p, i] = x (P, S)[p, indices[p, i]]: the adjoint of max-pool backward.
 
     Used for double backward of max pooling (gradients picked at the argmax).
     """
@@ -151,155 +171,181 @@ def take_planes(x, indices, out):
 # ---------------------------------------------------------------- average pooling
 
 @numba.njit(cache=True)
-def _avg_plane(xp, outp, geom, count_include_pad, divisor):
-    """out[oh, ow] = sum(window) / (divisor or count); sums kept in float64."""
-    kh, kw, sh, sw, ph, pw = geom
-    h, w = xp.shape
-    oh_n, ow_n = outp.shape
-    for oh in range(oh_n):
-        h0, h1, hc = avg_window(oh, sh, ph, kh, h, count_include_pad)
-        for ow in range(ow_n):
-            w0, w1, wc = avg_window(ow, sw, pw, kw, w, count_include_pad)
-            acc = 0.0
-            for r in range(h0, h1):
-                for c in range(w0, w1):
-                    acc += xp[r, c]
-            div = divisor if divisor > 0 else hc * wc
-            outp[oh, ow] = acc / div if h0 < h1 and w0 < w1 else 0.0
+def _avg_volume(xv, outv, geom, count_include_pad, divisor):
+    """out[od, oh, ow] = sum(window) / (divisor or count); sums kept in float64."""
+    kd, kh, kw, sd, sh, sw, pd, ph, pw = geom
+    d, h, w = xv.shape
+    od_n, oh_n, ow_n = outv.shape
+    for od in range(od_n):
+        z0, z1, zc = avg_window(od, sd, pd, kd, d, count_include_pad)
+        for oh in range(oh_n):
+            h0, h1, hc = avg_window(oh, sh, ph, kh, h, count_include_pad)
+            for ow in range(ow_n):
+                w0, w1, wc = avg_window(ow, sw, pw, kw, w, count_include_pad)
+                acc = 0.0
+                for z in range(z0, z1):
+                    for r in range(h0, h1):
+                        for c in range(w0, w1):
+                            acc += xv[z, r, c]
+                div = divisor if divisor > 0 else zc * hc * wc
+                outv[od, oh, ow] = acc / div if z0 < z1 and h0 < h1 and w0 < w1 else 0.0
 
 
 @numba.njit(cache=True)
-def _avg_plane_backward(gp, gxp, geom, count_include_pad, divisor):
+def _avg_volume_backward(gv, gxv, geom, count_include_pad, divisor):
     """gx = 0; for each output cell: gx[window] += g / (divisor or count)."""
-    kh, kw, sh, sw, ph, pw = geom
-    h, w = gxp.shape
-    oh_n, ow_n = gp.shape
-    gxp[:, :] = 0
-    for oh in range(oh_n):
-        h0, h1, hc = avg_window(oh, sh, ph, kh, h, count_include_pad)
-        for ow in range(ow_n):
-            w0, w1, wc = avg_window(ow, sw, pw, kw, w, count_include_pad)
-            div = divisor if divisor > 0 else hc * wc
-            if h0 >= h1 or w0 >= w1:
-                continue
-            v = gp[oh, ow] / div
-            for r in range(h0, h1):
-                for c in range(w0, w1):
-                    gxp[r, c] += v
+    kd, kh, kw, sd, sh, sw, pd, ph, pw = geom
+    d, h, w = gxv.shape
+    od_n, oh_n, ow_n = gv.shape
+    gxv[:, :, :] = 0
+    for od in range(od_n):
+        z0, z1, zc = avg_window(od, sd, pd, kd, d, count_include_pad)
+        for oh in range(oh_n):
+            h0, h1, hc = avg_window(oh, sh, ph, kh, h, count_include_pad)
+            for ow in range(ow_n):
+                w0, w1, wc = avg_window(ow, sw, pw, kw, w, count_include_pad)
+                div = divisor if divisor > 0 else zc * hc * wc
+                if z0 >= z1 or h0 >= h1 or w0 >= w1:
+                    continue
+                v = gv[od, oh, ow] / div
+                for z in range(z0, z1):
+                    for r in range(h0, h1):
+                        for c in range(w0, w1):
+                            gxv[z, r, c] += v
 
 
 @numba.njit(cache=True, parallel=True)
 def _avg_parallel(x, out, geom, count_include_pad, divisor):
-    """for p in prange: _avg_plane(x[p], out[p])."""
+    """for p in prange: _avg_volume(x[p], out[p])."""
     for p in numba.prange(x.shape[0]):
-        _avg_plane(x[p], out[p], geom, count_include_pad, divisor)
+        _avg_volume(x[p], out[p], geom, count_include_pad, divisor)
 
 
 @numba.njit(cache=True)
 def _avg_serial(x, out, geom, count_include_pad, divisor):
-    """for p: _avg_plane(x[p], out[p])."""
+    """for p: _avg_volume(x[p], out[p])."""
     for p in range(x.shape[0]):
-        _avg_plane(x[p], out[p], geom, count_include_pad, divisor)
+        _avg_volume(x[p], out[p], geom, count_include_pad, divisor)
 
 
 @numba.njit(cache=True, parallel=True)
 def _avg_backward_parallel(g, gx, geom, count_include_pad, divisor):
-    """for p in prange: _avg_plane_backward(g[p], gx[p])."""
+    """for p in prange: _avg_volume_backward(g[p], gx[p])."""
     for p in numba.prange(g.shape[0]):
-        _avg_plane_backward(g[p], gx[p], geom, count_include_pad, divisor)
+        _avg_volume_backward(g[p], gx[p], geom, count_include_pad, divisor)
 
 
 @numba.njit(cache=True)
 def _avg_backward_serial(g, gx, geom, count_include_pad, divisor):
-    """for p: _avg_plane_backward(g[p], gx[p])."""
+    """for p: _avg_volume_backward(g[p], gx[p])."""
     for p in range(g.shape[0]):
-        _avg_plane_backward(g[p], gx[p], geom, count_include_pad, divisor)
+        _avg_volume_backward(g[p], gx[p], geom, count_include_pad, divisor)
 
 
 def avg_pool2d_forward(x, out, kernel, stride, padding, count_include_pad, divisor_override):
-    """Average pooling of x (P, H, W) into out (P, OH, OW); divisor_override None or > 0."""
-    geom = tuple(int(v) for v in (*kernel, *stride, *padding))
+    """Average pooling of x (P, *S) into out (P, *OS), 2 or 3 spatial dims;
+    divisor_override None or > 0."""
+    geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
-    big = out.size * kernel[0] * kernel[1] >= PARALLEL_MIN_ELEMENTS
-    (_avg_parallel if big else _avg_serial)(x, out, geom, bool(count_include_pad), div)
+    big = out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
+    (_avg_parallel if big else _avg_serial)(_volumes(x), _volumes(out), geom,
+                                            bool(count_include_pad), div)
 
 
 def avg_pool2d_backward(grad_out, grad_in, kernel, stride, padding, count_include_pad,
                         divisor_override):
-    """grad_in (P, H, W) of average pooling from grad_out (P, OH, OW)."""
-    geom = tuple(int(v) for v in (*kernel, *stride, *padding))
+    """grad_in (P, *S) of average pooling from grad_out (P, *OS)."""
+    geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
-    big = grad_out.size * kernel[0] * kernel[1] >= PARALLEL_MIN_ELEMENTS
+    big = grad_out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
     fn = _avg_backward_parallel if big else _avg_backward_serial
-    fn(grad_out, grad_in, geom, bool(count_include_pad), div)
+    fn(_volumes(grad_out), _volumes(grad_in), geom, bool(count_include_pad), div)
 
 
 # ---------------------------------------------------------------- adaptive pooling
 
 @numba.njit(cache=True)
-def _adaptive_avg(x, out, hs, he, ws, we):
-    """out[p, i, j] = mean(x[p, hs[i]:he[i], ws[j]:we[j]]), summed in float64."""
+def _adaptive_avg(x, out, win):
+    """out[p, i, j, k] = mean(x[p, window(i, j, k)]), summed in float64.
+
+    win = (zs, ze, hs, he, ws, we): the windows along each axis."""
+    zs, ze, hs, he, ws, we = win
     for p in range(x.shape[0]):
         for i in range(out.shape[1]):
             for j in range(out.shape[2]):
-                acc = 0.0
-                for r in range(hs[i], he[i]):
-                    for c in range(ws[j], we[j]):
-                        acc += x[p, r, c]
-                out[p, i, j] = acc / ((he[i] - hs[i]) * (we[j] - ws[j]))
+                for k in range(out.shape[3]):
+                    acc = 0.0
+                    for z in range(zs[i], ze[i]):
+                        for r in range(hs[j], he[j]):
+                            for c in range(ws[k], we[k]):
+                                acc += x[p, z, r, c]
+                    n = (ze[i] - zs[i]) * (he[j] - hs[j]) * (we[k] - ws[k])
+                    out[p, i, j, k] = acc / n
 
 
 @numba.njit(cache=True)
-def _adaptive_avg_backward(g, gx, hs, he, ws, we):
-    """gx = 0; gx[p, window(i, j)] += g[p, i, j] / window size."""
+def _adaptive_avg_backward(g, gx, win):
+    """gx = 0; gx[p, window(i, j, k)] += g[p, i, j, k] / window size."""
+    zs, ze, hs, he, ws, we = win
     for p in range(g.shape[0]):
         gx[p] = 0
         for i in range(g.shape[1]):
             for j in range(g.shape[2]):
-                v = g[p, i, j] / ((he[i] - hs[i]) * (we[j] - ws[j]))
-                for r in range(hs[i], he[i]):
-                    for c in range(ws[j], we[j]):
-                        gx[p, r, c] += v
+                for k in range(g.shape[3]):
+                    n = (ze[i] - zs[i]) * (he[j] - hs[j]) * (we[k] - ws[k])
+                    v = g[p, i, j, k] / n
+                    for z in range(zs[i], ze[i]):
+                        for r in range(hs[j], he[j]):
+                            for c in range(ws[k], we[k]):
+                                gx[p, z, r, c] += v
 
 
 @numba.njit(cache=True)
-def _adaptive_max(x, out, idx, hs, he, ws, we):
-    """out[p, i, j] = max of the window (NaN wins), idx = its flat offset r*W + c."""
-    w = x.shape[2]
+def _adaptive_max(x, out, idx, win):
+    """out[p, i, j, k] = max of the window (NaN wins), idx = its flat offset (z*H + r)*W + c."""
+    zs, ze, hs, he, ws, we = win
+    h, w = x.shape[2], x.shape[3]
     for p in range(x.shape[0]):
         for i in range(out.shape[1]):
             for j in range(out.shape[2]):
-                best = -np.inf
-                arg = hs[i] * w + ws[j]
-                for r in range(hs[i], he[i]):
-                    for c in range(ws[j], we[j]):
-                        v = x[p, r, c]
-                        if v > best or v != v:
-                            best = v
-                            arg = r * w + c
-                out[p, i, j] = best
-                idx[p, i, j] = arg
+                for k in range(out.shape[3]):
+                    best = -np.inf
+                    arg = (zs[i] * h + hs[j]) * w + ws[k]
+                    for z in range(zs[i], ze[i]):
+                        for r in range(hs[j], he[j]):
+                            for c in range(ws[k], we[k]):
+                                v = x[p, z, r, c]
+                                if v > best or v != v:
+                                    best = v
+                                    arg = (z * h + r) * w + c
+                    out[p, i, j, k] = best
+                    idx[p, i, j, k] = arg
+
+
+def _windows(in_shape, out_shape):
+    """The adaptive windows (zs, ze, hs, he, ws, we) of (P, D, H, W) -> (P, OD, OH, OW)."""
+    win = ()
+    for d in (1, 2, 3):
+        win += adaptive_ranges(in_shape[d], out_shape[d])
+    return win
 
 
 def adaptive_avg_pool2d_forward(x, out):
-    """Adaptive average pooling of x (P, H, W) to out (P, OH, OW)."""
-    hs, he = adaptive_ranges(x.shape[1], out.shape[1])
-    ws, we = adaptive_ranges(x.shape[2], out.shape[2])
-    _adaptive_avg(x, out, hs, he, ws, we)
+    """Adaptive average pooling of x (P, *S) to out (P, *OS), 2 or 3 spatial dims."""
+    x, out = _volumes(x), _volumes(out)
+    _adaptive_avg(x, out, _windows(x.shape, out.shape))
 
 
 def adaptive_avg_pool2d_backward(grad_out, grad_in):
-    """grad_in (P, H, W) of adaptive average pooling from grad_out (P, OH, OW)."""
-    hs, he = adaptive_ranges(grad_in.shape[1], grad_out.shape[1])
-    ws, we = adaptive_ranges(grad_in.shape[2], grad_out.shape[2])
-    _adaptive_avg_backward(grad_out, grad_in, hs, he, ws, we)
+    """grad_in (P, *S) of adaptive average pooling from grad_out (P, *OS)."""
+    g, gx = _volumes(grad_out), _volumes(grad_in)
+    _adaptive_avg_backward(g, gx, _windows(gx.shape, g.shape))
 
 
 def adaptive_max_pool2d_forward(x, out, indices):
-    """Adaptive max pooling of x (P, H, W) to out (P, OH, OW) with int64 indices."""
-    hs, he = adaptive_ranges(x.shape[1], out.shape[1])
-    ws, we = adaptive_ranges(x.shape[2], out.shape[2])
-    _adaptive_max(x, out, indices, hs, he, ws, we)
+    """Adaptive max pooling of x (P, *S) to out (P, *OS) with int64 flat indices."""
+    x, out = _volumes(x), _volumes(out)
+    _adaptive_max(x, out, _volumes(indices), _windows(x.shape, out.shape))
 
 
 # ---------------------------------------------------------------- resampling along one axis

@@ -1,4 +1,4 @@
-"""Convolutions: conv1d, conv2d, conv_transpose1d/2d, unfold, fold.
+"""Convolutions: conv1d/2d/3d, conv_transpose1d/2d/3d, conv_tbc, unfold, fold.
 
 Three autograd Functions cover convolution and all its derivatives, each one
 kernel call (``nbtorch.kernels.cpu.conv``: im2col + one BLAS GEMM):
@@ -8,7 +8,8 @@ kernel call (``nbtorch.kernels.cpu.conv``: im2col + one BLAS GEMM):
 * ``Conv2dWeightGrad``   gw = g (x) x                 (correlation of g with x)
 
 Each backward is written with the other two, so ``create_graph=True`` gives
-exact higher-order gradients.  1-D convolutions are the 2-D ones with H = 1.
+exact higher-order gradients.  The kernels take 1-3 spatial dims (2-D and 3-D
+directly; 1-D convolutions are the 2-D ones with H = 1).
 Kernels compute in float32/float64; float16 and bfloat16 are upcast around them.
 """
 from .._registry import get_kernel
@@ -16,7 +17,8 @@ from .._tensor import empty
 from ..autograd import Function, grad_mode
 from ._common import check_same_device
 
-__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "conv_tbc", "unfold", "fold"]
 
 
 # ---------------------------------------------------------------- argument helpers
@@ -78,7 +80,7 @@ class _Geometry:
 
 
 class Conv2dFn(Function):
-    """y (N, O, OH, OW) = conv2d(x (N, C, H, W), w (O, C/g, kh, kw)) + b."""
+    """y (N, O, *OS) = conv(x (N, C, *S), w (O, C/g, *k)) + b, 2 or 3 spatial dims."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, geom):
@@ -102,9 +104,9 @@ class Conv2dFn(Function):
 
 
 def _bias_grad(grad):
-    """sum of grad (N, O, H, W) over N, H, W: one kernel, or ops when differentiating it."""
+    """sum of grad (N, O, *S) over N and S: one kernel, or ops when differentiating it."""
     if grad_mode.is_grad_enabled():          # create_graph=True: keep it differentiable
-        return grad.sum(dim=(0, 2, 3))
+        return grad.sum(dim=(0,) + tuple(range(2, grad.dim())))
     dt = _kernel_dtype("conv2d", grad)
     out = empty((grad.shape[1],), dt, grad.device)
     get_kernel("conv2d_bias_grad", grad.device.type)(
@@ -113,7 +115,7 @@ def _bias_grad(grad):
 
 
 class Conv2dInputGrad(Function):
-    """gx (N, C, H, W) = conv2d's input gradient from g (N, O, OH, OW); = conv_transpose2d."""
+    """gx (N, C, *S) = the convolution's input gradient from g (N, O, *OS); = conv_transpose."""
 
     @staticmethod
     def forward(ctx, grad, weight, geom, in_hw):
@@ -136,7 +138,7 @@ class Conv2dInputGrad(Function):
 
 
 class Conv2dWeightGrad(Function):
-    """gw (O, C/g, kh, kw) = conv2d's weight gradient from x and g (summed over the batch)."""
+    """gw (O, C/g, *k) = the convolution's weight gradient from x and g (summed over the batch)."""
 
     @staticmethod
     def forward(ctx, x, grad, geom, w_shape):
@@ -220,7 +222,7 @@ def _resolve_padding(padding, kernel, stride, dilation):
 
 
 def _conv_nd(op, dims, x, weight, bias, stride, padding, dilation, groups):
-    """Shared body of conv1d/conv2d: checks, unbatched and 1-D views, the Function."""
+    """Shared body of conv1d/2d/3d: checks, unbatched and 1-D views, the Function."""
     _check_conv_args(op, x, weight, bias, dims)
     batched = x.dim() == dims + 2
     if not batched:
@@ -279,9 +281,22 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution over an (N, C, D, H, W) or (C, D, H, W) input.
+
+    weight (C_out, C_in / groups, kD, kH, kW); the other arguments as `conv2d`,
+    with ints or triples. Runs the im2col + BLAS kernels of conv2d over volumes.
+
+    Example:
+        >>> F.conv3d(nbtorch.randn(1, 2, 4, 5, 5), nbtorch.randn(3, 2, 3, 3, 3)).shape
+        torch.Size([1, 3, 2, 3, 3])
+    """
+    return _conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose_nd(op, dims, x, weight, bias, stride, padding, output_padding, groups,
                        dilation):
-    """Shared body of conv_transpose1d/2d: the input gradient of a convolution."""
+    """Shared body of conv_transpose1d/2d/3d: the input gradient of a convolution."""
     _check_conv_args(op, x, weight, bias, dims)
     batched = x.dim() == dims + 2
     if not batched:
@@ -293,9 +308,14 @@ def _conv_transpose_nd(op, dims, x, weight, bias, stride, padding, output_paddin
     _check_positive(stride, dilation, pad)
     for op_, s, d in zip(out_pad, stride, dilation):
         if op_ < 0 or (op_ >= s and op_ >= d):
-            raise RuntimeError(f"output padding must be smaller than either stride or dilation,"
-                               f" but got output_padding: {list(out_pad)}, stride: "
-                               f"{list(stride)}, dilation: {list(dilation)}")
+            names = ("depth", "height", "width")[3 - max(dims, 2):]
+
+            def show(what, vals, one):        # conv_transpose1d reports itself as 2-D
+                vals = ((one,) if dims == 1 else ()) + tuple(vals)
+                return " ".join(f"{what}_{n}: {v}" for n, v in zip(names, vals))
+            raise RuntimeError("output padding must be smaller than either stride or dilation, "
+                               f"but got {show('output_padding', out_pad, 0)} "
+                               f"{show('stride', stride, 1)} {show('dilation', dilation, 1)}")
     kernel, sizes = tuple(weight.shape[2:]), tuple(x.shape[2:])
     out = tuple((s - 1) * st - 2 * p + d * (k - 1) + op_ + 1
                 for s, st, p, d, k, op_ in zip(sizes, stride, pad, dilation, kernel, out_pad))
@@ -346,6 +366,45 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return _conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding,
                               output_padding, groups, dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W).
+
+    weight (C_in, C_out / groups, kD, kH, kW); arguments and output size as
+    `conv_transpose2d`, per spatial dim.
+
+    Example:
+        >>> F.conv_transpose3d(nbtorch.randn(1, 4, 2, 3, 3), nbtorch.randn(4, 2, 2, 2, 2),
+        ...                    stride=2).shape
+        torch.Size([1, 2, 4, 6, 6])
+    """
+    return _conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding,
+                              output_padding, groups, dilation)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1-D convolution over a time-batch-channel input (T, B, C_in) with weight
+    (k, C_in, C_out) and bias (C_out,), output (T + 2*pad - k + 1, B, C_out).
+
+    Example:
+        >>> F.conv_tbc(nbtorch.randn(5, 2, 3), nbtorch.randn(3, 3, 4), nbtorch.zeros(4), 1).shape
+        torch.Size([5, 2, 4])
+    """
+    if bias is None:
+        raise TypeError("conv_tbc(): argument 'bias' (position 3) must be Tensor, not NoneType")
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1 or weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    y = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=int(pad))
+    return y.permute(2, 0, 1)
 
 
 # ---------------------------------------------------------------- unfold / fold

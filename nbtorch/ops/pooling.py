@@ -1,10 +1,12 @@
-"""Pooling: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d, adaptive_max_pool1d/2d.
+"""Pooling: max/avg pooling and adaptive avg/max pooling over 1, 2 and 3 spatial dims.
 
-Each op is one Numba kernel over (N*C, H, W) planes (``nbtorch.kernels.cpu.pool``);
-1-D pooling is 2-D pooling with H = 1.  Every backward is itself a Function
-whose backward is the forward again (average pooling and its gradient are
-adjoint linear maps; max-pool's gradient scatter has the index gather as
-adjoint), so ``create_graph=True`` gives exact higher-order gradients.
+Each op is one Numba kernel over (N*C, *S) planes or volumes
+(``nbtorch.kernels.cpu.pool``; the kernels run 2-D pooling as 3-D with D = 1,
+and 1-D pooling here is 2-D pooling with H = 1).  Every backward is itself a
+Function whose backward is the forward again (average pooling and its gradient
+are adjoint linear maps; max-pool's gradient scatter has the index gather as
+adjoint), so ``create_graph=True`` gives exact higher-order gradients.  Max
+indices are flat offsets into one input plane/volume, as PyTorch's.
 """
 from .._registry import get_kernel
 from .._tensor import empty
@@ -12,10 +14,13 @@ from .. import _dtype
 from ..autograd import Function
 from .conv import _kernel_dtype, _ntuple, _out, _raw, _size
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d",
-           "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-           "max_pool1d_with_indices", "max_pool2d_with_indices"]
-
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices"]
 
 
 def pool_output_size(size, kernel, stride, padding, dilation, ceil_mode):
@@ -28,31 +33,33 @@ def pool_output_size(size, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _planes(t, dt):
-    """The raw (N*C, H, W) array of an (N, C, H, W) tensor in kernel dtype `dt`."""
-    n, c, h, w = t.shape
-    return _raw(t, dt).reshape(n * c, h, w)
+    """The raw (N*C, *S) array of an (N, C, *S) tensor in kernel dtype `dt`."""
+    n, c = t.shape[:2]
+    return _raw(t, dt).reshape((n * c,) + tuple(t.shape[2:]))
 
 
 def _new(shape, dt, like):
-    """A fresh (N, C, H, W) kernel output and its (N*C, H, W) raw view."""
-    t = empty(tuple(shape), dt, like.device)
-    return t, t._array.reshape(shape[0] * shape[1], shape[2], shape[3])
+    """A fresh (N, C, *S) kernel output and its (N*C, *S) raw view."""
+    shape = tuple(shape)
+    t = empty(shape, dt, like.device)
+    return t, t._array.reshape((shape[0] * shape[1],) + shape[2:])
 
 
 # ---------------------------------------------------------------- max: forward, scatter, gather
 
-class MaxPool2dFn(Function):
-    """(values, int64 indices) of max pooling; indices are flat offsets h*W + w per plane."""
+class MaxPoolFn(Function):
+    """(values, int64 indices) of max pooling; geom = (out_size, kernel, stride, padding,
+    dilation), or (out_size,) for adaptive pooling."""
 
     @staticmethod
-    def forward(ctx, x, geom, adaptive):
+    def forward(ctx, x, geom):
         dt = _kernel_dtype("max_pool2d", x)
-        out, out3 = _new(x.shape[:2] + geom[0], dt, x)
-        idx, idx3 = _new(x.shape[:2] + geom[0], _dtype.int64, x)
-        if adaptive:
-            get_kernel("adaptive_max_pool2d", x.device.type)(_planes(x, dt), out3, idx3)
+        out, out_k = _new(x.shape[:2] + geom[0], dt, x)
+        idx, idx_k = _new(x.shape[:2] + geom[0], _dtype.int64, x)
+        if len(geom) == 1:
+            get_kernel("adaptive_max_pool2d", x.device.type)(_planes(x, dt), out_k, idx_k)
         else:
-            get_kernel("max_pool2d", x.device.type)(_planes(x, dt), out3, idx3, *geom[1:])
+            get_kernel("max_pool2d", x.device.type)(_planes(x, dt), out_k, idx_k, *geom[1:])
         ctx.mark_non_differentiable(idx)
         ctx.save_for_backward(idx)
         ctx.in_shape = tuple(x.shape)
@@ -61,18 +68,20 @@ class MaxPool2dFn(Function):
     @staticmethod
     def backward(ctx, grad, _grad_indices):
         idx, = ctx.saved_tensors
-        return IndexScatterFn.apply(grad, idx, ctx.in_shape), None, None
+        return IndexScatterFn.apply(grad, idx, ctx.in_shape), None
 
 
 class IndexScatterFn(Function):
-    """gx (N, C, H, W): grad (N, C, OH, OW) added at the flat plane indices."""
+    """gx (N, C, *S): grad (N, C, *OS) added at the flat plane indices (also max_unpool)."""
 
     @staticmethod
     def forward(ctx, grad, idx, in_shape):
         dt = _kernel_dtype("max_pool2d_backward", grad)
-        gx, gx3 = _new(in_shape, dt, grad)
+        gx, gx_k = _new(in_shape, dt, grad)
+        p = in_shape[0] * in_shape[1]
         get_kernel("max_pool2d_backward", grad.device.type)(
-            _planes(grad, dt), idx.contiguous()._array.reshape(-1, *idx.shape[2:]), gx3)
+            _raw(grad, dt).reshape(p, -1), idx.contiguous()._array.reshape(p, -1),
+            gx_k.reshape(p, -1))
         ctx.save_for_backward(idx)
         return _out(gx, grad.dtype)
 
@@ -83,7 +92,7 @@ class IndexScatterFn(Function):
 
 
 class IndexGatherFn(Function):
-    """out (N, C, OH, OW) = x (N, C, H, W) picked at the flat plane indices."""
+    """out (N, C, *OS) = x (N, C, *S) picked at the flat plane indices."""
 
     @staticmethod
     def forward(ctx, x, idx):
@@ -105,101 +114,189 @@ class IndexGatherFn(Function):
 
 # ---------------------------------------------------------------- average: forward <-> backward
 
-class AvgPool2dFn(Function):
-    """Average pooling; geom = (out_hw, kernel, stride, padding, count_include_pad, divisor)
-    or (out_hw,) for adaptive pooling."""
+class AvgPoolFn(Function):
+    """Average pooling; geom = (out_size, kernel, stride, padding, count_include_pad,
+    divisor) or (out_size,) for adaptive pooling."""
 
     @staticmethod
     def forward(ctx, x, geom):
         dt = _kernel_dtype("avg_pool2d", x)
-        out, out3 = _new(x.shape[:2] + geom[0], dt, x)
+        out, out_k = _new(x.shape[:2] + geom[0], dt, x)
         if len(geom) == 1:
-            get_kernel("adaptive_avg_pool2d", x.device.type)(_planes(x, dt), out3)
+            get_kernel("adaptive_avg_pool2d", x.device.type)(_planes(x, dt), out_k)
         else:
-            get_kernel("avg_pool2d", x.device.type)(_planes(x, dt), out3, *geom[1:])
+            get_kernel("avg_pool2d", x.device.type)(_planes(x, dt), out_k, *geom[1:])
         ctx.geom, ctx.in_shape = geom, tuple(x.shape)
         return _out(out, x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dBackwardFn.apply(grad, ctx.geom, ctx.in_shape), None
+        return AvgPoolBackwardFn.apply(grad, ctx.geom, ctx.in_shape), None
 
 
-class AvgPool2dBackwardFn(Function):
-    """The input gradient of AvgPool2dFn (a linear map whose adjoint is the pooling)."""
+class AvgPoolBackwardFn(Function):
+    """The input gradient of AvgPoolFn (a linear map whose adjoint is the pooling)."""
 
     @staticmethod
     def forward(ctx, grad, geom, in_shape):
         dt = _kernel_dtype("avg_pool2d_backward", grad)
-        gx, gx3 = _new(in_shape, dt, grad)
+        gx, gx_k = _new(in_shape, dt, grad)
         if len(geom) == 1:
-            get_kernel("adaptive_avg_pool2d_backward", grad.device.type)(_planes(grad, dt), gx3)
+            get_kernel("adaptive_avg_pool2d_backward", grad.device.type)(_planes(grad, dt), gx_k)
         else:
-            get_kernel("avg_pool2d_backward", grad.device.type)(_planes(grad, dt), gx3, *geom[1:])
+            get_kernel("avg_pool2d_backward", grad.device.type)(_planes(grad, dt), gx_k,
+                                                                 *geom[1:])
         ctx.geom = geom
         return _out(gx, grad.dtype)
 
     @staticmethod
     def backward(ctx, ggx):
-        return AvgPool2dFn.apply(ggx, ctx.geom), None, None
+        return AvgPoolFn.apply(ggx, ctx.geom), None, None
 
 
 # ---------------------------------------------------------------- argument handling
 
-def _as_4d(op, x, dims):
-    """View a (N, C, *S) or (C, *S) input as (N, C, H, W); returns it and an undo function."""
-    if x.dim() not in (dims + 1, dims + 2) or any(s == 0 for s in x.shape[-dims - 1:]):
-        if dims == 2:
-            raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
-        raise RuntimeError(f"{op}() Expected 2D or 3D input, but got {_size(x)}")
+def _rank_error(op, x, dims):
+    """PyTorch's message for an input of the wrong rank."""
+    if op in ("avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d"):
+        return (f"Expected 2 to 3 dimensions, but got {x.dim()}-dimensional tensor for "
+                f"argument #1 'self' (while checking arguments for {op})")
+    if op == "max_pool1d":
+        return (f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch "
+                f"size for input, but got:{_size(x)}")
+    if op.startswith("adaptive"):
+        sep = ":" if "max" in op else ""
+        return f"{op}(): Expected {dims + 1}D or {dims + 2}D tensor, but got{sep} {_size(x)}"
+    return f"non-empty {dims + 1}D or {dims + 2}D (batch mode) tensor expected for input"
+
+
+def _empty_error(op, x, dims, dim):
+    """PyTorch's message for an empty non-batch dim `dim` (of the batched view)."""
+    if op.startswith("adaptive"):
+        return (f"{op}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {_size(x)} with dimension {dim} being empty")
+    if dims == 3:
+        return (f"{op}(): Expected input's non-batch dimensions to have positive length, but "
+                f"input has a shape of {_size(x)} and non-batch dimension {dim - 1} has length "
+                "zero!")
+    if op == "max_pool1d":
+        return _rank_error(op, x, dims)
+    return (f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+            f"but got:{_size(x)}")
+
+
+def as_batched(op, x, dims):
+    """View a (N, C, *S) or (C, *S) input with `dims` spatial dims as (N, C, *S') with S' of
+    2 or 3 dims (1-D gets H = 1); returns it and the function that undoes the view."""
+    if x.dim() not in (dims + 1, dims + 2):
+        raise RuntimeError(_rank_error(op, x, dims))
     batched = x.dim() == dims + 2
-    x4 = x if batched else x.unsqueeze(0)
+    xb = x if batched else x.unsqueeze(0)
+    for d in range(1, xb.dim()):
+        if xb.shape[d] == 0:
+            raise RuntimeError(_empty_error(op, xb if batched else x, dims,
+                                            d if batched else d - 1))
     if dims == 1:
-        x4 = x4.unsqueeze(2)
+        xb = xb.unsqueeze(2)
 
     def undo(t):
         if dims == 1:
             t = t.squeeze(2)
         return t if batched else t.squeeze(0)
-    return x4, undo
+    return xb, undo
 
 
-def _window_args(dims, kernel_size, stride, padding, dilation):
-    """Kernel, stride (default: kernel), padding and dilation as 2-D tuples, checked."""
+_AXES = {2: ("H", "W"), 3: ("T", "H", "W")}
+
+
+def _window_args(op, dims, kernel_size, stride, padding, dilation):
+    """Kernel, stride (default: kernel), padding and dilation as 2-D/3-D tuples, checked with
+    PyTorch's messages."""
     kernel = _ntuple(kernel_size, dims, "kernel_size")
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
         else _ntuple(stride, dims, "stride")
     pad, dil = _ntuple(padding, dims, "padding"), _ntuple(dilation, dims, "dilation")
+    if op == "max_pool1d":
+        for what, v in (("kernel_size", kernel), ("stride", stride), ("dilation", dil)):
+            if v[0] <= 0:
+                raise RuntimeError(f"max_pool1d() {what} must be greater than zero, but got "
+                                   f"{v[0]}")
+        if pad[0] < 0:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad[0]}")
+        if pad[0] > kernel[0] // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={pad[0]} and kernel_size={kernel[0]}")
     if dims == 1:
         kernel, stride, pad, dil = (1,) + kernel, (1,) + stride, (0,) + pad, (1,) + dil
-    checks = (("kernel size", "kH", "kW", kernel), ("stride", "dH", "dW", stride),
-              ("dilation", "dilationH", "dilationW", dil))
-    for what, a, b, vals in checks:
-        if vals[0] <= 0 or vals[1] <= 0:
-            raise RuntimeError(f"{what} should be greater than zero, but got {a}: {vals[0]} "
-                               f"{b}: {vals[1]}")
-    if pad[0] > kernel[0] // 2 or pad[1] > kernel[1] // 2 or min(pad) < 0:
-        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but got "
-                           f"padW = {pad[1]}, padH = {pad[0]}, kW = {kernel[1]}, kH = {kernel[0]}")
+    axes = _AXES[len(kernel)]
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError("kernel size should be greater than zero, but got "
+                           + " ".join(f"k{a}: {k}" for a, k in zip(axes, kernel)))
+    if any(s == 0 for s in stride):
+        raise RuntimeError("stride should not be zero")
+    if any(s < 0 for s in stride):
+        raise RuntimeError("stride should be greater than zero, but got "
+                           + " ".join(f"d{a}: {s}" for a, s in zip(axes, stride)))
+    if any(d <= 0 for d in dil):
+        raise RuntimeError("dilation should be greater than zero, but got "
+                           + " ".join(f"dilation{a}: {d}" for a, d in zip(axes, dil)))
+    if any(p < 0 for p in pad):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(pad)}")
+    for k, p, d in zip(kernel, pad, dil):
+        if p > ((k - 1) * d + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    if any(p > k // 2 for k, p in zip(kernel, pad)):
+        if len(kernel) == 3:
+            raise RuntimeError(
+                f"pad should be smaller than or equal to half of kernel size, but got "
+                f"kT: {kernel[0]} kW: {kernel[2]} kH: {kernel[1]} padT: {pad[0]} padW: "
+                f"{pad[2]} padH: {pad[1]}")
+        raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but "
+                           f"got padW = {pad[1]}, padH = {pad[0]}, kW = {kernel[1]}, kH = "
+                           f"{kernel[0]}")
     return kernel, stride, pad, dil
 
 
-def _pool_out_hw(x4, kernel, stride, pad, dil, ceil_mode):
-    c, h, w = x4.shape[1:]
+def _pool_out_size(op, xb, kernel, stride, pad, dil, ceil_mode):
+    sizes = tuple(xb.shape[2:])
     out = tuple(pool_output_size(s, k, st, p, d, ceil_mode)
-                for s, k, st, p, d in zip((h, w), kernel, stride, pad, dil))
-    if out[0] < 1 or out[1] < 1:
-        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
-                           f"({c}x{out[0]}x{out[1]}). Output size is too small")
+                for s, k, st, p, d in zip(sizes, kernel, stride, pad, dil))
+    if any(o < 1 for o in out):
+        if op == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() Invalid computed output size: {out[-1]}")
+        c = xb.shape[1]
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, (c,) + sizes))}). "
+                           f"Calculated output size: ({'x'.join(map(str, (c,) + out))}). "
+                           "Output size is too small")
     return out
 
 
 def _max_pool(op, dims, x, kernel_size, stride, padding, dilation, ceil_mode):
-    x4, undo = _as_4d(op, x, dims)
-    kernel, stride, pad, dil = _window_args(dims, kernel_size, stride, padding, dilation)
-    out_hw = _pool_out_hw(x4, kernel, stride, pad, dil, ceil_mode)
-    out, idx = MaxPool2dFn.apply(x4, (out_hw, kernel, stride, pad, dil), False)
+    xb, undo = as_batched(op, x, dims)
+    kernel, stride, pad, dil = _window_args(op, dims, kernel_size, stride, padding, dilation)
+    out_size = _pool_out_size(op, xb, kernel, stride, pad, dil, ceil_mode)
+    out, idx = MaxPoolFn.apply(xb, (out_size, kernel, stride, pad, dil))
     return undo(out), undo(idx)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    """`max_pool3d` that returns (values, indices)."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W); arguments as `max_pool2d`
+    (ints or triples); indices are flat offsets (d * H + h) * W + w.
+
+    Example:
+        >>> F.max_pool3d(nbtorch.randn(1, 1, 4, 4, 4), 2).shape
+        torch.Size([1, 1, 2, 2, 2])
+    """
+    out, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
@@ -246,13 +343,29 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _avg_pool(op, dims, x, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
-    x4, undo = _as_4d(op, x, dims)
-    kernel, stride, pad, _ = _window_args(dims, kernel_size, stride, padding, 1)
+    xb, undo = as_batched(op, x, dims)
+    kernel, stride, pad, _ = _window_args(op, dims, kernel_size, stride, padding, 1)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    out_hw = _pool_out_hw(x4, kernel, stride, pad, (1, 1), ceil_mode)
-    geom = (out_hw, kernel, stride, pad, bool(count_include_pad), divisor_override)
-    return undo(AvgPool2dFn.apply(x4, geom))
+    if dims == 3 and any(s < k for s, k in zip(xb.shape[2:], kernel)):
+        t, h, w = xb.shape[2:]
+        raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size (kT: "
+                           f"{kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
+    out_size = _pool_out_size(op, xb, kernel, stride, pad, (1,) * len(kernel), ceil_mode)
+    geom = (out_size, kernel, stride, pad, bool(count_include_pad), divisor_override)
+    return undo(AvgPoolFn.apply(xb, geom))
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W); arguments as `avg_pool2d`.
+
+    Example:
+        >>> F.avg_pool3d(nbtorch.ones(1, 1, 2, 2, 2), 2)
+        tensor([[[[[1.]]]]])
+    """
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode,
+                     count_include_pad, divisor_override)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -284,17 +397,45 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      count_include_pad, None)
 
 
-def _adaptive_out(op, x4, output_size, dims):
-    """Output (OH, OW) with None meaning 'keep the input size'."""
-    sizes = output_size if isinstance(output_size, (tuple, list)) else (output_size,) * dims
-    if len(sizes) != dims:
-        raise ValueError(f"{op}: output_size must be {dims}, but got {len(sizes)}")
-    in_sizes = tuple(x4.shape[4 - dims:])
+def _adaptive_out(op, xb, output_size, dims):
+    """Output sizes (2 or 3 of them) with None meaning 'keep the input size'."""
+    if isinstance(output_size, (tuple, list)):
+        sizes = tuple(output_size)
+        if len(sizes) != dims:
+            if dims == 1:
+                raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got "
+                                   f"{len(sizes)})")
+            if "max" in op:
+                raise RuntimeError(f"{op}(): internal error: output_size.size() must be {dims}")
+            raise RuntimeError(f"{op}: output_size must be {dims}")
+    else:
+        sizes = (output_size,) * dims
+    in_sizes = tuple(xb.shape[-dims:])
     out = tuple(int(s) if s is not None else i for s, i in zip(sizes, in_sizes))
     if any(s < 0 for s in out):
-        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 "
-                           f"but received {list(out)}")
+        name = op.replace("1d", "2d")
+        shown = ((1,) + out) if dims == 1 else out
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{', '.join(map(str, shown))}}}")
     return ((1,) + out) if dims == 1 else out
+
+
+def _adaptive(op, dims, input, output_size, fn):
+    xb, undo = as_batched(op, input, dims)
+    result = fn.apply(xb, (_adaptive_out(op, xb, output_size, dims),))
+    if isinstance(result, tuple):
+        return undo(result[0]), undo(result[1])
+    return undo(result)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Adaptive average pooling over (N, C, D, H, W) or (C, D, H, W) to `output_size`.
+
+    Example:
+        >>> F.adaptive_avg_pool3d(nbtorch.randn(1, 2, 5, 6, 7), (2, None, 3)).shape
+        torch.Size([1, 2, 2, 6, 3])
+    """
+    return _adaptive("adaptive_avg_pool3d", 3, input, output_size, AvgPoolFn)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -304,8 +445,7 @@ def adaptive_avg_pool2d(input, output_size):
         >>> F.adaptive_avg_pool2d(nbtorch.randn(2, 3, 7, 5), (1, 1)).shape
         torch.Size([2, 3, 1, 1])
     """
-    x4, undo = _as_4d("adaptive_avg_pool2d", input, 2)
-    return undo(AvgPool2dFn.apply(x4, (_adaptive_out("adaptive_avg_pool2d", x4, output_size, 2),)))
+    return _adaptive("adaptive_avg_pool2d", 2, input, output_size, AvgPoolFn)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -315,8 +455,33 @@ def adaptive_avg_pool1d(input, output_size):
         >>> F.adaptive_avg_pool1d(nbtorch.tensor([[[1., 2., 3., 4.]]]), 2)
         tensor([[[1.5000, 3.5000]]])
     """
-    x4, undo = _as_4d("adaptive_avg_pool1d", input, 1)
-    return undo(AvgPool2dFn.apply(x4, (_adaptive_out("adaptive_avg_pool1d", x4, output_size, 1),)))
+    return _adaptive("adaptive_avg_pool1d", 1, input, output_size, AvgPoolFn)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """`adaptive_max_pool3d` that returns (values, indices)."""
+    return _adaptive("adaptive_max_pool3d", 3, input, output_size, MaxPoolFn)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """`adaptive_max_pool2d` that returns (values, indices)."""
+    return _adaptive("adaptive_max_pool2d", 2, input, output_size, MaxPoolFn)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """`adaptive_max_pool1d` that returns (values, indices)."""
+    return _adaptive("adaptive_max_pool1d", 1, input, output_size, MaxPoolFn)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Adaptive max pooling over (N, C, D, H, W) or (C, D, H, W), optional indices.
+
+    Example:
+        >>> F.adaptive_max_pool3d(nbtorch.randn(1, 2, 5, 6, 7), 2).shape
+        torch.Size([1, 2, 2, 2, 2])
+    """
+    out, idx = adaptive_max_pool3d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -326,10 +491,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
         >>> F.adaptive_max_pool2d(nbtorch.randn(2, 3, 7, 5), 2).shape
         torch.Size([2, 3, 2, 2])
     """
-    x4, undo = _as_4d("adaptive_max_pool2d", input, 2)
-    out_hw = _adaptive_out("adaptive_max_pool2d", x4, output_size, 2)
-    out, idx = MaxPool2dFn.apply(x4, (out_hw,), True)
-    return (undo(out), undo(idx)) if return_indices else undo(out)
+    out, idx = adaptive_max_pool2d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -339,7 +502,5 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         >>> F.adaptive_max_pool1d(nbtorch.tensor([[[1., 5., 3., 4.]]]), 2)
         tensor([[[5., 4.]]])
     """
-    x4, undo = _as_4d("adaptive_max_pool1d", input, 1)
-    out_hw = _adaptive_out("adaptive_max_pool1d", x4, output_size, 1)
-    out, idx = MaxPool2dFn.apply(x4, (out_hw,), True)
-    return (undo(out), undo(idx)) if return_indices else undo(out)
+    out, idx = adaptive_max_pool1d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out

@@ -392,11 +392,14 @@ def test_pool_unfold_and_sampling_errors():
     x = nbtorch.randn(1, 3, 2, 2)
     _raises(RuntimeError, r"Given input size: \(3x2x2\). Calculated output size: \(3x0x0\). "
             "Output size is too small", P.max_pool2d, x, 3)
+    _raises(RuntimeError, "pad should be at most half of effective kernel size, but got pad=2, "
+            "kernel_size=3 and dilation=1", P.max_pool2d, nbtorch.randn(1, 1, 6, 6), 3, padding=2)
     _raises(RuntimeError, "pad should be smaller than or equal to half of kernel size",
-            P.max_pool2d, nbtorch.randn(1, 1, 6, 6), 3, padding=2)
+            P.max_pool2d, nbtorch.randn(1, 1, 6, 6), 3, padding=2, dilation=2)
     _raises(RuntimeError, "non-empty 3D or 4D", P.avg_pool2d, nbtorch.randn(4, 4), 2)
-    _raises(RuntimeError, "stride should be greater than zero", P.max_pool2d, x, 1, 0)
-    _raises(RuntimeError, "Expected 2D or 3D input", P.max_pool1d, nbtorch.randn(4), 2)
+    _raises(RuntimeError, "stride should not be zero", P.max_pool2d, x, 1, 0)
+    _raises(RuntimeError, r"max_pool1d: Expected 2D or 3D \(batch mode\) tensor", P.max_pool1d,
+            nbtorch.randn(4), 2)
     _raises(RuntimeError, "divisible by the product of kernel_size", C.fold,
             nbtorch.randn(1, 5, 4), (3, 3), 2)
     _raises(RuntimeError, "match the calculated number of sliding blocks 2 \\* 2 = 4",

@@ -1,4 +1,4 @@
-"""Convolution layers over `F.conv1d`/`F.conv2d`/`F.conv_transpose{1,2}d`.
+"""Convolution layers over `F.conv{1,2,3}d`/`F.conv_transpose{1,2,3}d`.
 
 Padding ``'same'`` with an even total padding is passed as a symmetric int
 padding; an odd total pads one extra element at the end with `F.pad` first
@@ -12,7 +12,8 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 _PADDING_STRINGS = {"same", "valid"}
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
@@ -133,8 +134,9 @@ class _ConvNd(Module):
         self.__dict__.setdefault("padding_mode", "zeros")
 
 
-_OP_NAMES = {"Conv1d": "conv1d", "Conv2d": "conv2d", "ConvTranspose1d": "conv_transpose1d",
-             "ConvTranspose2d": "conv_transpose2d"}
+_OP_NAMES = {"Conv1d": "conv1d", "Conv2d": "conv2d", "Conv3d": "conv3d",
+             "ConvTranspose1d": "conv_transpose1d", "ConvTranspose2d": "conv_transpose2d",
+             "ConvTranspose3d": "conv_transpose3d"}
 
 
 def _batched(module, input, expected, run):
@@ -205,6 +207,30 @@ class Conv2d(_ConvNd):
                         self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) inputs.
+
+    Example:
+        >>> nn.Conv3d(2, 4, 3, padding=1)(torch.randn(1, 2, 4, 6, 6)).shape
+        torch.Size([1, 4, 4, 6, 6])
+    """
+    _n = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         0, groups, bias, padding_mode, device, dtype)
+
+    def forward(self, input):
+        return _batched(self, input, 5, self._forward)
+
+    def _forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv3d(input, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
@@ -271,5 +297,27 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
         return _batched(self, input, 4, lambda x: F.conv_transpose2d(
+            x, self.weight, self.bias, self.stride, self.padding, output_padding,
+            self.groups, self.dilation))
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-D convolution (the gradient of Conv3d with respect to its input).
+
+    Example:
+        >>> nn.ConvTranspose3d(4, 2, 2, stride=2)(torch.randn(1, 4, 2, 3, 3)).shape
+        torch.Size([1, 2, 4, 6, 6])
+    """
+    _n = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding,
+                         output_padding, groups, bias, dilation, padding_mode, device, dtype)
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return _batched(self, input, 5, lambda x: F.conv_transpose3d(
             x, self.weight, self.bias, self.stride, self.padding, output_padding,
             self.groups, self.dilation))

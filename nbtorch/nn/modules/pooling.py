@@ -2,8 +2,9 @@
 from .. import functional as F
 from .module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -40,6 +41,20 @@ class MaxPool2d(_MaxPoolNd):
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding,
+                            self.dilation, ceil_mode=self.ceil_mode,
+                            return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) inputs.
+
+    Example:
+        >>> nn.MaxPool3d(2)(torch.randn(1, 1, 4, 4, 4)).shape
+        torch.Size([1, 1, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding,
                             self.dilation, ceil_mode=self.ceil_mode,
                             return_indices=self.return_indices)
 
@@ -94,6 +109,19 @@ class AvgPool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class AvgPool3d(AvgPool2d):
+    """Mean over sliding windows of (N, C, D, H, W) inputs.
+
+    Example:
+        >>> nn.AvgPool3d(2)(torch.ones(1, 1, 2, 4, 4)).shape
+        torch.Size([1, 1, 1, 2, 2])
+    """
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad, self.divisor_override)
+
+
 class _AdaptivePoolNd(Module):
     _fn = None
 
@@ -138,3 +166,16 @@ class AdaptiveMaxPool1d(_AdaptivePoolNd):
 class AdaptiveMaxPool2d(_AdaptivePoolNd):
     """Max pooling to a fixed (H, W) output size."""
     _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveAvgPool3d(_AdaptivePoolNd):
+    """Average pooling to a fixed (D, H, W) output size (None keeps that input size)."""
+    _fn = "adaptive_avg_pool3d"
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptivePoolNd):
+    """Max pooling to a fixed (D, H, W) output size, optionally with the flat indices."""
+    _fn = "adaptive_max_pool3d"
