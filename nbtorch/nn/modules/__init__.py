@@ -30,6 +30,8 @@ from .pixelshuffle import *  # noqa: F401,F403
 from .pixelshuffle import __all__ as _pixelshuffle
 from .pooling import *  # noqa: F401,F403
 from .pooling import __all__ as _pooling
+from .pooling_extra import *  # noqa: F401,F403
+from .pooling_extra import __all__ as _pooling_extra
 from .rnn import *  # noqa: F401,F403
 from .rnn import __all__ as _rnn
 from .sparse import *  # noqa: F401,F403
@@ -41,5 +43,5 @@ from .upsampling import __all__ as _upsampling
 
 __all__ = (["Module"] + _activation + _activation_mha + _batchnorm + _container + _conv
            + _distance + _dropout + _flatten + _fold + _linear + _loss + _normalization
-           + _padding + _pixelshuffle + _pooling + _rnn + _sparse + _transformer
+           + _padding + _pixelshuffle + _pooling + _pooling_extra + _rnn + _sparse + _transformer
            + _upsampling)
