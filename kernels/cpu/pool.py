@@ -4,8 +4,9 @@ Pooling layout: x is (P, D, H, W) C-contiguous float32/float64 with P = N*C
 volumes (callers reshape NC*; the launchers take 2 or 3 spatial dims and run
 2-D pooling with D = 1, 1-D with D = H = 1: one signature per dtype for all);
 outputs (P, OD, OH, OW). Max-pool indices are int64 flat offsets into one
-input volume ((z*H + h)*W + w; h*W + w in 2-D), as in PyTorch.  Max and average pooling have a serial and a prange-over-planes
-variant; the Python wrapper picks by size.
+input volume ((z*H + h)*W + w; h*W + w in 2-D), as in PyTorch.  Max and
+average pooling have a serial and a prange-over-volumes variant; the Python
+wrapper picks by size.
 
 Resampling along one axis (used by ``F.pad`` and ``F.interpolate``): x is
 (A, L, B), the axis in the middle; padding and nearest are an index gather,
