@@ -36,7 +36,7 @@ COMPLEX = ("complex64", "complex128")
 NUM = INTS + FLOATS
 ALL = ("bool",) + NUM
 FLT = FLOATS
-DEFAULT_DTYPES = ("bool", "int64", "float32", "float64")   # the quick run: no new kernels
+DEFAULT_DTYPES = ("int64", "float32")      # the quick run: kernels the suite compiles anyway
 _TOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "float64": 1e-9,
         "complex64": 2e-5, "complex128": 1e-9}
 

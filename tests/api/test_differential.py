@@ -31,7 +31,7 @@ KNOWN = {
                          "tensor; nbtorch reshapes (copies)",
 }
 
-QUICK = D.cases(dtypes=D.DEFAULT_DTYPES, seed=0, limit=300)
+QUICK = D.cases(dtypes=D.DEFAULT_DTYPES, seed=0, limit=250)
 FULL = D.cases(dtypes=D.all_dtypes_available(nbtorch))
 
 
