@@ -1,18 +1,46 @@
 """The random state: `Generator` and the default generator every sampler draws from.
 
-Streams come from NumPy's PCG64 bit generator, seeded like PyTorch's API
-(`manual_seed`, `Generator().manual_seed(s)`, `get_state`/`set_state`), so a
-seed reproduces a run. CPU samplers draw from the stream itself; CUDA's Philox
-kernels take one 64-bit key from it per call. Below the op layer: the sampling
-ops (`nbtorch/ops/random.py`) and the public `nbtorch.random` module use it.
+A CPU stream is PyTorch's: MT19937 seeded as PyTorch seeds it, with PyTorch's
+transforms in the samplers (`kernels/cpu/random.py`), so after
+``manual_seed(s)`` every sampler gives PyTorch's CPU numbers, and
+``get_state()`` is PyTorch's 5056-byte state (``torch.set_rng_state`` reads it,
+and this reads ``torch.get_rng_state()``). NumPy's PCG64 streams, nbtorch's first
+engine, stay selectable: ``nbtorch.random.use_generator("pcg64")`` (or the
+environment variable ``NBTORCH_GENERATOR=pcg64``) - faster for normals, but not
+PyTorch's numbers. CUDA's Philox kernels take one 64-bit key from the stream per
+call. Below the op layer: the sampling ops (`nbtorch/ops/random.py`) and the
+public `nbtorch.random` module use it.
 """
+import os
+
 import numpy as np
 
 from ._device import to_device
 from ._tensor import wrap
 
 __all__ = ["Generator", "default_generator", "manual_seed", "seed", "initial_seed",
-           "get_rng_state", "set_rng_state", "fork_rng", "rng_of"]
+           "get_rng_state", "set_rng_state", "fork_rng", "rng_of", "use_generator"]
+
+_DEFAULT_SEED = 67280421310721
+_ENGINES = ("mt19937", "pcg64")
+_engine_kind = os.environ.get("NBTORCH_GENERATOR", "mt19937").strip().lower() or "mt19937"
+if _engine_kind not in _ENGINES:
+    raise ValueError(f"NBTORCH_GENERATOR must be one of {_ENGINES}, got {_engine_kind!r}")
+
+# PyTorch's CPUGeneratorImplState, byte for byte (little-endian, C padding).
+_TORCH_STATE = np.dtype([
+    ("seed", "<u8"), ("left", "<i4"), ("seeded", "<i4"), ("next", "<u8"),
+    ("key", "<u8", 624), ("normal_x", "<f8"), ("normal_y", "<f8"), ("normal_rho", "<f8"),
+    ("normal_is_valid", "<i4"), ("_pad", "<i4"), ("float_normal", "<f4"),
+    ("float_normal_is_valid", "u1"), ("_pad2", "u1", 3)])
+assert _TORCH_STATE.itemsize == 5056
+
+
+def _new_engine(kind, seed):
+    if kind == "pcg64":
+        return np.random.Generator(np.random.PCG64(seed))
+    from .kernels.cpu.mt19937 import seeded
+    return seeded(seed)
 
 
 class Generator:
@@ -20,13 +48,23 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = to_device(device)
-        self._seed = 67280421310721
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._seed = _DEFAULT_SEED
+        self._kind = _engine_kind
+        self._engine = None             # seeded on first use (a 624-step recurrence)
+
+    @property
+    def _rng(self):
+        """The engine the samplers draw from (an MT19937State or a NumPy Generator)."""
+        engine = self._engine
+        if engine is None:
+            engine = self._engine = _new_engine(self._kind, self._seed)
+        return engine
 
     def manual_seed(self, seed):
         seed = _check_seed(seed)
         self._seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._kind = _engine_kind
+        self._engine = None
         return self
 
     def seed(self):
@@ -38,24 +76,60 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        import json
-        state = json.dumps(self._rng.bit_generator.state).encode()
-        return wrap(np.frombuffer(state, np.uint8).copy())
+        """The stream's state as a uint8 tensor: PyTorch's layout for MT19937 streams,
+        NumPy's bit-generator state as JSON for PCG64 ones."""
+        rng = self._rng
+        if isinstance(rng, np.random.Generator):
+            import json
+            state = json.dumps(rng.bit_generator.state).encode()
+            return wrap(np.frombuffer(state, np.uint8).copy())
+        rec = np.zeros((), _TORCH_STATE)
+        rec["seed"], rec["seeded"] = rng.seed, 1
+        rec["left"], rec["next"] = rng.pos
+        rec["key"] = rng.key
+        if rng.normal[0]:
+            rec["normal_is_valid"], rec["normal_y"] = 1, rng.normal[1]
+        if rng.normal[2]:
+            rec["float_normal_is_valid"], rec["float_normal"] = 1, rng.normal[3]
+        return wrap(np.frombuffer(rec.tobytes(), np.uint8).copy())
 
     def set_state(self, state):
-        import json
         from . import _dtype
         if getattr(state, "dtype", None) is not _dtype.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        self._rng.bit_generator.state = json.loads(bytes(state.numpy()).decode())
+        raw = bytes(state.detach().cpu().contiguous().numpy())
+        if len(raw) != _TORCH_STATE.itemsize and raw.startswith(b'{"bit_generator"'):
+            import json
+            rng = np.random.Generator(np.random.PCG64())
+            rng.bit_generator.state = json.loads(raw.decode())
+            self._kind, self._engine = "pcg64", rng
+            return self
+        if len(raw) != _TORCH_STATE.itemsize:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size "
+                               f"{_TORCH_STATE.itemsize} but found the input RNG state size "
+                               f"to be {len(raw)}")
+        rec = np.frombuffer(raw, _TORCH_STATE)[0]
+        left, nxt = int(rec["left"]), int(rec["next"])
+        # PyTorch's validity test, and no run of words past the key's end
+        if not rec["seeded"] or not 0 < left <= 624 or nxt > 624 or left + nxt > 625:
+            raise RuntimeError("Invalid mt19937 state")
+        from .kernels.cpu.mt19937 import MT19937State
+        normal = np.zeros(4)
+        if rec["normal_is_valid"]:
+            normal[:2] = 1.0, rec["normal_y"]
+        if rec["float_normal_is_valid"]:
+            normal[2:] = 1.0, rec["float_normal"]
+        self._seed = int(rec["seed"])
+        self._kind = "mt19937"
+        self._engine = MT19937State(rec["key"].astype(np.uint32), np.array([left, nxt]),
+                                    normal, self._seed)
         return self
-
 
     def clone_state(self):
         """A new generator on the same device, at this one's seed and state."""
-        g = Generator(self.device)
+        g = Generator(self.device).set_state(self.get_state())
         g._seed = self._seed
-        return g.set_state(self.get_state())
+        return g
 
     def graphsafe_get_state(self):
         raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
@@ -75,9 +149,9 @@ class Generator:
 
 
 def _rebuild_generator(device, seed, state):
-    g = Generator(device)
+    g = Generator(device).set_state(state)
     g._seed = seed
-    return g.set_state(state)
+    return g
 
 
 def _check_seed(seed):
@@ -133,5 +207,24 @@ class fork_rng:
 
 
 def rng_of(generator):
-    """The NumPy stream of `generator` (the default generator's if None)."""
+    """The engine of `generator` (the default generator's if None) the samplers draw
+    from: an `MT19937State`, or a NumPy Generator for PCG64 streams."""
     return (generator or default_generator)._rng
+
+
+def use_generator(name):
+    """Choose the engine of CPU streams seeded from now on: ``"mt19937"`` (PyTorch's
+    numbers, the default) or ``"pcg64"`` (NumPy's PCG64: faster normals). The default
+    generator is re-seeded with its initial seed. Returns the previous choice.
+
+    Example:
+        >>> nbtorch.random.use_generator("pcg64")
+        'mt19937'
+    """
+    global _engine_kind
+    name = str(name).lower()
+    if name not in _ENGINES:
+        raise ValueError(f"use_generator: expected one of {_ENGINES}, got {name!r}")
+    previous, _engine_kind = _engine_kind, name
+    default_generator.manual_seed(default_generator.initial_seed())
+    return previous

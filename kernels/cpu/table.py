@@ -18,9 +18,13 @@ KERNELS = {
     # copies, fills, ranges
     "copy_": "copy.copy_", "fill_": "copy.fill_",
     "arange": "creation.arange", "linspace": "creation.linspace",
-    # random streams (NumPy's PCG64 draws)
+    # random streams (PyTorch's MT19937 samplers, or NumPy's PCG64 when chosen); the
+    # host samplers (randperm ... cauchy_) draw here for every device
     "uniform_": "random.uniform", "normal_": "random.normal",
     "bernoulli_": "random.bernoulli", "random_": "random.integers",
+    "randperm": "random.randperm", "multinomial": "random.multinomial",
+    "exponential_": "random.exponential", "geometric_": "random.geometric",
+    "log_normal_": "random.log_normal", "cauchy_": "random.cauchy",
     "standard_gamma": "sampling.standard_gamma", "poisson": "sampling.poisson",
     "binomial": "sampling.binomial", "standard_gamma_grad": "sampling.standard_gamma_grad",
     # indexing through storage offsets

@@ -17,7 +17,7 @@ _INPLACE_OPERATORS = {operator.setitem, operator.delitem, operator.iadd, operato
 RANDOM_FUNCTIONS = ("rand", "randn", "rand_like", "randn_like", "randint", "randint_like",
                     "randperm", "bernoulli", "normal", "multinomial", "dropout", "dropout1d",
                     "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
-                    "rrelu", "gumbel_softmax")
+                    "rrelu", "gumbel_softmax", "bernoulli_noise")
 RANDOM_METHODS = ("bernoulli", "bernoulli_", "normal_", "uniform_", "random_",
                   "exponential_", "geometric_", "log_normal_", "cauchy_", "multinomial")
 _TRAINING_ARG = {"dropout": (2, True), "dropout1d": (2, True), "dropout2d": (2, True),

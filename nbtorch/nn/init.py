@@ -1,9 +1,10 @@
 """`nn.init`: in-place weight initialisers (PyTorch's formulas and defaults).
 
 Every function fills its tensor in place under `no_grad` and returns it.
-Random values come from nbtorch's generator, so `manual_seed` makes them
-reproducible. These run once per model, so the non-kernel parts (QR for
-`orthogonal_`, rejection for `trunc_normal_`) use NumPy on the host.
+Random values come from nbtorch's generator through the same in-place samplers,
+in the same order, as PyTorch's functions, so after ``manual_seed`` a model
+starts from PyTorch's weights (exactly for the uniform/normal initialisers;
+`orthogonal_` up to its QR's rounding, `trunc_normal_` up to float32 log's).
 """
 import math
 import warnings
@@ -15,7 +16,7 @@ from ..autograd import no_grad
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "constant_", "zeros_", "ones_",
            "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
-           "kaiming_normal_", "orthogonal_", "trunc_normal_"]
+           "kaiming_normal_", "orthogonal_", "trunc_normal_", "sparse_"]
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                "conv_transpose2d", "conv_transpose3d")
@@ -75,12 +76,6 @@ def _no_elements(tensor):
     return False
 
 
-def _standard_normal(shape, generator):
-    """A float64 host array of standard normal draws from nbtorch's generator."""
-    from .. import randn
-    return randn(*shape, dtype=_dtype.float64, generator=generator, device="cpu").numpy()
-
-
 def _assign(tensor, values):
     """Copy the host array `values` into `tensor` (any device, any float dtype)."""
     from .. import from_numpy
@@ -104,16 +99,48 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill from N(mean, std^2) truncated to [a, b] (redrawing values outside)."""
-    values = mean + std * _standard_normal(tensor.shape, generator)
-    bad = (values < a) | (values > b)
-    for _ in range(100):
-        if not bad.any():
-            break
-        redraw = mean + std * _standard_normal(tensor.shape, generator)
-        values = np.where(bad, redraw, values)
-        bad = (values < a) | (values > b)
-    return _assign(tensor, np.clip(values, a, b))
+    """Fill from N(mean, std^2) truncated to [a, b], by PyTorch's rejection samplers:
+    normal draws redrawn where outside [a, b] when that interval holds more than 30%
+    of the mass, else uniform candidates on [a, b] accepted with the normal density."""
+    def norm_cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    from .. import empty_like, where
+    with no_grad():
+        if norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std) > 0.3:
+            lo = tensor.new_tensor(a, device="cpu").item()
+            hi = tensor.new_tensor(b, device="cpu").item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                result = where(outside, empty_like(result).normal_(mean, std,
+                                                                   generator=generator),
+                               result)
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        log_peak = -0.5 * ((max(a, min(mean, b)) - mean) / std) ** 2
+        candidates = empty_like(tensor)
+        accept = empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept.uniform_(generator=generator).log_().gt(candidates)
+        result = tensor
+        while pending.any():
+            candidates.uniform_(a, b, generator=generator)
+            result = where(pending, candidates, result)
+            candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+            pending = where(pending, accept.uniform_(generator=generator).log_()
+                            .gt(candidates), pending)
+        if result is not tensor:
+            tensor.copy_(result)
+        return tensor
 
 
 def constant_(tensor, val):
@@ -200,14 +227,17 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu",
 
 
 def orthogonal_(tensor, gain=1, generator=None):
-    """Fill with a (semi-)orthogonal matrix from the QR of a Gaussian one."""
+    """Fill with a (semi-)orthogonal matrix: the Q of a QR of normal draws (drawn in
+    the tensor's dtype, as PyTorch), its columns' signs fixed by R's diagonal."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
-    flat = _standard_normal((rows, cols), generator)
+    from .. import empty
+    flat = empty((rows, cols), dtype=tensor.dtype).normal_(0, 1, generator=generator)
+    flat = flat.numpy().astype(np.float64)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -215,6 +245,25 @@ def orthogonal_(tensor, gain=1, generator=None):
     if rows < cols:
         q = q.T
     return _assign(tensor, gain * q.reshape(tensor.shape))
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-D tensor from N(0, std^2), then zero ceil(sparsity * rows) entries of
+    each column (rows picked by ``randperm`` from the default generator, as PyTorch).
+
+    Example:
+        >>> nn.init.sparse_(torch.empty(3, 5), sparsity=0.1)
+    """
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    from .. import randperm
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            tensor[randperm(rows)[:num_zeros], col] = 0
+    return tensor
 
 
 # PyTorch's deprecated spellings

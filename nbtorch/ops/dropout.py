@@ -1,7 +1,13 @@
-"""Dropout functions: a random keep-mask scaled by 1/(1-p) in training, identity else."""
-from .random import rand
+"""Dropout functions: a random keep-mask scaled by 1/(1-p) in training, identity else.
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
+The masks are PyTorch's: ``noise = empty(shape).bernoulli_(1 - p); noise.div_(1 - p)``
+(one Bernoulli draw per element, or per channel for the feature variants), so after
+``manual_seed`` they equal PyTorch's CPU masks.
+"""
+from .._tensor import empty
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+           "bernoulli_noise"]
 
 
 def _check_p(p):
@@ -9,11 +15,22 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+def bernoulli_noise(shape, p, dtype, device):
+    """Bernoulli(1 - p) draws of `shape` in `dtype` (p < 1): a tensor factory, so the JIT
+    recorder keeps it as one random node (fx/passes/recording.py FACTORY_FUNCTIONS)."""
+    return empty(tuple(shape), dtype, device).bernoulli_(1.0 - p)
+
+
+def _noise(input, p, mask_shape):
+    return bernoulli_noise(tuple(mask_shape), p, input.dtype, input.device)
+
+
 def _keep_mask(input, p, mask_shape):
-    """Float mask of `mask_shape`: 1/(1-p) with probability 1-p, else 0."""
-    keep = rand(mask_shape, device=input.device) >= p
-    scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    return keep.to(input.dtype) * scale
+    """Float mask of `mask_shape`: 1/(1-p) with probability 1-p, else 0 (0 when p = 1,
+    drawing nothing)."""
+    if p == 1.0:
+        return empty((), input.dtype, input.device).fill_(0.0)
+    return _noise(input, p, mask_shape).div_(1.0 - p)
 
 
 def _apply_mask(input, mask, inplace):
@@ -29,7 +46,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         >>> F.dropout(torch.ones(4), p=0.5)     # e.g. tensor([2., 0., 2., 2.])
     """
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     return _apply_mask(input, _keep_mask(input, p, tuple(input.shape)), inplace)
 
@@ -40,7 +57,7 @@ def _channel_dropout(input, p, training, inplace, n_spatial, name):
     if input.dim() not in (batched - 1, batched):
         raise RuntimeError(f"{name}: Expected {batched - 1}D or {batched}D input, but "
                            f"received a {input.dim()}D input.")
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     keep = input.dim() - n_spatial   # (N, C) or (C,) then ones over spatial dims
     mask_shape = tuple(input.shape[:keep]) + (1,) * n_spatial
@@ -66,12 +83,13 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout for SELU networks: dropped values go to SELU's negative saturation and
     an affine correction keeps mean 0 and variance 1."""
     _check_p(p)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
         return input * 0.0
-    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
-    keep = (rand(tuple(input.shape), device=input.device) >= p).to(input.dtype)
-    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
-    b = -a * alpha_p * p
-    return (input * keep + alpha_p * (1 - keep)) * a + b
+    alpha = 1.7580993408473766                    # -SELU's negative saturation
+    noise = _noise(input, p, tuple(input.shape))
+    a = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5
+    b = noise.add(-1).mul_(alpha * a).add_(alpha * a * p)
+    noise.mul_(a)
+    return input.mul_(noise).add_(b) if inplace else (input * noise).add_(b)

@@ -4,12 +4,15 @@ bernoulli_, exponential_, ...).
 
 `rand`, `randn`, `randint`, `normal`, `bernoulli` and the in-place `uniform_`,
 `normal_`, `bernoulli_`, `random_` dispatch through the registry to the sampler
-kernel of the tensor's device, ``kernel(out, rng, *params)``: on the CPU NumPy
-draws from the generator's PCG64 stream (`kernels/cpu/random.py`); on CUDA the
-Philox kernels draw on the device, keyed by one 64-bit draw from that stream
-(`kernels/cuda/random.py`). The other in-place samplers (`exponential_`,
-`geometric_`, ...) and `randperm`, `multinomial` draw on the host and copy to
-the tensor's device.
+kernel of the tensor's device, ``kernel(out, rng, *params)``: on the CPU they
+draw PyTorch's numbers from the generator's MT19937 stream (or NumPy's PCG64
+when selected; `kernels/cpu/random.py`), filling a tensor in storage order as
+PyTorch does; on CUDA the Philox kernels draw on the device, keyed by one 64-bit
+draw from that stream (`kernels/cuda/random.py`). `randperm`, `multinomial` and
+the other in-place samplers (`exponential_`, `geometric_`, `log_normal_`,
+`cauchy_`) always draw with their CPU kernels and copy to the tensor's device.
+The sequences of ops PyTorch builds on them (``normal`` with tensor arguments,
+dropout's masks, ``nn.init``) are written the same way, so they match too.
 """
 import numpy as np
 
@@ -52,15 +55,30 @@ def _sample_(op, t, generator, *params):
 
 
 def _sample_inplace(op, t, generator, *params):
-    """The in-place samplers' body: PyTorch's leaf checks, the fill (through a contiguous
-    buffer when `t` is not contiguous), a version bump."""
+    """The in-place samplers' body: PyTorch's leaf checks, the fill (CPU kernels take any
+    layout; elsewhere through a contiguous buffer when `t` is not contiguous), a
+    version bump."""
     from ._inplace import check_inplace
     from .copy import raw_copy_
     check_inplace(t)
-    if t.is_contiguous():
+    if t.is_contiguous() or t.device.type == "cpu":
         _sample_(op, t, generator, *params)._bump()
     else:
         raw_copy_(t, _sample_(op, empty(t._shape, t.dtype, t.device), generator, *params))
+    return t
+
+
+def _host_sample_inplace(op, t, generator, *params):
+    """An in-place sampler that draws with its CPU kernel on every device."""
+    if t.device.type == "cpu":
+        return _sample_inplace(op, t, generator, *params)
+    from ._inplace import check_inplace
+    from .copy import raw_copy_
+    check_inplace(t)
+    host = empty(t._shape, t.dtype, "cpu")
+    if 0 not in t._shape:
+        get_kernel(op, "cpu")(host._array, _rng(generator), *params)
+    raw_copy_(t, host.to(t.device))
     return t
 
 
@@ -102,23 +120,34 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """A random permutation of 0..n-1."""
+    """A random permutation of 0..n-1 (PyTorch's CPU algorithm on every device)."""
+    n = int(n)
     if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
-    return _finish(_rng(generator).permutation(n), dtype or _dtype.int64, device,
-                   requires_grad)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    perm = np.empty(n, np.int64)
+    get_kernel("randperm", "cpu")(perm, _rng(generator))
+    return _finish(perm, dtype or _dtype.int64, device, requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False, out=None):
-    """Normal samples with the given mean and std (floats or tensors, broadcast)."""
+    """Normal samples with the given mean and std (floats or tensors, broadcast).
+
+    With tensor arguments, as PyTorch: z ~ N(0, 1) (N(0, std) for a float std) over the
+    broadcast shape, then ``z.mul_(std).add_(mean)``."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         ref = mean if isinstance(mean, Tensor) else std
-        if isinstance(std, Tensor) and (std < 0).any() if hasattr(std, "any") else False:
-            raise RuntimeError("normal expects all elements of std >= 0.0")
-        z = randn(*(size or _bshape(mean, std)), generator=generator, dtype=ref.dtype,
-                  device=ref.device)
-        return (z * std + mean).detach()
+        if isinstance(std, Tensor):
+            if (std < 0).any():
+                raise RuntimeError("normal expects all elements of std >= 0.0")
+        elif std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        shape = _bshape(mean, std)
+        z = _sampled("normal_", shape, ref.dtype, ref.device, False, generator, 0.0,
+                     std if not isinstance(std, Tensor) else 1.0)
+        if isinstance(std, Tensor):
+            z.mul_(std.detach())
+        return z.add_(mean.detach() if isinstance(mean, Tensor) else mean)
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return _sampled("normal_", _shape((size or (),)), dtype, device, requires_grad,
@@ -170,39 +199,42 @@ def bernoulli(input, p=None, *, generator=None):
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """Sample category indices from each row of (unnormalised) probabilities."""
-    p = np.atleast_2d(input.detach()._host().astype(np.float64))
-    if np.any(p < 0) or np.any(~np.isfinite(p)):
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    """Sample category indices from each row of (unnormalised) probabilities, with
+    PyTorch's CPU algorithms (on every device): without replacement (or for one
+    sample) the top `num_samples` of p / q, q ~ Exponential(1); with replacement a
+    binary search of each row's cumulative distribution per sample."""
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, "
+                           f"got: {_dtype.type_name(input.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    p = input.detach()._host()
+    p = p[None] if p.ndim == 1 else p
     if not replacement and num_samples > p.shape[1]:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
-    rng = _rng(generator)
-    rows = []
-    for row in p:
-        s = row.sum()
-        if s <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        rows.append(rng.choice(len(row), size=num_samples, replace=replacement, p=row / s))
-    out = np.array(rows)
+    p64 = p.astype(np.float64)
+    if np.any(p64 < 0) or np.any(~np.isfinite(p64)):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if np.any(p64.sum(axis=1) <= 0):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if p.dtype not in (np.float32, np.float64):
+        p = p.astype(np.float32)
+    out = np.empty((p.shape[0], int(num_samples)), np.int64)
+    if out.size:
+        get_kernel("multinomial", "cpu")(out, _rng(generator), p, bool(replacement))
     if input.dim() == 1:
         out = out[0]
     return _finish(out, _dtype.int64, input.device, False)
 
 
-def _inplace_sampler(draw):
-    def method(self, *args, generator=None, **kwargs):
-        from .copy import raw_copy_
-        from ._inplace import check_inplace
-        check_inplace(self)
-        vals = draw(_rng(generator), self.shape, *args, **kwargs)
-        raw_copy_(self, wrap(np.asarray(vals, dtype=self.dtype.np, order="C")))
-        return self
-    return method
-
-
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill with samples uniform on [a, b)."""
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a:g} > to={b:g}")
     return _sample_inplace("uniform_", self, generator, a, b)
 
 
@@ -213,14 +245,66 @@ def _normal_(self, mean=0.0, std=1.0, *, generator=None):
     return _sample_inplace("normal_", self, generator, mean, std)
 
 
-def _random_(self, a=0, b=None, *, generator=None):
-    """Fill with integers uniform on [a, b), or on [0, a) given one bound ([0, 2**24)
-    given none)."""
-    low, high = (0, 2 ** 24 if a == 0 else a) if b is None else (a, b)
+def _random_(self, *args, to=None, generator=None):
+    """Fill with integers uniform on [from, to) (``random_(from, to)``), on [0, to)
+    (``random_(to)``), on [from, the dtype's top] (``random_(from, None)``), or, given
+    no bound, on [0, top] (top: 2**mantissa for floats, the largest value for integers)."""
+    if to is not None:
+        args = (args[0] if args else 0, to)
+    low, high = _random_bounds(self.dtype, args)
+    return _sample_inplace("random_", self, generator, low, high)
+
+
+_MANTISSA = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}
+
+
+def _random_bounds(dtype, args):
+    """[low, high) of random_'s call forms, with PyTorch's bound checks."""
+    name = dtype.np.name
+    if name in _MANTISSA:
+        bottom, top = -2 ** _MANTISSA[name], 2 ** _MANTISSA[name]
+    elif name == "bool":
+        bottom, top = 0, 1
+    else:
+        bottom, top = int(np.iinfo(dtype.np).min), int(np.iinfo(dtype.np).max)
+    if not args:
+        return 0, top + 1
+    low, high = (0, args[0]) if len(args) == 1 else args
+    low, high = int(low), top + 1 if high is None else int(high)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    return _sample_inplace("random_", self, generator, low, high)
+    if not bottom <= low <= top:
+        raise RuntimeError(f"from is out of bounds for {_dtype.type_name(dtype)}")
+    if not bottom <= high - 1 <= top:
+        raise RuntimeError(f"to - 1 is out of bounds for {_dtype.type_name(dtype)}")
+    return low, high
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with Exponential(lambd) samples."""
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _host_sample_inplace("exponential_", self, generator, lambd)
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _host_sample_inplace("geometric_", self, generator, p)
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with exp of N(mean, std**2) samples."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _host_sample_inplace("log_normal_", self, generator, mean, std)
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with Cauchy(median, sigma) samples."""
+    return _host_sample_inplace("cauchy_", self, generator, median, sigma)
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
@@ -234,12 +318,10 @@ Tensor.uniform_ = _uniform_
 Tensor.normal_ = _normal_
 Tensor.random_ = _random_
 Tensor.bernoulli_ = _bernoulli_
-Tensor.exponential_ = _inplace_sampler(lambda r, s, lambd=1.0: r.exponential(1 / lambd, s))
-Tensor.geometric_ = _inplace_sampler(lambda r, s, p: r.geometric(p, s))
-Tensor.log_normal_ = _inplace_sampler(lambda r, s, mean=1.0, std=2.0:
-                                      r.lognormal(mean, std, s))
-Tensor.cauchy_ = _inplace_sampler(lambda r, s, median=0.0, sigma=1.0:
-                                  median + sigma * r.standard_cauchy(s))
+Tensor.exponential_ = _exponential_
+Tensor.geometric_ = _geometric_
+Tensor.log_normal_ = _log_normal_
+Tensor.cauchy_ = _cauchy_
 Tensor.bernoulli = lambda self, p=None, generator=None: bernoulli(self, p,
                                                                   generator=generator)
 Tensor.multinomial = multinomial

@@ -1,13 +1,22 @@
-"""Sampling dispatches through the registry; CPU draws stay NumPy's PCG64 stream.
+"""Sampling dispatches through the registry; the PCG64 engine, selected with
+``nbtorch.random.use_generator("pcg64")``, keeps nbtorch's first CPU stream.
 
 The values below are what nbtorch drew before sampling went through the registry
-(NumPy's generator calls in C order, cast to the dtype), so a seed still
-reproduces old runs on the CPU.
+(NumPy's generator calls in C order, cast to the dtype), so under "pcg64" a seed
+still reproduces old runs on the CPU. The default MT19937 stream (PyTorch's) is
+tested in tests/random/.
 """
 import numpy as np
 import pytest
 
 import nbtorch
+
+
+@pytest.fixture
+def pcg64():
+    previous = nbtorch.random.use_generator("pcg64")
+    yield
+    nbtorch.random.use_generator(previous)
 
 
 def _pcg(seed):
@@ -20,7 +29,7 @@ def test_samplers_are_registry_ops_on_every_device():
 
 
 @pytest.mark.parametrize("dtype", [nbtorch.float32, nbtorch.float64, nbtorch.float16])
-def test_cpu_values_follow_numpys_stream(dtype):
+def test_cpu_values_follow_numpys_stream(dtype, pcg64):
     nbtorch.manual_seed(11)
     r = _pcg(11)
     npd = dtype.np
@@ -76,8 +85,9 @@ def test_errors_and_empty_tensors():
 
 
 def test_dropout_masks_come_from_the_sampler():
+    # PyTorch's mask: Bernoulli(1 - p) draws divided by 1 - p
     nbtorch.manual_seed(5)
     y = nbtorch.nn.functional.dropout(nbtorch.ones(1000), 0.25, training=True)
     nbtorch.manual_seed(5)
-    keep = nbtorch.rand(1000) >= 0.25
-    assert np.array_equal(y.numpy() != 0, keep.numpy())
+    keep = nbtorch.empty(1000).bernoulli_(0.75)
+    assert np.array_equal(y.numpy(), keep.div_(0.75).numpy())

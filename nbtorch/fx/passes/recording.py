@@ -184,7 +184,11 @@ class Recorder:
         return result
 
     def on_factory(self, orig, args, kwargs):
-        out = orig(*args, **kwargs)
+        self.depth += 1             # a factory built from factories is one node
+        try:
+            out = orig(*args, **kwargs)
+        finally:
+            self.depth -= 1
         if self.depth:
             return out
         what = f"{orig.__name__} ({self.phase})"
@@ -285,6 +289,8 @@ def _bindings(functions):
 FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "zeros", "ones", "full",
              "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
              "linspace", "eye")
+# Factories of the op layer recorded the same way: (module, name)
+FACTORY_FUNCTIONS = (("nbtorch.ops.dropout", "bernoulli_noise"),)
 
 
 def _factory(orig):
@@ -349,6 +355,10 @@ def _install():
         wanted = {id(orig_guard): orig_guard, id(orig_pointwise): orig_pointwise}
         for name in FACTORIES:
             fn = getattr(nbtorch, name)
+            wanted[id(fn)] = fn
+        import importlib
+        for module, name in FACTORY_FUNCTIONS:
+            fn = getattr(importlib.import_module(module), name)
             wanted[id(fn)] = fn
         found = _bindings(wanted)
         guard_bindings = found[id(orig_guard)]
