@@ -1,11 +1,14 @@
-"""Per-channel normalisation layers with running statistics: BatchNorm*d, InstanceNorm*d."""
+"""Per-channel normalisation layers with running statistics: BatchNorm*d, InstanceNorm*d,
+SyncBatchNorm."""
+import warnings
+
 from ... import _dtype
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d"]
+           "InstanceNorm3d", "SyncBatchNorm"]
 
 
 def _new(shape, device, dtype, fill=None):
@@ -22,7 +25,7 @@ class _NormBase(Module):
     """Parameters and running statistics shared by the batch-norm layers."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -31,9 +34,11 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         if affine:
             self.weight = Parameter(_new((num_features,), device, dtype))
-            self.bias = Parameter(_new((num_features,), device, dtype))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(_new((num_features,), device, dtype))
+        else:
             self.register_parameter("bias", None)
         if track_running_stats:
             self.register_buffer("running_mean", _new((num_features,), device, dtype, 0.0))
@@ -56,14 +61,16 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, "
-                "track_running_stats={track_running_stats}".format(**self.__dict__))
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
@@ -135,8 +142,9 @@ class _InstanceNorm(_NormBase):
     _spatial = 1
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
 
     def _check_input_dim(self, input):
         batched = self._spatial + 2
@@ -148,9 +156,13 @@ class _InstanceNorm(_NormBase):
         self._check_input_dim(input)
         unbatched = input.dim() == self._spatial + 1
         x = input.unsqueeze(0) if unbatched else input
-        if x.shape[1] != self.num_features and self.affine:
-            raise ValueError(f"expected input's size at dim=1 to match num_features "
-                             f"({self.num_features}), but got: {x.shape[1]}.")
+        if x.shape[1] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim=1 to match num_features "
+                                 f"({self.num_features}), but got: {x.shape[1]}.")
+            warnings.warn("input's size at dim=1 does not match num_features. You can silence "
+                          "this warning by not passing in num_features, which is not used "
+                          "because affine=False", stacklevel=2)
         out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                               self.training or not self.track_running_stats,
                               0.1 if self.momentum is None else self.momentum, self.eps)
@@ -178,3 +190,57 @@ class InstanceNorm3d(_InstanceNorm):
     """Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
 
     _spatial = 3
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm over (N, C, *) whose statistics would be synchronised across processes.
+
+    nbtorch runs in one process (no process group exists), where PyTorch's SyncBatchNorm
+    is exactly BatchNorm; `process_group` is kept for `convert_sync_batchnorm` and
+    checkpoints.
+
+    Example:
+        >>> nn.SyncBatchNorm(4)(torch.randn(2, 4, 3, 3)).shape
+        torch.Size([2, 4, 3, 3])
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        if input.dim() >= 2 and input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm*d replaced by a SyncBatchNorm holding the same
+        parameters and running statistics (recursively; training mode kept)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group,
+                      bias=module.bias is not None)
+            if module.affine:
+                from ... import no_grad
+                with no_grad():
+                    out.weight = module.weight
+                    if module.bias is not None:
+                        out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
