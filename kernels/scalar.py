@@ -34,6 +34,7 @@ from nbtorch.kernels.scalar_math import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_special import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_bessel import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_polynomials import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_complex import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_special import _erfinv, _zeta
 
 

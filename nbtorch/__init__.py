@@ -13,7 +13,8 @@ _configure_openmp_waits()
 
 from ._dtype import (dtype, float16, half, bfloat16, float32, float64, double, int8, int16,
                      short, int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
-                     promote_types, result_type, can_cast, iinfo, finfo)
+                     promote_types, result_type, can_cast, iinfo, finfo, complex64, cfloat,
+                     complex128, cdouble)
 from ._dtype import float, int  # noqa: F401  (torch.float / torch.int are dtypes)
 from ._device import device
 from ._tensor import Tensor, Size

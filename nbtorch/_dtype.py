@@ -25,11 +25,11 @@ import numpy as np
 __all__ = [
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double",
     "int8", "int16", "short", "int32", "int", "int64", "long", "uint8",
-    "bool", "get_default_dtype", "set_default_dtype", "promote_types",
-    "result_type", "can_cast", "iinfo", "finfo",
+    "bool", "complex64", "cfloat", "complex128", "cdouble", "get_default_dtype",
+    "set_default_dtype", "promote_types", "result_type", "can_cast", "iinfo", "finfo",
 ]
 
-_BOOL, _INT, _FLOAT = 0, 1, 2
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -44,8 +44,8 @@ class dtype:
         self.category = category
         self.itemsize = self.np.itemsize
         self.is_floating_point = category == _FLOAT
-        self.is_signed = category == _FLOAT or np.issubdtype(self.np, np.signedinteger)
-        self.is_complex = False
+        self.is_signed = category >= _FLOAT or np.issubdtype(self.np, np.signedinteger)
+        self.is_complex = category == _COMPLEX
         self.is_half = is_half          # a 16-bit float kernels never see (float16, bfloat16)
         self.compute = self             # the dtype kernels run in (float32 for the halves)
         self.np_via = None              # NumPy dtype values convert through on the way in
@@ -57,7 +57,12 @@ class dtype:
         return (_by_name, (self.name,))
 
     def to_real(self):
-        return self
+        """The real dtype of a complex one (complex64 -> float32); others unchanged."""
+        return _REAL.get(self, self)
+
+    def to_complex(self):
+        """The complex dtype holding this one (float64 -> complex128); complex unchanged."""
+        return _COMPLEX_OF.get(self, self)
 
 
 class _LazyBfloat16(dtype):
@@ -100,8 +105,15 @@ int32 = int = dtype("int32", np.int32, _INT)
 int64 = long = dtype("int64", np.int64, _INT)
 uint8 = dtype("uint8", np.uint8, _INT)
 bool = dtype("bool", np.bool_, _BOOL)
+complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX)
+complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX)
+_REAL = {complex64: float32, complex128: float64}
+# the complex dtype of each float one (PyTorch's complex32 for float16 is not provided)
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64,
+               float64: complex128}
 
-ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
+ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool,
+       complex64, complex128)
 _NAMES = {d.name: d for d in ALL}
 _FROM_NP = {d.np: d for d in ALL if d is not bfloat16}     # bfloat16: added on first use
 
@@ -112,7 +124,8 @@ def _by_name(name):
 
 _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
                "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int",
-               "int64": "Long", "uint8": "Byte", "bool": "Bool"}
+               "int64": "Long", "uint8": "Byte", "bool": "Bool",
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def type_name(dtype):
@@ -151,8 +164,8 @@ def from_numpy_dtype(np_dtype):
             return bfloat16
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
-            "supported types are: float64, float32, float16, int64, int32, int16, int8, "
-            "uint8, and bool.") from None
+            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint8, and bool.") from None
 
 
 def to_dtype(d):  # noqa: C901 - a flat table of accepted spellings
@@ -165,12 +178,15 @@ def to_dtype(d):  # noqa: C901 - a flat table of accepted spellings
         return int64
     if d is builtin_bool:
         return bool
+    if d is builtin_complex:
+        return default_complex()
     if isinstance(d, str) and d in _NAMES:
         return _NAMES[d]
     return from_numpy_dtype(d)
 
 
 builtin_float, builtin_int, builtin_bool = builtins.float, builtins.int, builtins.bool
+builtin_complex = builtins.complex
 
 _default = [float32]
 
@@ -178,6 +194,12 @@ _default = [float32]
 def get_default_dtype():
     """The dtype of new floating tensors (float32 unless changed)."""
     return _default[0]
+
+
+def default_complex():
+    """The dtype of new complex tensors: complex128 when the default float is float64,
+    else complex64 (PyTorch's rule)."""
+    return complex128 if _default[0] is float64 else complex64
 
 
 def set_default_dtype(d):
@@ -188,12 +210,19 @@ def set_default_dtype(d):
     _default[0] = d
 
 
-# promote_types over the 10 dtypes, computed once from NumPy's table with PyTorch's
+# promote_types over the 12 dtypes, computed once from NumPy's table with PyTorch's
 # exceptions (uint8 with int8 -> int16 in both; a half with ints stays half; float16
-# with bfloat16 -> float32, the smallest float holding both).
+# with bfloat16 -> float32, the smallest float holding both; a complex with a float holds
+# both: complex64 with float64 -> complex128).
 def _promote_pair(a, b):
     if a is b:
         return a
+    if a.category == _COMPLEX or b.category == _COMPLEX:
+        c, o = (a, b) if a.category == _COMPLEX else (b, a)
+        if o.category == _COMPLEX or o.category == _FLOAT:
+            return complex128 if max(c.to_real().itemsize, o.to_real().itemsize) == 8 \
+                else complex64
+        return c
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == _FLOAT:
@@ -216,6 +245,8 @@ def _scalar_category(x):
         return _BOOL
     if isinstance(x, (builtin_int, np.integer)):
         return _INT
+    if isinstance(x, (builtin_complex, np.complexfloating)):
+        return _COMPLEX
     return _FLOAT
 
 
@@ -241,6 +272,12 @@ def result_type(*operands):
             c = _scalar_category(x)
             if scalar is None or c > scalar:
                 scalar = c
+    if scalar == _COMPLEX or _COMPLEX in (getattr(dim_t, "category", 0),
+                                          getattr(zero_t, "category", 0)):
+        wrapped = None if scalar is None else (
+            _DEFAULT_FOR_CATEGORY.get(scalar) or (default_complex() if scalar == _COMPLEX
+                                                  else get_default_dtype()))
+        return _combine(dim_t, _combine(zero_t, wrapped))
     out = dim_t
     if zero_t is not None:
         out = zero_t if out is None else (out if out.category >= zero_t.category
@@ -249,6 +286,23 @@ def result_type(*operands):
         if out is None or out.category < scalar:
             out = _DEFAULT_FOR_CATEGORY.get(scalar) or get_default_dtype()
     return out
+
+
+def _combine(higher, lower):
+    """c10's combine_categories: the dtype of a higher-priority operand (dimensioned
+    tensors over 0-d ones over Python numbers) unless the lower one's category is higher;
+    a complex lower operand makes a float higher one complex of the same precision."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:
+        return higher.to_complex() if higher.category == _FLOAT else lower
+    if higher.category == _FLOAT:
+        return higher
+    if higher is bool or lower.category == _FLOAT:
+        return _PROMOTE[(higher, lower)]
+    return higher
 
 
 def can_cast(from_, to):
@@ -274,6 +328,7 @@ class finfo:
 
     def __init__(self, d=None):
         d = to_dtype(d) if d is not None else get_default_dtype()
+        d = d.to_real()
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")

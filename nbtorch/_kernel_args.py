@@ -16,7 +16,14 @@ def broadcast_strides(src, shape):
 
 
 def copy_values(dst, src):
-    """dst[...] = src (broadcast, cast to dst's dtype; same device), no autograd, no bump."""
+    """dst[...] = src (broadcast, cast to dst's dtype; same device), no autograd, no bump.
+    A complex source into a real destination gives its real part, with PyTorch's warning."""
+    if src.dtype.is_complex and not dst.dtype.is_complex:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=3)
+        from ._complex_views import real_part
+        src = real_part(src)
     get_kernel("copy_", dst.device.type)(
         dst._storage.data, dst._offset, dst._strides,
         src._storage.data, src._offset, broadcast_strides(src, dst._shape), dst._shape)

@@ -277,7 +277,7 @@ class Tensor:
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach().")
-        if value and not self.dtype.is_floating_point:
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can "
                                "require gradients")
         self._requires_grad = bool(value)
@@ -386,7 +386,7 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.dtype.is_floating_point or self.numel() != 1:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
             raise TypeError("only integer tensors of a single element can be converted "
                             "to an index")
         return int(self.item())

@@ -45,16 +45,35 @@ def _special(v):
     return None
 
 
+def _float_strings(values):
+    """Formatted float64 `values` and PyTorch's width (the widest nonzero finite one)."""
+    flat = values.ravel()
+    fmt = _float_formatter(flat)
+    strs = np.vectorize(fmt, otypes=[object])(values) if values.size else values.astype(object)
+    shown = strs.ravel()[np.isfinite(flat) & (flat != 0)]
+    return strs, max((len(s) for s in shown), default=1)
+
+
+def _complex_strings(a):
+    """PyTorch's complex format: real and imaginary parts each with its own formatter, the
+    real part padded to its width, the imaginary part signed and unpadded: 1.+2.j."""
+    re, rwidth = _float_strings(a.real.astype(np.float64))
+    im, iwidth = _float_strings(a.imag.astype(np.float64))
+
+    def join(r, i):
+        return r.rjust(rwidth) + (i if i[0] in "+-" else "+" + i) + "j"
+    strs = np.vectorize(join, otypes=[object])(re, im) if a.size else a.astype(object)
+    return strs, -(rwidth + iwidth + 1)      # negative: a line-splitting size, no padding
+
+
 def _format_array(a, dtype):
+    if dtype.is_complex:
+        return _complex_strings(a)
     if dtype is _dtype.bool:
         fmt = lambda v: "True" if v else "False"  # noqa: E731
     elif dtype.is_floating_point:
-        values = a.astype(np.float64).ravel()
-        fmt = _float_formatter(values)
-        strs = np.vectorize(fmt, otypes=[object])(a) if a.size else a.astype(object)
         # PyTorch pads to the widest nonzero finite value: zeros, nan, inf don't widen
-        shown = strs.ravel()[np.isfinite(values) & (values != 0)]
-        return strs, max((len(s) for s in shown), default=1)
+        return _float_strings(a.astype(np.float64))
     else:
         fmt = lambda v: str(int(v))  # noqa: E731
     strs = np.vectorize(lambda v: fmt(v), otypes=[object])(a) if a.size else a.astype(object)
@@ -66,10 +85,10 @@ def _render(strs, width, indent, trimmed, edge):
     if strs.ndim == 0:
         return strs.item().rjust(width)
     if strs.ndim == 1:
-        items = [s.rjust(width) for s in strs]
+        items = [s.rjust(width) for s in strs]          # (width < 0: complex, unpadded)
         if trimmed[0]:
             items = items[:edge] + [" ..."] + items[-edge:]
-        per_line = max(1, (PRINT_OPTS["linewidth"] - indent) // (width + 2))
+        per_line = max(1, (PRINT_OPTS["linewidth"] - indent) // (abs(width) + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     rows = list(range(strs.shape[0]))
@@ -96,14 +115,30 @@ def tensor_repr(t):
         suffix.append(f"device='{t.device}'")
     if t.numel() == 0 and t.dim() != 1:
         suffix.append(f"size={tuple(t.shape)}")
-    default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+    default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool,
+                          _dtype.default_complex())
     if not default:
         suffix.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
-    return "tensor(" + body + "".join(", " + s for s in suffix) + ")"
+    return _add_suffixes("tensor(" + body, suffix, indent)
+
+
+def _add_suffixes(text, suffixes, indent):
+    """', dtype=...' etc. after the values, on a new line where the last one would pass
+    the line width (PyTorch's rule)."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for s in suffixes:
+        if last + len(s) + 2 > PRINT_OPTS["linewidth"]:
+            parts.append(",\n" + " " * indent + s)
+            last = indent + len(s)
+        else:
+            parts.append(", " + s)
+            last += len(s) + 2
+    return "".join(parts) + ")"
 
 
 def _summarize_values(a, edge):

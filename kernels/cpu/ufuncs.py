@@ -34,6 +34,7 @@ import numpy as np
 
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous
+from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
 __all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD",
            "CONTIGUOUS_THRESHOLD"]
@@ -65,11 +66,12 @@ def get(name):
 
 
 def loop(name, types):
-    """The NumPy ufunc of `name` holding a loop for `types` ('ff->f'), compiled once."""
+    """The NumPy ufunc of `name` holding a loop for `types` ('ff->f'), compiled once.
+    Complex operands ('F', 'D') run the op's complex body (`scalar_complex.COMPLEX`)."""
     key = (name, types)
     u = _LOOPS.get(key)
     if u is None:
-        du = get(name)
+        du = get(_COMPLEX.get(name, name) if ("F" in types or "D" in types) else name)
         ins, out = types.split("->")
         sig = _nb(out)(*(_nb(t) for t in ins))
         if types not in du.ufunc.types:

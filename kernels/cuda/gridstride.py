@@ -35,6 +35,10 @@ from numba import cuda
 import numpy as np
 
 from nbtorch.kernels import _generated
+from nbtorch.kernels import scalar_complex
+from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX, REAL_RESULT as _REAL_RESULT
+
+_COMPLEX_BODIES = frozenset(scalar_complex.__all__)
 from nbtorch.kernels.layout import merge_dims
 from . import scalar_device
 from ._launch import grid, strided_view
@@ -165,6 +169,8 @@ def launch(name, out, args, stream=0):
     if n == 0:
         return
     args = tuple(a if _is_array(a) else _scalar(a) for a in args)
+    if out.dtype.kind == "c" or any(a.dtype.kind == "c" for a in args):
+        name = _COMPLEX.get(name, name)         # the op's complex body, if it has one
     kinds = operand_kinds(args)
     if _flat_ok(out, args):
         flat = [a.reshape(n) if _is_array(a) else a for a in args]
@@ -225,13 +231,23 @@ _PROBE = {"float32": 0.5, "float64": 0.5, "int64": 3, "int32": 3, "bool": True}
 
 
 def served_dtypes(name):
-    """The dtypes scalar body `name` accepts, judged by running it on NumPy scalars.
-
-    float16 is served wherever float32 is (it computes in float32 inside the kernel).
-    Returns [(input dtype, output dtype)].
+    """The dtypes scalar body `name` accepts, judged by running it on NumPy scalars
+    (complex64/complex128 for the complex bodies of `scalar_complex`, which serve only
+    those). float16 is served wherever float32 is (it computes in float32 inside the
+    kernel). Returns [(input dtype, output dtype)].
     """
     body = scalar_device.body(name)
     nargs = body.__code__.co_argcount
+    if name in _COMPLEX_BODIES:
+        out = []
+        for dt in ("complex64", "complex128"):
+            res = np.dtype(dt)
+            if name in _REAL_RESULT:
+                res = np.dtype(np.float32 if dt == "complex64" else np.float64)
+            elif name in ("cisinf", "cisfinite"):
+                res = np.dtype(np.bool_)
+            out.append((np.dtype(dt), res))
+        return out
     out = []
     for dt, v in _PROBE.items():
         try:
@@ -255,7 +271,7 @@ def typecheck_signatures(names):
         for dt, res in served_dtypes(name):
             kinds = ("H" if dt == np.float16 else "A") * nargs
             for layout, ndim, lay in (("flat", 1, "C"), ("strided", MAX_DIMS, "A")):
-                if layout == "strided" and dt != np.float32:
+                if layout == "strided" and dt not in (np.float32, np.complex64):
                     continue                  # index math is dtype-independent: once is enough
                 arr = nt.Array(from_dtype(dt), ndim, lay)
                 out = nt.Array(from_dtype(res), ndim, lay)

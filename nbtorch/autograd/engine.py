@@ -58,7 +58,9 @@ def _check_grad(node, i, g, meta):
             f"Function {node.name()} returned an invalid gradient at index {i} - expected "
             f"device {device} but got {g.device}")
     if g.dtype is not dtype:
-        if not g.dtype.is_floating_point:
+        if g.dtype.is_complex and not dtype.is_complex:
+            g = g.real                  # a real input's gradient: the real part (PyTorch)
+        if not (g.dtype.is_floating_point or g.dtype.is_complex):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - expected "
                 f"dtype {dtype} but got {g.dtype}")

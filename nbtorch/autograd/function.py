@@ -242,7 +242,7 @@ def _record(ctx, args, out):
     dirty = ctx._dirty
     if out.__class__ is Tensor and not non_diff and not dirty:    # the common case
         ctx._output_meta = ((out._shape, out.dtype, out.device),)
-        if out.dtype.is_floating_point:
+        if out.dtype.is_floating_point or out.dtype.is_complex:
             if out.grad_fn is not None or out._requires_grad:
                 out = out.detach()     # forward returned an input as is: record an alias
             out.grad_fn = ctx
@@ -266,7 +266,7 @@ def _record(ctx, args, out):
             metas_out.append(None)
             continue
         metas_out.append((o._shape, o.dtype, o.device))
-        if id(o) in non_diff or not o.dtype.is_floating_point:
+        if id(o) in non_diff or not (o.dtype.is_floating_point or o.dtype.is_complex):
             continue
         if dirty and among(o, dirty):
             if o._base is None:        # modified in place: its history ends here

@@ -34,7 +34,7 @@ class Variable(metaclass=_VariableMeta):
             raise TypeError(f"Variable data has to be a tensor, but got "
                             f"{type(data).__name__}")
         t = data.detach()
-        if requires_grad and not t.dtype.is_floating_point:
+        if requires_grad and not (t.dtype.is_floating_point or t.dtype.is_complex):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         t.requires_grad = bool(requires_grad)

@@ -29,8 +29,8 @@ from ._inplace import inplace_guard
 __all__ = ["pointwise", "Elementwise", "Binary", "unary_api", "check_number",
            "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
 
-NUMBER = (int, float, bool, np.number, np.bool_)
-_SCALAR_TYPES = frozenset((int, float, bool))
+NUMBER = (int, float, bool, complex, np.number, np.bool_)
+_SCALAR_TYPES = frozenset((int, float, bool, complex))
 _STATE = grad_mode.STATE
 
 
@@ -214,8 +214,10 @@ def check_number(op, x, name="other"):
 
 
 def float_dtype(dtype):
-    """Integer and bool inputs of floating ops compute in the default float dtype."""
-    return dtype if dtype.is_floating_point else _dtype.get_default_dtype()
+    """Integer and bool inputs of floating ops compute in the default float dtype (complex
+    ones stay complex)."""
+    return dtype if dtype.is_floating_point or dtype.is_complex else \
+        _dtype.get_default_dtype()
 
 
 class Elementwise(Function):

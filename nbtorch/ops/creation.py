@@ -166,15 +166,15 @@ def _infer_dtype(data):
             cat = max(cat, 1)
         elif isinstance(x, (float, np.floating)):
             cat = max(cat, 2)
-        elif isinstance(x, complex):
-            raise TypeError("complex tensors are not supported by nbtorch")
+        elif isinstance(x, (complex, np.complexfloating)):
+            cat = max(cat, 3)
         elif isinstance(x, str):
             raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
         else:                              # None, objects: PyTorch's RuntimeError
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
     if tensor_dt is not None and cat == 0:
         return tensor_dt
-    return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype())[cat]
+    return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype(), _dtype.default_complex())[cat]
 
 
 def _to_numpy_data(data):

@@ -139,7 +139,7 @@ class Pow(Binary):
     @classmethod
     def compute(cls, a, b, out=None):
         d = promote(a, b)
-        if not d.is_floating_point:
+        if not (d.is_floating_point or d.is_complex):
             if isinstance(b, NUMBER) and b < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             return pointwise("pow_int", (a, b), d, out=out)

@@ -169,7 +169,7 @@ def reduce_numel(shape, dims):
 
 def compute_dtype(dtype):
     """The dtype a sum-like kernel runs in: float16/bfloat16 -> float32, integers -> int64."""
-    return dtype.compute if dtype.is_floating_point else _dtype.int64
+    return dtype.compute if dtype.is_floating_point or dtype.is_complex else _dtype.int64
 
 
 def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
@@ -204,7 +204,13 @@ class Sum(Function):
         if skip_nan:
             ctx.save_for_backward(x)
         fill = float("nan") if mean else 0
-        out = run_reduction("sum", x, dims, dtype, ctx.scale, skip_nan, empty_fill=fill)
+        if dtype.is_complex:            # summed as (real, imag) pairs by the real kernels
+            from .._complex_views import as_complex, as_real
+            xr = as_real(x if x.dtype is dtype else x.to(dtype))
+            out = as_complex(run_reduction("sum", xr, dims, dtype.to_real(), ctx.scale,
+                                           skip_nan, empty_fill=fill).contiguous())
+        else:
+            out = run_reduction("sum", x, dims, dtype, ctx.scale, skip_nan, empty_fill=fill)
         return out.view(keepdim_shape(x._shape, dims)) if keepdim else out
 
     @staticmethod
@@ -229,7 +235,7 @@ class Nansum(Sum):
 def _sum_dtype(x, dtype):
     if dtype is not None:
         return _dtype.to_dtype(dtype)
-    return x.dtype if x.dtype.is_floating_point else _dtype.int64
+    return x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else _dtype.int64
 
 
 @tensor_method()
@@ -249,7 +255,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
 
 def _float_dtype_for(op, x, dtype):
     d = _dtype.to_dtype(dtype) if dtype is not None else x.dtype
-    if not d.is_floating_point:
+    if not (d.is_floating_point or d.is_complex):
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {dtype_label(d)}")
     return d

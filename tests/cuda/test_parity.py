@@ -17,6 +17,9 @@ CPU_ONLY = {
     "linalg_geqrf", "linalg_lstsq",
     # nonzero's output size depends on the data: it is counted on a host copy of the input
     "nonzero",
+    # host samplers: PyTorch's CPU algorithms on the CPU stream for every device (their
+    # result is copied over), so a seed gives one permutation/sample everywhere
+    "randperm", "multinomial", "exponential_", "geometric_", "log_normal_", "cauchy_",
 }
 
 

@@ -66,7 +66,7 @@ def test_errors():
     with pytest.raises(ValueError, match="no float16"):
         nbtorch.kernels.inspect("add", dtype=nbtorch.float16)
     with pytest.raises(TypeError, match="unknown dtype"):
-        nbtorch.kernels.inspect("add", dtype="complex64")
+        nbtorch.kernels.inspect("add", dtype="float128")
 
 
 def _ptx_works():
