@@ -8,7 +8,7 @@ lazily and per dtype, like the built-in elementwise ops of `kernels/scalar.py`:
 - CUDA: `nbtorch.kernels.cuda.gridstride` compiles it as a ``cuda.jit(device=True)``
   function inlined into its grid-stride elementwise kernels (built on first use).
 
-The op is a `CustomOp` whose forward goes through the same `pointwise` path
+The op is a `CustomOp` whose forward goes through the same `run_elementwise` path
 as ``nbtorch.add`` (broadcasting, type promotion, scalars, float16/bfloat16 computed in
 float32). Its gradient is either a backward formula (as for any custom op)
 or, with ``grads=``, one scalar derivative per input, each compiled into its
@@ -22,7 +22,7 @@ from ._tensor import Tensor
 from ._library_op import (CustomOp, TensorSpec, _OPS, _check_new_name, _current_stream,
                           _register)
 from .ops._common import broadcast_shapes
-from .ops._elementwise import float_dtype, pointwise, shape_of
+from .ops._elementwise import float_dtype, run_elementwise, shape_of
 
 __all__ = ["elementwise", "ElementwiseOp"]
 
@@ -62,7 +62,7 @@ class CpuUfuncKernel:
 
 
 class CudaElementwiseKernel:
-    """CUDA kernel ``fn(out, *args)``: the scalar function in the shared pointwise kernels."""
+    """CUDA kernel ``fn(out, *args)``: the scalar function in the shared elementwise kernels."""
 
     def __init__(self, op, scalar_fn):
         self.op = op
@@ -85,7 +85,7 @@ class CudaElementwiseKernel:
 
 
 class ElementwiseOp(CustomOp):
-    """A custom op made from a scalar function; forward through `pointwise`."""
+    """A custom op made from a scalar function; forward through `run_elementwise`."""
 
     def __init__(self, name, scalar_fn, keep_int=False):
         super().__init__(name, self._meta, signature_of=scalar_fn)
@@ -118,7 +118,7 @@ class ElementwiseOp(CustomOp):
             raise TypeError(f"{self.name}(): expected at least one Tensor argument")
         d = self.result_dtype(args)
         compute = d.compute
-        out = pointwise(self.name, args, compute, d)
+        out = run_elementwise(self.name, args, compute, d)
         if self._backward is not None and any(
                 isinstance(a, Tensor) and a._requires_grad for a in args):
             self._save(ctx, args, [out], True)

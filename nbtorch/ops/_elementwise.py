@@ -26,7 +26,7 @@ from ..autograd.function import Function
 from ._common import broadcast_shapes, result_device, sum_to
 from ._inplace import inplace_guard
 
-__all__ = ["pointwise", "Elementwise", "Binary", "unary_api", "check_number",
+__all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "check_number",
            "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
 
 NUMBER = (int, float, bool, complex, np.number, np.bool_)
@@ -56,7 +56,7 @@ def _same_device(x, y):
     return a is b or (a.type == b.type and a.index == b.index)
 
 
-def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
+def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     """Run elementwise kernel `op` over broadcast `inputs` into a new (or given) tensor.
 
     Inputs (tensors or Python scalars) are cast to `compute_dtype` (or, given a
@@ -113,7 +113,7 @@ def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                                f"broadcast shape {list(shape)}")
         if out.dtype is not out_dtype:
             from .copy import raw_copy_
-            return raw_copy_(out, pointwise(op, inputs, compute_dtype, out_dtype))
+            return raw_copy_(out, run_elementwise(op, inputs, compute_dtype, out_dtype))
     if 0 in shape:
         return out
     if device.type == "cpu" and _has_half(compute_dtype, out_dtype):
@@ -251,7 +251,7 @@ class Elementwise(Function):
         d = cls.result_dtype(x, *params)
         if params:
             params = half_params(d, params)
-        return pointwise(cls.kernel, (x,) + params, d, out=out)
+        return run_elementwise(cls.kernel, (x,) + params, d, out=out)
 
     @staticmethod
     def forward(ctx, x, *params):
@@ -271,7 +271,7 @@ class Elementwise(Function):
         cls = ctx._forward_cls
         if cls.grad_kernel is not None and not _STATE.enabled:
             saved = ctx._saved_data(1 if cls.save == "out" else 0)
-            gx = pointwise(cls.grad_kernel, (g, saved), g.dtype)
+            gx = run_elementwise(cls.grad_kernel, (g, saved), g.dtype)
         else:
             x, out = ctx.saved_tensors if cls.save else (None, None)
             gx = cls.grad(g, x, out, *ctx.params)
@@ -341,7 +341,7 @@ class Binary(Elementwise):
         cd = promote(a, b) if cls.result == "bool" else d
         if params:
             params = half_params(cd, params)
-        return pointwise(cls.kernel, (a, b) + params, cd, d, out=out)
+        return run_elementwise(cls.kernel, (a, b) + params, cd, d, out=out)
 
     @staticmethod
     def forward(ctx, a, b, *params):

@@ -12,7 +12,7 @@ brings every elementwise op.
 """
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote)
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote)
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "neg", "negative", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
@@ -40,7 +40,7 @@ class Add(Binary):
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):
         d = promote(a, b)
-        return pointwise("add", (a, _scaled("add", a, b, alpha)), d, out=out)
+        return run_elementwise("add", (a, _scaled("add", a, b, alpha)), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out, alpha=1):
@@ -61,7 +61,7 @@ class Sub(Binary):
             raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        return pointwise("sub", (a, _scaled("sub", a, b, alpha)), d, out=out)
+        return run_elementwise("sub", (a, _scaled("sub", a, b, alpha)), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out, alpha=1):
@@ -204,7 +204,7 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 
 def add_raw_(dst, src):
     """dst += src without autograd (gradient accumulation); bumps dst's version."""
-    pointwise("add", (dst, src), dst.dtype, out=dst)
+    run_elementwise("add", (dst, src), dst.dtype, out=dst)
 
 
 # ---- Tensor methods, in-place forms and operators --------------------------------

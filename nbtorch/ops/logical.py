@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, type_name)
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, type_name)
 
 __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
@@ -106,7 +106,7 @@ class BitwiseNot(Elementwise):
     def compute(cls, x, out=None):
         d = cls.result_dtype(x)
         k = "logical_not" if d is _dtype.bool else "bitwise_not"
-        return pointwise(k, (x,), d, out=out)
+        return run_elementwise(k, (x,), d, out=out)
 
 
 def _bitwise_fn(cls, name):
@@ -154,7 +154,7 @@ def _classify(kernel, int_value, doc):
         if not input.dtype.is_floating_point:
             from .creation import full
             return full(input.shape, int_value, dtype=_dtype.bool, device=input.device)
-        return pointwise(kernel, (input,), input.dtype, _dtype.bool)
+        return run_elementwise(kernel, (input,), input.dtype, _dtype.bool)
     fn.__name__ = fn.__qualname__ = kernel
     fn.__doc__ = doc
     setattr(Tensor, kernel, fn)
@@ -182,12 +182,12 @@ class NanToNum(Elementwise):
     @classmethod
     def compute(cls, x, nan, posinf, neginf, out=None):
         if not x.dtype.is_floating_point:
-            return pointwise("add", (x, 0), x.dtype, out=out)
+            return run_elementwise("add", (x, 0), x.dtype, out=out)
         d = x.dtype
         info = _dtype.finfo(d)
         posinf = info.max if posinf is None else posinf
         neginf = info.min if neginf is None else neginf
-        return pointwise("nan_to_num", (x, nan, posinf, neginf), d, out=out)
+        return run_elementwise("nan_to_num", (x, nan, posinf, neginf), d, out=out)
 
     @staticmethod
     def grad(g, x, out, *params):
@@ -224,10 +224,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         raise RuntimeError(f"{type_name(input.dtype)} did not match {type_name(other.dtype)}")
     d = _dtype.result_type(input, other)
     if not d.is_floating_point:
-        return pointwise("eq", (input, other), d, _dtype.bool) if rtol == 0 and atol == 0 \
-            else pointwise("isclose", (input, other, rtol, atol, False), _dtype.float64,
+        return run_elementwise("eq", (input, other), d, _dtype.bool) if rtol == 0 and atol == 0 \
+            else run_elementwise("isclose", (input, other, rtol, atol, False), _dtype.float64,
                            _dtype.bool)
-    return pointwise("isclose", (input, other, rtol, atol, bool(equal_nan)), d, _dtype.bool)
+    return run_elementwise("isclose", (input, other, rtol, atol, bool(equal_nan)), d, _dtype.bool)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -240,7 +240,7 @@ def equal(input, other):
     if input._shape != other._shape:
         return False
     d = _dtype.result_type(input, other)
-    return bool(np.all(pointwise("eq", (input, other), d, _dtype.bool)._host()))
+    return bool(np.all(run_elementwise("eq", (input, other), d, _dtype.bool)._host()))
 
 
 Tensor.isclose = isclose

@@ -10,7 +10,7 @@ spherical_bessel_j0, airy_ai (bodies in `kernels/scalar_bessel.py`) and the Cheb
 from .. import _dtype
 from .._dtype import type_name
 from .._tensor import Tensor
-from ._elementwise import NUMBER, float_dtype, pointwise
+from ._elementwise import NUMBER, float_dtype, run_elementwise
 
 __all__ = ["bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
            "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
@@ -28,7 +28,7 @@ def _unary(name, kernel, doc):
         if not isinstance(input, Tensor):
             raise TypeError(f"special_{name}(): argument 'input' (position 1) must be Tensor, "
                             f"not {type(input).__name__}")
-        return pointwise(kernel, (input,), float_dtype(input.dtype), out=out)
+        return run_elementwise(kernel, (input,), float_dtype(input.dtype), out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     return fn
@@ -70,7 +70,7 @@ def _polynomial(name, doc):
         d = _dtype.result_type(input, n)
         if d is _dtype.bool:
             raise RuntimeError(f'"{name}" not implemented for \'{type_name(d)}\'')
-        return pointwise(name, (input, n), float_dtype(d), out=out)
+        return run_elementwise(name, (input, n), float_dtype(d), out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc + (" Degree n (a tensor or a number) is truncated to an integer; n < 0 "
                         "gives 0.")

@@ -13,7 +13,7 @@ from .. import _dtype
 from .._dtype import type_name
 from .._tensor import Tensor
 from ..autograd.function import Function
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
                            unary_api)
 from ._return_types import _struct
 
@@ -159,7 +159,7 @@ Tensor.copysign_ = lambda self, other: Copysign.inplace(self, (self, other))
 def signbit(input, *, out=None):
     """True where input's sign bit is set (-0.0 included; integers: input < 0)."""
     d = _dtype.uint8 if input.dtype is _dtype.bool else input.dtype
-    return pointwise("signbit", (input,), d, _dtype.bool, out=out)
+    return run_elementwise("signbit", (input,), d, _dtype.bool, out=out)
 
 
 Tensor.signbit = signbit
@@ -218,8 +218,8 @@ class Frexp(Function):
 
     @staticmethod
     def forward(ctx, x):
-        m = pointwise("frexp_mantissa", (x,), x.dtype)
-        e = pointwise("frexp_exponent", (x,), x.dtype, _dtype.int32)
+        m = run_elementwise("frexp_mantissa", (x,), x.dtype)
+        e = run_elementwise("frexp_exponent", (x,), x.dtype, _dtype.int32)
         ctx.mark_non_differentiable(e)
         ctx.save_for_backward(e)
         return m, e
@@ -355,7 +355,7 @@ class _Shift(_IntBinary):
     @classmethod
     def compute(cls, a, b, out=None):
         d = cls.result_dtype(a, b)
-        return pointwise(cls.kernel, (a, b, d.itemsize * 8), d, out=out)
+        return run_elementwise(cls.kernel, (a, b, d.itemsize * 8), d, out=out)
 
 
 class LeftShift(_Shift):

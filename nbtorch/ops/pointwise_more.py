@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, pointwise, promote,
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
                            unary_api)
 
 __all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "absolute",
@@ -42,7 +42,7 @@ class DivRounded(Binary):
         d = promote(a, b)
         _check_int_divisor(b, d)
         k = "div_" + mode + ("" if d.is_floating_point else "_int")
-        return pointwise(k, (a, b), d, out=out)
+        return run_elementwise(k, (a, b), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out, mode):
@@ -85,7 +85,7 @@ class Remainder(Binary):
     def compute(cls, a, b, out=None):
         d = promote(a, b)
         _check_int_divisor(b, d)
-        return pointwise(_int_or_float("remainder", "remainder_int", d), (a, b), d, out=out)
+        return run_elementwise(_int_or_float("remainder", "remainder_int", d), (a, b), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out):
@@ -101,7 +101,7 @@ class Fmod(Binary):
     def compute(cls, a, b, out=None):
         d = promote(a, b)
         _check_int_divisor(b, d)
-        return pointwise(_int_or_float("fmod", "fmod_int", d), (a, b), d, out=out)
+        return run_elementwise(_int_or_float("fmod", "fmod_int", d), (a, b), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out):
@@ -142,10 +142,10 @@ class Pow(Binary):
         if not (d.is_floating_point or d.is_complex):
             if isinstance(b, NUMBER) and b < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
-            return pointwise("pow_int", (a, b), d, out=out)
+            return run_elementwise("pow_int", (a, b), d, out=out)
         if isinstance(b, NUMBER) and b == 2 and isinstance(a, Tensor):
-            return pointwise("square", (a,), d, out=out)
-        return pointwise("pow_", (a, b), d, out=out)
+            return run_elementwise("square", (a,), d, out=out)
+        return run_elementwise("pow_", (a, b), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out):
@@ -264,8 +264,8 @@ class Sign(_Step):
     @classmethod
     def compute(cls, x, out=None):
         if x.dtype is _dtype.bool:
-            return pointwise("abs_", (x,), x.dtype, out=out)
-        return pointwise("sign", (x,), x.dtype, out=out)
+            return run_elementwise("abs_", (x,), x.dtype, out=out)
+        return run_elementwise("sign", (x,), x.dtype, out=out)
 
 
 class _IntIdentity(_Step):
@@ -274,8 +274,8 @@ class _IntIdentity(_Step):
     @classmethod
     def compute(cls, x, *params, out=None):
         if not x.dtype.is_floating_point:
-            return pointwise("add", (x, 0), x.dtype, out=out)
-        return pointwise(cls.kernel, (x,) + params, x.dtype, out=out)
+            return run_elementwise("add", (x, 0), x.dtype, out=out)
+        return run_elementwise(cls.kernel, (x,) + params, x.dtype, out=out)
 
 
 class Floor(_IntIdentity):

@@ -8,7 +8,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._common import sum_to
-from ._elementwise import (Binary, Elementwise, check_number, pointwise,
+from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
                            shape_of, type_name)
 
 __all__ = ["maximum", "minimum", "fmax", "fmin", "clamp", "clip",
@@ -87,10 +87,10 @@ class Clamp(Function):
     def compute(x, lo, hi, out=None):
         d = Clamp.result_dtype(x, lo, hi)
         if lo is None:
-            return pointwise("clamp_max", (x, hi), d, out=out)
+            return run_elementwise("clamp_max", (x, hi), d, out=out)
         if hi is None:
-            return pointwise("clamp_min", (x, lo), d, out=out)
-        return pointwise("clamp", (x, lo, hi), d, out=out)
+            return run_elementwise("clamp_min", (x, lo), d, out=out)
+        return run_elementwise("clamp", (x, lo, hi), d, out=out)
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -194,7 +194,7 @@ class Where(Function):
         ctx.save_for_backward(cond)
         ctx.shapes = (shape_of(x), shape_of(y))
         d = _dtype.result_type(x, y)
-        return pointwise("where", (cond, x, y), (_dtype.bool, d, d), d)
+        return run_elementwise("where", (cond, x, y), (_dtype.bool, d, d), d)
 
     @staticmethod
     def backward(ctx, g):
@@ -242,7 +242,7 @@ class _Ternary(Function):
     @classmethod
     def compute(cls, a, b, c, *value, out=None):
         d = _dtype.result_type(a, b, c)
-        return pointwise(cls.kernel, (a, b, c) + value, d, out=out)
+        return run_elementwise(cls.kernel, (a, b, c) + value, d, out=out)
 
     @staticmethod
     def forward(ctx, a, b, c, *value):

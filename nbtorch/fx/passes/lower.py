@@ -6,7 +6,7 @@ Graph, every autograd `Function` that ran at the top level (``Mul.apply``,
 records, so each node has a backward formula beside its forward), with
 Python values (sizes, dims, dtypes) frozen as constants. An op whose whole
 work is one elementwise kernel (a `Function` of `nbtorch.ops._elementwise`,
-or a bare `pointwise` call) is recorded as an `ElementwiseCall` node: its
+or a bare `run_elementwise` call) is recorded as an `ElementwiseCall` node: its
 target names the scalar body of `kernels/elementwise.py` and the compute and
 result dtypes, its arguments are exactly the kernel's operands, which is what
 fusion reads. Everything else is a `FunctionCall` node of its Function class.
@@ -19,7 +19,7 @@ tensor computed outside the recorded ops (a raw view, an in-place write) is
 noticed: `CaptureError` names the op that read it, and callers fall back to
 eager mode.
 
-The recording patches `Function.apply` (and the `pointwise` helper) for the
+The recording patches `Function.apply` (and the `run_elementwise` helper) for the
 duration of a capture only, and only the capturing thread records.
 """
 import operator

@@ -59,7 +59,7 @@ def function_call(cls):
 class ElementwiseCall:
     """call_function target: elementwise kernel `op` over its arguments (tensors or
     numbers), computed in `compute` (a dtype, or one per operand) into a new tensor of
-    dtype `out` (nbtorch's `pointwise`, without autograd: compiled graphs take their
+    dtype `out` (nbtorch's `run_elementwise`, without autograd: compiled graphs take their
     gradients from a recorded backward)."""
 
     _cache = {}
@@ -71,8 +71,8 @@ class ElementwiseCall:
         self.__module__ = "nbtorch.kernels.elementwise"
 
     def __call__(self, *inputs):
-        from ...ops._elementwise import pointwise
-        return pointwise(self.op, inputs, self.compute, self.out)
+        from ...ops._elementwise import run_elementwise
+        return run_elementwise(self.op, inputs, self.compute, self.out)
 
     def __repr__(self):
         c = self.compute

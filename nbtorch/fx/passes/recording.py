@@ -5,7 +5,7 @@ Values are identified by (storage, version, offset, shape, strides, dtype): a
 view with the same geometry is the same value (``detach`` changes nothing), an
 in-place write makes a new value. `recording(rec)` installs the hooks for the
 duration of a capture only: `Function.apply`, every nbtorch binding of
-`pointwise`, `inplace_guard` and the tensor factories, and the autograd
+`run_elementwise`, `inplace_guard` and the tensor factories, and the autograd
 engine's zero gradients; other threads pass straight through them.
 """
 import operator
@@ -47,7 +47,7 @@ class Recorder:
             self.attrs.setdefault(_key(t), (name, t))
         self.alive = []             # every tensor seen: keeps their storages' ids unique
         self.depth = 0
-        self.pointwise = []         # (inputs, op, compute, out dtype, out=, result)
+        self.elementwise_calls = []         # (inputs, op, compute, out dtype, out=, result)
         self.phase = "forward"
 
     # ---- values -----------------------------------------------------------------------
@@ -137,13 +137,13 @@ class Recorder:
         # (BatchNorm's running statistics) changes its version
         mapped, mapped_kw = self.to_arg(args, what), self.to_arg(kwargs, what)
         self.depth += 1
-        outer, self.pointwise = self.pointwise, []
+        outer, self.elementwise_calls = self.elementwise_calls, []
         try:
             out = orig(cls, *args, **kwargs)
-            calls = self.pointwise
+            calls = self.elementwise_calls
         finally:
             self.depth -= 1
-            self.pointwise = outer
+            self.elementwise_calls = outer
         call = _elementwise_of(self, out, calls)
         extras = _ctx_tensors(self, cls, out) if call is None else None
         if call is not None:
@@ -170,10 +170,10 @@ class Recorder:
             self.record_outputs(node, out)
         return out
 
-    def on_pointwise(self, orig, op, inputs, compute_dtype, out_dtype, out):
+    def on_elementwise(self, orig, op, inputs, compute_dtype, out_dtype, out):
         result = orig(op, inputs, compute_dtype, out_dtype, out)
         if self.depth:
-            self.pointwise.append((op, inputs, compute_dtype, out_dtype, out, result))
+            self.elementwise_calls.append((op, inputs, compute_dtype, out_dtype, out, result))
             return result
         if out is not None:
             raise CaptureError(f"elementwise kernel {op!r} writes into an existing tensor "
@@ -315,7 +315,7 @@ def _install():
         if _PATCH_DEPTH[0] > 1:
             return
         orig_apply = Function.__dict__["apply"].__func__
-        orig_pointwise = _elementwise.pointwise
+        orig_run = _elementwise.run_elementwise
         orig_zeros = engine._zeros
 
         def apply(cls, *args, **kwargs):
@@ -330,11 +330,11 @@ def _install():
                 return orig_apply(cls, *args, **kwargs)
             return rec.on_apply(orig_apply, cls, args, kwargs)
 
-        def pointwise(op, inputs, compute_dtype, out_dtype=None, out=None):
+        def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             rec = getattr(_LOCAL, "recorder", None)
             if rec is None:
-                return orig_pointwise(op, inputs, compute_dtype, out_dtype, out)
-            return rec.on_pointwise(orig_pointwise, op, inputs, compute_dtype, out_dtype, out)
+                return orig_run(op, inputs, compute_dtype, out_dtype, out)
+            return rec.on_elementwise(orig_run, op, inputs, compute_dtype, out_dtype, out)
 
         def zeros(shape, dtype, device):
             rec = getattr(_LOCAL, "recorder", None)
@@ -352,7 +352,7 @@ def _install():
             return rec.on_inplace(orig_guard, self, fn_cls, args, raw, kwargs)
 
         import nbtorch
-        wanted = {id(orig_guard): orig_guard, id(orig_pointwise): orig_pointwise}
+        wanted = {id(orig_guard): orig_guard, id(orig_run): orig_run}
         for name in FACTORIES:
             fn = getattr(nbtorch, name)
             wanted[id(fn)] = fn
@@ -362,12 +362,12 @@ def _install():
             wanted[id(fn)] = fn
         found = _bindings(wanted)
         guard_bindings = found[id(orig_guard)]
-        bindings = found[id(orig_pointwise)]
+        bindings = found[id(orig_run)]
         # every binding of a factory (torch.rand, and `from .random import rand` in ops)
         factories = [(d, k, fn) for i, fn in wanted.items()
-                     if fn is not orig_guard and fn is not orig_pointwise
+                     if fn is not orig_guard and fn is not orig_run
                      for d, k in found[i]]
-        _SAVED[:] = [(Function, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros),
+        _SAVED[:] = [(Function, orig_apply), (bindings, orig_run), (engine, orig_zeros),
                      factories, (guard_bindings, orig_guard)]
         for d, k in guard_bindings:
             d[k] = inplace_guard
@@ -379,7 +379,7 @@ def _install():
             d[k] = w
         Function.apply = classmethod(apply)
         for d, k in bindings:
-            d[k] = pointwise
+            d[k] = run_elementwise
         engine._zeros = zeros
 
 
@@ -389,7 +389,7 @@ def _uninstall():
         _PATCH_DEPTH[0] -= 1
         if _PATCH_DEPTH[0]:
             return
-        ((_, orig_apply), (bindings, orig_pointwise), (engine, orig_zeros), factories,
+        ((_, orig_apply), (bindings, orig_run), (engine, orig_zeros), factories,
          (guard_bindings, orig_guard)) = _SAVED
         for d, k in guard_bindings:
             d[k] = orig_guard
@@ -397,7 +397,7 @@ def _uninstall():
             d[k] = fn
         Function.apply = classmethod(orig_apply)
         for d, k in bindings:
-            d[k] = orig_pointwise
+            d[k] = orig_run
         engine._zeros = orig_zeros
         _SAVED.clear()
 
