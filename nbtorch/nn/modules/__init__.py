@@ -13,6 +13,8 @@ from .distance import *  # noqa: F401,F403
 from .distance import __all__ as _distance
 from .dropout import *  # noqa: F401,F403
 from .dropout import __all__ as _dropout
+from .embedding_bag import *  # noqa: F401,F403
+from .embedding_bag import __all__ as _embedding_bag
 from .flatten import *  # noqa: F401,F403
 from .flatten import __all__ as _flatten
 from .fold import *  # noqa: F401,F403
@@ -42,6 +44,6 @@ from .upsampling import *  # noqa: F401,F403
 from .upsampling import __all__ as _upsampling
 
 __all__ = (["Module"] + _activation + _activation_mha + _batchnorm + _container + _conv
-           + _distance + _dropout + _flatten + _fold + _linear + _loss + _normalization
+           + _distance + _dropout + _embedding_bag + _flatten + _fold + _linear + _loss + _normalization
            + _padding + _pixelshuffle + _pooling + _pooling_extra + _rnn + _sparse + _transformer
            + _upsampling)
