@@ -19,6 +19,10 @@ from ._dtype import float, int  # noqa: F401  (torch.float / torch.int are dtype
 from ._device import device
 from ._tensor import Tensor, Size
 from ._tensor_str import set_printoptions
+from ._qtensor import (qint8, quint8, qint32, qscheme, per_tensor_affine,  # noqa: F401
+                       per_channel_affine, per_tensor_symmetric, per_channel_symmetric,
+                       per_channel_affine_float_qparams, quantize_per_tensor,
+                       quantize_per_channel, quantize_per_tensor_dynamic, dequantize)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
@@ -109,7 +113,7 @@ def is_floating_point(input):
 # Imported on first attribute access (import nbtorch stays fast).
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
                     "compiler", "backends", "func", "hub", "safetensors", "special",
-                    "accelerator"}
+                    "accelerator", "ao", "quantization"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

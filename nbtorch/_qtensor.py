@@ -1,0 +1,328 @@
+"""Quantized tensors: ``qint8``/``quint8``/``qint32`` values with an affine map to floats.
+
+A quantized tensor stores integers ``q`` and reads as ``(q - zero_point) * scale``,
+with one (scale, zero_point) for the whole tensor (``per_tensor_affine``) or one
+per slice along ``axis`` (``per_channel_affine``). `QTensor` is a `Tensor` whose
+storage holds the integers (so shape, strides, views and `save` work as for any
+tensor) and whose ``__dict__`` holds the quantization parameters. Views (flatten,
+reshape, indexing) keep them; arithmetic is the quantized modules' job, as in
+PyTorch, where most float ops refuse a quantized input.
+
+Quantizing rounds half to even after multiplying by ``1 / scale`` in float32 and
+saturates to the dtype's range, as PyTorch's x86 (fbgemm) kernels do.
+"""
+import math
+
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor, Size, wrap
+from ._tensor_str import _add_suffixes, _format_array, _render, PRINT_OPTS, _summarize_values
+
+__all__ = ["qint8", "quint8", "qint32", "qscheme", "per_tensor_affine", "per_channel_affine",
+           "per_tensor_symmetric", "per_channel_symmetric", "per_channel_affine_float_qparams",
+           "quantize_per_tensor", "quantize_per_channel", "dequantize", "QTensor",
+           "quantize_per_tensor_dynamic"]
+
+
+class _QDtype(_dtype.dtype):
+    """A quantized dtype: its storage is `np_int`, its values read as floats."""
+
+    __slots__ = ("qmin", "qmax", "underlying")
+
+    def __init__(self, name, underlying):
+        super().__init__(name, underlying.np, _dtype._INT)
+        self.is_signed = underlying.is_signed
+        self.underlying = underlying
+        info = np.iinfo(underlying.np)
+        self.qmin, self.qmax = int(info.min), int(info.max)
+
+
+qint8 = _QDtype("qint8", _dtype.int8)
+quint8 = _QDtype("quint8", _dtype.uint8)
+qint32 = _QDtype("qint32", _dtype.int32)
+_QDTYPES = {d.name: d for d in (qint8, quint8, qint32)}
+
+
+class qscheme:
+    """A quantization scheme (``nbtorch.per_tensor_affine`` ...)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_qscheme_by_name, (self.name,))
+
+
+per_tensor_affine = qscheme("per_tensor_affine")
+per_channel_affine = qscheme("per_channel_affine")
+per_tensor_symmetric = qscheme("per_tensor_symmetric")
+per_channel_symmetric = qscheme("per_channel_symmetric")
+per_channel_affine_float_qparams = qscheme("per_channel_affine_float_qparams")
+_QSCHEMES = {s.name: s for s in (per_tensor_affine, per_channel_affine, per_tensor_symmetric,
+                                 per_channel_symmetric, per_channel_affine_float_qparams)}
+
+
+def _qscheme_by_name(name):
+    return _QSCHEMES[name]
+
+
+def _kernels():
+    from .kernels.cpu import quantized
+    return quantized
+
+
+class QTensor(Tensor):
+    """A quantized tensor (see the module docstring); made by `quantize_per_tensor`,
+    `quantize_per_channel` or a quantized module."""
+
+    __slots__ = ()
+
+    is_quantized = True
+
+    @classmethod
+    def _from_int(cls, ints, dtype, scale=None, zero_point=None, scales=None,
+                  zero_points=None, axis=None):
+        """Wrap a NumPy array of integers (dtype.underlying) with its qparams (no copy)."""
+        base = wrap(np.require(ints, requirements='C'))
+        q = cls.__new__(cls)._init(base._storage, base._offset, base._shape, base._strides,
+                                   dtype, base._arr)
+        if scales is None:
+            q._qparams = (float(scale), int(zero_point))
+        else:
+            q._qparams = (np.asarray(scales, np.float64), np.asarray(zero_points, np.int64),
+                          int(axis))
+        return q
+
+    def _view(self, shape, strides, offset=None):
+        v = QTensor.__new__(QTensor)._init(self._storage, self._offset if offset is None
+                                           else offset, Size(shape), tuple(strides),
+                                           self.dtype)
+        v._base = self if self._base is None else self._base
+        v._qparams = self._qparams
+        return v
+
+    def _ints(self):
+        """The stored integers as a NumPy array (a view)."""
+        return self._array.view(self.dtype.underlying.np)
+
+    # ---- quantization parameters ---------------------------------------------------
+    def qscheme(self):
+        return per_tensor_affine if len(self._qparams) == 2 else per_channel_affine
+
+    def _per_tensor(self, what):
+        if len(self._qparams) != 2:
+            raise RuntimeError(f"Expected quantizer->qscheme() == kPerTensorAffine to be "
+                               f"true, but got false.  ({what} of a per-channel tensor)")
+        return self._qparams
+
+    def q_scale(self):
+        return self._per_tensor("q_scale")[0]
+
+    def q_zero_point(self):
+        return self._per_tensor("q_zero_point")[1]
+
+    def _per_channel(self):
+        if len(self._qparams) != 3:
+            raise RuntimeError("Expected quantizer->qscheme() == kPerChannelAffine to be "
+                               "true, but got false.")
+        return self._qparams
+
+    def q_per_channel_scales(self):
+        return wrap(self._per_channel()[0].copy())
+
+    def q_per_channel_zero_points(self):
+        return wrap(self._per_channel()[1].copy())
+
+    def q_per_channel_axis(self):
+        return self._per_channel()[2]
+
+    # ---- conversions ---------------------------------------------------------------
+    def int_repr(self):
+        """The stored integers as an uint8/int8/int32 tensor (a copy)."""
+        return wrap(np.array(self._ints(), copy=True))
+
+    def dequantize(self):
+        """The float32 values ``(q - zero_point) * scale``."""
+        q = np.ascontiguousarray(self._ints())
+        out = np.empty(q.shape, np.float32)
+        k = _kernels()
+        if len(self._qparams) == 2:
+            k.dequantize_per_tensor(q.reshape(-1), out.reshape(-1), *self._qparams)
+        else:
+            scales, zps, axis = self._qparams
+            k.dequantize_per_channel(q, out, scales, zps, axis)
+        return wrap(out)
+
+    def clone(self, memory_format=None):
+        q = QTensor._from_int(np.array(self._ints(), copy=True), self.dtype, 1.0, 0)
+        q._qparams = self._qparams
+        return q
+
+    def contiguous(self, memory_format=None):
+        return self if self.is_contiguous() else self.clone()
+
+    def numpy(self, *args, **kwargs):
+        raise TypeError("Got unsupported ScalarType " + self.dtype.name.capitalize())
+
+    def __repr__(self):
+        return _qrepr(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_q, (np.array(self._ints(), copy=True), self.dtype.name,
+                             self._qparams))
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    def _refuse(self, *args, **kwargs):
+        raise NotImplementedError(
+            "Could not run this operator with arguments from the 'QuantizedCPU' backend: "
+            "quantized tensors support dequantize(), int_repr(), views and the quantized "
+            "modules (nbtorch.ao.nn.quantized); call .dequantize() for float math")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
+    __matmul__ = _refuse
+
+
+def _rebuild_q(ints, dtype_name, qparams):
+    q = QTensor._from_int(ints, _QDTYPES[dtype_name], 1.0, 0)
+    q._qparams = qparams
+    return q
+
+
+# ---- creation ------------------------------------------------------------------------
+
+def _check_qdtype(dtype, fn):
+    if not isinstance(dtype, _QDtype):
+        raise RuntimeError(f"{fn}(): Expected a quantized dtype (torch.qint8, torch.quint8 "
+                           f"or torch.qint32), but got {dtype}")
+    return dtype
+
+
+def check_qparams(scale, zero_point, dtype):
+    """PyTorch's checks on one (scale, zero_point) pair for `dtype`."""
+    scale = float(scale)
+    if not (scale > 0 and math.isfinite(scale)):
+        raise RuntimeError(f"quantize: scale must be a positive finite number, got {scale}")
+    zero_point = int(zero_point)
+    if not dtype.qmin <= zero_point <= dtype.qmax:
+        raise RuntimeError(f"quantize: zero_point {zero_point} is out of range "
+                           f"[{dtype.qmin}, {dtype.qmax}] for {dtype}")
+    return scale, zero_point
+
+
+def _float_input(x, fn):
+    if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
+        got = x.dtype if isinstance(x, Tensor) else type(x).__name__
+        raise RuntimeError(f"{fn}(): Quantize only works on Float Tensor, got {got}")
+    return np.ascontiguousarray(x.detach()._host(), dtype=np.float32)
+
+
+def quantize_per_tensor(input, scale, zero_point, dtype):
+    """Quantize a float tensor with one scale and zero point (``torch.quantize_per_tensor``).
+
+    Example:
+        >>> q = nbtorch.quantize_per_tensor(nbtorch.tensor([-1.0, 0.5]), 0.1, 10, nbtorch.quint8)
+        >>> q.int_repr()
+        tensor([ 0, 15], dtype=torch.uint8)
+    """
+    if isinstance(input, (list, tuple)):
+        return [quantize_per_tensor(t, s, z, dtype) for t, s, z in zip(input, scale, zero_point)]
+    dtype = _check_qdtype(dtype, "quantize_per_tensor")
+    if isinstance(scale, Tensor):
+        scale = scale.item()
+    if isinstance(zero_point, Tensor):
+        zero_point = zero_point.item()
+    scale, zero_point = check_qparams(scale, zero_point, dtype)
+    x = _float_input(input, "quantize_per_tensor")
+    out = np.empty(x.shape, dtype.underlying.np)
+    _kernels().quantize_per_tensor(x.reshape(-1), out.reshape(-1), scale, zero_point,
+                                   dtype.qmin, dtype.qmax)
+    return QTensor._from_int(out, dtype, scale, zero_point)
+
+
+def quantize_per_tensor_dynamic(input, dtype, reduce_range):
+    """Quantize with qparams chosen from the tensor's own min and max (uint8/int8)."""
+    from .ao.quantization.observer import choose_qparams_from_minmax
+    dtype = _check_qdtype(dtype, "quantize_per_tensor_dynamic")
+    x = _float_input(input, "quantize_per_tensor_dynamic")
+    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+    qmin, qmax = dtype.qmin, dtype.qmax
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    scale, zp = choose_qparams_from_minmax(lo, hi, qmin, qmax)
+    return quantize_per_tensor(input, scale, zp, dtype)
+
+
+def quantize_per_channel(input, scales, zero_points, axis, dtype):
+    """Quantize with one (scale, zero point) per slice along `axis`
+    (``torch.quantize_per_channel``)."""
+    dtype = _check_qdtype(dtype, "quantize_per_channel")
+    x = _float_input(input, "quantize_per_channel")
+    s = np.asarray(scales._host() if isinstance(scales, Tensor) else scales, np.float64)
+    z = np.asarray(zero_points._host() if isinstance(zero_points, Tensor) else zero_points,
+                   np.int64)
+    if not 0 <= axis < max(x.ndim, 1):
+        raise RuntimeError(f"Channel axis out of range in per channel affine quantization. "
+                           f"Got: {axis}Expected: < {x.ndim}")
+    if s.shape != (x.shape[axis],) or z.shape != s.shape:
+        raise RuntimeError(f"length of scales must equal to channel, expected "
+                           f"{x.shape[axis]} got, {s.size}")
+    for sc, zp in zip(s, z):
+        check_qparams(sc, zp, dtype)
+    out = np.empty(x.shape, dtype.underlying.np)
+    _kernels().quantize_per_channel(x, out, s, z, axis, dtype.qmin, dtype.qmax)
+    return QTensor._from_int(out, dtype, scales=s, zero_points=z, axis=axis)
+
+
+def dequantize(tensor):
+    """``torch.dequantize``: float32 values of a quantized tensor (a float tensor: itself)."""
+    if isinstance(tensor, (list, tuple)):
+        return [dequantize(t) for t in tensor]
+    return tensor.dequantize()
+
+
+# ---- printing ------------------------------------------------------------------------
+
+def _qrepr(q):
+    """PyTorch's repr: the dequantized values, then size, dtype, scheme and qparams."""
+    a = q.dequantize()._host()
+    edge = PRINT_OPTS["edgeitems"]
+    trimmed = (False,) * a.ndim
+    if a.size > PRINT_OPTS["threshold"]:
+        trimmed = tuple(n > 2 * edge for n in a.shape)
+        a = _summarize_values(a, edge)
+    strs, width = _format_array(a, _dtype.float32)
+    indent = len("tensor(")
+    body = _render(strs, width, indent, trimmed, edge) if q.numel() else "[]"
+    suffix = [f"size={tuple(q.shape)}", f"dtype={q.dtype}",
+              f"quantization_scheme={q.qscheme()}"]
+    if len(q._qparams) == 2:
+        suffix += [f"scale={q._qparams[0]}", f"zero_point={q._qparams[1]}"]
+    else:
+        suffix += [f"scale={q.q_per_channel_scales()!r}",
+                   f"zero_point={q.q_per_channel_zero_points()!r}",
+                   f"axis={q._qparams[2]}"]
+    return _add_suffixes("tensor(" + body, suffix, indent)
+
+
+def _dequantize_method(self):
+    """``Tensor.dequantize``: a float tensor is returned as it is."""
+    if self.dtype is _dtype.float32:
+        return self
+    raise RuntimeError(f"dequantize() expects a quantized or float32 tensor, got {self.dtype}")
+
+
+def install():
+    """Tensor.is_quantized / dequantize / quantize methods for plain tensors."""
+    Tensor.is_quantized = False
+    Tensor.dequantize = _dequantize_method
+
+
+install()
