@@ -65,6 +65,7 @@ from .ops.windows import *  # noqa: F401,F403
 from .ops.creation_layout import *  # noqa: F401,F403
 from .ops.views_extra import *  # noqa: F401,F403
 from .ops.method_forms import *  # noqa: F401,F403
+from .ops.complex import *  # noqa: F401,F403  (real/imag views, conj, angle, sgn, polar)
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format, legacy_contiguous_format)
 from .serialization import save, load

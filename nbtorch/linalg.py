@@ -13,7 +13,8 @@ from .ops.linalg_triangular import cholesky, cholesky_ex, solve_triangular, LinA
 from .ops.products import linalg_cross as cross
 from .ops.linalg_solve import solve, solve_ex, inv, inv_ex, det, slogdet
 from .ops.linalg_lu import lu_factor, lu_factor_ex, lu, lu_solve
-from .ops.linalg_decomp import qr, eigh, eigvalsh, svd, svdvals, eig, eigvals
+from .ops.linalg_decomp import qr, eigh, eigvalsh, svd, svdvals
+from .ops.linalg_eig import eig, eigvals
 from .ops.linalg_pinv import lstsq, pinv
 from .ops.linalg_functions import (matrix_norm, norm, cond, matrix_rank, matrix_power,
                                    matrix_exp, multi_dot, householder_product, vander,

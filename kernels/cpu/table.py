@@ -53,7 +53,7 @@ KERNELS = {
     "linalg_solve": "linalg.solve", "linalg_inv": "linalg.inv", "linalg_det": "linalg.det",
     "linalg_slogdet": "linalg.slogdet", "linalg_eigh": "linalg.eigh",
     "linalg_svd": "linalg.svd", "linalg_qr": "linalg.qr", "linalg_geqrf": "linalg.geqrf",
-    "linalg_lstsq": "linalg.lstsq",
+    "linalg_lstsq": "linalg.lstsq", "linalg_eig": "linalg_eig.eig",
     # convolution
     "conv2d": "conv.conv2d_forward", "conv2d_grad_input": "conv.conv2d_grad_input",
     "conv2d_grad_weight": "conv.conv2d_grad_weight", "conv2d_bias_grad": "conv.channel_sum",

@@ -269,7 +269,14 @@ class Elementwise(Function):
     @staticmethod
     def backward(ctx, g):
         cls = ctx._forward_cls
-        if cls.grad_kernel is not None and not _STATE.enabled:
+        if g.dtype.is_complex:
+            return _holomorphic(Elementwise._real_backward, ctx, g)
+        return Elementwise._real_backward(ctx, g)
+
+    @staticmethod
+    def _real_backward(ctx, g):
+        cls = ctx._forward_cls
+        if cls.grad_kernel is not None and not _STATE.enabled and not g.dtype.is_complex:
             saved = ctx._saved_data(1 if cls.save == "out" else 0)
             gx = run_elementwise(cls.grad_kernel, (g, saved), g.dtype)
         else:
@@ -363,6 +370,12 @@ class Binary(Elementwise):
 
     @staticmethod
     def backward(ctx, g):
+        if g.dtype.is_complex:
+            return _holomorphic(Binary._real_backward, ctx, g)
+        return Binary._real_backward(ctx, g)
+
+    @staticmethod
+    def _real_backward(ctx, g):
         cls = ctx._forward_cls
         if cls.save:
             a, b, out = ctx.saved_tensors
@@ -377,6 +390,14 @@ class Binary(Elementwise):
         return ((sum_to(ga, shape_a) if need[0] and ga is not None else None,
                  sum_to(gb, shape_b) if need[1] and gb is not None else None)
                 + (None,) * len(ctx.params))
+
+
+def _holomorphic(real_backward, ctx, g):
+    """A complex gradient through a holomorphic op, PyTorch's convention: g * conj(f'(z)),
+    which is conj(formula(conj(g))) for the real formula g * f'(x) (see ops/complex.py)."""
+    from .complex import conj
+    grads = real_backward(ctx, conj(g))
+    return tuple(conj(t) if isinstance(t, Tensor) else t for t in grads)
 
 
 def unary_api(cls, name, doc, methods=True, inplace=True):

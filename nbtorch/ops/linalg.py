@@ -66,6 +66,8 @@ class Matmul(Function):
     def backward(ctx, g):
         a, b = ctx.saved_tensors
         ga = gb = None
+        if g.dtype.is_complex:          # g @ b^H, a^H @ g (PyTorch's convention)
+            a, b = a.conj(), b.conj()
         if ctx.needs_input_grad[0]:
             ga = sum_to(Matmul.apply(g, b.mT), a._shape)
         if ctx.needs_input_grad[1]:

@@ -17,7 +17,7 @@ from .linalg_common import LinAlgError, check_matrix, check_square, flat, kernel
 from .linalg_solve import with_out
 from .linalg_triangular import solve_triangular
 
-__all__ = ["qr", "eigh", "eigvalsh", "svd", "svdvals", "geqrf", "eig", "eigvals"]
+__all__ = ["qr", "eigh", "eigvalsh", "svd", "svdvals", "geqrf"]   # eig: linalg_eig.py
 
 _QR = _struct("linalg_qr", ("Q", "R"))
 _Eigh = _struct("linalg_eigh", ("eigenvalues", "eigenvectors"))
@@ -180,25 +180,6 @@ def eigvalsh(A, UPLO="L", *, out=None):
     except np.linalg.LinAlgError:
         raise _lapack_error("linalg.eigvalsh", "eigenvalues") from None
     return with_out(L, out)
-
-
-def eig(A, *, out=None):
-    """The eigendecomposition of a general square matrix: complex results."""
-    check_square("linalg.eig", A)
-    return _complex_results("linalg.eig")
-
-
-def eigvals(A, *, out=None):
-    check_square("linalg.eigvals", A)
-    return _complex_results("linalg.eigvals")
-
-
-def _complex_results(op):
-    from .. import _dtype as d
-    if getattr(d, "complex64", None) is None:
-        raise NotImplementedError(f"{op}: its results are complex, and nbtorch has no complex "
-                                  "dtypes yet (use linalg.eigh for symmetric matrices)")
-    raise NotImplementedError(f"{op} is not implemented")
 
 
 # ---- singular value decomposition ---------------------------------------------------

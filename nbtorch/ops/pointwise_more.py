@@ -241,6 +241,27 @@ class Square(Elementwise):
 
 
 abs = unary_api(Abs, "abs", "|input|, elementwise (gradient 0 at 0, as in PyTorch).")
+
+
+def _complex_aware_abs(real_abs, real_method):
+    """abs of a complex tensor is real (its gradient g * sgn(z)): ops/complex.py."""
+    def abs(input, *, out=None):
+        if input.dtype.is_complex:
+            from .complex import ComplexAbs
+            r = ComplexAbs.apply(input)
+            return r if out is None else out.copy_(r)
+        return real_abs(input, out=out)
+
+    def method(self):
+        if self.dtype.is_complex:
+            from .complex import ComplexAbs
+            return ComplexAbs.apply(self)
+        return real_method(self)
+    abs.__doc__ = real_abs.__doc__
+    return abs, method
+
+
+abs, Tensor.abs = _complex_aware_abs(abs, Tensor.abs)
 absolute = abs
 Tensor.absolute, Tensor.absolute_ = Tensor.abs, Tensor.abs_
 Tensor.__abs__ = Tensor.abs
@@ -263,6 +284,9 @@ class Sign(_Step):
 
     @classmethod
     def compute(cls, x, out=None):
+        if x.dtype.is_complex:
+            raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support "
+                                      "complex numbers. Please use torch.sgn instead.")
         if x.dtype is _dtype.bool:
             return run_elementwise("abs_", (x,), x.dtype, out=out)
         return run_elementwise("sign", (x,), x.dtype, out=out)

@@ -337,7 +337,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         tensor([ 2., 12.])
     """
     dims = normalize_dims(dim, input.dim())
-    return Prod.apply(input, dims, keepdim, _sum_dtype(input, dtype))
+    d = _sum_dtype(input, dtype)
+    if d.is_complex:                    # pairwise products: ops/complex.py
+        from .complex import complex_prod
+        return complex_prod(input.to(d), dims, keepdim)
+    return Prod.apply(input, dims, keepdim, d)
 
 
 # ---- all, any, count_nonzero (no gradient) ------------------------------------------
