@@ -1,5 +1,5 @@
-"""`nn.utils`: gradient clipping, parameter/vector conversion, sequence padding."""
-from . import rnn, stateless  # noqa: F401
+"""`nn.utils`: gradient clipping, parameter/vector conversion, sequence padding, pruning."""
+from . import prune, rnn, stateless  # noqa: F401
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
