@@ -54,6 +54,8 @@ KERNELS = {
     "linalg_slogdet": "linalg.slogdet", "linalg_eigh": "linalg.eigh",
     "linalg_svd": "linalg.svd", "linalg_qr": "linalg.qr", "linalg_geqrf": "linalg.geqrf",
     "linalg_lstsq": "linalg.lstsq", "linalg_eig": "linalg_eig.eig",
+    # discrete Fourier transforms (NumPy's pocketfft)
+    "fft_c2c": "fft.fft_c2c", "fft_r2c": "fft.fft_r2c", "fft_c2r": "fft.fft_c2r",
     # convolution
     "conv2d": "conv.conv2d_forward", "conv2d_grad_input": "conv.conv2d_grad_input",
     "conv2d_grad_weight": "conv.conv2d_grad_weight", "conv2d_bias_grad": "conv.channel_sum",
@@ -80,6 +82,8 @@ KERNELS = {
     "embedding_forward": "embedding.embedding_forward",
     "embedding_backward": "embedding.embedding_backward",
     "embedding_renorm_": "embedding.embedding_renorm_",
+    # CTC loss (alpha/beta recursions per sample)
+    "ctc_loss_forward": "ctc.ctc_loss_forward", "ctc_loss_backward": "ctc.ctc_loss_backward",
     # fused optimizer updates: SGD family, Adam family, running-RMS family
     "sgd_step": "optim.sgd_step", "asgd_step": "optim.asgd_step",
     "rprop_step": "optim.rprop_step",
