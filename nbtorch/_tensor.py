@@ -325,6 +325,11 @@ class Tensor:
         from .autograd.graph import register_tensor_hook
         return register_tensor_hook(self, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(self)` after this leaf's `.grad` was accumulated in backward."""
+        from .autograd.graph import register_post_accumulate_hook
+        return register_post_accumulate_hook(self, hook)
+
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         _engine_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

@@ -131,6 +131,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                     # a tensor hook may have kept the gradient or returned its own
                     node.accumulate(grads[0], create_graph,
                                     node in owned and not node._tensor_hooks)
+                    if node._post_acc_hooks:
+                        for fn in list(node._post_acc_hooks.values()):
+                            fn(node.variable)
                 continue
             # add the node's input gradients into the buffers of the nodes they flow to
             result = _apply(node, grads, retain_graph)

@@ -100,6 +100,7 @@ class AccumulateGrad(Node):
     """The sink for a leaf tensor: adds the incoming gradient into `.grad`."""
 
     _is_accumulate = True
+    _post_acc_hooks = None       # {id: hook(tensor)}, run after `.grad` was updated
 
     def __init__(self, tensor):
         self.variable = tensor
@@ -177,6 +178,23 @@ def register_tensor_hook(t, hook):
     hooks = node._tensor_hooks.setdefault(slot, _HookDict())
     h = RemovableHandle(hooks)
     hooks[h.id] = hook
+    return h
+
+
+def register_post_accumulate_hook(t, hook):
+    """`hook(t)` after the engine accumulated into leaf `t`'s `.grad` (the moment
+    DistributedDataParallel starts a bucket's all-reduce)."""
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    node = gradient_edge(t)[0]
+    t._hooks = node              # keep the accumulator (and its hooks) alive
+    if node._post_acc_hooks is None:
+        node._post_acc_hooks = _HookDict()
+    h = RemovableHandle(node._post_acc_hooks)
+    node._post_acc_hooks[h.id] = hook
     return h
 
 
