@@ -73,6 +73,8 @@ KERNELS = {
     "embedding_forward": "embedding.embedding_forward",
     "embedding_backward": "embedding.embedding_backward",
     "embedding_renorm_": "embedding.embedding_renorm_",
+    # CTC loss (alpha/beta recursions per sample)
+    "ctc_loss_forward": "ctc.ctc_loss_forward", "ctc_loss_backward": "ctc.ctc_loss_backward",
     # fused optimizer updates
     **{op: f"optim.{op}" for op in (
         "sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "adadelta_step",

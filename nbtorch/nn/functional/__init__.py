@@ -20,6 +20,8 @@ from .linear import *  # noqa: F401,F403
 from .linear import __all__ as _linear_all
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss_all
+from .loss_extra import *  # noqa: F401,F403
+from .loss_extra import __all__ as _loss_extra_all
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization_all
 from .pooling import *  # noqa: F401,F403
@@ -32,5 +34,5 @@ from .sparse import *  # noqa: F401,F403
 from .sparse import __all__ as _sparse_all
 
 __all__ = (_activation_all + _attention_all + _conv_all + _distance_all + _dropout_all
-           + _linear_all + _loss_all + _normalization_all + _pooling_all + _sampling_all
-           + _shuffle_all + _sparse_all)
+           + _linear_all + _loss_all + _loss_extra_all + _normalization_all + _pooling_all
+           + _sampling_all + _shuffle_all + _sparse_all)

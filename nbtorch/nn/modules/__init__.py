@@ -23,6 +23,8 @@ from .linear import *  # noqa: F401,F403
 from .linear import __all__ as _linear
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss
+from .loss_extra import *  # noqa: F401,F403
+from .loss_extra import __all__ as _loss_extra
 from .module import Module
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization
@@ -44,6 +46,6 @@ from .upsampling import *  # noqa: F401,F403
 from .upsampling import __all__ as _upsampling
 
 __all__ = (["Module"] + _activation + _activation_mha + _batchnorm + _container + _conv
-           + _distance + _dropout + _embedding_bag + _flatten + _fold + _linear + _loss + _normalization
-           + _padding + _pixelshuffle + _pooling + _pooling_extra + _rnn + _sparse + _transformer
-           + _upsampling)
+           + _distance + _dropout + _embedding_bag + _flatten + _fold + _linear + _loss
+           + _loss_extra + _normalization + _padding + _pixelshuffle + _pooling + _pooling_extra
+           + _rnn + _sparse + _transformer + _upsampling)
