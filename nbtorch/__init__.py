@@ -114,7 +114,7 @@ def is_floating_point(input):
 # Imported on first attribute access (import nbtorch stays fast).
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
                     "compiler", "backends", "func", "hub", "safetensors", "special",
-                    "accelerator", "ao", "quantization", "fft"}
+                    "accelerator", "ao", "quantization", "fft", "onnx"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
