@@ -47,6 +47,8 @@ KERNELS = {
     "linalg_lu_factor": "linalg.lu_factor", "linalg_lu_solve": "linalg.lu_solve",
     "linalg_solve": "linalg.solve", "linalg_inv": "linalg.inv", "linalg_det": "linalg.det",
     "linalg_slogdet": "linalg.slogdet",
+    # discrete Fourier transforms: radix-2 and Bluestein passes
+    "fft_c2c": "fft.fft_c2c", "fft_r2c": "fft.fft_r2c", "fft_c2r": "fft.fft_c2r",
     # convolution
     "conv2d": "conv.conv2d_forward", "conv2d_grad_input": "conv.conv2d_grad_input",
     "conv2d_grad_weight": "conv.conv2d_grad_weight", "conv2d_bias_grad": "conv.channel_sum",
