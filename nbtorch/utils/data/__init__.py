@@ -9,6 +9,7 @@ Example:
 """
 from nbtorch.utils.data.collate import collate, default_collate, default_convert
 from nbtorch.utils.data.dataloader import DataLoader
+from nbtorch.utils.data.distributed import DistributedSampler
 from nbtorch.utils.data.dataset import (
     ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
     random_split,
@@ -20,7 +21,7 @@ from nbtorch.utils.data.sampler import (
 from nbtorch.utils.data.worker import WorkerInfo, get_worker_info
 
 __all__ = [
-    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+    "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",
     "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
     "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "WorkerInfo",
     "collate", "default_collate", "default_convert", "get_worker_info", "random_split",
