@@ -195,9 +195,9 @@ class InstanceNorm3d(_InstanceNorm):
 class SyncBatchNorm(_BatchNorm):
     """Batch norm over (N, C, *) whose statistics would be synchronised across processes.
 
-    nbtorch runs in one process (no process group exists), where PyTorch's SyncBatchNorm
-    is exactly BatchNorm; `process_group` is kept for `convert_sync_batchnorm` and
-    checkpoints.
+    In training, once nbtorch.distributed has a group of several ranks (`process_group`,
+    default the world), the mean and variance are over every rank's batch
+    (`_sync_batchnorm.py`); in one process it is exactly BatchNorm.
 
     Example:
         >>> nn.SyncBatchNorm(4)(torch.randn(2, 4, 3, 3)).shape
@@ -218,6 +218,10 @@ class SyncBatchNorm(_BatchNorm):
     def forward(self, input):
         if input.dim() >= 2 and input.shape[1] == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        from ._sync_batchnorm import sync_batch_norm, sync_group
+        group = sync_group(self.process_group) if self.training else None
+        if group is not None:           # a process group of several ranks exists
+            return sync_batch_norm(self, input, group)
         return super().forward(input)
 
     @classmethod
