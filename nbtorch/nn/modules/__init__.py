@@ -3,6 +3,8 @@ from .activation import *  # noqa: F401,F403
 from .activation import __all__ as _activation
 from .activation_mha import *  # noqa: F401,F403
 from .activation_mha import __all__ as _activation_mha
+from .adaptive import *  # noqa: F401,F403
+from .adaptive import __all__ as _adaptive
 from .batchnorm import *  # noqa: F401,F403
 from .batchnorm import __all__ as _batchnorm
 from .container import *  # noqa: F401,F403
@@ -45,7 +47,7 @@ from .transformer import __all__ as _transformer
 from .upsampling import *  # noqa: F401,F403
 from .upsampling import __all__ as _upsampling
 
-__all__ = (["Module"] + _activation + _activation_mha + _batchnorm + _container + _conv
-           + _distance + _dropout + _embedding_bag + _flatten + _fold + _linear + _loss
+__all__ = (["Module"] + _activation + _activation_mha + _adaptive + _batchnorm + _container
+           + _conv + _distance + _dropout + _embedding_bag + _flatten + _fold + _linear + _loss
            + _loss_extra + _normalization + _padding + _pixelshuffle + _pooling + _pooling_extra
            + _rnn + _sparse + _transformer + _upsampling)
