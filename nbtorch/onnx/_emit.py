@@ -107,6 +107,7 @@ class Emitter:
         self.weights = {}            # id(tensor) -> Value of its initializer
         self.param_inputs = []       # (name, tensor) when not export_params
         self.current = None          # the op name being emitted (symbolics shared by names)
+        self.module_name = ""        # qualified name of the module a module symbolic emits
 
     # ---- names of values ---------------------------------------------------------
     def name(self, v, like=None, dtype=None):
@@ -302,6 +303,8 @@ def _describe(target):
 
 
 def _strip(target):
+    if target == "inner":
+        return ""
     return target[len("inner."):] if target.startswith("inner.") else target
 
 

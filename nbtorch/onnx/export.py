@@ -79,8 +79,36 @@ def _traced(model, args, kwargs):
         return model.graph_module
     if isinstance(model, GraphModule):
         return model
+    from ._registry import MODULES
+    if type(model) in MODULES:
+        model = _Root(model)      # a call_module node, so the module symbolic applies
     return trace(model, args if args else None, check_trace=False,
                  example_kwarg_inputs=kwargs or None)
+
+
+def _Root(model):
+    from ..nn import Module
+
+    class Root(Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = model          # the Emitter strips 'inner.' from names
+
+        def forward(self, *args, **kwargs):
+            return self.inner(*args, **kwargs)
+    return Root()
+
+
+def _prune(g, output_names):
+    """Drop nodes and initializers no output depends on (folded weights' originals)."""
+    needed = set(output_names)
+    kept = []
+    for node in reversed(g.nodes):
+        if any(o in needed for o in node.output):
+            kept.append(node)
+            needed.update(i for i in node.input if i)
+    g.nodes[:] = kept[::-1]
+    g.initializers[:] = [t for t in g.initializers if t.name in needed]
 
 
 def _flatten(out, found):
@@ -157,6 +185,7 @@ def build_model(model, args=(), kwargs=None, *, input_names=None, output_names=N
             else None                     # inferred below from the dynamic inputs
         graph_outputs.append(helper.make_tensor_value_info(
             name, onnx_dtype(v.value.dtype), shape))
+    _prune(g, [o.name for o in graph_outputs])
     graph_inputs = [helper.make_tensor_value_info(v.name, onnx_dtype(v.value.dtype),
                                                   _dims(v.value.shape, dynamic, v.name))
                     for v in inputs]
