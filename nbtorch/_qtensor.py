@@ -37,11 +37,21 @@ class _QDtype(_dtype.dtype):
         info = np.iinfo(underlying.np)
         self.qmin, self.qmax = int(info.min), int(info.max)
 
+    def __reduce__(self):
+        return (_qdtype_by_name, (self.name,))
+
+    def __deepcopy__(self, memo):
+        return self
+
 
 qint8 = _QDtype("qint8", _dtype.int8)
 quint8 = _QDtype("quint8", _dtype.uint8)
 qint32 = _QDtype("qint32", _dtype.int32)
 _QDTYPES = {d.name: d for d in (qint8, quint8, qint32)}
+
+
+def _qdtype_by_name(name):
+    return _QDTYPES[name]
 
 
 class qscheme:
@@ -57,6 +67,9 @@ class qscheme:
 
     def __reduce__(self):
         return (_qscheme_by_name, (self.name,))
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 per_tensor_affine = qscheme("per_tensor_affine")
@@ -166,6 +179,17 @@ class QTensor(Tensor):
 
     def contiguous(self, memory_format=None):
         return self if self.is_contiguous() else self.clone()
+
+    # ---- the ops float code reaches (F.relu, F.max_pool2d, nn.ReLU, nn.MaxPool2d) --------
+    def relu(self):
+        from .ao.nn.quantized import functional as qF
+        return qF.relu(self)
+
+    def max_pool2d(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                   return_indices=False):
+        from .ao.nn.quantized import functional as qF
+        return qF.max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode,
+                             return_indices)
 
     def numpy(self, *args, **kwargs):
         raise TypeError("Got unsupported ScalarType " + self.dtype.name.capitalize())

@@ -64,6 +64,8 @@ def relu(input, inplace=False):
         >>> nbtorch.relu(nbtorch.tensor([-1., 0., 2.]))
         tensor([0., 0., 2.])
     """
+    if input.is_quantized:          # a QTensor: max(q, zero_point) on its integers
+        return input.relu()
     return _run(Relu, input, (), inplace)
 
 

@@ -319,6 +319,9 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         >>> F.max_pool2d(nbtorch.randn(1, 1, 4, 4), 2).shape
         torch.Size([1, 1, 2, 2])
     """
+    if input.is_quantized:          # a QTensor: the max of its integers
+        return input.max_pool2d(kernel_size, stride, padding, dilation, ceil_mode,
+                                return_indices)
     out, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
     return (out, idx) if return_indices else out
 

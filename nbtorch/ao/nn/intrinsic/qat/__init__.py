@@ -1,0 +1,4 @@
+"""``torch.ao.nn.intrinsic.qat``: fused QAT modules."""
+from ...qat import LinearReLU, ConvReLU2d
+
+__all__ = ["LinearReLU", "ConvReLU2d"]

@@ -1,0 +1,89 @@
+"""Quantization-aware training modules (``torch.ao.nn.qat`` and ``intrinsic.qat``): float
+Linear/Conv2d whose weight passes through a FakeQuantize on every forward, so training
+sees int8 weights (the gradient goes straight through)."""
+from nbtorch import nn
+from nbtorch.nn import functional as F
+
+__all__ = ["Linear", "Conv2d", "LinearReLU", "ConvReLU2d"]
+
+
+def _copy_from(qat, mod, qconfig):
+    qat.qconfig = qconfig
+    qat.weight = mod.weight
+    qat.bias = mod.bias
+    qat.weight_fake_quant = qconfig.weight()
+    return qat
+
+
+def _check(mod, cls):
+    qconfig = getattr(mod, "qconfig", None)
+    if qconfig is None:
+        raise AssertionError("Input float module must have a valid qconfig")
+    return qconfig
+
+
+class Linear(nn.Linear):
+    """Linear with a fake-quantized weight."""
+
+    _FLOAT = nn.Linear
+
+    def forward(self, input):
+        return F.linear(input, self.weight_fake_quant(self.weight), self.bias)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if hasattr(mod, "_fused_relu_of"):
+            qconfig, mod = _check(mod, cls), mod[0]
+        else:
+            qconfig = _check(mod, cls)
+        q = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        return _copy_from(q, mod, qconfig)
+
+    def to_float(self):
+        f = nn.Linear(self.in_features, self.out_features, self.bias is not None)
+        f.weight, f.bias = self.weight, self.bias
+        return f
+
+
+class Conv2d(nn.Conv2d):
+    """Conv2d with a fake-quantized weight."""
+
+    def forward(self, input):
+        return self._conv_forward(input, self.weight_fake_quant(self.weight), self.bias)
+
+    def _conv_forward(self, input, weight, bias):
+        return F.conv2d(input, weight, bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        qconfig = _check(mod, cls)
+        if hasattr(mod, "_fused_relu_of"):
+            mod = mod[0]
+        q = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding,
+                mod.dilation, mod.groups, mod.bias is not None, mod.padding_mode)
+        return _copy_from(q, mod, qconfig)
+
+
+class LinearReLU(Linear):
+    """intrinsic.qat.LinearReLU: relu(Linear with fake-quantized weight)."""
+
+    _fused_relu_of = "Linear"
+
+    def forward(self, input):
+        return F.relu(super().forward(input))
+
+    def __getitem__(self, i):        # the fused-module protocol of `from_float`
+        return self
+
+
+class ConvReLU2d(Conv2d):
+    """intrinsic.qat.ConvReLU2d: relu(Conv2d with fake-quantized weight)."""
+
+    _fused_relu_of = "Conv2d"
+
+    def forward(self, input):
+        return F.relu(super().forward(input))
+
+    def __getitem__(self, i):
+        return self

@@ -1,0 +1,125 @@
+"""Dynamically quantized Linear (``torch.ao.nn.quantized.dynamic.Linear``): int8 weights
+stored once; each call quantizes its float input to uint8 with qparams from the input's
+own min/max (7-bit range, as fbgemm's ``linear_dynamic`` with reduce_range), runs the
+int8 GEMM and returns float32 ``acc * (s_x * s_w) + bias``."""
+import math
+
+import numpy as np
+
+import nbtorch
+from nbtorch import nn
+from nbtorch._qtensor import qint8, QTensor
+
+from .. import functional as qF
+from ..modules import _quantize_weight
+
+__all__ = ["Linear", "choose_qparams_dynamic", "linear_dynamic"]
+
+_SMALL_SCALE = 6.1e-5
+
+
+def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True):
+    """ATen's ChooseQuantizationParams: (scale, zero_point) for values in [lo, hi].
+
+    The range is widened to include 0; the scale is computed in double; the zero point
+    comes from whichever end loses less precision, rounded half to even and clamped.
+    """
+    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    scale = (hi - lo) / (qmax - qmin)
+    if np.float32(scale) == 0 or math.isinf(1.0 / np.float32(scale)):
+        scale = 0.1
+    if scale < _SMALL_SCALE:
+        org = scale
+        scale = _SMALL_SCALE
+        if lo == 0.0:
+            hi = scale * (qmax - qmin)
+        elif hi == 0.0:
+            lo = -scale * (qmax - qmin)
+        else:
+            amplifier = _SMALL_SCALE / org
+            lo, hi = lo * amplifier, hi * amplifier
+    zp_min, zp_max = qmin - lo / scale, qmax - hi / scale
+    err_min = abs(qmin) - abs(lo / scale)
+    err_max = abs(qmax) - abs(hi / scale)
+    initial = zp_min if err_min < err_max else zp_max
+    zp = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
+    return float(np.float32(scale)), zp
+
+
+def linear_dynamic(x, packed, reduce_range=True):
+    """float x (..., K) @ int8 W^T + b with x quantized on the fly; float32 out."""
+    from nbtorch.kernels.cpu import quantized as k
+    a = np.ascontiguousarray(x.detach()._host(), np.float32)
+    a2 = a.reshape(-1, packed.w.shape[1])
+    lo, hi = (float(a2.min()), float(a2.max())) if a2.size else (0.0, 0.0)
+    scale, zp = choose_qparams_dynamic(lo, hi, reduce_range=reduce_range)
+    q = np.empty(a2.shape, np.uint8)
+    k.quantize_per_tensor(a2.reshape(-1), q.reshape(-1), scale, zp, 0, 255)
+    out = np.empty((a2.shape[0], packed.w.shape[0]), np.float32)
+    a_w = (np.float32(scale) * packed.scales.astype(np.float32)).astype(np.float32)
+    k.linear_dynamic(q, zp, packed.w, packed.colsum, a_w, packed.bias, out)
+    return nbtorch.from_numpy(out.reshape(a.shape[:-1] + (out.shape[1],)))
+
+
+class Linear(nn.Module):
+    """Linear with an int8 weight and dynamically quantized input; float in, float out."""
+
+    _version = 4
+
+    def __init__(self, in_features, out_features, bias_=True, dtype=qint8):
+        super().__init__()
+        if dtype is not qint8:
+            raise RuntimeError("Unsupported dtype specified for dynamic quantized Linear "
+                               "in nbtorch (only torch.qint8)")
+        self.in_features, self.out_features = in_features, out_features
+        w = nbtorch.quantize_per_tensor(nbtorch.zeros(out_features, in_features), 1.0, 0,
+                                        qint8)
+        self._packed = qF.PackedWeight(w, nbtorch.zeros(out_features) if bias_ else None)
+        self._register()
+
+    def _register(self):
+        p = self._packed
+        self.register_buffer("weight_int8", nbtorch.from_numpy(p.w))
+        self.register_buffer("weight_scale", nbtorch.from_numpy(p.scales))
+        self.register_buffer("weight_zero_point",
+                             nbtorch.from_numpy(p.zps.astype(np.int64)))
+        self.register_buffer("bias_", nbtorch.from_numpy(p.bias) if p.has_bias else None)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        w = state_dict[prefix + "weight_int8"]._host().copy()
+        s = state_dict[prefix + "weight_scale"]._host()
+        z = state_dict[prefix + "weight_zero_point"]._host()
+        self._packed = qF.PackedWeight(QTensor._from_int(w, qint8, scales=s, zero_points=z,
+                                                         axis=0),
+                                       state_dict.get(prefix + "bias_"))
+        self._register()
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+    def weight(self):
+        return self._packed.qweight
+
+    def bias(self):
+        return self.bias_
+
+    def forward(self, x):
+        return linear_dynamic(x, self._packed)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"dtype={qint8}, qscheme={self._packed.qweight.qscheme()}")
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """Quantize a float Linear's weight with its qconfig's weight observer (default:
+        per-tensor symmetric min/max)."""
+        from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig
+        qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
+        qweight = _quantize_weight(mod.weight, qconfig.weight())
+        q = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        q._packed = qF.PackedWeight(qweight, mod.bias)
+        q._register()
+        return q

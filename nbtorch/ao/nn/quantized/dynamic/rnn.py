@@ -1,0 +1,193 @@
+"""Dynamically quantized LSTM and GRU: each gate GEMM (input and hidden) is the int8
+`linear_dynamic` (its operand quantized per call, per time step, as PyTorch's quantized
+cells do); the gate nonlinearities and state updates stay float32. Inference only."""
+import numpy as np
+
+import nbtorch
+from nbtorch import nn
+from nbtorch._qtensor import qint8
+
+from .. import functional as qF
+from ..modules import _quantize_weight
+from .linear import linear_dynamic
+
+__all__ = ["LSTM", "GRU", "LSTMCell", "GRUCell"]
+
+
+def _sigmoid(x):
+    return (1.0 / (1.0 + np.exp(-x))).astype(np.float32)
+
+
+def _lin(x, packed):
+    return linear_dynamic(nbtorch.from_numpy(x), packed)._host()
+
+
+def _lstm_step(x, h, c, p_ih, p_hh):
+    gates = _lin(x, p_ih) + _lin(h, p_hh)
+    i, f, g, o = np.split(gates, 4, axis=1)
+    c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+    h = _sigmoid(o) * np.tanh(c)
+    return h.astype(np.float32), c.astype(np.float32)
+
+
+def _gru_step(x, h, p_ih, p_hh):
+    gi, gh = _lin(x, p_ih), _lin(h, p_hh)
+    ir, iz, in_ = np.split(gi, 3, axis=1)
+    hr, hz, hn = np.split(gh, 3, axis=1)
+    r, z = _sigmoid(ir + hr), _sigmoid(iz + hz)
+    n = np.tanh(in_ + r * hn)
+    return ((1 - z) * n + z * h).astype(np.float32)
+
+
+class _QuantizedRNNBase(nn.Module):
+    """Holds one (ih, hh) pair of packed int8 weights per layer and direction."""
+
+    _MODE = None
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, dtype=qint8):
+        super().__init__()
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, dropout
+        self.bidirectional, self.dtype = bidirectional, dtype
+        self._packs = []
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig
+        if getattr(mod, "proj_size", 0):
+            raise NotImplementedError("dynamic quantized LSTM: proj_size is not "
+                                      "implemented in nbtorch")
+        qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
+        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                mod.dropout, mod.bidirectional)
+        dirs = 2 if mod.bidirectional else 1
+        for layer in range(mod.num_layers):
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                pair = []
+                for kind in ("ih", "hh"):
+                    w = getattr(mod, f"weight_{kind}{sfx}")
+                    b = getattr(mod, f"bias_{kind}{sfx}") if mod.bias else None
+                    pair.append(qF.PackedWeight(_quantize_weight(w, qconfig.weight()), b))
+                q._packs.append(tuple(pair))
+        return q
+
+    def _init_state(self, batch, hx):
+        n = self.num_layers * (2 if self.bidirectional else 1)
+        return np.zeros((n, batch, self.hidden_size), np.float32) if hx is None else \
+            np.array(hx.detach()._host(), np.float32)
+
+    def _run(self, x, states):
+        """x (T, B, I) float32; states: list of per-(layer, dir) state tuples."""
+        dirs = 2 if self.bidirectional else 1
+        inp = x
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(dirs):
+                idx = layer * dirs + d
+                p_ih, p_hh = self._packs[idx]
+                state = states[idx]
+                steps = range(inp.shape[0] - 1, -1, -1) if d else range(inp.shape[0])
+                seq = [None] * inp.shape[0]
+                for t in steps:
+                    state = self._step(inp[t], state, p_ih, p_hh)
+                    seq[t] = state[0]
+                states[idx] = state
+                outs.append(np.stack(seq))
+            inp = np.concatenate(outs, axis=2) if dirs == 2 else outs[0]
+        return inp, states
+
+    def _prepare_input(self, input):
+        x = np.asarray(input.detach()._host(), np.float32)
+        unbatched = x.ndim == 2
+        if unbatched:
+            x = x[:, None]
+        elif self.batch_first:
+            x = x.transpose(1, 0, 2)
+        return np.ascontiguousarray(x), unbatched
+
+    def _finish(self, out, unbatched):
+        if unbatched:
+            out = out[:, 0]
+        elif self.batch_first:
+            out = out.transpose(1, 0, 2)
+        return nbtorch.from_numpy(np.ascontiguousarray(out))
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, " \
+               f"dtype={self.dtype}"
+
+
+class LSTM(_QuantizedRNNBase):
+    """Dynamic quantized ``nn.LSTM``: returns output, (h_n, c_n)."""
+
+    def _step(self, x, state, p_ih, p_hh):
+        return _lstm_step(x, state[0], state[1], p_ih, p_hh)
+
+    def forward(self, input, hx=None):
+        x, unbatched = self._prepare_input(input)
+        h0, c0 = (None, None) if hx is None else hx
+        if unbatched and hx is not None:
+            h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
+        h, c = self._init_state(x.shape[1], h0), self._init_state(x.shape[1], c0)
+        out, states = self._run(x, [(h[i], c[i]) for i in range(h.shape[0])])
+        hn = np.stack([s[0] for s in states])
+        cn = np.stack([s[1] for s in states])
+        if unbatched:
+            hn, cn = hn[:, 0], cn[:, 0]
+        return self._finish(out, unbatched), (nbtorch.from_numpy(hn), nbtorch.from_numpy(cn))
+
+
+class GRU(_QuantizedRNNBase):
+    """Dynamic quantized ``nn.GRU``: returns output, h_n."""
+
+    def _step(self, x, state, p_ih, p_hh):
+        return (_gru_step(x, state[0], p_ih, p_hh),)
+
+    def forward(self, input, hx=None):
+        x, unbatched = self._prepare_input(input)
+        if unbatched and hx is not None:
+            hx = hx.unsqueeze(1)
+        h = self._init_state(x.shape[1], hx)
+        out, states = self._run(x, [(h[i],) for i in range(h.shape[0])])
+        hn = np.stack([s[0] for s in states])
+        if unbatched:
+            hn = hn[:, 0]
+        return self._finish(out, unbatched), nbtorch.from_numpy(hn)
+
+
+class _CellBase(nn.Module):
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig
+        qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
+        q = cls()
+        q.input_size, q.hidden_size = mod.input_size, mod.hidden_size
+        q._packs = tuple(qF.PackedWeight(_quantize_weight(getattr(mod, f"weight_{k}"),
+                                                          qconfig.weight()),
+                                         getattr(mod, f"bias_{k}", None))
+                         for k in ("ih", "hh"))
+        return q
+
+
+class LSTMCell(_CellBase):
+    """Dynamic quantized ``nn.LSTMCell``."""
+
+    def forward(self, input, hx=None):
+        x = np.asarray(input.detach()._host(), np.float32)
+        b = x.shape[0]
+        h, c = ((np.zeros((b, self.hidden_size), np.float32),) * 2 if hx is None else
+                tuple(np.asarray(t.detach()._host(), np.float32) for t in hx))
+        h, c = _lstm_step(x, h, c, *self._packs)
+        return nbtorch.from_numpy(h), nbtorch.from_numpy(c)
+
+
+class GRUCell(_CellBase):
+    """Dynamic quantized ``nn.GRUCell``."""
+
+    def forward(self, input, hx=None):
+        x = np.asarray(input.detach()._host(), np.float32)
+        h = np.zeros((x.shape[0], self.hidden_size), np.float32) if hx is None else \
+            np.asarray(hx.detach()._host(), np.float32)
+        return nbtorch.from_numpy(_gru_step(x, h, *self._packs))

@@ -1,0 +1,188 @@
+"""Ops on quantized tensors (``torch.ao.nn.quantized.functional``): each takes QTensors,
+calls an int8 kernel of `kernels/cpu/quantized.py` on their integers and wraps the result
+with its qparams. Outputs of linear/conv/add/cat are quint8 with the given (scale,
+zero_point); relu and pooling keep their input's qparams (they commute with the affine
+map)."""
+import numpy as np
+
+from nbtorch._qtensor import QTensor, quint8, check_qparams
+
+__all__ = ["linear", "conv2d", "relu", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d",
+           "add", "add_relu", "cat", "PackedWeight"]
+
+
+def _k():
+    from nbtorch.kernels.cpu import quantized
+    return quantized
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _check_q(x, fn):
+    if not isinstance(x, QTensor):
+        raise RuntimeError(f"{fn}: expected a quantized tensor (run it after a QuantStub / "
+                           f"nbtorch.quantize_per_tensor), got a float one")
+    if len(x._qparams) != 2:
+        raise RuntimeError(f"{fn}: only per-tensor quantized activations are supported")
+    return x
+
+
+class PackedWeight:
+    """An int8 weight ready for the GEMM: (N, K) integers, per-row scales and zero
+    points, the rows' sums (the zero-point correction) and the float bias."""
+
+    def __init__(self, qweight, bias):
+        w = np.ascontiguousarray(qweight._ints())
+        n = w.shape[0]
+        self.shape = w.shape
+        self.w = w.reshape(n, -1)
+        if len(qweight._qparams) == 2:
+            s, z = qweight._qparams
+            self.scales = np.full(n, s, np.float64)
+            self.zps = np.full(n, z, np.int32)
+        else:
+            scales, zps, axis = qweight._qparams
+            if axis != 0:
+                raise RuntimeError("quantized linear/conv: per-channel weights must be "
+                                   "quantized along axis 0")
+            self.scales, self.zps = scales.astype(np.float64), zps.astype(np.int32)
+        self.qweight = qweight
+        self.colsum = np.empty(n, np.int32)
+        _k().col_sums(self.w, self.colsum)
+        self.bias = (np.zeros(n, np.float32) if bias is None
+                     else np.asarray(bias.detach()._host(), np.float32))
+        self.has_bias = bias is not None
+
+    def requant_factors(self, in_scale, out_scale):
+        """float32 (mult, bias_q): fbgemm's act_times_w_scale / out_scale and
+        bias / act_times_w_scale."""
+        a_w = (np.float32(in_scale) * self.scales.astype(np.float32)).astype(np.float32)
+        mult = (a_w / np.float32(out_scale)).astype(np.float32)
+        return mult, (self.bias / a_w).astype(np.float32)
+
+
+def linear(x, packed, scale, zero_point, relu=False):
+    """Quantized ``x @ W^T + b`` requantized to (scale, zero_point), quint8."""
+    x = _check_q(x, "quantized::linear")
+    scale, zero_point = check_qparams(scale, zero_point, quint8)
+    a = np.ascontiguousarray(x._ints()).reshape(-1, packed.w.shape[1])
+    sx, zx = x._qparams
+    mult, bias_q = packed.requant_factors(sx, scale)
+    out = np.empty((a.shape[0], packed.w.shape[0]), np.uint8)
+    _k().linear_requant(a, zx, packed.w, packed.zps, packed.colsum, bias_q, mult,
+                        zero_point, 0, 255, relu, out)
+    return QTensor._from_int(out.reshape(tuple(x.shape[:-1]) + (out.shape[1],)), quint8,
+                             scale, zero_point)
+
+
+def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu=False):
+    """Quantized 2-D convolution (groups=1, zero padding = the input's zero point)."""
+    x = _check_q(x, "quantized::conv2d")
+    if groups != 1:
+        raise NotImplementedError("quantized conv2d: groups > 1 is not implemented in "
+                                  "nbtorch yet")
+    scale, zero_point = check_qparams(scale, zero_point, quint8)
+    xi = np.ascontiguousarray(x._ints())
+    n, _, h, w = xi.shape
+    o, _, kh, kw = packed.shape
+    (sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    sx, zx = x._qparams
+    mult, bias_q = packed.requant_factors(sx, scale)
+    out = np.empty((n, o, oh, ow), np.uint8)
+    _k().conv2d_requant(xi, zx, packed.w.reshape(packed.shape), packed.zps, packed.colsum,
+                        bias_q, mult, zero_point, relu, out, (sh, sw), (ph, pw), (dh, dw))
+    return QTensor._from_int(out, quint8, scale, zero_point)
+
+
+def relu(x, inplace=False):
+    """max(x, zero_point) on the integers."""
+    x = _check_q(x, "quantized::relu")
+    q = np.ascontiguousarray(x._ints())
+    out = np.empty_like(q)
+    _k().qrelu(q.reshape(-1), out.reshape(-1), x._qparams[1])
+    return QTensor._from_int(out, x.dtype, *x._qparams)
+
+
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max pooling on the integers (dilation 1, floor mode)."""
+    x = _check_q(x, "quantized::max_pool2d")
+    if _pair(dilation) != (1, 1) or ceil_mode or return_indices:
+        raise NotImplementedError("quantized max_pool2d: dilation, ceil_mode and "
+                                  "return_indices are not implemented in nbtorch yet")
+    (kh, kw), (ph, pw) = _pair(kernel_size), _pair(padding)
+    sh, sw = _pair(kernel_size if stride is None or stride == [] else stride)
+    q = np.ascontiguousarray(x._ints())
+    lead, (h, w) = q.shape[:-2], q.shape[-2:]
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    out = np.empty(lead + (oh, ow), q.dtype)
+    _k().qmax_pool2d(q.reshape(-1, h, w), out.reshape(-1, oh, ow), kh, kw, sh, sw, ph, pw)
+    return QTensor._from_int(out, x.dtype, *x._qparams)
+
+
+def adaptive_avg_pool2d(x, output_size):
+    """Adaptive average pooling; each mean rounded half to even."""
+    x = _check_q(x, "quantized::adaptive_avg_pool2d")
+    q = np.ascontiguousarray(x._ints())
+    lead, (h, w) = q.shape[:-2], q.shape[-2:]
+    oh, ow = _pair(output_size)
+    oh, ow = oh or h, ow or w
+    out = np.empty(lead + (oh, ow), q.dtype)
+    _k().qadaptive_avg_pool2d(q.reshape(-1, h, w), out.reshape(-1, oh, ow))
+    return QTensor._from_int(out, x.dtype, *x._qparams)
+
+
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Average pooling for the non-overlapping, unpadded case (kernel == stride)."""
+    kh, kw = _pair(kernel_size)
+    if _pair(stride or kernel_size) != (kh, kw) or _pair(padding) != (0, 0):
+        raise NotImplementedError("quantized avg_pool2d: only stride == kernel_size "
+                                  "without padding is implemented in nbtorch yet")
+    h, w = x.shape[-2:]
+    return adaptive_avg_pool2d(x, (h // kh, w // kw)) if h % kh == 0 == w % kw else \
+        _refuse_avg()
+
+
+def _refuse_avg():
+    raise NotImplementedError("quantized avg_pool2d: the input size must be a multiple "
+                              "of the kernel in nbtorch")
+
+
+def add(a, b, scale, zero_point, relu=False):
+    """Quantized a + b (same shape), requantized to (scale, zero_point)."""
+    a, b = _check_q(a, "quantized::add"), _check_q(b, "quantized::add")
+    if a.shape != b.shape:
+        raise RuntimeError("quantized::add: broadcasting is not implemented in nbtorch "
+                           f"(got {tuple(a.shape)} and {tuple(b.shape)})")
+    scale, zero_point = check_qparams(scale, zero_point, a.dtype)
+    qa, qb = np.ascontiguousarray(a._ints()), np.ascontiguousarray(b._ints())
+    out = np.empty(qa.shape, a.dtype.underlying.np)
+    (sa, za), (sb, zb) = a._qparams, b._qparams
+    _k().qadd(qa.reshape(-1), za, sa, qb.reshape(-1), zb, sb, out.reshape(-1), scale,
+              zero_point, a.dtype.qmin, a.dtype.qmax, relu)
+    return QTensor._from_int(out, a.dtype, scale, zero_point)
+
+
+def add_relu(a, b, scale, zero_point):
+    return add(a, b, scale, zero_point, relu=True)
+
+
+def cat(xs, dim=0, scale=None, zero_point=None):
+    """Concatenate quantized tensors, requantized to (scale, zero_point) (default: the
+    first input's)."""
+    xs = [_check_q(x, "quantized::cat") for x in xs]
+    from nbtorch._qtensor import quantize_per_tensor
+    import nbtorch
+    if scale is None:
+        scale, zero_point = xs[0]._qparams
+    same = all(x._qparams == (scale, zero_point) and x.dtype is xs[0].dtype for x in xs)
+    if same:
+        ints = np.concatenate([x._ints() for x in xs], axis=dim)
+        return QTensor._from_int(ints, xs[0].dtype, scale, zero_point)
+    floats = nbtorch.cat([x.dequantize() for x in xs], dim)
+    return quantize_per_tensor(floats, scale, zero_point, xs[0].dtype)

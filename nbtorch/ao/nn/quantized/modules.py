@@ -1,0 +1,301 @@
+"""Quantized modules (``torch.ao.nn.quantized``): what `convert` puts in place of float
+modules. Each holds an int8 weight (`functional.PackedWeight`) and its output's
+(scale, zero_point), and runs the int8 kernels through `functional`.
+
+State dicts hold plain tensors (``weight_int8``, ``weight_scale``,
+``weight_zero_point``, ``bias``, ``scale``, ``zero_point``), so ``nbtorch.save`` writes
+an int8 model at a quarter of its float size; PyTorch's keys (``_packed_params``) are
+opaque TorchScript objects that nbtorch does not reproduce.
+"""
+import numpy as np
+
+import nbtorch
+from nbtorch import nn
+from nbtorch._qtensor import (QTensor, qint8, quint8, quantize_per_tensor, check_qparams,
+                              per_channel_affine, per_channel_symmetric)
+
+from . import functional as qF
+
+__all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "ReLU", "ReLU6", "MaxPool2d",
+           "FloatFunctional", "QFunctional", "LinearReLU", "ConvReLU2d"]
+
+
+class Quantize(nn.Module):
+    """Float -> quint8 with fixed (scale, zero_point) (what a QuantStub becomes)."""
+
+    def __init__(self, scale, zero_point, dtype=quint8):
+        super().__init__()
+        self.scale, self.zero_point = check_qparams(scale, zero_point, dtype)
+        self.dtype = dtype
+
+    def forward(self, X):
+        return quantize_per_tensor(X, self.scale, self.zero_point, self.dtype)
+
+    @staticmethod
+    def from_float(mod):
+        scale, zp = mod.activation_post_process.calculate_qparams()
+        return Quantize(float(scale[0].item()), int(zp[0].item()),
+                        mod.activation_post_process.dtype)
+
+    def extra_repr(self):
+        return f"scale=tensor([{self.scale:.4f}]), zero_point=tensor([{self.zero_point}]), " \
+               f"dtype={self.dtype}"
+
+
+class DeQuantize(nn.Module):
+    """Quantized -> float32."""
+
+    def forward(self, Xq):
+        return Xq.dequantize()
+
+    @staticmethod
+    def from_float(mod):
+        return DeQuantize()
+
+
+def _output_qparams(mod):
+    post = getattr(mod, "activation_post_process", None)
+    if post is None:
+        raise RuntimeError(f"convert: {type(mod).__name__} was not prepared (no "
+                           "activation_post_process): call prepare() and calibrate first")
+    if hasattr(post, "min_val") and post.min_val.numel() == 1 and \
+            np.isinf(post.min_val.item()):
+        raise RuntimeError(f"convert: the observer of {type(mod).__name__} saw no data: "
+                           "run calibration batches through the prepared model first")
+    scale, zp = post.calculate_qparams()
+    return float(scale.reshape(-1)[0].item()), int(zp.reshape(-1)[0].item())
+
+
+def _quantize_weight(weight, observer):
+    """int8 QTensor of `weight` with the qparams its observer (having seen it) chooses."""
+    observer(weight)
+    scale, zp = observer.calculate_qparams()
+    if observer.dtype is not qint8:
+        raise AssertionError("Weight observer must have dtype torch.qint8")
+    if observer.qscheme in (per_channel_affine, per_channel_symmetric):
+        return nbtorch.quantize_per_channel(weight.detach().float(), scale.double(),
+                                            zp, getattr(observer, "ch_axis", 0), qint8)
+    return quantize_per_tensor(weight.detach().float(), float(scale.item()), int(zp.item()),
+                               qint8)
+
+
+class _WeightedQuantized(nn.Module):
+    """Shared by Linear and Conv2d: the packed int8 weight and the output qparams."""
+
+    _FUSED_RELU = False
+
+    def _set_weight_bias(self, qweight, bias):
+        self._packed = qF.PackedWeight(qweight, bias)
+        scales, zps = self._packed.scales, self._packed.zps
+        self.register_buffer("weight_int8", nbtorch.from_numpy(
+            self._packed.w.reshape(self._packed.shape)))
+        self.register_buffer("weight_scale", nbtorch.from_numpy(scales))
+        self.register_buffer("weight_zero_point", nbtorch.from_numpy(zps.astype(np.int64)))
+        self.register_buffer("bias_", None if bias is None else bias.detach().float())
+
+    def weight(self):
+        return self._packed.qweight
+
+    def bias(self):
+        return self.bias_
+
+    def set_weight_bias(self, w, b):
+        self._set_weight_bias(w, b)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = nbtorch.tensor(self.scale)
+        destination[prefix + "zero_point"] = nbtorch.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        self.scale = float(state_dict.pop(prefix + "scale").item())
+        self.zero_point = int(state_dict.pop(prefix + "zero_point").item())
+        w = state_dict[prefix + "weight_int8"]._host()
+        s = state_dict[prefix + "weight_scale"]._host()
+        z = state_dict[prefix + "weight_zero_point"]._host()
+        b = state_dict.get(prefix + "bias_")
+        self._set_weight_bias(QTensor._from_int(w.copy(), qint8, scales=s, zero_points=z,
+                                                axis=0), b)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """The quantized twin of a prepared float module (its qconfig's weight observer
+        quantizes the weight; its activation observer gives the output qparams)."""
+        float_mod = mod
+        if hasattr(mod, "_fused_relu_of"):          # a fused Linear/Conv + ReLU
+            float_mod = mod[0]
+        if not hasattr(mod, "qconfig") or mod.qconfig is None:
+            raise AssertionError("Input float module must have qconfig defined")
+        scale, zp = _output_qparams(mod)
+        wpp = getattr(float_mod, "weight_fake_quant", None) or mod.qconfig.weight()
+        qweight = _quantize_weight(float_mod.weight, wpp)
+        qmod = cls._from_float_module(float_mod)
+        qmod._set_weight_bias(qweight, float_mod.bias)
+        qmod.scale, qmod.zero_point = scale, zp
+        return qmod
+
+
+class Linear(_WeightedQuantized):
+    """Quantized Linear: quint8 in, quint8 out, int8 weight, float bias."""
+
+    def __init__(self, in_features, out_features, bias_=True, dtype=qint8):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.scale, self.zero_point = 1.0, 0
+        w = quantize_per_tensor(nbtorch.zeros(out_features, in_features), 1.0, 0, qint8)
+        self._set_weight_bias(w, nbtorch.zeros(out_features) if bias_ else None)
+
+    @classmethod
+    def _from_float_module(cls, mod):
+        return cls(mod.in_features, mod.out_features, mod.bias is not None)
+
+    def forward(self, x):
+        return qF.linear(x, self._packed, self.scale, self.zero_point, self._FUSED_RELU)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"scale={self.scale}, zero_point={self.zero_point}, "
+                f"qscheme={self._packed.qweight.qscheme()}")
+
+
+class Conv2d(_WeightedQuantized):
+    """Quantized Conv2d (groups=1, zero padding)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros"):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise NotImplementedError("quantized Conv2d: only padding_mode='zeros'")
+        k = qF._pair(kernel_size)
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
+        self.stride, self.padding = qF._pair(stride), qF._pair(padding)
+        self.dilation, self.groups = qF._pair(dilation), groups
+        self.scale, self.zero_point = 1.0, 0
+        w = quantize_per_tensor(nbtorch.zeros(out_channels, in_channels // groups, *k), 1.0,
+                                0, qint8)
+        self._set_weight_bias(w, nbtorch.zeros(out_channels) if bias else None)
+
+    @classmethod
+    def _from_float_module(cls, mod):
+        if isinstance(mod.padding, str):
+            raise NotImplementedError("quantized Conv2d: string padding is not implemented")
+        return cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride,
+                   mod.padding, mod.dilation, mod.groups, mod.bias is not None,
+                   mod.padding_mode)
+
+    def forward(self, x):
+        return qF.conv2d(x, self._packed, self.stride, self.padding, self.dilation,
+                         self.groups, self.scale, self.zero_point, self._FUSED_RELU)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, scale={self.scale}, zero_point={self.zero_point}"
+                + (f", padding={self.padding}" if self.padding != (0, 0) else ""))
+
+
+class LinearReLU(Linear):
+    """Quantized Linear with the ReLU fused into the requantization (its lower bound)."""
+    _FUSED_RELU = True
+
+
+class ConvReLU2d(Conv2d):
+    """Quantized Conv2d with the ReLU fused into the requantization."""
+    _FUSED_RELU = True
+
+
+class ReLU(nn.Module):
+    """ReLU on quantized tensors (the real 0 is the zero point)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        return qF.relu(x)
+
+    @staticmethod
+    def from_float(mod):
+        return ReLU()
+
+
+class ReLU6(nn.Module):
+    """clamp(x, 0, 6) on quantized values."""
+
+    def forward(self, x):
+        s, z = x._qparams
+        q = np.clip(x._ints(), z, min(255, z + int(np.rint(6.0 / s)))).astype(np.uint8)
+        return QTensor._from_int(q, x.dtype, s, z)
+
+    @staticmethod
+    def from_float(mod):
+        return ReLU6()
+
+
+class MaxPool2d(nn.Module):
+    """Max pooling of quantized tensors (float nn.MaxPool2d also accepts them)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
+
+    def forward(self, x):
+        return qF.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+
+
+class FloatFunctional(nn.Module):
+    """Float add/cat/mul that `prepare` observes and `convert` turns into `QFunctional`
+    (``self.skip = FloatFunctional(); y = self.skip.add(a, b)``)."""
+
+    def __init__(self):
+        super().__init__()
+        self.activation_post_process = nn.Identity()
+
+    def forward(self, x):
+        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please "
+                           "use the underlying operation")
+
+    def add(self, x, y):
+        return self.activation_post_process(x + y)
+
+    def add_relu(self, x, y):
+        return self.activation_post_process(nbtorch.relu(x + y))
+
+    def cat(self, x, dim=0):
+        return self.activation_post_process(nbtorch.cat(x, dim=dim))
+
+    def mul(self, x, y):
+        return self.activation_post_process(x * y)
+
+
+class QFunctional(nn.Module):
+    """The quantized counterpart of `FloatFunctional`, with its output (scale, zp)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale, self.zero_point = 1.0, 0
+        self.activation_post_process = nn.Identity()
+
+    def add(self, x, y):
+        return qF.add(x, y, self.scale, self.zero_point)
+
+    def add_relu(self, x, y):
+        return qF.add(x, y, self.scale, self.zero_point, relu=True)
+
+    def cat(self, x, dim=0):
+        return qF.cat(x, dim, self.scale, self.zero_point)
+
+    def mul(self, x, y):
+        out = x.dequantize() * y.dequantize()
+        return quantize_per_tensor(out, self.scale, self.zero_point, x.dtype)
+
+    @classmethod
+    def from_float(cls, mod):
+        q = cls()
+        q.scale, q.zero_point = _output_qparams(mod)
+        return q
+
+    def extra_repr(self):
+        return f"scale={self.scale}, zero_point={self.zero_point}"

@@ -1,0 +1,100 @@
+"""QConfig: which observer (or fake-quantize) each module's activation and weight get,
+and the default configurations of the x86 (fbgemm) backend, as in PyTorch."""
+from collections import namedtuple
+
+from nbtorch._qtensor import qint8, quint8, per_channel_symmetric, per_tensor_symmetric
+
+from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize,
+                            default_fake_quant, default_weight_fake_quant)
+from .observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
+                       MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
+                       PlaceholderObserver, default_dynamic_quant_observer,
+                       default_observer, default_per_channel_weight_observer,
+                       default_weight_observer)
+
+__all__ = ["QConfig", "QConfigDynamic", "default_qconfig", "default_dynamic_qconfig",
+           "per_channel_dynamic_qconfig", "default_per_channel_qconfig",
+           "default_qat_qconfig", "get_default_qconfig", "get_default_qat_qconfig",
+           "qconfig_equals"]
+
+
+class QConfig(namedtuple("QConfig", ["activation", "weight"])):
+    """Observer factories (classes or ``Observer.with_args(...)``) for activations and
+    weights. Instances are refused: each module needs its own observer."""
+
+    __slots__ = ()
+
+    def __new__(cls, activation, weight):
+        from nbtorch import nn
+        if isinstance(activation, nn.Module) or isinstance(weight, nn.Module):
+            raise ValueError("QConfig received observer instance, please pass observer "
+                             "class instead. Use MyObserver.with_args(x=1) to override "
+                             "arguments to constructor if needed")
+        return super().__new__(cls, activation, weight)
+
+
+QConfigDynamic = QConfig
+
+default_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+default_per_channel_qconfig = QConfig(activation=default_observer,
+                                      weight=default_per_channel_weight_observer)
+default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
+                                  weight=default_weight_observer)
+per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
+                                      weight=default_per_channel_weight_observer)
+default_qat_qconfig = QConfig(activation=default_fake_quant,
+                              weight=default_weight_fake_quant)
+
+_BACKENDS = ("x86", "fbgemm", "qnnpack", "onednn")
+
+
+def _check_backend(backend):
+    if backend not in _BACKENDS:
+        raise AssertionError(f"backend: {backend} not supported. backend must be one of "
+                             f"{list(_BACKENDS)}")
+
+
+def get_default_qconfig(backend="x86", version=0):
+    """Post-training static quantization's default: x86/fbgemm use a histogram observer
+    over uint8 with reduce_range (7-bit activations, no overflow in vpmaddubsw) and
+    symmetric per-channel int8 weights."""
+    _check_backend(backend)
+    if backend in ("x86", "fbgemm"):
+        return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
+                       weight=default_per_channel_weight_observer)
+    return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
+                   weight=default_weight_observer)
+
+
+def get_default_qat_qconfig(backend="x86", version=1):
+    """Quantization-aware training's default: fake-quantize with moving-average min/max."""
+    _check_backend(backend)
+    act = FusedMovingAvgObsFakeQuantize.with_args(
+        observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+        reduce_range=backend in ("x86", "fbgemm"))
+    if backend in ("x86", "fbgemm"):
+        weight = FusedMovingAvgObsFakeQuantize.with_args(
+            observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+            dtype=qint8, qscheme=per_channel_symmetric)
+    else:
+        weight = FusedMovingAvgObsFakeQuantize.with_args(
+            observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127,
+            dtype=qint8, qscheme=per_tensor_symmetric)
+    return QConfig(activation=act, weight=weight)
+
+
+def qconfig_equals(q1, q2):
+    """Whether two qconfigs build the same observers (compares partial arguments)."""
+    if q1 is None or q2 is None:
+        return q1 is q2
+
+    def same(a, b):
+        pa, pb = getattr(a, "p", a), getattr(b, "p", b)
+        return (getattr(pa, "func", pa) is getattr(pb, "func", pb) and
+                getattr(pa, "keywords", None) == getattr(pb, "keywords", None))
+    return same(q1.activation, q2.activation) and same(q1.weight, q2.weight)
+
+
+# keep the names PyTorch exports from this module importable
+_unused = (FakeQuantize, MinMaxObserver, PerChannelMinMaxObserver, PlaceholderObserver,
+           quint8)

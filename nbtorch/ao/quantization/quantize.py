@@ -1,0 +1,215 @@
+"""Eager-mode quantization workflows, as ``torch.ao.quantization``:
+
+* `quantize_dynamic(model, {nn.Linear, nn.LSTM})`: swap layers for dynamic int8 ones.
+* `prepare` -> run calibration batches -> `convert`: post-training static quantization.
+  `prepare` gives every quantizable module (those `convert` knows) an observer of its
+  output (``activation_post_process``, run by a forward hook); `convert` swaps each for
+  its quantized twin built from the observers' qparams.
+* `prepare_qat` -> train -> `convert`: the same with FakeQuantize in the observers' place
+  and QAT layers whose weights are fake-quantized.
+"""
+import copy
+import warnings
+
+from nbtorch import nn
+from nbtorch.ao.nn import intrinsic as nni, qat as nnqat, quantized as nnq
+from nbtorch.ao.nn.quantized import dynamic as nnqd
+from nbtorch._qtensor import qint8
+
+from .qconfig import default_dynamic_qconfig, per_channel_dynamic_qconfig  # noqa: F401
+from .qconfig_mapping import QConfigMapping
+from .stubs import DeQuantStub, QuantStub
+
+__all__ = ["quantize_dynamic", "prepare", "convert", "prepare_qat", "quantize",
+           "quantize_qat", "propagate_qconfig_", "get_default_static_quant_module_mappings",
+           "get_default_qat_module_mappings", "get_default_dynamic_quant_module_mappings",
+           "swap_module"]
+
+_STATIC = {
+    QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize,
+    nn.Linear: nnq.Linear, nn.Conv2d: nnq.Conv2d, nn.ReLU6: nnq.ReLU6,
+    nni.LinearReLU: nnq.LinearReLU, nni.ConvReLU2d: nnq.ConvReLU2d,
+    nnq.FloatFunctional: nnq.QFunctional,
+    nnqat.Linear: nnq.Linear, nnqat.Conv2d: nnq.Conv2d,
+    nnqat.LinearReLU: nnq.LinearReLU, nnqat.ConvReLU2d: nnq.ConvReLU2d,
+}
+_QAT = {nn.Linear: nnqat.Linear, nn.Conv2d: nnqat.Conv2d,
+        nni.LinearReLU: nnqat.LinearReLU, nni.ConvReLU2d: nnqat.ConvReLU2d}
+_DYNAMIC = {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU,
+            nn.LSTMCell: nnqd.LSTMCell, nn.GRUCell: nnqd.GRUCell}
+_UNSUPPORTED_QAT = (nni.ConvBn2d, nni.ConvBnReLU2d)
+
+
+def get_default_static_quant_module_mappings():
+    return dict(_STATIC)
+
+
+def get_default_qat_module_mappings():
+    return dict(_QAT)
+
+
+def get_default_dynamic_quant_module_mappings():
+    return dict(_DYNAMIC)
+
+
+def _qconfig_source(qconfig_dict):
+    if isinstance(qconfig_dict, QConfigMapping):
+        return qconfig_dict.qconfig_for
+    d = qconfig_dict or {}
+    return lambda name, mod: d.get(name, d.get(type(mod), _MISSING))
+
+
+_MISSING = object()
+
+
+def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=None):
+    """Give each submodule a ``qconfig``: its own, else from `qconfig_dict` by name or
+    type, else its parent's."""
+    lookup = _qconfig_source(qconfig_dict)
+
+    def visit(mod, name, parent_qconfig):
+        found = lookup(name, mod)
+        qconfig = getattr(mod, "qconfig", parent_qconfig) if found is _MISSING else found
+        mod.qconfig = qconfig
+        for child_name, child in mod.named_children():
+            visit(child, f"{name}.{child_name}" if name else child_name, qconfig)
+    visit(module, "", getattr(module, "qconfig", None) if qconfig_dict is None else
+          (None if lookup("", module) is _MISSING else lookup("", module)))
+    return module
+
+
+def _observer_hook(module, input, output):
+    return module.activation_post_process(output)
+
+
+def _add_observers(module, mapping):
+    for child in module.children():
+        if type(child) in _UNSUPPORTED_QAT:
+            raise NotImplementedError(f"{type(child).__name__} has no QAT/quantized "
+                                      "version in nbtorch: fuse with fuse_modules (eval "
+                                      "mode) to fold the BatchNorm first")
+        qconfig = getattr(child, "qconfig", None)
+        if type(child) in mapping and qconfig is not None:
+            if type(child) is not DeQuantStub:
+                child.activation_post_process = qconfig.activation()
+                if type(child) is not nnq.FloatFunctional:
+                    child.register_forward_hook(_observer_hook)
+        elif not isinstance(child, nni._FusedModule):
+            _add_observers(child, mapping)
+
+
+def _swap(module, mapping, skip_unprepared=False):
+    for name, child in list(module.named_children()):
+        if type(child) in mapping and (getattr(child, "qconfig", None) is not None):
+            setattr(module, name, swap_module(child, mapping))
+        else:
+            _swap(child, mapping, skip_unprepared)
+
+
+def swap_module(mod, mapping, custom_module_class_mapping=None):
+    """The twin of `mod` in `mapping` (built by its ``from_float``), or `mod` itself."""
+    cls = mapping.get(type(mod))
+    if cls is None or getattr(mod, "qconfig", None) is None:
+        return mod
+    new = cls.from_float(mod)
+    new.training = False if cls not in _QAT.values() else mod.training
+    return new
+
+
+def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list=None,
+            prepare_custom_config_dict=None):
+    """Attach observers for post-training static quantization (model.qconfig, or a
+    qconfig per submodule, says which)."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model)
+    if not any(getattr(m, "qconfig", None) is not None for m in model.modules()):
+        warnings.warn("None of the submodule got qconfig applied. Make sure you passed "
+                      "correct configuration through `qconfig_dict` or by assigning the "
+                      "`.qconfig` attribute directly on submodules", stacklevel=2)
+    _add_observers(model, _STATIC)
+    return model
+
+
+def prepare_qat(model, mapping=None, inplace=False):
+    """Swap layers for QAT ones (fake-quantized weights) and attach fake-quantize
+    observers; the model must be in training mode."""
+    if not model.training:
+        raise AssertionError("prepare_qat only works on models in training mode")
+    if not inplace:
+        model = copy.deepcopy(model)
+    propagate_qconfig_(model)
+    _check_qat_supported(model)
+    _swap(model, mapping or _QAT)
+    _add_observers(model, _STATIC)
+    return model
+
+
+def _check_qat_supported(model):
+    for m in model.modules():
+        if type(m) in _UNSUPPORTED_QAT:
+            raise NotImplementedError(f"{type(m).__name__} has no QAT version in nbtorch "
+                                      "(BatchNorm folding during training): fuse in eval "
+                                      "mode with fuse_modules, or leave the BatchNorm out")
+
+
+def convert(module, mapping=None, inplace=False, remove_qconfig=True,
+            is_reference=False, convert_custom_config_dict=None):
+    """Swap observed float (or QAT) modules for quantized ones."""
+    if not inplace:
+        module = copy.deepcopy(module)
+    _swap(module, mapping or _STATIC)
+    if remove_qconfig:
+        for m in module.modules():
+            if "qconfig" in m.__dict__:
+                del m.qconfig
+    module.eval()
+    return module
+
+
+def quantize(model, run_fn, run_args, mapping=None, inplace=False):
+    """prepare, run_fn(model, *run_args) to calibrate, convert."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    prepare(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, mapping, inplace=True)
+
+
+def quantize_qat(model, run_fn, run_args, inplace=False):
+    """prepare_qat, run_fn(model, *run_args) to train, convert."""
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.train()
+    prepare_qat(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, inplace=True)
+
+
+def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplace=False):
+    """Swap the listed layer types (default Linear, LSTM, GRU and their cells) for
+    dynamically quantized ones: int8 weights, activations quantized at run time.
+
+    Example:
+        >>> qmodel = quantize_dynamic(model, {nn.Linear}, dtype=nbtorch.qint8)
+    """
+    if dtype is not qint8:
+        raise NotImplementedError(f"quantize_dynamic: dtype {dtype} is not supported by "
+                                  "nbtorch (only torch.qint8)")
+    if qconfig_spec is None:
+        qconfig_spec = {nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell}
+    if isinstance(qconfig_spec, (set, list, tuple)):
+        qconfig_spec = {k: default_dynamic_qconfig for k in qconfig_spec}
+    mapping = mapping or _DYNAMIC
+    for key in qconfig_spec:
+        if isinstance(key, type) and key not in mapping:
+            raise RuntimeError(f"quantize_dynamic: {key.__name__} has no dynamically "
+                               "quantized version (have: "
+                               f"{', '.join(k.__name__ for k in mapping)})")
+    if not inplace:
+        model = copy.deepcopy(model)
+    model.eval()
+    propagate_qconfig_(model, qconfig_spec)
+    _swap(model, mapping)
+    return model
