@@ -264,8 +264,9 @@ def _frequencies(name, k, n, d, out, dtype, device, requires_grad):
     if dtype.is_complex:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{type_name(dtype)}'")
     from .creation import tensor
-    np_type = dtype.compute.np
-    values = k.astype(np_type) * np_type(1.0 / (n * d)) if n else k.astype(np_type)
+    np_type = dtype.compute.np.type
+    with np.errstate(divide="ignore", invalid="ignore"):     # n = 0: PyTorch's 0 * inf
+        values = k.astype(np_type) * np_type(np.float64(1.0) / np.float64(n * d))
     result = tensor(values, dtype=dtype, device=device)
     if out is not None:
         return _finish(name, result, out)
