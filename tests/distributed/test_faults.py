@@ -1,0 +1,55 @@
+"""Faults end a job in bounded time with a clear error, never a hang (workers/faults.py),
+and the API's errors before any process group exists."""
+import time
+
+import pytest
+
+from _launch import run_ranks
+
+import nbtorch
+import nbtorch.distributed as dist
+
+
+def _run(mode, **kw):
+    t0 = time.monotonic()
+    code, out, err = run_ranks("faults.py", n=2, timeout=40, args=(mode,), **kw)
+    return code, out + err, time.monotonic() - t0
+
+
+def test_a_rank_raising_aborts_the_job():
+    code, log, took = _run("raise")
+    assert code != 0, log
+    assert "rank 1 breaks on purpose" in log and "rank 1 failed with ValueError" in log, log
+    assert took < 30
+
+
+def test_a_peer_that_never_joins_times_out():
+    code, log, took = _run("timeout")
+    assert "rank 0 got: [Rank 0] all_reduce timed out after 2 s" in log, log
+    assert code != 0 and took < 30
+
+
+def test_mismatched_shapes_are_reported_in_debug_mode():
+    code, log, _ = _run("mismatch", env={"NBTORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+    assert code == 0, log
+    for r in (0, 1):
+        assert f"rank {r} got: Detected mismatch between collectives on ranks" in log, log
+    assert "TensorShape=[[3]]" in log and "TensorShape=[[4]]" in log
+
+
+def test_a_killed_rank_ends_the_job():
+    code, log, took = _run("kill")
+    assert code != 0 and took < 30, log
+
+
+def test_errors_before_init_process_group():
+    assert not dist.is_initialized()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.get_rank()
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        dist.all_reduce(nbtorch.ones(2))
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        nbtorch.nn.parallel.DistributedDataParallel(nbtorch.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="Invalid backend"):
+        dist.Backend("tcp")
+    assert dist.Backend("GLOO") == "gloo" and dist.Backend("cpu:gloo,cuda:nccl") == "gloo"
