@@ -66,6 +66,12 @@ from .ops.creation_layout import *  # noqa: F401,F403
 from .ops.views_extra import *  # noqa: F401,F403
 from .ops.method_forms import *  # noqa: F401,F403
 from .ops.complex import *  # noqa: F401,F403  (real/imag views, conj, angle, sgn, polar)
+from .ops.torch_aliases import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ...)
+from .ops.torch_inplace import *  # noqa: F401,F403  (torch.abs_, torch.clamp_, ...)
+from .ops.torch_rnn import *  # noqa: F401,F403  (torch.lstm, torch.gru_cell, ...)
+from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_norm_stats...)
+from .storage import *  # noqa: F401,F403  (TypedStorage, FloatStorage, ...)
+from ._torch_extras import *  # noqa: F401,F403  (Stream, Event, strided, cond, ...)
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format, legacy_contiguous_format)
 from .serialization import save, load
@@ -114,7 +120,8 @@ def is_floating_point(input):
 # Imported on first attribute access (import nbtorch stays fast).
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
                     "compiler", "backends", "func", "hub", "safetensors", "special",
-                    "accelerator", "ao", "quantization", "fft", "onnx"}
+                    "accelerator", "ao", "quantization", "fft", "onnx",
+                    "cpu", "version", "torch_version", "types", "functional"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
