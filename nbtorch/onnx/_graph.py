@@ -84,6 +84,8 @@ class OnnxGraph:
         An input given as None becomes an empty name (an omitted optional input).
         """
         ins = ["" if i is None else (i.name if isinstance(i, Value) else i) for i in inputs]
+        while ins and not ins[-1]:
+            ins.pop()                   # trailing omitted inputs are left out
         hint = name_hint or op_type.lower()
         outs = [self.fresh(hint) for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
@@ -94,8 +96,8 @@ class OnnxGraph:
     def initializer(self, array, name):
         """A named weight (an initializer); returns its name."""
         self.names.add(name)
-        self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(array),
-                                                              name))
+        data = np.array(array, order="C", copy=True)
+        self.initializers.append(self.numpy_helper.from_array(data, name))
         return name
 
     def const(self, value, dtype=None, like=None):
@@ -115,7 +117,7 @@ class OnnxGraph:
             name = self.fresh("const")
             self.nodes.append(self.helper.make_node(
                 "Constant", [], [name], name=self.fresh("Constant_node"),
-                value=self.numpy_helper.from_array(np.ascontiguousarray(arr), name)))
+                value=self.numpy_helper.from_array(np.array(arr, order="C"), name)))
         self._consts[key] = name
         return name
 

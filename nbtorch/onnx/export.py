@@ -10,6 +10,7 @@ import enum
 import io
 import os
 import threading
+import warnings
 
 from ._graph import OnnxGraph, UnsupportedOperatorError, Value, onnx_dtype
 
@@ -86,6 +87,11 @@ def _traced(model, args, kwargs):
                  example_kwarg_inputs=kwargs or None)
 
 
+def _tracer_warning():
+    from ..jit import TracerWarning
+    return TracerWarning
+
+
 def _Root(model):
     from ..nn import Module
 
@@ -155,7 +161,9 @@ def build_model(model, args=(), kwargs=None, *, input_names=None, output_names=N
     dynamic = dict(dynamic_axes or {})
     _STATE.exporting = True
     try:
-        with _mode(model, training):
+        with _mode(model, training), warnings.catch_warnings():
+            # size checks inside nbtorch's own layers are not the user's trace problems
+            warnings.filterwarnings("ignore", category=_tracer_warning(), module=r"nbtorch\.")
             gm = _traced(model, args, kwargs)
             g = OnnxGraph(opset)
             emitter = Emitter(g, fold_params=do_constant_folding, export_params=export_params)
@@ -182,7 +190,7 @@ def build_model(model, args=(), kwargs=None, *, input_names=None, output_names=N
         g.names.add(name)
         g.nodes.append(helper.make_node("Identity", [src], [name], name=g.fresh("output")))
         shape = _dims(v.value.shape, dynamic, name) if name in dynamic or not dynamic \
-            else None                     # inferred below from the dynamic inputs
+            else [None] * v.value.ndim    # inferred below from the dynamic inputs
         graph_outputs.append(helper.make_tensor_value_info(
             name, onnx_dtype(v.value.dtype), shape))
     _prune(g, [o.name for o in graph_outputs])
@@ -215,8 +223,12 @@ def _infer_output_shapes(onnx, proto):
         return
     by_name = {o.name: o for o in inferred.graph.output}
     for out in proto.graph.output:
-        if not out.type.tensor_type.HasField("shape") and out.name in by_name:
-            out.type.CopyFrom(by_name[out.name].type)
+        dims = out.type.tensor_type.shape.dim
+        open_ = all(not d.HasField("dim_value") and not d.HasField("dim_param") for d in dims)
+        got = by_name.get(out.name)
+        if open_ and got is not None and got.type.tensor_type.HasField("shape") and \
+                len(got.type.tensor_type.shape.dim) == len(dims):
+            out.type.CopyFrom(got.type)
 
 
 def _restructure(tensors, inputs):
@@ -271,7 +283,7 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, verbose=N
     if check:
         onnx.checker.check_model(proto, full_check=True)
     if verbose:
-        print(onnx.helper.printable_graph(proto.graph))
+        print(onnx.printer.to_text(proto.graph))
     if f is not None:
         data = proto.SerializeToString()
         if isinstance(f, (str, os.PathLike)):

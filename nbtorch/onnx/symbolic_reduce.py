@@ -8,9 +8,9 @@ from ._registry import register
 
 def _reducer(onnx_op):
     def sym(e, out, x, dim=None, keepdim=False, *, dtype=None):
-        dt = out_dtype(out)
         if isinstance(out, tuple):           # max(x, dim) -> (values, indices)
             return _max_with_indices(e, out, x, dim, keepdim, onnx_op)
+        dt = out_dtype(out)
         if isinstance(dim, Value) and dim.kind == "tensor":   # max(a, b): elementwise
             return e.g.op("Max" if onnx_op == "ReduceMax" else "Min", operand(e, x, dt),
                           operand(e, dim, dt))

@@ -209,8 +209,8 @@ def _stack(e, out, tensors, dim=0):
     return e.g.op("Concat", *[unsqueeze(e, operand(e, t, dt), [d]) for t in tensors], axis=d)
 
 
-def _split_sizes(e, x, outs, d):
-    sizes = [int(o.shape[d]) for o in outs]
+def _split_sizes(e, x, outs, d, sizes=None):
+    sizes = sizes or [int(o.shape[d]) for o in outs]
     names = e.g.op("Split", e.name(x), e.g.ints(sizes), axis=d, outputs=len(sizes))
     return [names] if len(sizes) == 1 else names
 
@@ -223,7 +223,7 @@ def _split(e, out, x, arg, dim=0):
 @register("unbind")
 def _unbind(e, out, x, dim=0):
     d = dim_of(dim, x.ndim)
-    return [squeeze(e, n, [d]) for n in _split_sizes(e, x, out, d)]
+    return [squeeze(e, n, [d]) for n in _split_sizes(e, x, out, d, [1] * len(out))]
 
 
 @register("narrow")

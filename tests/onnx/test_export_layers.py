@@ -1,0 +1,167 @@
+"""nn layers exported to ONNX and run by onnxruntime, against nbtorch (float32, rtol 1e-4),
+with a dynamic batch axis checked at a second batch size."""
+import numpy as np
+import pytest
+
+import nbtorch as torch
+import nbtorch.nn as nn
+
+R = torch.randn
+
+
+def _seq(*shape):
+    return lambda n: R(*((n,) + shape))
+
+
+LAYERS = {
+    "linear": (lambda: nn.Linear(4, 3), _seq(4)),
+    "linear_3d": (lambda: nn.Linear(4, 3, bias=False), _seq(2, 4)),
+    "conv1d": (lambda: nn.Conv1d(3, 4, 3, stride=2, padding=1), _seq(3, 9)),
+    "conv2d_groups": (lambda: nn.Conv2d(4, 4, 3, padding=2, dilation=2, groups=2), _seq(4, 6, 6)),
+    "conv2d_reflect": (lambda: nn.Conv2d(2, 3, 3, padding=1, padding_mode="reflect"),
+                       _seq(2, 5, 5)),
+    "conv3d_same": (lambda: nn.Conv3d(2, 3, 3, padding="same"), _seq(2, 4, 4, 4)),
+    "convT1d": (lambda: nn.ConvTranspose1d(3, 2, 3, stride=2), _seq(3, 4)),
+    "convT2d": (lambda: nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1, output_padding=1),
+                _seq(3, 4, 4)),
+    "convT3d": (lambda: nn.ConvTranspose3d(2, 2, 2, stride=2), _seq(2, 3, 3, 3)),
+    "maxpool1d": (lambda: nn.MaxPool1d(2), _seq(3, 8)),
+    "maxpool2d": (lambda: nn.MaxPool2d(3, 2, 1), _seq(2, 7, 7)),
+    "maxpool3d": (lambda: nn.MaxPool3d(2), _seq(2, 4, 4, 4)),
+    "avgpool2d": (lambda: nn.AvgPool2d(3, 2, 1, count_include_pad=False), _seq(2, 8, 8)),
+    "avgpool1d": (lambda: nn.AvgPool1d(2), _seq(2, 8)),
+    "adaptive_avg_global": (lambda: nn.AdaptiveAvgPool2d(1), _seq(3, 5, 5)),
+    "adaptive_avg_2x4": (lambda: nn.AdaptiveAvgPool2d((2, 4)), _seq(3, 8, 8)),
+    "adaptive_max_global": (lambda: nn.AdaptiveMaxPool1d(1), _seq(3, 5)),
+    "batchnorm1d": (lambda: nn.BatchNorm1d(4), _seq(4)),
+    "batchnorm2d": (lambda: nn.BatchNorm2d(3), _seq(3, 4, 4)),
+    "layernorm": (lambda: nn.LayerNorm(8), _seq(3, 8)),
+    "layernorm_2d_noaffine": (lambda: nn.LayerNorm((3, 4), elementwise_affine=False),
+                              _seq(3, 4)),
+    "groupnorm": (lambda: nn.GroupNorm(2, 4), _seq(4, 3, 3)),
+    "instancenorm": (lambda: nn.InstanceNorm2d(4, affine=True), _seq(4, 3, 3)),
+    "instancenorm1d": (lambda: nn.InstanceNorm1d(3), _seq(3, 6)),
+    "dropout_eval": (lambda: nn.Dropout(0.5), _seq(6)),
+    "flatten": (lambda: nn.Flatten(), _seq(2, 3)),
+    "upsample_nearest": (lambda: nn.Upsample(scale_factor=2), _seq(2, 3, 3)),
+    "upsample_bilinear": (lambda: nn.Upsample(scale_factor=2, mode="bilinear"), _seq(2, 3, 3)),
+    "upsample_ac": (lambda: nn.Upsample(size=(7, 5), mode="bilinear", align_corners=True),
+                    _seq(2, 4, 4)),
+    "reflection_pad": (lambda: nn.ReflectionPad2d((1, 2, 0, 1)), _seq(2, 4, 4)),
+    "replication_pad": (lambda: nn.ReplicationPad2d(1), _seq(2, 4, 4)),
+    "circular_pad": (lambda: nn.CircularPad1d(2), _seq(2, 4)),
+    "zero_pad": (lambda: nn.ZeroPad2d((1, 0, 2, 1)), _seq(2, 3, 3)),
+    "pixel_shuffle": (lambda: nn.PixelShuffle(2), _seq(8, 3, 3)),
+    "pixel_unshuffle": (lambda: nn.PixelUnshuffle(2), _seq(2, 4, 4)),
+}
+
+ACTIVATIONS = ["ReLU", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6",
+               "Hardtanh", "Softsign", "Tanh", "Sigmoid", "Hardsigmoid", "Hardswish",
+               "LogSigmoid", "Tanhshrink", "Hardshrink", "Softshrink"]
+for _name in ACTIVATIONS:
+    LAYERS[_name] = (getattr(nn, _name), _seq(4, 3))
+LAYERS.update({
+    "GELU_tanh": (lambda: nn.GELU("tanh"), _seq(4, 3)),
+    "PReLU": (lambda: nn.PReLU(4), _seq(4, 3)),
+    "Softplus_beta": (lambda: nn.Softplus(beta=2, threshold=5), _seq(4, 3)),
+    "Threshold": (lambda: nn.Threshold(0.1, 2.0), _seq(4, 3)),
+    "Softmax": (lambda: nn.Softmax(1), _seq(4, 3)),
+    "LogSoftmax": (lambda: nn.LogSoftmax(-1), _seq(4, 3)),
+    "Softmin": (lambda: nn.Softmin(1), _seq(4, 3)),
+    "GLU": (lambda: nn.GLU(1), _seq(4, 3)),
+})
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layer_matches_onnxruntime(check, name):
+    torch.manual_seed(0)
+    make, data = LAYERS[name]
+    layer = make()
+    if isinstance(layer, (nn.BatchNorm1d, nn.BatchNorm2d)):
+        layer.running_mean.uniform_(-1, 1)
+        layer.running_var.uniform_(0.5, 2)
+    check(layer, (data(2),), others=[(data(5),)])
+
+
+def test_embedding_dynamic_batch(check):
+    emb = nn.Embedding(10, 3, padding_idx=0)
+    check(emb, (torch.tensor([[1, 2], [3, 0]]),), others=[(torch.randint(0, 10, (4, 2)),)])
+
+
+@pytest.mark.parametrize("mode,kw", [("LSTM", dict(num_layers=2, bidirectional=True)),
+                                     ("GRU", dict(num_layers=2, batch_first=True)),
+                                     ("RNN", dict(nonlinearity="relu", bidirectional=True)),
+                                     ("LSTM", dict(bias=False))])
+def test_recurrent_dynamic_length_and_batch(ort_run, mode, kw):
+    torch.manual_seed(0)
+    rnn = getattr(nn, mode)(3, 5, **kw).eval()
+    bf = kw.get("batch_first", False)
+    x = torch.randn(2, 4, 3) if bf else torch.randn(4, 2, 3)
+    axes = {0: "batch", 1: "time"} if bf else {0: "time", 1: "batch"}
+    proto = torch.onnx.export(rnn, (x,), None, input_names=["x"], dynamic_axes={"x": axes})
+    for inp in (x, torch.randn(3, 6, 3)):
+        out, h = rnn(inp)
+        want = [out] + (list(h) if mode == "LSTM" else [h])
+        got = ort_run(proto, {"x": inp.numpy()})
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_lstm_with_initial_state(check):
+    torch.manual_seed(0)
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    x, h0, c0 = torch.randn(5, 2, 3), torch.randn(2, 2, 4), torch.randn(2, 2, 4)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = lstm
+
+        def forward(self, x, h, c):
+            return self.lstm(x, (h, c))
+    check(M(), (x, h0, c0), dynamic_batch=False)
+
+
+def test_multihead_attention_with_masks(check):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2)
+    q, k = torch.randn(5, 2, 8), torch.randn(6, 2, 8)
+    pad = torch.tensor([[False] * 5 + [True], [False] * 6])
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, q, k, pad):
+            return self.mha(q, k, k, key_padding_mask=pad)
+    check(M(), (q, k, pad), dynamic_batch=False)
+    check(mha, (q, k, k), dynamic_batch=False)
+
+
+def test_batch_first_attention_average_off(check):
+    torch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 4, batch_first=True)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, x):
+            return self.mha(x, x, x, average_attn_weights=False)
+    check(M(), (torch.randn(2, 5, 8),), others=[(torch.randn(3, 5, 8),)])
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(activation="gelu", norm_first=True)])
+def test_transformer_encoder(check, kw):
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, **kw)
+    enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8))
+    check(enc, (torch.randn(2, 5, 8),), others=[(torch.randn(3, 5, 8),)])
+
+
+def test_transformer_decoder_layer(check):
+    torch.manual_seed(0)
+    dec = nn.TransformerDecoderLayer(8, 2, 16)
+    check(dec, (torch.randn(4, 2, 8), torch.randn(5, 2, 8)), dynamic_batch=False)
