@@ -84,6 +84,15 @@ from . import _inspect  # noqa: F401  (installs nbtorch.kernels.inspect)
 from . import linalg  # noqa: F401
 from .ops import _return_types as return_types  # noqa: F401
 from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)
+from . import amp  # noqa: F401  (autocast, GradScaler; nbtorch.cpu.amp/cuda.amp: aliases)
+from .amp.autocast_mode import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa
+                                get_autocast_dtype, set_autocast_dtype,
+                                is_autocast_cache_enabled, set_autocast_cache_enabled,
+                                clear_autocast_cache, autocast_increment_nesting,
+                                autocast_decrement_nesting, get_autocast_cpu_dtype,
+                                get_autocast_gpu_dtype, is_autocast_cpu_enabled,
+                                set_autocast_cpu_enabled, set_autocast_cpu_dtype,
+                                set_autocast_gpu_dtype)
 from ._registry import register_kernel, get_kernel, registered_ops
 
 from ._tensor_types import (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor,  # noqa

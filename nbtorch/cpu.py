@@ -4,7 +4,7 @@ synchronisation has nothing to wait for.
 """
 from ._torch_extras import Event, Stream
 
-__all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize",
+__all__ = ["is_available", "device_count", "current_device", "set_device", "synchronize", "amp",
            "current_stream", "stream", "StreamContext", "Stream", "Event"]
 
 _DEFAULT = Stream("cpu")
@@ -49,3 +49,9 @@ class StreamContext:
 
 def stream(stream):
     return StreamContext(stream)
+
+
+# torch.cpu.amp: the deprecated spellings of nbtorch.amp (also importable by that name).
+from .amp import _cpu_aliases as amp  # noqa: E402
+import sys as _sys  # noqa: E402
+_sys.modules[__name__ + ".amp"] = amp

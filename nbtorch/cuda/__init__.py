@@ -21,6 +21,7 @@ from .memory import (memory_allocated, max_memory_allocated, memory_reserved,  #
 from .random import manual_seed, manual_seed_all, seed, seed_all, initial_seed  # noqa: F401
 from .streams import (Stream, Event, StreamContext, stream, current_stream,  # noqa: F401
                       default_stream, set_stream, synchronize)
+from . import amp  # noqa: F401  (PyTorch's deprecated torch.cuda.amp spellings)
 from .._tensor_types import CUDA_TYPES as _CUDA_TYPES
 
 globals().update(_CUDA_TYPES)       # torch.cuda.FloatTensor, ...: legacy constructors

@@ -1,0 +1,64 @@
+"""PyTorch 2.13's autocast op lists, per device type, in nbtorch's names.
+
+Taken from the ops PyTorch registers under its AutocastCPU / AutocastCUDA dispatch
+keys (``torch._C._dispatch_get_registrations_for_dispatch_key``) and their cast
+policies (checked against PyTorch's output dtypes by tests/amp). A bare name means
+every one of ``nbtorch.<name>``, ``Tensor.<name>`` and ``nn.functional.<name>`` that
+exists; ``linalg.``, ``fft.`` and ``Tensor.`` prefixes name one place.
+
+Policies: ``lower`` casts floating inputs to the autocast dtype; ``fp32`` to
+float32; ``fp32_first`` casts only the first input, and only when no ``dtype=`` is
+given (PyTorch's fp32_set_opt_dtype / fp32_append_dtype: sum, softmax, norm...);
+``promote`` casts to the widest floating input type; ``banned`` raises. Float64
+tensors are never cast. Ops not listed run in whatever dtypes they receive.
+"""
+
+_MATMULS = """conv1d conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d
+    conv_transpose3d prelu addmm addbmm baddbmm bmm mm matmul Tensor.__matmul__
+    Tensor.__rmatmul__ linalg.vecdot linear scaled_dot_product_attention"""
+
+CPU = {
+    "lower": _MATMULS,
+    "fp32": """avg_pool3d binary_cross_entropy grid_sample polar prod quantile nanquantile
+        stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse
+        lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d
+        adaptive_avg_pool3d adaptive_max_pool3d fractional_max_pool2d
+        fractional_max_pool3d mse_loss cosine_embedding_loss nll_loss
+        hinge_embedding_loss poisson_nll_loss smooth_l1_loss cross_entropy l1_loss
+        huber_loss margin_ranking_loss soft_margin_loss triplet_margin_loss
+        multi_margin_loss ctc_loss kl_div multilabel_margin_loss
+        binary_cross_entropy_with_logits geqrf qr svd triangular_solve
+        linalg.cholesky linalg.cholesky_ex linalg.cond linalg.eig linalg.eigh
+        linalg.eigvals linalg.eigvalsh linalg.householder_product linalg.inv
+        linalg.inv_ex linalg.lstsq linalg.matrix_rank linalg.qr linalg.solve linalg.svd
+        linalg.svdvals linalg.tensorinv linalg.tensorsolve fft.fft fft.ifft fft.fft2
+        fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2 fft.rfftn
+        fft.irfftn fft.hfft fft.ihfft""",
+    "promote": "cat concat concatenate stack index_copy",
+}
+
+CUDA = {
+    "lower": _MATMULS + """ addmv addr einsum mv chain_matmul linalg.multi_dot""",
+    "fp32": """acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh
+        tan pow Tensor.__pow__ Tensor.__rpow__ softplus layer_norm group_norm rms_norm
+        cosine_similarity poisson_nll_loss cosine_embedding_loss nll_loss
+        hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss
+        margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss
+        multi_margin_loss binary_cross_entropy_with_logits dist pdist cdist renorm
+        logsumexp interpolate upsample upsample_nearest upsample_bilinear""",
+    "fp32_first": """prod softmax log_softmax cumprod cumsum sum norm linalg.vector_norm
+        linalg.matrix_norm""",
+    "promote": """addcdiv addcmul atan2 bilinear cross dot vdot grid_sample index_put
+        tensordot scatter_add""",
+    "banned": "binary_cross_entropy",
+}
+
+POLICIES = {"cpu": CPU, "cuda": CUDA}
+
+BANNED_MESSAGE = (
+    "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+    "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+    "In this case, combine the two layers using "
+    "torch.nn.functional.binary_cross_entropy_with_logits\n"
+    "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits "
+    "are\nsafe to autocast.")

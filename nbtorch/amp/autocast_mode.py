@@ -1,0 +1,255 @@
+"""`autocast`: per-thread mixed-precision state and the context manager that sets it.
+
+The state (enabled and dtype per device type, the weight cast cache, the nesting
+depth) is per thread, as PyTorch's. Ops read it only through the cast hooks of
+`nbtorch.amp._hooks`, which are installed while some autocast region is open
+(or a thread switched autocast on by hand) and taken out again afterwards, so
+code outside autocast runs the plain, unwrapped ops.
+
+Example:
+    >>> with nbtorch.autocast("cpu"):                 # bfloat16 on the CPU
+    ...     y = model(x)                              # Linear/conv in bfloat16
+    ...     loss = F.cross_entropy(y, target)         # losses in float32
+"""
+import functools
+import threading
+import warnings
+
+from .. import _dtype
+from . import _hooks
+
+__all__ = ["autocast", "custom_fwd", "custom_bwd", "is_autocast_available",
+           "is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
+           "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+           "clear_autocast_cache", "autocast_increment_nesting",
+           "autocast_decrement_nesting", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+           "is_autocast_cpu_enabled", "set_autocast_cpu_enabled", "set_autocast_cpu_dtype",
+           "set_autocast_gpu_dtype"]
+
+_DEVICES = ("cpu", "cuda")
+_SUPPORTED = (_dtype.bfloat16, _dtype.float16)
+STATE = _hooks.STATE
+
+
+def is_autocast_available(device_type):
+    """True for the device types autocast supports here ('cpu', 'cuda')."""
+    return device_type in _DEVICES
+
+
+def _check_device(device_type):
+    if device_type not in _DEVICES:
+        from .._device import device
+        device(device_type)                 # PyTorch's error for a malformed name
+        raise RuntimeError(f"User specified an unsupported autocast device_type "
+                           f"'{device_type}'")
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on for `device_type` in this thread (no argument: 'cuda')."""
+    if device_type is None:
+        device_type = "cuda"
+    _check_device(device_type)
+    return STATE.enabled[device_type]
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """Switch autocast on or off for `device_type` in this thread (one argument: 'cuda')."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _check_device(device_type)
+    STATE.enabled[device_type] = bool(enabled)
+    _hooks.refresh(STATE)
+
+
+def get_autocast_dtype(device_type):
+    """The low-precision dtype of `device_type` (bfloat16 on 'cpu', float16 on 'cuda')."""
+    _check_device(device_type)
+    return STATE.dtype[device_type]
+
+
+def set_autocast_dtype(device_type, dtype):
+    _check_device(device_type)
+    STATE.dtype[device_type] = dtype
+
+
+def is_autocast_cache_enabled():
+    return STATE.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled):
+    STATE.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache():
+    """Drop this thread's cached low-precision copies of the weights."""
+    STATE.cache.clear()
+
+
+def autocast_increment_nesting():
+    STATE.nesting += 1
+    return STATE.nesting
+
+
+def autocast_decrement_nesting():
+    STATE.nesting -= 1
+    return STATE.nesting
+
+
+def _deprecated(old, new):
+    warnings.warn(f"torch.{old}() is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def get_autocast_cpu_dtype():
+    _deprecated("get_autocast_cpu_dtype", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    _deprecated("get_autocast_gpu_dtype", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def is_autocast_cpu_enabled():
+    _deprecated("is_autocast_cpu_enabled", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    _deprecated("set_autocast_cpu_enabled", "set_autocast_enabled('cpu', enabled)")
+    set_autocast_enabled("cpu", enabled)
+
+
+def set_autocast_cpu_dtype(dtype):
+    _deprecated("set_autocast_cpu_dtype", "set_autocast_dtype('cpu', dtype)")
+    set_autocast_dtype("cpu", dtype)
+
+
+def set_autocast_gpu_dtype(dtype):
+    _deprecated("set_autocast_gpu_dtype", "set_autocast_dtype('cuda', dtype)")
+    set_autocast_dtype("cuda", dtype)
+
+
+class autocast:
+    """Run the ops of a region in mixed precision: matmuls and convolutions in the
+    low-precision dtype, precision-sensitive ops (losses, reductions...) in float32,
+    multi-input ops in the widest input type (PyTorch's op lists, `nbtorch.amp._policies`).
+
+    A context manager and a decorator; regions nest (``enabled=False`` inside switches
+    it off). Low-precision copies of leaf tensors that require grad (the weights) are
+    cached until the outermost region exits (``cache_enabled``).
+    """
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: "
+                             f"`{type(device_type)}`")
+        _check_device(device_type)
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._cache_enabled = (is_autocast_cache_enabled() if cache_enabled is None
+                               else cache_enabled)
+        if enabled and device_type == "cuda":
+            from .. import cuda
+            if not cuda.is_available():
+                warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                              "autocast.", stacklevel=2)
+                enabled = False
+        elif enabled and self.fast_dtype not in _SUPPORTED:
+            name = device_type.upper()
+            warnings.warn(f"In {name} autocast, but the target dtype is not supported. "
+                          f"Disabling autocast.\n{name} Autocast only supports dtypes of "
+                          "torch.bfloat16, torch.float16 currently.", stacklevel=2)
+            enabled = False
+        self._enabled = enabled
+
+    def __enter__(self):
+        _hooks.retain()                 # the cast hooks stay in while the region is open
+        self.prev_cache_enabled = is_autocast_cache_enabled()
+        self.prev = is_autocast_enabled(self.device)
+        self.prev_fastdtype = get_autocast_dtype(self.device)
+        set_autocast_enabled(self.device, self._enabled)
+        set_autocast_dtype(self.device, self.fast_dtype)
+        autocast_increment_nesting()
+        set_autocast_cache_enabled(self._cache_enabled)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if autocast_decrement_nesting() == 0:
+            clear_autocast_cache()
+        set_autocast_enabled(self.device, self.prev)
+        set_autocast_dtype(self.device, self.prev_fastdtype)
+        set_autocast_cache_enabled(self.prev_cache_enabled)
+        _hooks.release()
+        return False
+
+    def __call__(self, func):
+        if not callable(func):
+            raise TypeError(
+                f"autocast()(func) requires a callable, but got {type(func).__name__}. "
+                "Did you mean to use autocast as a context manager? For example:\n"
+                "    with torch.autocast(device_type=...):\n"
+                "        output = model(input)")
+
+        @functools.wraps(func)
+        def decorate_autocast(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return decorate_autocast
+
+
+def _cast(value, device_type, dtype):
+    """`value` with its floating (non-double) tensors on `device_type` cast to `dtype`,
+    looking into lists, tuples and dicts."""
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):
+        eligible = (value.is_floating_point() and value.device.type == device_type
+                    and value.dtype is not _dtype.float64)
+        return value.to(dtype) if eligible else value
+    if isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, dict):
+        return {_cast(k, device_type, dtype): _cast(v, device_type, dtype)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast(v, device_type, dtype) for v in value)
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorate a custom Function's forward: with `cast_inputs`, inside an autocast
+    region its floating inputs are cast to that dtype and it runs with autocast off."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        args[0]._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            args[0]._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        args[0]._fwd_used_autocast = False
+        if is_autocast_enabled(device_type):
+            with autocast(device_type=device_type, enabled=False):
+                return fwd(*_cast(args, device_type, cast_inputs),
+                           **_cast(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorate a custom Function's backward: it runs with the autocast state its
+    forward ran with."""
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        with autocast(device_type=device_type, enabled=args[0]._fwd_used_autocast,
+                      dtype=args[0]._dtype):
+            return bwd(*args, **kwargs)
+    return decorate_bwd
