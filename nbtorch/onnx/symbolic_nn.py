@@ -244,8 +244,9 @@ def _instance_norm(e, out, x, running_mean=None, running_var=None, weight=None, 
 
 @register("local_response_norm")
 def _lrn(e, out, x, size, alpha=1e-4, beta=0.75, k=1.0):
-    if x.ndim != 4:
-        raise UnsupportedOperatorError("ONNX export: local_response_norm needs 4-D input")
+    if x.ndim != 4 or int(size) % 2 == 0:
+        raise UnsupportedOperatorError("ONNX export: local_response_norm needs 4-D input and "
+                                       "an odd size (ONNX LRN centres its window otherwise)")
     return e.g.op("LRN", e.name(x), size=int(size), alpha=float(alpha), beta=float(beta),
                   bias=float(k))
 
