@@ -77,6 +77,9 @@ KERNELS = {
     "embedding_renorm_": "embedding.embedding_renorm_",
     # CTC loss (alpha/beta recursions per sample)
     "ctc_loss_forward": "ctc.ctc_loss_forward", "ctc_loss_backward": "ctc.ctc_loss_backward",
+    # grid_sample (per-point taps; bilinear/nearest/bicubic, 2-D and 3-D)
+    "grid_sample_forward": "grid_sample.grid_sample_forward",
+    "grid_sample_backward": "grid_sample.grid_sample_backward",
     # fused optimizer updates
     **{op: f"optim.{op}" for op in (
         "sgd_step", "adam_step", "rmsprop_step", "adagrad_step", "adadelta_step",
