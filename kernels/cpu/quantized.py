@@ -257,13 +257,15 @@ def conv2d_requant(x, zx, w, zw, wsum, bias_q, mult, zo, relu, out, stride, padd
 
 @numba.njit(cache=True)
 def qadd(a, za, sa, b, zb, sb, out, so, zo, qmin, qmax, relu):
-    """for i: out[i] = clamp(rint(((a[i]-za)*sa + (b[i]-zb)*sb) * float32(1/so)) + zo)"""
+    """for i: out[i] = clamp(rint((da + db) * float32(1/so)) + zo), with
+    da = fma(sa, a[i], -za*sa) (PyTorch's vectorised dequantize), likewise db."""
     inv = np.float32(1.0) / np.float32(so)
     fa, fb = np.float32(sa), np.float32(sb)
+    pa, pb = np.float32(-za) * fa, np.float32(-zb) * fb
     lo = np.float32((zo if relu else qmin) - zo)
     hi = np.float32(qmax - zo)
     for i in range(a.size):
-        v = (np.float32(a[i]) - za) * fa + (np.float32(b[i]) - zb) * fb
+        v = fma(fa, np.float32(a[i]), pa) + fma(fb, np.float32(b[i]), pb)
         v = min(max(np.rint(v * inv), lo), hi)
         out[i] = np.int32(v) + zo
 

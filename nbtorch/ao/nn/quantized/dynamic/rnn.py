@@ -1,6 +1,9 @@
-"""Dynamically quantized LSTM and GRU: each gate GEMM (input and hidden) is the int8
-`linear_dynamic` (its operand quantized per call, per time step, as PyTorch's quantized
-cells do); the gate nonlinearities and state updates stay float32. Inference only."""
+"""Dynamically quantized LSTM and GRU: the gate GEMMs are the int8 `linear_dynamic`, the
+gate nonlinearities and state updates stay float32. Inference only.
+
+As in PyTorch, a layer projects its whole input sequence in one GEMM (one set of
+activation qparams for all time steps), then each step quantizes its hidden state on
+its own: per-step input quantization differed from PyTorch by up to 5e-3."""
 import numpy as np
 
 import nbtorch
@@ -22,16 +25,16 @@ def _lin(x, packed):
     return linear_dynamic(nbtorch.from_numpy(x), packed)._host()
 
 
-def _lstm_step(x, h, c, p_ih, p_hh):
-    gates = _lin(x, p_ih) + _lin(h, p_hh)
+def _lstm_step(x, h, c, p_ih, p_hh, x_proj=None):
+    gates = (_lin(x, p_ih) if x_proj is None else x_proj) + _lin(h, p_hh)
     i, f, g, o = np.split(gates, 4, axis=1)
     c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
     h = _sigmoid(o) * np.tanh(c)
     return h.astype(np.float32), c.astype(np.float32)
 
 
-def _gru_step(x, h, p_ih, p_hh):
-    gi, gh = _lin(x, p_ih), _lin(h, p_hh)
+def _gru_step(x, h, p_ih, p_hh, x_proj=None):
+    gi, gh = (_lin(x, p_ih) if x_proj is None else x_proj), _lin(h, p_hh)
     ir, iz, in_ = np.split(gi, 3, axis=1)
     hr, hz, hn = np.split(gh, 3, axis=1)
     r, z = _sigmoid(ir + hr), _sigmoid(iz + hz)
@@ -90,8 +93,10 @@ class _QuantizedRNNBase(nn.Module):
                 state = states[idx]
                 steps = range(inp.shape[0] - 1, -1, -1) if d else range(inp.shape[0])
                 seq = [None] * inp.shape[0]
+                proj = _lin(inp.reshape(-1, inp.shape[2]), p_ih).reshape(
+                    inp.shape[0], inp.shape[1], -1)
                 for t in steps:
-                    state = self._step(inp[t], state, p_ih, p_hh)
+                    state = self._step(inp[t], state, p_ih, p_hh, proj[t])
                     seq[t] = state[0]
                 states[idx] = state
                 outs.append(np.stack(seq))
@@ -122,8 +127,8 @@ class _QuantizedRNNBase(nn.Module):
 class LSTM(_QuantizedRNNBase):
     """Dynamic quantized ``nn.LSTM``: returns output, (h_n, c_n)."""
 
-    def _step(self, x, state, p_ih, p_hh):
-        return _lstm_step(x, state[0], state[1], p_ih, p_hh)
+    def _step(self, x, state, p_ih, p_hh, x_proj):
+        return _lstm_step(x, state[0], state[1], p_ih, p_hh, x_proj)
 
     def forward(self, input, hx=None):
         x, unbatched = self._prepare_input(input)
@@ -142,8 +147,8 @@ class LSTM(_QuantizedRNNBase):
 class GRU(_QuantizedRNNBase):
     """Dynamic quantized ``nn.GRU``: returns output, h_n."""
 
-    def _step(self, x, state, p_ih, p_hh):
-        return (_gru_step(x, state[0], p_ih, p_hh),)
+    def _step(self, x, state, p_ih, p_hh, x_proj):
+        return (_gru_step(x, state[0], p_ih, p_hh, x_proj),)
 
     def forward(self, input, hx=None):
         x, unbatched = self._prepare_input(input)
