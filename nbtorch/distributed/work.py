@@ -1,5 +1,6 @@
 """Work handles for asynchronous operations, and the one waiting loop that honours a
 group's timeout (MPI's own waits block forever when a peer never arrives)."""
+import os
 import time
 
 from .errors import DistBackendError
@@ -9,21 +10,26 @@ __all__ = ["Work", "wait_requests"]
 
 def wait_requests(requests, group, what, timeout=None, status=None):
     """Complete the MPI `requests` of `group`, or raise DistBackendError after `timeout`
-    seconds (the group's when None). Spins first (low latency), then sleeps briefly so a
-    stuck peer does not eat a core it may need. `status` (one request only) gets filled."""
+    seconds (the group's when None). Polls with `Test`, yielding the core between polls
+    (a peer rank may need it: ranks often share cores), and after 0.1 s sleeps briefly
+    instead, so a rank waiting for a slow peer does not burn a core. `status` (one
+    request only) gets filled."""
     MPI = group.MPI
     test = (lambda: requests[0].Test(status)) if status is not None else (
         lambda: MPI.Request.Testall(requests))
-    if test():
-        return
+    for _ in range(32):
+        if test():
+            return
     limit = group.timeout if timeout is None else _seconds(timeout)
     start = time.monotonic()
-    spin_until, deadline = start + 0.005, start + limit
-    nap = 2e-5
+    yield_until, deadline = start + 0.1, start + limit
+    nap = 5e-5
     while True:
-        for _ in range(64):
+        for _ in range(16):
             if test():
                 return
+            if nap < 1e-4:
+                os.sched_yield()
         now = time.monotonic()
         if now > deadline:
             group._broken = f"{what} timed out"
@@ -31,7 +37,7 @@ def wait_requests(requests, group, what, timeout=None, status=None):
                 f"[Rank {group._world_rank}] {what} timed out after {limit:g} s (the process "
                 f"group's timeout): a peer rank did not take part - it may have failed, "
                 f"exited, or called a different collective. The group cannot be used again.")
-        if now > spin_until:
+        if now > yield_until:
             time.sleep(nap)
             nap = min(nap * 2, 1e-3)
 

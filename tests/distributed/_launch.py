@@ -20,22 +20,32 @@ def mpi_or_skip():
         pytest.skip(str(e))
 
 
-def run_ranks(script, n=2, timeout=60, args=(), env=None, report=None):
-    """Run workers/<script> on `n` ranks; returns (returncode, stdout, stderr). Workers
-    write their check lines to `report`.<rank> (stdout interleaves the ranks)."""
+def run_ranks(script, n=2, timeout=60, args=(), env=None, report=None, launcher=False):
+    """Run workers/<script> on `n` ranks (through `python -m nbtorch.distributed.run` when
+    `launcher`); returns (returncode, stdout, stderr). Workers write their check lines to
+    `report`.<rank> (stdout interleaves the ranks)."""
     mpiexec = mpi_or_skip()
     full_env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
                     OMP_WAIT_POLICY="PASSIVE", **(env or {}))
     if report:
         full_env["NBTORCH_TEST_REPORT"] = str(report)
     cmd = [mpiexec, "-n", str(n), sys.executable, os.path.join(WORKERS, script), *args]
+    if launcher:
+        cmd = [sys.executable, "-m", "nbtorch.distributed.run", "--nproc-per-node", str(n),
+               os.path.join(WORKERS, script), *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=full_env, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
+        # SIGTERM first: mpiexec then stops its ranks, which MPICH's hydra runs in
+        # sessions of their own (a SIGKILLed mpiexec would leave them running)
+        proc.terminate()
+        try:
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
         pytest.fail(f"{script} on {n} ranks did not finish in {timeout} s\n{out}\n{err}")
     return proc.returncode, out, err
 

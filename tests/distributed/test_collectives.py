@@ -1,18 +1,21 @@
 """Every collective on 2 MPI ranks against NumPy (workers/collectives.py runs them all in
-one job; each check is a test here)."""
+one job, started by python -m nbtorch.distributed.run; each check is a test here), and
+DistributedSampler on those ranks."""
 import pytest
 
 from _launch import results, run_ranks
 
 CHECKS = ["all_reduce_ops_and_dtypes", "all_reduce_noncontiguous_and_async",
           "all_reduce_errors", "broadcast_and_reduce", "gathers_and_scatters",
-          "all_to_all_both_forms", "point_to_point", "objects_and_groups"]
+          "all_to_all_both_forms", "point_to_point", "objects_and_groups", "launcher_environment",
+          "sampler_partitions_the_dataset"]
 
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
     report = tmp_path_factory.mktemp("collectives") / "report"
-    code, out, err = run_ranks("collectives.py", n=2, timeout=120, report=report)
+    code, out, err = run_ranks("collectives.py", n=2, timeout=120, report=report,
+                               launcher=True)
     return code, results(report), out + err
 
 

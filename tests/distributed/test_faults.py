@@ -1,5 +1,6 @@
 """Faults end a job in bounded time with a clear error, never a hang (workers/faults.py),
 and the API's errors before any process group exists."""
+import os
 import time
 
 import pytest
@@ -16,11 +17,21 @@ def _run(mode, **kw):
     return code, out + err, time.monotonic() - t0
 
 
+def _alive(log):
+    """The rank processes of a finished job that still exist (orphans)."""
+    pids = [int(line.split()[-1]) for line in log.splitlines() if " pid " in line]
+    assert pids, log
+    return [p for p in pids if os.path.exists(f"/proc/{p}")
+            and "Z" not in open(f"/proc/{p}/stat").read().split()[2]]
+
+
 def test_a_rank_raising_aborts_the_job():
-    code, log, took = _run("raise")
+    """Through the launcher: it exits non-zero and says so."""
+    code, log, took = _run("raise", launcher=True)
     assert code != 0, log
     assert "rank 1 breaks on purpose" in log and "rank 1 failed with ValueError" in log, log
-    assert took < 30
+    assert "nbtorch.distributed.run: the job failed" in log
+    assert took < 30 and not _alive(log)
 
 
 def test_a_peer_that_never_joins_times_out():
@@ -37,9 +48,11 @@ def test_mismatched_shapes_are_reported_in_debug_mode():
     assert "TensorShape=[[3]]" in log and "TensorShape=[[4]]" in log
 
 
+@pytest.mark.slow
 def test_a_killed_rank_ends_the_job():
     code, log, took = _run("kill")
     assert code != 0 and took < 30, log
+    assert not _alive(log)
 
 
 def test_errors_before_init_process_group():

@@ -210,6 +210,34 @@ def objects_and_groups():
     w.wait()
 
 
+@check
+def launcher_environment():
+    """Started by python -m nbtorch.distributed.run: torchrun's variables are set."""
+    import os
+    r, n = dist.get_rank(), dist.get_world_size()
+    env = os.environ
+    assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"], env["LOCAL_WORLD_SIZE"]) == \
+        (str(r), str(n), str(r), str(n)), dict(env)
+    assert env["MASTER_ADDR"] and env["MASTER_PORT"] and env["OMP_NUM_THREADS"] == "1"
+
+
+@check
+def sampler_partitions_the_dataset():
+    from nbtorch.utils.data import DistributedSampler
+    n = dist.get_world_size()
+    for size, drop_last in ((10, False), (11, False), (11, True)):
+        s = DistributedSampler(range(size), shuffle=True, seed=3, drop_last=drop_last)
+        s.set_epoch(2)
+        every = [None] * n
+        dist.all_gather_object(every, list(s))
+        seen = sorted(i for part in every for i in part)
+        assert len({len(p) for p in every}) == 1, every        # as many steps on each rank
+        if drop_last:
+            assert len(seen) == size - size % n and len(set(seen)) == len(seen)
+        else:
+            assert set(seen) == set(range(size)) and len(seen) == -(-size // n) * n
+
+
 def main():
     dist.init_process_group("gloo")
     run_checks(CHECKS)

@@ -18,6 +18,7 @@ import nbtorch.distributed as dist
 def main(mode):
     dist.init_process_group("mpi", timeout=datetime.timedelta(seconds=2))
     r = dist.get_rank()
+    print(f"rank {r} pid {os.getpid()}", flush=True)
     if mode == "raise":
         if r == 1:
             raise ValueError("rank 1 breaks on purpose")

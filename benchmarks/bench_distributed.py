@@ -1,0 +1,190 @@
+"""nbtorch.distributed speed: all_reduce against raw mpi4py, and DDP steps on 1 vs 2 ranks.
+
+- all_reduce of 1 KB to 64 MB float32 on 2 ranks: ``dist.all_reduce(tensor)`` against
+  ``comm.Allreduce(IN_PLACE, array)`` of mpi4py on the same memory; rounds alternate the
+  two, the table gives the median over rounds (latency, bandwidth = bytes / time, which
+  for 2 ranks is also the "bus bandwidth") and nbtorch's overhead.
+- DDP: a step (zero_grad, forward, backward, Adam) of the demo's Digits CNN (global batch
+  64) and of an MLP 784-512-512-10 (global batch 128) on 1 and on 2 ranks, the global
+  batch split over the ranks (the same training either way). On 2 ranks also: the step
+  under ``no_sync()`` (compute only), a standalone all-reduce of all the gradients, and
+  the time the step still waited for the buckets' all-reduces after backward
+  ("exposed"; the rest of the all-reduce time ran during backward), and the step's cost
+  over a step without communication (hooks, bucket copies, waiting).
+
+Each configuration runs in its own ``mpiexec`` job, one thread a rank (OMP/Numba). Figures from a shared 2-core machine are noisy: read the spread.
+
+    python benchmarks/bench_distributed.py [--rounds 5] [--max-mb 64]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---- workers (run under mpiexec) ---------------------------------------------------------
+
+def _allreduce_worker(rounds, max_mb):
+    import numpy as np
+
+    import nbtorch
+    import nbtorch.distributed as dist
+    from mpi4py import MPI
+    dist.init_process_group("mpi")
+    comm = MPI.COMM_WORLD
+    sizes = [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
+    out = []
+    for nbytes in [s for s in sizes if s <= max_mb * (1 << 20)]:
+        t = nbtorch.ones(nbytes // 4)
+        arr = t.numpy()
+        iters = max(3, min(300, int(3e7 // nbytes)))
+        times = {"nbtorch": [], "mpi4py": []}
+        runs = {"nbtorch": lambda: dist.all_reduce(t),
+                "mpi4py": lambda: comm.Allreduce(MPI.IN_PLACE, arr)}
+        for fn in runs.values():
+            for _ in range(3):
+                fn()                                 # warm up
+        for _ in range(rounds):
+            for name, fn in runs.items():
+                comm.Barrier()
+                t0 = time.perf_counter()
+                for _ in range(iters):
+                    fn()
+                times[name].append((time.perf_counter() - t0) / iters)
+        out.append({"bytes": nbytes, **{k: statistics.median(v) for k, v in times.items()},
+                    "spread": {k: [min(v), max(v)] for k, v in times.items()}})
+        del arr
+    if dist.get_rank() == 0:
+        print("RESULT " + json.dumps(out), flush=True)
+    dist.destroy_process_group()
+
+
+def _models():
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))
+    from demo import DigitsCNN
+
+    from nbtorch import nn
+    return {"digits CNN": (DigitsCNN, (1, 8, 8), 64),
+            "MLP 784-512-512-10": (lambda: nn.Sequential(
+                nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                nn.Linear(512, 10)), (784,), 128)}
+
+
+def _ddp_worker(steps):
+    import nbtorch
+    import nbtorch.distributed as dist
+    import nbtorch.nn.functional as F
+    from nbtorch.nn.parallel import DistributedDataParallel as DDP
+    dist.init_process_group("mpi")
+    world = dist.get_world_size()
+    result = {}
+    for name, (make, shape, global_batch) in _models().items():
+        nbtorch.manual_seed(0)
+        model = DDP(make())
+        opt = nbtorch.optim.Adam(model.parameters(), lr=1e-3)
+        b = global_batch // world
+        x = nbtorch.randn(b, *shape)
+        y = nbtorch.randint(0, 10, (b,))
+
+        waits = []
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            if model.require_backward_grad_sync:
+                waits.append(model.reducer.wait_s)
+            opt.step()
+
+        def timed(fn, n):
+            ts = []
+            for _ in range(n):
+                dist.barrier()
+                t0 = time.perf_counter()
+                fn()
+                ts.append(time.perf_counter() - t0)
+            return statistics.median(ts)
+
+        for _ in range(3):
+            step()                                   # warm up (compile / cache load)
+        waits.clear()
+        t_step, t_local = [], []
+        for _ in range(3):                           # interleave the two kinds of steps
+            t_step.append(timed(step, steps))
+            with model.no_sync():
+                t_local.append(timed(step, steps))
+        numel = sum(p.numel() for p in model.parameters())
+        flat = nbtorch.zeros(numel)
+        t_ar = timed(lambda: dist.all_reduce(flat), steps)
+        result[name] = {"world": world, "batch_per_rank": b, "params": numel,
+                        "step": statistics.median(t_step), "local": statistics.median(t_local),
+                        "allreduce": t_ar, "wait": statistics.median(waits),
+                        "buckets": len(model.reducer.buckets)}
+    if dist.get_rank() == 0:
+        print("RESULT " + json.dumps(result), flush=True)
+    dist.destroy_process_group()
+
+
+# ---- driver ------------------------------------------------------------------------------
+
+def _run(n, *args):
+    from nbtorch.distributed.run import find_mpiexec
+    # one thread a rank: 2 ranks use 2 cores, 1 rank one core (a parallel 1-rank run on
+    # this shared 2-core machine measured slower still: idle OpenMP workers spin)
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
+               OMP_WAIT_POLICY="PASSIVE")
+    cmd = [find_mpiexec(), "-n", str(n), sys.executable, os.path.abspath(__file__), *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stdout}\n{out.stderr}")
+
+
+def _size(b):
+    return f"{b >> 20} MB" if b >= 1 << 20 else f"{b >> 10} KB"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--max-mb", type=int, default=64)
+    p.add_argument("--steps", type=int, default=10)
+    p.add_argument("--worker", choices=["allreduce", "ddp"], help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.worker == "allreduce":
+        return _allreduce_worker(a.rounds, a.max_mb)
+    if a.worker == "ddp":
+        return _ddp_worker(a.steps)
+
+    rows = _run(2, "--worker", "allreduce", "--rounds", str(a.rounds), "--max-mb", str(a.max_mb))
+    print("all_reduce, float32, 2 ranks (median over rounds)\n")
+    print("| size | nbtorch | mpi4py | nbtorch GB/s | mpi4py GB/s | overhead |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        nb, raw = r["nbtorch"], r["mpi4py"]
+        print(f"| {_size(r['bytes'])} | {nb * 1e6:.1f} us | {raw * 1e6:.1f} us | "
+              f"{r['bytes'] / nb / 1e9:.2f} | {r['bytes'] / raw / 1e9:.2f} | "
+              f"{100 * (nb / raw - 1):+.0f}% |")
+    one = _run(1, "--worker", "ddp", "--steps", str(a.steps))
+    two = _run(2, "--worker", "ddp", "--steps", str(a.steps))
+    print("\nDDP step (global batch split over the ranks; median ms)\n")
+    print("| model | params | 1 rank | 2 ranks | speed-up | 2 ranks, no_sync | all-reduce "
+          "alone | exposed wait | hidden | buckets |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name in one:
+        o, t = one[name], two[name]
+        hidden = max(0.0, min(1.0, 1 - t["wait"] / t["allreduce"]))
+        print(f"| {name} | {o['params']} | {o['step'] * 1e3:.2f} | {t['step'] * 1e3:.2f} | "
+              f"{o['step'] / t['step']:.2f}x | {t['local'] * 1e3:.2f} | "
+              f"{t['allreduce'] * 1e3:.2f} | {t['wait'] * 1e3:.2f} | {100 * hidden:.0f}% | "
+              f"{t['buckets']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
