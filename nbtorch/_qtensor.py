@@ -162,7 +162,7 @@ class QTensor(Tensor):
 
     def dequantize(self):
         """The float32 values ``(q - zero_point) * scale``."""
-        q = np.ascontiguousarray(self._ints())
+        q = np.asarray(self._ints(), order="C")
         out = np.empty(q.shape, np.float32)
         k = _kernels()
         if len(self._qparams) == 2:
@@ -245,7 +245,7 @@ def _float_input(x, fn):
     if not isinstance(x, Tensor) or not x.dtype.is_floating_point:
         got = x.dtype if isinstance(x, Tensor) else type(x).__name__
         raise RuntimeError(f"{fn}(): Quantize only works on Float Tensor, got {got}")
-    return np.ascontiguousarray(x.detach()._host(), dtype=np.float32)
+    return np.asarray(x.detach()._host(), dtype=np.float32, order="C")   # keeps 0-d
 
 
 def quantize_per_tensor(input, scale, zero_point, dtype):

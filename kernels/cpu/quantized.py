@@ -51,7 +51,7 @@ def quantize_per_tensor(x, out, scale, zero_point, qmin, qmax):
     hi = np.float32(qmax)
     for i in range(x.size):
         v = np.rint(fma(x[i], inv, z))
-        out[i] = np.int32(min(max(v, lo), hi))
+        out[i] = min(np.int64(min(max(v, lo), hi)), qmax)     # float32(2**31 - 1) is 2**31
 
 
 @numba.njit(cache=True)
@@ -82,7 +82,7 @@ def _quantize_channels(x, out, scales, zps, qmin, qmax):
         for o in range(x.shape[0]):
             for i in range(x.shape[2]):
                 v = min(max(np.rint(x[o, c, i] * inv + z), lo), hi)
-                out[o, c, i] = np.int32(v)
+                out[o, c, i] = min(np.int64(v), qmax)
 
 
 @numba.njit(cache=True)
