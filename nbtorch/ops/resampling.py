@@ -5,7 +5,8 @@ one axis at a time (``nbtorch.kernels.cpu.pool``): an index gather (padding,
 nearest) and a two-tap linear gather (linear/bilinear/trilinear).  Each
 primitive's backward is its adjoint (scatter-add), whose backward is the
 primitive again, so higher-order gradients are exact.  ``mode='area'`` is
-adaptive average pooling, as in PyTorch.
+adaptive average pooling, as in PyTorch; bicubic and the antialiased filters are
+sums of two-tap gathers (`resampling_taps.py`).
 """
 import numpy as np
 
@@ -15,6 +16,7 @@ from .._tensor import empty
 from ..autograd import Function
 from .conv import _out, _raw, _size
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .resampling_taps import antialias_taps, apply_taps, cubic_taps
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -199,6 +201,7 @@ def pad(input, pad, mode="constant", value=None):
 # ---------------------------------------------------------------- interpolate
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_TAP_MODES = ("bilinear", "bicubic", "lanczos")       # the modes antialias applies to
 
 
 def _output_sizes(input, size, scale_factor, dims):
@@ -270,32 +273,38 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         size: output spatial size (int or tuple), or
         scale_factor: multiplier(s) of the input size (output = floor(in * s)).
         mode: 'nearest', 'nearest-exact', 'linear' (3-D input), 'bilinear' (4-D),
-            'trilinear' (5-D) or 'area' (adaptive average pooling, 3-D/4-D).
-        align_corners: linear modes only; True maps corner pixels onto corner pixels.
+            'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling, 3-D/4-D)
+            or 'lanczos' (4-D, antialias only).
+        align_corners: interpolating modes only; True maps corner pixels onto corner pixels.
         recompute_scale_factor: True indexes with in/out instead of 1/scale_factor.
+        antialias: bilinear/bicubic/lanczos on 4-D input: when downscaling, each output
+            averages the input under the filter widened by the scale (as PIL does).
 
     Example:
         >>> F.interpolate(nbtorch.tensor([[[1., 2.]]]), scale_factor=2, mode="linear")
         tensor([[[1.0000, 1.2500, 1.7500, 2.0000]]])
     """
     dims = input.dim() - 2
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
-    if dims not in (1, 2, 3):
-        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
-                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
-                                  f"bilinear | bicubic | trilinear | area | nearest-exact "
-                                  f"(got {mode})")
-    if mode in _LINEAR_MODES:
+    if mode in ("nearest", "area", "nearest-exact") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias and not (mode in _TAP_MODES and dims == 2):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode in _LINEAR_MODES and dims in (1, 2, 3):
         if _LINEAR_MODES[mode] != dims:
             raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
                                       f"{_LINEAR_MODES[mode] + 2}D input")
-    elif mode not in ("nearest", "nearest-exact", "area"):
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not supported (have nearest, "
-                                  "nearest-exact, linear, bilinear, trilinear, area)")
-    elif align_corners is not None:
-        raise ValueError("align_corners option can only be set with the interpolating modes: "
-                         "linear | bilinear | bicubic | trilinear")
+    elif not (mode in ("nearest", "nearest-exact", "area") and dims in (1, 2, 3)
+              or mode in _TAP_MODES and dims == 2):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.dim()}D) for the modes: nearest | linear | "
+                                  f"bilinear | bicubic | trilinear | lanczos | area | "
+                                  f"nearest-exact (got {mode})")
+    if mode == "lanczos" and align_corners:
+        raise ValueError("Lanczos mode does not support align_corners=True")
+    if mode == "lanczos" and not antialias:
+        raise ValueError("Lanczos mode requires antialias=True")
     out_sizes, scales = _output_sizes(input, size, scale_factor, dims)
     if recompute_scale_factor:
         scales = (None,) * dims
@@ -311,7 +320,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     out = input
     for d in reversed(range(dims)):          # last axis first, as PyTorch's bilinear sums
         dim, n_in, n_out = d + 2, input.shape[d + 2], out_sizes[d]
-        if mode in _LINEAR_MODES:
+        if antialias:
+            out = apply_taps(out, dim, *antialias_taps(n_in, n_out, scales[d],
+                                                       bool(align_corners), mode, ftype))
+        elif mode == "bicubic":
+            out = apply_taps(out, dim, *cubic_taps(n_in, n_out, scales[d], bool(align_corners),
+                                                   ftype))
+        elif mode in _LINEAR_MODES:
             taps = _linear_taps(n_in, n_out, scales[d], bool(align_corners), ftype)
             out = LerpAxisFn.apply(out, dim, taps)
         elif n_in != n_out or mode == "nearest-exact":
