@@ -82,6 +82,7 @@ from . import nn, optim  # noqa: F401
 from . import library, profiler  # noqa: F401
 from . import _inspect  # noqa: F401  (installs nbtorch.kernels.inspect)
 from . import linalg  # noqa: F401
+from .ops.fft_stft import stft, istft  # noqa: F401  (also Tensor.stft/istft)
 from .ops import _return_types as return_types  # noqa: F401
 from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)
 from . import amp  # noqa: F401  (autocast, GradScaler; nbtorch.cpu.amp/cuda.amp: aliases)
