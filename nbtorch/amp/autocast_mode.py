@@ -36,12 +36,19 @@ def is_autocast_available(device_type):
     return device_type in _DEVICES
 
 
+# PyTorch's device type names (its error for any other name lists them)
+_TORCH_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, "
+                       "maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
+
+
 def _check_device(device_type):
-    if device_type not in _DEVICES:
-        from .._device import device
-        device(device_type)                 # PyTorch's error for a malformed name
+    if device_type in _DEVICES:
+        return
+    if device_type in _TORCH_DEVICE_TYPES.split(", "):
         raise RuntimeError(f"User specified an unsupported autocast device_type "
                            f"'{device_type}'")
+    raise RuntimeError(f"Expected one of {_TORCH_DEVICE_TYPES} device type at start of "
+                       f"device string: {device_type}")
 
 
 def is_autocast_enabled(device_type=None):
@@ -155,6 +162,9 @@ class autocast:
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
                               "autocast.", stacklevel=2)
                 enabled = False
+            elif self.fast_dtype is _dtype.bfloat16:     # nbtorch's CUDA has no bfloat16
+                raise RuntimeError("Current CUDA Device does not support bfloat16. Please "
+                                   "switch dtype to float16.")
         elif enabled and self.fast_dtype not in _SUPPORTED:
             name = device_type.upper()
             warnings.warn(f"In {name} autocast, but the target dtype is not supported. "

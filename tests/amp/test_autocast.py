@@ -1,0 +1,259 @@
+"""autocast against PyTorch 2.13 on the CPU: output dtypes per op category, nesting,
+no_grad, the weight cast cache, thread-locality, and that the hooks leave no trace."""
+import importlib
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import nbtorch
+from nbtorch.amp import _hooks
+
+torch = pytest.importorskip("torch")
+
+R = np.random.RandomState(0)
+
+
+def _arr(*shape):
+    return R.randn(*shape).astype(np.float32)
+
+
+def _inputs(m, spec):
+    """Tensors of `m` from (array, dtype name) pairs, the same values in both libraries."""
+    return [m.tensor(a).to(getattr(m, dt)) if isinstance(a, np.ndarray) else a
+            for a, dt in spec]
+
+
+A, B = _arr(3, 4), _arr(4, 5)
+X4, W4 = _arr(2, 3, 6, 6), _arr(4, 3, 3, 3)
+B3, C3 = _arr(2, 3, 4), _arr(2, 4, 5)
+V5 = _arr(2, 3, 4, 4, 4)
+LOGITS, TARGET = _arr(4, 5), np.array([0, 2, 1, 4])
+
+# name -> (inputs as (array, dtype), call(m, *tensors))
+CASES = {
+    # run in the low dtype
+    "mm": ([(A, "float32"), (B, "float32")], lambda m, a, b: m.mm(a, b)),
+    "mm mixed": ([(A, "float32"), (B, "bfloat16")], lambda m, a, b: m.mm(a, b)),
+    "matmul op": ([(A, "float32"), (B, "float32")], lambda m, a, b: a @ b),
+    "Tensor.matmul": ([(A, "float32"), (B, "float32")], lambda m, a, b: a.matmul(b)),
+    "bmm": ([(B3, "float32"), (C3, "float32")], lambda m, a, b: m.bmm(a, b)),
+    "baddbmm": ([(B3, "float32"), (C3, "float32")],
+                lambda m, a, b: m.baddbmm(m.zeros(2, 3, 5), a, b)),
+    "addmm": ([(A, "float32"), (B, "float32")], lambda m, a, b: m.addmm(m.ones(5), a, b)),
+    "linear": ([(A, "float32"), (B.T.copy(), "float32")],
+               lambda m, a, w: m.nn.functional.linear(a, w, m.ones(5))),
+    "conv2d": ([(X4, "float32"), (W4, "float32")],
+               lambda m, x, w: m.nn.functional.conv2d(x, w, m.zeros(4), padding=1)),
+    "conv1d": ([(B3, "float32"), (_arr(2, 3, 2), "float32")],
+               lambda m, x, w: m.nn.functional.conv1d(x, w)),
+    "conv_transpose2d": ([(X4, "float32"), (W4.transpose(1, 0, 2, 3).copy(), "float32")],
+                         lambda m, x, w: m.nn.functional.conv_transpose2d(x, w)),
+    "prelu": ([(A, "float32")], lambda m, a: m.nn.functional.prelu(a, m.tensor([0.25]))),
+    "float64 stays": ([(A, "float64"), (B, "float64")], lambda m, a, b: m.mm(a, b)),
+    "int stays": ([], lambda m: m.mm(m.ones(2, 2, dtype=m.int64), m.ones(2, 2, dtype=m.int64))),
+    # run in float32
+    "mse_loss": ([(A, "bfloat16"), (A, "float32")], lambda m, a, b: m.nn.functional.mse_loss(a, b)),
+    "cross_entropy": ([(LOGITS, "bfloat16")],
+                      lambda m, x: m.nn.functional.cross_entropy(x, m.tensor(TARGET))),
+    "nll_loss": ([(LOGITS, "bfloat16")],
+                 lambda m, x: m.nn.functional.nll_loss(x, m.tensor(TARGET))),
+    "l1_loss": ([(A, "bfloat16"), (A, "bfloat16")], lambda m, a, b: m.nn.functional.l1_loss(a, b)),
+    "bce_with_logits": ([(A, "bfloat16"), (np.abs(A) / 3, "bfloat16")],
+                        lambda m, a, b: m.nn.functional.binary_cross_entropy_with_logits(a, b)),
+    "kl_div": ([(A, "bfloat16"), (np.abs(A), "bfloat16")],
+               lambda m, a, b: m.nn.functional.kl_div(a, b, reduction="batchmean")),
+    "prod": ([(A, "bfloat16")], lambda m, a: m.prod(a)),
+    "cdist": ([(A, "bfloat16"), (A, "float32")], lambda m, a, b: m.cdist(a, b)),
+    "trace": ([(A, "bfloat16")], lambda m, a: m.trace(a)),
+    "linalg.inv": ([(np.eye(3, dtype=np.float32) * 2, "bfloat16")], lambda m, a: m.linalg.inv(a)),
+    "max_pool3d": ([(V5, "bfloat16")], lambda m, x: m.nn.functional.max_pool3d(x, 2)),
+    "adaptive_avg_pool3d": ([(V5, "bfloat16")],
+                            lambda m, x: m.nn.functional.adaptive_avg_pool3d(x, 1)),
+    # not listed on the CPU: whatever dtypes they are given
+    "softmax": ([(A, "bfloat16")], lambda m, a: m.softmax(a, -1)),
+    "exp": ([(A, "bfloat16")], lambda m, a: a.exp()),
+    "sum": ([(A, "bfloat16")], lambda m, a: a.sum()),
+    "layer_norm mixed": ([(A, "bfloat16")],
+                         lambda m, a: m.nn.functional.layer_norm(a, (4,), m.ones(4), m.zeros(4))),
+    "add promotes": ([(A, "bfloat16"), (A, "float32")], lambda m, a, b: a + b),
+    "relu": ([(A, "bfloat16")], lambda m, a: m.relu(a)),
+    # widest input type
+    "cat": ([(A, "bfloat16"), (A, "float32")], lambda m, a, b: m.cat([a, b])),
+    "cat low": ([(A, "bfloat16"), (A, "bfloat16")], lambda m, a, b: m.cat((a, b))),
+    "stack": ([(A, "float32"), (A, "bfloat16")], lambda m, a, b: m.stack([a, b])),
+    "index_copy": ([(A, "bfloat16"), (A[:2], "float32")],
+                   lambda m, a, b: a.index_copy(0, m.tensor([0, 2]), b)),
+}
+
+
+def _run(m, name, dtype):
+    spec, call = CASES[name]
+    with m.autocast("cpu", dtype=getattr(m, dtype)):
+        return call(m, *_inputs(m, spec))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_output_dtype_matches_pytorch(name, dtype):
+    try:
+        want = _run(torch, name, dtype)
+    except RuntimeError as e:            # e.g. promote over bfloat16 in float16 autocast
+        with pytest.raises(RuntimeError, match=str(e).split("\n")[0]):
+            _run(nbtorch, name, dtype)
+        return
+    got = _run(nbtorch, name, dtype)
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_allclose(got.float().detach().numpy(), want.float().detach().numpy(),
+                               rtol=3e-2, atol=3e-2)
+
+
+def test_hooks_leave_no_trace():
+    """Outside autocast the ops are the plain functions (nothing to pay for)."""
+    plain = (nbtorch.mm, nbtorch.Tensor.matmul, nbtorch.nn.functional.linear, nbtorch.cat)
+    with nbtorch.autocast("cpu"):
+        assert nbtorch.mm is not plain[0] and nbtorch.Tensor.matmul is not plain[1]
+        with nbtorch.autocast("cpu", enabled=False):
+            assert nbtorch.mm(nbtorch.ones(2, 2), nbtorch.ones(2, 2)).dtype == nbtorch.float32
+    assert (nbtorch.mm, nbtorch.Tensor.matmul, nbtorch.nn.functional.linear,
+            nbtorch.cat) == plain
+    assert _hooks._USERS[0] == 0 and not _hooks.STATE.on
+
+
+def test_nesting_and_state_functions():
+    a = nbtorch.ones(2, 2)
+    assert not nbtorch.is_autocast_enabled("cpu")
+    assert nbtorch.get_autocast_dtype("cpu") is nbtorch.bfloat16
+    assert nbtorch.get_autocast_dtype("cuda") is nbtorch.float16
+    with nbtorch.autocast("cpu"):
+        assert nbtorch.is_autocast_enabled("cpu") and not nbtorch.is_autocast_enabled()
+        with nbtorch.autocast("cpu", enabled=False):
+            assert nbtorch.mm(a, a).dtype == nbtorch.float32
+            with nbtorch.autocast("cpu", dtype=nbtorch.float16):
+                assert nbtorch.mm(a, a).dtype == nbtorch.float16
+        assert nbtorch.mm(a, a).dtype == nbtorch.bfloat16
+    assert nbtorch.get_autocast_dtype("cpu") is nbtorch.bfloat16
+    nbtorch.set_autocast_enabled("cpu", True)          # by hand, as PyTorch allows
+    try:
+        assert nbtorch.mm(a, a).dtype == nbtorch.bfloat16
+    finally:
+        nbtorch.set_autocast_enabled("cpu", False)
+    assert nbtorch.mm(a, a).dtype == nbtorch.float32 and _hooks._USERS[0] == 0
+    with pytest.warns(DeprecationWarning, match=r"get_autocast_cpu_dtype\(\) is deprecated"):
+        assert nbtorch.get_autocast_cpu_dtype() is nbtorch.bfloat16
+
+
+def test_decorator_and_bad_arguments():
+    @nbtorch.autocast("cpu")
+    def f(a):
+        return a @ a
+    assert f(nbtorch.ones(2, 2)).dtype == nbtorch.bfloat16
+    with pytest.raises(TypeError, match=r"autocast\(\)\(func\) requires a callable"):
+        nbtorch.autocast("cpu")(3)
+    with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+        nbtorch.autocast(nbtorch.device("cpu"))
+    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'mps'"):
+        nbtorch.autocast("mps")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, .* device string: xyz"):
+        nbtorch.autocast("xyz")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, .* device string: xyz"):
+        torch.autocast("xyz")
+    with pytest.warns(UserWarning, match="In CPU autocast, but the target dtype is not "
+                                         "supported. Disabling autocast."):
+        ctx = nbtorch.autocast("cpu", dtype=nbtorch.float64)
+    with ctx:
+        assert nbtorch.mm(nbtorch.ones(2, 2), nbtorch.ones(2, 2)).dtype == nbtorch.float32
+    if not nbtorch.cuda.is_available():
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            nbtorch.autocast("cuda")
+
+
+def test_training_step_under_autocast_matches_pytorch_dtypes():
+    """A small CNN: forward under autocast, backward outside it; gradients in float32."""
+    def make(m):
+        nn = m.nn
+        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(),
+                             nn.Linear(64, 5), nn.LayerNorm(5), nn.GELU())
+    x, y = _arr(2, 3, 6, 6), np.array([1, 3])
+    dtypes = {}
+    for m in (nbtorch, torch):
+        model = make(m)
+        with m.autocast("cpu"):
+            out = model(m.tensor(x))
+            loss = m.nn.functional.cross_entropy(out, m.tensor(y))
+        loss.backward()
+        dtypes[m] = (str(out.dtype), str(loss.dtype),
+                     [str(p.grad.dtype) for p in model.parameters()])
+    assert dtypes[nbtorch] == dtypes[torch]
+
+
+def test_backward_inside_region_and_no_grad():
+    lin = nbtorch.nn.Linear(4, 3)
+    x = nbtorch.randn(2, 4)
+    with nbtorch.autocast("cpu"):
+        with nbtorch.no_grad():
+            y0 = lin(x)
+        assert y0.dtype == nbtorch.bfloat16 and y0.grad_fn is None
+        y = lin(x)                           # a cast made under no_grad is not reused
+        y.float().sum().backward()
+    assert lin.weight.grad is not None and lin.weight.grad.dtype == nbtorch.float32
+    assert lin.bias.grad.dtype == nbtorch.float32
+
+
+def test_weight_cast_cache():
+    lin = nbtorch.nn.Linear(4, 3)
+    x = nbtorch.randn(2, 4)
+    with nbtorch.autocast("cpu"):
+        lin(x)
+        lin(x)
+        cache = dict(_hooks.STATE.cache)
+        with nbtorch.autocast("cpu"):
+            lin(x)
+        assert len(_hooks.STATE.cache) == len(cache)        # the inner exit keeps it
+    assert {id(lin.weight), id(lin.bias)} == set(cache)
+    assert all(c.dtype == nbtorch.bfloat16 for _, c in cache.values())
+    assert not _hooks.STATE.cache                            # cleared at the outermost exit
+    with nbtorch.autocast("cpu", cache_enabled=False):
+        lin(x)
+        assert not _hooks.STATE.cache
+
+
+def test_autocast_is_per_thread():
+    a = nbtorch.ones(2, 2)
+    seen = []
+    with nbtorch.autocast("cpu"):
+        t = threading.Thread(target=lambda: seen.append(nbtorch.mm(a, a).dtype))
+        t.start()
+        t.join()
+        assert nbtorch.mm(a, a).dtype == nbtorch.bfloat16
+    assert seen == [nbtorch.float32]
+
+
+def test_custom_fwd_and_deprecated_aliases():
+    class Mul(nbtorch.autograd.Function):
+        @staticmethod
+        @nbtorch.amp.custom_fwd(device_type="cpu", cast_inputs=nbtorch.float32)
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a.mm(b)                   # autocast is off in here
+
+        @staticmethod
+        @nbtorch.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            return g.mm(b.t()), a.t().mm(g)
+    a = nbtorch.ones(2, 2, dtype=nbtorch.bfloat16, requires_grad=True)
+    with nbtorch.autocast("cpu"):
+        out = Mul.apply(a, nbtorch.ones(2, 2))
+    assert out.dtype == nbtorch.float32
+    out.sum().backward()
+    assert a.grad.dtype == nbtorch.bfloat16
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        cpu_amp = importlib.import_module("nbtorch.cpu.amp")
+        with cpu_amp.autocast():
+            assert nbtorch.is_autocast_enabled("cpu")
+        cpu_amp.GradScaler()
+    assert [x.category for x in w] == [FutureWarning, FutureWarning]
+    assert "torch.amp.autocast('cpu', args...)" in str(w[0].message)
