@@ -2,6 +2,9 @@
 tensor is a contiguous CPU tensor of a type MPI knows, otherwise a staged contiguous copy
 that is written back after the operation (non-contiguous tensors, float16/bfloat16 in
 reductions, CUDA tensors without a CUDA-aware MPI). Never pickle."""
+import ctypes
+import os
+
 import numpy as np
 
 from .. import _dtype
@@ -13,15 +16,26 @@ _cuda_aware = None
 
 
 def cuda_aware(MPI):
-    """True when the MPI library takes CUDA device memory (MPIX_Query_cuda_support)."""
+    """True when the MPI library takes CUDA device memory: MPIX_Query_cuda_support() of
+    the loaded libmpi (MPICH, Open MPI), or NBTORCH_MPI_CUDA_AWARE=1/0 to say so."""
     global _cuda_aware
     if _cuda_aware is None:
-        query = getattr(MPI, "Query_cuda_support", None)
-        try:
-            _cuda_aware = bool(query()) if query is not None else False
-        except Exception:               # noqa: BLE001 - an MPI without the extension
-            _cuda_aware = False
+        forced = os.environ.get("NBTORCH_MPI_CUDA_AWARE")
+        _cuda_aware = forced == "1" if forced in ("0", "1") else _query_cuda_support()
     return _cuda_aware
+
+
+def _query_cuda_support():
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "libmpi" in line}
+        for path in libs:
+            query = getattr(ctypes.CDLL(path), "MPIX_Query_cuda_support", None)
+            if query is not None and query() == 1:
+                return True
+    except OSError:
+        pass
+    return False
 
 
 def check_tensor(t, name="tensor"):
@@ -61,7 +75,8 @@ def data_buffer(t, MPI=None):
     otherwise through a host copy."""
     if t.device.type != "cpu":
         if MPI is not None and cuda_aware(MPI) and t.is_contiguous():
-            return Staged(t, t.detach()._arr.reshape(-1), False)
+            data = t._storage.data           # a numba device array (__cuda_array_interface__)
+            return Staged(t, data[t._offset:t._offset + t.numel()], False)
         host = t.detach().cpu()
         arr = host._array.view(np.uint16) if t.dtype in _HALF else host._array
         return Staged(t, arr.reshape(-1), True, host)

@@ -60,10 +60,19 @@ def _finish(*steps):
     return run
 
 
-def _average(buf, n, dtype_op):
-    if dtype_op is ReduceOp.AVG:
-        return lambda: np.divide(buf, n, out=buf, casting="unsafe")
-    return None
+def _average(st, n, op):
+    """ReduceOp.AVG: the SUM divided by the group size, on the host buffer (written back
+    afterwards) or, for CUDA memory given to a CUDA-aware MPI, on the tensor itself."""
+    if op is not ReduceOp.AVG:
+        return None
+    if isinstance(st.array, np.ndarray):
+        return lambda: np.divide(st.array, n, out=st.array, casting="unsafe")
+
+    def on_device():
+        from ..autograd.grad_mode import no_grad
+        with no_grad():
+            st.tensor.div_(n)
+    return on_device
 
 
 def _same_kind(tensors, like, what, name):
@@ -88,7 +97,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     st = reduce_buffer(tensor, pg.MPI)
     mop = mpi_op(pg.MPI, op, tensor.dtype)
     return launch(pg, "all_reduce", lambda c: c.Iallreduce(pg.MPI.IN_PLACE, st.array, mop),
-                  _finish(_average(st.array, pg.size(), op), st.write_back), async_op,
+                  _finish(_average(st, pg.size(), op), st.write_back), async_op,
                   [tensor], st)
 
 
@@ -118,7 +127,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     mop = mpi_op(pg.MPI, op, tensor.dtype)
     if pg.rank() == root:
         return launch(pg, "reduce", lambda c: c.Ireduce(pg.MPI.IN_PLACE, st.array, mop, root),
-                      _finish(_average(st.array, pg.size(), op), st.write_back), async_op,
+                      _finish(_average(st, pg.size(), op), st.write_back), async_op,
                       [tensor], st)
     return launch(pg, "reduce", lambda c: c.Ireduce(st.array, None, mop, root), None,
                   async_op, [tensor], st)
@@ -208,11 +217,11 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     op = check_op(op, output.dtype, "reduce_scatter")
     debug.check_collective(pg, "REDUCE_SCATTER", [output], op=op.name)
     st = reduce_buffer(output, pg.MPI)
-    send = np.concatenate([reduce_buffer(t, pg.MPI).array for t in input_list]) \
+    send = np.concatenate([_host(reduce_buffer(t, pg.MPI).array) for t in input_list]) \
         if input_list else np.empty(0, st.array.dtype)
     mop = mpi_op(pg.MPI, op, output.dtype)
     return launch(pg, "reduce_scatter", lambda c: c.Ireduce_scatter_block(send, st.array, mop),
-                  _finish(_average(st.array, pg.size(), op), st.write_back), async_op,
+                  _finish(_average(st, pg.size(), op), st.write_back), async_op,
                   [output], (st, send))
 
 
@@ -233,7 +242,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     mop = mpi_op(pg.MPI, op, output.dtype)
     return launch(pg, "reduce_scatter_tensor",
                   lambda c: c.Ireduce_scatter_block(src.array, st.array, mop),
-                  _finish(_average(st.array, pg.size(), op), st.write_back), async_op,
+                  _finish(_average(st, pg.size(), op), st.write_back), async_op,
                   [output], (src, st))
 
 
@@ -346,8 +355,13 @@ def _offsets(counts):
     return [int(v) for v in np.concatenate(([0], np.cumsum(counts)[:-1]))] if counts else []
 
 
+def _host(arr):
+    """A NumPy array of `arr` (a device array given to a CUDA-aware MPI is copied)."""
+    return arr if isinstance(arr, np.ndarray) else arr.copy_to_host()
+
+
 def _stack(tensors, dtype, MPI):
-    arrays = [data_buffer(t, MPI).array for t in tensors]
+    arrays = [_host(data_buffer(t, MPI).array) for t in tensors]
     if not arrays:
         return np.empty(0, dtype or np.uint8)
     return np.concatenate(arrays)
