@@ -197,19 +197,29 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
                              include_last_offset=include_last_offset,
                              padding_idx=padding_idx)
     kw = dict(dtype=indices.dtype, device=indices.device)
-    if mode == 0 and per_sample_weights is None:
-        return out, zeros(0, **kw), zeros(offsets.numel(), **kw), zeros(offsets.numel(), **kw)
     n = indices.numel()
+    if mode == 0:                       # sum: sizes are not kept; offset2bag only off the
+        sizes = zeros(offsets.numel(), **kw)    # float32/half fast path
+        fast = weight.dtype.itemsize <= 4
+        return out, (zeros(0, **kw) if fast else _offset2bag(offsets, n, include_last_offset)
+                     ), sizes, sizes.clone()
     starts = offsets[:-1] if include_last_offset else offsets
     bags = starts.numel()
     ends = offsets[1:] if include_last_offset else _cat_end(offsets, n)
-    marks = zeros(n + 1, **kw)
-    marks.index_add_(0, starts.clamp(max=n), starts.new_ones(bags))
-    offset2bag = (marks[:n].cumsum(0) - 1).clamp(min=0)
+    offset2bag = _offset2bag(offsets, n, include_last_offset)
     bag_size = ends - starts
     if mode != 2:
         return out, offset2bag, bag_size, bag_size.clone()
     return out, offset2bag, bag_size, _max_rows(weight, indices, offset2bag, bags, out)
+
+
+def _offset2bag(offsets, n, include_last_offset):
+    """The bag of each of the n indices."""
+    from .creation import zeros
+    starts = offsets[:-1] if include_last_offset else offsets
+    marks = zeros(n + 1, dtype=offsets.dtype, device=offsets.device)
+    marks.index_add_(0, starts.clamp(max=n), starts.new_ones(starts.numel()))
+    return (marks[:n].cumsum(0) - 1).clamp(min=0)
 
 
 def _cat_end(offsets, n):
@@ -313,11 +323,13 @@ def native_dropout(input, p, train):
 
 
 # ---- losses (ATen's integer reduction) --------------------------------------------------
+# The schemas say `int reduction=Mean`, but PyTorch's Python bindings read that default as
+# 0 (torch.kl_div(a, b) is unreduced): the defaults here are 0, as PyTorch behaves.
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     """``torch.kl_div``: target * (log target - input) elementwise, then reduced
-    (reduction 1 is the elementwise mean, not batchmean)."""
-    from .pointwise_float import xlogy
+    (reduction 1 is the elementwise mean, not batchmean; the default 0 keeps all)."""
+    from .pointwise_math import xlogy
     r = _reduction(reduction)
     loss = target.exp() * (target - input) if log_target else \
         xlogy(target, target) - target * input
@@ -325,22 +337,22 @@ def kl_div(input, target, reduction=1, *, log_target=False):
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
-                                     reduction=1):
+                                     reduction=0):
     return _F().binary_cross_entropy_with_logits(input, target, weight,
                                                  reduction=_reduction(reduction),
                                                  pos_weight=pos_weight)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F().cosine_embedding_loss(input1, input2, target, margin,
                                       reduction=_reduction(reduction))
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return _F().hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F().margin_ranking_loss(input1, input2, target, margin,
                                     reduction=_reduction(reduction))
 
@@ -351,7 +363,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
-                        reduction=1):
+                        reduction=0):
     return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                     reduction=_reduction(reduction))
 
