@@ -131,7 +131,7 @@ def is_floating_point(input):
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
                     "compiler", "backends", "func", "hub", "safetensors", "special",
                     "accelerator", "ao", "quantization", "fft", "onnx",
-                    "cpu", "version", "torch_version", "types", "functional"}
+                    "cpu", "version", "torch_version", "types", "functional", "distributed"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
