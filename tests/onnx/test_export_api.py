@@ -1,0 +1,176 @@
+"""nbtorch.onnx.export's API: files, names, dynamic axes, opsets, export_params, constant
+folding, training modes, unsupported ops, the optional dependency, and models people ship
+(the demo CNN, a PyTorch checkpoint) checked against onnxruntime and PyTorch's exporter."""
+import importlib.util
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import nbtorch as torch
+import nbtorch.nn as nn
+import nbtorch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.drop = nn.Dropout(0.5)
+        self.fc2 = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(self.drop(F.gelu(self.fc1(x)))).softmax(-1)
+
+
+def test_writes_path_and_file_with_names_and_dynamic_axes(tmp_path, ort_run):
+    import onnx
+    torch.manual_seed(0)
+    model = Small()
+    x = torch.randn(2, 4)
+    path = tmp_path / "small.onnx"
+    torch.onnx.export(model, (x,), str(path), input_names=["features"],
+                      output_names=["probs"], dynamic_axes={"features": {0: "batch"},
+                                                            "probs": {0: "batch"}})
+    buf = io.BytesIO()
+    torch.onnx.export(model, x, buf, input_names=["features"], output_names=["probs"],
+                      dynamic_axes={"features": [0], "probs": [0]})
+    for data in (path.read_bytes(), buf.getvalue()):
+        proto = onnx.load_model_from_string(data)
+        onnx.checker.check_model(proto, full_check=True)
+        assert [i.name for i in proto.graph.input] == ["features"]
+        assert [o.name for o in proto.graph.output] == ["probs"]
+        dim0 = proto.graph.input[0].type.tensor_type.shape.dim[0]
+        assert dim0.dim_param and not dim0.dim_value
+        assert {i.name for i in proto.graph.initializer} >= {"fc1.weight", "fc2.bias"}
+        x7 = torch.randn(7, 4)
+        got = ort_run(data, {"features": x7.numpy()})[0]
+        np.testing.assert_allclose(got, model.eval()(x7).detach().numpy(), rtol=1e-4,
+                                   atol=1e-6)
+    assert model.training is False            # eval() above; export restores the mode
+
+
+@pytest.mark.parametrize("opset", [17, 18, 20, 21])
+def test_opsets(check, opset):
+    fn = nn.Sequential(nn.Conv2d(2, 3, 3), nn.GroupNorm(1, 3), nn.Flatten(), nn.Linear(12, 2))
+    proto = check(fn, (torch.randn(2, 2, 4, 4),), others=[(torch.randn(3, 2, 4, 4),)],
+                  opset_version=opset)
+    assert proto.opset_import[0].version == opset
+
+
+def test_unsupported_opset_is_a_value_error():
+    with pytest.raises(ValueError, match="opset_version 17 to"):
+        torch.onnx.export(nn.ReLU(), torch.randn(2), None, opset_version=11)
+
+
+def test_export_params_false_and_initializers_as_inputs(ort_run):
+    torch.manual_seed(0)
+    model = Small().eval()
+    x = torch.randn(2, 4)
+    proto = torch.onnx.export(model, (x,), None, export_params=False, input_names=["x"])
+    assert not [t for t in proto.graph.initializer if t.name.startswith("fc")]
+    names = [i.name for i in proto.graph.input]
+    assert names[0] == "x" and "fc1.weight" in names
+    feeds = {"x": x.numpy()}
+    feeds.update({k: v.detach().numpy() for k, v in model.state_dict().items() if k in names})
+    np.testing.assert_allclose(ort_run(proto, feeds)[0], model(x).detach().numpy(), rtol=1e-4)
+    kept = torch.onnx.export(model, (x,), None, keep_initializers_as_inputs=True)
+    assert {t.name for t in kept.graph.initializer} <= {i.name for i in kept.graph.input}
+
+
+def test_constant_folding_off_and_on(check):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(4, 4))
+
+        def forward(self, x):
+            return x @ (self.w.t() * 2 + torch.ones(4, 4))
+    folded = check(M(), (torch.randn(2, 4),))
+    unfolded = check(M(), (torch.randn(2, 4),), do_constant_folding=False)
+    assert len(folded.graph.node) < len(unfolded.graph.node)
+
+
+def test_training_modes():
+    model = Small().train()
+    proto = torch.onnx.export(model, torch.randn(2, 4), None)
+    assert "Dropout" not in {n.op_type for n in proto.graph.node}
+    assert model.training                     # restored
+    proto = torch.onnx.export(model, torch.randn(2, 4), None,
+                              training=torch.onnx.TrainingMode.TRAINING)
+    assert "Dropout" in {n.op_type for n in proto.graph.node}
+
+
+def test_unsupported_op_names_it():
+    class M(nn.Module):
+        def forward(self, x):
+            return torch.linalg.det(x)
+    with pytest.raises(torch.onnx.UnsupportedOperatorError, match="'det'"):
+        torch.onnx.export(M(), torch.randn(2, 3, 3), None)
+
+
+def test_is_in_onnx_export_and_traced_input(check):
+    seen = []
+
+    class M(nn.Module):
+        def forward(self, x):
+            seen.append(torch.onnx.is_in_onnx_export())
+            return x.relu() * 2
+    check(M(), (torch.randn(3, 2),))
+    assert seen[0] is True and not torch.onnx.is_in_onnx_export()
+    traced = torch.jit.trace(Small().eval(), torch.randn(2, 4))
+    check(traced, (torch.randn(2, 4),), others=[(torch.randn(5, 4),)])
+
+
+def test_import_without_onnx_then_clear_error():
+    code = ("import sys; sys.modules['onnx'] = None\n"
+            "import nbtorch, nbtorch.onnx\n"
+            "try:\n"
+            "    nbtorch.onnx.export(nbtorch.nn.ReLU(), nbtorch.randn(2), 'x.onnx')\n"
+            "except ImportError as e:\n"
+            "    print('IMPORT-ERROR', e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=str(ROOT))
+    assert "IMPORT-ERROR" in out.stdout and "nbtorch[onnx]" in out.stdout, out.stderr
+
+
+def test_demo_cnn_dynamic_batch(check):
+    spec = importlib.util.spec_from_file_location("nbtorch_demo_onnx",
+                                                  ROOT / "examples" / "demo.py")
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    torch.manual_seed(0)
+    check(demo.DigitsCNN(), (torch.randn(2, 1, 8, 8),), others=[(torch.randn(9, 1, 8, 8),)])
+
+
+def test_pytorch_checkpoint_and_pytorch_exporter_agree(tmp_path, ort_run):
+    real = pytest.importorskip("torch")
+    real.manual_seed(0)
+
+    def build(lib):
+        return lib.nn.Sequential(lib.nn.Conv2d(3, 6, 3, padding=1), lib.nn.BatchNorm2d(6),
+                                 lib.nn.ReLU(), lib.nn.AdaptiveAvgPool2d(1), lib.nn.Flatten(),
+                                 lib.nn.Linear(6, 4), lib.nn.LogSoftmax(-1))
+    theirs = build(real).eval()
+    for name, buf in theirs.named_buffers():
+        if "running" in name:
+            buf.uniform_(0.5, 1.5)
+    ckpt = tmp_path / "model.pt"
+    real.save(theirs.state_dict(), ckpt)
+    ours = build(torch)
+    ours.load_state_dict(torch.load(ckpt))
+    ours.eval()
+    x = np.random.default_rng(0).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    mine = torch.onnx.export(ours, (torch.tensor(x),), None, input_names=["x"])
+    buf = io.BytesIO()
+    real.onnx.export(theirs, (real.tensor(x),), buf, dynamo=False, input_names=["x"])
+    a = ort_run(mine, {"x": x})[0]
+    b = ort_run(buf.getvalue(), {"x": x})[0]
+    np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+    with real.no_grad():
+        np.testing.assert_allclose(a, theirs(real.tensor(x)).numpy(), rtol=1e-4, atol=1e-6)
