@@ -144,7 +144,6 @@ class Reducer:
             b2.work.is_completed()
 
     def _launch_ready(self):
-        from ..._tensor import Tensor  # noqa: F401 (nbtorch tensors wrap the buckets)
         from ...ops.creation import from_numpy
         while self.next_bucket < len(self.buckets) and \
                 self.buckets[self.next_bucket].pending == 0:
