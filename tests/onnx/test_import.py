@@ -1,6 +1,7 @@
 """nbtorch.onnx.load: ONNX models (exported by nbtorch or PyTorch) run on nbtorch's kernels,
 checked against onnxruntime; bad files are clear errors and nothing runs."""
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -85,7 +86,9 @@ def test_model_exported_by_pytorch_runs_on_nbtorch(ort_run):
                              real.nn.Linear(16, 5), real.nn.Softmax(-1)).eval()
     x = real.randn(2, 3, 4, 4)
     buf = io.BytesIO()
-    real.onnx.export(net, (x,), buf, dynamo=False, input_names=["x"])
+    with warnings.catch_warnings():            # PyTorch deprecates its TorchScript exporter
+        warnings.simplefilter("ignore", DeprecationWarning)
+        real.onnx.export(net, (x,), buf, dynamo=False, input_names=["x"])
     m = torch.onnx.load(buf.getvalue())
     want = ort_run(buf.getvalue(), {"x": x.numpy()})[0]
     np.testing.assert_allclose(m(torch.tensor(x.numpy())).numpy(), want, rtol=1e-4,
