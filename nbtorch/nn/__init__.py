@@ -3,7 +3,9 @@ from . import functional, init, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
+from .parameter_lazy import UninitializedBuffer, UninitializedParameter
 from . import parallel  # noqa: F401
 from .parallel import DataParallel
 
-__all__ = ["Parameter", "Buffer", "functional", "init", "utils", "parallel", "DataParallel"] + list(_modules_all)
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional",
+           "init", "utils", "parallel", "DataParallel"] + list(_modules_all)

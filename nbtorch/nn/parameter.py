@@ -84,3 +84,7 @@ class Buffer(Tensor):
 
     def __init__(self, data=None, *, persistent=True):
         pass
+
+
+from .parameter_lazy import (UninitializedBuffer, UninitializedParameter,  # noqa: E402,F401
+                             UninitializedTensorMixin, is_lazy)

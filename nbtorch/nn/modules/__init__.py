@@ -23,6 +23,8 @@ from .fold import *  # noqa: F401,F403
 from .fold import __all__ as _fold
 from .linear import *  # noqa: F401,F403
 from .linear import __all__ as _linear
+from .lazy import *  # noqa: F401,F403
+from .lazy import __all__ as _lazy
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss
 from .loss_extra import *  # noqa: F401,F403
@@ -48,6 +50,6 @@ from .upsampling import *  # noqa: F401,F403
 from .upsampling import __all__ as _upsampling
 
 __all__ = (["Module"] + _activation + _activation_mha + _adaptive + _batchnorm + _container
-           + _conv + _distance + _dropout + _embedding_bag + _flatten + _fold + _linear + _loss
-           + _loss_extra + _normalization + _padding + _pixelshuffle + _pooling + _pooling_extra
+           + _conv + _distance + _dropout + _embedding_bag + _flatten + _fold + _lazy + _linear
+           + _loss + _loss_extra + _normalization + _padding + _pixelshuffle + _pooling + _pooling_extra
            + _rnn + _sparse + _transformer + _upsampling)

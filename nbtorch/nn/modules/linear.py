@@ -6,7 +6,7 @@ from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+__all__ = ["Identity", "Linear", "Bilinear"]
 
 
 def _empty(shape, device, dtype):
@@ -62,33 +62,6 @@ class Linear(Module):
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
-
-
-class LazyLinear(Linear):
-    """A Linear whose in_features is taken from the first input it sees.
-
-    The weight starts empty and is materialised (same Parameter object, new
-    data) and initialised on the first forward, after which the module is a
-    plain Linear.
-    """
-
-    def __init__(self, out_features, bias=True, device=None, dtype=None):
-        self._lazy = True
-        super().__init__(0, out_features, bias, device, dtype)
-
-    def reset_parameters(self):
-        if not self._lazy:
-            super().reset_parameters()
-
-    def forward(self, input):
-        if self._lazy:
-            self.in_features = input.shape[-1]
-            self.weight.data = _empty((self.out_features, self.in_features),
-                                      self.weight.device, self.weight.dtype)
-            self._lazy = False
-            self.reset_parameters()
-            self.__class__ = Linear        # PyTorch's cls_to_become
-        return F.linear(input, self.weight, self.bias)
 
 
 class Bilinear(Module):
