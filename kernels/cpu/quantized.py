@@ -314,4 +314,5 @@ def qadaptive_avg_pool2d(x, out):
                 for i in range(h0, h1):
                     for j in range(w0, w1):
                         s += np.int32(x[p, i, j])
-                out[p, oh, ow] = np.int32(np.rint(np.float32(s) / np.float32((h1 - h0) * (w1 - w0))))
+                n = np.float32((h1 - h0) * (w1 - w0))
+                out[p, oh, ow] = np.int32(np.rint(np.float32(s) / n))

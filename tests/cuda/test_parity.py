@@ -20,6 +20,9 @@ CPU_ONLY = {
     # host samplers: PyTorch's CPU algorithms on the CPU stream for every device (their
     # result is copied over), so a seed gives one permutation/sample everywhere
     "randperm", "multinomial", "exponential_", "geometric_", "log_normal_", "cauchy_",
+    # int8 quantized kernels: PyTorch's x86 (fbgemm) arithmetic; PyTorch has no CUDA
+    # backend for eager quantized modules either
+    "quantized_linear", "quantized_linear_dynamic", "quantized_conv2d",
 }
 
 

@@ -16,6 +16,12 @@ def _k():
     return quantized
 
 
+def _kernel(op):
+    """The registry's kernel of `op` on the CPU (replaceable with nbtorch.library.override)."""
+    from nbtorch._registry import get_kernel
+    return get_kernel(op, "cpu")
+
+
 def _pair(v):
     return (v, v) if isinstance(v, int) else tuple(v)
 
@@ -71,8 +77,8 @@ def linear(x, packed, scale, zero_point, relu=False):
     sx, zx = x._qparams
     mult, bias_q = packed.requant_factors(sx, scale)
     out = np.empty((a.shape[0], packed.w.shape[0]), np.uint8)
-    _k().linear_requant(a, zx, packed.w, packed.zps, packed.colsum, bias_q, mult,
-                        zero_point, 0, 255, relu, out)
+    _kernel("quantized_linear")(a, zx, packed.w, packed.zps, packed.colsum, bias_q, mult,
+                                zero_point, 0, 255, relu, out)
     return QTensor._from_int(out.reshape(tuple(x.shape[:-1]) + (out.shape[1],)), quint8,
                              scale, zero_point)
 
@@ -93,8 +99,9 @@ def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu
     sx, zx = x._qparams
     mult, bias_q = packed.requant_factors(sx, scale)
     out = np.empty((n, o, oh, ow), np.uint8)
-    _k().conv2d_requant(xi, zx, packed.w.reshape(packed.shape), packed.zps, packed.colsum,
-                        bias_q, mult, zero_point, relu, out, (sh, sw), (ph, pw), (dh, dw))
+    _kernel("quantized_conv2d")(xi, zx, packed.w.reshape(packed.shape), packed.zps,
+                                packed.colsum, bias_q, mult, zero_point, relu, out,
+                                (sh, sw), (ph, pw), (dh, dw))
     return QTensor._from_int(out, quint8, scale, zero_point)
 
 
