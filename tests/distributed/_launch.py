@@ -1,6 +1,8 @@
 """Start a worker script on N MPI ranks (mpiexec from the venv's bin/, as
 nbtorch.distributed.run finds it), in a session of its own so a timeout kills every rank:
 a broken collective ends the test within `timeout` seconds, never hangs it."""
+import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -67,3 +69,22 @@ def results(report, n=2):
                 name, _, msg = name.partition(": ")
                 got[(int(rank), name)] = "PASS" if word == "PASS" else msg.replace(" | ", "\n")
     return got
+
+
+def shared_job(tmp_path_factory, script, **kw):
+    """(returncode, {(rank, check): result}, log) of `script` on 2 ranks, run once per
+    pytest session even when pytest-xdist spreads a file's tests over several workers
+    (they share the base temporary directory's parent; a file lock picks the runner)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    done = root / f"{script}.json"
+    with open(root / f"{script}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            report = root / f"{script}.report"
+            code, out, err = run_ranks(script, report=report, **kw)
+            got = [[r, name, v] for (r, name), v in results(report).items()]
+            done.write_text(json.dumps([code, got, out + err]))
+    code, got, log = json.loads(done.read_text())
+    return code, {(r, name): v for r, name, v in got}, log

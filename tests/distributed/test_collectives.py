@@ -3,7 +3,7 @@ one job, started by python -m nbtorch.distributed.run; each check is a test here
 DistributedSampler on those ranks."""
 import pytest
 
-from _launch import results, run_ranks
+from _launch import shared_job
 
 CHECKS = ["all_reduce_ops_and_dtypes", "all_reduce_noncontiguous_and_async",
           "all_reduce_errors", "broadcast_and_reduce", "gathers_and_scatters",
@@ -13,10 +13,7 @@ CHECKS = ["all_reduce_ops_and_dtypes", "all_reduce_noncontiguous_and_async",
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    report = tmp_path_factory.mktemp("collectives") / "report"
-    code, out, err = run_ranks("collectives.py", n=2, timeout=120, report=report,
-                               launcher=True)
-    return code, results(report), out + err
+    return shared_job(tmp_path_factory, "collectives.py", n=2, timeout=120, launcher=True)
 
 
 @pytest.mark.parametrize("name", CHECKS)

@@ -4,7 +4,7 @@ buckets, gradient_as_bucket_view, no_sync accumulation, SyncBatchNorm against Ba
 the whole batch, unused parameters, mismatched models."""
 import pytest
 
-from _launch import results, run_ranks
+from _launch import shared_job
 
 CHECKS = ["ddp_equals_one_process_sgd", "ddp_equals_one_process_adam_small_buckets",
           "gradient_as_bucket_view", "no_sync_accumulates_like_one_big_batch",
@@ -14,9 +14,7 @@ CHECKS = ["ddp_equals_one_process_sgd", "ddp_equals_one_process_adam_small_bucke
 
 @pytest.fixture(scope="module")
 def job(tmp_path_factory):
-    report = tmp_path_factory.mktemp("ddp") / "report"
-    code, out, err = run_ranks("ddp.py", n=2, timeout=180, report=report)
-    return code, results(report), out + err
+    return shared_job(tmp_path_factory, "ddp.py", n=2, timeout=180)
 
 
 @pytest.mark.parametrize("name", CHECKS)
