@@ -15,6 +15,7 @@ from .ops.linalg_solve import solve, solve_ex, inv, inv_ex, det, slogdet
 from .ops.linalg_lu import lu_factor, lu_factor_ex, lu, lu_solve
 from .ops.linalg_decomp import qr, eigh, eigvalsh, svd, svdvals
 from .ops.linalg_eig import eig, eigvals
+from .ops.linalg_ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.linalg_pinv import lstsq, pinv
 from .ops.linalg_functions import (matrix_norm, norm, cond, matrix_rank, matrix_power,
                                    matrix_exp, multi_dot, householder_product, vander,
@@ -25,4 +26,5 @@ __all__ = ["matmul", "vector_norm", "norm", "matrix_norm", "cholesky", "cholesky
            "det", "slogdet", "lu_factor", "lu_factor_ex", "lu", "lu_solve", "qr", "eigh",
            "eigvalsh", "svd", "svdvals", "lstsq", "pinv", "eig", "eigvals", "cond",
            "matrix_rank", "matrix_power", "matrix_exp", "multi_dot", "householder_product",
-           "vander", "tensorinv", "tensorsolve", "vecdot", "diagonal"]
+           "vander", "tensorinv", "tensorsolve", "vecdot", "diagonal", "ldl_factor",
+           "ldl_factor_ex", "ldl_solve"]
