@@ -112,6 +112,17 @@ def test_float32_precision_and_dtypes():
             F.fft(nbtorch.ones(4, dtype=half))
 
 
+def test_long_real_transforms():
+    """Even lengths >= 4096 along the last dim take the packed path of kernels/cpu/fft.py."""
+    for dtype, tol in ((np.float32, 2e-6), (np.float64, 1e-13)):
+        a = RNG.standard_normal((2, 4096)).astype(dtype)
+        for norm in (None, "ortho", "forward"):
+            y = F.rfft(nbtorch.tensor(a), norm=norm)
+            _close(y, np.fft.rfft(a.astype(np.float64), norm=norm), tol)
+        _close(F.rfft(nbtorch.tensor(a).t(), dim=0), np.fft.rfft(a.T.astype(np.float64),
+                                                                 axis=0), tol)
+
+
 def test_no_dims_and_empty_batches():
     z = _data((2, 3), True)
     y = F.fftn(nbtorch.tensor(z), dim=())                 # no transform: a complex copy
