@@ -9,7 +9,6 @@ read from parameters count as constants too). nn.Modules without a module
 symbolic are traced through: their forward's ops are emitted in place.
 """
 import numbers
-import operator
 
 import numpy as np
 
@@ -367,5 +366,3 @@ def _live_nodes(graph):
         stack.extend(x for x in found if x not in live)
     return live
 
-
-_ = operator  # getitem on tuples is handled in Emitter.call

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from ._graph import UnsupportedOperatorError, Value
-from ._helpers import INT_MAX, dim_of, operand, out_dtype, reduce, unsqueeze
+from ._graph import UnsupportedOperatorError
+from ._helpers import INT_MAX, operand, out_dtype, reduce, unsqueeze
 from ._registry import register
 
 
@@ -399,5 +399,3 @@ def _bool_tensor(v):
     from onnx import numpy_helper
     return numpy_helper.from_array(np.asarray([v]))
 
-
-_ = (Value, dim_of)

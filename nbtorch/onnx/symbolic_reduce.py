@@ -1,6 +1,4 @@
 """Symbolics of reductions, the softmax family, matrix products and normalisation helpers."""
-import numpy as np
-
 from ._graph import UnsupportedOperatorError, Value
 from ._helpers import dim_of, dims_of, operand, out_dtype, reduce
 from ._registry import register
@@ -170,5 +168,3 @@ def _outer(e, out, a, b):
     col = e.g.op("Unsqueeze", operand(e, a, dt), e.g.ints([1]))
     return e.g.op("Mul", col, operand(e, b, dt))
 
-
-_ = np

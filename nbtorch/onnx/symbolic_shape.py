@@ -1,6 +1,4 @@
 """Symbolics of shape, view, indexing and joining ops, and of traced Python sizes."""
-import numbers
-
 import numpy as np
 
 from ._graph import UnsupportedOperatorError, Value
@@ -420,5 +418,3 @@ def _sort(e, out, x, dim=-1, descending=False, stable=False):
 def _argsort(e, out, x, dim=-1, descending=False, stable=False):
     return _sort(e, out, x, dim, descending)[1]
 
-
-_ = numbers
