@@ -6,6 +6,10 @@ in reductions, and for CUDA tensors unless the MPI library is CUDA-aware). Roots
 (`src`/`dst`) are global ranks, or group ranks through `group_src`/`group_dst`.
 `async_op=True` returns a `Work`; otherwise the call returns when done (or raises after
 the group's timeout). On a rank outside `group` a collective does nothing.
+
+Shapes and dtypes are not compared across ranks by default (MPI would reduce the common
+part of mismatched buffers without a word): set NBTORCH_DISTRIBUTED_DEBUG=DETAIL while
+debugging, and every collective checks them first (see debug.py).
 """
 import numpy as np
 

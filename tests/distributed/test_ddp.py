@@ -9,7 +9,7 @@ from _launch import shared_job
 CHECKS = ["ddp_equals_one_process_sgd", "ddp_equals_one_process_adam_small_buckets",
           "gradient_as_bucket_view", "no_sync_accumulates_like_one_big_batch",
           "sync_batch_norm_equals_batch_norm_on_the_whole_batch", "unused_parameters",
-          "mismatched_models_are_refused"]
+          "buckets_start_during_backward", "mismatched_models_are_refused"]
 
 
 @pytest.fixture(scope="module")

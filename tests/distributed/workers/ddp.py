@@ -134,6 +134,23 @@ def unused_parameters():
         raise AssertionError("no error for an unused parameter without find_unused_parameters")
 
 
+def buckets_start_during_backward():
+    """When the first layer's gradient (the last one backward makes) arrives, the buckets
+    of the later layers are already being all-reduced."""
+    model = make_model(0)
+    net = DDP(model, bucket_cap_mb=0.0005)
+    seen = []
+    first = model[0].weight
+    first.register_post_accumulate_grad_hook(
+        lambda p: seen.append([b.work is not None for b in net.reducer.buckets]))
+    x, y = local(*batch(0))
+    nn.functional.cross_entropy(net(x), y).backward()
+    buckets = net.reducer.buckets
+    mine = next(i for i, b in enumerate(buckets) if any(p is first for p in b.params))
+    assert len(buckets) >= 3 and mine == len(buckets) - 1, [len(b.params) for b in buckets]
+    assert seen and all(seen[0][:mine]), seen
+
+
 def mismatched_models_are_refused():
     model = nn.Linear(3, 2 + dist.get_rank())
     try:
@@ -147,7 +164,7 @@ def mismatched_models_are_refused():
 CHECKS = [ddp_equals_one_process_sgd, ddp_equals_one_process_adam_small_buckets,
           gradient_as_bucket_view, no_sync_accumulates_like_one_big_batch,
           sync_batch_norm_equals_batch_norm_on_the_whole_batch, unused_parameters,
-          mismatched_models_are_refused]
+          buckets_start_during_backward, mismatched_models_are_refused]
 
 
 if __name__ == "__main__":
