@@ -78,6 +78,8 @@ PROGRAM = textwrap.dedent("""
     torch._standard_gamma(a); torch.poisson(a); torch.binomial(a.round(), a / 4)  # sampling
     L = torch.linalg.cholesky(torch.eye(2, dtype=torch.float64) * 2.0)           # triangular
     torch.linalg.solve_triangular(L, torch.ones(2, 1, dtype=torch.float64), upper=False)
+    torch.linalg.ldl_solve(*torch.linalg.ldl_factor(L + L.mT), torch.ones(2, 1,   # ldl
+                                                    dtype=torch.float64))
     import nbtorch.ao.quantization as tq                                        # quantized
     qm = tq.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(5, 3)), {torch.nn.Linear})
     qm(x.detach()); torch.dequantize(torch.quantize_per_tensor(x, 0.1, 3, torch.quint8))
@@ -87,7 +89,8 @@ PROGRAM = textwrap.dedent("""
 
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
-            "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized")
+            "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
+            "linalg_ldl")
 
 
 def _run():
