@@ -21,7 +21,8 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "poisson_nll_loss", "triplet_margin_loss", "bilinear", "cosine_similarity",
            "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle", "prelu", "rrelu", "rrelu_", "threshold", "threshold_",
-           "hardshrink", "constant_pad_nd"]
+           "hardshrink", "constant_pad_nd", "grid_sampler", "grid_sampler_2d",
+           "grid_sampler_3d", "affine_grid_generator", "ctc_loss"]
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
@@ -436,6 +437,47 @@ def constant_pad_nd(input, pad, value=0):
     """``torch.constant_pad_nd``: `nn.functional.pad` in constant mode (negative pads
     crop)."""
     return _F().pad(input, list(pad), "constant", value)
+
+
+_INTERPOLATION = ("bilinear", "nearest", "bicubic")
+_PADDING = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """ATen's grid sampler: `nn.functional.grid_sample` with integer modes
+    (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros, 1 border,
+    2 reflection)."""
+    return _F().grid_sample(input, grid, _INTERPOLATION[interpolation_mode],
+                            _PADDING[padding_mode], align_corners)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    if input.dim() != 4:
+        raise RuntimeError(f"grid_sampler(): expected 4D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} "
+                           f"and grid with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    if input.dim() != 5:
+        raise RuntimeError(f"grid_sampler(): expected 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} "
+                           f"and grid with sizes {list(grid.shape)}")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    """`nn.functional.affine_grid` with ATen's positional `align_corners`."""
+    return _F().affine_grid(theta, list(size), align_corners)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
+             zero_infinity=False):
+    """`nn.functional.ctc_loss` with ATen's integer reduction (default 0, as PyTorch's
+    binding reads it; 1 divides each loss by its target length, then averages)."""
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _reduction(reduction), zero_infinity)
 
 
 def _tensor_methods():

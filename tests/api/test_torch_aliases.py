@@ -119,6 +119,16 @@ CASES = {
     "Tensor.hardshrink": (lambda m, x: x.hardshrink(), (X3,)),
     "Tensor.prelu": (lambda m, x, w: x.prelu(w), (X4, P4)),
     "constant_pad_nd": (lambda m, x: m.constant_pad_nd(x, [1, -1, 2, 0], 0.5), (X3,)),
+    "grid_sampler": (lambda m, x, g: m.grid_sampler(x, g.reshape(2, 5, 5, 2).tanh(), 0, 1,
+                                                    False), (X4, RNG.standard_normal(100))),
+    "grid_sampler_2d nearest": (lambda m, x, g: m.grid_sampler_2d(
+        x, g.reshape(2, 5, 5, 2).tanh(), 1, 2, True), (X4, RNG.standard_normal(100))),
+    "grid_sampler_3d": (lambda m, x, g: m.grid_sampler_3d(
+        x.unsqueeze(2), g.reshape(2, 1, 5, 5, 3).tanh(), 0, 0, True),
+        (X4, RNG.standard_normal(150))),
+    "affine_grid_generator": (lambda m, t: m.affine_grid_generator(t.reshape(2, 2, 3),
+                                                                   [2, 1, 4, 3], False),
+                              (RNG.standard_normal(12),)),
     "norm_except_dim": (lambda m, x: m.norm_except_dim(x, 2, 1), (X4,)),
     "norm_except_dim all": (lambda m, x: m.norm_except_dim(x, 3, -1), (X4,)),
     "frobenius_norm": (lambda m, x: m.frobenius_norm(x, [1, 2], True), (X4,)),
@@ -136,6 +146,17 @@ CASES = {
     "rnn_relu_cell": (lambda m, x, h, w1, w2, b: m.rnn_relu_cell(x, h, w1, w2, b, b), (
         V5, T5, RNG.standard_normal((5, 5)), RNG.standard_normal((5, 5)), C4[:1])),
 }
+
+
+def test_ctc_loss():
+    if not hasattr(nbtorch.nn.functional, "ctc_loss"):
+        pytest.skip("nn.functional.ctc_loss is not there yet")
+    lp = np.log(RNG.dirichlet(np.ones(4), size=(6, 2)))
+    tg = np.array([[1, 2, 3], [3, 1, 0]])
+    for r in (0, 1, 2):
+        args = [(m, m.tensor(lp), m.tensor(tg)) for m in (torch, nbtorch)]
+        t, n = [m.ctc_loss(a, b, [6, 5], [3, 2], 0, r) for m, a, b in args]
+        assert np.allclose(t.numpy(), n.numpy())
 
 
 def _params(m, hidden, inp, gates, layers, dirs):
