@@ -143,6 +143,51 @@ def gathers_and_scatters():
 
 
 @check
+def data_movement_over_dtypes_layouts_and_async():
+    """broadcast / all_gather / gather / scatter / reduce_scatter_tensor for several dtypes,
+    empty and non-contiguous tensors, each also with async_op=True."""
+    r, n = dist.get_rank(), dist.get_world_size()
+    for dtype in (nbtorch.float64, nbtorch.int32, nbtorch.bfloat16, nbtorch.bool):
+        for shape, strided in (((3,), False), ((0,), False), ((3, 2), True)):
+            def mk(k):
+                t = data(k, shape, dtype)
+                return t.T.contiguous().T if strided else t     # a transposed layout
+
+            def ref(k):
+                return data(k, shape, dtype).float().numpy()
+            for async_op in (False, True):
+                t = mk(r)
+                w = dist.broadcast(t, src=n - 1, async_op=async_op)
+                if async_op:
+                    w.wait()
+                eq(t.float(), ref(n - 1))
+                outs = [mk(0) * 0 if dtype is not nbtorch.bool else mk(0) for _ in range(n)]
+                w = dist.all_gather(outs, mk(r), async_op=async_op)
+                if async_op:
+                    assert w.wait() and w.result() is outs
+                for k in range(n):
+                    eq(outs[k].float(), ref(k))
+                got = [mk(0) for _ in range(n)] if r == 0 else None
+                w = dist.gather(mk(r), got, dst=0, async_op=async_op)
+                if async_op:
+                    w.wait()
+                if r == 0:
+                    for k in range(n):
+                        eq(got[k].float(), ref(k))
+                mine = mk(0)
+                w = dist.scatter(mine, [mk(k) for k in range(n)] if r == 0 else None, src=0,
+                                 async_op=async_op)
+                if async_op:
+                    w.wait()
+                eq(mine.float(), ref(r))
+        if dtype is not nbtorch.bool:
+            out = nbtorch.empty(2, dtype=dtype)
+            dist.reduce_scatter_tensor(out, data(r, (2 * n,), dtype), async_op=True).wait()
+            want = sum(data(k, (2 * n,), dtype).double().numpy() for k in range(n))
+            eq(out.float(), want[2 * r:2 * r + 2], 1e-2 if dtype is nbtorch.bfloat16 else 0)
+
+
+@check
 def all_to_all_both_forms():
     r, n = dist.get_rank(), dist.get_world_size()
     inputs = [nbtorch.full((k + 1,), float(10 * r + k)) for k in range(n)]
