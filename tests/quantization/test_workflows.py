@@ -186,6 +186,11 @@ def test_dynamic_quantization_and_errors():
         nbtorch.save(m.state_dict(), buf)
         sizes.append(buf.tell())
     assert sizes[1] < 0.3 * sizes[0]                                # int8 weights
+    buf.seek(0)
+    other = nq.quantize_dynamic(nn.Sequential(nn.Linear(256, 256)), {nn.Linear})
+    other.load_state_dict(nbtorch.load(buf))
+    x = nbtorch.randn(3, 256)
+    np.testing.assert_array_equal(other(x)._host(), m(x)._host())
 
 
 def test_dynamic_rnn_against_pytorch():

@@ -5,7 +5,7 @@ zero_point); relu and pooling keep their input's qparams (they commute with the 
 map)."""
 import numpy as np
 
-from nbtorch._qtensor import QTensor, quint8, check_qparams
+from nbtorch._qtensor import QTensor, qint8, quint8, check_qparams
 
 __all__ = ["linear", "conv2d", "relu", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d",
            "add", "add_relu", "cat", "PackedWeight"]
@@ -60,6 +60,24 @@ class PackedWeight:
         self.bias = (np.zeros(n, np.float32) if bias is None
                      else np.asarray(bias.detach()._host(), np.float32))
         self.has_bias = bias is not None
+
+    def buffers(self):
+        """The weight as plain tensors for a state dict: int8 values (the layer's shape),
+        scales (float64) and zero points (int64), one each for a per-tensor weight."""
+        import nbtorch
+        q = self.qweight._qparams
+        scales, zps = ((np.array([q[0]]), np.array([q[1]])) if len(q) == 2 else q[:2])
+        return (nbtorch.from_numpy(self.w.reshape(self.shape)),
+                nbtorch.from_numpy(np.asarray(scales, np.float64)),
+                nbtorch.from_numpy(np.asarray(zps, np.int64)))
+
+    @classmethod
+    def from_buffers(cls, w, scales, zps, bias):
+        """Inverse of `buffers` (a one-element scale means a per-tensor weight)."""
+        w, s, z = w._host().copy(), scales._host(), zps._host()
+        q = (QTensor._from_int(w, qint8, float(s[0]), int(z[0])) if s.size == 1 else
+             QTensor._from_int(w, qint8, scales=s, zero_points=z, axis=0))
+        return cls(q, bias)
 
     def requant_factors(self, in_scale, out_scale):
         """float32 (mult, bias_q): fbgemm's act_times_w_scale / out_scale and

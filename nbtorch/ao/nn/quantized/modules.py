@@ -86,11 +86,10 @@ class _WeightedQuantized(nn.Module):
 
     def _set_weight_bias(self, qweight, bias):
         self._packed = qF.PackedWeight(qweight, bias)
-        scales, zps = self._packed.scales, self._packed.zps
-        self.register_buffer("weight_int8", nbtorch.from_numpy(
-            self._packed.w.reshape(self._packed.shape)))
-        self.register_buffer("weight_scale", nbtorch.from_numpy(scales))
-        self.register_buffer("weight_zero_point", nbtorch.from_numpy(zps.astype(np.int64)))
+        w, scales, zps = self._packed.buffers()
+        self.register_buffer("weight_int8", w)
+        self.register_buffer("weight_scale", scales)
+        self.register_buffer("weight_zero_point", zps)
         self.register_buffer("bias_", None if bias is None else bias.detach().float())
 
     def weight(self):
@@ -111,12 +110,10 @@ class _WeightedQuantized(nn.Module):
                               missing_keys, unexpected_keys, error_msgs):
         self.scale = float(state_dict.pop(prefix + "scale").item())
         self.zero_point = int(state_dict.pop(prefix + "zero_point").item())
-        w = state_dict[prefix + "weight_int8"]._host()
-        s = state_dict[prefix + "weight_scale"]._host()
-        z = state_dict[prefix + "weight_zero_point"]._host()
-        b = state_dict.get(prefix + "bias_")
-        self._set_weight_bias(QTensor._from_int(w.copy(), qint8, scales=s, zero_points=z,
-                                                axis=0), b)
+        packed = qF.PackedWeight.from_buffers(
+            state_dict[prefix + "weight_int8"], state_dict[prefix + "weight_scale"],
+            state_dict[prefix + "weight_zero_point"], state_dict.get(prefix + "bias_"))
+        self._set_weight_bias(packed.qweight, state_dict.get(prefix + "bias_"))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 

@@ -8,7 +8,7 @@ import numpy as np
 
 import nbtorch
 from nbtorch import nn
-from nbtorch._qtensor import qint8, QTensor
+from nbtorch._qtensor import qint8
 
 from .. import functional as qF
 from ..modules import _quantize_weight
@@ -81,21 +81,18 @@ class Linear(nn.Module):
         self._register()
 
     def _register(self):
+        w, scales, zps = self._packed.buffers()
+        self.register_buffer("weight_int8", w)
+        self.register_buffer("weight_scale", scales)
+        self.register_buffer("weight_zero_point", zps)
         p = self._packed
-        self.register_buffer("weight_int8", nbtorch.from_numpy(p.w))
-        self.register_buffer("weight_scale", nbtorch.from_numpy(p.scales))
-        self.register_buffer("weight_zero_point",
-                             nbtorch.from_numpy(p.zps.astype(np.int64)))
         self.register_buffer("bias_", nbtorch.from_numpy(p.bias) if p.has_bias else None)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
-        w = state_dict[prefix + "weight_int8"]._host().copy()
-        s = state_dict[prefix + "weight_scale"]._host()
-        z = state_dict[prefix + "weight_zero_point"]._host()
-        self._packed = qF.PackedWeight(QTensor._from_int(w, qint8, scales=s, zero_points=z,
-                                                         axis=0),
-                                       state_dict.get(prefix + "bias_"))
+        self._packed = qF.PackedWeight.from_buffers(
+            state_dict[prefix + "weight_int8"], state_dict[prefix + "weight_scale"],
+            state_dict[prefix + "weight_zero_point"], state_dict.get(prefix + "bias_"))
         self._register()
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
