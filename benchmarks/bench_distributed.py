@@ -12,7 +12,8 @@
   ("exposed"; the rest of the all-reduce time ran during backward), and the step's cost
   over a step without communication (hooks, bucket copies, waiting).
 
-Each configuration runs in its own ``mpiexec`` job, one thread a rank (OMP/Numba). Figures from a shared 2-core machine are noisy: read the spread.
+Each configuration runs in its own ``mpiexec`` job, one thread a rank (OMP/Numba).
+Figures from a shared 2-core machine are noisy: read the spread.
 
     python benchmarks/bench_distributed.py [--rounds 5] [--max-mb 64]
 
