@@ -9,7 +9,7 @@ from .._dtype import type_name
 from .._tensor import Tensor
 
 __all__ = ["norm_mode", "promote", "wrap_dim", "signal_dims", "c2r_dims", "check_tensor",
-           "check_out", "NONE", "BY_ROOT_N", "BY_N"]
+           "check_types", "check_out", "NONE", "BY_ROOT_N", "BY_N"]
 
 NONE, BY_ROOT_N, BY_N = 0, 1, 2        # scalings: none, 1/sqrt(n), 1/n
 
@@ -29,6 +29,27 @@ def check_tensor(name, x):
     if not isinstance(x, Tensor):
         raise TypeError(f"fft_{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(x).__name__}")
+
+
+def _is_int(v):
+    return not isinstance(v, bool) and (isinstance(v, int) or hasattr(v, "__index__"))
+
+
+def check_types(name, norm, n=None, s=None, dim=None, one=False):
+    """TypeErrors of PyTorch's argument parser for norm=, n=/s= and dim=."""
+    prefix = f"fft_{name}(): argument"
+    if norm is not None and not isinstance(norm, str):
+        raise TypeError(f"{prefix} 'norm' must be str, not {type(norm).__name__}")
+    if n is not None and not _is_int(n):
+        raise TypeError(f"{prefix} 'n' must be int, not {type(n).__name__}")
+    if one:
+        if not _is_int(dim):
+            raise TypeError(f"{prefix} 'dim' must be int, not {type(dim).__name__}")
+        return
+    for arg, v in (("s", s), ("dim", dim)):
+        if v is not None and not _is_int(v) and not (
+                isinstance(v, (tuple, list)) and all(_is_int(e) for e in v)):
+            raise TypeError(f"{prefix} '{arg}' must be tuple of ints, not {type(v).__name__}")
 
 
 def promote(x, require_complex=False):

@@ -13,8 +13,8 @@ import numpy as np
 from .. import _dtype
 from .._dtype import type_name
 from .fft import c2c, c2r, conj, r2c, resize
-from .fft_args import (c2r_dims, check_out, check_sizes, check_tensor, norm_mode, promote,
-                       signal_dims, wrap_dim)
+from .fft_args import (c2r_dims, check_out, check_sizes, check_tensor, check_types, norm_mode,
+                       promote, signal_dims, wrap_dim)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2",
            "irfft2", "rfftn", "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn",
@@ -66,6 +66,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
         tensor([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
     check_tensor("fft", input)
+    check_types("fft", norm, n=n, dim=dim, one=True)
     check_out("fft", out, True)
     dims, sizes = _one(input, n, dim)
     return _c2c("fft", input, dims, sizes, norm, True, out)
@@ -74,6 +75,7 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of `fft` (scaled by 1/n with the default norm)."""
     check_tensor("ifft", input)
+    check_types("ifft", norm, n=n, dim=dim, one=True)
     check_out("ifft", out, True)
     dims, sizes = _one(input, n, dim)
     return _c2c("ifft", input, dims, sizes, norm, False, out)
@@ -82,6 +84,7 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional transform over `dim` (all dims by default, or the last len(s))."""
     check_tensor("fftn", input)
+    check_types("fftn", norm, s=s, dim=dim)
     check_out("fftn", out, True)
     dims, sizes = signal_dims(input, s, dim)
     return _c2c("fftn", input, dims, sizes, norm, True, out)
@@ -90,6 +93,7 @@ def fftn(input, s=None, dim=None, norm=None, *, out=None):
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of `fftn`."""
     check_tensor("ifftn", input)
+    check_types("ifftn", norm, s=s, dim=dim)
     check_out("ifftn", out, True)
     dims, sizes = signal_dims(input, s, dim)
     return _c2c("ifftn", input, dims, sizes, norm, False, out)
@@ -98,6 +102,7 @@ def ifftn(input, s=None, dim=None, norm=None, *, out=None):
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional transform (`fftn` over the last two dims by default)."""
     check_tensor("fft2", input)
+    check_types("fft2", norm, s=s, dim=dim)
     check_out("fft2", out, True)
     dims, sizes = signal_dims(input, s, dim)
     return _c2c("fft2", input, dims, sizes, norm, True, out)
@@ -106,6 +111,7 @@ def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of `fft2`."""
     check_tensor("ifft2", input)
+    check_types("ifft2", norm, s=s, dim=dim)
     check_out("ifft2", out, True)
     dims, sizes = signal_dims(input, s, dim)
     return _c2c("ifft2", input, dims, sizes, norm, False, out)
@@ -113,8 +119,9 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 # ---- real-to-complex --------------------------------------------------------------
 
-def _real_input(name, input, message):
+def _real_input(name, input, message, norm, n=None, s=None, dim=None, one=False):
     check_tensor(name, input)
+    check_types(name, norm, n, s, dim, one)
     if input.dtype.is_complex:
         raise RuntimeError(f"{message}{type_name(input.dtype)}")
     return promote(input)
@@ -127,7 +134,8 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> nbtorch.fft.rfft(nbtorch.tensor([1., 2., 3., 4.]))
         tensor([10.+0.j, -2.+2.j, -2.+0.j])
     """
-    x = _real_input("rfft", input, "rfft expects a real input tensor, but got ")
+    x = _real_input("rfft", input, "rfft expects a real input tensor, but got ", norm, n,
+                    dim=dim, one=True)
     check_out("rfft", out, True)
     dims, sizes = _one(x, n, dim)
     return _finish("rfft", r2c(_resized(x, dims, sizes), dims, norm_mode(norm, True), True),
@@ -135,7 +143,8 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 
 def _rfftn(name, input, s, dim, norm, out):
-    x = _real_input(name, input, "rfftn expects a real-valued input tensor, but got ")
+    x = _real_input(name, input, "rfftn expects a real-valued input tensor, but got ", norm,
+                    s=s, dim=dim)
     check_out(name, out, True)
     dims, sizes = signal_dims(x, s, dim)
     if not dims:
@@ -156,7 +165,8 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of `hfft`: the onesided inverse transform of real `input`."""
-    x = _real_input("ihfft", input, "ihfft expects a real input tensor, but got ")
+    x = _real_input("ihfft", input, "ihfft expects a real input tensor, but got ", norm, n,
+                    dim=dim, one=True)
     check_out("ihfft", out, True)
     dims, sizes = _one(x, n, dim)
     y = r2c(_resized(x, dims, sizes), dims, norm_mode(norm, False), True)
@@ -164,7 +174,8 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 
 def _ihfftn(name, input, s, dim, norm, out):
-    x = _real_input(name, input, "Only supports floating-point dtypes, but found: ")
+    x = _real_input(name, input, "Only supports floating-point dtypes, but found: ", norm,
+                    s=s, dim=dim)
     check_out(name, out, True)
     dims, sizes = signal_dims(x, s, dim)
     if not dims:
@@ -190,6 +201,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def _c2r_one(name, input, n, dim, norm, out, forward):
     check_tensor(name, input)
+    check_types(name, norm, n=n, dim=dim, one=True)
     check_out(name, out, False)
     x = promote(input, require_complex=True)
     d = wrap_dim(dim, x.dim())
@@ -218,6 +230,7 @@ def hfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 def _c2rn(name, input, s, dim, norm, out, forward):
     check_tensor(name, input)
+    check_types(name, norm, s=s, dim=dim)
     check_out(name, out, False)
     base = "hfftn" if forward else "irfftn"
     dims, sizes, last = c2r_dims(base, input, s, dim)

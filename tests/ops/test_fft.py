@@ -180,6 +180,12 @@ ERRORS = [
     (lambda: F.fftfreq(-1), RuntimeError, "Trying to create tensor with negative dimension -1"),
     (lambda: F.fftshift(nbtorch.tensor(3.0)), RuntimeError, "`shifts` required"),
     (lambda: F.ifftshift(nbtorch.ones(2, 3), dim=5), IndexError, "Dimension out of range"),
+    (lambda: F.fft(nbtorch.ones(4), n=2.0), TypeError,
+     "fft_fft\\(\\): argument 'n' must be int, not float"),
+    (lambda: F.irfft(nbtorch.ones(4), norm=1), TypeError, "argument 'norm' must be str, not int"),
+    (lambda: F.fftn(nbtorch.ones(4), s=(2.0,)), TypeError,
+     "argument 's' must be tuple of ints, not tuple"),
+    (lambda: F.rfft(nbtorch.ones(4), dim=True), TypeError, "argument 'dim' must be int, not bool"),
     (lambda: F.fft([1.0, 2.0]), TypeError, "must be Tensor"),
 ]
 
