@@ -10,7 +10,10 @@ _INSTALL = ("nbtorch.distributed needs mpi4py and an MPI library: "
 
 def mpi_available():
     """True when mpi4py can be imported (MPI itself is not started)."""
-    return importlib.util.find_spec("mpi4py") is not None
+    try:
+        return importlib.util.find_spec("mpi4py") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def mpi():

@@ -66,3 +66,28 @@ def test_errors_before_init_process_group():
     with pytest.raises(ValueError, match="Invalid backend"):
         dist.Backend("tcp")
     assert dist.Backend("GLOO") == "gloo" and dist.Backend("cpu:gloo,cuda:nccl") == "gloo"
+
+
+_WITHOUT_MPI4PY = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "mpi4py":
+            raise ImportError("No module named 'mpi4py'")
+sys.meta_path.insert(0, Block())
+import nbtorch
+assert nbtorch.distributed.is_available() is False
+try:
+    nbtorch.distributed.init_process_group("gloo")
+except ImportError as e:
+    print(e)
+"""
+
+
+def test_without_mpi4py_nbtorch_imports_and_says_what_to_install():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _WITHOUT_MPI4PY], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "pip install 'nbtorch[distributed]'" in out.stdout, out.stdout
