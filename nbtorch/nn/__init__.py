@@ -4,8 +4,10 @@ from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 from .parameter_lazy import UninitializedBuffer, UninitializedParameter
-from . import parallel  # noqa: F401
+from . import attention, grad, parallel  # noqa: F401
+from ._factory import factory_kwargs
 from .parallel import DataParallel
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional",
-           "init", "utils", "parallel", "DataParallel"] + list(_modules_all)
+           "init", "utils", "parallel", "DataParallel", "attention", "grad",
+           "factory_kwargs"] + list(_modules_all)

@@ -275,3 +275,6 @@ xavier_normal = xavier_normal_
 kaiming_uniform = kaiming_uniform_
 kaiming_normal = kaiming_normal_
 orthogonal = orthogonal_
+eye = eye_
+dirac = dirac_
+sparse = sparse_

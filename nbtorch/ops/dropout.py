@@ -7,7 +7,7 @@ The masks are PyTorch's: ``noise = empty(shape).bernoulli_(1 - p); noise.div_(1 
 from .._tensor import empty
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
-           "bernoulli_noise"]
+           "feature_alpha_dropout", "bernoulli_noise"]
 
 
 def _check_p(p):
@@ -87,9 +87,27 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
         return input
     if p == 1.0:
         return input * 0.0
+    return _alpha_masked(input, p, tuple(input.shape), inplace)
+
+
+def _alpha_masked(input, p, mask_shape, inplace):
     alpha = 1.7580993408473766                    # -SELU's negative saturation
-    noise = _noise(input, p, tuple(input.shape))
+    noise = _noise(input, p, mask_shape)
     a = 1.0 / ((alpha * alpha * p + 1) * (1 - p)) ** 0.5
     b = noise.add(-1).mul_(alpha * a).add_(alpha * a * p)
     noise.mul_(a)
     return input.mul_(noise).add_(b) if inplace else (input * noise).add_(b)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout of whole channels: one draw per (N, C) entry, as PyTorch's
+    make_feature_noise (dims after the second are broadcast)."""
+    _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    return _alpha_masked(input, p, mask_shape, inplace)

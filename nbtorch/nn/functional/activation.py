@@ -19,7 +19,8 @@ __all__ = ["relu", "relu_", "relu6", "hardtanh", "hardtanh_", "leaky_relu", "lea
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "gelu", "silu", "mish",
            "sigmoid", "tanh", "hardsigmoid", "hardswish", "logsigmoid", "softplus",
            "softsign", "tanhshrink", "threshold", "threshold_", "glu", "prelu", "softmax",
-           "log_softmax", "softmin", "hardshrink", "softshrink", "rrelu", "gumbel_softmax"]
+           "log_softmax", "softmin", "hardshrink", "softshrink", "rrelu", "rrelu_",
+           "gumbel_softmax"]
 
 
 def _maybe_inplace(input, result, inplace):
@@ -164,6 +165,11 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     else:
         result = torch.where(input >= 0, input, input * ((lower + upper) / 2))
     return _maybe_inplace(input, result, inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place `rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):

@@ -8,7 +8,8 @@ from ...ops.ctc_loss import ctc_loss  # noqa: F401
 from .distance import pairwise_distance
 from .loss import _legacy_reduction
 
-__all__ = ["ctc_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
+__all__ = ["ctc_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss",
+           "linear_cross_entropy"]
 
 
 def _check_reduction(reduction):
@@ -99,3 +100,60 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if reduction == "mean":
         return loss.mean()
     return loss
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): PyTorch 2.13's fused
+    classifier-head loss. ``linear_weight`` is (C, *out_features, in_features) (K-dim
+    losses when out_features is not empty); ``ignore_index=None`` ignores nothing.
+    nbtorch computes the reference path (the logits in full); ``options`` (PyTorch's
+    chunking settings) change nothing here but are checked as PyTorch checks them.
+
+    Example:
+        >>> x, w = nbtorch.randn(4, 8), nbtorch.randn(10, 8)
+        >>> linear_cross_entropy(x, w, nbtorch.tensor([1, 2, 3, 4])).shape
+        torch.Size([])
+    """
+    import warnings
+
+    from .linear import linear
+    from .loss import cross_entropy
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got "
+                           f"{linear_weight.dim()}")
+    batch, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {input.shape[-1]} and "
+                           f"{linear_weight.shape[-1]}, respectively")
+    C, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (C,) + out_features:
+        raise RuntimeError(f"expected linear_bias shape {(C,) + out_features}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape "
+                           f"{tuple(linear_weight.shape)} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = batch + (C,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains "
+                           "probabilities")
+    if options is not None and (out_features or reduction not in ("mean", "sum", "none")
+                                or label_smoothing != 0.0 or target.dtype is not _dtype.int64):
+        warnings.warn("linear_cross_entropy: ``options`` ignored; chunked path needs reduction "
+                      "in {'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, "
+                      f"out_features == (). Got reduction={reduction!r}, label_smoothing="
+                      f"{label_smoothing}, target.dtype={target.dtype}, out_features="
+                      f"{out_features}, tracing=False, linear_bias.shape="
+                      f"{tuple(linear_bias.shape) if linear_bias is not None else None}.",
+                      stacklevel=2)
+    w2 = linear_weight.reshape(-1, in_features)
+    b1 = None if linear_bias is None else linear_bias.reshape(-1)
+    logits = linear(input, w2, b1).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)

@@ -11,6 +11,8 @@ from .container import *  # noqa: F401,F403
 from .container import __all__ as _container
 from .conv import *  # noqa: F401,F403
 from .conv import __all__ as _conv
+from .deprecated import *  # noqa: F401,F403
+from .deprecated import __all__ as _deprecated
 from .distance import *  # noqa: F401,F403
 from .distance import __all__ as _distance
 from .dropout import *  # noqa: F401,F403
@@ -25,6 +27,8 @@ from .linear import *  # noqa: F401,F403
 from .linear import __all__ as _linear
 from .lazy import *  # noqa: F401,F403
 from .lazy import __all__ as _lazy
+from .linear_cross_entropy import *  # noqa: F401,F403
+from .linear_cross_entropy import __all__ as _linear_cross_entropy
 from .loss import *  # noqa: F401,F403
 from .loss import __all__ as _loss
 from .loss_extra import *  # noqa: F401,F403
@@ -50,6 +54,7 @@ from .upsampling import *  # noqa: F401,F403
 from .upsampling import __all__ as _upsampling
 
 __all__ = (["Module"] + _activation + _activation_mha + _adaptive + _batchnorm + _container
-           + _conv + _distance + _dropout + _embedding_bag + _flatten + _fold + _lazy + _linear
-           + _loss + _loss_extra + _normalization + _padding + _pixelshuffle + _pooling + _pooling_extra
-           + _rnn + _sparse + _transformer + _upsampling)
+           + _conv + _deprecated + _distance + _dropout + _embedding_bag + _flatten + _fold
+           + _lazy + _linear + _linear_cross_entropy + _loss + _loss_extra + _normalization
+           + _padding + _pixelshuffle + _pooling + _pooling_extra + _rnn + _sparse + _transformer
+           + _upsampling)
