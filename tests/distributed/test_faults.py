@@ -91,3 +91,45 @@ def test_without_mpi4py_nbtorch_imports_and_says_what_to_install():
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "pip install 'nbtorch[distributed]'" in out.stdout, out.stdout
+
+
+_ONE_PROCESS = """
+import os
+import nbtorch.distributed as dist
+os.environ["WORLD_SIZE"] = "2"             # as torchrun would set it, but MPI started one
+try:
+    dist.init_process_group("gloo")
+except RuntimeError as e:
+    print("A", e)
+del os.environ["WORLD_SIZE"]
+dist.init_process_group("gloo", world_size=1, rank=0)
+print("B", dist.get_backend(), dist.get_rank(), dist.get_world_size())
+try:
+    dist.init_process_group("gloo")
+except ValueError as e:
+    print("C", e)
+try:
+    dist.new_group([0, 5])
+except ValueError as e:
+    print("D", e)
+dist.destroy_process_group()
+print("E", dist.is_initialized())
+"""
+
+
+def test_one_process_group_errors():
+    """A singleton MPI world (no mpiexec): torchrun's WORLD_SIZE checked against MPI,
+    double init, bad ranks, destroy."""
+    import subprocess
+    import sys
+    pytest.importorskip("mpi4py")
+    out = subprocess.run([sys.executable, "-c", _ONE_PROCESS], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert "world_size is 2 but MPI started 1 process(es)" in lines["A"]
+    assert "mpiexec -n 2" in lines["A"]
+    assert lines["B"] == "gloo 0 1"
+    assert lines["C"] == "trying to initialize the default process group twice!"
+    assert "Invalid rank 5" in lines["D"]
+    assert lines["E"] == "False"
