@@ -234,8 +234,7 @@ def angle(input, *, out=None):
         return _Angle.apply(input)
     from .pointwise_select import where
     x = input if input.dtype.is_floating_point else input.to(_dtype.get_default_dtype())
-    pi = where(x < 0, math.pi, 0.0) * 1.0
-    res = where(x != x, x, pi.to(x.dtype))
+    res = where(x != x, x, (x < 0).to(x.dtype) * math.pi)
     return res.detach() + x * 0 if x._requires_grad else res
 
 
@@ -335,8 +334,10 @@ def complex_prod(x, dims, keepdim):
     gradient comes from mul's, exact with zeros; any device)."""
     nd = x.dim()
     keep = [d for d in range(nd) if d not in dims]
-    t = x.permute(*keep, *dims).reshape(*(x._shape[d] for d in keep), -1)
-    n = t._shape[-1]
+    n = 1
+    for d in dims:
+        n *= x._shape[d]
+    t = x.permute(*keep, *dims).reshape(*(x._shape[d] for d in keep), n)
     if n == 0:
         from .creation import ones
         t = ones(t._shape[:-1] + (1,), dtype=x.dtype, device=x.device)

@@ -218,6 +218,53 @@ OPS = [
     _op("where", lambda m, k, a, b: m.where(k, a, b), "mab", ALL),
     _op("cat", lambda m, a, b: m.cat([a, b], 1), "ab", ALL, SHAPED,
         bad=[lambda m, a, b: m.cat([a, b.t()], 1)]),
+    # complex dtypes (part 6)
+    _op("real imag", lambda m, a: (a.real, a.imag), "a", COMPLEX),
+    _op("real of real", lambda m, a: m.real(a), "a", NUM,
+        bad=[lambda m, a: m.imag(a)]),
+    _op("angle", lambda m, a: m.angle(a), "a", INTS[1:] + FLT[2:] + COMPLEX),
+    _op("abs complex", lambda m, a: a.abs(), "a", COMPLEX),
+    _op("conj_physical", lambda m, a: m.conj_physical(a), "a", NUM + COMPLEX),
+    _op("sgn", lambda m, a: m.sgn(a), "a", FLT[2:] + COMPLEX,
+        bad=[(lambda m, a: m.sign(a), "complex64")]),
+    _op("view_as_real", lambda m, a: m.view_as_real(a), "a", COMPLEX,
+        bad=[(lambda m, a: m.view_as_real(a), "float32")]),
+    _op("view_as_complex", lambda m, a: m.view_as_complex(a.reshape(-1, 2).contiguous()), "a",
+        FLT[2:], ("contiguous", "noncontig", "transposed"),
+        bad=[lambda m, a: m.view_as_complex(a)]),
+    _op("complex", lambda m, a, b: m.complex(a, b), "ab", FLT[2:],
+        bad=[(lambda m, a, b: m.complex(a, b), "int64"),
+             (lambda m, a, b: m.complex(a, b.double()), "float32")]),
+    _op("polar", lambda m, a, p: m.polar(p, a), "ap", FLT[2:]),
+    _op("mul complex", lambda m, a, b: a * b, "ab", COMPLEX),
+    _op("exp complex", lambda m, a: a.exp(), "a", COMPLEX),
+    _op("mean complex", lambda m, a: a.mean(0), "a", COMPLEX, SHAPED),
+    _op("prod complex", lambda m, a: a.prod(1), "a", COMPLEX, SHAPED),
+    _op("matmul complex", lambda m, a, b: a @ b, "aq", COMPLEX, DENSE2),
+    _op("adjoint", lambda m, a: m.adjoint(a), "a", NUM + COMPLEX, SHAPED,
+        bad=[lambda m, a: m.adjoint(a[0])]),
+    # torch-level forms of nn.functional ops, in-place functions, linalg additions
+    _op("torch.layer_norm", lambda m, a: m.layer_norm(a, [4]), "a", FLT[2:], SHAPED),
+    _op("torch.threshold", lambda m, a: m.threshold(a, 0.5, -1.0), "a", FLT[2:]),
+    _op("torch.hardshrink", lambda m, a: m.hardshrink(a, 1.0), "a", FLT[2:]),
+    _op("torch.constant_pad_nd", lambda m, a: m.constant_pad_nd(a, [1, 2], 3), "a", NUM,
+        SHAPED),
+    _op("torch.cosine_similarity", lambda m, a, b: m.cosine_similarity(a, b), "ab", FLT[2:],
+        SHAPED),
+    _op("torch.pairwise_distance", lambda m, a, b: m.pairwise_distance(a, b), "ab", FLT[2:],
+        SHAPED),
+    _op("torch.kl_div", lambda m, a, b: m.kl_div(a, b, 2), "ab", FLT[2:]),
+    _op("torch.abs_", lambda m, a: m.abs_(a.clone()), "a", NUM),
+    _op("torch.clamp_", lambda m, a: m.clamp_(a.clone(), -1, 1), "a", NUM),
+    _op("torch.vander", lambda m, a: m.vander(a, 3), "v", NUM[4:] + FLT[2:], ("contiguous",)),
+    _op("torch.frobenius_norm", lambda m, a: m.frobenius_norm(a, [0, 1]), "a", FLT[2:],
+        SHAPED),
+    _op("torch.nuclear_norm", lambda m, a: m.nuclear_norm(a), "a", FLT[2:], DENSE2),
+    _op("linalg.eigvals", lambda m, a, b: m.linalg.eigvals(a @ b).abs().sort().values, "aq",
+        FLT[2:], DENSE2, tol=1e-4,
+        bad=[lambda m, a, b: m.linalg.eigvals(a)]),
+    _op("linalg.ldl_factor", lambda m, a: m.linalg.ldl_factor(a @ a.mT), "a", FLT[2:], DENSE2,
+        tol=1e-4, bad=[lambda m, a: m.linalg.ldl_factor(a)]),
 ]
 
 
@@ -228,6 +275,8 @@ def _values(kind, shape, dtype, rng, special):
         return rng.random(shape) > 0.5
     if kind == "i":
         return rng.integers(0, 3, shape).astype(np.int64)
+    if dtype in COMPLEX:
+        return (rng.normal(0, 2, shape) + 1j * rng.normal(0, 2, shape)).round(2)
     if dtype in INTS:
         lo = 0 if dtype == "uint8" or kind in "ps" else -4
         a = rng.integers(lo, 6, shape)
@@ -274,8 +323,8 @@ def to_tensor(m, arr, dtype_name, layout, kind):
     if arr.dtype == np.bool_ or dt == m.bool:
         base = m.tensor(np.asarray(arr, dtype=bool))
     else:
-        base = m.tensor(np.asarray(arr, dtype=np.float64 if arr.dtype.kind == "f"
-                                   else np.int64))
+        kinds = {"f": np.float64, "c": np.complex128}
+        base = m.tensor(np.asarray(arr, dtype=kinds.get(arr.dtype.kind, np.int64)))
     t = base.to(dt)
     if layout == "noncontig" and t.dim() >= 1 and t.numel():
         wide = m.zeros(tuple(t.shape[:-1]) + (2 * t.shape[-1],), dtype=dt)
@@ -355,6 +404,8 @@ def _flatten(x):
 def _to_numpy(t):
     if hasattr(t, "detach"):
         t = t.detach().cpu()
+        if hasattr(t, "resolve_conj"):          # PyTorch's lazy conjugate/negative bits
+            t = t.resolve_conj().resolve_neg()
         name = str(t.dtype).replace("torch.", "")
         if name in ("bfloat16", "float16"):
             t = t.float()
