@@ -17,11 +17,12 @@ OUT_OF_SCOPE = {
         "q_*", "qint*", "quint*", "qscheme", "per_tensor_*", "per_channel_*", "quantize_*",
         "quantized_*", "dequantize", "int_repr", "fake_quantize_*", "choose_qparams_optimized",
         "fused_moving_avg_obs_fake_quant", "QInt*Storage", "QUInt*Storage", "quantization",
-        "ao",
+        "ao", "empty_quantized",
         # sparse layouts and sparse-only products
         "sparse", "sparse_*", "*_indices_copy", "values_copy", "indices_copy", "smm", "hsmm",
         "dsmm", "spmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_", "jagged",
         "nested",
+        "native_norm",        # ATen's norm kernel for sparse tensors (SparseCPU/SparseCUDA only)
         # vendor backends and their entry points
         "mkldnn_*", "cudnn_*", "fbgemm_*", "miopen_*", "is_vulkan_available", "mps", "mtia",
         "xpu", "has_mkl", "has_lapack", "has_openmp", "has_spectral", "backends",
@@ -52,6 +53,9 @@ OUT_OF_SCOPE = {
         # build flags of the C++ library
         "USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH", "compiled_with_cxx11_abi",
         "TYPE_CHECKING",
+        # torch._utils_internal hooks for Meta's internal builds (multiprocessing setup, a
+        # CUPTI profiler switch)
+        "prepare_multiprocessing_environment", "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12",
     ],
     "Tensor": [
         # quantized tensors
