@@ -13,6 +13,7 @@ module it does not use. A device can wrap each of its launchers on the way in
 `nbtorch.library`) go into the same dict and may override a table's entry.
 """
 import importlib
+import threading
 
 __all__ = ["register_kernel", "get_kernel", "has_kernel", "registered_ops",
            "unregister_kernel", "register_device", "resolve_all"]
@@ -23,6 +24,7 @@ _TABLES = {}             # device -> {op: "family.launcher"} not resolved yet
 _DEVICES = {}            # device -> (kernels package, wrap or None)
 _LOADERS = {}            # device -> module that calls register_device (heavy stacks: CUDA)
 _LOADED = set()
+_RESOLVE_LOCK = threading.RLock()
 
 
 def register_device(device, package, wrap=None):
@@ -51,7 +53,18 @@ def _load(device):
 
 
 def _resolve(op, device):
-    """Import the table entry of (op, device) into _KERNELS; False when there is none."""
+    """Import the table entry of (op, device) into _KERNELS; False when there is none.
+
+    Serialised by a lock (only lookups that miss come here): a second thread asking for
+    the same op while the first imports its family must wait, not find the entry gone.
+    """
+    with _RESOLVE_LOCK:
+        if (op, device) in _KERNELS:
+            return True
+        return _resolve_locked(op, device)
+
+
+def _resolve_locked(op, device):
     if device not in _LOADED:
         _load(device)
     ref = _TABLES.get(device, {}).pop(op, None)
