@@ -8,7 +8,8 @@ from _launch import shared_job
 CHECKS = ["all_reduce_ops_and_dtypes", "all_reduce_noncontiguous_and_async",
           "all_reduce_errors", "broadcast_and_reduce", "gathers_and_scatters",
           "data_movement_over_dtypes_layouts_and_async", "all_to_all_both_forms",
-          "point_to_point", "objects_and_groups", "launcher_environment",
+          "point_to_point", "objects_and_groups", "mismatch_detected_in_debug_mode",
+          "launcher_environment",
           "sampler_partitions_the_dataset"]
 
 

@@ -1,5 +1,6 @@
 """Faults end a job in bounded time with a clear error, never a hang (workers/faults.py),
-and the API's errors before any process group exists."""
+and the API's errors before any process group exists (mismatched collectives under
+NBTORCH_DISTRIBUTED_DEBUG=DETAIL are checked in the collectives job)."""
 import os
 import time
 
@@ -36,16 +37,8 @@ def test_a_rank_raising_aborts_the_job():
 
 def test_a_peer_that_never_joins_times_out():
     code, log, took = _run("timeout")
-    assert "rank 0 got: [Rank 0] all_reduce timed out after 2 s" in log, log
+    assert "rank 0 got: [Rank 0] all_reduce timed out after 1 s" in log, log
     assert code != 0 and took < 30
-
-
-def test_mismatched_shapes_are_reported_in_debug_mode():
-    code, log, _ = _run("mismatch", env={"NBTORCH_DISTRIBUTED_DEBUG": "DETAIL"})
-    assert code == 0, log
-    for r in (0, 1):
-        assert f"rank {r} got: Detected mismatch between collectives on ranks" in log, log
-    assert "TensorShape=[[3]]" in log and "TensorShape=[[4]]" in log
 
 
 @pytest.mark.slow

@@ -256,6 +256,28 @@ def objects_and_groups():
 
 
 @check
+def mismatch_detected_in_debug_mode():
+    """NBTORCH_DISTRIBUTED_DEBUG=DETAIL (read at each call): shapes differing across ranks
+    raise on every rank, naming both fingerprints."""
+    import os
+    r = dist.get_rank()
+    os.environ["NBTORCH_DISTRIBUTED_DEBUG"] = "DETAIL"
+    try:
+        dist.all_reduce(nbtorch.ones(3 + r))
+    except RuntimeError as e:
+        msg = str(e)
+    else:
+        msg = "no error"
+    finally:
+        del os.environ["NBTORCH_DISTRIBUTED_DEBUG"]
+    assert "Detected mismatch between collectives on ranks" in msg, msg
+    assert "TensorShape=[[3]]" in msg and "TensorShape=[[4]]" in msg, msg
+    t = nbtorch.ones(2)
+    dist.all_reduce(t)                     # the group still works after the check
+    eq(t, [dist.get_world_size()] * 2)
+
+
+@check
 def launcher_environment():
     """Started by python -m nbtorch.distributed.run: torchrun's variables are set."""
     import os
