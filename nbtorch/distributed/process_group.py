@@ -96,6 +96,7 @@ class _Defaults:
     world = None
     groups = []
     hook_installed = False
+    broken = False          # a group timed out (and may be destroyed since)
 
 
 class GroupMember:
@@ -231,7 +232,7 @@ def _install_abort_hook(MPI):
 
 def _abort_if_broken(MPI):
     """At exit after a timed-out operation: MPI_Finalize would wait for the pending one."""
-    if any(g._broken for g in _Defaults.groups):
+    if _Defaults.broken or any(g._broken for g in _Defaults.groups):
         MPI.COMM_WORLD.Abort(1)
 
 
@@ -251,7 +252,9 @@ def destroy_process_group(group=None):
 
 
 def _free(g):
-    if g.comm is not None and not g._broken:
+    if g._broken:
+        _Defaults.broken = True         # its pending request would hang MPI_Finalize
+    elif g.comm is not None:
         g.comm.Free()
     g.comm = None
 
