@@ -41,8 +41,9 @@ def _operands(lib, n, count, positive=False):
 def _nb_grad(kernel):
     """nbtorch's fused backward kernel `kernel(g, x)` as it runs without a graph."""
     def get(nb):
-        from nbtorch.ops._elementwise import run_elementwise
-        return lambda g, x: run_elementwise(kernel, (g, x), nb.float32)
+        from nbtorch.ops import _elementwise       # pointwise() before 24e2102 (--also)
+        run = getattr(_elementwise, "run_elementwise", None) or _elementwise.pointwise
+        return lambda g, x: run(kernel, (g, x), nb.float32)
     return get
 
 
