@@ -77,7 +77,7 @@ def data_buffer(t, MPI=None):
         if MPI is not None and cuda_aware(MPI) and t.is_contiguous():
             data = t._storage.data           # a numba device array (__cuda_array_interface__)
             return Staged(t, data[t._offset:t._offset + t.numel()], False)
-        host = t.detach().cpu()
+        host = t.detach().cpu().contiguous()       # MPI must write into its memory
         arr = host._array.view(np.uint16) if t.dtype in _HALF else host._array
         return Staged(t, arr.reshape(-1), True, host)
     arr = t._array.view(np.uint16) if t.dtype in _HALF else t._array
@@ -89,7 +89,7 @@ def data_buffer(t, MPI=None):
 def reduce_buffer(t, MPI=None):
     """For reductions: float16/bfloat16 are reduced in float32 (MPI has no half types)."""
     if t.dtype in _HALF:
-        host = None if t.device.type == "cpu" else t.detach().cpu()
+        host = None if t.device.type == "cpu" else t.detach().cpu().contiguous()
         arr = (t._array if host is None else host._array).astype(np.float32)
         return Staged(t, arr.reshape(-1), True, host)
     return data_buffer(t, MPI)

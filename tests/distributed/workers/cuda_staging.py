@@ -21,6 +21,9 @@ def cuda_collectives():
     b = nbtorch.full((4,), float(r), device="cuda")
     dist.broadcast(b, src=1)
     assert b.cpu().tolist() == [1.0] * 4
+    m = (nbtorch.arange(6.0).reshape(2, 3) * (r + 1)).to("cuda")
+    dist.all_reduce(m.T)                               # a non-contiguous CUDA view
+    assert np.array_equal(m.cpu().numpy(), np.arange(6.0).reshape(2, 3) * n * (n + 1) / 2)
     outs = [nbtorch.empty(2, device="cuda") for _ in range(n)]
     dist.all_gather(outs, nbtorch.full((2,), float(r), device="cuda"))
     assert [o.cpu().tolist() for o in outs] == [[float(k)] * 2 for k in range(n)]
