@@ -217,6 +217,9 @@ class RNNBase(Module):
         return state if batched else state.unsqueeze(1)
 
     def forward(self, input, hx=None):
+        if isinstance(input, tuple) and type(input).__name__ == "PackedSequence":
+            from .rnn_packed import run_packed
+            return run_packed(self, input, hx)
         self._check_input(input)
         batched = input.dim() == 3
         x = input if batched else input.unsqueeze(1)
