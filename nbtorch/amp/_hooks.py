@@ -177,6 +177,11 @@ _OFF = {}                   # the policies of a function run with autocast suspe
 def _run(fn, policies, args, kwargs):
     st = STATE
     if policies is not _OFF:
+        for d in policies:
+            if st.enabled[d]:
+                break
+        else:                               # listed only for devices autocast is off on
+            return fn(*args, **kwargs)
         device = _device_type(args, kwargs)
         policy = policies.get(device)
         if policy is None or not st.enabled[device]:
