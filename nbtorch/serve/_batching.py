@@ -1,6 +1,7 @@
 """Dynamic batching: requests for one model that arrive within `max_delay` seconds are
 concatenated along axis 0 (up to `max_batch_size` rows), run once on a worker thread,
-and their rows split back to each request."""
+and their rows split back to each request. A request that finds the model idle and
+nobody waiting runs at once (no delay at low load)."""
 import asyncio
 import time
 
@@ -55,7 +56,9 @@ class Batcher:
             batch = [first]
             rows = first[0][0].shape[0]
             deadline = time.monotonic() + self.max_delay
-            while rows < self.max_batch_size:
+            # an idle model runs at once; while it is busy, arrivals gather into a batch
+            idle = self.in_flight == 0 and self.queue.empty()
+            while rows < self.max_batch_size and not idle:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break
