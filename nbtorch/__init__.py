@@ -72,6 +72,7 @@ from .ops.torch_rnn import *  # noqa: F401,F403  (torch.lstm, torch.gru_cell, ..
 from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_norm_stats...)
 from .storage import *  # noqa: F401,F403  (TypedStorage, FloatStorage, ...)
 from ._torch_extras import *  # noqa: F401,F403  (Stream, Event, strided, cond, ...)
+from .ops.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format, legacy_contiguous_format)
 from .serialization import save, load
@@ -131,7 +132,8 @@ def is_floating_point(input):
 _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", "_dynamo",
                     "compiler", "backends", "func", "hub", "safetensors", "special",
                     "accelerator", "ao", "quantization", "fft", "onnx",
-                    "cpu", "version", "torch_version", "types", "functional", "distributed"}
+                    "cpu", "version", "torch_version", "types", "functional", "distributed",
+                    "signal"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
