@@ -92,9 +92,11 @@ class C2R(Function):
         half = gx.shape[last]
         doubled = g.shape[last] - half            # bins whose mirror image c2r added
         if doubled > 0:
-            from ..ops.creation import ones
-            w = ones(half, dtype=g.dtype, device=g.device)
-            w[1:1 + doubled] = 2.0
+            from .creation import full
+            from .joining import cat
+            kw = dict(dtype=g.dtype, device=g.device)
+            w = cat([full((1,), 1.0, **kw), full((doubled,), 2.0, **kw),
+                     full((half - 1 - doubled,), 1.0, **kw)])
             gx = gx * w.reshape([half if d == last else 1 for d in range(g.dim())])
         return gx, None, None, None
 

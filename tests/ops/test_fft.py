@@ -327,3 +327,20 @@ def test_gradients_match_pytorch(name, kw):
         _close(y, ty.detach().resolve_conj().numpy(), 1e-10)
         y.backward(nbtorch.tensor(w, dtype=y.dtype))
         _close(x.grad, ta.grad.resolve_conj().numpy(), 1e-10)
+
+
+def test_traced_and_compiled():
+    """torch.fft calls are graph nodes (printed as torch.fft.*) and compile with gradients."""
+    def f(x):
+        return F.irfft(F.rfft(x) * 2, n=8).abs() + F.hfft(F.ihfft(x), n=8)
+
+    x = nbtorch.tensor(RNG.standard_normal((3, 8)), requires_grad=True)
+    traced = nbtorch.jit.trace(f, (x,))
+    assert "torch.fft.rfft" in traced.code
+    _close(traced(x), f(x).detach().numpy(), 1e-12)
+    compiled = nbtorch.compile(f)
+    compiled(x).sum().backward()
+    g = x.grad.numpy().copy()
+    x.grad = None
+    f(x).sum().backward()
+    _close(x.grad, g, 1e-12)
