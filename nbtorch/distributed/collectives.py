@@ -42,17 +42,21 @@ def _group(group, what):
     return pg
 
 
-def root_of(pg, rank, group_rank, what):
-    """The group rank of a root given as a global rank or as `group_rank`."""
+def root_of(pg, rank, group_rank, what, default=None):
+    """The group rank of a root given as a global rank or as `group_rank` (`default`, a
+    global rank, when neither is given: PyTorch's gather/scatter use 0, broadcast and
+    reduce refuse)."""
     if group_rank is not None:
         if rank is not None:
-            raise ValueError(f"{what}: give only one of the global and the group rank")
+            raise ValueError("Can't specify both group_rank and global_rank")
         if not isinstance(group_rank, int) or not 0 <= group_rank < pg.size():
             raise ValueError(f"Invalid group rank {group_rank} for a group of size "
                              f"{pg.size()}")
         return group_rank
     if rank is None:
-        rank = 0
+        if default is None:
+            raise ValueError("Must specify global_rank or group_rank")
+        rank = default
     return pg.group_rank(rank, what)
 
 
@@ -174,7 +178,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     pg = _group(group, "gather")
     if pg is None:
         return None
-    root = root_of(pg, dst, group_dst, "dst")
+    root = root_of(pg, dst, group_dst, "dst", default=0)
     debug.check_collective(pg, "GATHER", [tensor], root=root)
     st = data_buffer(tensor, pg.MPI)
     if pg.rank() != root:
@@ -196,7 +200,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     pg = _group(group, "scatter")
     if pg is None:
         return None
-    root = root_of(pg, src, group_src, "src")
+    root = root_of(pg, src, group_src, "src", default=0)
     debug.check_collective(pg, "SCATTER", [tensor], root=root)
     st = data_buffer(tensor, pg.MPI)
     send = None

@@ -53,7 +53,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
     pg = _member(group)
     if pg is None:
         return
-    root = root_of(pg, dst, group_dst, "dst")
+    root = root_of(pg, dst, group_dst, "dst", default=0)
     if pg.rank() == root and (object_gather_list is None
                               or len(object_gather_list) != pg.size()):
         raise ValueError(f"gather_object: object_gather_list must have {pg.size()} entries "
@@ -69,7 +69,7 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
     pg = _member(group)
     if pg is None:
         return
-    root = root_of(pg, src, group_src, "src")
+    root = root_of(pg, src, group_src, "src", default=0)
     data = _bytes(list(object_list)) if pg.rank() == root else None
     size = np.array([0 if data is None else data.size], np.int64)
     launch(pg, "broadcast_object_list", lambda c: c.Ibcast(size, root))
@@ -94,7 +94,7 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
         raise ValueError("Expected argument scatter_object_output_list to be a list of size "
                          "at least 1.")
-    root = root_of(pg, src, group_src, "src")
+    root = root_of(pg, src, group_src, "src", default=0)
     objs = [None] * pg.size()
     if pg.rank() == root:
         if scatter_object_input_list is None or len(scatter_object_input_list) != pg.size():
