@@ -1,43 +1,17 @@
-"""CPU int8 kernels: quantize/dequantize, the uint8 x int8 GEMM behind quantized Linear
-and Conv2d (requantization fused), and the elementwise/pooling kernels of quantized nets.
+"""CPU kernels of quantized tensors: quantize/dequantize (per tensor and per channel) and
+the elementwise and pooling ops of quantized nets (the GEMMs: `qgemm.py`).
 
 Arithmetic is PyTorch's x86 (fbgemm) arithmetic: quantizing multiplies by the float32
-``1 / scale``, rounds half to even (``np.rint``) and saturates; a GEMM accumulates
-``uint8 * int8`` products in int32 and corrects for the zero points afterwards::
-
-    acc[m, n] = sum_k a[m, k] * b[n, k]                           (int32)
-    raw[m, n] = acc - za * colsum_b[n] - zb[n] * rowsum_a[m] + K * za * zb[n]
-
-Layouts: activations (M, K) uint8 C-contiguous, weights (N, K) int8 C-contiguous (the
-Linear/Conv2d weight as stored, K contiguous for both operands). Callers validate shapes.
-
-What the compiler emitted (numba 0.68.1 / LLVM 20, Zen 4 reported as "rocketlake",
-AVX-512 VNNI): the dot loop of `_dot_block` vectorises at 512 bits (asked for by
-`_own_function_with_512bit_vectors`) to ``vpmovzxbd``/``vpmovsxbd`` (bytes widened to
-int32 lanes) feeding ``vpdpwssd zmm`` -- the AVX-512 VNNI *16-bit* pair dot product,
-16 MACs per instruction, four accumulators unrolled. It does not find ``vpdpbusd`` (the
-byte form, 64 MACs per instruction) nor ``vpmaddubsw``: LLVM matches the widened
-int32 multiply-add, not the byte pattern. At the default 256-bit width the same loop
-is ``vpdpwssd ymm`` and runs 3x slower (18 vs 56 GOP/s, 256x512x512, one core).
-``nbtorch.kernels.inspect("quantized_linear", dtype=nbtorch.uint8).asm`` shows it.
+``1 / scale``, rounds half to even (``np.rint``) and saturates, never wraps. Arrays are
+C-contiguous; callers validate shapes and qparams.
 """
 import numba
 import numpy as np
 
 from ..fma import fma
-from .simd import _own_function_with_512bit_vectors
 
 __all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize_per_tensor",
-           "dequantize_per_channel", "qgemm", "linear_requant", "linear_dynamic",
-           "im2col_u8", "conv2d_requant", "qadd", "qrelu", "qmax_pool2d",
-           "qadaptive_avg_pool2d", "row_sums", "col_sums"]
-
-# Tile of the GEMM: TILE_N weight rows (TILE_N * K bytes, in L1/L2 for K <= 1024) are
-# dotted with TILE_M activation rows into a TILE_M x TILE_N int32 block, then the block
-# is requantized while it is in cache.
-TILE_M = 32
-TILE_N = 64
-
+           "dequantize_per_channel", "qadd", "qrelu", "qmax_pool2d", "qadaptive_avg_pool2d"]
 
 @numba.njit(cache=True)
 def quantize_per_tensor(x, out, scale, zero_point, qmin, qmax):
@@ -105,152 +79,6 @@ def quantize_per_channel(x, out, scales, zps, axis, qmin, qmax):
 def dequantize_per_channel(q, out, scales, zps, axis):
     blocks = _channel_blocks(q.shape, axis)
     _dequantize_channels(q.reshape(blocks), out.reshape(blocks), scales, zps)
-
-
-# ---- the GEMM ------------------------------------------------------------------------
-
-@numba.njit(cache=True)
-def _dot_block(a, b, acc, m0, m1, n0, n1):
-    """acc[m - m0, n - n0] = sum_k int32(a[m, k]) * int32(b[n, k]) for the tile.
-
-    A function of its own so that LLVM vectorises its k loop at 512 bits."""
-    _own_function_with_512bit_vectors()
-    K = a.shape[1]
-    for m in range(m0, m1):
-        ar = a[m]
-        for n in range(n0, n1):
-            br = b[n]
-            s = np.int32(0)
-            for k in range(K):
-                s += np.int32(ar[k]) * np.int32(br[k])
-            acc[m - m0, n - n0] = s
-
-
-@numba.njit(cache=True)
-def row_sums(a, out):
-    """out[m] = sum_k a[m, k] (int32)."""
-    for m in range(a.shape[0]):
-        s = np.int32(0)
-        for k in range(a.shape[1]):
-            s += np.int32(a[m, k])
-        out[m] = s
-
-
-@numba.njit(cache=True)
-def col_sums(b, out):
-    """out[n] = sum_k b[n, k]: the weight's row sums (its columns in the GEMM)."""
-    row_sums(b, out)
-
-
-@numba.njit(cache=True)
-def qgemm(a, b, out):
-    """out[m, n] = sum_k a[m, k] * b[n, k], int32 (uint8/int8 operands), tiled."""
-    M, N = a.shape[0], b.shape[0]
-    acc = np.empty((TILE_M, TILE_N), np.int32)
-    for n0 in range(0, N, TILE_N):
-        n1 = min(N, n0 + TILE_N)
-        for m0 in range(0, M, TILE_M):
-            m1 = min(M, m0 + TILE_M)
-            _dot_block(a, b, acc, m0, m1, n0, n1)
-            for m in range(m0, m1):
-                for n in range(n0, n1):
-                    out[m, n] = acc[m - m0, n - n0]
-
-
-@numba.njit(cache=True)
-def linear_requant(a, za, b, zb, bsum, bias_q, mult, zo, qmin, qmax, relu, out):
-    """Quantized Linear/Conv: uint8 output, requantization fused into the tile loop.
-
-    for each tile: acc = a[m0:m1] . b[n0:n1]^T                       (int32)
-        raw = acc - za*bsum[n] - zb[n]*asum[m] + K*za*zb[n]
-        out[m, n] = clamp(rint((raw + bias_q[n]) * mult[n]) + zo)  (relu: lower bound zo)
-    with mult[n] = sa * sb[n] / so and bias_q[n] = bias[n] / (sa * sb[n]) (float32),
-    fbgemm's order of operations. `out` may be strided (conv writes NCHW through a view).
-    """
-    M, K = a.shape
-    N = b.shape[0]
-    asum = np.zeros(M, np.int32)
-    if zb.any():
-        row_sums(a, asum)
-    lo = np.float32((zo if relu else qmin) - zo)
-    hi = np.float32(qmax - zo)
-    acc = np.empty((TILE_M, TILE_N), np.int32)
-    for n0 in range(0, N, TILE_N):
-        n1 = min(N, n0 + TILE_N)
-        for m0 in range(0, M, TILE_M):
-            m1 = min(M, m0 + TILE_M)
-            _dot_block(a, b, acc, m0, m1, n0, n1)
-            for m in range(m0, m1):
-                for n in range(n0, n1):
-                    raw = (acc[m - m0, n - n0] - za * bsum[n] - zb[n] * asum[m]
-                           + K * za * zb[n])
-                    v = np.rint((np.float32(raw) + bias_q[n]) * mult[n])
-                    out[m, n] = np.int32(min(max(v, lo), hi)) + zo
-
-
-@numba.njit(cache=True)
-def linear_dynamic(a, za, b, bsum, scale, bias, out):
-    """Dynamic quantized Linear: float32 output, fused.
-
-    out[m, n] = (a[m] . b[n] - za * bsum[n]) * scale[n] + bias[n],
-    scale[n] = sa * sb[n] (symmetric weights: their zero point is 0)."""
-    M = a.shape[0]
-    N = b.shape[0]
-    acc = np.empty((TILE_M, TILE_N), np.int32)
-    for n0 in range(0, N, TILE_N):
-        n1 = min(N, n0 + TILE_N)
-        for m0 in range(0, M, TILE_M):
-            m1 = min(M, m0 + TILE_M)
-            _dot_block(a, b, acc, m0, m1, n0, n1)
-            for m in range(m0, m1):
-                for n in range(n0, n1):
-                    raw = acc[m - m0, n - n0] - za * bsum[n]
-                    out[m, n] = np.float32(raw) * scale[n] + bias[n]
-
-
-# ---- convolution ---------------------------------------------------------------------
-
-@numba.njit(cache=True)
-def im2col_u8(x, col, zx, kh, kw, sh, sw, ph, pw, dh, dw):
-    """x (C, H, W) uint8 -> col (OH*OW, C*kh*kw), K contiguous; padding reads zx
-    (the input's zero point, i.e. the real value 0).
-
-    for oh, ow, c, i, j: col[oh*OW + ow, (c*kh + i)*kw + j] = x[c, oh*sh - ph + i*dh, ...]
-    """
-    C, H, W = x.shape
-    OW = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    for p in range(col.shape[0]):
-        oh = p // OW
-        ow = p - oh * OW
-        row = col[p]
-        for c in range(C):
-            for i in range(kh):
-                h = oh * sh - ph + i * dh
-                base = (c * kh + i) * kw
-                if h < 0 or h >= H:
-                    for j in range(kw):
-                        row[base + j] = zx
-                    continue
-                for j in range(kw):
-                    w = ow * sw - pw + j * dw
-                    row[base + j] = x[c, h, w] if 0 <= w < W else zx
-
-
-def conv2d_requant(x, zx, w, zw, wsum, bias_q, mult, zo, relu, out, stride, padding,
-                   dilation):
-    """Quantized Conv2d (groups=1): im2col of each image, then `linear_requant`
-    writing its (OH*OW, O) block straight into out[n] (O, OH, OW) through a transposed
-    view. x (N, C, H, W) uint8, w (O, C*kh*kw) int8, out (N, O, OH, OW) uint8."""
-    n_img, _, _, _ = x.shape
-    o_ch, oh, ow = out.shape[1:]
-    kh, kw = w.shape[2], w.shape[3]
-    w2 = w.reshape(o_ch, -1)
-    col = np.empty((oh * ow, w2.shape[1]), np.uint8)
-    for n in range(n_img):
-        im2col_u8(x[n], col, zx, kh, kw, stride[0], stride[1], padding[0], padding[1],
-                  dilation[0], dilation[1])
-        linear_requant(col, zx, w2, zw, wsum, bias_q, mult, zo, 0, 255, relu,
-                       out[n].reshape(o_ch, oh * ow).T)
 
 
 # ---- elementwise and pooling ---------------------------------------------------------

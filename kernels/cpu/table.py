@@ -96,7 +96,7 @@ KERNELS = {
     "rmsprop_step": "optim_adaptive.rmsprop_step", "adagrad_step": "optim_adaptive.adagrad_step",
     "adadelta_step": "optim_adaptive.adadelta_step",
     # int8 (quantized) GEMMs, requantization fused: nbtorch.ao.nn.quantized
-    "quantized_linear": "quantized.linear_requant",
-    "quantized_linear_dynamic": "quantized.linear_dynamic",
-    "quantized_conv2d": "quantized.conv2d_requant",
+    "quantized_linear": "qgemm.linear_requant",
+    "quantized_linear_dynamic": "qgemm.linear_dynamic",
+    "quantized_conv2d": "qgemm.conv2d_requant",
 }

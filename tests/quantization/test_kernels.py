@@ -7,7 +7,8 @@ import pytest
 
 import nbtorch
 from nbtorch.ao.nn.quantized import functional as qF
-from nbtorch.kernels.cpu import quantized as k
+from nbtorch.kernels.cpu import qgemm
+from nbtorch.kernels.cpu import quantized as k  # noqa: F401
 
 F32 = np.float32
 
@@ -26,23 +27,35 @@ def test_qgemm_exact(m, kk, n):
     a = rng.integers(0, 256, (m, kk)).astype(np.uint8)
     b = rng.integers(-128, 128, (n, kk)).astype(np.int8)
     out = np.empty((m, n), np.int32)
-    k.qgemm(a, b, out)
+    qgemm.qgemm(a, b, out)
     np.testing.assert_array_equal(out, a.astype(np.int64) @ b.astype(np.int64).T)
 
 
-@pytest.mark.parametrize("relu", [False, True])
-def test_linear_requant_reference(relu):
+ENGINES = ["loop", "vnni"] if qgemm.vnni.AVAILABLE else ["loop"]
+
+
+def _engine(packed, engine):
+    """The packed weight run by `engine` (the loop engine: no VNNI panels)."""
+    if engine == "loop":
+        packed.wp = None
+    return packed
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("relu,weight_zp", [(False, False), (True, False), (False, True)])
+def test_linear_requant_reference(relu, weight_zp, engine):
     rng = np.random.default_rng(3)
-    m, kk, n, za, zo = 9, 40, 70, 37, 90
+    m, kk, n, za, zo = 9, 41, 70, 37, 90
     a = rng.integers(0, 256, (m, kk)).astype(np.uint8)
     b = rng.integers(-127, 128, (n, kk)).astype(np.int8)
     sw = rng.uniform(0.001, 0.01, n)
+    zw = rng.integers(-5, 6, n) if weight_zp else np.zeros(n, np.int64)
     bias = rng.standard_normal(n).astype(F32)
-    acc = (a.astype(np.int64) - za) @ b.astype(np.int64).T
+    acc = (a.astype(np.int64) - za) @ (b.astype(np.int64) - zw[:, None]).T
     from nbtorch._qtensor import QTensor
-    packed = qF.PackedWeight(QTensor._from_int(b, nbtorch.qint8, scales=sw,
-                                               zero_points=np.zeros(n), axis=0),
-                             nbtorch.tensor(bias))
+    packed = _engine(qF.PackedWeight(QTensor._from_int(b, nbtorch.qint8, scales=sw,
+                                                       zero_points=zw, axis=0),
+                                     nbtorch.tensor(bias)), engine)
     x = QTensor._from_int(a, nbtorch.quint8, 0.02, za)
     got = qF.linear(x, packed, 0.05, zo, relu=relu).int_repr()._host()
     np.testing.assert_array_equal(got, ref_requant(acc, 0.02, sw, bias, 0.05, zo, relu))
@@ -51,7 +64,7 @@ def test_linear_requant_reference(relu):
 def test_im2col_pads_with_zero_point():
     x = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3) + 1
     col = np.empty((9, 2 * 9), np.uint8)
-    k.im2col_u8(x, col, 200, 3, 3, 1, 1, 1, 1, 1, 1)
+    qgemm.im2col_u8(x, col, 200, 3, 3, 1, 1, 1, 1, 1, 1)
     assert col[0, 0] == 200 and col[4].tolist()[:9] == list(range(1, 10))
 
 
@@ -89,7 +102,8 @@ def _units(a, b):
                       - b.int_repr()._host().astype(np.int64)).max())
 
 
-def test_against_pytorch_linear_conv_dynamic():
+@pytest.mark.parametrize("engine", ENGINES)
+def test_against_pytorch_linear_conv_dynamic(engine):
     torch = pytest.importorskip("torch")
     warnings.filterwarnings("ignore")
     import torch.ao.nn.quantized as tnnq
@@ -105,7 +119,7 @@ def test_against_pytorch_linear_conv_dynamic():
     tl = tnnq.Linear(96, 40)
     tl.set_weight_bias(tw, torch.tensor(b))
     tl.scale, tl.zero_point = 0.05, 70
-    packed = qF.PackedWeight(nw, nbtorch.tensor(b))
+    packed = _engine(qF.PackedWeight(nw, nbtorch.tensor(b)), engine)
     assert _units(tl(tx), qF.linear(nx, packed, 0.05, 70)) == 0
     td = tnnqd.Linear(96, 40)
     td.set_weight_bias(tw, torch.tensor(b))
@@ -119,8 +133,8 @@ def test_against_pytorch_linear_conv_dynamic():
         tc = tnnq.Conv2d(3, 8, 3, stride=stride, padding=pad)
         tc.set_weight_bias(tw, torch.tensor(b[:8]))
         tc.scale, tc.zero_point = 0.1, 60
-        got = qF.conv2d(nx, qF.PackedWeight(nw, nbtorch.tensor(b[:8])), stride, pad, 1, 1,
-                        0.1, 60)
+        got = qF.conv2d(nx, _engine(qF.PackedWeight(nw, nbtorch.tensor(b[:8])), engine),
+                        stride, pad, 1, 1, 0.1, 60)
         assert _units(tc(tx), got) == 0
 
 

@@ -37,7 +37,8 @@ def _check_q(x, fn):
 
 class PackedWeight:
     """An int8 weight ready for the GEMM: (N, K) integers, per-row scales and zero
-    points, the rows' sums (the zero-point correction) and the float bias."""
+    points, the rows' sums (the zero-point correction), the float bias, and the weight
+    packed for the VNNI engine where the CPU has it (`kernels/cpu/qgemm.py`)."""
 
     def __init__(self, qweight, bias):
         w = np.ascontiguousarray(qweight._ints())
@@ -55,8 +56,10 @@ class PackedWeight:
                                    "quantized along axis 0")
             self.scales, self.zps = scales.astype(np.float64), zps.astype(np.int32)
         self.qweight = qweight
+        from nbtorch.kernels.cpu import qgemm
         self.colsum = np.empty(n, np.int32)
-        _k().col_sums(self.w, self.colsum)
+        qgemm.row_sums(self.w, self.colsum)         # the GEMM's zero-point correction
+        self.wp = qgemm.pack(self.w)                # VNNI panels (None without VNNI)
         self.bias = (np.zeros(n, np.float32) if bias is None
                      else np.asarray(bias.detach()._host(), np.float32))
         self.has_bias = bias is not None
@@ -95,8 +98,8 @@ def linear(x, packed, scale, zero_point, relu=False):
     sx, zx = x._qparams
     mult, bias_q = packed.requant_factors(sx, scale)
     out = np.empty((a.shape[0], packed.w.shape[0]), np.uint8)
-    _kernel("quantized_linear")(a, zx, packed.w, packed.zps, packed.colsum, bias_q, mult,
-                                zero_point, 0, 255, relu, out)
+    _kernel("quantized_linear")(a, zx, packed.w, packed.wp, packed.zps, packed.colsum,
+                                bias_q, mult, zero_point, 0, 255, relu, out)
     return QTensor._from_int(out.reshape(tuple(x.shape[:-1]) + (out.shape[1],)), quint8,
                              scale, zero_point)
 
@@ -117,8 +120,8 @@ def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu
     sx, zx = x._qparams
     mult, bias_q = packed.requant_factors(sx, scale)
     out = np.empty((n, o, oh, ow), np.uint8)
-    _kernel("quantized_conv2d")(xi, zx, packed.w.reshape(packed.shape), packed.zps,
-                                packed.colsum, bias_q, mult, zero_point, relu, out,
+    _kernel("quantized_conv2d")(xi, zx, packed.w.reshape(packed.shape), packed.wp,
+                                packed.zps, packed.colsum, bias_q, mult, zero_point, relu, out,
                                 (sh, sw), (ph, pw), (dh, dw))
     return QTensor._from_int(out, quint8, scale, zero_point)
 

@@ -59,8 +59,8 @@ def linear_dynamic(x, packed, reduce_range=True):
     k.quantize_per_tensor(a2.reshape(-1), q.reshape(-1), scale, zp, 0, 255)
     out = np.empty((a2.shape[0], packed.w.shape[0]), np.float32)
     a_w = (np.float32(scale) * packed.scales.astype(np.float32)).astype(np.float32)
-    qF._kernel("quantized_linear_dynamic")(q, zp, packed.w, packed.colsum, a_w, packed.bias,
-                                           out)
+    qF._kernel("quantized_linear_dynamic")(q, zp, packed.w, packed.wp, packed.colsum, a_w,
+                                           packed.bias, out)
     return nbtorch.from_numpy(out.reshape(a.shape[:-1] + (out.shape[1],)))
 
 
