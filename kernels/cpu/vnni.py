@@ -98,8 +98,8 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_):
         for r in range(4):
             for j in range(n_panels):
                 p = builder.gep(c_ptr, [ir.Constant(_I32, r * 64 + j * 16)])
-                builder.store(builder.load(accs[r * n_panels + j]), builder.bitcast(p, _V16.as_pointer()),
-                              align=4)
+                builder.store(builder.load(accs[r * n_panels + j]),
+                              builder.bitcast(p, _V16.as_pointer()), align=4)
         return context.get_dummy_value()
     sig = types.none(a, b, acc, m0, p0, groups, np_)
     return sig, codegen
