@@ -99,7 +99,8 @@ def _owners():
     from nbtorch import Tensor, linalg
     from nbtorch.nn import functional
     return {"torch": nbtorch, "Tensor": Tensor, "F": functional, "linalg": linalg,
-            "fft": sys.modules.get("nbtorch.fft")}
+            "fft": sys.modules.get("nbtorch.fft"), "rnn": sys.modules.get(
+                "nbtorch.nn.modules.rnn")}
 
 
 def _targets():
@@ -184,6 +185,8 @@ def _run(fn, policies, args, kwargs):
             return fn(*args, **kwargs)
         device = _device_type(args, kwargs)
         policy = policies.get(device)
+        if policy is not None and policy in _policies.CHOOSE:
+            policy = _policies.CHOOSE[policy](args, kwargs)
         if policy is None or not st.enabled[device]:
             return fn(*args, **kwargs)      # unlisted here: its inner ops may autocast
         args, kwargs = _cast_inputs(policy, device, st, args, kwargs)

@@ -11,6 +11,11 @@ float32; ``fp32_first`` casts only the first input, and only when no ``dtype=`` 
 given (PyTorch's fp32_set_opt_dtype / fp32_append_dtype: sum, softmax, norm...);
 ``promote`` casts to the widest floating input type; ``banned`` raises. Float64
 tensors are never cast. Ops not listed run in whatever dtypes they receive.
+
+Where PyTorch reaches a listed op only for some arguments, `CHOOSE` picks the policy
+from them: F.pad's reflect/replicate modes (reflection_pad1d/2d, replication_pad1d/2d/3d
+on the CPU), einsum of two or more operands (a bmm on the CPU), and an LSTM layer
+(mkldnn_rnn_layer on the CPU; nbtorch's LSTM layer is `nn.modules.rnn._run_direction`).
 """
 
 _MATMULS = """conv1d conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d
@@ -35,6 +40,33 @@ CPU = {
         fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2 fft.rfftn
         fft.irfftn fft.hfft fft.ihfft""",
     "promote": "cat concat concatenate stack index_copy",
+    "pad": "pad",
+    "einsum": "einsum",
+    "lstm": "rnn._run_direction",
+}
+
+
+def _pad_policy(args, kwargs):
+    pad = args[1] if len(args) > 1 else kwargs.get("pad", ())
+    mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+    if (mode == "reflect" and len(pad) in (2, 4)) or (mode == "replicate"
+                                                      and len(pad) in (2, 4, 6)):
+        return "fp32"
+    return None
+
+
+def _einsum_policy(args, kwargs):
+    operands = args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return "lower" if len(operands) >= 2 else None
+
+
+# policy name -> the policy for the call's (args, kwargs), or None: the op runs as given
+CHOOSE = {
+    "pad": _pad_policy,
+    "einsum": _einsum_policy,
+    "lstm": lambda args, kwargs: "lower" if args and args[0] == "LSTM" else None,
 }
 
 CUDA = {

@@ -109,6 +109,55 @@ def test_output_dtype_matches_pytorch(name, dtype):
                                rtol=3e-2, atol=3e-2)
 
 
+X3 = _arr(2, 3, 4)
+# modules and composite ops whose inner ops autocast (dtypes compared; weights differ)
+COMPOSITE = {
+    "lstm": lambda m, x: m.nn.LSTM(4, 5, batch_first=True)(x)[1][1],
+    "lstm 2 layers bidir": lambda m, x: m.nn.LSTM(4, 5, 2, bidirectional=True)(x)[0],
+    "gru": lambda m, x: m.nn.GRU(4, 5, batch_first=True)(x)[0],
+    "rnn": lambda m, x: m.nn.RNN(4, 5, batch_first=True)(x)[0],
+    "lstm cell": lambda m, x: m.nn.LSTMCell(4, 5)(x[0])[0],
+    "multihead attention": lambda m, x: m.nn.MultiheadAttention(4, 2, batch_first=True)(
+        x, x, x)[1],
+    "transformer layer": lambda m, x: m.nn.TransformerEncoderLayer(4, 2, 8,
+                                                                   batch_first=True)(x),
+    "embedding": lambda m, x: m.nn.Embedding(5, 3)(m.tensor([1, 2])),
+    "bilinear": lambda m, x: m.nn.Bilinear(4, 4, 2)(x[0], x[0]),
+    "sdpa": lambda m, x: m.nn.functional.scaled_dot_product_attention(x, x, x),
+    "einsum": lambda m, x: m.einsum("bij,bkj->bik", x, x),
+    "einsum one operand": lambda m, x: m.einsum("bii->b", x[:, :, :3]),
+    "tensordot": lambda m, x: m.tensordot(x, x, dims=([2], [2])),
+    "pad reflect": lambda m, x: m.nn.functional.pad(x.to(m.bfloat16), (1, 1), mode="reflect"),
+    "pad replicate 2d": lambda m, x: m.nn.functional.pad(x[None].to(m.bfloat16), (1, 1, 1, 1),
+                                                         mode="replicate"),
+    "pad constant": lambda m, x: m.nn.functional.pad(x.to(m.bfloat16), (1, 1)),
+    "interpolate": lambda m, x: m.nn.functional.interpolate(x.to(m.bfloat16), scale_factor=2),
+    "norm": lambda m, x: x.to(m.bfloat16).norm(),
+    "dot": lambda m, x: m.dot(x[0, 0], x[0, 1]),
+    "mv": lambda m, x: m.mv(x[0], x[0, 0]),
+    "cosine_similarity": lambda m, x: m.nn.functional.cosine_similarity(x.to(m.bfloat16), x),
+    "multi_dot": lambda m, x: m.linalg.multi_dot([x[0], x[0].T, x[0]]),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPOSITE))
+def test_composite_dtype_matches_pytorch(name):
+    dtypes = []
+    for m in (nbtorch, torch):
+        with m.autocast("cpu"):
+            dtypes.append(str(COMPOSITE[name](m, m.tensor(X3)).dtype))
+    assert dtypes[0] == dtypes[1]
+
+
+def test_lstm_backward_under_autocast():
+    lstm = nbtorch.nn.LSTM(4, 5)
+    with nbtorch.autocast("cpu"):
+        out, (h, c) = lstm(nbtorch.tensor(X3))
+    assert out.dtype == h.dtype == c.dtype == nbtorch.bfloat16
+    out.float().sum().backward()
+    assert all(p.grad.dtype == nbtorch.float32 for p in lstm.parameters())
+
+
 def test_hooks_leave_no_trace():
     """Outside autocast the ops are the plain functions (nothing to pay for)."""
     plain = (nbtorch.mm, nbtorch.Tensor.matmul, nbtorch.nn.functional.linear, nbtorch.cat)
