@@ -80,6 +80,7 @@ PROGRAM = textwrap.dedent("""
     torch.linalg.solve_triangular(L, torch.ones(2, 1, dtype=torch.float64), upper=False)
     torch.linalg.ldl_solve(*torch.linalg.ldl_factor(L + L.mT), torch.ones(2, 1,   # ldl
                                                     dtype=torch.float64))
+    torch.fft.rfft(torch.ones(4096))                                            # fft
     import nbtorch.ao.quantization as tq                                        # quantized
     qm = tq.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(5, 3)), {torch.nn.Linear})
     qm(x.detach()); torch.dequantize(torch.quantize_per_tensor(x, 0.1, 3, torch.quint8))
@@ -90,7 +91,7 @@ PROGRAM = textwrap.dedent("""
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
-            "linalg_ldl")
+            "linalg_ldl", "fft")
 
 
 def _run():
