@@ -71,11 +71,15 @@ def clog(a):
 
 
 def clog2(a):
-    return same(a, clog(a) * 1.4426950408889634)
+    if a == 0:
+        return same(a, complex(-math.inf, 0.0))
+    return same(a, cmath.log(a) * 1.4426950408889634)
 
 
 def clog10(a):
-    return same(a, clog(a) * 0.4342944819032518)
+    if a == 0:
+        return same(a, complex(-math.inf, 0.0))
+    return same(a, cmath.log(a) * 0.4342944819032518)
 
 
 def clog1p(a):
@@ -85,7 +89,10 @@ def clog1p(a):
     if abs(x) < 0.5 and abs(y) < 0.5:
         return same(a, complex(0.5 * math.log1p(x * (2.0 + x) + y * y),
                                math.atan2(y, 1.0 + x)))
-    return same(a, clog(a + 1))
+    b = a + 1
+    if b == 0:
+        return same(a, complex(-math.inf, 0.0))
+    return same(a, cmath.log(b))
 
 
 def csqrt(a):

@@ -243,8 +243,14 @@ def dot(input, other, *, out=None):
     return _with_out("dot", result, out)
 
 
-vdot = dot   # real dtypes only: no conjugation to do
-Tensor.vdot = dot
+def vdot(input, other, *, out=None):
+    """sum(conj(input) * other) of two 1-D tensors (dot for real ones)."""
+    if input.dtype.is_complex:
+        input = input.conj()
+    return dot(input, other, out=out)
+
+
+Tensor.vdot = vdot
 
 
 @tensor_method()

@@ -117,8 +117,22 @@ def solve(A, B, *, left=True, out=None):
         >>> nbtorch.linalg.solve(A, nbtorch.tensor([9., 8.]))
         tensor([2., 3.])
     """
+    if isinstance(A, Tensor) and A.dtype.is_complex and B.dtype is A.dtype and \
+            A.dim() >= 2 and A.shape[-1] == A.shape[-2]:
+        return with_out(_complex_solve(A, B, left), out)
     X, _ = _solve("torch.linalg.solve", A, B, left, True)
     return with_out(X, out)
+
+
+def _complex_solve(A, B, left):
+    """Complex A, B through the real 2n system (`linalg_eig.complex_solve`)."""
+    from .linalg_eig import complex_solve
+    vec = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if not left:                        # X A = B  <=>  A^T X^T = B^T
+        return complex_solve(A.mT, B.mT).mT
+    if vec:
+        return complex_solve(A, B.unsqueeze(-1)).squeeze(-1)
+    return complex_solve(A, B)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
@@ -163,6 +177,11 @@ def inv(A, *, out=None):
         tensor([[0.5000, 0.0000],
                 [0.0000, 0.2500]])
     """
+    if isinstance(A, Tensor) and A.dtype.is_complex and A.dim() >= 2 and \
+            A.shape[-1] == A.shape[-2]:
+        from .creation import eye
+        return with_out(_complex_solve(A, eye(A.shape[-1], dtype=A.dtype, device=A.device),
+                                       True), out)
     check_square("linalg.inv", A)
     return with_out(Inv.apply(A, True)[0], out)
 

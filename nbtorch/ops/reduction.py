@@ -282,6 +282,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 @tensor_method()
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum does not support complex inputs")
     dims = normalize_dims(dim, input.dim())
     return Nansum.apply(input, dims, keepdim, _sum_dtype(input, dtype), False, True)
 

@@ -100,6 +100,17 @@ def _parse_var_args(op, input, dim, unbiased, keepdim, correction):
 
 def _var_std(op, take_sqrt, both):
     def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if input.dtype.is_complex:      # var(z) = var(Re z) + var(Im z): a real result
+            v = _var_std("var", False, False)
+            out = v(input.real, dim, unbiased, keepdim, correction=correction) + \
+                v(input.imag, dim, unbiased, keepdim, correction=correction)
+            out = out.sqrt() if take_sqrt else out
+            if both:
+                from .reduction import mean
+                m = mean(input, _parse_var_args(op, input, dim, unbiased, keepdim,
+                                                correction)[0], keepdim)
+                return out, m
+            return out
         if not input.dtype.is_floating_point:
             raise RuntimeError("std and var only support floating point and complex dtypes")
         dims, c = _parse_var_args(op, input, dim, unbiased, keepdim, correction)
@@ -221,6 +232,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """
     if dtype is not None:
         x = x.to(_dtype.to_dtype(dtype))
+    if x.dtype.is_complex:              # the norm of the magnitudes (a real result)
+        x = x.abs()
     if not x.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {dtype_label(x.dtype)}")

@@ -38,10 +38,16 @@ def run_scan(op, x, dim, out_dtypes, *args):
 
 
 def _work_dtype(dtype):
+    if dtype.is_complex:
+        return dtype
     return dtype.compute if dtype.is_floating_point else _dtype.int64
 
 
 def _accumulating_scan(op, x, dim, reverse, dtype):
+    if dtype.is_complex and op == "cumsum":     # (real, imag) pairs through the real kernel
+        from .._complex_views import as_complex, as_real
+        return as_complex(_accumulating_scan(op, as_real(x.to(dtype).contiguous()), dim,
+                                             reverse, dtype.to_real()))
     work = _work_dtype(dtype)
     src = x if x.dtype is work else x.to(work)
     out, = run_scan(op, src, dim, (work,), reverse)
@@ -64,7 +70,7 @@ class Cumsum(Function):
 def _scan_dtype(x, dtype):
     if dtype is not None:
         return _dtype.to_dtype(dtype)
-    return x.dtype if x.dtype.is_floating_point else _dtype.int64
+    return x.dtype if x.dtype.is_floating_point or x.dtype.is_complex else _dtype.int64
 
 
 def cumsum(input, dim, *, dtype=None, out=None):
@@ -127,7 +133,15 @@ def cumprod(input, dim, *, dtype=None, out=None):
         tensor([1., 2., 6.])
     """
     d = normalize_dim(dim, input.dim())
-    return Cumprod.apply(input, d, _scan_dtype(input, dtype))
+    dt = _scan_dtype(input, dtype)
+    if dt.is_complex:                   # step by step: one complex mul per position
+        from .joining import stack
+        steps, acc = [], None
+        for s in input.to(dt).unbind(d):
+            acc = s if acc is None else acc * s
+            steps.append(acc)
+        return stack(steps, d) if steps else input.to(dt).clone()
+    return Cumprod.apply(input, d, dt)
 
 
 # ---- cummax / cummin ------------------------------------------------------------------

@@ -209,7 +209,8 @@ def trace(self):
         raise RuntimeError("trace: expected a matrix, but got tensor with dim "
                            f"{self.dim()}")
     d = self.diagonal()
-    return d.sum() if self.dtype.is_floating_point else d.sum(dtype=_dtype.int64)
+    return d.sum() if self.dtype.is_floating_point or self.dtype.is_complex else \
+        d.sum(dtype=_dtype.int64)
 
 
 @tensor_method()

@@ -159,3 +159,25 @@ def test_real_eig_gradient_and_training():
         with nbtorch.no_grad():
             w -= 0.2 * w.grad
     assert np.allclose(_np(w), _np(target), atol=1e-4)
+
+
+def test_more_ops_match_pytorch():
+    """Reductions, scans, norms, vdot, logs and linear solves over complex tensors."""
+    torch = pytest.importorskip("torch")
+    A, v = _cplx(2, 3, 3), _cplx(3)
+    calls = [lambda m, a, x: a.cumsum(1), lambda m, a, x: a.cumprod(2),
+             lambda m, a, x: a.var(), lambda m, a, x: a.std(0),
+             lambda m, a, x: m.var_mean(a, 1), lambda m, a, x: m.linalg.vector_norm(a),
+             lambda m, a, x: a.norm(), lambda m, a, x: m.vdot(x, x * 2j),
+             lambda m, a, x: m.trace(a[0]), lambda m, a, x: (x.log10(), x.log2(), x.log1p()),
+             lambda m, a, x: m.linalg.solve(a, a[..., :2]), lambda m, a, x: m.linalg.solve(a, x),
+             lambda m, a, x: m.linalg.inv(a), lambda m, a, x: m.bmm(a, a),
+             lambda m, a, x: m.mm(a[0], a[1])]
+    for call in calls:
+        t = call(torch, torch.tensor(A), torch.tensor(v))
+        n = call(nbtorch, nbtorch.tensor(A), nbtorch.tensor(v))
+        for a, b in zip(t if isinstance(t, tuple) else (t,), n if isinstance(n, tuple) else (n,)):
+            assert str(a.dtype) == str(b.dtype)
+            assert np.allclose(a.resolve_conj().numpy(), _np(b), atol=1e-10)
+    with pytest.raises(NotImplementedError, match="complex matrices are not supported"):
+        nbtorch.linalg.det(nbtorch.tensor(A))

@@ -68,7 +68,9 @@ def test_mm_bmm_mv_dot_outer_values_and_grads(device):
                        (linalg.mv, [(2, 3), (3,)]), (linalg.dot, [(4,), (4,)]),
                        (linalg.outer, [(3,), (2,)]), (linalg.inner, [(2, 3), (4, 3)])):
         check_grad(fn, *shapes, layouts=("contiguous",), device=device)
-    assert linalg.ger is linalg.outer and linalg.vdot is linalg.dot
+    assert linalg.ger is linalg.outer
+    x = torch.tensor([1.0, 2.0])
+    assert linalg.vdot(x, x).item() == linalg.dot(x, x).item() == 5.0   # conj: complex only
 
 
 def test_outer_promotes_like_mul():
