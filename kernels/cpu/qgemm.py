@@ -235,27 +235,49 @@ def im2col_u8(x, col, zx, kh, kw, sh, sw, ph, pw, dh, dw):
                     row[base + j] = x[c, h, w] if 0 <= w < W else zx
 
 
+@numba.njit(cache=True)
+def _conv_loop(x, zx, w2, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom):
+    """Every image: im2col into `col` (M, K), then the loop engine into out[n]."""
+    kh, kw, sh, sw, ph, pw, dh, dw = geom
+    o_ch, m = out.shape[1], out.shape[2] * out.shape[3]
+    asum = np.zeros(m, np.int32)
+    for n in range(x.shape[0]):
+        im2col_u8(x[n], col, zx, kh, kw, sh, sw, ph, pw, dh, dw)
+        if zw.any():
+            row_sums(col, asum)
+        _requant_loop(col, zx, w2, zw, wsum, asum, bias_q, mult, zo, lo, hi,
+                      out[n].reshape(o_ch, m).T)
+
+
+@numba.njit(cache=True)
+def _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom):
+    """Every image: im2col into the zero-padded `col` (M4, K4), then VNNI into out[n]."""
+    kh, kw, sh, sw, ph, pw, dh, dw = geom
+    o_ch, m = out.shape[1], out.shape[2] * out.shape[3]
+    asum = np.zeros(m, np.int32)
+    for n in range(x.shape[0]):
+        im2col_u8(x[n], col, zx, kh, kw, sh, sw, ph, pw, dh, dw)
+        if zw.any():
+            row_sums(col[:m, :k], asum)
+        _requant_vnni(col, m, k, zx, bp, o_ch, zw, wsum, asum, bias_q, mult, zo, lo, hi,
+                      out[n].reshape(o_ch, m).T)
+
+
 def conv2d_requant(x, zx, w, bp, zw, wsum, bias_q, mult, zo, relu, out, stride, padding,
                    dilation):
-    """Quantized Conv2d (groups=1): im2col of each image into a zero-padded column
-    buffer, then the GEMM writing its (OH*OW, O) block straight into out[n] (O, OH, OW)
-    through a transposed view. x (N, C, H, W) uint8, w (O, C, kh, kw) int8."""
+    """Quantized Conv2d (groups=1), uint8 output: per image, im2col into one reused
+    column buffer, then the GEMM writing its (OH*OW, O) block straight into out[n]
+    (O, OH, OW) through a transposed view. x (N, C, H, W) uint8, w (O, C, kh, kw) int8;
+    one compiled loop over the batch."""
     o_ch, oh, ow = out.shape[1:]
-    kh, kw = w.shape[2], w.shape[3]
     w2 = w.reshape(o_ch, -1)
     m, k = oh * ow, w2.shape[1]
-    col = np.zeros((-(-m // 4) * 4, -(-k // 4) * 4) if bp is not None else (m, k), np.uint8)
-    for n in range(x.shape[0]):
-        im2col_u8(x[n], col, zx, kh, kw, stride[0], stride[1], padding[0], padding[1],
-                  dilation[0], dilation[1])
-        target = out[n].reshape(o_ch, m).T
-        if bp is None:
-            linear_requant(col, zx, w2, None, zw, wsum, bias_q, mult, zo, 0, 255, relu,
-                           target)
-        else:
-            asum = np.zeros(m, np.int32)
-            if zw.any():
-                row_sums(col[:m, :k], asum)
-            _requant_vnni(col, m, k, zx, bp, o_ch, zw, wsum, asum, bias_q, mult, zo,
-                          np.float32((zo if relu else 0) - zo), np.float32(255 - zo),
-                          target)
+    geom = (w.shape[2], w.shape[3], stride[0], stride[1], padding[0], padding[1],
+            dilation[0], dilation[1])
+    lo, hi = np.float32((zo if relu else 0) - zo), np.float32(255 - zo)
+    if bp is None:
+        col = np.empty((m, k), np.uint8)
+        _conv_loop(x, zx, w2, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom)
+    else:
+        col = np.zeros((-(-m // 4) * 4, -(-k // 4) * 4), np.uint8)
+        _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom)
