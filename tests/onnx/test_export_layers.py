@@ -55,21 +55,42 @@ LAYERS = {
     "pixel_unshuffle": (lambda: nn.PixelUnshuffle(2), _seq(2, 4, 4)),
 }
 
-ACTIVATIONS = ["ReLU", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6",
-               "Hardtanh", "Softsign", "Tanh", "Sigmoid", "Hardsigmoid", "Hardswish",
-               "LogSigmoid", "Tanhshrink", "Hardshrink", "Softshrink"]
-for _name in ACTIVATIONS:
-    LAYERS[_name] = (getattr(nn, _name), _seq(4, 3))
-LAYERS.update({
-    "GELU_tanh": (lambda: nn.GELU("tanh"), _seq(4, 3)),
-    "PReLU": (lambda: nn.PReLU(4), _seq(4, 3)),
-    "Softplus_beta": (lambda: nn.Softplus(beta=2, threshold=5), _seq(4, 3)),
-    "Threshold": (lambda: nn.Threshold(0.1, 2.0), _seq(4, 3)),
-    "Softmax": (lambda: nn.Softmax(1), _seq(4, 3)),
-    "LogSoftmax": (lambda: nn.LogSoftmax(-1), _seq(4, 3)),
-    "Softmin": (lambda: nn.Softmin(1), _seq(4, 3)),
-    "GLU": (lambda: nn.GLU(1), _seq(4, 3)),
+ACTIVATIONS = {name: getattr(nn, name) for name in [
+    "ReLU", "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh",
+    "Softsign", "Tanh", "Sigmoid", "Hardsigmoid", "Hardswish", "LogSigmoid", "Tanhshrink",
+    "Hardshrink", "Softshrink"]}
+ACTIVATIONS.update({
+    "GELU_tanh": lambda: nn.GELU("tanh"),
+    "PReLU": lambda: nn.PReLU(4),
+    "Softplus_beta": lambda: nn.Softplus(beta=2, threshold=5),
+    "Threshold": lambda: nn.Threshold(0.1, 2.0),
+    "Softmax": lambda: nn.Softmax(1),
+    "LogSoftmax": lambda: nn.LogSoftmax(-1),
+    "Softmin": lambda: nn.Softmin(1),
+    "GLU": lambda: nn.GLU(1),
 })
+
+
+class AllActivations(nn.Module):
+    """Every activation applied to the same input: one export, one onnxruntime session."""
+
+    def __init__(self):
+        super().__init__()
+        self.acts = nn.ModuleList([make() for make in ACTIVATIONS.values()])
+
+    def forward(self, x):
+        return tuple(act(x) for act in self.acts)
+
+
+def test_every_activation_matches_onnxruntime(check):
+    torch.manual_seed(0)
+    check(AllActivations(), (torch.randn(2, 4, 3),), others=[(torch.randn(5, 4, 3),)])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_alone(check, name):
+    check(ACTIVATIONS[name](), (torch.randn(2, 4, 3),), others=[(torch.randn(5, 4, 3),)])
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
