@@ -209,6 +209,8 @@ def _cast_inputs(policy, device, st, args, kwargs):
         if kwargs.get("dtype") is None and args and _eligible(args[0], device):
             args = (_cast(args[0], _dtype.float32, device, low, st),) + args[1:]
         return args, kwargs
+    elif policy == "keep":
+        return args, kwargs
     elif policy == "promote":
         to = _widest(low, device, (*args, *kwargs.values()))
     else:

@@ -9,7 +9,9 @@ exists; ``linalg.``, ``fft.`` and ``Tensor.`` prefixes name one place.
 Policies: ``lower`` casts floating inputs to the autocast dtype; ``fp32`` to
 float32; ``fp32_first`` casts only the first input, and only when no ``dtype=`` is
 given (PyTorch's fp32_set_opt_dtype / fp32_append_dtype: sum, softmax, norm...);
-``promote`` casts to the widest floating input type; ``banned`` raises. Float64
+``promote`` casts to the widest floating input type; ``banned`` raises; ``keep`` casts
+nothing (PyTorch runs the op below its autocast layer: torch.convolution on the CPU,
+which nbtorch implements with F.conv2d, stays float32). Float64
 tensors are never cast. Ops not listed run in whatever dtypes they receive.
 
 Where PyTorch reaches a listed op only for some arguments, `CHOOSE` picks the policy
@@ -24,8 +26,8 @@ _MATMULS = """conv1d conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d
 
 CPU = {
     "lower": _MATMULS,
-    "fp32": """avg_pool3d binary_cross_entropy grid_sample polar prod quantile nanquantile
-        stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse
+    "fp32": """avg_pool3d binary_cross_entropy grid_sample grid_sampler grid_sampler_2d
+        grid_sampler_3d polar prod quantile nanquantile stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse
         lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d
         adaptive_avg_pool3d adaptive_max_pool3d fractional_max_pool2d
         fractional_max_pool3d mse_loss cosine_embedding_loss nll_loss
@@ -40,6 +42,7 @@ CPU = {
         fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2 fft.rfftn
         fft.irfftn fft.hfft fft.ihfft""",
     "promote": "cat concat concatenate stack index_copy",
+    "keep": "convolution",
     "pad": "pad",
     "einsum": "einsum",
     "lstm": "rnn._run_direction",
@@ -70,9 +73,11 @@ CHOOSE = {
 }
 
 CUDA = {
-    "lower": _MATMULS + """ addmv addr einsum mv chain_matmul linalg.multi_dot""",
+    "lower": _MATMULS + """ convolution addmv addr einsum mv chain_matmul linalg.multi_dot
+        lstm_cell gru_cell rnn_tanh_cell rnn_relu_cell""",
     "fp32": """acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh
-        tan pow Tensor.__pow__ Tensor.__rpow__ softplus layer_norm group_norm rms_norm
+        tan pow Tensor.__pow__ Tensor.__rpow__ softplus layer_norm native_layer_norm
+        group_norm rms_norm frobenius_norm nuclear_norm
         cosine_similarity poisson_nll_loss cosine_embedding_loss nll_loss
         hinge_embedding_loss kl_div l1_loss smooth_l1_loss huber_loss mse_loss
         margin_ranking_loss multilabel_margin_loss soft_margin_loss triplet_margin_loss
@@ -80,7 +85,8 @@ CUDA = {
         logsumexp interpolate upsample upsample_nearest upsample_bilinear""",
     "fp32_first": """prod softmax log_softmax cumprod cumsum sum norm linalg.vector_norm
         linalg.matrix_norm""",
-    "promote": """addcdiv addcmul atan2 bilinear cross dot vdot grid_sample index_put
+    "promote": """addcdiv addcmul atan2 bilinear cross dot vdot grid_sample grid_sampler
+        index_put
         tensordot scatter_add""",
     "banned": "binary_cross_entropy",
 }

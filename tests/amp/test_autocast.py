@@ -1,6 +1,7 @@
 """autocast against PyTorch 2.13 on the CPU: output dtypes per op category, nesting,
 no_grad, the weight cast cache, thread-locality, and that the hooks leave no trace."""
 import importlib
+import re
 import threading
 import warnings
 
@@ -137,7 +138,38 @@ COMPOSITE = {
     "mv": lambda m, x: m.mv(x[0], x[0, 0]),
     "cosine_similarity": lambda m, x: m.nn.functional.cosine_similarity(x.to(m.bfloat16), x),
     "multi_dot": lambda m, x: m.linalg.multi_dot([x[0], x[0].T, x[0]]),
+    "torch.conv2d": lambda m, x: m.conv2d(x[None], m.ones(1, 2, 2, 2)),
+    "torch.convolution": lambda m, x: m.convolution(x[None], m.ones(1, 2, 2, 2), None, [1, 1],
+                                                    [0, 0], [1, 1], False, [0, 0], 1),
+    "torch.layer_norm": lambda m, x: m.layer_norm(x.to(m.bfloat16), (4,)),
+    "torch.grid_sampler": lambda m, x: m.grid_sampler(x[None], m.zeros(1, 2, 2, 2), 0, 0,
+                                                      False),
 }
+
+
+def test_policy_lists_cover_pytorchs_registrations():
+    """Every op PyTorch registers an autocast kernel for, that nbtorch has under that name,
+    is in nbtorch's lists (catches a list falling behind new nbtorch ops)."""
+    from nbtorch.amp import _policies
+    registrations = getattr(torch._C, "_dispatch_get_registrations_for_dispatch_key", None)
+    if registrations is None:
+        pytest.skip("this PyTorch cannot list its autocast registrations")
+
+    def exists(name):
+        prefix, _, attr = name.rpartition(".")
+        owners = {"linalg": [nbtorch.linalg], "fft": [getattr(nbtorch, "fft", None)],
+                  "": [nbtorch, nbtorch.nn.functional, nbtorch.Tensor]}[prefix]
+        return any(o is not None and hasattr(o, attr) for o in owners)
+
+    for key, table in (("AutocastCPU", _policies.CPU), ("AutocastCUDA", _policies.CUDA)):
+        listed = {w for names in table.values() for w in names.split()}
+        missing = []
+        for reg in registrations(key):
+            op = reg.replace("aten::", "").split(".")[0]
+            name = re.sub(r"^(linalg|fft)_", r"\1.", op)
+            if exists(name) and name not in listed:
+                missing.append(name)
+        assert not missing, f"{key}: {missing}"
 
 
 @pytest.mark.parametrize("name", list(COMPOSITE))
