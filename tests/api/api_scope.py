@@ -47,9 +47,9 @@ OUT_OF_SCOPE = {
         "DispatchKey", "DispatchKeySet", "ExcludeDispatchKeyGuard", "Tag", "OperatorInfo",
         "DisableTorchFunction*", "PRIVATE_OPS", "Sym*", "sym_*", "classproperty",
         "get_file_path", "classes", "cpp",
-        # autocast state plumbing (deprecated per-device getters/setters)
-        "get_autocast_*", "set_autocast_*", "is_autocast_*", "autocast_*_nesting",
-        "clear_autocast_cache",
+        # autocast state of devices other than cpu and cuda
+        "get_autocast_ipu_dtype", "get_autocast_xla_dtype", "set_autocast_ipu_*",
+        "set_autocast_xla_*", "is_autocast_ipu_enabled", "is_autocast_xla_enabled",
         # build flags of the C++ library
         "USE_GLOBAL_DEPS", "USE_RTLD_GLOBAL_WITH_LIBTORCH", "compiled_with_cxx11_abi",
         "TYPE_CHECKING",
