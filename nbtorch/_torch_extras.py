@@ -13,7 +13,8 @@ __all__ = ["AcceleratorError", "OutOfMemoryError", "FatalError", "Stream", "Even
            "set_num_interop_threads", "init_num_threads", "is_warn_always_enabled",
            "set_warn_always", "set_default_tensor_type", "set_flush_denormal",
            "is_distributed", "is_inference", "cond", "while_loop", "vander", "solve",
-           "matrix_rank", "to_dlpack", "from_file", "thread_safe_generator"]
+           "matrix_rank", "to_dlpack", "from_file", "thread_safe_generator",
+           "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
 
 class AcceleratorError(RuntimeError):
@@ -21,6 +22,8 @@ class AcceleratorError(RuntimeError):
 
 
 from .cuda._allocator import OutOfMemoryError  # noqa: E402  (torch.OutOfMemoryError)
+from .autograd.anomaly_mode import (set_anomaly_enabled, is_anomaly_enabled,  # noqa: E402
+                                    is_anomaly_check_nan_enabled)
 
 
 class FatalError(Exception):

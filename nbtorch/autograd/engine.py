@@ -16,10 +16,12 @@ or a custom Function's tensors) is copied into `.grad`.
 from .. import _tensor
 from .._kernel_args import fill_values
 from .._tensor import Tensor, empty
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .graph import gradient_edge
 
 __all__ = ["run_backward", "backward", "grad"]
+
+_ANOMALY = anomaly_mode.STATE
 
 
 def _dependencies(roots):
@@ -136,7 +138,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                             fn(node.variable)
                 continue
             # add the node's input gradients into the buffers of the nodes they flow to
-            result = _apply(node, grads, retain_graph)
+            result = (_apply(node, grads, retain_graph) if not _ANOMALY.enabled else
+                      anomaly_mode.run_checked(_apply, node, grads, retain_graph))
             for (nxt, slot), g in zip(node.next_functions, result):
                 if nxt is None:
                     continue

@@ -13,7 +13,7 @@ import functools
 
 from .._dtype import type_name
 from .._tensor import Tensor
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .dirty import check_dirty, check_dirty_returned, finish_dirty, among
 from .graph import NO_EDGE, Node, gradient_edge
 
@@ -24,6 +24,8 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "graph are freed when you call .backward() or autograd.grad(). Specify "
           "retain_graph=True if you need to backward through the graph a second time or "
           "if you need to access saved tensors after calling backward.")
+
+_ANOMALY = anomaly_mode.STATE
 
 
 class FunctionCtx:
@@ -222,6 +224,8 @@ def _apply_recorded(cls, args, kwargs, state):
 def _record(ctx, args, out):
     """Link `ctx` into the tape: an edge per tensor argument, as PyTorch's next_functions
     (non-tensor arguments get no edge; `_arg_pos` maps edges back to argument slots)."""
+    if _ANOMALY.enabled:
+        ctx._forward_stack = anomaly_mode.forward_stack()
     edges, metas = [], []
     only_tensors = True
     for a, need in zip(args, ctx.needs_input_grad):

@@ -150,3 +150,23 @@ def test_small_modules():
     assert v > (2, 1) and v >= "2.13" and v < "2.14.0" and v == (2, 13, 0)
     assert version.__version__ == nbtorch.__version__ and version.cuda is None
     assert types.Number is not None and types.Storage is nbtorch.UntypedStorage
+
+
+def test_anomaly_mode():
+    torch = _torch()
+    for m in (torch, nbtorch):
+        assert not m.is_anomaly_enabled()
+        x = m.tensor([0.0, 1.0], requires_grad=True)
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+            ctx = m.autograd.detect_anomaly()
+        with ctx:
+            assert m.is_anomaly_enabled() and m.is_anomaly_check_nan_enabled()
+            y = (x / x).sum()
+            with pytest.raises(RuntimeError, match="Function 'DivBackward0' returned nan "
+                                                   "values in its 1th output."):
+                y.backward()
+        assert not m.is_anomaly_enabled()
+        with m.autograd.set_detect_anomaly(True, check_nan=False):
+            (x / x).sum().backward()                  # NaN not checked
+            assert m.is_anomaly_enabled() and not m.is_anomaly_check_nan_enabled()
+        m.set_anomaly_enabled(False)
