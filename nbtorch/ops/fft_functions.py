@@ -44,9 +44,13 @@ def _one(x, n, dim):
 
 
 # ---- complex-to-complex (real input: r2c of the full spectrum) ----------------------
+# The order of the checks is aten's: a one-dimensional transform promotes the dtype
+# (float16: "Unsupported dtype") before it reads `dim`; the n-dimensional ones read s=
+# and dim= first. out= is checked last.
 
 def _c2c(name, input, dims, sizes, norm, forward, out):
     mode = norm_mode(norm, forward)
+    check_out(name, out, True)
     if input.dtype.is_complex:
         return _finish(name, c2c(_resized(input, dims, sizes), dims, mode, forward), out)
     x = promote(input)
@@ -54,6 +58,21 @@ def _c2c(name, input, dims, sizes, norm, forward, out):
         return _finish(name, promote(x, require_complex=True).clone(), out)
     y = r2c(_resized(x, dims, sizes), dims, mode, False)
     return _finish(name, y if forward else conj(y), out)
+
+
+def _c2c_one(name, input, n, dim, norm, forward, out):
+    check_tensor(name, input)
+    check_types(name, norm, n=n, dim=dim, one=True)
+    x = input if input.dtype.is_complex else promote(input)
+    dims, sizes = _one(x, n, dim)
+    return _c2c(name, x, dims, sizes, norm, forward, out)
+
+
+def _c2c_n(name, input, s, dim, norm, forward, out):
+    check_tensor(name, input)
+    check_types(name, norm, s=s, dim=dim)
+    dims, sizes = signal_dims(input, s, dim)
+    return _c2c(name, input, dims, sizes, norm, forward, out)
 
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -65,66 +84,50 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> nbtorch.fft.fft(nbtorch.tensor([1., 2., 3., 4.]))
         tensor([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
-    check_tensor("fft", input)
-    check_types("fft", norm, n=n, dim=dim, one=True)
-    check_out("fft", out, True)
-    dims, sizes = _one(input, n, dim)
-    return _c2c("fft", input, dims, sizes, norm, True, out)
+    return _c2c_one("fft", input, n, dim, norm, True, out)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of `fft` (scaled by 1/n with the default norm)."""
-    check_tensor("ifft", input)
-    check_types("ifft", norm, n=n, dim=dim, one=True)
-    check_out("ifft", out, True)
-    dims, sizes = _one(input, n, dim)
-    return _c2c("ifft", input, dims, sizes, norm, False, out)
+    return _c2c_one("ifft", input, n, dim, norm, False, out)
 
 
 def fftn(input, s=None, dim=None, norm=None, *, out=None):
     """The n-dimensional transform over `dim` (all dims by default, or the last len(s))."""
-    check_tensor("fftn", input)
-    check_types("fftn", norm, s=s, dim=dim)
-    check_out("fftn", out, True)
-    dims, sizes = signal_dims(input, s, dim)
-    return _c2c("fftn", input, dims, sizes, norm, True, out)
+    return _c2c_n("fftn", input, s, dim, norm, True, out)
 
 
 def ifftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of `fftn`."""
-    check_tensor("ifftn", input)
-    check_types("ifftn", norm, s=s, dim=dim)
-    check_out("ifftn", out, True)
-    dims, sizes = signal_dims(input, s, dim)
-    return _c2c("ifftn", input, dims, sizes, norm, False, out)
+    return _c2c_n("ifftn", input, s, dim, norm, False, out)
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The two-dimensional transform (`fftn` over the last two dims by default)."""
-    check_tensor("fft2", input)
-    check_types("fft2", norm, s=s, dim=dim)
-    check_out("fft2", out, True)
-    dims, sizes = signal_dims(input, s, dim)
-    return _c2c("fft2", input, dims, sizes, norm, True, out)
+    return _c2c_n("fft2", input, s, dim, norm, True, out)
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of `fft2`."""
-    check_tensor("ifft2", input)
-    check_types("ifft2", norm, s=s, dim=dim)
-    check_out("ifft2", out, True)
-    dims, sizes = signal_dims(input, s, dim)
-    return _c2c("ifft2", input, dims, sizes, norm, False, out)
+    return _c2c_n("ifft2", input, s, dim, norm, False, out)
 
 
 # ---- real-to-complex --------------------------------------------------------------
 
-def _real_input(name, input, message, norm, n=None, s=None, dim=None, one=False):
-    check_tensor(name, input)
-    check_types(name, norm, n, s, dim, one)
+def _check_real(input, message):
     if input.dtype.is_complex:
         raise RuntimeError(f"{message}{type_name(input.dtype)}")
-    return promote(input)
+
+
+def _r2c_one(name, input, n, dim, norm, out, forward):
+    check_tensor(name, input)
+    check_types(name, norm, n=n, dim=dim, one=True)
+    _check_real(input, f"{name} expects a real input tensor, but got ")
+    check_out(name, out, True)
+    x = promote(input)
+    dims, sizes = _one(x, n, dim)
+    y = r2c(_resized(x, dims, sizes), dims, norm_mode(norm, forward), True)
+    return _finish(name, y if forward else conj(y), out)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -134,67 +137,53 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
         >>> nbtorch.fft.rfft(nbtorch.tensor([1., 2., 3., 4.]))
         tensor([10.+0.j, -2.+2.j, -2.+0.j])
     """
-    x = _real_input("rfft", input, "rfft expects a real input tensor, but got ", norm, n,
-                    dim=dim, one=True)
-    check_out("rfft", out, True)
-    dims, sizes = _one(x, n, dim)
-    return _finish("rfft", r2c(_resized(x, dims, sizes), dims, norm_mode(norm, True), True),
-                   out)
-
-
-def _rfftn(name, input, s, dim, norm, out):
-    x = _real_input(name, input, "rfftn expects a real-valued input tensor, but got ", norm,
-                    s=s, dim=dim)
-    check_out(name, out, True)
-    dims, sizes = signal_dims(x, s, dim)
-    if not dims:
-        raise RuntimeError("rfftn must transform at least one axis")
-    return _finish(name, r2c(_resized(x, dims, sizes), dims, norm_mode(norm, True), True),
-                   out)
-
-
-def rfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """The n-dimensional transform of real `input`, onesided in the last dim."""
-    return _rfftn("rfftn", input, s, dim, norm, out)
-
-
-def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    """The two-dimensional `rfftn`."""
-    return _rfftn("rfft2", input, s, dim, norm, out)
+    return _r2c_one("rfft", input, n, dim, norm, out, True)
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of `hfft`: the onesided inverse transform of real `input`."""
-    x = _real_input("ihfft", input, "ihfft expects a real input tensor, but got ", norm, n,
-                    dim=dim, one=True)
-    check_out("ihfft", out, True)
-    dims, sizes = _one(x, n, dim)
-    y = r2c(_resized(x, dims, sizes), dims, norm_mode(norm, False), True)
-    return _finish("ihfft", conj(y), out)
+    return _r2c_one("ihfft", input, n, dim, norm, out, False)
 
 
-def _ihfftn(name, input, s, dim, norm, out):
-    x = _real_input(name, input, "Only supports floating-point dtypes, but found: ", norm,
-                    s=s, dim=dim)
-    check_out(name, out, True)
-    dims, sizes = signal_dims(x, s, dim)
+def _r2c_n(name, input, s, dim, norm, out, forward):
+    check_tensor(name, input)
+    check_types(name, norm, s=s, dim=dim)
+    base = "rfftn" if forward else "ihfftn"
+    if forward:
+        _check_real(input, "rfftn expects a real-valued input tensor, but got ")
+    dims, sizes = signal_dims(input, s, dim)
     if not dims:
-        raise RuntimeError("ihfftn must transform at least one axis")
-    mode = norm_mode(norm, False)
-    y = conj(r2c(_resized(x, dims, sizes), dims[-1:], mode, True))
+        raise RuntimeError(f"{base} must transform at least one axis")
+    _check_real(input, "Only supports floating-point dtypes, but found: ")
+    x = _resized(promote(input), dims, sizes)
+    check_out(name, out, True)
+    mode = norm_mode(norm, forward)
+    if forward:
+        return _finish(name, r2c(x, dims, mode, True), out)
+    y = conj(r2c(x, dims[-1:], mode, True))
     if len(dims) > 1:
         y = c2c(y, dims[:-1], mode, False)
     return _finish(name, y, out)
 
 
+def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The n-dimensional transform of real `input`, onesided in the last dim."""
+    return _r2c_n("rfftn", input, s, dim, norm, out, True)
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """The two-dimensional `rfftn`."""
+    return _r2c_n("rfft2", input, s, dim, norm, out, True)
+
+
 def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     """The inverse of `hfftn`."""
-    return _ihfftn("ihfftn", input, s, dim, norm, out)
+    return _r2c_n("ihfftn", input, s, dim, norm, out, False)
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
     """The inverse of `hfft2`."""
-    return _ihfftn("ihfft2", input, s, dim, norm, out)
+    return _r2c_n("ihfft2", input, s, dim, norm, out, False)
 
 
 # ---- complex (Hermitian) to real --------------------------------------------------

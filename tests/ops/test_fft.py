@@ -344,3 +344,58 @@ def test_traced_and_compiled():
     x.grad = None
     f(x).sum().backward()
     _close(x.grad, g, 1e-12)
+
+
+def _random_call(rnd):
+    """A random (name, shape, dtype, kwargs) of torch.fft, valid or not."""
+    name = rnd.choice(ONE_D + N_D)
+    shape = tuple(rnd.randint(1, 6) if rnd.random() > 0.1 else 0
+                  for _ in range(rnd.randint(0, 3)))
+    dtype = rnd.choice(("float32", "float64", "complex64", "complex128", "int64", "float16"))
+    kw = {}
+    if name in ONE_D:
+        if rnd.random() < 0.5:
+            kw["n"] = rnd.randint(-1, 8)
+        if rnd.random() < 0.7:
+            kw["dim"] = rnd.randint(-4, 3)
+    else:
+        if rnd.random() < 0.5:
+            kw["s"] = tuple(rnd.choice((-1, 0, 1, 2, 3, 5)) for _ in range(rnd.randint(0, 4)))
+        if rnd.random() < 0.5:
+            k = len(kw["s"]) if "s" in kw and rnd.random() < 0.7 else rnd.randint(0, 4)
+            kw["dim"] = tuple(rnd.randint(-4, 3) for _ in range(k))
+    if rnd.random() < 0.5:
+        kw["norm"] = rnd.choice(("ortho", "forward", "backward", None))
+    return name, shape, dtype, kw
+
+
+def test_random_calls_match_pytorch():
+    """Seeded random calls (shapes, dtypes, n/s/dim/norm, invalid ones included): the same
+    dtype, shape and values as PyTorch, or the same error class and message."""
+    torch = pytest.importorskip("torch")
+    import random
+    rnd = random.Random(7)
+    for _ in range(300):
+        name, shape, dtype, kw = _random_call(rnd)
+        a = _data(shape, dtype.startswith("complex"))
+        t_in = torch.tensor(a).to(getattr(torch, dtype))
+        n_in = nbtorch.tensor(t_in.numpy() if dtype != "float16" else a).to(
+            getattr(nbtorch, dtype))
+        try:
+            expected, t_err = getattr(torch.fft, name)(t_in, **kw), None
+        except Exception as e:              # noqa: BLE001 - compared below
+            expected, t_err = None, e
+        if t_err is not None and "MKL" in str(t_err):
+            continue                        # PyTorch's MKL refuses empty batches; we don't
+        try:
+            got, n_err = getattr(F, name)(n_in, **kw), None
+        except Exception as e:              # noqa: BLE001
+            got, n_err = None, e
+        call = f"{name}{shape} {dtype} {kw}"
+        if t_err is not None or n_err is not None:
+            assert type(n_err) is type(t_err), f"{call}: {t_err!r} vs {n_err!r}"
+            assert str(n_err).splitlines()[0] == str(t_err).splitlines()[0], call
+            continue
+        assert str(got.dtype) == str(expected.dtype) and got.shape == expected.shape, call
+        tol = 1e-4 if dtype in ("float32", "complex64", "int64") else 1e-10
+        _close(got, expected.resolve_conj().numpy(), tol)
