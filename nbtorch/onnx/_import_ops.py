@@ -39,18 +39,25 @@ def _ints(t):
 
 @op("Constant")
 def _constant(m, x, a):
-    return run_constant(a)
+    return run_constant(a, getattr(m, "_device", None))
 
 
-def run_constant(attrs):
+def run_constant(attrs, device=None):
+    """A Constant node's value; floating constants go to `device` (integer ones, which
+    ONNX uses for shapes and axes, stay on the CPU as PyTorch keeps sizes)."""
     from onnx import numpy_helper
     if "value" in attrs:
-        return nbtorch.tensor(np.array(numpy_helper.to_array(attrs["value"])))
-    for k, dt in (("value_float", np.float32), ("value_int", np.int64),
-                  ("value_floats", np.float32), ("value_ints", np.int64)):
-        if k in attrs:
-            return nbtorch.tensor(np.asarray(attrs[k], dtype=dt))
-    raise NotImplementedError(f"Constant with {sorted(attrs)}")
+        arr = np.array(numpy_helper.to_array(attrs["value"]))
+    else:
+        for k, dt in (("value_float", np.float32), ("value_int", np.int64),
+                      ("value_floats", np.float32), ("value_ints", np.int64)):
+            if k in attrs:
+                arr = np.asarray(attrs[k], dtype=dt)
+                break
+        else:
+            raise NotImplementedError(f"Constant with {sorted(attrs)}")
+    on = device if arr.dtype.kind in "fc" else None
+    return nbtorch.tensor(arr, device=on)
 
 
 # ---- elementwise -----------------------------------------------------------------------

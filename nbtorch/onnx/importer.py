@@ -93,12 +93,13 @@ class OnnxModule(Module):
             key = f"w{i}_" + "".join(c if c.isalnum() else "_" for c in t.name)[:60]
             self.register_buffer(key, nbtorch.tensor(np.array(arr), device=device))
             self._keys[t.name] = key
+        self._device = device
         self._nodes = [(n.op_type, list(n.input), list(n.output), _attrs(n), n.name)
                        for n in graph.node]
 
     def forward(self, *args, **kwargs):
         from . import _import_nn  # noqa: F401
-        from ._import_ops import OPS, run_constant
+        from ._import_ops import OPS
         import nbtorch
         env = {name: getattr(self, key) for name, key in self._keys.items()}
         if len(args) > len(self.input_names):
@@ -116,8 +117,7 @@ class OnnxModule(Module):
             values = [env[i] if i else None for i in ins]
             self._op, self._n_out = op, len(outs)
             try:
-                result = run_constant(attrs) if op == "Constant" else \
-                    OPS[op](self, values, attrs)
+                result = OPS[op](self, values, attrs)
             except Exception as exc:
                 raise type(exc)(f"ONNX node {node_name or op} ({op}): {exc}") from exc
             if not isinstance(result, (tuple, list)):
