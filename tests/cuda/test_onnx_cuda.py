@@ -8,6 +8,7 @@ import nbtorch.nn as nn
 import nbtorch.nn.functional as F
 
 pytest.importorskip("onnx")
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA or the simulator")
 
 
 class Small(nn.Module):
