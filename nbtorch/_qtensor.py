@@ -122,7 +122,16 @@ class QTensor(Tensor):
 
     def _ints(self):
         """The stored integers as a NumPy array (a view)."""
-        return self._array.view(self.dtype.underlying.np)
+        return Tensor._array.fget(self).view(self.dtype.underlying.np)
+
+    @property
+    def _array(self):
+        # float kernels read a tensor's raw array here: a quantized one must not reach them
+        raise NotImplementedError(
+            f"Could not run this operator with arguments from the 'QuantizedCPU' backend "
+            f"({self.dtype}): quantized tensors support dequantize(), int_repr(), views, "
+            f"relu/max_pool2d and the quantized modules (nbtorch.ao.nn.quantized); call "
+            f".dequantize() for float math")
 
     # ---- quantization parameters ---------------------------------------------------
     def qscheme(self):
@@ -205,10 +214,7 @@ class QTensor(Tensor):
         return self.clone()
 
     def _refuse(self, *args, **kwargs):
-        raise NotImplementedError(
-            "Could not run this operator with arguments from the 'QuantizedCPU' backend: "
-            "quantized tensors support dequantize(), int_repr(), views and the quantized "
-            "modules (nbtorch.ao.nn.quantized); call .dequantize() for float math")
+        return QTensor._array.fget(self)
 
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _refuse
     __matmul__ = _refuse
