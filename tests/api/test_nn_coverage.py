@@ -53,7 +53,7 @@ def _is_api(torch, label, name, obj):
         return False
     mod = getattr(obj, "__module__", None)
     if (inspect.isclass(obj) or inspect.isfunction(obj)) and mod is not None:
-        return mod.startswith("torch") and not mod.startswith("torch._")
+        return mod.startswith("torch") and not any(p.startswith("_") for p in mod.split("."))
     return not (mod or "").startswith(("typing", "collections", "functools", "copy", "enum"))
 
 

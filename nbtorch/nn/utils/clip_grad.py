@@ -2,7 +2,7 @@
 from ..._tensor import Tensor
 from ...autograd import no_grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_"]
 
 
 def _as_list(tensors):
@@ -57,13 +57,20 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     parameters = _as_list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total, foreach)
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale gradients in place by min(1, max_norm / (total_norm + 1e-6)), for a total norm
+    computed beforehand (`get_total_norm`): clip_grad_norm_ in two steps."""
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
-        return total
+        return
     with no_grad():
-        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
         for g in grads:
             g.mul_(coef.to(g.device, g.dtype))
-    return total
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):

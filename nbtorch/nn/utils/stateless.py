@@ -6,6 +6,8 @@ call and the originals restored afterwards, even if the call raises. Tied weight
 parameter reachable under two names) follow a replacement given under either name
 unless ``tie_weights=False``.
 """
+from .named_member_accessor import NamedMemberAccessor  # noqa: F401
+
 __all__ = ["functional_call"]
 
 
