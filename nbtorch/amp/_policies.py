@@ -27,8 +27,8 @@ _MATMULS = """conv1d conv2d conv3d conv_tbc conv_transpose1d conv_transpose2d
 CPU = {
     "lower": _MATMULS,
     "fp32": """avg_pool3d binary_cross_entropy grid_sample grid_sampler grid_sampler_2d
-        grid_sampler_3d polar prod quantile nanquantile stft cdist trace view_as_complex cholesky cholesky_inverse cholesky_solve inverse
-        lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d
+        grid_sampler_3d polar prod quantile nanquantile stft cdist trace view_as_complex
+        cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d max_unpool3d
         adaptive_avg_pool3d adaptive_max_pool3d fractional_max_pool2d
         fractional_max_pool3d mse_loss cosine_embedding_loss nll_loss
         hinge_embedding_loss poisson_nll_loss smooth_l1_loss cross_entropy l1_loss
