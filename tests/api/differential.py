@@ -265,6 +265,21 @@ OPS = [
         bad=[lambda m, a, b: m.linalg.eigvals(a)]),
     _op("linalg.ldl_factor", lambda m, a: m.linalg.ldl_factor(a @ a.mT), "a", FLT[2:], DENSE2,
         tol=1e-4, bad=[lambda m, a: m.linalg.ldl_factor(a)]),
+    # torch.fft (no "empty" layout: PyTorch's MKL refuses an empty batch that nbtorch takes)
+    _op("fft.fft", lambda m, a: m.fft.fft(a, n=5), "a", ALL + COMPLEX, DENSE2 + ("0d",),
+        bad=[lambda m, a: m.fft.fft(a, dim=2), lambda m, a: m.fft.fft(a, norm="x"),
+             lambda m, a: m.fft.fft(a, n=0)]),
+    _op("fft.ifft2", lambda m, a: m.fft.ifft2(a, s=(2, 5), norm="ortho"), "a", NUM + COMPLEX,
+        DENSE2, bad=[lambda m, a: m.fft.ifft2(a, dim=(0, 0))]),
+    _op("fft.rfft", lambda m, a: m.fft.rfft(a, dim=0, norm="forward"), "a", ALL + COMPLEX,
+        DENSE2),
+    _op("fft.irfftn", lambda m, a: m.fft.irfftn(a, s=(3, 6)), "a", NUM + COMPLEX, DENSE2,
+        bad=[lambda m, a: m.fft.irfftn(a, dim=())]),
+    _op("fft.hfft", lambda m, a: m.fft.hfft(a, n=7), "a", NUM + COMPLEX, DENSE2),
+    _op("fft.ihfftn", lambda m, a: m.fft.ihfftn(a), "a", NUM + COMPLEX, DENSE2),
+    _op("fft.fftshift", lambda m, a: m.fft.fftshift(a, dim=-1), "a", ALL + COMPLEX, SHAPED),
+    _op("stft", lambda m, v: m.stft(v, 4, hop_length=1, window=m.ones(4, dtype=v.dtype),
+                                    return_complex=True), "v", FLT[2:], DENSE2),
 ]
 
 
