@@ -20,7 +20,7 @@ NAMESPACES = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn",
 OUT_OF_SCOPE = {
     "nn.functional": [
         # TorchScript's annotation types and dispatch helpers
-        "BroadcastingList*", "boolean_dispatch", "assert_int_or_pair",
+        "BroadcastingList*", "assert_int_or_pair",
         # the __torch_function__ protocol's entry points (no tensor subclass dispatch)
         "handle_torch_function", "has_torch_function*",
         # float8 / grouped GEMM backends (CUDA-only scaled matmuls)
