@@ -278,6 +278,10 @@ def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 def _new(fn):
     def method(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         from . import creation
+        if "size" in kw:                 # new_zeros(size=(2, 3)), as PyTorch accepts
+            if size:
+                raise TypeError(f"new_{fn}() got multiple values for argument 'size'")
+            size = (tuple(kw.pop("size")),)
         return getattr(creation, fn)(*size, dtype=dtype or self.dtype,
                                      device=device or self.device,
                                      requires_grad=requires_grad)

@@ -244,6 +244,8 @@ def _check_index(op, index, size, dim):
         bad = arr[(arr < 0) | (arr >= size)]
         if bad.size:
             v = int(bad.reshape(-1)[0])
+            if op == "index_select" and dim == 0:    # PyTorch's dim-0 path
+                raise IndexError("index out of range in self")
             if op == "index_select":
                 raise RuntimeError(f"INDICES element is out of DATA bounds, id={v} "
                                    f"axis_dim={size}")

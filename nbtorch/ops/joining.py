@@ -138,6 +138,17 @@ def split(self, split_size_or_sections, dim=0):
     return SplitViews.apply(self, d, tuple(sizes), False)
 
 
+_split = split
+
+
+def _split_method(self, split_size, dim=0):
+    """``Tensor.split(split_size, dim=0)`` (PyTorch's method names its argument so)."""
+    return _split(self, split_size, dim)
+
+
+Tensor.split = _split_method
+
+
 @tensor_method()
 def chunk(self, chunks, dim=0):
     """Split into `chunks` views of (nearly) equal size."""
@@ -342,3 +353,4 @@ def one_hot(tensor, num_classes=-1):
 for _n in ("flip", "roll", "tril", "triu", "split", "chunk", "unbind", "tile",
            "repeat_interleave", "tensor_split"):
     globals()[_n] = getattr(Tensor, _n)
+split = _split                  # torch.split(tensor, split_size_or_sections, dim=0)

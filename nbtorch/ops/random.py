@@ -91,16 +91,33 @@ def _sampled(op, shape, dtype, device, requires_grad, generator, *params):
     return t
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    """Uniform samples on [0, 1)."""
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+         **kwargs):
+    """Uniform samples on [0, 1) (the shape as arguments or ``size=``)."""
+    size = _size_keyword("rand", size, kwargs)
     return _sampled("uniform_", _shape(size), dtype, device, requires_grad, generator,
                     0.0, 1.0)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
-    """Standard normal samples."""
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+          **kwargs):
+    """Standard normal samples (the shape as arguments or ``size=``)."""
+    size = _size_keyword("randn", size, kwargs)
     return _sampled("normal_", _shape(size), dtype, device, requires_grad, generator,
                     0.0, 1.0)
+
+
+def _size_keyword(op, size, kwargs):
+    """`size` from the positional shape or the ``size=`` keyword (PyTorch takes either)."""
+    if kwargs:
+        extra = [k for k in kwargs if k not in ("size", "layout", "pin_memory", "names")]
+        if extra:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{extra[0]}'")
+        if "size" in kwargs:
+            if size:
+                raise TypeError(f"{op}() got multiple values for argument 'size'")
+            return (tuple(kwargs["size"]),)
+    return size
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,

@@ -27,6 +27,7 @@ def test_index_checks():
         (lambda: x.scatter_add(1, i([[3], [0]]), x), RuntimeError, "index 3 is out"),
         (lambda: x.index_select(1, i([-1])), RuntimeError, "id=-1 axis_dim=3"),
         (lambda: x.index_select(1, i([3])), RuntimeError, "out of DATA bounds"),
+        (lambda: x.index_select(0, i([-1])), IndexError, "index out of range in self"),
         (lambda: x.index_add(1, i([-1]), nbtorch.ones(2, 1)), RuntimeError, "index -1"),
         (lambda: x.index_copy(1, i([3]), nbtorch.ones(2, 1)), IndexError, "index_copy_"),
         (lambda: x.take(i([6])), IndexError, "out of"),
@@ -225,3 +226,18 @@ def _run(fn, m):
         return fn(m), None
     except Exception as e:
         return None, e
+
+
+def test_size_keywords_and_method_argument_names():
+    """size= in rand/randn and the new_* factories, Tensor.split(split_size=...) (part 8)."""
+    x = nbtorch.ones(2)
+    assert nbtorch.rand(size=(2, 3)).shape == (2, 3) == nbtorch.randn(size=[2, 3]).shape
+    for fn in (x.new_empty, x.new_zeros, x.new_ones):
+        assert fn(size=(3, 1)).shape == (3, 1)
+    assert x.new_zeros(size=(2,)).tolist() == [0.0, 0.0]
+    with pytest.raises(TypeError):
+        nbtorch.rand(2, size=(2,))
+    pieces = nbtorch.arange(4).split(split_size=2)
+    assert [p.tolist() for p in pieces] == [[0, 1], [2, 3]]
+    pieces = nbtorch.split(nbtorch.arange(4), split_size_or_sections=[1, 3])
+    assert [p.tolist() for p in pieces] == [[0], [1, 2, 3]]
