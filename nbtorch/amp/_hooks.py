@@ -18,7 +18,7 @@ from .. import _dtype
 from ..autograd import grad_mode
 from . import _policies
 
-__all__ = ["STATE", "retain", "release", "refresh"]
+__all__ = ["STATE", "retain", "release", "refresh", "state_key"]
 
 
 class _State(threading.local):
@@ -50,6 +50,15 @@ def refresh(st):
     if any_on != st.pinned:
         st.pinned = any_on
         (retain if any_on else release)()
+
+
+def state_key():
+    """This thread's autocast state as a hashable value, None when off (for guards of
+    compiled code: a graph recorded under autocast holds its casts)."""
+    st = STATE
+    if not st.on:
+        return None
+    return (st.enabled["cpu"], st.dtype["cpu"], st.enabled["cuda"], st.dtype["cuda"])
 
 
 def retain():
@@ -239,7 +248,8 @@ def _cast(t, to, device, low, st):
     if not _eligible(t, device) or t.dtype is to:
         return t
     if (to is low and t.dtype is _dtype.float32 and t.requires_grad and t.is_leaf
-            and t._base is None and st.cache_enabled and grad_mode.STATE.enabled):
+            and t._base is None and st.cache_enabled and grad_mode.STATE.enabled
+            and not _capturing()):
         hit = st.cache.get(id(t))
         if hit is not None and hit[0] is t:
             return hit[1]
@@ -247,6 +257,13 @@ def _cast(t, to, device, low, st):
         st.cache[id(t)] = (t, cast)
         return cast
     return t.to(to)
+
+
+def _capturing():
+    """True while nbtorch.compile / jit record this thread's ops: a cast made before the
+    capture would reach the graph as data from nowhere, so the cache is bypassed."""
+    rec = sys.modules.get("nbtorch.fx.passes.recording")
+    return rec is not None and getattr(rec._LOCAL, "recorder", None) is not None
 
 
 def _widest(low, device, values):

@@ -26,6 +26,7 @@ import warnings
 import weakref
 
 from .._tensor import Tensor
+from ..amp._hooks import state_key as autocast_key
 from ..autograd import grad_mode
 from ._compiled import build, flatten, unflatten
 
@@ -188,7 +189,8 @@ class _Compiled:
         else:
             tensors, _ = flatten((args, kwargs))
         try:
-            key = (grad_mode.STATE.enabled, tuple([m.training for m in self._modules]),
+            key = (grad_mode.STATE.enabled, autocast_key(), tuple([m.training
+                                                                   for m in self._modules]),
                    tuple([_value_key(a, self._dynamic) for a in args]),
                    tuple([(k, _value_key(v, self._dynamic)) for k, v in kwargs.items()]),
                    _aliasing(tensors))

@@ -338,3 +338,17 @@ def test_custom_fwd_and_deprecated_aliases():
         cpu_amp.GradScaler()
     assert [x.category for x in w] == [FutureWarning, FutureWarning]
     assert "torch.amp.autocast('cpu', args...)" in str(w[0].message)
+
+
+def test_compile_guards_on_autocast_state():
+    """A graph recorded under autocast holds its casts: outside autocast it is not reused."""
+    model = nbtorch.nn.Sequential(nbtorch.nn.Linear(4, 8), nbtorch.nn.ReLU(),
+                                  nbtorch.nn.Linear(8, 2))
+    compiled = nbtorch.compile(model)
+    x = nbtorch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no fallback to eager: the cache is bypassed
+        with nbtorch.autocast("cpu"):
+            assert compiled(x).dtype == nbtorch.bfloat16
+            assert compiled(x).dtype == nbtorch.bfloat16
+        assert compiled(x).dtype == nbtorch.float32
