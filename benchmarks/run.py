@@ -13,7 +13,7 @@ import _driver  # noqa: E402
 
 # Case modules, in the order their tables are printed. New modules go here.
 MODULES = ["bench_ops", "bench_reduce", "bench_matmul", "bench_conv", "bench_training",
-           "bench_jit", "bench_fft", "bench_cuda"]
+           "bench_jit", "bench_fft", "bench_quant", "bench_cuda"]
 
 if __name__ == "__main__":
     raise SystemExit(_driver.main(MODULES))
