@@ -194,10 +194,12 @@ class Emitter:
             elif node.op == "call_module":
                 env[node] = self.module(_fetch(gm, node.target),
                                         prefix + _strip(node.target), *args, **kwargs)
-            elif node.op == "call_method":
-                env[node] = self.call(node.target, *args, **kwargs)
             else:
                 env[node] = self.call(node.target, *args, **kwargs)
+                if _in_place(node):
+                    # later readers of the mutated tensor see the new value (the graph
+                    # replays the write; ONNX values are immutable)
+                    env[node.args[0]] = env[node]
         raise RuntimeError("graph has no output node")
 
     def call(self, target, *args, **kwargs):
@@ -289,6 +291,17 @@ class Emitter:
             "cannot be exported")
 
 
+def _in_place(node):
+    """x.add_(y), F.relu(x, inplace=True): a call that writes its first argument."""
+    from ..fx.node import Node
+    if not node.args or not isinstance(node.args[0], Node):
+        return False
+    if node.kwargs.get("inplace") is True:
+        return True
+    name = op_name(node.target)
+    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
+
+
 def _int64():
     from .. import int64
     return int64
@@ -337,18 +350,13 @@ def _map(a, env):
 
 
 def _live_nodes(graph):
-    """The nodes the output depends on (dead size arithmetic is skipped)."""
+    """The nodes the output depends on (dead size arithmetic is skipped), with the
+    in-place writes into live tensors (they have no users of their own)."""
     from ..fx.node import Node
     nodes = list(graph.nodes)
-    live = set()
-    stack = [n for n in nodes if n.op == "output"]
-    placeholders = [n for n in nodes if n.op == "placeholder"]
-    live.update(placeholders)
-    while stack:
-        n = stack.pop()
-        if n in live and n.op != "placeholder":
-            continue
-        live.add(n)
+    live = {n for n in nodes if n.op == "placeholder"}
+
+    def inputs_of(n):
         found = []
 
         def collect(a):
@@ -363,6 +371,20 @@ def _live_nodes(graph):
             elif isinstance(a, slice):
                 collect((a.start, a.stop, a.step))
         collect((n.args, n.kwargs))
-        stack.extend(x for x in found if x not in live)
-    return live
+        return found
 
+    def mark(roots):
+        stack = list(roots)
+        while stack:
+            n = stack.pop()
+            if n in live and n.op != "placeholder":
+                continue
+            live.add(n)
+            stack.extend(x for x in inputs_of(n) if x not in live)
+    mark([n for n in nodes if n.op == "output"])
+    changed = True
+    while changed:
+        writes = [n for n in nodes if n not in live and _in_place(n) and n.args[0] in live]
+        changed = bool(writes)
+        mark(writes)
+    return live

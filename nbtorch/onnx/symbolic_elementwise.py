@@ -74,7 +74,7 @@ def _rounded_div(e, out, a, b, mode):
 
 
 for _n, _op in _BINARY.items():
-    register(_n)(_binary(_op))
+    register(_n, _n + "_")(_binary(_op))
 
 
 @register("floordiv", "ifloordiv", "floor_divide")

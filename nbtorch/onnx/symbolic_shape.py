@@ -418,3 +418,23 @@ def _sort(e, out, x, dim=-1, descending=False, stable=False):
 def _argsort(e, out, x, dim=-1, descending=False, stable=False):
     return _sort(e, out, x, dim, descending)[1]
 
+
+
+@register("zeros", "ones", "full", "empty", "new_zeros", "new_ones", "new_full", "new_empty")
+def _factory(e, out, *args, **kwargs):
+    """A factory whose size depends on the inputs (``torch.zeros(x.size(0), 4)``)."""
+    from onnx import numpy_helper
+    from ._graph import np_dtype
+    name = e.current
+    if name.startswith("new_"):
+        args = args[1:]                                  # the tensor the method is called on
+    if name.endswith("full"):
+        sizes, value = args[0], (args[1] if len(args) > 1 else kwargs["fill_value"])
+    else:
+        sizes, value = _sizes(args if args else [kwargs.get("size")]), \
+            {"zeros": 0, "ones": 1}.get(name.replace("new_", ""), 0)
+    if isinstance(value, Value):
+        raise UnsupportedOperatorError(f"ONNX export: {name} with a computed fill value")
+    items = _sizes([sizes]) if isinstance(sizes, (tuple, list)) else _sizes([sizes])
+    t = numpy_helper.from_array(np.asarray([value], dtype=np_dtype(out.dtype)))
+    return e.g.op("ConstantOfShape", _shape_input(e, items), value=t)
