@@ -84,6 +84,10 @@ PROGRAM = textwrap.dedent("""
     import nbtorch.ao.quantization as tq                                        # quantized
     qm = tq.quantize_dynamic(torch.nn.Sequential(torch.nn.Linear(5, 3)), {torch.nn.Linear})
     qm(x.detach()); torch.dequantize(torch.quantize_per_tensor(x, 0.1, 3, torch.quint8))
+    lp = torch.randn(5, 2, 4).log_softmax(2).requires_grad_()
+    F.ctc_loss(lp, torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2]).backward()    # ctc
+    img = torch.randn(1, 2, 4, 4, requires_grad=True)
+    F.grid_sample(img, torch.rand(1, 3, 3, 2), align_corners=False).sum().backward()  # grid
 
     json.dump(LOG, sys.stdout)
 """)
@@ -91,7 +95,7 @@ PROGRAM = textwrap.dedent("""
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
-            "linalg_ldl", "fft")
+            "linalg_ldl", "fft", "ctc", "grid_sample")
 
 
 def _run():
