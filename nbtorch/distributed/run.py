@@ -3,7 +3,7 @@ analog. It starts the ranks with the MPI library's ``mpiexec`` (the one beside t
 Python first: the mpich wheel installs it there), gives each rank torchrun's environment
 (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT), forwards
 SIGINT/SIGTERM, and exits with mpiexec's status (non-zero when any rank failed; MPI then
-stops the other ranks). Each rank gets OMP_NUM_THREADS/NUMBA_NUM_THREADS = cores / ranks
+stops the other ranks). Each rank gets OMP/NUMBA/OPENBLAS/MKL_NUM_THREADS = cores / ranks
 unless they are set, so the ranks do not oversubscribe the cores.
 
 Several machines: ``--nnodes M --hostfile hosts`` (MPICH's hydra or Open MPI's format).
@@ -16,6 +16,11 @@ import subprocess
 import sys
 
 __all__ = ["find_mpiexec", "mpiexec_command", "main"]
+
+# thread pools a rank may start: OpenMP (Numba's parallel loops), Numba, and the BLAS
+# under NumPy's matmul (OpenBLAS workers spin after each GEMM and starve the other ranks)
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                     "MKL_NUM_THREADS")
 
 
 def find_mpiexec():
@@ -48,8 +53,7 @@ def mpiexec_command(nproc_per_node, script_args, nnodes=1, hostfile=None, master
     threads = str(max(1, (os.cpu_count() or 1) // nproc_per_node))
     env = {"WORLD_SIZE": str(world), "LOCAL_WORLD_SIZE": str(nproc_per_node),
            "MASTER_ADDR": master_addr or "127.0.0.1", "MASTER_PORT": str(master_port or 29500),
-           "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", threads),
-           "NUMBA_NUM_THREADS": os.environ.get("NUMBA_NUM_THREADS", threads)}
+           **{k: os.environ.get(k, threads) for k in _THREAD_VARIABLES}}
     cmd = [mpiexec, "-n", str(world)]
     if _is_open_mpi(mpiexec):
         for k, v in env.items():

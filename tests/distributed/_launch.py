@@ -28,7 +28,7 @@ def run_ranks(script, n=2, timeout=60, args=(), env=None, report=None, launcher=
     `report`.<rank> (stdout interleaves the ranks)."""
     mpiexec = mpi_or_skip()
     full_env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
-                    OMP_WAIT_POLICY="PASSIVE", **(env or {}))
+                    OPENBLAS_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE", **(env or {}))
     if report:
         full_env["NBTORCH_TEST_REPORT"] = str(report)
     cmd = [mpiexec, "-n", str(n), sys.executable, os.path.join(WORKERS, script), *args]

@@ -84,6 +84,7 @@ class Reducer:
         self.next_bucket = 0
         self.used = None
         self.wait_s = 0.0          # time the last backward spent waiting for all-reduces
+        self.done_fraction = 0.0   # share of the bucket bytes reduced before that wait
 
     # ---- one iteration -------------------------------------------------------------
     def check_prior_finished(self):
@@ -154,6 +155,9 @@ class Reducer:
             self._finalize()
 
     def _finalize(self):
+        total = sum(b.flat.nbytes for b in self.buckets) or 1
+        self.done_fraction = sum(b.flat.nbytes for b in self.buckets
+                                 if b.work.is_completed()) / total
         t0 = time.perf_counter()
         for b in self.buckets:
             b.work.wait()

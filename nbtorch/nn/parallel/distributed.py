@@ -131,7 +131,8 @@ class DistributedDataParallel(Module):
     def _get_ddp_logging_data(self):
         return {"bucket_sizes": [b.flat.nbytes for b in self.reducer.buckets],
                 "world_size": self._dist.get_world_size(self.process_group),
-                "last_wait_s": self.reducer.wait_s}
+                "last_wait_s": self.reducer.wait_s,
+                "last_reduced_before_wait": self.reducer.done_fraction}
 
 
 def _unique_trainable(module):

@@ -286,6 +286,7 @@ def launcher_environment():
     assert (env["RANK"], env["WORLD_SIZE"], env["LOCAL_RANK"], env["LOCAL_WORLD_SIZE"]) == \
         (str(r), str(n), str(r), str(n)), dict(env)
     assert env["MASTER_ADDR"] and env["MASTER_PORT"] and env["OMP_NUM_THREADS"] == "1"
+    assert env["OPENBLAS_NUM_THREADS"] == "1"
 
 
 @check
