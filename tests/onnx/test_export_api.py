@@ -177,3 +177,38 @@ def test_pytorch_checkpoint_and_pytorch_exporter_agree(tmp_path, ort_run):
     np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
     with real.no_grad():
         np.testing.assert_allclose(a, theirs(real.tensor(x)).numpy(), rtol=1e-4, atol=1e-6)
+
+
+def test_lstm_language_model_agrees_with_pytorch_export(tmp_path, ort_run):
+    real = pytest.importorskip("torch")
+    real.manual_seed(0)
+
+    def build(lib):
+        class LM(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = lib.nn.Embedding(30, 8)
+                self.rnn = lib.nn.LSTM(8, 16, num_layers=2, bidirectional=True)
+                self.out = lib.nn.Linear(32, 30)
+
+            def forward(self, tokens):
+                h, _ = self.rnn(self.emb(tokens))
+                return self.out(h).log_softmax(-1)
+        return LM()
+    theirs = build(real).eval()
+    real.save(theirs.state_dict(), tmp_path / "lm.pt")
+    ours = build(torch)
+    ours.load_state_dict(torch.load(tmp_path / "lm.pt"))
+    ours.eval()
+    tokens = np.random.default_rng(0).integers(0, 30, (7, 3))
+    mine = torch.onnx.export(ours, (torch.tensor(tokens),), None, input_names=["t"],
+                             dynamic_axes={"t": {0: "time", 1: "batch"}})
+    buf = io.BytesIO()
+    with warnings.catch_warnings():            # PyTorch deprecates its TorchScript exporter
+        warnings.simplefilter("ignore")
+        real.onnx.export(theirs, (real.tensor(tokens),), buf, dynamo=False,
+                         input_names=["t"], dynamic_axes={"t": {0: "time", 1: "batch"}})
+    for t in (tokens, np.random.default_rng(1).integers(0, 30, (4, 5))):
+        a = ort_run(mine, {"t": t})[0]
+        b = ort_run(buf.getvalue(), {"t": t})[0]
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -17,6 +17,13 @@ class Fn(nn.Module):
         return self.fn(*args)
 
 
+def _inplace_and_factories(a, b):
+    y = a.clone()
+    y.add_(1)
+    y.mul_(torch.zeros(a.size(0), 3, 4) + torch.ones(a.shape[0], 1, 1) * 2)
+    return y + a.new_zeros(a.size(0), 3, 4) + torch.full((a.size(0), 3, 4), 3.0) + b.relu_()
+
+
 OPS = {
     "arith": lambda a, b: (a + b * 2 - 1) / (b.abs() + 1) ** 2 - a.pow(3) + 3 / (a.abs() + 1),
     "compare": lambda a, b: ((a > b) | (a <= 0.5)) & ~(b == a),
@@ -63,6 +70,7 @@ OPS = {
                                         alpha=2.0)),
     "size_arithmetic": lambda a, b: a.reshape(a.shape[0] * a.shape[1], a.shape[2] // 2, 2),
     "arange": lambda a, b: a + torch.arange(a.size(2)).float(),
+    "inplace_and_factories": _inplace_and_factories,
 }
 
 
