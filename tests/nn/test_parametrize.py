@@ -52,6 +52,10 @@ def test_register_chain_assign_cache_and_remove():
     with P.cached():
         assert m.weight is m.weight
     assert m.weight is not m.weight
+    import copy
+    twin = copy.deepcopy(m)
+    np.testing.assert_allclose(twin.weight.detach().numpy(), target)
+    assert twin.parametrizations.weight.original is not m.parametrizations.weight.original
     y = m(_t(np.ones((2, 3))))
     y.sum().backward()
     assert m.parametrizations.weight.original.grad.shape == (3, 3)

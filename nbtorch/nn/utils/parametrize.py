@@ -155,8 +155,18 @@ def _inject_new_class(module):
                            "saving_loading_models.html#saving-loading-a-general-checkpoint-"
                            "for-inference-and-or-resuming-training")
 
+    def deepcopy(self, memo):
+        import copy
+        if id(self) in memo:
+            return memo[id(self)]
+        replica = self.__new__(self.__class__)
+        memo[id(self)] = replica
+        replica.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return replica
+
     module.__class__ = type(f"Parametrized{cls.__name__}", (cls,),
-                            {"__getstate__": getstate, "_type_before_parametrizations": cls})
+                            {"__getstate__": getstate, "__deepcopy__": deepcopy,
+                             "_type_before_parametrizations": cls})
 
 
 def _inject_property(module, name):
