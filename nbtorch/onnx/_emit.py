@@ -211,6 +211,8 @@ class Emitter:
             return folded
         if name == "getitem" and isinstance(args[0], (tuple, list)):
             return args[0][_unwrap(args[1])]
+        if name == "getattr" and hasattr(args[0], "_fields"):     # x.max(1).values
+            return getattr(args[0], args[1])
         fn = FUNCTIONS.get(name)
         if fn is None:
             raise UnsupportedOperatorError(
@@ -281,6 +283,8 @@ class Emitter:
                 items = [self.wrap(o, None, static, param) for o in out]
             else:
                 items = [self.wrap(o, r, static, param) for o, r in zip(out, res)]
+            if hasattr(out, "_fields"):
+                return type(out)(*items)
             return type(out)(items) if isinstance(out, list) else tuple(items)
         if out is None:
             return None

@@ -106,3 +106,72 @@ def test_integer_and_bool_inputs(check):
     i = torch.randint(0, 9, (2, 4))
     check(fn, (i, i > 4), others=[(torch.randint(0, 9, (3, 4)),
                                    torch.randint(0, 2, (3, 4)).bool())])
+
+
+class Block(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b1 = nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+        self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b2 = nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        out = self.b2(self.c2(self.relu(self.b1(self.c1(x)))))
+        out += x
+        return self.relu(out)
+
+
+class ResNetish(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.BatchNorm2d(8), nn.ReLU(True))
+        self.layer = nn.Sequential(Block(8), Block(8))
+        self.pool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(self.layer(self.stem(x))), 1))
+
+
+class UNetish(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = nn.Conv2d(2, 4, 3, padding=1)
+        self.up = nn.ConvTranspose2d(4, 4, 2, stride=2)
+        self.out = nn.Conv2d(6, 1, 1)
+        self.unflatten = nn.Unflatten(1, (1, 2))
+
+    def forward(self, x):
+        h = self.up(F.max_pool2d(F.relu(self.down(x)), 2))
+        return torch.sigmoid(self.out(torch.cat([h, x], 1))), self.unflatten(x.mean((2, 3)))
+
+
+class MaskedAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 8)
+        self.q = nn.Linear(8, 8)
+
+    def forward(self, tokens):
+        x = self.emb(tokens)
+        scores = torch.einsum("bid,bjd->bij", self.q(x), x) / 8 ** 0.5
+        scores = scores.masked_fill((tokens == 0).unsqueeze(1), float("-inf"))
+        pooled = F.dropout(x, 0.1, training=self.training).max(dim=1).values
+        return (scores.softmax(-1) @ x).sum(1), pooled
+
+
+MODELS = {
+    "resnet_block": (ResNetish, lambda n: torch.randn(n, 3, 16, 16)),
+    "unet": (UNetish, lambda n: torch.randn(n, 2, 8, 8)),
+    "masked_attention": (MaskedAttention,
+                         lambda n: torch.tensor([[1, 2, 3, 0], [4, 5, 0, 0], [6, 7, 8, 9]])[:n]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_model_matches_onnxruntime(check, name):
+    torch.manual_seed(0)
+    make, data = MODELS[name]
+    check(make(), (data(2),), others=[(data(3),)])
