@@ -10,26 +10,24 @@ __all__ = ["Work", "wait_requests"]
 
 def wait_requests(requests, group, what, timeout=None, status=None):
     """Complete the MPI `requests` of `group`, or raise DistBackendError after `timeout`
-    seconds (the group's when None). Polls with `Test`, yielding the core between polls
-    (a peer rank may need it: ranks often share cores), and after 0.1 s sleeps briefly
-    instead, so a rank waiting for a slow peer does not burn a core. `status` (one
-    request only) gets filled."""
+    seconds (the group's when None). MPI progresses only inside its calls, so this polls
+    with `Test`: spinning for the first 0.2 ms (a small message's peer is usually there
+    by then), then yielding the core between polls (ranks often share cores with their
+    peers), and after 0.1 s sleeping briefly between them, so a rank waiting for a slow
+    peer does not burn a core. `status` (one request only) gets filled."""
     MPI = group.MPI
     test = (lambda: requests[0].Test(status)) if status is not None else (
         lambda: MPI.Request.Testall(requests))
-    for _ in range(32):
-        if test():
-            return
-    limit = group.timeout if timeout is None else _seconds(timeout)
+    if test():
+        return
     start = time.monotonic()
-    yield_until, deadline = start + 0.1, start + limit
+    limit = group.timeout if timeout is None else _seconds(timeout)
+    spin_until, yield_until, deadline = start + 2e-4, start + 0.1, start + limit
     nap = 5e-5
     while True:
         for _ in range(16):
             if test():
                 return
-            if nap < 1e-4:
-                os.sched_yield()
         now = time.monotonic()
         if now > deadline:
             group._broken = f"{what} timed out"
@@ -40,6 +38,8 @@ def wait_requests(requests, group, what, timeout=None, status=None):
         if now > yield_until:
             time.sleep(nap)
             nap = min(nap * 2, 1e-3)
+        elif now > spin_until:
+            os.sched_yield()
 
 
 def _seconds(timeout):
