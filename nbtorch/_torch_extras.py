@@ -132,6 +132,9 @@ class layout:
     def __hash__(self):
         return hash(repr(self))
 
+    def __reduce__(self):               # copies and pickles stay the one `strided`
+        return self.name
+
 
 strided = layout("strided")
 
