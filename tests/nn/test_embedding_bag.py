@@ -51,7 +51,8 @@ def test_embedding_bag_2d_input_and_per_sample_weights():
     psw = np.random.default_rng(1).standard_normal(8)
     y = F.embedding_bag(_t(idx), _t(w), mode="sum", per_sample_weights=_t(psw.reshape(2, 4)))
     np.testing.assert_allclose(y.numpy(), _ref(IDX[:8], w, [0, 4], "sum", psw), rtol=1e-12)
-    y = F.embedding_bag(_t(IDX), _t(w), _t(OFFS), mode="sum", per_sample_weights=_t(psw[:1].repeat(9)))
+    y = F.embedding_bag(_t(IDX), _t(w), _t(OFFS), mode="sum",
+                        per_sample_weights=_t(psw[:1].repeat(9)))
     np.testing.assert_allclose(y.numpy(), _ref(IDX, w, OFFS, "sum", psw[:1].repeat(9)),
                                rtol=1e-12)
     assert F.embedding_bag(_t(idx), _t(w.astype(np.float32))).dtype == nbtorch.float32

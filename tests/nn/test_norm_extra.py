@@ -136,7 +136,8 @@ def test_instance_norm_tracking_against_torch(dims):
     shape = (3, 2) + (4, 3, 2)[:dims]
     for kw in ({"affine": True, "track_running_stats": True},
                {"track_running_stats": True, "momentum": None}):
-        ours, theirs = getattr(nn, name)(2, **kw).double(), getattr(torch.nn, name)(2, **kw).double()
+        ours = getattr(nn, name)(2, **kw).double()
+        theirs = getattr(torch.nn, name)(2, **kw).double()
         for step in range(2):
             x = _rand(*shape, seed=step)
             xo, xt = _t(x, True), torch.tensor(x, requires_grad=True)

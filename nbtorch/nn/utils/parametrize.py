@@ -12,7 +12,6 @@ import contextlib
 
 from ..._tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
