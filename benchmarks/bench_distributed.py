@@ -17,14 +17,20 @@ Figures from a shared 2-core machine are noisy: read the spread.
 
     python benchmarks/bench_distributed.py [--rounds 5] [--max-mb 64] [--jobs 3]
 
-Measured here (2-core VM shared with other jobs, load 4-6; MPICH 5.0.2 over shared
-memory): all_reduce 2.5-3.4 GB/s from 1 to 16 MB and 0.9 GB/s at 64 MB (raw mpi4py the
-same), nbtorch within +7..+16% of raw mpi4py at 1-16 MB in the quietest run (the spread
-between runs is larger than that), about 8 us of Python per call on small messages
-(10 us vs 2.5 us at 1 KB). DDP steps on 2 ranks were dominated by the two ranks being
-descheduled at different times (the wait at the end of backward, ~3-6 ms, is the other
-rank arriving late, not the 0.02-0.5 ms the all-reduces take alone), so no scaling
-figure from this machine means anything; rerun on quiet cores.
+Measured here (2-core VM shared with other sessions, load 4-7; MPICH 5.0.2 over shared
+memory; one thread a rank): all_reduce 1.2-3.4 GB/s from 256 KB to 16 MB and 0.8-1.2
+GB/s at 64 MB, raw mpi4py alike; nbtorch against raw mpi4py at 1 MB and above moved
+between -30% and +26% from run to run (both are one MPI call on the same memory, nbtorch's
+the non-blocking one, polled), with no consistent sign; small messages pay ~8 us of
+Python a call (10 us against 2.5 us at 1 KB at a quiet moment). Best DDP steps: the CNN
+(global batch 64) 4.8-5.2 ms on 1 rank, 3.0-3.1 ms on 2 (1.5-1.7x), 2.8 ms on 2 under
+no_sync (DDP costs 0.2-0.3 ms a step); the MLP (2.7 MB of gradients, global batch 128)
+5.5-9.6 ms on 1 rank, 5.4-9.9 ms on 2, 3.2-3.6 ms under no_sync: its 2.6 MB bucket (0.5
+ms alone) takes several ms when the ranks share their 2 cores with other work (MPICH's
+shared-memory copy needs both ranks on a core at once). Medians are 2-3x the best: the
+ranks get descheduled at different times, and the wait after backward (3-6 ms) is that
+skew. No bucket had finished before that wait with these models: the big bucket holds
+the first layer, whose gradient backward computes last.
 
 Scaling beyond one machine (estimates from the sizes above, not measurements): a ring
 all-reduce moves 2 (N - 1) / N x S bytes in and out of each rank per step, S the
