@@ -7,7 +7,8 @@ removing such a node would change what the program does.
 """
 import operator
 
-__all__ = ["node_is_impure", "is_random_node", "RANDOM_FUNCTIONS", "RANDOM_METHODS"]
+__all__ = ["node_is_impure", "is_random_node", "RANDOM_FUNCTIONS", "RANDOM_METHODS",
+           "alias_root", "mutated_nodes"]
 
 _INPLACE_OPERATORS = {operator.setitem, operator.delitem, operator.iadd, operator.isub,
                       operator.imul, operator.itruediv, operator.ifloordiv, operator.imod,
@@ -80,3 +81,50 @@ def node_is_impure(node):
         return ((t.endswith("_") and not t.endswith("__")) or t in RANDOM_METHODS
                 or "out" in node.kwargs)
     return False
+
+
+# Ops whose result shares memory with their first tensor argument (a view): a write
+# through the result is a write to the argument.
+VIEW_NAMES = frozenset((
+    "view", "view_as", "reshape", "reshape_as", "narrow", "select", "t", "transpose",
+    "permute", "squeeze", "unsqueeze", "expand", "expand_as", "flatten", "unflatten",
+    "diagonal", "as_strided", "split", "chunk", "unbind", "tensor_split", "movedim",
+    "moveaxis", "swapaxes", "swapdims", "real", "imag", "view_as_real", "view_as_complex",
+    "detach", "unfold", "contiguous", "getitem", "__getitem__", "view_of", "_view"))
+
+
+def _view_base(node):
+    """The node whose memory `node`'s value may share (it is a view of it), or None."""
+    if node.op not in ("call_function", "call_method"):
+        return None
+    target = node.target
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if node.meta.get("aliases_input") or name in VIEW_NAMES:
+        for a in node.args:
+            if hasattr(a, "op") and hasattr(a, "users"):
+                return a
+    return None
+
+
+def alias_root(node):
+    """The first node of the chain of views `node` belongs to (itself when no view)."""
+    seen = set()
+    while node not in seen:
+        seen.add(node)
+        base = _view_base(node)
+        if base is None:
+            return node
+        node = base
+    return node
+
+
+def mutated_nodes(graph):
+    """Nodes whose memory an in-place node of `graph` may write, directly or through a
+    view: every node in the alias class of a tensor argument of an impure call (the
+    conservative reading of "impure": CSE and constant folding must neither merge nor
+    freeze such a value, since two fresh ``zeros`` filled through views are two buffers)."""
+    roots = set()
+    for node in graph.nodes:
+        if node.op in ("call_function", "call_method", "call_module") and node.is_impure():
+            roots.update(alias_root(n) for n in node.all_input_nodes)
+    return {n for n in graph.nodes if alias_root(n) in roots}

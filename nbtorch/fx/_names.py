@@ -17,10 +17,10 @@ _PUBLIC = None          # id(function) -> "torch.relu", built on first use
 def public_namespaces():
     """[(printed prefix, module)] whose public functions are nbtorch ops, most specific last."""
     import nbtorch
-    from nbtorch import fft, linalg
+    from nbtorch import fft, linalg, special
     from nbtorch.nn import functional
     return [("torch", nbtorch), ("torch.linalg", linalg), ("torch.fft", fft),
-            ("torch.nn.functional", functional)]
+            ("torch.special", special), ("torch.nn.functional", functional)]
 
 
 def _public_names():

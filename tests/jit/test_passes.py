@@ -52,6 +52,40 @@ def test_cse_keeps_random_and_inplace_ordering():
     assert not np.array_equal(r1.numpy(), r2.numpy())
 
 
+def test_buffers_filled_through_views_are_neither_merged_nor_folded():
+    def f(x):
+        a = x.new_zeros(2, 4)
+        a.narrow(1, 0, 2).copy_(x)    # two fresh buffers, each written through a view
+        b = x.new_zeros(2, 4)
+        b.narrow(1, 2, 2).copy_(x)
+        return a + b
+    x = _t(2, 2)
+    gm = fx.symbolic_trace(f)
+    assert eliminate_common_subexpressions(gm) == 0
+    assert constant_fold(gm) == 0
+    want = np.concatenate([x.numpy(), x.numpy()], 1)
+    np.testing.assert_allclose(gm(x).numpy(), want)
+    np.testing.assert_allclose(gm(x).numpy(), want)      # no state kept between calls
+
+
+def test_compiled_gradients_of_two_views_of_one_input():
+    # the backward of each slice fills zeros through a view: CSE had merged the two
+    # zeros, so a compiled roll (cat of two narrows) got the sum of both gradients twice
+    y = _t(3, 8, seed=1)
+
+    def f(x):
+        return (torch.roll(x, 3, 1) * y).sum() + (x.narrow(1, 2, 4) * 2).sum()
+    x = _t(3, 8).requires_grad_()
+    f(x).backward()
+    want, x.grad = x.grad.numpy().copy(), None
+    cf = torch.compile(f)
+    for _ in range(2):
+        cf(x).backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+        x.grad = None
+    assert not cf.fallback_reasons
+
+
 class _WithConstants(nn.Module):
     def __init__(self):
         super().__init__()

@@ -16,7 +16,7 @@ Example:
     >>> from nbtorch.fx.passes.constant_fold import constant_fold
     >>> constant_fold(gm)      # number of values folded
 """
-from .._impure import is_random_node
+from .._impure import is_random_node, mutated_nodes
 from ..node import map_arg
 
 __all__ = ["constant_fold", "is_constant_attr"]
@@ -55,8 +55,9 @@ def constant_fold(gm, fold_parameters=False, fold_buffers=False):
     graph = gm.graph
     constant = {}                    # node -> its value
     runner = Interpreter(gm, garbage_collect_values=False)
+    written = mutated_nodes(graph)   # filled in place at run time: not a constant
     for node in graph.nodes:
-        if node.op in ("placeholder", "output", "call_module"):
+        if node.op in ("placeholder", "output", "call_module") or node in written:
             continue
         if node.op == "get_attr":
             if is_constant_attr(gm, node.target, fold_parameters, fold_buffers):

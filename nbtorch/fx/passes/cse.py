@@ -4,9 +4,11 @@ Two nodes are the same computation when they have the same op, target and
 arguments (nodes compared by identity after earlier merges, constants by type
 and value, so ``x + 1`` and ``x + 1.0`` stay apart). The later one is replaced
 by the earlier one. Impure nodes (placeholders, in-place and random calls,
-``out=``) and random modules are never merged, and nothing is merged across an
-in-place node that could have changed an input (a node reading a value after
-``x.add_(1)`` is not the node that read it before).
+``out=``) and random modules are never merged, nor is a value an in-place node
+writes (directly or through a view: two ``zeros`` filled through views are two
+buffers), and nothing is merged across an in-place node that could have changed
+an input (a node reading a value after ``x.add_(1)`` is not the node that read it
+before).
 
 Example:
     >>> from nbtorch.fx.passes.cse import eliminate_common_subexpressions
@@ -14,7 +16,7 @@ Example:
 """
 import math
 
-from .._impure import is_random_node
+from .._impure import alias_root, is_random_node, mutated_nodes
 from ..node import Node
 
 __all__ = ["eliminate_common_subexpressions", "CSEPass"]
@@ -40,8 +42,8 @@ def _key(a):
 
 
 def _mutated_inputs(node):
-    """The nodes an impure node may write (its tensor arguments)."""
-    return node.all_input_nodes
+    """The values an impure node may write: its tensor arguments, as their view roots."""
+    return [alias_root(n) for n in node.all_input_nodes]
 
 
 def eliminate_common_subexpressions(gm):
@@ -55,6 +57,7 @@ def eliminate_common_subexpressions(gm):
     seen = {}
     generation = {}          # node -> how many times it may have been written in place
     removed = 0
+    written = mutated_nodes(graph)   # values written in place (through views too)
     for node in list(graph.nodes):
         if node.op in ("placeholder", "output"):
             continue
@@ -62,10 +65,12 @@ def eliminate_common_subexpressions(gm):
             for inp in _mutated_inputs(node):
                 generation[inp] = generation.get(inp, 0) + 1
             continue
+        if node in written:
+            continue
         try:
             key = (node.op, _key(node.target) if node.op == "call_function" else node.target,
                    _key(node.args), _key(node.kwargs),
-                   tuple(generation.get(n, 0) for n in node.all_input_nodes))
+                   tuple(generation.get(alias_root(n), 0) for n in node.all_input_nodes))
             hash(key)
         except TypeError:
             continue
