@@ -64,6 +64,14 @@ def test_complex_polar_and_predicates():
     assert z.is_complex() and not x.is_complex() and nbtorch.is_complex(z)
     assert not z.conj().is_conj() and not nbtorch.is_neg(z)
     assert x.cfloat().dtype is nbtorch.complex64 and x.cdouble().dtype is nbtorch.complex128
+    assert nbtorch.resolve_neg(z) is z and z.resolve_neg() is z
+    c = z.clone()
+    assert nbtorch.conj_physical_(c) is c and np.allclose(_np(c), _np(z).conj())
+    r = nbtorch.view_as_real_copy(z)
+    assert r.data_ptr() != z.data_ptr() and np.allclose(_np(nbtorch.view_as_complex_copy(r)),
+                                                        _np(z))
+    assert np.allclose(_np(z.H), _np(z).conj().T) and np.allclose(_np(z.mH), _np(z).conj().T)
+    assert np.allclose(_np(nbtorch.adjoint(z)), _np(z).conj().T)
     ang = _np(nbtorch.angle(nbtorch.tensor([-1.0, 0.0, 2.0, float("nan")])))
     assert np.allclose(ang[:3], [np.pi, 0.0, 0.0]) and np.isnan(ang[3])
     assert nbtorch.angle(nbtorch.tensor([-1, 2])).dtype is nbtorch.float32
