@@ -22,7 +22,10 @@ from ._tensor_str import set_printoptions
 from ._qtensor import (qint8, quint8, qint32, qscheme, per_tensor_affine,  # noqa: F401
                        per_channel_affine, per_tensor_symmetric, per_channel_symmetric,
                        per_channel_affine_float_qparams, quantize_per_tensor,
-                       quantize_per_channel, quantize_per_tensor_dynamic, dequantize)
+                       quantize_per_channel, quantize_per_tensor_dynamic, dequantize,
+                       q_scale, q_zero_point, q_per_channel_scales, q_per_channel_zero_points,
+                       q_per_channel_axis, int_repr, fake_quantize_per_tensor_affine,
+                       fake_quantize_per_channel_affine)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled

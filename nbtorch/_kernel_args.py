@@ -18,6 +18,8 @@ def broadcast_strides(src, shape):
 def copy_values(dst, src):
     """dst[...] = src (broadcast, cast to dst's dtype; same device), no autograd, no bump.
     A complex source into a real destination gives its real part, with PyTorch's warning."""
+    if src.is_quantized:                # its integers are not its values: refuse a cast
+        src._array                      # raises PyTorch's QuantizedCPU error
     if src.dtype.is_complex and not dst.dtype.is_complex:
         import warnings
         warnings.warn("Casting complex values to real discards the imaginary part",

@@ -22,7 +22,9 @@ from ._tensor_str import _add_suffixes, _format_array, _render, PRINT_OPTS, _sum
 __all__ = ["qint8", "quint8", "qint32", "qscheme", "per_tensor_affine", "per_channel_affine",
            "per_tensor_symmetric", "per_channel_symmetric", "per_channel_affine_float_qparams",
            "quantize_per_tensor", "quantize_per_channel", "dequantize", "QTensor",
-           "quantize_per_tensor_dynamic"]
+           "quantize_per_tensor_dynamic", "q_scale", "q_zero_point", "q_per_channel_scales",
+           "q_per_channel_zero_points", "q_per_channel_axis", "int_repr",
+           "fake_quantize_per_tensor_affine", "fake_quantize_per_channel_affine"]
 
 
 class _QDtype(_dtype.dtype):
@@ -349,10 +351,51 @@ def _dequantize_method(self):
     raise RuntimeError(f"dequantize() expects a quantized or float32 tensor, got {self.dtype}")
 
 
+_QUANTIZED_ONLY = ("q_scale", "q_zero_point", "q_per_channel_scales",
+                   "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "int_repr")
+
+
+def _quantized_only(name):
+    def method(self, *args, **kwargs):
+        raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the "
+                                  f"'{self.device.type.upper()}' backend (a {self.dtype} "
+                                  f"tensor: it is not quantized)")
+    method.__name__ = name
+    return method
+
+
+def _function(name):
+    def fn(input):
+        return getattr(input, name)()
+    fn.__name__ = name
+    fn.__doc__ = f"``torch.{name}(x)``: ``x.{name}()`` of a quantized tensor."
+    return fn
+
+
+q_scale, q_zero_point, q_per_channel_scales, q_per_channel_zero_points, \
+    q_per_channel_axis, int_repr = (_function(n) for n in _QUANTIZED_ONLY if n != "qscheme")
+
+
+def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
+    """``torch.fake_quantize_per_tensor_affine`` (straight-through gradient)."""
+    from .ao.quantization import fake_quantize as fq
+    return fq.fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max)
+
+
+def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
+    """``torch.fake_quantize_per_channel_affine`` (straight-through gradient)."""
+    from .ao.quantization import fake_quantize as fq
+    return fq.fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min,
+                                               quant_max)
+
+
 def install():
-    """Tensor.is_quantized / dequantize / quantize methods for plain tensors."""
+    """Tensor.is_quantized / dequantize and the quantized-only methods for plain tensors
+    (which refuse, as PyTorch's)."""
     Tensor.is_quantized = False
     Tensor.dequantize = _dequantize_method
+    for name in _QUANTIZED_ONLY:
+        setattr(Tensor, name, _quantized_only(name))
 
 
 install()

@@ -13,11 +13,11 @@ import inspect
 # namespace. Keep it short: anything a user would call in ordinary model code is in scope.
 OUT_OF_SCOPE = {
     "torch": [
-        # quantized tensors and their dtypes/schemes (a separate runtime: torch.ao)
-        "q_*", "qint*", "quint*", "qscheme", "per_tensor_*", "per_channel_*", "quantize_*",
-        "quantized_*", "dequantize", "int_repr", "fake_quantize_*", "choose_qparams_optimized",
-        "fused_moving_avg_obs_fake_quant", "QInt*Storage", "QUInt*Storage", "quantization",
-        "ao", "empty_quantized",
+        # quantized tensors: the int8 ones are in nbtorch (nbtorch/_qtensor.py, nbtorch.ao);
+        # sub-byte dtypes, their storages, ATen's quantized RNN/pool/batch-norm entry points
+        # (nbtorch's live in nbtorch.ao.nn.quantized) and fused observers are not
+        "quint4x2", "quint2x4", "quantized_*", "choose_qparams_optimized",
+        "fused_moving_avg_obs_fake_quant", "QInt*Storage", "QUInt*Storage", "empty_quantized",
         # sparse layouts and sparse-only products
         "sparse", "sparse_*", "*_indices_copy", "values_copy", "indices_copy", "smm", "hsmm",
         "dsmm", "spmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_", "jagged",
@@ -58,8 +58,6 @@ OUT_OF_SCOPE = {
         "prepare_multiprocessing_environment", "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12",
     ],
     "Tensor": [
-        # quantized tensors
-        "q_*", "qscheme", "int_repr", "dequantize", "is_quantized",
         # sparse layouts
         "to_sparse*", "to_dense", "sparse_*", "coalesce", "is_coalesced", "indices", "values",
         "crow_indices", "col_indices", "ccol_indices", "row_indices", "dense_dim",

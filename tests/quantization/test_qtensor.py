@@ -89,6 +89,17 @@ def test_bad_qparams(scale, zp, dtype, match):
         nbtorch.quantize_per_tensor(nbtorch.ones(3), scale, zp, dtype)
 
 
+def test_float_math_on_quantized_tensors_refused():
+    q = nbtorch.quantize_per_tensor(nbtorch.randn(2, 3), 0.1, 10, nbtorch.quint8)
+    for op in (nbtorch.sigmoid, lambda t: t.sum(), lambda t: t.float(), lambda t: t * 2,
+               lambda t: t.exp()):
+        with pytest.raises(NotImplementedError, match="QuantizedCPU"):
+            op(q)
+    assert nbtorch.q_scale(q) == 0.1 and nbtorch.int_repr(q).dtype is nbtorch.uint8
+    with pytest.raises(NotImplementedError, match="q_scale"):
+        nbtorch.ones(2).q_scale()
+
+
 def test_integer_input_refused():
     with pytest.raises(RuntimeError, match="Float Tensor"):
         nbtorch.quantize_per_tensor(nbtorch.ones(3, dtype=nbtorch.int64), 0.1, 0,
