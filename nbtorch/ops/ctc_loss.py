@@ -116,6 +116,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         raise RuntimeError(f"ctc_loss: expected log_probs of 2 or 3 dimensions, got "
                            f"{log_probs.dim()}")
     check_same_device("ctc_loss", log_probs, targets)
+    if lp.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
     T, N, C = lp.shape
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")

@@ -134,6 +134,8 @@ def test_ctc_loss_errors():
          "Expected 1 to 2 dimensions, but got 3-dimensional tensor for argument #2 'targets'"),
         (lambda: F.ctc_loss(lp, _t([1, 2, 3]), IL, TL), RuntimeError,
          "Expected tensor to have size 6 at dimension 0, but got size 3"),
+        (lambda: F.ctc_loss(lp[:, :0], tg[:0], [], []), RuntimeError,
+         "log_probs tensor must not be empty"),
         (lambda: F.ctc_loss(lp, _t([[1, 9, 1]] * 3), IL, TL), RuntimeError,
          r"target labels must lie in \[0, 4\), got 9"),
     ]
