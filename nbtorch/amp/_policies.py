@@ -40,7 +40,7 @@ CPU = {
         linalg.inv_ex linalg.lstsq linalg.matrix_rank linalg.qr linalg.solve linalg.svd
         linalg.svdvals linalg.tensorinv linalg.tensorsolve fft.fft fft.ifft fft.fft2
         fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2 fft.rfftn
-        fft.irfftn fft.hfft fft.ihfft""",
+        fft.irfftn fft.hfft fft.ihfft fake_quantize_per_tensor_affine""",
     "promote": "cat concat concatenate stack index_copy",
     "keep": "convolution",
     "pad": "pad",

@@ -11,8 +11,8 @@ Example:
     ...     y = model(x)                              # Linear/conv in bfloat16
     ...     loss = F.cross_entropy(y, target)         # losses in float32
 """
+import contextlib
 import functools
-import threading
 import warnings
 
 from .. import _dtype
@@ -175,6 +175,8 @@ class autocast:
 
     def __enter__(self):
         _hooks.retain()                 # the cast hooks stay in while the region is open
+        self.prev_suspended = STATE.suspended   # a region opened inside an op or backward
+        STATE.suspended = 0                     # (checkpoint's recompute) autocasts
         self.prev_cache_enabled = is_autocast_cache_enabled()
         self.prev = is_autocast_enabled(self.device)
         self.prev_fastdtype = get_autocast_dtype(self.device)
@@ -190,6 +192,8 @@ class autocast:
         set_autocast_enabled(self.device, self.prev)
         set_autocast_dtype(self.device, self.prev_fastdtype)
         set_autocast_cache_enabled(self.prev_cache_enabled)
+        STATE.suspended = self.prev_suspended
+        _hooks.refresh(STATE)
         _hooks.release()
         return False
 
@@ -206,6 +210,24 @@ class autocast:
             with self:
                 return func(*args, **kwargs)
         return decorate_autocast
+
+
+def _autocast_state():
+    """This thread's autocast settings, to re-enter later (checkpoint's recomputation)."""
+    return ({d: (STATE.enabled[d], STATE.dtype[d]) for d in _DEVICES},
+            STATE.cache_enabled)
+
+
+@contextlib.contextmanager
+def _autocast_restored(state):
+    """Run the block with the autocast settings `_autocast_state` returned."""
+    per_device, cache_enabled = state
+    with contextlib.ExitStack() as stack:
+        for device_type, (enabled, dtype) in per_device.items():
+            if enabled or STATE.enabled[device_type]:
+                stack.enter_context(autocast(device_type, dtype=dtype, enabled=enabled,
+                                             cache_enabled=cache_enabled))
+        yield
 
 
 def _cast(value, device_type, dtype):

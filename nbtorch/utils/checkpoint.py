@@ -23,6 +23,7 @@ import contextlib
 import warnings
 
 from .._tensor import Tensor
+from ..amp.autocast_mode import _autocast_restored, _autocast_state
 from ..autograd import grad_mode
 from ..autograd.engine import backward as _backward
 from ..autograd.engine import grad as _grad
@@ -88,6 +89,7 @@ class CheckpointFunction(Function):
     def forward(ctx, run_function, preserve_rng_state, *args):
         ctx.run_function = run_function
         ctx.rng_state = _rng_state(preserve_rng_state)
+        ctx.autocast = _autocast_state()        # the recomputation runs under it again
         ctx.args = [None if isinstance(a, Tensor) else a for a in args]
         ctx.save_for_backward(*[a for a in args if isinstance(a, Tensor)])
         with grad_mode.no_grad():
@@ -103,7 +105,8 @@ class CheckpointFunction(Function):
                 "`inputs` argument.")
         tensors = iter(detach_variable(tuple(ctx.saved_tensors)))
         inputs = [next(tensors) if a is None else a for a in ctx.args]
-        with _rng_restored(ctx.rng_state), grad_mode.enable_grad():
+        with _rng_restored(ctx.rng_state), grad_mode.enable_grad(), \
+                _autocast_restored(ctx.autocast):
             outputs = ctx.run_function(*inputs)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
@@ -150,12 +153,13 @@ class _NonReentrant(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        function, rebuild, n_args, rng, recompute_ctx = ctx.state
+        function, rebuild, n_args, rng, recompute_ctx, amp_state = ctx.state
         saved = list(ctx.saved_tensors)
         args = [x.detach().requires_grad_(True) if x.requires_grad else x.detach()
                 for x in saved[:n_args]]
         wrt_all = args + saved[n_args:]
-        with _rng_restored(rng), grad_mode.enable_grad(), recompute_ctx:
+        with _rng_restored(rng), grad_mode.enable_grad(), recompute_ctx, \
+                _autocast_restored(amp_state):
             a, k = rebuild(args)
             outputs = [o for o in tree_flatten(function(*a, **k))[0] if isinstance(o, Tensor)]
         pairs = [(o, g) for o, g in zip(outputs, grads) if o.requires_grad and g is not None]
@@ -193,7 +197,7 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs):
     if not any(o.requires_grad for o in out_tensors):
         return out
     captured = _leaves_reached(out_tensors, detached)
-    state = (function, rebuild, len(inputs), rng, recompute_ctx)
+    state = (function, rebuild, len(inputs), rng, recompute_ctx, _autocast_state())
     new = iter(_NonReentrant.apply(state, out_tensors, *inputs, *captured))
     return tree_unflatten([next(new) if isinstance(o, Tensor) else o for o in out_leaves],
                           out_spec)

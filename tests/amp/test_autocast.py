@@ -352,3 +352,22 @@ def test_compile_guards_on_autocast_state():
             assert compiled(x).dtype == nbtorch.bfloat16
             assert compiled(x).dtype == nbtorch.bfloat16
         assert compiled(x).dtype == nbtorch.float32
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_recomputes_under_the_forwards_autocast(use_reentrant):
+    from nbtorch.utils.checkpoint import checkpoint
+    model = nbtorch.nn.Sequential(nbtorch.nn.Linear(4, 8), nbtorch.nn.ReLU(),
+                                  nbtorch.nn.Linear(8, 2))
+    x = nbtorch.randn(3, 4, requires_grad=True)
+    grads = []
+    for run in (lambda: checkpoint(model, x, use_reentrant=use_reentrant), lambda: model(x)):
+        model.zero_grad()
+        x.grad = None
+        with nbtorch.autocast("cpu"):
+            y = run()
+        assert y.dtype == nbtorch.bfloat16
+        y.float().sum().backward()               # outside the region, as the recipe does
+        grads.append([x.grad.clone()] + [p.grad.clone() for p in model.parameters()])
+    for a, b in zip(*grads):
+        assert a.dtype == b.dtype and nbtorch.equal(a, b)
