@@ -159,6 +159,15 @@ def test_static_roundtrip_through_save_and_errors(tmp_path):
     m.qconfig = nq.get_default_qconfig("x86")
     with pytest.raises(RuntimeError, match="saw no data"):
         nq.convert(nq.prepare(m))
+    # a weight observer for activations, a dynamic qconfig for static convert
+    for qconfig in (nq.QConfig(activation=nq.default_weight_observer,
+                               weight=nq.default_weight_observer), nq.default_dynamic_qconfig):
+        m = _net(nbtorch, nq)
+        m.qconfig = qconfig
+        p = nq.prepare(m)
+        p(nbtorch.tensor(x[:8]))
+        with pytest.raises(RuntimeError, match="quint8 activations"):
+            nq.convert(p)
     # a float tensor into a quantized layer
     with pytest.raises(RuntimeError, match="expected a quantized tensor"):
         q.fc(nbtorch.ones(1, 128))

@@ -33,9 +33,8 @@ class Quantize(nn.Module):
 
     @staticmethod
     def from_float(mod):
-        scale, zp = mod.activation_post_process.calculate_qparams()
-        return Quantize(float(scale[0].item()), int(zp[0].item()),
-                        mod.activation_post_process.dtype)
+        scale, zp = _output_qparams(mod)
+        return Quantize(scale, zp, mod.activation_post_process.dtype)
 
     def extra_repr(self):
         return f"scale=tensor([{self.scale:.4f}]), zero_point=tensor([{self.zero_point}]), " \
@@ -62,7 +61,16 @@ def _output_qparams(mod):
             np.isinf(post.min_val.item()):
         raise RuntimeError(f"convert: the observer of {type(mod).__name__} saw no data: "
                            "run calibration batches through the prepared model first")
+    if getattr(post, "dtype", quint8) is not quint8 or getattr(post, "is_dynamic", False):
+        raise RuntimeError(f"convert: {type(mod).__name__}'s qconfig observes its output as "
+                           f"{getattr(post, 'dtype', None)}"
+                           f"{' (dynamic)' if getattr(post, 'is_dynamic', False) else ''}; "
+                           "the x86 quantized kernels take static torch.quint8 activations "
+                           "(a dynamic qconfig belongs to quantize_dynamic)")
     scale, zp = post.calculate_qparams()
+    if scale.numel() != 1:
+        raise RuntimeError(f"convert: {type(mod).__name__}'s activation observer is per "
+                           "channel; quantized activations are per tensor")
     return float(scale.reshape(-1)[0].item()), int(zp.reshape(-1)[0].item())
 
 
