@@ -44,8 +44,8 @@ def require_onnx():
 
 
 def _load_symbolics():
-    from . import (symbolic_attention, symbolic_elementwise, symbolic_nn,  # noqa: F401
-                   symbolic_reduce, symbolic_rnn, symbolic_shape)
+    from . import (symbolic_attention, symbolic_elementwise, symbolic_index,  # noqa: F401
+                   symbolic_nn, symbolic_reduce, symbolic_rnn, symbolic_shape)
 
 
 @contextlib.contextmanager

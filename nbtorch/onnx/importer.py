@@ -50,7 +50,7 @@ def _parse(f):
 
 
 def _check_ops(model):
-    from . import _import_nn  # noqa: F401 - registers the nn ops
+    from . import _import_nn, _import_reduce  # noqa: F401 - register their ops
     from ._import_ops import OPS
     domains = {o.domain for o in model.opset_import}
     missing = sorted({n.op_type for n in model.graph.node
@@ -98,7 +98,7 @@ class OnnxModule(Module):
                        for n in graph.node]
 
     def forward(self, *args, **kwargs):
-        from . import _import_nn  # noqa: F401
+        from . import _import_nn, _import_reduce  # noqa: F401
         from ._import_ops import OPS
         import nbtorch
         env = {name: getattr(self, key) for name, key in self._keys.items()}
