@@ -26,9 +26,14 @@ _A = -0.75
 
 
 @register_jitable
+def _finite(v):
+    return abs(v) < math.inf                 # False for inf and NaN
+
+
+@register_jitable
 def _clip(v, size):
-    """(v clipped to [0, size - 1], its derivative)."""
-    if v <= 0:
+    """(v clipped to [0, size - 1], its derivative); NaN goes to 0, as PyTorch's."""
+    if not v > 0:
         return 0.0, 0.0
     hi = size - 1.0
     if v >= hi:
@@ -41,6 +46,8 @@ def _reflect(v, twice_low, twice_high):
     """(v reflected into [low, high] by mirror folds, its derivative: +-1)."""
     if twice_low == twice_high:
         return 0.0, 0.0
+    if not _finite(v):
+        return math.nan, 0.0                 # the clip after it sends NaN to 0
     lo = twice_low / 2.0
     span = (twice_high - twice_low) / 2.0
     v = v - lo
@@ -125,6 +132,8 @@ def _cubic(i, t):
 
 @register_jitable
 def _nearbyint(v):
+    if not _finite(v):
+        return v                             # out of bounds in every comparison
     r = math.floor(v)
     d = v - r
     if d > 0.5 or (d == 0.5 and r % 2 != 0):
@@ -135,6 +144,8 @@ def _nearbyint(v):
 @register_jitable
 def tap(k, ix, iy, iz, W, H, D, mode, padding, align):
     """(flat index or -1, weight, dw/dix, dw/diy, dw/diz) of tap k."""
+    if mode != NEAREST and not (_finite(ix) and _finite(iy) and _finite(iz)):
+        return 0, math.nan, math.nan, math.nan, math.nan    # NaN out, as PyTorch's weights
     if mode == NEAREST:
         x, y, z = _nearbyint(ix), _nearbyint(iy), _nearbyint(iz)
         w, wx, wy, wz = 1.0, 0.0, 0.0, 0.0

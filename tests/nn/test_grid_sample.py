@@ -89,6 +89,21 @@ def test_grid_sample_against_torch_every_mode():
                                         align_corners=False).numpy(), atol=1e-6)
 
 
+def test_grid_sample_non_finite_points_as_torch():
+    """NaN/inf points: NaN for interpolating modes with zero padding, clipped to the
+    first pixel (NaN) or an edge (inf) under border/reflection padding, as PyTorch."""
+    torch = pytest.importorskip("torch")
+    x = _rng().standard_normal((1, 1, 3, 3))
+    g = np.array([[[[np.nan, 0.2], [np.inf, 0.1], [-np.inf, 0.3], [5e10, 0.0], [0.3, -7e12],
+                    [0.1, np.nan]]]])
+    for mode, pad, align in itertools.product(("bilinear", "nearest", "bicubic"),
+                                              ("zeros", "border", "reflection"), (False, True)):
+        ours = F.grid_sample(_t(x), _t(g), mode, pad, align).numpy()
+        theirs = torch.nn.functional.grid_sample(torch.tensor(x), torch.tensor(g), mode, pad,
+                                                 align).numpy()
+        np.testing.assert_allclose(ours, theirs, equal_nan=True, err_msg=f"{mode} {pad}")
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
 def test_grid_sample_gradcheck(mode):
     x = _t(_rng().standard_normal((1, 2, 3, 4)), True)
