@@ -36,6 +36,7 @@ __all__ = ["pack", "qgemm", "linear_requant", "linear_dynamic", "im2col_u8",
 
 TILE_M = 32          # loop engine: TILE_N weight rows (TILE_N * K bytes) stay in L1/L2
 TILE_N = 64
+CHUNK_BYTES = 1 << 20   # conv (VNNI): im2col columns of a chunk of images, GEMMed in cache
 
 
 def pack(w):
@@ -250,25 +251,31 @@ def _conv_loop(x, zx, w2, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom):
 
 
 @numba.njit(cache=True)
-def _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom):
-    """Every image: im2col into the zero-padded `col` (M4, K4), then VNNI into out[n]."""
+def _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out2d, col, geom,
+               per_chunk):
+    """Chunks of `per_chunk` images: im2col of each into consecutive rows of `col`, then
+    one VNNI GEMM over the chunk into rows of out2d (N*OH*OW, O) (channels last)."""
     kh, kw, sh, sw, ph, pw, dh, dw = geom
-    o_ch, m = out.shape[1], out.shape[2] * out.shape[3]
-    asum = np.zeros(m, np.int32)
-    for n in range(x.shape[0]):
-        im2col_u8(x[n], col, zx, kh, kw, sh, sw, ph, pw, dh, dw)
+    n_img, m = x.shape[0], out2d.shape[0] // x.shape[0]
+    for n0 in range(0, n_img, per_chunk):
+        n1 = min(n_img, n0 + per_chunk)
+        rows = (n1 - n0) * m
+        for n in range(n0, n1):
+            im2col_u8(x[n], col[(n - n0) * m:(n - n0 + 1) * m], zx, kh, kw, sh, sw, ph, pw,
+                      dh, dw)
+        asum = np.zeros(rows, np.int32)
         if zw.any():
-            row_sums(col[:m, :k], asum)
-        _requant_vnni(col, m, k, zx, bp, o_ch, zw, wsum, asum, bias_q, mult, zo, lo, hi,
-                      out[n].reshape(o_ch, m).T)
+            row_sums(col[:rows, :k], asum)
+        _requant_vnni(col, rows, k, zx, bp, out2d.shape[1], zw, wsum, asum, bias_q, mult,
+                      zo, lo, hi, out2d[n0 * m:n1 * m])
 
 
 def conv2d_requant(x, zx, w, bp, zw, wsum, bias_q, mult, zo, relu, out, stride, padding,
                    dilation):
-    """Quantized Conv2d (groups=1), uint8 output: per image, im2col into one reused
-    column buffer, then the GEMM writing its (OH*OW, O) block straight into out[n]
-    (O, OH, OW) through a transposed view. x (N, C, H, W) uint8, w (O, C, kh, kw) int8;
-    one compiled loop over the batch."""
+    """Quantized Conv2d (groups=1), uint8 output. x (N, C, H, W) uint8, w (O, C, kh, kw)
+    int8. VNNI: chunks of images (about CHUNK_BYTES of columns) are unfolded into one
+    column buffer and multiplied in one GEMM, channels last, then transposed to NCHW.
+    Loop engine: per image, the GEMM writes out[n] (O, OH, OW) through a transposed view."""
     o_ch, oh, ow = out.shape[1:]
     w2 = w.reshape(o_ch, -1)
     m, k = oh * ow, w2.shape[1]
@@ -278,6 +285,11 @@ def conv2d_requant(x, zx, w, bp, zw, wsum, bias_q, mult, zo, relu, out, stride, 
     if bp is None:
         col = np.empty((m, k), np.uint8)
         _conv_loop(x, zx, w2, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom)
-    else:
-        col = np.zeros((-(-m // 4) * 4, -(-k // 4) * 4), np.uint8)
-        _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom)
+        return
+    k4 = -(-k // 4) * 4
+    per_chunk = max(1, min(x.shape[0], CHUNK_BYTES // (m * k4)))
+    col = np.zeros((-(-per_chunk * m // 4) * 4, k4), np.uint8)
+    out2d = np.empty((x.shape[0] * m, o_ch), np.uint8)
+    _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out2d, col, geom,
+               per_chunk)
+    out[...] = out2d.reshape(x.shape[0], oh, ow, o_ch).transpose(0, 3, 1, 2)
