@@ -15,7 +15,8 @@ import inspect
 import pytest
 
 NAMESPACES = ("nn", "nn.functional", "nn.init", "nn.utils", "nn.utils.rnn",
-              "nn.utils.parametrize", "nn.utils.parametrizations", "nn.utils.stateless")
+              "nn.utils.parametrize", "nn.utils.parametrizations", "nn.utils.stateless",
+              "nn.utils.prune")
 
 OUT_OF_SCOPE = {
     "nn.functional": [
