@@ -40,10 +40,17 @@ def _same_overload(a, r):
 
 
 def cdiv(a, b):
+    """a / b; by 0 each part goes to +-inf (nan for a 0 or nan part), as PyTorch."""
+    if b == 0:
+        re = math.nan if a.real == 0 or a.real != a.real else math.copysign(math.inf, a.real)
+        im = math.nan if a.imag == 0 or a.imag != a.imag else math.copysign(math.inf, a.imag)
+        return same(a, complex(re, im))
     return same(a, a / b)
 
 
 def creciprocal(a):
+    if a == 0:
+        return same(a, complex(math.inf, math.nan))
     return same(a, 1 / a)
 
 
@@ -100,6 +107,8 @@ def csqrt(a):
 
 
 def crsqrt(a):
+    if a == 0:
+        return same(a, complex(math.inf, math.nan))
     return same(a, 1 / cmath.sqrt(a))
 
 
@@ -196,7 +205,12 @@ def cisfinite(a):
 
 
 def caddcdiv(a, t1, t2, value):
-    return same(a, a + value * t1 / t2)
+    n = value * t1
+    if t2 == 0:                         # as cdiv (bodies call no Python helper)
+        re = math.nan if n.real == 0 or n.real != n.real else math.copysign(math.inf, n.real)
+        im = math.nan if n.imag == 0 or n.imag != n.imag else math.copysign(math.inf, n.imag)
+        return same(a, a + complex(re, im))
+    return same(a, a + n / t2)
 
 
 # op name -> its complex body (ops whose body serves both kinds have no entry)

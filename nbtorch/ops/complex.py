@@ -365,6 +365,9 @@ def install():
                is_neg, angle, sgn, adjoint):
         setattr(Tensor, fn.__name__, fn)
     Tensor.is_complex = lambda self: self.dtype.is_complex
+    real_sgn_ = Tensor.sgn_
+    Tensor.sgn_ = lambda self: self.copy_(_Sgn.apply(self)) if self.dtype.is_complex \
+        else real_sgn_(self)
     _conjugated("mH")
     _conjugated("H")
     Tensor.cfloat = lambda self, memory_format=None: self.to(_dtype.complex64)

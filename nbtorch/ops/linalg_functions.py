@@ -365,7 +365,7 @@ def _prod(shape):
 
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) along `dim` (broadcasting)."""
-    return with_out((x * y).sum(dim), out)
+    return with_out((x.conj() * y).sum(dim), out)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -169,7 +169,9 @@ isneginf = _classify("isneginf", False, "True where input is -inf.")
 
 
 def isreal(input):
-    """True everywhere (nbtorch has no complex dtypes)."""
+    """True where the imaginary part is 0 (everywhere for real tensors)."""
+    if input.dtype.is_complex:
+        return input.imag == 0
     return isfinite(input) | ~isfinite(input)
 
 

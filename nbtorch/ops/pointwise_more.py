@@ -262,6 +262,16 @@ def _complex_aware_abs(real_abs, real_method):
 
 
 abs, Tensor.abs = _complex_aware_abs(abs, Tensor.abs)
+_real_abs_ = Tensor.abs_
+
+
+def _abs_(self):
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return _real_abs_(self)
+
+
+Tensor.abs_ = _abs_
 absolute = abs
 Tensor.absolute, Tensor.absolute_ = Tensor.abs, Tensor.abs_
 Tensor.__abs__ = Tensor.abs
@@ -297,6 +307,9 @@ class _IntIdentity(_Step):
 
     @classmethod
     def compute(cls, x, *params, out=None):
+        if x.dtype.is_complex:
+            name = {"round_": "round", "round_decimals": "round"}.get(cls.kernel, cls.kernel)
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
         if not x.dtype.is_floating_point:
             return run_elementwise("add", (x, 0), x.dtype, out=out)
         return run_elementwise(cls.kernel, (x,) + params, x.dtype, out=out)

@@ -303,6 +303,9 @@ def lerp(input, end, weight, *, out=None):
         tensor([ 5., 15.])
     """
     check_number("lerp", weight, "weight")
+    if isinstance(input, Tensor) and input.dtype.is_complex:    # no complex lerp body
+        r = input + weight * (end - input)
+        return r if out is None else out.copy_(r)
     if isinstance(input, Tensor) and not input.dtype.is_floating_point:
         from .reduction import dtype_label
         kind = "tensor" if isinstance(weight, Tensor) else "scalar"

@@ -174,6 +174,12 @@ def logsumexp(input, dim=None, keepdim=False):
         >>> nbtorch.tensor([[0., 1000.], [-inf, -inf]]).logsumexp(1)
         tensor([1000.,   -inf])
     """
+    if input.dtype.is_complex:          # shifted by the largest real part, as PyTorch
+        dims = normalize_dims(dim, input.dim())
+        shift = input.real.detach().amax(dims, keepdim=True)
+        shift = shift.masked_fill(~shift.isfinite(), 0.0)
+        out = (input - shift).exp().sum(dims, keepdim=True).log() + shift
+        return out if keepdim else out.squeeze(dims) if dims else out
     if not input.dtype.is_floating_point:
         input = input.to(_dtype.get_default_dtype())
     return LogSumExp.apply(input, normalize_dims(dim, input.dim()), keepdim)

@@ -189,3 +189,30 @@ def test_more_ops_match_pytorch():
             assert np.allclose(a.resolve_conj().numpy(), _np(b), atol=1e-10)
     with pytest.raises(NotImplementedError, match="complex matrices are not supported"):
         nbtorch.linalg.det(nbtorch.tensor(A))
+
+
+_EDGE_CALLS = ["x.abs_()", "x.floor()", "x.ceil()", "x.round()", "x.trunc()", "x.sgn_()",
+               "x.reciprocal_()", "x.rsqrt()", "x / 0", "x.isreal()", "x.logsumexp(0)",
+               "x.lerp(x * 2, 0.5)", "m.linalg.vecdot(x, x)", "x.clamp(0, 1)", "x < x",
+               "x.max()", "x.sort()", "m.nn.functional.relu(x)", "x.addcdiv(x, x * 0)",
+               "x.masked_select(x.abs() > 1)", "m.dist(x, x)"]
+
+
+def test_edges_as_pytorch():
+    """Values where PyTorch computes, an error where PyTorch raises one."""
+    torch = pytest.importorskip("torch")
+    v = np.array([1 + 2j, -3 + 0.5j, 0j])
+    for call in _EDGE_CALLS:
+        out = []
+        for m in (torch, nbtorch):
+            x = m.tensor(v)
+            try:
+                out.append(eval(call))
+            except Exception as e:                  # noqa: BLE001 (compared below)
+                out.append(e)
+        t, n = out
+        if isinstance(t, Exception) or isinstance(n, Exception):
+            assert isinstance(t, Exception) and isinstance(n, Exception), call
+            continue
+        assert str(t.dtype) == str(n.dtype), call
+        assert np.allclose(t.resolve_conj().numpy(), _np(n), equal_nan=True), call
