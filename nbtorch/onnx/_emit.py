@@ -107,6 +107,7 @@ class Emitter:
         self.param_inputs = []       # (name, tensor) when not export_params
         self.current = None          # the op name being emitted (symbolics shared by names)
         self.module_name = ""        # qualified name of the module a module symbolic emits
+        self._inlining = set()       # function bodies being traced through (no recursion)
 
     # ---- names of values ---------------------------------------------------------
     def name(self, v, like=None, dtype=None):
@@ -174,6 +175,7 @@ class Emitter:
         """Emit `gm`'s graph with placeholders bound to `inputs` (Values, in order);
         returns the output structure of Values."""
         graph = gm.graph
+        _check_data_flow(graph)
         live = _live_nodes(graph)
         env, ins = {}, list(inputs)
         for node in graph.nodes:
@@ -215,12 +217,35 @@ class Emitter:
             return getattr(args[0], args[1])
         fn = FUNCTIONS.get(name)
         if fn is None:
+            body = _python_body(target, args)
+            if body is not None and body not in self._inlining and \
+                    name not in self._inlining:
+                return self._inline_function(name, target, body, args, kwargs)
             raise UnsupportedOperatorError(
                 f"ONNX export: the op '{name}' has no ONNX equivalent in nbtorch's "
                 f"exporter (called as {_describe(target)})")
         self.current = name
         res = fn(self, out, *args, **kwargs)
         return self.wrap(out, res)
+
+    def _inline_function(self, name, target, body, args, kwargs):
+        """An nbtorch function written with other ops (cosine_similarity, std_mean...):
+        its body traced on the concrete arguments and emitted in place."""
+        from ..nn import Module
+        self._inlining.update((body, name))
+        try:
+            class Body(Module):
+                def forward(self, *a, **k):
+                    return body(*a, **k)
+            try:
+                return self.inline(Body(), "", args, kwargs)
+            except Exception as exc:                 # noqa: BLE001 - reported as the op
+                raise UnsupportedOperatorError(
+                    f"ONNX export: the op '{name}' has no ONNX equivalent in nbtorch's "
+                    f"exporter (called as {_describe(target)}; tracing its body: "
+                    f"{type(exc).__name__}: {str(exc)[:200]})") from None
+        finally:
+            self._inlining.difference_update((body, name))
 
     def module(self, mod, qualname, *args, **kwargs):
         """Emit a call of submodule `mod` (its symbolic, or its forward traced through)."""
@@ -293,6 +318,37 @@ class Emitter:
         raise UnsupportedOperatorError(
             f"ONNX export: a value of type {type(out).__name__} computed from the inputs "
             "cannot be exported")
+
+
+_PRIVATE = frozenset(("_shape", "_strides", "_storage", "_offset"))
+
+
+def _check_data_flow(graph):
+    """Refuse a trace that lost the data flow: nbtorch internals read a private field of
+    a traced value, so a function ran outside the tracer's view and its result was
+    recorded as a constant (a silently wrong model otherwise)."""
+    for n in graph.nodes:
+        if n.op == "call_function" and op_name(n.target) == "getattr" and \
+                len(n.args) > 1 and n.args[1] in _PRIVATE:
+            where = n.meta.get("stack_trace", "")
+            raise UnsupportedOperatorError(
+                "ONNX export: the trace lost the data flow: nbtorch code read "
+                f"Tensor.{n.args[1]} of a traced value{' at ' + where if where else ''}, "
+                "so a function ran outside the tracer's view and its result would be a "
+                "constant (e.g. a function stored as a module attribute, `self.act = "
+                "F.relu`): call it as F.relu(x), or use a module such as nn.ReLU()")
+
+
+def _python_body(target, args):
+    """The plain Python function behind an nbtorch function or Tensor method, or None
+    (builtins, autograd Functions and kernels cannot be traced through)."""
+    import inspect
+    from .._tensor import Tensor
+    fn = getattr(Tensor, target, None) if isinstance(target, str) else target
+    fn = inspect.unwrap(fn) if fn is not None else None
+    if not inspect.isfunction(fn) or not (fn.__module__ or "").startswith("nbtorch"):
+        return None
+    return fn
 
 
 def _in_place(node):

@@ -173,3 +173,38 @@ def _sort(e, out, x, dim=-1, descending=False, stable=False):
 @register("argsort")
 def _argsort(e, out, x, dim=-1, descending=False, stable=False):
     return _sort(e, out, x, dim, descending)[1]
+
+
+@register("one_hot")
+def _one_hot(e, out, x, num_classes=-1):
+    depth = out.shape[-1]                        # the concrete class count
+    values = e.g.const(np.asarray([0, 1], dtype=np.int64))
+    import nbtorch
+    return e.g.op("OneHot", e.g.cast(e.name(x), nbtorch.int64),
+                  e.g.const(np.asarray(depth, dtype=np.int64)), values, axis=-1)
+
+
+@register("roll")
+def _roll(e, out, x, shifts, dims=None):
+    name = e.name(x)
+    if dims is None:
+        flat = e.g.op("Reshape", name, e.g.ints([-1]))
+        rolled = _roll_axis(e, flat, int(_v(shifts if not isinstance(shifts, (tuple, list))
+                                          else shifts[0])), 0, x.value.numel())
+        return e.g.op("Reshape", rolled, e.g.op("Shape", name))
+    shifts = list(shifts) if isinstance(shifts, (tuple, list)) else [shifts]
+    dims = list(dims) if isinstance(dims, (tuple, list)) else [dims]
+    for s, d in zip(shifts, dims):
+        d = dim_of(d, x.ndim)
+        name = _roll_axis(e, name, int(_v(s)), d, x.shape[d])
+    return name
+
+
+def _roll_axis(e, name, shift, axis, size):
+    shift = shift % size if size else 0
+    if not shift:
+        return name
+    tail = e.g.op("Slice", name, e.g.ints([size - shift]), e.g.ints([INT_MAX]),
+                  e.g.ints([axis]))
+    head = e.g.op("Slice", name, e.g.ints([0]), e.g.ints([size - shift]), e.g.ints([axis]))
+    return e.g.op("Concat", tail, head, axis=axis)

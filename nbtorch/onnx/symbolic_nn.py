@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from ._graph import UnsupportedOperatorError
+from ._graph import UnsupportedOperatorError, Value
 from ._helpers import INT_MAX, operand, out_dtype, reduce, unsqueeze
 from ._registry import register
 
@@ -150,8 +150,12 @@ def _lp_pool(e, out, x, norm_type, kernel_size, stride=None, ceil_mode=False):
     n = _pool_dims(e.current)
     k = _tuple(kernel_size, n)
     s = k if stride is None else _tuple(stride, n)
+    if ceil_mode and e.g.opset < 18:
+        raise UnsupportedOperatorError(f"ONNX export: {e.current} with ceil_mode=True needs "
+                                       "opset_version 18 or later")
+    extra = {"ceil_mode": int(ceil_mode)} if e.g.opset >= 18 else {}
     return _batched(e, x, n, lambda xs: e.g.op(
-        "LpPool", xs, kernel_shape=k, strides=s, p=int(norm_type), ceil_mode=int(ceil_mode)))
+        "LpPool", xs, kernel_shape=k, strides=s, p=int(norm_type), **extra))
 
 
 # ---- normalisation ----------------------------------------------------------------------
@@ -399,3 +403,45 @@ def _bool_tensor(v):
     from onnx import numpy_helper
     return numpy_helper.from_array(np.asarray([v]))
 
+
+
+def _identity_kernels(c, kh, kw, dtype):
+    """(C*kh*kw, 1, kh, kw) one-hot kernels: a grouped conv with them copies each window."""
+    from ._graph import np_dtype
+    k = kh * kw
+    w = np.zeros((c * k, 1, kh, kw), dtype=np_dtype(dtype))
+    for ch in range(c):
+        for i in range(kh):
+            for j in range(kw):
+                w[ch * k + i * kw + j, 0, i, j] = 1
+    return w
+
+
+@register("unfold")
+def _unfold(e, out, x, kernel_size, dilation=1, padding=0, stride=1):
+    if not isinstance(x, Value) or x.ndim != 4:
+        raise UnsupportedOperatorError("ONNX export: unfold (im2col) of a 4-D input only")
+    c = x.shape[1]
+    kh, kw = _tuple(kernel_size, 2)
+    p = _tuple(padding, 2)
+    y = e.g.op("Conv", e.name(x), e.g.const(_identity_kernels(c, kh, kw, x.dtype)),
+               kernel_shape=[kh, kw], strides=_tuple(stride, 2), pads=p + p,
+               dilations=_tuple(dilation, 2), group=c)
+    return e.g.op("Reshape", y, e.g.ints([0, c * kh * kw, -1]))
+
+
+@register("fold")
+def _fold(e, out, x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    kh, kw = _tuple(kernel_size, 2)
+    H, W = _tuple(output_size, 2)
+    d, p, s = _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2)
+    c = out.shape[-3]
+    grid = [(n + 2 * pp - dd * (k - 1) - 1) // ss + 1
+            for n, pp, dd, k, ss in zip((H, W), p, d, (kh, kw), s)]
+    natural = [(g - 1) * ss - 2 * pp + dd * (k - 1) + 1
+               for g, ss, pp, dd, k in zip(grid, s, p, d, (kh, kw))]
+    cols = e.g.op("Reshape", e.name(x), e.g.ints([-1, c * kh * kw] + grid))
+    y = e.g.op("ConvTranspose", cols, e.g.const(_identity_kernels(c, kh, kw, x.dtype)),
+               kernel_shape=[kh, kw], strides=s, pads=p + p, dilations=d, group=c,
+               output_padding=[n - m for n, m in zip((H, W), natural)])
+    return y if x.ndim == 3 else e.g.op("Squeeze", y, e.g.ints([0]))

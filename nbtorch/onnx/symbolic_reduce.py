@@ -168,3 +168,28 @@ def _outer(e, out, a, b):
     col = e.g.op("Unsqueeze", operand(e, a, dt), e.g.ints([1]))
     return e.g.op("Mul", col, operand(e, b, dt))
 
+
+
+@register("std_mean", "var_mean")
+def _var_std_mean(e, out, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    dt = out_dtype(out[0])
+    v = _var(e, out, x, dim, _correction(unbiased, correction), keepdim, dt)
+    mean = reduce(e, "ReduceMean", operand(e, x, dt), dims_of(dim, x.ndim), keepdim)
+    return (e.g.op("Sqrt", v) if e.current == "std_mean" else v), mean
+
+
+@register("embedding_bag")
+def _embedding_bag(e, out, input, weight, offsets=None, max_norm=None, norm_type=2,
+                   scale_grad_by_freq=False, mode="mean", sparse=False,
+                   per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    if offsets is not None or input.ndim != 2 or max_norm is not None or \
+            per_sample_weights is not None or padding_idx is not None:
+        raise UnsupportedOperatorError("ONNX export: embedding_bag is exported for a 2-D "
+                                       "input of equal bags only (no offsets, max_norm, "
+                                       "per_sample_weights or padding_idx)")
+    import nbtorch
+    rows = e.g.op("Gather", e.name(weight), e.g.cast(e.name(input), nbtorch.int64), axis=0)
+    op = {"mean": "ReduceMean", "sum": "ReduceSum", "max": "ReduceMax"}[mode]
+    return reduce(e, op, rows, [1], False)

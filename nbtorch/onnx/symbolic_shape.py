@@ -24,7 +24,7 @@ def _shape_input(e, items):
 
 @register("getattr")
 def _getattr(e, out, x, attr):
-    if attr in ("shape", "_shape"):
+    if attr == "shape":
         return e.g.op("Shape", e.name(x))
     if attr in ("T", "mT"):
         perm = list(range(x.ndim))

@@ -115,6 +115,19 @@ def test_unsupported_op_names_it():
         torch.onnx.export(M(), torch.randn(2, 3, 3), None)
 
 
+def test_lost_data_flow_is_refused():
+    class StoredFunction(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = F.relu                # the tracer does not see this call
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.act(self.fc(x)) * 2
+    with pytest.raises(torch.onnx.UnsupportedOperatorError, match="lost the data flow"):
+        torch.onnx.export(StoredFunction(), torch.randn(2, 3), None)
+
+
 def test_is_in_onnx_export_and_traced_input(check):
     seen = []
 

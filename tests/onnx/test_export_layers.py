@@ -5,6 +5,7 @@ import pytest
 
 import nbtorch as torch
 import nbtorch.nn as nn
+import nbtorch.nn.functional as F
 
 R = torch.randn
 
@@ -53,6 +54,21 @@ LAYERS = {
     "zero_pad": (lambda: nn.ZeroPad2d((1, 0, 2, 1)), _seq(2, 3, 3)),
     "pixel_shuffle": (lambda: nn.PixelShuffle(2), _seq(8, 3, 3)),
     "pixel_unshuffle": (lambda: nn.PixelUnshuffle(2), _seq(2, 4, 4)),
+    "unflatten_flatten": (lambda: nn.Sequential(nn.Unflatten(1, (2, 3)), nn.Flatten()), _seq(6)),
+    "unfold": (lambda: nn.Unfold(3, padding=1, stride=2), _seq(3, 5, 5)),
+    "fold": (lambda: nn.Fold((5, 5), 3, padding=1, stride=2), _seq(27, 9)),
+    "channel_shuffle": (lambda: nn.ChannelShuffle(2), _seq(4, 3, 3)),
+    "rmsnorm": (lambda: nn.Sequential(nn.Linear(6, 6), nn.RMSNorm(6)), _seq(6)),
+    "lppool": (lambda: nn.LPPool2d(2, 2), _seq(3, 4, 4)),
+    "lrn": (lambda: nn.LocalResponseNorm(3), _seq(4, 3, 3)),
+    "constant_pad": (lambda: nn.ConstantPad2d(1, 2.0), _seq(3, 3, 3)),
+    "softmax2d": (lambda: nn.Softmax2d(), _seq(3, 4, 4)),
+    "adaptive_max_2x2": (lambda: nn.AdaptiveMaxPool2d((2, 2)), _seq(2, 4, 4)),
+    "upsample_trilinear": (lambda: nn.Upsample(scale_factor=2, mode="trilinear"),
+                           _seq(2, 2, 2, 2)),
+    "lstm_cell": (lambda: nn.LSTMCell(3, 4), _seq(3)),
+    "gru_cell": (lambda: nn.GRUCell(3, 4), _seq(3)),
+    "rnn_cell": (lambda: nn.RNNCell(3, 4), _seq(3)),
 }
 
 ACTIVATIONS = {name: getattr(nn, name) for name in [
@@ -180,6 +196,30 @@ def test_transformer_encoder(check, kw):
     layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True, **kw)
     enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(8))
     check(enc, (torch.randn(2, 5, 8),), others=[(torch.randn(3, 5, 8),)])
+
+
+def test_two_input_layers(check):
+    torch.manual_seed(0)
+    for layer in (nn.Bilinear(3, 4, 5), nn.CosineSimilarity(1), nn.PairwiseDistance()):
+        b = 4 if isinstance(layer, nn.Bilinear) else 3
+        check(layer, (torch.randn(2, 3), torch.randn(2, b)),
+              others=[(torch.randn(5, 3), torch.randn(5, b))])
+
+
+def test_embedding_bag_and_one_hot(check):
+    bag = nn.EmbeddingBag(10, 3, mode="mean")
+    check(bag, (torch.tensor([[1, 2], [3, 4]]),), others=[(torch.randint(0, 10, (4, 2)),)])
+
+    class OneHot(nn.Module):
+        def forward(self, t):
+            return F.one_hot(t, 5).float() + torch.roll(t, 1, 0).unsqueeze(1)
+    check(OneHot(), (torch.tensor([0, 3, 1]),), dynamic_batch=False)
+
+
+def test_full_transformer(check):
+    torch.manual_seed(0)
+    model = nn.Transformer(8, 2, 1, 1, 16)
+    check(model, (torch.randn(4, 2, 8), torch.randn(5, 2, 8)), dynamic_batch=False)
 
 
 def test_transformer_decoder_layer(check):
