@@ -1,8 +1,8 @@
 """The cast hooks: autocast's place in the op layer.
 
 Each op of the lists in `_policies` (the public functions, Tensor methods and
-nn.functional entries, and every binding of those function objects inside
-nbtorch's modules) is replaced by a wrapper while autocast is in use anywhere
+nn.functional entries, and every binding of those function objects in loaded
+modules, nbtorch's and the user's) is replaced by a wrapper while autocast is in use anywhere
 (`retain`/`release` count the users); with no user the original functions are put
 back, so an op outside autocast pays nothing, and unlisted ops such as ``a + b``
 are never wrapped. A wrapper reads one thread-local flag; when autocast is on for
@@ -133,15 +133,17 @@ def _targets():
 
 
 def _scan():
-    """Every binding of a target function in nbtorch's modules and in Tensor, grouped by
-    namespace: [(owner, its dict or None for a class, {name: original}, {name: wrapper})]."""
+    """Every binding of a target function in a loaded module (nbtorch's, and user code's
+    ``from torch.nn.functional import linear``) and in Tensor, grouped by namespace:
+    [(owner, its dict or None for a class, {name: original}, {name: wrapper})]. About
+    6 ms for 700 modules, again only after new imports."""
     from nbtorch import Tensor
     targets = _targets()
     wrappers = {}
     sites = []
     owners = [m for name, m in list(sys.modules.items())
-              if name.startswith("nbtorch") and m is not None and not name.startswith(
-                  "nbtorch.amp")] + [Tensor]
+              if not name.startswith("nbtorch.amp") and isinstance(
+                  getattr(m, "__dict__", None), dict)] + [Tensor]
     for owner in owners:
         originals, wrapped = {}, {}
         for name, value in list(vars(owner).items()):

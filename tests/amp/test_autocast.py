@@ -2,6 +2,7 @@
 no_grad, the weight cast cache, thread-locality, and that the hooks leave no trace."""
 import importlib
 import re
+import sys
 import threading
 import warnings
 
@@ -371,3 +372,20 @@ def test_checkpoint_recomputes_under_the_forwards_autocast(use_reentrant):
         grads.append([x.grad.clone()] + [p.grad.clone() for p in model.parameters()])
     for a, b in zip(*grads):
         assert a.dtype == b.dtype and nbtorch.equal(a, b)
+
+
+def test_names_imported_by_user_code_autocast():
+    """``from torch.nn.functional import linear`` in a user module is hooked too."""
+    import types
+    user = types.ModuleType("user_model_for_autocast_test")
+    exec("from nbtorch.nn.functional import linear\nfrom nbtorch import matmul\n"
+         "def f(x, w):\n    return linear(x, w), matmul(x, w.t())\n", user.__dict__)
+    sys.modules[user.__name__] = user
+    try:
+        x, w = nbtorch.ones(2, 3), nbtorch.ones(4, 3)
+        with nbtorch.autocast("cpu"):
+            assert [t.dtype for t in user.f(x, w)] == [nbtorch.bfloat16] * 2
+        assert [t.dtype for t in user.f(x, w)] == [nbtorch.float32] * 2
+        assert user.linear is nbtorch.nn.functional.linear
+    finally:
+        del sys.modules[user.__name__]
