@@ -191,14 +191,19 @@ def matrix_exp(A):
         tensor([[1., 0.],
                 [0., 1.]])
     """
-    check_square("linalg.matrix_exp", A)
+    if not (isinstance(A, Tensor) and A.dtype.is_complex):     # complex: matmuls and
+        check_square("linalg.matrix_exp", A)                    # the complex solve
+    elif A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.matrix_exp: A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
     from .creation import eye
     n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
     I = eye(n, dtype=A.dtype, device=A.device)
     norm1 = float(A.detach().abs().sum(-2).amax()) if A.numel() else 0.0
-    thetas = _THETA["float64" if A.dtype is _dtype.float64 else "float32"]
+    thetas = _THETA["float64" if A.dtype in (_dtype.float64, _dtype.complex128)
+                    else "float32"]
     degree, s = thetas[-1][0], 0
     for m, theta in thetas:
         if norm1 <= theta:

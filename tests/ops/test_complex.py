@@ -180,7 +180,7 @@ def test_more_ops_match_pytorch():
              lambda m, a, x: m.trace(a[0]), lambda m, a, x: (x.log10(), x.log2(), x.log1p()),
              lambda m, a, x: m.linalg.solve(a, a[..., :2]), lambda m, a, x: m.linalg.solve(a, x),
              lambda m, a, x: m.linalg.inv(a), lambda m, a, x: m.bmm(a, a),
-             lambda m, a, x: m.mm(a[0], a[1])]
+             lambda m, a, x: m.mm(a[0], a[1]), lambda m, a, x: m.linalg.matrix_exp(a)]
     for call in calls:
         t = call(torch, torch.tensor(A), torch.tensor(v))
         n = call(nbtorch, nbtorch.tensor(A), nbtorch.tensor(v))
