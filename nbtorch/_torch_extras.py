@@ -14,7 +14,8 @@ __all__ = ["AcceleratorError", "OutOfMemoryError", "FatalError", "Stream", "Even
            "set_warn_always", "set_default_tensor_type", "set_flush_denormal",
            "is_distributed", "is_inference", "cond", "while_loop", "vander", "solve",
            "matrix_rank", "to_dlpack", "from_file", "thread_safe_generator",
-           "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+           "set_anomaly_enabled", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+           "slice_inverse"]
 
 
 class AcceleratorError(RuntimeError):
@@ -302,6 +303,18 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     return t if device is None else t.to(device)
 
 
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of ``src.slice(dim, start, end, step)`` for a slice `input`: `input`'s
+    memory seen with `src`'s sizes and strides, the offset moved back by `start` along
+    `dim` (functionalization's view replay)."""
+    d = dim + src.dim() if dim < 0 else dim
+    size = src.shape[d]
+    s = 0 if start is None else (start + size if start < 0 else start)
+    s = min(max(s, 0), size)
+    return input.as_strided(tuple(src.shape), src.stride(),
+                            input.storage_offset() - s * src.stride(d))
+
+
 def thread_safe_generator():
     """The DataLoader thread worker's generator; None elsewhere (nbtorch's workers are
     processes, so always None: the default generator serves)."""
@@ -385,6 +398,7 @@ def install():
     Tensor.as_subclass, Tensor.dim_order, Tensor.resize = _as_subclass, _dim_order, _resize
     Tensor.resize_as = lambda self, tensor: _resize(self, tensor.shape)
     Tensor.module_load, Tensor.solve = _module_load, _solve
+    Tensor.slice_inverse = slice_inverse
     Tensor.is_inference = lambda self: bool(self.__dict__.get("_inference", False))
     Tensor.is_meta = property(lambda self: False)
     Tensor.is_nested = property(lambda self: False)

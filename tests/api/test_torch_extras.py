@@ -129,6 +129,18 @@ def test_legacy_functions():
     assert back.data_ptr() == x.data_ptr()
 
 
+def test_slice_inverse():
+    torch = _torch()
+    for m in (torch, nbtorch):
+        base = m.arange(12.0).reshape(3, 4)
+        r = m.slice_inverse(base[:, 1:3], base, 1, 1, 3)
+        assert r.data_ptr() == base.data_ptr() and r.tolist() == base.tolist()
+        r = base[1:].slice_inverse(base, 0, 1)
+        assert r.stride() == base.stride() and r.storage_offset() == 0
+        with pytest.raises(RuntimeError):
+            m.slice_inverse(m.zeros(4), m.arange(10.0), 0, 2, 6)
+
+
 def test_from_file(tmp_path):
     path = tmp_path / "data.bin"
     np.arange(5, dtype=np.float32).tofile(path)
