@@ -14,6 +14,8 @@ import numpy as np
 
 from ._graph import UnsupportedOperatorError, Value
 from ._registry import FUNCTIONS, MODULES
+from ._walk import (check_data_flow, describe, fetch, in_place, int64_dtype, live_nodes,
+                    map_args, op_name, python_body, strip_inner, unwrap_default)
 
 __all__ = ["Emitter"]
 
@@ -54,13 +56,6 @@ def _values_in(a, found):
     elif isinstance(a, slice):
         _values_in((a.start, a.stop, a.step), found)
     return found
-
-
-def op_name(target):
-    """The registry key of a call_function target or call_method name."""
-    if isinstance(target, str):
-        return target
-    return getattr(target, "__name__", type(target).__name__)
 
 
 class _Wrapper:
@@ -150,7 +145,7 @@ class Emitter:
                 if i.kind == "shape":
                     parts.append(i.name)
                 else:
-                    parts.append(self.g.op("Reshape", self.g.cast(i, _int64()),
+                    parts.append(self.g.op("Reshape", self.g.cast(i, int64_dtype()),
                                            self.g.ints([1])))
             else:
                 parts.append(self.g.ints([int(_unwrap(i))]))
@@ -175,30 +170,30 @@ class Emitter:
         """Emit `gm`'s graph with placeholders bound to `inputs` (Values, in order);
         returns the output structure of Values."""
         graph = gm.graph
-        _check_data_flow(graph)
-        live = _live_nodes(graph)
+        check_data_flow(graph)
+        live = live_nodes(graph)
         env, ins = {}, list(inputs)
         for node in graph.nodes:
             if node not in live:
                 continue
             if node.op == "placeholder":
-                env[node] = ins.pop(0) if ins else _unwrap_default(node)
+                env[node] = ins.pop(0) if ins else unwrap_default(node)
                 continue
-            args = _map(node.args, env)
-            kwargs = _map(node.kwargs, env)
+            args = map_args(node.args, env)
+            kwargs = map_args(node.kwargs, env)
             if node.op == "output":
                 return args[0]
             if node.op == "get_attr":
-                t = _fetch(gm, node.target)
+                t = fetch(gm, node.target)
                 is_param = not node.target.split(".")[-1].startswith("_tensor_constant")
-                env[node] = self.weight(t, prefix + _strip(node.target), param=is_param) \
+                env[node] = self.weight(t, prefix + strip_inner(node.target), param=is_param) \
                     if _is_tensor(t) else t
             elif node.op == "call_module":
-                env[node] = self.module(_fetch(gm, node.target),
-                                        prefix + _strip(node.target), *args, **kwargs)
+                env[node] = self.module(fetch(gm, node.target),
+                                        prefix + strip_inner(node.target), *args, **kwargs)
             else:
                 env[node] = self.call(node.target, *args, **kwargs)
-                if _in_place(node):
+                if in_place(node):
                     # later readers of the mutated tensor see the new value (the graph
                     # replays the write; ONNX values are immutable)
                     env[node.args[0]] = env[node]
@@ -217,13 +212,13 @@ class Emitter:
             return getattr(args[0], args[1])
         fn = FUNCTIONS.get(name)
         if fn is None:
-            body = _python_body(target, args)
+            body = python_body(target, args)
             if body is not None and body not in self._inlining and \
                     name not in self._inlining:
                 return self._inline_function(name, target, body, args, kwargs)
             raise UnsupportedOperatorError(
                 f"ONNX export: the op '{name}' has no ONNX equivalent in nbtorch's "
-                f"exporter (called as {_describe(target)})")
+                f"exporter (called as {describe(target)})")
         self.current = name
         res = fn(self, out, *args, **kwargs)
         return self.wrap(out, res)
@@ -242,7 +237,7 @@ class Emitter:
             except Exception as exc:                 # noqa: BLE001 - reported as the op
                 raise UnsupportedOperatorError(
                     f"ONNX export: the op '{name}' has no ONNX equivalent in nbtorch's "
-                    f"exporter (called as {_describe(target)}; tracing its body: "
+                    f"exporter (called as {describe(target)}; tracing its body: "
                     f"{type(exc).__name__}: {str(exc)[:200]})") from None
         finally:
             self._inlining.difference_update((body, name))
@@ -318,133 +313,3 @@ class Emitter:
         raise UnsupportedOperatorError(
             f"ONNX export: a value of type {type(out).__name__} computed from the inputs "
             "cannot be exported")
-
-
-_PRIVATE = frozenset(("_shape", "_strides", "_storage", "_offset"))
-
-
-def _check_data_flow(graph):
-    """Refuse a trace that lost the data flow: nbtorch internals read a private field of
-    a traced value, so a function ran outside the tracer's view and its result was
-    recorded as a constant (a silently wrong model otherwise)."""
-    for n in graph.nodes:
-        if n.op == "call_function" and op_name(n.target) == "getattr" and \
-                len(n.args) > 1 and n.args[1] in _PRIVATE:
-            where = n.meta.get("stack_trace", "")
-            raise UnsupportedOperatorError(
-                "ONNX export: the trace lost the data flow: nbtorch code read "
-                f"Tensor.{n.args[1]} of a traced value{' at ' + where if where else ''}, "
-                "so a function ran outside the tracer's view and its result would be a "
-                "constant (e.g. a function stored as a module attribute, `self.act = "
-                "F.relu`): call it as F.relu(x), or use a module such as nn.ReLU()")
-
-
-def _python_body(target, args):
-    """The plain Python function behind an nbtorch function or Tensor method, or None
-    (builtins, autograd Functions and kernels cannot be traced through)."""
-    import inspect
-    from .._tensor import Tensor
-    fn = getattr(Tensor, target, None) if isinstance(target, str) else target
-    fn = inspect.unwrap(fn) if fn is not None else None
-    if not inspect.isfunction(fn) or not (fn.__module__ or "").startswith("nbtorch"):
-        return None
-    return fn
-
-
-def _in_place(node):
-    """x.add_(y), F.relu(x, inplace=True): a call that writes its first argument."""
-    from ..fx.node import Node
-    if not node.args or not isinstance(node.args[0], Node):
-        return False
-    if node.kwargs.get("inplace") is True:
-        return True
-    name = op_name(node.target)
-    return name.endswith("_") and not name.startswith("_") and not name.endswith("__")
-
-
-def _int64():
-    from .. import int64
-    return int64
-
-
-def _describe(target):
-    if isinstance(target, str):
-        return f"Tensor.{target}"
-    mod = getattr(target, "__module__", None) or ""
-    return f"{mod}.{op_name(target)}".lstrip(".")
-
-
-def _strip(target):
-    if target == "inner":
-        return ""
-    return target[len("inner."):] if target.startswith("inner.") else target
-
-
-def _fetch(gm, target):
-    obj = gm
-    for atom in target.split("."):
-        obj = getattr(obj, atom)
-    return obj
-
-
-def _unwrap_default(node):
-    if node.args:
-        return node.args[0]
-    raise TypeError(f"ONNX export: no input given for placeholder '{node.target}'")
-
-
-def _map(a, env):
-    from ..fx.node import Node
-    if isinstance(a, Node):
-        return env[a]
-    if isinstance(a, tuple):
-        t = tuple(_map(x, env) for x in a)
-        return type(a)(*t) if hasattr(a, "_fields") else t
-    if isinstance(a, list):
-        return [_map(x, env) for x in a]
-    if isinstance(a, dict):
-        return {k: _map(v, env) for k, v in a.items()}
-    if isinstance(a, slice):
-        return slice(_map(a.start, env), _map(a.stop, env), _map(a.step, env))
-    return a
-
-
-def _live_nodes(graph):
-    """The nodes the output depends on (dead size arithmetic is skipped), with the
-    in-place writes into live tensors (they have no users of their own)."""
-    from ..fx.node import Node
-    nodes = list(graph.nodes)
-    live = {n for n in nodes if n.op == "placeholder"}
-
-    def inputs_of(n):
-        found = []
-
-        def collect(a):
-            if isinstance(a, Node):
-                found.append(a)
-            elif isinstance(a, (tuple, list)):
-                for x in a:
-                    collect(x)
-            elif isinstance(a, dict):
-                for x in a.values():
-                    collect(x)
-            elif isinstance(a, slice):
-                collect((a.start, a.stop, a.step))
-        collect((n.args, n.kwargs))
-        return found
-
-    def mark(roots):
-        stack = list(roots)
-        while stack:
-            n = stack.pop()
-            if n in live and n.op != "placeholder":
-                continue
-            live.add(n)
-            stack.extend(x for x in inputs_of(n) if x not in live)
-    mark([n for n in nodes if n.op == "output"])
-    changed = True
-    while changed:
-        writes = [n for n in nodes if n not in live and _in_place(n) and n.args[0] in live]
-        changed = bool(writes)
-        mark(writes)
-    return live

@@ -68,6 +68,17 @@ def _avgpool(m, x, a):
                        bool(a.get("count_include_pad", 0)))
 
 
+@op("LpPool")
+def _lppool(m, x, a):
+    k = a["kernel_shape"]
+    n = len(k)
+    if any(a.get("pads", [0])) or n not in (1, 2):
+        raise NotImplementedError("LpPool with pads or over 3-D")
+    fn = F.lp_pool1d if n == 1 else F.lp_pool2d
+    return fn(x[0], float(a.get("p", 2)), k, a.get("strides", [1] * n),
+              bool(a.get("ceil_mode", 0)))
+
+
 @op("GlobalAveragePool", "GlobalMaxPool")
 def _global_pool(m, x, a):
     dims = list(range(2, x[0].ndim))

@@ -1,4 +1,5 @@
-"""Symbolics of multi-head attention and of the Transformer layers built on it.
+"""Symbolics of attention (scaled_dot_product_attention, multi-head attention) and of the
+Transformer layers built on them.
 
 `multi_head_attention_forward` becomes projections, a (N, H, L, hd) reshape,
 softmax(q k^T / sqrt(hd) + masks) v and the output projection. Transformer
@@ -8,10 +9,60 @@ activation function is called directly, which a trace through them would miss).
 import math
 import operator
 
+import numpy as np
+
 from ._graph import UnsupportedOperatorError, Value
-from ._helpers import operand, reduce, squeeze, unsqueeze
+from ._helpers import operand, out_dtype, reduce, squeeze, unsqueeze
 from ._registry import register, register_module
-from .symbolic_nn import attention_core
+
+
+@register("scaled_dot_product_attention")
+def _sdpa(e, out, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+          enable_gqa=False):
+    import nbtorch
+    dt = out_dtype(out)
+    s = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    mask = None
+    if attn_mask is not None:
+        if attn_mask.dtype == nbtorch.bool:      # SDPA: True takes part in attention
+            mask = (e.g.op("Not", e.name(attn_mask)), True)
+        else:
+            mask = (operand(e, attn_mask, dt), False)
+    return attention_core(e, operand(e, q, dt), operand(e, k, dt), operand(e, v, dt),
+                          dt, s, q.ndim, mask, is_causal)[0]
+
+
+def attention_core(e, q, k, v, dt, scale, rank, attn_mask=None, is_causal=False,
+                   pad_mask=None):
+    """softmax(q k^T * scale + masks) v over the last two dims; returns (out, weights).
+
+    Masks are (name, is_bool) pairs; a boolean mask is True where attention is not allowed.
+    """
+    perm = list(range(rank))
+    perm[-2:] = perm[-1], perm[-2]
+    kt = e.g.op("Transpose", k, perm=perm)
+    scores = e.g.op("Mul", e.g.op("MatMul", q, kt), e.name(scale, dtype=dt))
+    neg = e.name(float("-inf"), dtype=dt)
+    if is_causal and attn_mask is None:
+        shape = e.g.op("Shape", scores, start=-2)
+        ones = e.g.op("ConstantOfShape", shape, value=_int_tensor(1))
+        keep = e.g.op("Cast", e.g.op("Trilu", ones, upper=0), to=9)
+        scores = e.g.op("Where", keep, scores, neg)
+    for mask in (attn_mask, pad_mask):
+        if mask is None:
+            continue
+        name, is_bool = mask
+        if is_bool:
+            scores = e.g.op("Where", name, neg, scores)
+        else:
+            scores = e.g.op("Add", scores, name)
+    weights = e.g.op("Softmax", scores, axis=-1)
+    return e.g.op("MatMul", weights, v), weights
+
+
+def _int_tensor(v):
+    from onnx import numpy_helper
+    return numpy_helper.from_array(np.asarray([v], dtype=np.int64))
 
 
 def _rows(e, w, start, end):
