@@ -13,7 +13,8 @@ from ._graph import UnsupportedOperatorError
 from .export import TrainingMode, is_in_onnx_export
 
 __all__ = ["export", "load", "TrainingMode", "is_in_onnx_export", "UnsupportedOperatorError",
-           "OnnxExporterError", "producer_name"]
+           "OnnxExporterError", "producer_name", "register_custom_op_symbolic",
+           "unregister_custom_op_symbolic"]
 
 producer_name = "nbtorch"
 OnnxExporterError = UnsupportedOperatorError
@@ -29,3 +30,22 @@ def load(f, device=None):
     """An ONNX model (path, bytes or ModelProto) as a runnable nbtorch Module."""
     from .importer import load as _load
     return _load(f, device)
+
+
+def register_custom_op_symbolic(symbolic_name, symbolic_fn, opset_version=None):
+    """Export the op `symbolic_name` ('namespace::name' or 'name', as the traced graph names
+    it) with `symbolic_fn(e, out, *args, **kwargs)`: `e.g.op('Mul', a, b)` adds ONNX nodes,
+    `e.name(v)` gives a value's ONNX name, `out` is the concrete result (dtype, shape).
+
+    PyTorch's symbolic functions take a TorchScript graph instead; nbtorch's take the
+    Emitter, which also runs the op for its concrete value. `opset_version` is accepted
+    for compatibility (one symbolic serves every opset).
+    """
+    from ._registry import FUNCTIONS
+    FUNCTIONS[symbolic_name.split("::")[-1]] = symbolic_fn
+
+
+def unregister_custom_op_symbolic(symbolic_name, opset_version=None):
+    """Remove a symbolic added by `register_custom_op_symbolic`."""
+    from ._registry import FUNCTIONS
+    FUNCTIONS.pop(symbolic_name.split("::")[-1], None)

@@ -225,3 +225,20 @@ def test_lstm_language_model_agrees_with_pytorch_export(tmp_path, ort_run):
         a = ort_run(mine, {"t": t})[0]
         b = ort_run(buf.getvalue(), {"t": t})[0]
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_custom_op_symbolic(check):
+    class M(nn.Module):
+        def forward(self, x):
+            return x.cumprod(1)
+    with pytest.raises(torch.onnx.UnsupportedOperatorError, match="'cumprod'"):
+        torch.onnx.export(M(), torch.rand(2, 3) + 0.5, None)
+
+    def cumprod(e, out, x, dim, dtype=None):     # exact enough for positive inputs
+        axis = e.g.const(np.int64(dim))
+        return e.g.op("Exp", e.g.op("CumSum", e.g.op("Log", e.name(x)), axis))
+    torch.onnx.register_custom_op_symbolic("aten::cumprod", cumprod, 17)
+    try:
+        check(M(), (torch.rand(2, 3) + 0.5,), others=[(torch.rand(4, 3) + 0.5,)])
+    finally:
+        torch.onnx.unregister_custom_op_symbolic("aten::cumprod", 17)
