@@ -5,6 +5,7 @@ Two models on the bundled 8x8 Digits (1,438 train / 359 test images):
 - CNN: examples/demo.py's DigitsCNN (conv 1->16, relu, maxpool, conv 16->32, relu,
   linear 512->10) with module ReLUs, so conv+relu fuse, and quant/dequant stubs.
 - MLP: 64-512-256-10 with ReLUs.
+- WIDE (timings only): one Linear 1024 -> 1024 on random data, the GEMM on its own.
 
 Each in four forms: float32; dynamic int8 (`quantize_dynamic`, the Linear layers);
 static int8 (fuse, `prepare`, calibrate on the training set, `convert`; x86 default
@@ -36,7 +37,7 @@ _GROUP = "Digits inference, batch 256 (int8)"
 BATCH = 256
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUSE = {"cnn": [["conv1", "relu1"], ["conv2", "relu2"]],
-        "mlp": [["fc1", "relu1"], ["fc2", "relu2"]]}
+        "mlp": [["fc1", "relu1"], ["fc2", "relu2"]], "wide": []}
 
 
 # ---- data and models (written once against the shared API) --------------------------
@@ -87,7 +88,15 @@ def build(lib, kind):
         def forward(self, x):
             x = self.relu1(self.fc1(self.quant(x.flatten(1))))
             return self.dequant(self.fc3(self.relu2(self.fc2(x))))
-    return DigitsCNN() if kind == "cnn" else DigitsMLP()
+    class Wide(nn.Module):                # one 1024 x 1024 layer: the GEMM on its own
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = q.QuantStub(), q.DeQuantStub()
+            self.fc = nn.Linear(1024, 1024)
+
+        def forward(self, x):
+            return self.dequant(self.fc(self.quant(x)))
+    return {"cnn": DigitsCNN, "mlp": DigitsMLP, "wide": Wide}[kind]()
 
 
 def load_weights(lib, model, arrays):
@@ -114,7 +123,7 @@ def quantize(lib, kind, arrays, variant, train_x, train_y=None):
         return q.quantize_dynamic(model, {lib.nn.Linear}, dtype=lib.qint8)
     if variant == "static":
         model.qconfig = q.get_default_qconfig("x86")
-        prepared = q.prepare(q.fuse_modules(model, FUSE[kind]))
+        prepared = q.prepare(q.fuse_modules(model, FUSE[kind]) if FUSE[kind] else model)
         with lib.no_grad():
             for i in range(0, len(train_x), BATCH):
                 prepared(lib.tensor(train_x[i:i + BATCH]))
@@ -122,7 +131,8 @@ def quantize(lib, kind, arrays, variant, train_x, train_y=None):
     if variant == "qat":
         model.train()
         model.qconfig = q.get_default_qat_qconfig("x86")
-        prepared = q.prepare_qat(q.fuse_modules_qat(model, FUSE[kind]))
+        prepared = q.prepare_qat(q.fuse_modules_qat(model, FUSE[kind]) if FUSE[kind]
+                                 else model)
         _train(lib, prepared, train_x, train_y, epochs=3, lr=1e-4, seed=1)
         prepared.eval()
         return q.convert(prepared)
@@ -248,9 +258,14 @@ def accuracy_table():
 
 def _timed(kind, variant):
     def setup(lib):
+        import numpy as np
         if lib.__name__ == "torch":
             lib.backends.quantized.engine = "x86"
         train_x, train_y, test_x, _ = digits()
+        if kind == "wide":
+            rng = np.random.default_rng(0)
+            train_x = rng.standard_normal((512, 1024)).astype(np.float32)
+            test_x = rng.standard_normal((BATCH, 1024)).astype(np.float32)
         model = quantize(lib, kind, random_weights(lib, kind), variant, train_x[:512],
                          train_y[:512])
         x = lib.tensor(test_x[:BATCH])
@@ -262,8 +277,9 @@ def _timed(kind, variant):
     return setup
 
 
-CASES = [Case(f"{kind.upper()} {variant}", _GROUP, **both(_timed(kind, variant)))
-         for kind in ("cnn", "mlp") for variant in ("float32", "dynamic", "static")]
+CASES = [Case(f"{kind.upper()} {variant}", _GROUP, **both(_timed(kind, variant)),
+              flops=2 * BATCH * 1024 * 1024 if kind == "wide" else None)
+         for kind in ("cnn", "mlp", "wide") for variant in ("float32", "dynamic", "static")]
 
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -5,17 +5,20 @@ int32 lanes, one instruction) from a Numba loop: it widens the bytes to int32 an
 the 16-bit ``vpdpwssd`` (kernels/cpu/quantized.py's docstring). So the tile is written
 here as an intrinsic, the way fbgemm writes it with compiler intrinsics::
 
-    for g in range(K4 // 4):                   # 4 k-values per int32 lane
+    for g in range(g0, g1):                    # 4 k-values per int32 lane
         b[j] = B_packed[panel p0 + j, group g]      (16 columns x 4 bytes: one zmm)
         for r in 0..3:
             a = broadcast(A[m0 + r, 4g : 4g + 4] as one int32)
             acc[r][j] = vpdpbusd(acc[r][j], a, b[j])    # += sum of 4 u8*s8 per lane
-    acc_out[r, 16 j : 16 j + 16] = acc[r][j]
+    acc_out[m0 + r, 16 j : 16 j + 16] = acc[r][j]      (started from acc_out's values
+                                                        when accumulating, else 0)
 
 4 rows x `np` panels of 16 columns: up to 16 accumulators, 4 B vectors and 1 broadcast
 live in the 32 zmm registers. `np` must be a literal (1..4): each is its own unrolled
-loop. Layouts: A (rows padded to 4, K padded to K4 = 4 * groups) uint8 C-contiguous;
-B packed by `pack_weight` (zero padding: padded products are 0); acc (4, 64) int32.
+loop. One call covers k-groups g0..g1, adding to acc when `accumulate` (the callers
+block K so that a block of B panels stays in L1). Layouts: A (rows padded to 4, K padded
+to K4 = 4 * groups) uint8 C-contiguous; B packed by `pack_weight` (zero padding: padded
+products are 0); acc (rows, 64) int32, rows m0..m0+3 used.
 `AVAILABLE` says whether this CPU has AVX-512 VNNI (kernels fall back to the loop).
 """
 import numpy as np
@@ -53,8 +56,9 @@ def _vpdpbusd(builder):
 
 
 @intrinsic
-def tile(typingctx, a, b, acc, m0, p0, groups, np_):
-    """acc[r, 16j + l] = sum over k of a[m0 + r, k] * B[panel p0 + j, column l, k]."""
+def tile(typingctx, a, b, acc, m0, p0, groups, np_, g0, g1, accumulate):
+    """acc[m0 + r, 16j + l] (+)= sum over k-groups g0..g1 of a[m0 + r, 4g:4g+4] .
+    B[panel p0 + j, g, column l] (accumulate: add to acc's values, else start at 0)."""
     if not isinstance(np_, types.IntegerLiteral) or not 1 <= np_.literal_value <= 4:
         return None
     n_panels = np_.literal_value
@@ -63,7 +67,7 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_):
         a_arr = context.make_array(sig.args[0])(context, builder, args[0])
         b_arr = context.make_array(sig.args[1])(context, builder, args[1])
         c_arr = context.make_array(sig.args[2])(context, builder, args[2])
-        m0_v, p0_v, kg = args[3], args[4], args[5]
+        m0_v, p0_v, kg, g0, g1, add = args[3], args[4], args[5], args[7], args[8], args[9]
         i8p = ir.IntType(8).as_pointer()
         a_ptr = builder.bitcast(a_arr.data, i8p)
         b_ptr = builder.bitcast(b_arr.data, i8p)
@@ -73,11 +77,22 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_):
         rows = [builder.gep(a_ptr, [builder.mul(builder.add(m0_v, ir.Constant(m0_v.type, r)),
                                                 lda)]) for r in range(4)]
         fn = _vpdpbusd(builder)
+        c_ptr = builder.bitcast(c_arr.data, _I32.as_pointer())
+        ldc = builder.extract_value(c_arr.strides, 0)          # bytes per row of acc
+        c_rows = [builder.bitcast(builder.gep(builder.bitcast(c_ptr, i8p), [builder.mul(
+            builder.add(m0_v, ir.Constant(m0_v.type, r)), ldc)]), _I32.as_pointer())
+            for r in range(4)]
+
+        def c_vec(r, j):
+            return builder.bitcast(builder.gep(c_rows[r], [ir.Constant(_I32, j * 16)]),
+                                   _V16.as_pointer())
         # accumulators in stack slots: LLVM's mem2reg keeps them in zmm registers
-        accs = [cgutils.alloca_once_value(builder, ir.Constant(_V16, None))
-                for _ in range(4 * n_panels)]
-        with cgutils.for_range(builder, kg) as loop:
-            g = loop.index
+        zero = ir.Constant(_V16, None)
+        flag = context.cast(builder, add, sig.args[9], types.boolean)
+        accs = [cgutils.alloca_once_value(builder, builder.select(
+            flag, builder.load(c_vec(r, j), align=4), zero))
+            for r in range(4) for j in range(n_panels)]
+        with cgutils.for_range_slice(builder, g0, g1, ir.Constant(g0.type, 1)) as (g, _):
             goff = builder.mul(g, ir.Constant(kg.type, 64))
             bvec = []
             for j in range(n_panels):
@@ -94,12 +109,9 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_):
                 for j in range(n_panels):
                     slot = accs[r * n_panels + j]
                     builder.store(builder.call(fn, [builder.load(slot), vec, bvec[j]]), slot)
-        c_ptr = builder.bitcast(c_arr.data, _I32.as_pointer())
         for r in range(4):
             for j in range(n_panels):
-                p = builder.gep(c_ptr, [ir.Constant(_I32, r * 64 + j * 16)])
-                builder.store(builder.load(accs[r * n_panels + j]),
-                              builder.bitcast(p, _V16.as_pointer()), align=4)
+                builder.store(builder.load(accs[r * n_panels + j]), c_vec(r, j), align=4)
         return context.get_dummy_value()
-    sig = types.none(a, b, acc, m0, p0, groups, np_)
+    sig = types.none(a, b, acc, m0, p0, groups, np_, g0, g1, accumulate)
     return sig, codegen
