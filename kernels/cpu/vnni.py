@@ -2,7 +2,7 @@
 
 LLVM does not find ``vpdpbusd`` (64 uint8 x int8 products summed in fours into 16
 int32 lanes, one instruction) from a Numba loop: it widens the bytes to int32 and uses
-the 16-bit ``vpdpwssd`` (kernels/cpu/quantized.py's docstring). So the tile is written
+the 16-bit ``vpdpwssd`` (kernels/cpu/qgemm.py's docstring). So the tile is written
 here as an intrinsic, the way fbgemm writes it with compiler intrinsics::
 
     for g in range(g0, g1):                    # 4 k-values per int32 lane
