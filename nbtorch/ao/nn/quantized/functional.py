@@ -1,6 +1,6 @@
 """Ops on quantized tensors (``torch.ao.nn.quantized.functional``): each takes QTensors,
-calls an int8 kernel (`kernels/cpu/quantized.py`, `qgemm.py`) on their integers and wraps the result
-with its qparams. Outputs of linear/conv/add/cat are quint8 with the given (scale,
+calls an int8 kernel (`kernels/cpu/quantized.py`, `qgemm.py`) on their integers and
+wraps the result with its qparams. Outputs of linear/conv/add/cat are quint8 with the given (scale,
 zero_point); relu and pooling keep their input's qparams (they commute with the affine
 map)."""
 import numpy as np
