@@ -4,8 +4,6 @@ import pytest
 
 import nbtorch as torch
 
-pytest.importorskip("onnx")
-pytest.importorskip("onnxruntime")
 
 
 def _flat(x, acc):

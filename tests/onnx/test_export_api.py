@@ -15,6 +15,9 @@ import nbtorch as torch
 import nbtorch.nn as nn
 import nbtorch.nn.functional as F
 
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -7,6 +7,9 @@ import nbtorch as torch
 import nbtorch.nn as nn
 import nbtorch.nn.functional as F
 
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 R = torch.randn
 
 

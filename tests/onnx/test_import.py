@@ -11,6 +11,9 @@ import nbtorch.nn as nn
 import nbtorch.nn.functional as F
 from nbtorch.onnx.importer import OnnxImportError
 
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
 
 class CNN(nn.Module):
     def __init__(self):

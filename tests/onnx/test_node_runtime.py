@@ -15,6 +15,7 @@ import pytest
 import nbtorch as torch
 import nbtorch.nn as nn
 
+pytest.importorskip("onnx")
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "deploy" / "run_onnx.js"
 

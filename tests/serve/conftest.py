@@ -8,15 +8,13 @@ import urllib.request
 
 import pytest
 
-pytest.importorskip("uvicorn")
-pytest.importorskip("starlette")
 
 
 class Server:
     """uvicorn serving `app` on 127.0.0.1:<free port> until `stop()`."""
 
     def __init__(self, app):
-        import uvicorn
+        import uvicorn          # the test modules skip without it
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]

@@ -11,10 +11,12 @@ import pytest
 
 import nbtorch as torch
 import nbtorch.nn as nn
-from nbtorch.serve import create_app, load_model
-from nbtorch.serve._models import InputSpec, ServedModel
 
+pytest.importorskip("uvicorn")
+pytest.importorskip("starlette")
 pytest.importorskip("onnxruntime")
+from nbtorch.serve import create_app, load_model  # noqa: E402
+from nbtorch.serve._models import InputSpec, ServedModel  # noqa: E402
 
 
 @pytest.fixture(scope="module")
