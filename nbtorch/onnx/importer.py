@@ -41,12 +41,30 @@ def _parse(f):
     if not model.graph.node and not model.graph.output:
         raise OnnxImportError(f"nbtorch.onnx.load: {where} holds no ONNX graph (empty, "
                               "truncated or not an ONNX file)")
+    _external_data(onnx, model, f)
     try:
         onnx.checker.check_model(model)
     except onnx.checker.ValidationError as exc:
         raise OnnxImportError(f"nbtorch.onnx.load: {where} fails the ONNX checker: "
                               f"{str(exc).splitlines()[0]}") from None
     return model
+
+
+def _external_data(onnx, model, f):
+    """Weights stored beside the file (external data) are read from its folder; onnx
+    refuses locations outside that folder."""
+    from onnx import TensorProto
+    if not any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer):
+        return
+    if not isinstance(f, (str, os.PathLike)):
+        raise OnnxImportError("nbtorch.onnx.load: this model keeps its weights in external "
+                              "files: load it from its path")
+    try:
+        onnx.external_data_helper.load_external_data_for_model(
+            model, os.path.dirname(os.path.abspath(f)))
+    except Exception as exc:                     # noqa: BLE001 - reported as a load error
+        raise OnnxImportError(f"nbtorch.onnx.load: cannot read the external weights of "
+                              f"{os.fspath(f)}: {exc}") from None
 
 
 def _check_ops(model):

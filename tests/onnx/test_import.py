@@ -124,3 +124,20 @@ def test_bad_files_are_clear_errors(tmp_path):
     path.write_bytes(b"")
     with pytest.raises(OnnxImportError):
         torch.onnx.load(path)
+
+
+def test_external_weights_are_read_from_the_model_folder(tmp_path):
+    import onnx
+    lin = nn.Linear(40, 30).eval()
+    proto = torch.onnx.export(lin, (torch.randn(2, 40),), None)
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(proto, str(path), save_as_external_data=True, location="weights.bin",
+                    size_threshold=0)
+    x = torch.randn(3, 40)
+    np.testing.assert_allclose(torch.onnx.load(path)(x).numpy(), lin(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(OnnxImportError, match="external"):
+        torch.onnx.load(path.read_bytes())
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(OnnxImportError, match="external weights"):
+        torch.onnx.load(path)
