@@ -206,7 +206,7 @@ class Emitter:
         folded = self._fold(name, args, kwargs, out)
         if folded is not None:
             return folded
-        if name == "getitem" and isinstance(args[0], (tuple, list)):
+        if name == "getitem" and isinstance(args[0], (tuple, list, dict)):
             return args[0][_unwrap(args[1])]
         if name == "getattr" and hasattr(args[0], "_fields"):     # x.max(1).values
             return getattr(args[0], args[1])

@@ -245,3 +245,23 @@ def test_custom_op_symbolic(check):
         check(M(), (torch.rand(2, 3) + 0.5,), others=[(torch.rand(4, 3) + 0.5,)])
     finally:
         torch.onnx.unregister_custom_op_symbolic("aten::cumprod", 17)
+
+
+def test_nested_inputs_tuple_state_and_dict_kwargs(ort_run):
+    lstm = nn.LSTM(3, 4, num_layers=2).eval()
+    x, h, c = torch.randn(5, 2, 3), torch.randn(2, 2, 4), torch.randn(2, 2, 4)
+    proto = torch.onnx.export(lstm, (x, (h, c)), None, input_names=["x", "h0", "c0"],
+                              output_names=["y", "hn", "cn"])
+    got = ort_run(proto, {"x": x.numpy(), "h0": h.numpy(), "c0": c.numpy()})
+    y, (hn, cn) = lstm(x, (h, c))
+    for g, w in zip(got, (y, hn, cn)):
+        np.testing.assert_allclose(g, w.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+    class Scaled(nn.Module):
+        def forward(self, a, scale=None):
+            return a * scale["s"] + scale["t"]
+    a, s, t = torch.randn(2), torch.randn(2), torch.randn(2)
+    proto = torch.onnx.export(Scaled(), (a, {"scale": {"s": s, "t": t}}), None)
+    names = [i.name for i in proto.graph.input]
+    got = ort_run(proto, dict(zip(names, (a.numpy(), s.numpy(), t.numpy()))))[0]
+    np.testing.assert_allclose(got, (a * s + t).numpy(), rtol=1e-6)
