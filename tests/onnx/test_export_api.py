@@ -265,3 +265,32 @@ def test_nested_inputs_tuple_state_and_dict_kwargs(ort_run):
     names = [i.name for i in proto.graph.input]
     got = ort_run(proto, dict(zip(names, (a.numpy(), s.numpy(), t.numpy()))))[0]
     np.testing.assert_allclose(got, (a * s + t).numpy(), rtol=1e-6)
+
+
+def test_transformer_encoder_agrees_with_pytorch_export(ort_run):
+    real = pytest.importorskip("torch")
+    real.manual_seed(0)
+
+    def build(lib):
+        layer = lib.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True)
+        return lib.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+    theirs = build(real).eval()
+    ours = build(torch)
+    ours.load_state_dict({k: torch.tensor(v.detach().numpy())
+                          for k, v in theirs.state_dict().items()})
+    ours.eval()
+    x = np.random.default_rng(0).standard_normal((2, 5, 16)).astype(np.float32)
+    mine = torch.onnx.export(ours, (torch.tensor(x),), None, input_names=["x"],
+                             dynamic_axes={"x": {0: "batch", 1: "time"}})
+    buf = io.BytesIO()
+    with warnings.catch_warnings():            # PyTorch deprecates its TorchScript exporter
+        warnings.simplefilter("ignore")
+        real.onnx.export(theirs, (real.tensor(x),), buf, dynamo=False, input_names=["x"])
+    np.testing.assert_allclose(ort_run(mine, {"x": x})[0], ort_run(buf.getvalue(), {"x": x})[0],
+                               rtol=1e-4, atol=1e-5)
+    # nbtorch's export keeps batch and length dynamic (PyTorch's TorchScript export of this
+    # model bakes them into its reshapes)
+    x2 = np.random.default_rng(1).standard_normal((3, 7, 16)).astype(np.float32)
+    with real.no_grad():
+        want = theirs(real.tensor(x2)).numpy()
+    np.testing.assert_allclose(ort_run(mine, {"x": x2})[0], want, rtol=1e-4, atol=1e-5)
