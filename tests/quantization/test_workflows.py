@@ -256,3 +256,20 @@ def test_qat_trains_and_converts():
     # model's uint8 outputs use the full range (as PyTorch's): compare predictions
     agree = (c(x).argmax(1) == p(x).argmax(1)).float().mean().item()
     assert agree >= 0.85
+
+
+def test_dynamic_per_channel_against_pytorch():
+    torch = pytest.importorskip("torch")
+    import torch.ao.quantization as tq
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(40, 30), torch.nn.ReLU(), torch.nn.Linear(30, 7))
+    nm = nn.Sequential(nn.Linear(40, 30), nn.ReLU(), nn.Linear(30, 7))
+    nm.load_state_dict({k: nbtorch.tensor(v.detach().numpy())
+                        for k, v in tm.state_dict().items()})
+    tqm = tq.quantize_dynamic(tm, {torch.nn.Linear: tq.per_channel_dynamic_qconfig})
+    nqm = nq.quantize_dynamic(nm, {nn.Linear: nq.per_channel_dynamic_qconfig})
+    assert nqm[0].weight().qscheme() is nbtorch.per_channel_affine
+    x = np.random.default_rng(0).standard_normal((9, 40)).astype(F32)
+    np.testing.assert_allclose(nqm(nbtorch.tensor(x))._host(), tqm(torch.tensor(x)).numpy(),
+                               atol=1e-6)
