@@ -9,15 +9,34 @@ Example:
     >>> m = nbtorch.onnx.load("model.onnx")          # a runnable nbtorch Module
     >>> y = m(x)
 """
+import enum
+
 from ._graph import UnsupportedOperatorError
 from .export import TrainingMode, is_in_onnx_export
 
 __all__ = ["export", "load", "TrainingMode", "is_in_onnx_export", "UnsupportedOperatorError",
-           "OnnxExporterError", "producer_name", "register_custom_op_symbolic",
-           "unregister_custom_op_symbolic"]
+           "OnnxExporterError", "producer_name", "producer_version",
+           "register_custom_op_symbolic", "unregister_custom_op_symbolic",
+           "OperatorExportTypes", "select_model_mode_for_export"]
 
 producer_name = "nbtorch"
+producer_version = "0.1.0"
 OnnxExporterError = UnsupportedOperatorError
+
+
+class OperatorExportTypes(enum.IntEnum):
+    """PyTorch's names; nbtorch exports standard ONNX ops only (ONNX)."""
+    ONNX = 0
+    ONNX_ATEN = 1
+    ONNX_ATEN_FALLBACK = 2
+    ONNX_FALLTHROUGH = 3
+
+
+def select_model_mode_for_export(model, mode):
+    """``with select_model_mode_for_export(model, TrainingMode.EVAL):`` the model in that
+    mode (PRESERVE leaves it), restored after."""
+    from .export import _mode
+    return _mode(model, mode)
 
 
 def export(model, args=(), f=None, **kwargs):
