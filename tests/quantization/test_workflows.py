@@ -273,3 +273,37 @@ def test_dynamic_per_channel_against_pytorch():
     x = np.random.default_rng(0).standard_normal((9, 40)).astype(F32)
     np.testing.assert_allclose(nqm(nbtorch.tensor(x))._host(), tqm(torch.tensor(x)).numpy(),
                                atol=1e-6)
+
+
+def test_qat_conv_bn_relu_folds_batchnorm():
+    nbtorch.manual_seed(1)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = nq.QuantStub(), nq.DeQuantStub()
+            self.conv, self.bn, self.relu = nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), \
+                nn.ReLU()
+            self.fc = nn.Linear(4 * 8 * 8, 3)
+
+        def forward(self, x):
+            x = self.relu(self.bn(self.conv(self.quant(x))))
+            return self.dequant(self.fc(x.flatten(1)))
+    m = M().train()
+    m.qconfig = nq.get_default_qat_qconfig("x86")
+    p = nq.prepare_qat(nq.fuse_modules_qat(m, [["conv", "bn", "relu"]]))
+    assert type(p.conv).__name__ == "ConvBnReLU2d" and hasattr(p.conv, "bn")
+    opt = nbtorch.optim.SGD(p.parameters(), lr=0.05)
+    x = nbtorch.randn(16, 1, 8, 8)
+    y = nbtorch.tensor([0, 1, 2, 0] * 4)
+    for _ in range(5):
+        opt.zero_grad()
+        nn.functional.cross_entropy(p(x), y).backward()
+        opt.step()
+    p.eval()
+    p.apply(nq.disable_observer)
+    c = nq.convert(p)
+    assert type(c.conv).__name__ == "ConvReLU2d" and c.conv.weight().dtype is nbtorch.qint8
+    assert (c(x).argmax(1) == p(x).argmax(1)).float().mean().item() >= 0.85
+    with pytest.raises(NotImplementedError, match="fuse_modules in eval"):
+        nq.prepare(nq.fuse_modules_qat(M().train(), [["conv", "bn", "relu"]]))

@@ -1,10 +1,11 @@
 """Quantization-aware training modules (``torch.ao.nn.qat`` and ``intrinsic.qat``): float
 Linear/Conv2d whose weight passes through a FakeQuantize on every forward, so training
 sees int8 weights (the gradient goes straight through)."""
+import nbtorch
 from nbtorch import nn
 from nbtorch.nn import functional as F
 
-__all__ = ["Linear", "Conv2d", "LinearReLU", "ConvReLU2d"]
+__all__ = ["Linear", "Conv2d", "LinearReLU", "ConvReLU2d", "ConvBn2d", "ConvBnReLU2d"]
 
 
 def _copy_from(qat, mod, qconfig):
@@ -87,3 +88,51 @@ class ConvReLU2d(Conv2d):
 
     def __getitem__(self, i):
         return self
+
+
+class ConvBn2d(Conv2d):
+    """intrinsic.qat.ConvBn2d: Conv2d + BatchNorm2d trained with the BatchNorm folded into
+    the fake-quantized weight, as PyTorch's: the weight is scaled by gamma / running_std
+    before fake quantization, the convolution's output scaled back and passed through the
+    BatchNorm (batch statistics in training), so that `convert` can fold the running
+    statistics into an int8 weight the network was trained with."""
+
+    _fused_relu = False
+
+    def forward(self, input):
+        bn = self.bn
+        std = (bn.running_var + bn.eps).sqrt()
+        gamma = bn.weight if bn.weight is not None else nbtorch.ones_like(std)
+        factor = gamma / std
+        w = self.weight_fake_quant(self.weight * factor.reshape(-1, 1, 1, 1))
+        out = self._conv_forward(input, w, None) / factor.reshape(1, -1, 1, 1)
+        if self.bias is not None:
+            out = out + self.bias.reshape(1, -1, 1, 1)
+        out = bn(out)
+        return F.relu(out) if self._fused_relu else out
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        qconfig = _check(mod, cls)
+        conv, bn = mod[0], mod[1]
+        q = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
+                conv.padding, conv.dilation, conv.groups, conv.bias is not None,
+                conv.padding_mode)
+        _copy_from(q, conv, qconfig)
+        q.bn = bn
+        return q
+
+    def folded_weight_bias(self):
+        """The weight and bias with the BatchNorm's running statistics folded in."""
+        from nbtorch.ao.quantization.fuse_modules import _fold_bn
+        return _fold_bn(self.weight, self.bias, self.bn)
+
+    def __getitem__(self, i):
+        return self
+
+
+class ConvBnReLU2d(ConvBn2d):
+    """intrinsic.qat.ConvBnReLU2d: `ConvBn2d` followed by ReLU."""
+
+    _fused_relu = True
+    _fused_relu_of = "Conv2d"

@@ -32,12 +32,14 @@ _STATIC = {
     nnq.FloatFunctional: nnq.QFunctional,
     nnqat.Linear: nnq.Linear, nnqat.Conv2d: nnq.Conv2d,
     nnqat.LinearReLU: nnq.LinearReLU, nnqat.ConvReLU2d: nnq.ConvReLU2d,
+    nnqat.ConvBn2d: nnq.Conv2d, nnqat.ConvBnReLU2d: nnq.ConvReLU2d,
 }
 _QAT = {nn.Linear: nnqat.Linear, nn.Conv2d: nnqat.Conv2d,
-        nni.LinearReLU: nnqat.LinearReLU, nni.ConvReLU2d: nnqat.ConvReLU2d}
+        nni.LinearReLU: nnqat.LinearReLU, nni.ConvReLU2d: nnqat.ConvReLU2d,
+        nni.ConvBn2d: nnqat.ConvBn2d, nni.ConvBnReLU2d: nnqat.ConvBnReLU2d}
 _DYNAMIC = {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU,
             nn.LSTMCell: nnqd.LSTMCell, nn.GRUCell: nnqd.GRUCell}
-_UNSUPPORTED_QAT = (nni.ConvBn2d, nni.ConvBnReLU2d)
+_UNSUPPORTED_STATIC = (nni.ConvBn2d, nni.ConvBnReLU2d)
 
 
 def get_default_static_quant_module_mappings():
@@ -84,10 +86,11 @@ def _observer_hook(module, input, output):
 
 def _add_observers(module, mapping):
     for child in module.children():
-        if type(child) in _UNSUPPORTED_QAT:
-            raise NotImplementedError(f"{type(child).__name__} has no QAT/quantized "
-                                      "version in nbtorch: fuse with fuse_modules (eval "
-                                      "mode) to fold the BatchNorm first")
+        if type(child) in _UNSUPPORTED_STATIC:
+            raise NotImplementedError(f"{type(child).__name__} (from fuse_modules_qat) is "
+                                      "for prepare_qat; for post-training quantization "
+                                      "fuse with fuse_modules in eval mode (it folds the "
+                                      "BatchNorm)")
         qconfig = getattr(child, "qconfig", None)
         if type(child) in mapping and qconfig is not None:
             if type(child) is not DeQuantStub:
@@ -139,18 +142,9 @@ def prepare_qat(model, mapping=None, inplace=False):
     if not inplace:
         model = copy.deepcopy(model)
     propagate_qconfig_(model)
-    _check_qat_supported(model)
     _swap(model, mapping or _QAT)
     _add_observers(model, _STATIC)
     return model
-
-
-def _check_qat_supported(model):
-    for m in model.modules():
-        if type(m) in _UNSUPPORTED_QAT:
-            raise NotImplementedError(f"{type(m).__name__} has no QAT version in nbtorch "
-                                      "(BatchNorm folding during training): fuse in eval "
-                                      "mode with fuse_modules, or leave the BatchNorm out")
 
 
 def convert(module, mapping=None, inplace=False, remove_qconfig=True,

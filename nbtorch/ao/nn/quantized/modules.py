@@ -136,9 +136,12 @@ class _WeightedQuantized(nn.Module):
             raise AssertionError("Input float module must have qconfig defined")
         scale, zp = _output_qparams(mod)
         wpp = getattr(float_mod, "weight_fake_quant", None) or mod.qconfig.weight()
-        qweight = _quantize_weight(float_mod.weight, wpp)
+        weight, bias = float_mod.weight, float_mod.bias
+        if hasattr(float_mod, "folded_weight_bias"):     # QAT conv + BatchNorm
+            weight, bias = float_mod.folded_weight_bias()
+        qweight = _quantize_weight(weight, wpp)
         qmod = cls._from_float_module(float_mod)
-        qmod._set_weight_bias(qweight, float_mod.bias)
+        qmod._set_weight_bias(qweight, bias)
         qmod.scale, qmod.zero_point = scale, zp
         return qmod
 
@@ -188,7 +191,8 @@ class Conv2d(_WeightedQuantized):
         if isinstance(mod.padding, str):
             raise NotImplementedError("quantized Conv2d: string padding is not implemented")
         return cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride,
-                   mod.padding, mod.dilation, mod.groups, mod.bias is not None,
+                   mod.padding, mod.dilation, mod.groups,
+                   mod.bias is not None or hasattr(mod, "folded_weight_bias"),
                    mod.padding_mode)
 
     def forward(self, x):
