@@ -184,3 +184,26 @@ def test_anomaly_mode():
             (x / x).sum().backward()                  # NaN not checked
             assert m.is_anomaly_enabled() and not m.is_anomaly_check_nan_enabled()
         m.set_anomaly_enabled(False)
+
+
+def test_futures():
+    torch = _torch()
+    for m in (torch, nbtorch):
+        F = m.futures
+        f = F.Future()
+        g = f.then(lambda fut: fut.wait() + 1)
+        seen = []
+        f.add_done_callback(lambda fut: seen.append(fut.value()))
+        assert not f.done()
+        f.set_result(1)
+        assert g.wait() == 2 and f.value() == 1 and seen == [1]
+        assert [x.wait() for x in F.collect_all([f, g]).wait()] == [1, 2]
+        assert F.wait_all([f, g]) == [1, 2]
+        with pytest.raises(RuntimeError, match="only be marked completed once"):
+            f.set_result(2)
+        h = F.Future()
+        h.set_exception(ValueError("x"))
+        with pytest.raises(ValueError):
+            h.wait()
+        with pytest.raises(RuntimeError, match="when running the callback: ValueError: x"):
+            h.then(lambda fut: fut.wait()).wait()
