@@ -9,6 +9,27 @@ shape, wrong type, unknown model, oversized), counting crashes, every malformed 
 status, and the server's RSS before and after.
 
     python benchmarks/bench_serve.py [--requests 400] [--seconds 10] [--robust 10000]
+
+Measured on the project's 2-core machine (shared with other work, load ~3; the Python
+client threads share the two cores with the server, so the client often limits the
+rate), --requests 1000, 2 inference threads, --max-delay-ms 2:
+
+    runtime     batching  conc   req/s  p50 ms  p99 ms
+    nbtorch     on           1     671    1.18    5.74
+    nbtorch     on           8    1135    7.06   13.44
+    nbtorch     on          64    1737   24.12  224.20
+    nbtorch     off          1    1007    0.96    1.17
+    nbtorch     off          8    1492    4.84   10.94
+    nbtorch     off         64    1502   37.73   79.09
+    onnxruntime on           1    1139    0.61    4.55
+    onnxruntime on           8    1425    5.08   16.31
+    onnxruntime on          64    2302   19.42   72.79
+    onnxruntime off          1    1333    0.54    5.79
+    onnxruntime off          8    2252    3.03    7.55
+    onnxruntime off         64    2370   20.79   50.15
+    robustness: 10000 requests in 5.3 s, 1000 malformed (400: 600, 404: 200, 413: 200)
+    all answered 4xx, 9000/9000 good answered 200, no connection errors, server alive,
+    RSS 223 MB -> 223 MB
 """
 import argparse
 import collections
