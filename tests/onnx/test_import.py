@@ -141,3 +141,33 @@ def test_external_weights_are_read_from_the_model_folder(tmp_path):
     (tmp_path / "weights.bin").unlink()
     with pytest.raises(OnnxImportError, match="external weights"):
         torch.onnx.load(path)
+
+
+def test_pytorch_exported_sequence_models_run_on_nbtorch(ort_run):
+    real = pytest.importorskip("torch")
+    real.manual_seed(0)
+
+    class LM(real.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = real.nn.Embedding(30, 8)
+            self.rnn = real.nn.LSTM(8, 16, num_layers=2, bidirectional=True)
+            self.gru = real.nn.GRU(32, 8)
+            self.out = real.nn.Linear(8, 30)
+
+        def forward(self, t):
+            return self.out(self.gru(self.rnn(self.emb(t))[0])[0]).log_softmax(-1)
+    enc = real.nn.TransformerEncoder(real.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True),
+                                     2, enable_nested_tensor=False)
+    up = real.nn.Sequential(real.nn.Upsample(scale_factor=2, mode="bilinear"),
+                            real.nn.ConvTranspose2d(3, 2, 2, stride=2),
+                            real.nn.Upsample(scale_factor=2))
+    for model, x in ((LM(), real.randint(0, 30, (7, 3))), (enc, real.randn(2, 5, 16)),
+                     (up, real.randn(1, 3, 4, 4))):
+        buf = io.BytesIO()
+        with warnings.catch_warnings():        # PyTorch deprecates its TorchScript exporter
+            warnings.simplefilter("ignore")
+            real.onnx.export(model.eval(), (x,), buf, dynamo=False, input_names=["x"])
+        want = ort_run(buf.getvalue(), {"x": x.numpy()})[0]
+        got = torch.onnx.load(buf.getvalue())(torch.tensor(x.numpy()))
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
