@@ -307,3 +307,26 @@ def test_qat_conv_bn_relu_folds_batchnorm():
     assert (c(x).argmax(1) == p(x).argmax(1)).float().mean().item() >= 0.85
     with pytest.raises(NotImplementedError, match="fuse_modules in eval"):
         nq.prepare(nq.fuse_modules_qat(M().train(), [["conv", "bn", "relu"]]))
+
+
+def test_module_reprs_as_pytorch():
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    import torch.ao.nn.quantized as tnnq
+    import torch.ao.nn.intrinsic.quantized as tnniq
+    import torch.ao.nn.quantized.dynamic as tnnqd
+    from nbtorch.ao.nn import quantized as nnq
+    from nbtorch.ao.nn.quantized import dynamic as nnqd
+    pairs = [(tnnq.Linear(3, 2), nnq.Linear(3, 2)),
+             (tnnq.Conv2d(1, 2, 3, padding=1), nnq.Conv2d(1, 2, 3, padding=1)),
+             (tnniq.ConvReLU2d(1, 2, 3), nnq.ConvReLU2d(1, 2, 3)),
+             (tnniq.LinearReLU(3, 2), nnq.LinearReLU(3, 2)),
+             (tnnqd.Linear(3, 2), nnqd.Linear(3, 2)),
+             (tnnqd.LSTM(3, 4, num_layers=2, bidirectional=True), None),
+             (tnnq.Quantize(0.1, 2, torch.quint8), nnq.Quantize(0.1, 2, nbtorch.quint8)),
+             (tnnq.DeQuantize(), nnq.DeQuantize())]
+    for t, n in pairs:
+        if n is None:
+            n = nq.quantize_dynamic(nn.Sequential(nn.LSTM(3, 4, num_layers=2,
+                                                          bidirectional=True)), {nn.LSTM})[0]
+        assert repr(n) == repr(t)

@@ -92,6 +92,9 @@ class _WeightedQuantized(nn.Module):
 
     _FUSED_RELU = False
 
+    def _get_name(self):
+        return "Quantized" + type(self).__name__       # PyTorch's reprs
+
     def _set_weight_bias(self, qweight, bias):
         self._packed = qF.PackedWeight(qweight, bias)
         w, scales, zps = self._packed.buffers()
@@ -200,9 +203,14 @@ class Conv2d(_WeightedQuantized):
                          self.groups, self.scale, self.zero_point, self._FUSED_RELU)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, scale={self.scale}, zero_point={self.zero_point}"
-                + (f", padding={self.padding}" if self.padding != (0, 0) else ""))
+        s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+             f"stride={self.stride}, scale={self.scale}, zero_point={self.zero_point}")
+        for name, default in (("padding", (0, 0)), ("dilation", (1, 1))):
+            if getattr(self, name) != default:
+                s += f", {name}={getattr(self, name)}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        return s + (", bias=False" if self.bias_ is None else "")
 
 
 class LinearReLU(Linear):
@@ -232,6 +240,9 @@ class ReLU(nn.Module):
 
 class ReLU6(nn.Module):
     """clamp(x, 0, 6) on quantized values."""
+
+    def _get_name(self):
+        return "QuantizedReLU6"
 
     def forward(self, x):
         s, z = x._qparams
@@ -308,3 +319,6 @@ class QFunctional(nn.Module):
 
     def extra_repr(self):
         return f"scale={self.scale}, zero_point={self.zero_point}"
+
+    def _get_name(self):
+        return "QFunctional"

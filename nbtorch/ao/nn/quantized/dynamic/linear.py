@@ -97,6 +97,9 @@ class Linear(nn.Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 
+    def _get_name(self):
+        return "DynamicQuantizedLinear"
+
     def weight(self):
         return self._packed.qweight
 

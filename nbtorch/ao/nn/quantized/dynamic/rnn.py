@@ -119,9 +119,22 @@ class _QuantizedRNNBase(nn.Module):
             out = out.transpose(1, 0, 2)
         return nbtorch.from_numpy(np.ascontiguousarray(out))
 
+    def _get_name(self):
+        return "DynamicQuantized" + type(self).__name__
+
     def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, num_layers={self.num_layers}, " \
-               f"dtype={self.dtype}"
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
 
 
 class LSTM(_QuantizedRNNBase):
