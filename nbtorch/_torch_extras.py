@@ -196,7 +196,6 @@ def set_warn_always(b):
 def set_default_tensor_type(t):
     """Legacy: the default float dtype from a tensor type (``torch.DoubleTensor`` or
     ``'torch.DoubleTensor'``)."""
-    from . import _tensor_types
     name = t if isinstance(t, str) else getattr(t, "__name__", "")
     name = name.rsplit(".", 1)[-1]
     dtypes = {"FloatTensor": _dtype.float32, "DoubleTensor": _dtype.float64,
@@ -204,7 +203,6 @@ def set_default_tensor_type(t):
     if name not in dtypes:
         raise TypeError(f"invalid type: '{t}'" if isinstance(t, str) else
                         "only floating-point types are supported as the default type")
-    del _tensor_types
     _dtype.set_default_dtype(dtypes[name])
 
 

@@ -6,7 +6,6 @@ SyncBatchNorm building blocks (``batch_norm_stats``, ``batch_norm_elemt``,
 every device), and the legacy norms ``norm_except_dim``, ``frobenius_norm``,
 ``nuclear_norm``. Written with differentiable ops; channels are dim 1.
 """
-from .. import _dtype
 from ..autograd import grad_mode
 
 __all__ = ["native_batch_norm", "native_layer_norm", "native_group_norm", "batch_norm_stats",
@@ -167,5 +166,3 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     r = matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
     return r if out is None else out.copy_(r)
 
-
-del _dtype
