@@ -69,7 +69,8 @@ from .ops.creation_layout import *  # noqa: F401,F403
 from .ops.views_extra import *  # noqa: F401,F403
 from .ops.method_forms import *  # noqa: F401,F403
 from .ops.complex import *  # noqa: F401,F403  (real/imag views, conj, angle, sgn, polar)
-from .ops.torch_aliases import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ...)
+from .ops.torch_aliases import *  # noqa: F401,F403  (torch.conv2d, torch.layer_norm...)
+from .ops.torch_dropout_loss import *  # noqa: F401,F403  (torch.dropout, torch.kl_div...)
 from .ops.torch_inplace import *  # noqa: F401,F403  (torch.abs_, torch.clamp_, ...)
 from .ops.torch_rnn import *  # noqa: F401,F403  (torch.lstm, torch.gru_cell, ...)
 from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_norm_stats...)
