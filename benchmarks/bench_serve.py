@@ -69,11 +69,11 @@ def _model(tmp):
 
 
 class ServerProcess:
-    def __init__(self, path, runtime, batch, workers=2):
+    def __init__(self, path, runtime, batch, threads=2):
         self.port = _free_port()
         args = [sys.executable, "-m", "nbtorch.serve", f"cnn={path}", "--port", str(self.port),
                 "--runtime", runtime, "--max-batch-size", str(batch), "--max-delay-ms", "2",
-                "--workers", str(workers), "--log-level", "warning",
+                "--threads", str(threads), "--log-level", "warning",
                 "--max-body-bytes", "65536"]
         self.proc = subprocess.Popen(args, cwd=str(ROOT))
         deadline = time.time() + 120

@@ -1,7 +1,7 @@
 """nbtorch.serve: an HTTP model server for traced (``nbtorch.jit.save``) and ONNX models.
 
 Run ``python -m nbtorch.serve MODEL_PATH [--port 8080 --max-batch-size 32
---max-delay-ms 5 --workers N]``. Built on uvicorn + starlette (the optional
+--max-delay-ms 5 --workers N --threads T]``. Built on uvicorn + starlette (the optional
 ``serve`` extra): ``POST /v1/models/{name}:predict`` (JSON arrays, ``.npy`` or
 safetensors bytes), ``GET /health``, ``/ready``, ``/metrics`` (Prometheus text),
 several models and versions, dynamic batching, inference on worker threads

@@ -155,3 +155,36 @@ def test_traced_model_and_cli_helpers(serve_app, tmp_path):
     assert parse_model_arg("cnn@3=/m/a.onnx") == ("cnn", "3", "/m/a.onnx")
     assert parse_model_arg("/m/a.onnx") == (None, "1", "/m/a.onnx")
     assert main([str(tmp_path / "missing.onnx")]) == 2
+
+
+@pytest.mark.slow
+def test_cli_with_two_worker_processes(onnx_model):
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+    net, path = onnx_model
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "nbtorch.serve", f"mlp={path}", "--port",
+                             str(port), "--workers", "2", "--log-level", "warning"])
+    try:
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                if urllib.request.urlopen(url + "/ready", timeout=1).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        x = [[0.1, 0.2, 0.3, 0.4]]
+        for _ in range(6):
+            req = urllib.request.Request(url + "/v1/models/mlp:predict",
+                                         json.dumps({"inputs": x}).encode(),
+                                         {"Content-Type": "application/json"})
+            out = json.loads(urllib.request.urlopen(req, timeout=30).read())["outputs"]
+            np.testing.assert_allclose(out, net(torch.tensor(x)).detach().numpy(),
+                                       rtol=1e-5, atol=1e-6)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=60) in (0, -15)
