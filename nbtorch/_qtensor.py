@@ -17,7 +17,6 @@ import numpy as np
 
 from . import _dtype
 from ._tensor import Tensor, Size, wrap
-from ._tensor_str import _add_suffixes, _format_array, _render, PRINT_OPTS, _summarize_values
 
 __all__ = ["qint8", "quint8", "qint32", "qscheme", "per_tensor_affine", "per_channel_affine",
            "per_tensor_symmetric", "per_channel_symmetric", "per_channel_affine_float_qparams",
@@ -191,10 +190,14 @@ class QTensor(Tensor):
     def contiguous(self, memory_format=None):
         return self if self.is_contiguous() else self.clone()
 
-    # ---- the ops float code reaches (F.relu, F.max_pool2d, nn.ReLU, nn.MaxPool2d) --------
+    # ---- the ops float code reaches (F.relu, F.max_pool2d, F.adaptive_avg_pool2d) ------
     def relu(self):
         from .ao.nn.quantized import functional as qF
         return qF.relu(self)
+
+    def adaptive_avg_pool2d(self, output_size):
+        from .ao.nn.quantized import functional as qF
+        return qF.adaptive_avg_pool2d(self, output_size)
 
     def max_pool2d(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                    return_indices=False):
@@ -206,7 +209,8 @@ class QTensor(Tensor):
         raise TypeError("Got unsupported ScalarType " + self.dtype.name.capitalize())
 
     def __repr__(self):
-        return _qrepr(self)
+        from ._qtensor_str import qtensor_repr
+        return qtensor_repr(self)
 
     def __reduce_ex__(self, protocol):
         return (_rebuild_q, (np.array(self._ints(), copy=True), self.dtype.name,
@@ -318,30 +322,6 @@ def dequantize(tensor):
     if isinstance(tensor, (list, tuple)):
         return [dequantize(t) for t in tensor]
     return tensor.dequantize()
-
-
-# ---- printing ------------------------------------------------------------------------
-
-def _qrepr(q):
-    """PyTorch's repr: the dequantized values, then size, dtype, scheme and qparams."""
-    a = q.dequantize()._host()
-    edge = PRINT_OPTS["edgeitems"]
-    trimmed = (False,) * a.ndim
-    if a.size > PRINT_OPTS["threshold"]:
-        trimmed = tuple(n > 2 * edge for n in a.shape)
-        a = _summarize_values(a, edge)
-    strs, width = _format_array(a, _dtype.float32)
-    indent = len("tensor(")
-    body = _render(strs, width, indent, trimmed, edge) if q.numel() else "[]"
-    suffix = [f"size={tuple(q.shape)}", f"dtype={q.dtype}",
-              f"quantization_scheme={q.qscheme()}"]
-    if len(q._qparams) == 2:
-        suffix += [f"scale={q._qparams[0]}", f"zero_point={q._qparams[1]}"]
-    else:
-        suffix += [f"scale={q.q_per_channel_scales()!r}",
-                   f"zero_point={q.q_per_channel_zero_points()!r}",
-                   f"axis={q._qparams[2]}"]
-    return _add_suffixes("tensor(" + body, suffix, indent)
 
 
 def _dequantize_method(self):

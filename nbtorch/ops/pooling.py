@@ -448,6 +448,8 @@ def adaptive_avg_pool2d(input, output_size):
         >>> F.adaptive_avg_pool2d(nbtorch.randn(2, 3, 7, 5), (1, 1)).shape
         torch.Size([2, 3, 1, 1])
     """
+    if input.is_quantized:          # a QTensor: window means of its integers
+        return input.adaptive_avg_pool2d(output_size)
     return _adaptive("adaptive_avg_pool2d", 2, input, output_size, AvgPoolFn)
 
 

@@ -78,6 +78,7 @@ def test_pooling_and_relu_reference():
     np.testing.assert_array_equal(qF.relu(q).int_repr()._host(), np.maximum(ints, 100))
     assert nbtorch.nn.functional.relu(q).is_quantized          # float code accepts it
     assert nbtorch.nn.MaxPool2d(2)(q).q_zero_point() == 100
+    assert nbtorch.nn.AdaptiveAvgPool2d((3, 2))(q).is_quantized
     aap = qF.adaptive_avg_pool2d(q, 1).int_repr()._host()[..., 0, 0]
     np.testing.assert_array_equal(aap, np.rint(ints.mean((2, 3))))
 
