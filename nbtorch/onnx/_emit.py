@@ -6,7 +6,8 @@ static sizes; sizes read from the model's inputs stay ONNX values
 (``Shape``/``Gather``), so dynamic axes follow. A node whose operands are all
 constants is folded into one constant (with `do_constant_folding`, operands
 read from parameters count as constants too). nn.Modules without a module
-symbolic are traced through: their forward's ops are emitted in place.
+symbolic, and nbtorch functions without a symbolic, are traced through: the ops of
+their body are emitted in place. A trace that lost the data flow is refused.
 """
 import numbers
 

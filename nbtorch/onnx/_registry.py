@@ -6,7 +6,8 @@ call_method's name: ``x.add(y)`` and ``torch.add(x, y)`` share ``'add'``) to
 ``fn(e, module, out, *args, **kwargs)``. `e` is the `Emitter`, `out` the
 concrete result the model computed, and tensor arguments arrive as `Value`s.
 A symbolic returns an ONNX name, a `Value`, or a structure of them shaped
-like `out`. Modules without an entry are traced through (their forward's ops).
+like `out`. Modules without an entry are traced through (their forward's ops), and so
+are nbtorch functions written with other ops.
 """
 
 __all__ = ["FUNCTIONS", "MODULES", "register", "register_module"]
