@@ -216,3 +216,16 @@ def test_edges_as_pytorch():
             continue
         assert str(t.dtype) == str(n.dtype), call
         assert np.allclose(t.resolve_conj().numpy(), _np(n), equal_nan=True), call
+
+
+def test_gradients_on_device(device):
+    """Complex autograd on the device gives the CPU's gradient (tiny shapes: simulator)."""
+    A = _cplx(2, 2)
+    grads = []
+    for dev in ("cpu", device):
+        a = nbtorch.tensor(A, device=dev, requires_grad=True)
+        loss = ((a @ a).abs().sum() + a.cumsum(0).imag.sum() + a.prod().real
+                + a.angle().sum() + a.var() + (a.exp() / a.conj()).real.sum())
+        loss.backward()
+        grads.append(_np(a.grad))
+    assert np.allclose(grads[0], grads[1], atol=1e-10)
