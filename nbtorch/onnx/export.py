@@ -17,7 +17,7 @@ from ._graph import OnnxGraph, UnsupportedOperatorError, Value, onnx_dtype
 __all__ = ["export", "TrainingMode", "is_in_onnx_export", "DEFAULT_OPSET", "MIN_OPSET",
            "MAX_OPSET", "require_onnx"]
 
-DEFAULT_OPSET, MIN_OPSET, MAX_OPSET = 17, 17, 21
+DEFAULT_OPSET, MIN_OPSET, MAX_OPSET = 17, 17, 23
 _STATE = threading.local()
 
 
