@@ -29,8 +29,10 @@ def onnx_model(tmp_path_factory):
     return net, path
 
 
-def _slow_model(seconds, fail=False):
+def _slow_model(seconds, fail=False, started=None):
     def predict(arrays):
+        if started is not None:
+            started.set()
         time.sleep(seconds)
         if fail:
             raise RuntimeError("boom")
@@ -123,12 +125,13 @@ def test_dynamic_batching_and_raising_model(serve_app):
 
 
 def test_graceful_shutdown_finishes_in_flight(serve_app):
-    s = serve_app(create_app([_slow_model(0.5)], max_batch_size=1))
+    started = threading.Event()
+    s = serve_app(create_app([_slow_model(0.5, started=started)], max_batch_size=1))
     out = {}
     t = threading.Thread(target=lambda: out.update(r=s.request("/v1/models/slow:predict",
                                                                 {"inputs": [[1, 2]]})))
     t.start()
-    time.sleep(0.15)
+    assert started.wait(30)                   # the request is running in the model
     s.server.should_exit = True
     t.join(timeout=10)
     assert out["r"][0] == 200
