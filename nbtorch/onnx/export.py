@@ -83,8 +83,9 @@ def _traced(model, args, kwargs):
     from ._registry import MODULES
     if type(model) in MODULES:
         model = _Root(model)      # a call_module node, so the module symbolic applies
-    return trace(model, args if args else None, check_trace=False,
-                 example_kwarg_inputs=kwargs or None)
+    traced = trace(model, args if args else None, check_trace=False,
+                   example_kwarg_inputs=kwargs or None)
+    return traced.graph_module if isinstance(traced, TracedFunction) else traced
 
 
 def _tracer_warning():
