@@ -294,3 +294,13 @@ def test_transformer_encoder_agrees_with_pytorch_export(ort_run):
     with real.no_grad():
         want = theirs(real.tensor(x2)).numpy()
     np.testing.assert_allclose(ort_run(mine, {"x": x2})[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_plain_function_with_captured_tensor(ort_run):
+    w = torch.randn(2, 2)
+
+    def f(x):
+        return (x.relu() @ w + torch.tensor([1.0, 2.0])).sum(-1)
+    x = torch.randn(3, 2)
+    proto = torch.onnx.export(f, (x,), None, input_names=["x"])
+    np.testing.assert_allclose(ort_run(proto, {"x": x.numpy()})[0], f(x).numpy(), rtol=1e-5)
