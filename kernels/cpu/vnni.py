@@ -10,7 +10,7 @@ here as an intrinsic, the way fbgemm writes it with compiler intrinsics::
         for r in 0..3:
             a = broadcast(A[m0 + r, 4g : 4g + 4] as one int32)
             acc[r][j] = vpdpbusd(acc[r][j], a, b[j])    # += sum of 4 u8*s8 per lane
-    acc_out[m0 + r, 16 j : 16 j + 16] = acc[r][j]      (started from acc_out's values
+    acc_out[c0 + r, 16 j : 16 j + 16] = acc[r][j]      (started from acc_out's values
                                                         when accumulating, else 0)
 
 4 rows x `np` panels of 16 columns: up to 16 accumulators, 4 B vectors and 1 broadcast
@@ -18,7 +18,7 @@ live in the 32 zmm registers. `np` must be a literal (1..4): each is its own unr
 loop. One call covers k-groups g0..g1, adding to acc when `accumulate` (the callers
 block K so that a block of B panels stays in L1). Layouts: A (rows padded to 4, K padded
 to K4 = 4 * groups) uint8 C-contiguous; B packed by `pack_weight` (zero padding: padded
-products are 0); acc (rows, 64) int32, rows m0..m0+3 used.
+products are 0); acc (rows, 64) int32, rows c0..c0+3 used.
 `AVAILABLE` says whether this CPU has AVX-512 VNNI (kernels fall back to the loop).
 """
 import numpy as np
@@ -56,8 +56,8 @@ def _vpdpbusd(builder):
 
 
 @intrinsic
-def tile(typingctx, a, b, acc, m0, p0, groups, np_, g0, g1, accumulate):
-    """acc[m0 + r, 16j + l] (+)= sum over k-groups g0..g1 of a[m0 + r, 4g:4g+4] .
+def tile(typingctx, a, b, acc, m0, c0, p0, groups, np_, g0, g1, accumulate):
+    """acc[c0 + r, 16j + l] (+)= sum over k-groups g0..g1 of a[m0 + r, 4g:4g+4] .
     B[panel p0 + j, g, column l] (accumulate: add to acc's values, else start at 0)."""
     if not isinstance(np_, types.IntegerLiteral) or not 1 <= np_.literal_value <= 4:
         return None
@@ -67,7 +67,8 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_, g0, g1, accumulate):
         a_arr = context.make_array(sig.args[0])(context, builder, args[0])
         b_arr = context.make_array(sig.args[1])(context, builder, args[1])
         c_arr = context.make_array(sig.args[2])(context, builder, args[2])
-        m0_v, p0_v, kg, g0, g1, add = args[3], args[4], args[5], args[7], args[8], args[9]
+        m0_v, c0_v, p0_v, kg = args[3], args[4], args[5], args[6]
+        g0, g1, add = args[8], args[9], args[10]
         i8p = ir.IntType(8).as_pointer()
         a_ptr = builder.bitcast(a_arr.data, i8p)
         b_ptr = builder.bitcast(b_arr.data, i8p)
@@ -80,7 +81,7 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_, g0, g1, accumulate):
         c_ptr = builder.bitcast(c_arr.data, _I32.as_pointer())
         ldc = builder.extract_value(c_arr.strides, 0)          # bytes per row of acc
         c_rows = [builder.bitcast(builder.gep(builder.bitcast(c_ptr, i8p), [builder.mul(
-            builder.add(m0_v, ir.Constant(m0_v.type, r)), ldc)]), _I32.as_pointer())
+            builder.add(c0_v, ir.Constant(c0_v.type, r)), ldc)]), _I32.as_pointer())
             for r in range(4)]
 
         def c_vec(r, j):
@@ -88,7 +89,7 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_, g0, g1, accumulate):
                                    _V16.as_pointer())
         # accumulators in stack slots: LLVM's mem2reg keeps them in zmm registers
         zero = ir.Constant(_V16, None)
-        flag = context.cast(builder, add, sig.args[9], types.boolean)
+        flag = context.cast(builder, add, sig.args[10], types.boolean)
         accs = [cgutils.alloca_once_value(builder, builder.select(
             flag, builder.load(c_vec(r, j), align=4), zero))
             for r in range(4) for j in range(n_panels)]
@@ -113,5 +114,5 @@ def tile(typingctx, a, b, acc, m0, p0, groups, np_, g0, g1, accumulate):
             for j in range(n_panels):
                 builder.store(builder.load(accs[r * n_panels + j]), c_vec(r, j), align=4)
         return context.get_dummy_value()
-    sig = types.none(a, b, acc, m0, p0, groups, np_, g0, g1, accumulate)
+    sig = types.none(a, b, acc, m0, c0, p0, groups, np_, g0, g1, accumulate)
     return sig, codegen
