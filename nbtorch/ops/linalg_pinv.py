@@ -91,6 +91,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         tensor([[1., 0.],
                 [0., 0.]])
     """
+    if isinstance(A, Tensor) and A.dtype.is_complex:
+        raise NotImplementedError("linalg.pinv: complex matrices are not supported by nbtorch "
+                                  "yet")
     if not isinstance(A, Tensor) or A.dim() < 2 or not A.dtype.is_floating_point:
         what = type(A).__name__ if not isinstance(A, Tensor) else \
             f"{_dtype.type_name(A.dtype)}{list(A.shape)}"

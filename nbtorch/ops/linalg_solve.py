@@ -266,8 +266,16 @@ def det(A, *, out=None):
         >>> nbtorch.linalg.det(nbtorch.tensor([[1., 2.], [3., 4.]]))
         tensor(-2.)
     """
+    if _square_complex(A):
+        from .linalg_cdet import complex_det
+        return with_out(complex_det(A), out)
     check_square("linalg.det", A)
     return with_out(Det.apply(A), out)
+
+
+def _square_complex(A):
+    return isinstance(A, Tensor) and A.dtype.is_complex and A.dim() >= 2 and \
+        A.shape[-1] == A.shape[-2]
 
 
 class Slogdet(Function):
@@ -297,12 +305,19 @@ def slogdet(A, *, out=None):
         >>> nbtorch.linalg.slogdet(nbtorch.tensor([[2., 0.], [0., -3.]])).logabsdet
         tensor(1.7918)
     """
+    if _square_complex(A):
+        from .linalg_cdet import complex_slogdet
+        return with_out(_Slogdet(*complex_slogdet(A)), out)
     check_square("linalg.slogdet", A)
     return with_out(_Slogdet(*Slogdet.apply(A)), out)
 
 
 def logdet(input):
-    """log(det(input)): NaN where det < 0, -inf where det == 0 (torch.logdet)."""
+    """log(det(input)): NaN where det < 0, -inf where det == 0 (torch.logdet); for complex
+    input the complex log|det| + i arg(det)."""
+    if _square_complex(input):
+        from .linalg_cdet import complex_logdet
+        return complex_logdet(input)
     check_square("logdet", input)
     sign, logabs = Slogdet.apply(input)
     from .pointwise_select import where

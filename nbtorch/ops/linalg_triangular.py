@@ -32,6 +32,8 @@ def _check_square(op, A, name="A"):
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.dtype.is_complex:
+        raise NotImplementedError(f"{op}: complex matrices are not supported by nbtorch yet")
     if not A.dtype.is_floating_point or A.dtype.is_half:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. "
                            f"Got {type_name(A.dtype)}")

@@ -15,7 +15,7 @@ CPU_ONLY = {
     # slogdet, lu_factor, lu_solve) has one (kernels/cuda/linalg.py, a thread per matrix).
     "linalg_cholesky", "linalg_solve_triangular", "linalg_eigh", "linalg_svd", "linalg_qr",
     "linalg_geqrf", "linalg_lstsq", "linalg_eig",
-    "linalg_ldl_factor", "linalg_ldl_solve",
+    "linalg_ldl_factor", "linalg_ldl_solve", "linalg_det_complex", "linalg_slogdet_complex",
     # nonzero's output size depends on the data: it is counted on a host copy of the input
     "nonzero",
     # host samplers: PyTorch's CPU algorithms on the CPU stream for every device (their
