@@ -385,6 +385,29 @@ def _module_load(self, other, assign=False):
     return other.detach() if other.requires_grad else other
 
 
+_GRAD_DTYPE_UNSET = object()
+_CPP_NAMES = {"float64": "double", "float32": "float", "int64": "long int", "int32": "int"}
+
+
+def _grad_dtype_get(self):
+    """The dtype `.grad` is accumulated in: the tensor's own unless set; None allows any."""
+    gd = self.__dict__.get("_grad_dtype", _GRAD_DTYPE_UNSET)
+    return self.dtype if gd is _GRAD_DTYPE_UNSET else gd
+
+
+def _grad_dtype_set(self, dtype):
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    g = self._grad
+    if g is not None and dtype is not None and g.dtype is not dtype:
+        raise RuntimeError(f"Cannot set grad_dtype to '{_dtype.type_name(dtype)}' because "
+                           f"there is already a gradient with dtype "
+                           f"'{_CPP_NAMES.get(g.dtype.name, g.dtype.name)}'. Please "
+                           "clear the gradient (.grad = None) before changing grad_dtype, or "
+                           "ensure the new grad_dtype matches the existing gradient's dtype.")
+    self.__dict__["_grad_dtype"] = dtype
+
+
 def _solve(self, A):
     return solve(self, A)
 
@@ -397,6 +420,7 @@ def install():
     Tensor.resize_as = lambda self, tensor: _resize(self, tensor.shape)
     Tensor.module_load, Tensor.solve = _module_load, _solve
     Tensor.slice_inverse = slice_inverse
+    Tensor.grad_dtype = property(_grad_dtype_get, _grad_dtype_set)
     Tensor.is_inference = lambda self: bool(self.__dict__.get("_inference", False))
     Tensor.is_meta = property(lambda self: False)
     Tensor.is_nested = property(lambda self: False)

@@ -119,6 +119,9 @@ class AccumulateGrad(Node):
         user's, a hook's or another leaf's.
         """
         t = self.variable
+        gd = t.__dict__.get("_grad_dtype")          # Tensor.grad_dtype, when set
+        if gd is not None and grad.dtype is not gd:
+            grad, owned = grad.to(gd), True
         if t._grad is None:
             if create_graph:
                 t._grad = grad

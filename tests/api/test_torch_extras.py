@@ -207,3 +207,24 @@ def test_futures():
             h.wait()
         with pytest.raises(RuntimeError, match="when running the callback: ValueError: x"):
             h.then(lambda fut: fut.wait()).wait()
+
+
+def test_grad_dtype():
+    torch = _torch()
+    for m in (torch, nbtorch):
+        x = m.ones(2, requires_grad=True)
+        assert x.grad_dtype == m.float32
+        x.grad_dtype = m.float64
+        (x * 2).sum().backward()
+        (x * 2).sum().backward()
+        assert x.grad.dtype == m.float64 and x.grad.tolist() == [4.0, 4.0]
+        with pytest.raises(RuntimeError, match="only be set on leaf tensors"):
+            (x * 2).grad_dtype = m.float64
+        with pytest.raises(RuntimeError, match="already a gradient with dtype 'double'"):
+            x.grad_dtype = m.int64
+        y = m.ones(2, dtype=m.bfloat16, requires_grad=True)
+        y.grad_dtype = m.float32
+        (y * 3).sum().backward()
+        assert y.grad.dtype == m.float32
+        y.grad_dtype = None
+        assert y.grad_dtype is None
