@@ -34,8 +34,8 @@ import numpy as np
 from . import vnni
 from .simd import _own_function_with_512bit_vectors
 
-__all__ = ["pack", "qgemm", "linear_requant", "linear_dynamic", "im2col_u8",
-           "conv2d_requant", "row_sums"]
+__all__ = ["pack", "pack_conv", "qgemm", "linear_requant", "linear_dynamic", "im2col_u8",
+           "im2col_nhwc", "conv2d_requant", "row_sums"]
 
 TILE_M = 32          # loop engine: TILE_N weight rows (TILE_N * K bytes) stay in L1/L2
 TILE_N = 64
@@ -47,6 +47,12 @@ M_CHUNK = 256           # VNNI: rows of A whose int32 tile (64 KiB) stays in L2
 def pack(w):
     """The VNNI panels of weight `w` (N, K) int8, or None where the CPU has no VNNI."""
     return vnni.pack_weight(w) if vnni.AVAILABLE else None
+
+
+def pack_conv(w):
+    """The VNNI panels of a conv weight (O, C, kh, kw) in (O, kh, kw, C) order (the
+    channels-last columns of `im2col_nhwc`), or None without VNNI."""
+    return pack(np.ascontiguousarray(w.transpose(0, 2, 3, 1)).reshape(w.shape[0], -1))
 
 
 @numba.njit(cache=True)
@@ -286,6 +292,30 @@ def im2col_u8(x, col, zx, kh, kw, sh, sw, ph, pw, dh, dw):
 
 
 @numba.njit(cache=True)
+def im2col_nhwc(xh, col, zx, kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n):
+    """Channels last: xh (H, W, C) uint8 -> col rows p = oh*OW + ow, columns
+    (i*kw + j)*C + c, so each tap copies C contiguous bytes (zx where it falls in the
+    padding). Pairs with weights packed in (O, kh, kw, C) order."""
+    H, W, C = xh.shape
+    for p in range(oh_n * ow_n):
+        oh = p // ow_n
+        ow = p - oh * ow_n
+        row = col[p]
+        for i in range(kh):
+            h = oh * sh - ph + i * dh
+            for j in range(kw):
+                w = ow * sw - pw + j * dw
+                base = (i * kw + j) * C
+                if 0 <= h < H and 0 <= w < W:
+                    src = xh[h, w]
+                    for c in range(C):
+                        row[base + c] = src[c]
+                else:
+                    for c in range(C):
+                        row[base + c] = zx
+
+
+@numba.njit(cache=True)
 def _conv_loop(x, zx, w2, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom):
     """Every image: im2col into `col` (M, K), then the loop engine into out[n]."""
     kh, kw, sh, sw, ph, pw, dh, dw = geom
@@ -301,17 +331,21 @@ def _conv_loop(x, zx, w2, zw, wsum, bias_q, mult, zo, lo, hi, out, col, geom):
 
 @numba.njit(cache=True)
 def _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out2d, col, geom,
-               per_chunk):
-    """Chunks of `per_chunk` images: im2col of each into consecutive rows of `col`, then
-    one VNNI GEMM over the chunk into rows of out2d (N*OH*OW, O) (channels last)."""
-    kh, kw, sh, sw, ph, pw, dh, dw = geom
-    n_img, m = x.shape[0], out2d.shape[0] // x.shape[0]
+               per_chunk, channels_last):
+    """Chunks of `per_chunk` images of x (N, H, W, C), or (N, 1, H, W) when not
+    `channels_last`: im2col of each into consecutive rows of `col`, then one VNNI GEMM
+    over the chunk into rows of out2d (N*OH*OW, O)."""
+    kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n = geom
+    n_img, m = x.shape[0], oh_n * ow_n
     for n0 in range(0, n_img, per_chunk):
         n1 = min(n_img, n0 + per_chunk)
         rows = (n1 - n0) * m
         for n in range(n0, n1):
-            im2col_u8(x[n], col[(n - n0) * m:(n - n0 + 1) * m], zx, kh, kw, sh, sw, ph, pw,
-                      dh, dw)
+            rows_n = col[(n - n0) * m:(n - n0 + 1) * m]
+            if channels_last:
+                im2col_nhwc(x[n], rows_n, zx, kh, kw, sh, sw, ph, pw, dh, dw, oh_n, ow_n)
+            else:                               # one channel: both layouts agree
+                im2col_u8(x[n], rows_n, zx, kh, kw, sh, sw, ph, pw, dh, dw)
         asum = np.zeros(rows, np.int32)
         if zw.any():
             row_sums(col[:rows, :k], asum)
@@ -322,8 +356,9 @@ def _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out2d, col, geo
 def conv2d_requant(x, zx, w, bp, zw, wsum, bias_q, mult, zo, relu, out, stride, padding,
                    dilation):
     """Quantized Conv2d (groups=1), uint8 output. x (N, C, H, W) uint8, w (O, C, kh, kw)
-    int8. VNNI: chunks of images (about CHUNK_BYTES of columns) are unfolded into one
-    column buffer and multiplied in one GEMM, channels last, then transposed to NCHW.
+    int8. VNNI (`bp`: the weight packed in (O, kh, kw, C) order, see `pack_conv`):
+    channels last, chunks of images (about CHUNK_BYTES of columns) are unfolded into one
+    column buffer and multiplied in one GEMM, then transposed back to NCHW.
     Loop engine: per image, the GEMM writes out[n] (O, OH, OW) through a transposed view."""
     o_ch, oh, ow = out.shape[1:]
     w2 = w.reshape(o_ch, -1)
@@ -339,6 +374,8 @@ def conv2d_requant(x, zx, w, bp, zw, wsum, bias_q, mult, zo, relu, out, stride, 
     per_chunk = max(1, min(x.shape[0], CHUNK_BYTES // (m * k4)))
     col = np.zeros((-(-per_chunk * m // 4) * 4, k4), np.uint8)
     out2d = np.empty((x.shape[0] * m, o_ch), np.uint8)
-    _conv_vnni(x, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out2d, col, geom,
-               per_chunk)
+    channels_last = x.shape[1] > 1
+    xh = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if channels_last else x
+    _conv_vnni(xh, zx, k, bp, zw, wsum, bias_q, mult, zo, lo, hi, out2d, col,
+               geom + (oh, ow), per_chunk, channels_last)
     out[...] = out2d.reshape(x.shape[0], oh, ow, o_ch).transpose(0, 3, 1, 2)

@@ -59,7 +59,8 @@ class PackedWeight:
         from nbtorch.kernels.cpu import qgemm
         self.colsum = np.empty(n, np.int32)
         qgemm.row_sums(self.w, self.colsum)         # the GEMM's zero-point correction
-        self.wp = qgemm.pack(self.w)                # VNNI panels (None without VNNI)
+        # VNNI panels (None without VNNI); a conv weight's in channels-last order
+        self.wp = (qgemm.pack_conv(w) if w.ndim == 4 else qgemm.pack(self.w))
         self.bias = (np.zeros(n, np.float32) if bias is None
                      else np.asarray(bias.detach()._host(), np.float32))
         self.has_bias = bias is not None
