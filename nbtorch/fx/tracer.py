@@ -200,6 +200,7 @@ class Tracer(TracerBase):
                 return orig_call(mod, *args, **kwargs)
             patch_globals(patcher, getattr(getattr(type(mod), "forward", None), "__globals__",
                                            None))
+            patch_globals(patcher, vars(mod))     # self.act = F.relu: an op held by the module
             return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k), args,
                                       kwargs)
         patcher.patch_method(Module, "__getattr__", module_getattr)
@@ -235,6 +236,8 @@ class Tracer(TracerBase):
                 for mod in self._autowrap_modules:
                     patch_globals(patcher, vars(mod))
                 patch_globals(patcher, getattr(inspect.unwrap(fn), "__globals__", None))
+                if is_module:
+                    patch_globals(patcher, vars(root))
                 fn_call, args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)
                 self._module_patches(patcher)
                 result = fn_call(*args, **kwargs)

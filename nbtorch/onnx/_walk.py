@@ -28,8 +28,9 @@ def check_data_flow(graph):
                 "ONNX export: the trace lost the data flow: nbtorch code read "
                 f"Tensor.{n.args[1]} of a traced value{' at ' + where if where else ''}, "
                 "so a function ran outside the tracer's view and its result would be a "
-                "constant (e.g. a function stored as a module attribute, `self.act = "
-                "F.relu`): call it as F.relu(x), or use a module such as nn.ReLU()")
+                "constant (e.g. an op function kept in a container on the module, "
+                "`self.acts = [F.relu]`): call it as F.relu(x), keep it as a plain "
+                "attribute, or use a module such as nn.ReLU()")
 
 
 def python_body(target, args):

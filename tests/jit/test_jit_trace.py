@@ -298,3 +298,34 @@ def test_other_threads_are_not_traced():
     traced = _quiet_trace(fn, torch.ones(2))
     assert type(seen["zeros"]) is torch.Tensor and type(seen["lin"]) is torch.Tensor
     assert [n.op for n in traced.graph.nodes] == ["placeholder", "call_function", "output"]
+
+
+class _HeldActivation(nn.Module):
+    """An op function held as a module attribute (as TransformerEncoderLayer does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.act = F.relu
+
+    def forward(self, x):
+        return self.act(self.lin(x)) + self.act(-x)
+
+
+def test_op_functions_held_by_modules_are_recorded():
+    # they used to run their bodies on the proxies: a graph of shape arithmetic whose
+    # result was a constant (the example's output)
+    m = _HeldActivation()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")             # no TracerWarning either
+        traced = jit.trace(m, torch.randn(3, 4))
+    assert [n.target for n in traced.graph.nodes
+            if n.op == "call_function"].count(torch.relu) == 2
+    x = torch.randn(5, 4)
+    np.testing.assert_allclose(traced(x).detach().numpy(), m(x).detach().numpy())
+    assert m.act is F.relu                          # the attribute is given back
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
+    traced = jit.trace(layer, torch.randn(2, 3, 8))
+    x = torch.randn(4, 3, 8)
+    np.testing.assert_allclose(traced(x).detach().numpy(), layer(x).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

@@ -118,17 +118,26 @@ def test_unsupported_op_names_it():
         torch.onnx.export(M(), torch.randn(2, 3, 3), None)
 
 
-def test_lost_data_flow_is_refused():
+def test_stored_function_exports_and_lost_data_flow_is_refused(check):
     class StoredFunction(nn.Module):
         def __init__(self):
             super().__init__()
-            self.act = F.relu                # the tracer does not see this call
+            self.act = F.relu                # recorded: the tracer patches module attributes
             self.fc = nn.Linear(3, 3)
 
         def forward(self, x):
             return self.act(self.fc(x)) * 2
+    check(StoredFunction(), (torch.randn(2, 3),), [(torch.randn(5, 3),)])
+
+    class HiddenFunction(StoredFunction):
+        def __init__(self):
+            super().__init__()
+            self.acts = [F.relu]             # inside a container: the tracer does not see it
+
+        def forward(self, x):
+            return self.acts[0](self.fc(x)) * 2
     with pytest.raises(torch.onnx.UnsupportedOperatorError, match="lost the data flow"):
-        torch.onnx.export(StoredFunction(), torch.randn(2, 3), None)
+        torch.onnx.export(HiddenFunction(), torch.randn(2, 3), None)
 
 
 def test_is_in_onnx_export_and_traced_input(check):
