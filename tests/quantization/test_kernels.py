@@ -130,12 +130,12 @@ def test_against_pytorch_linear_conv_dynamic(engine):
     wc = (rng.standard_normal((8, 3, 3, 3)) * 0.2).astype(F32)
     tx, nx = _torch_pair(torch, xc, 0.02, 100)
     tw, nw = _per_channel(torch, wc)
-    for stride, pad in ((1, 1), (2, 0)):
-        tc = tnnq.Conv2d(3, 8, 3, stride=stride, padding=pad)
+    for stride, pad, dil in ((1, 1, 1), (2, 0, 1), (1, 2, 2)):
+        tc = tnnq.Conv2d(3, 8, 3, stride=stride, padding=pad, dilation=dil)
         tc.set_weight_bias(tw, torch.tensor(b[:8]))
         tc.scale, tc.zero_point = 0.1, 60
         got = qF.conv2d(nx, _engine(qF.PackedWeight(nw, nbtorch.tensor(b[:8])), engine),
-                        stride, pad, 1, 1, 0.1, 60)
+                        stride, pad, dil, 1, 0.1, 60)
         assert _units(tc(tx), got) == 0
 
 
