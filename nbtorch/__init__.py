@@ -137,7 +137,7 @@ _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", 
                     "compiler", "backends", "func", "hub", "safetensors", "special",
                     "accelerator", "ao", "quantization", "fft", "onnx",
                     "cpu", "version", "torch_version", "types", "functional", "distributed",
-                    "signal", "windows", "futures"}
+                    "signal", "windows", "futures", "masked"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
