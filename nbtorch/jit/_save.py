@@ -22,9 +22,10 @@ compiled again) that needs no import of the model's own Python class.
 import math
 import operator
 import os
+import warnings
 
 from ..fx.graph import Graph
-from ..fx.node import Node
+from ..fx.node import Node, map_arg
 
 __all__ = ["save", "load"]
 
@@ -36,6 +37,90 @@ def _bad(path, why):
 
 
 # ---- saving --------------------------------------------------------------------------------
+
+class _ThroughTracer:
+    """Builds the concrete tracer that traces through every module (no leaves)."""
+
+    @staticmethod
+    def make():
+        from ._concrete import ConcreteTracer
+
+        class Through(ConcreteTracer):
+            def is_leaf_module(self, m, module_qualified_name):
+                return False
+        return Through()
+
+
+def _example(meta):
+    """A tensor with `meta`'s shape, dtype and device (zeros: the layers' Python code
+    branches on shapes and flags, which is what a trace freezes)."""
+    from .. import zeros
+    return zeros(tuple(meta.shape), dtype=meta.dtype, device=meta.device)
+
+
+def _inline_modules(work):
+    """Replace the call_module nodes `normalize` left (layers without a functional table
+    entry: pooling, padding, attention...) by the graph of their forward, traced through
+    on examples of their inputs' shapes; returns how many were inlined."""
+    from ..nn.modules.rnn import RNNBase
+    graph = work.graph
+    count = 0
+    for node in list(graph.nodes):
+        if node.op != "call_module":
+            continue
+        sub = work.get_submodule(node.target)
+        if any(isinstance(m, RNNBase) for m in sub.modules()):
+            continue        # loops over time steps: inlined, it would freeze the length
+        if sub.training and any(True for _ in sub.modules() if type(_).__name__.startswith(
+                ("BatchNorm", "Dropout", "InstanceNorm"))):
+            continue                             # keeps state or draws: refused below
+        try:
+            args = map_arg(node.args, lambda n: _example(n.meta["tensor_meta"]))
+            kwargs = map_arg(node.kwargs, lambda n: _example(n.meta["tensor_meta"]))
+        except (KeyError, AttributeError):
+            continue
+        tracer = _ThroughTracer.make()
+        from ._concrete import TracerWarning
+        try:
+            with warnings.catch_warnings():
+                # a size read as a Python number (a loop over time steps) would freeze the
+                # example's shape into the saved graph: not inlined, refused below
+                warnings.simplefilter("error", TracerWarning)
+                inner = tracer.trace(sub, args, kwargs)
+        except Exception:
+            continue                             # refused below with the module's name
+        prefix = node.target + "."
+        for name, value in tracer.constants.items():
+            work.register_buffer(f"_inlined_{count}_{name}".replace(".", "_"), value,
+                                 persistent=False)
+        env = {}
+        placeholders = iter(list(node.args) + list(node.kwargs.values()))
+        with graph.inserting_before(node):
+            for n in inner.nodes:
+                if n.op == "placeholder":
+                    env[n] = next(placeholders)
+                elif n.op == "output":
+                    result = map_arg(n.args[0], lambda a: env[a])
+                elif n.op == "get_attr":
+                    target = (f"_inlined_{count}_{n.target}".replace(".", "_")
+                              if n.target in tracer.constants else prefix + n.target)
+                    env[n] = graph.get_attr(target)
+                    env[n].meta = dict(n.meta)
+                else:
+                    target = prefix + n.target if n.op == "call_module" else n.target
+                    env[n] = graph.create_node(n.op, target, map_arg(n.args, lambda a: env[a]),
+                                               map_arg(n.kwargs, lambda a: env[a]))
+                    env[n].meta = dict(n.meta)
+        if not isinstance(result, Node):
+            raise RuntimeError(f"nbtorch.jit.save: module {node.target!r} returns a "
+                               f"{type(result).__name__}, which cannot be inlined")
+        node.replace_all_uses_with(result)
+        graph.erase_node(node)
+        count += 1
+    if count:
+        work.recompile()
+    return count
+
 
 def _graph_module_of(m):
     from ..fx.graph_module import GraphModule
@@ -95,6 +180,10 @@ def _encode_arg(a):
 def save(m, f, _extra_files=None):
     """Save traced module/function `m` (graph + weights) to path or file `f`.
 
+    Layers with no functional form in `fx.passes.normalize` (pooling, padding,
+    attention...) are traced through on examples of their input shapes and saved as
+    the functions they call; recurrent layers (a Python loop over time) are refused.
+
     Example:
         >>> traced = nbtorch.jit.trace(model, x)
         >>> nbtorch.jit.save(traced, "model.nbj")
@@ -107,6 +196,8 @@ def save(m, f, _extra_files=None):
     gm = _graph_module_of(m)
     work = copy.deepcopy(gm)
     normalize(work)
+    _inline_modules(work)
+    normalize(work)
     nodes = []
     attrs = {}
     for n in work.graph.nodes:
@@ -115,8 +206,9 @@ def save(m, f, _extra_files=None):
             sub = type(work.get_submodule(n.target)).__name__
             raise RuntimeError(f"nbtorch.jit.save: the graph calls module {n.target!r} "
                                f"({sub}), which has no functional form to save (in training "
-                               "mode, or not an nbtorch layer); call .eval() or save the "
-                               "state_dict")
+                               "mode, a recurrent layer whose time loop would freeze the "
+                               "sequence length, or not an nbtorch layer); call .eval(), "
+                               "export to ONNX (nbtorch.onnx.export) or save the state_dict")
         if n.op == "call_function":
             entry["target"] = _target_name(n.target)
         else:
@@ -205,11 +297,19 @@ def _decode_arg(a, env, path):
     raise _bad(path, f"unknown argument kind {kind!r}")
 
 
+_OWN_PREFIXES = ("_tensor_constant", "_folded_constant", "_inlined_")
+
+
+def _allowed_atom(atom):
+    """A public identifier, a Sequential/ModuleList index, or a constant the graph made."""
+    if atom.isdigit():
+        return True
+    return atom.isidentifier() and (not atom.startswith("_") or atom.startswith(_OWN_PREFIXES))
+
+
 def _check_attr_name(name, path, what):
-    if not isinstance(name, str) or not name or any(
-            not atom.isidentifier() or atom.startswith("_") and not atom.startswith(
-                "_tensor_constant") and not atom.startswith("_folded_constant")
-            for atom in name.split(".")):
+    if not isinstance(name, str) or not name or not all(
+            _allowed_atom(atom) for atom in name.split(".")):
         raise _bad(path, f"refused {what} name {name!r}")
 
 

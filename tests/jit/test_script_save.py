@@ -229,3 +229,36 @@ def test_loaded_module_runs_without_its_class(tmp_path):
                        text=True, env=env, cwd=str(tmp_path), timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "OK SecretNet"
+
+
+def test_save_inlines_layers_without_a_functional_table_entry(tmp_path):
+    # MaxPool2d, padding, upsampling, attention: their forward is traced through into the
+    # saved graph (it used to refuse them); Sequential's numbered children load back
+    torch.manual_seed(0)
+    cnn = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.ReflectionPad2d(1),
+                        nn.Upsample(scale_factor=2), nn.Flatten(), nn.Linear(4 * 10 * 10, 3))
+    encoder = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2)
+    for i, (m, x, other) in enumerate([(cnn, torch.randn(2, 1, 8, 8), torch.randn(5, 1, 8, 8)),
+                                       (encoder, torch.randn(2, 3, 8), torch.randn(4, 6, 8))]):
+        m.eval()
+        path = tmp_path / f"m{i}.nbj"
+        torch.jit.save(torch.jit.trace(m, x), str(path))
+        loaded = torch.jit.load(str(path))
+        assert not any(n.op == "call_module" for n in loaded.graph.nodes)
+        np.testing.assert_allclose(loaded(other).detach().numpy(),
+                                   m(other).detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert set(loaded.state_dict()) >= set(m.state_dict())
+
+
+def test_save_refuses_recurrent_layers_with_the_reason(tmp_path):
+    class Tagger(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 5, batch_first=True)
+            self.out = nn.Linear(5, 2)
+
+        def forward(self, x):
+            return self.out(self.rnn(x)[0])
+    traced = torch.jit.trace(Tagger().eval(), torch.randn(2, 3, 4))
+    with pytest.raises(RuntimeError, match="'rnn' .*sequence length"):
+        torch.jit.save(traced, str(tmp_path / "t.nbj"))
