@@ -1,5 +1,6 @@
 """torch.svd_lowrank / pca_lowrank (randomized SVD: after the same seed, PyTorch's values
-up to column signs) and torch.signal.windows (PyTorch's values)."""
+up to column signs), torch.lobpcg (eigenpairs against eigh, eigenvalue gradients against
+PyTorch) and torch.signal.windows (PyTorch's values)."""
 import numpy as np
 import pytest
 
@@ -62,3 +63,27 @@ def test_windows_match_pytorch():
             fn(4, **kw)
     with pytest.raises(ValueError, match="non-negative window length"):
         W.kaiser(-1)
+
+
+def test_lobpcg():
+    M = RNG.standard_normal((20, 20))
+    A = M @ M.T + np.eye(20)
+    w = np.linalg.eigvalsh(A)
+    E, X = nbtorch.lobpcg(nbtorch.tensor(A), k=3)
+    assert np.allclose(E.numpy(), w[::-1][:3], rtol=1e-7) and X.shape == (20, 3)
+    E, X = nbtorch.lobpcg(nbtorch.tensor(A), k=2, largest=False)
+    assert np.allclose(E.numpy(), w[:2], rtol=1e-7)
+    assert np.allclose(A @ X.numpy(), X.numpy() * E.numpy(), atol=1e-6)
+    E, _ = nbtorch.lobpcg(nbtorch.tensor(np.stack([A, 2 * A])), k=2,
+                          B=nbtorch.tensor(2 * np.eye(20)))
+    assert np.allclose(E.numpy(), [w[::-1][:2] / 2, w[::-1][:2]], rtol=1e-7)
+    with pytest.raises(ValueError, match="smaller than 3 x the number of requested"):
+        nbtorch.lobpcg(nbtorch.tensor(A[:5, :5]), k=2)
+    torch = pytest.importorskip("torch")
+    t, n = torch.tensor(A, requires_grad=True), nbtorch.tensor(A, requires_grad=True)
+    torch.lobpcg(t, k=2)[0].sum().backward()
+    E, X = nbtorch.lobpcg(n, k=2)
+    E.sum().backward()
+    assert np.allclose(t.grad.numpy(), n.grad.numpy(), atol=1e-6)
+    with pytest.raises(NotImplementedError, match="through the eigenvectors"):
+        X.sum().backward()
