@@ -77,6 +77,7 @@ from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_no
 from .storage import *  # noqa: F401,F403  (TypedStorage, FloatStorage, ...)
 from ._torch_extras import *  # noqa: F401,F403  (Stream, Event, strided, cond, ...)
 from .ops.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
+from .ops.lobpcg import lobpcg  # noqa: F401
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
                              channels_last_3d, preserve_format, legacy_contiguous_format)
 from .serialization import save, load
