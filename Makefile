@@ -13,6 +13,16 @@ $(STAMP): pyproject.toml setup.py
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
+# onnxruntime-node for the test that runs an exported model without Python (tests only;
+# without npm, or offline, that one test is skipped)
+NODE_STAMP := $(VENV)/node/.installed
+$(NODE_STAMP): $(STAMP)
+	if command -v npm >/dev/null 2>&1; then \
+	    npm install --silent --ignore-scripts --prefix $(VENV)/node onnxruntime-node \
+	        || echo "npm install onnxruntime-node failed: the Node.js test will be skipped"; \
+	else echo "no npm: the Node.js deployment test will be skipped"; fi
+	mkdir -p $(VENV)/node && touch $(NODE_STAMP)
+
 demo: $(STAMP)
 	$(PY) examples/demo.py $(ARGS)
 
@@ -20,10 +30,10 @@ demo: $(STAMP)
 # checks of every CUDA kernel), then the CUDA tests on Numba's CUDA simulator
 # (NUMBA_ENABLE_CUDASIM must be set before numba loads). Prints each phase's wall time.
 # `make test` leaves out the tests marked `slow` (full dtype sweeps); `make test-all` runs them.
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	scripts/run_tests.sh
 
-test-all: $(STAMP)
+test-all: $(STAMP) $(NODE_STAMP)
 	scripts/run_tests.sh -m ""
 
 test-cuda: $(STAMP)
