@@ -50,13 +50,14 @@ class _NoDerivative(Function):
 
 
 def _factor(A):
+    run = kernel("linalg_ldl_factor", A.device)      # (the registry's error off the CPU)
     batch = tuple(A.shape[:-2])
     n = A.shape[-1]
     LD = empty(batch + (n, n), A.dtype, A.device)
     pivots = empty(batch + (n,), _dtype.int32, A.device)
     info = empty(batch, _dtype.int32, A.device)
     flat(LD, 2)[...] = matrices(A, batch)
-    kernel("linalg_ldl_factor", A.device)(flat(LD, 2), flat(pivots, 1), info._array.reshape(-1))
+    run(flat(LD, 2), flat(pivots, 1), info._array.reshape(-1))
     return LD, pivots, info
 
 
@@ -98,11 +99,12 @@ def ldl_factor(A, *, hermitian=False, out=None):
 
 
 def _solve(LD, pivots, B):
+    run = kernel("linalg_ldl_solve", LD.device)
     batch = batch_of(LD.shape, B.shape)
     X = empty(batch + tuple(B.shape[-2:]), B.dtype, B.device)
     flat(X, 2)[...] = matrices(B, batch)
     piv = pivots.expand(batch + (pivots.shape[-1],)).contiguous()
-    kernel("linalg_ldl_solve", LD.device)(matrices(LD, batch), flat(piv, 1), flat(X, 2))
+    run(matrices(LD, batch), flat(piv, 1), flat(X, 2))
     return X
 
 

@@ -20,7 +20,7 @@ __all__ = ["lobpcg"]
 
 def _b_orthonormal(S, B):
     """S with B-orthonormal columns (dropping none; a small ridge if ill-conditioned)."""
-    from ..linalg import cholesky, solve_triangular
+    from ..linalg import LinAlgError, cholesky, solve_triangular
     G = S.mT @ (S if B is None else B @ S)
     G = (G + G.mT) / 2
     n = G.shape[-1]
@@ -29,7 +29,7 @@ def _b_orthonormal(S, B):
         try:
             L = cholesky(G + ridge * float(G.diagonal().abs().max()) * eye(n, dtype=G.dtype))
             break
-        except RuntimeError:
+        except LinAlgError:             # not positive definite: add a ridge
             continue
     else:
         raise RuntimeError("lobpcg: the search basis lost rank (try a different X or n)")
