@@ -27,7 +27,8 @@ def _b_orthonormal(S, B):
     from .creation import eye
     for ridge in (0.0, 1e-12, 1e-9, 1e-6):
         try:
-            L = cholesky(G + ridge * float(G.diagonal().abs().max()) * eye(n, dtype=G.dtype))
+            L = cholesky(G + ridge * float(G.diagonal().abs().max())
+                         * eye(n, dtype=G.dtype, device=G.device))
             break
         except LinAlgError:             # not positive definite: add a ridge
             continue
