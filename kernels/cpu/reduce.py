@@ -70,18 +70,50 @@ def row_splits(outer, n, inner):
     return max(1, min(n, MAX_SPLITS, (n * inner) // CHUNK))
 
 
+# Each walk is a kernel of its own (rows, chunks of long rows, walking rows), so a
+# program compiles only the walks it runs: one kernel holding all three compiled them
+# all on its first call (a transformer block's first `.sum()`: 2.7 s).
+
 @numba.njit(cache=True)
-def sum_reduce(a, out, zero, scale, skip_nan):
-    """out[o, k] = scale * sum_i a[o, i, k] (NaN skipped if skip_nan).
+def sum_rows(rows, out, zero, scale, skip_nan):
+    """out[o, 0] = scale * sum(rows[o]) (NaN skipped if skip_nan); rows (outer, n).
 
     `zero`/`scale` have the accumulator type: float64 for floats, int64 for ints.
     """
+    for o in range(rows.shape[0]):
+        out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
+
+
+@numba.njit(cache=True, parallel=True, fastmath=FM)
+def sum_rows_parallel(rows, out, zero, scale, skip_nan):
+    """sum_rows with the rows in prange (outer >= 8)."""
+    for o in prange(rows.shape[0]):
+        out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
+
+
+@numba.njit(cache=True, parallel=True, fastmath=FM)
+def sum_row_chunks_parallel(rows, out, zero, scale, skip_nan):
+    """sum_rows of a few long rows: chunks of CHUNK in prange, their sums added after."""
+    outer, n = rows.shape
+    nch = (n + CHUNK - 1) // CHUNK
+    part = np.full((outer, nch), zero)
+    for t in prange(outer * nch):
+        o = t // nch
+        c = t - o * nch
+        part[o, c] = _row_sum(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], zero,
+                              skip_nan)
+    for o in range(outer):
+        acc = zero
+        for c in range(nch):
+            acc += part[o, c]
+        out[o, 0] = acc * scale
+
+
+@numba.njit(cache=True)
+def sum_reduce(a, out, zero, scale, skip_nan):
+    """out[o, k] = scale * sum_i a[o, i, k] (NaN skipped if skip_nan), inner > 1: whole
+    rows added in memory order."""
     outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        for o in range(outer):
-            out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
-        return
     acc = np.full(inner, zero)
     for o in range(outer):
         acc[:] = zero
@@ -93,29 +125,8 @@ def sum_reduce(a, out, zero, scale, skip_nan):
 
 @numba.njit(cache=True, parallel=True, fastmath=FM)
 def sum_reduce_parallel(a, out, zero, scale, skip_nan):
-    """sum_reduce with tasks in prange: rows, chunks of CHUNK of a few long rows, or
-    (inner > 1) ranges of whole rows whose partial sums are added afterwards."""
+    """sum_reduce with ranges of whole rows in prange, their partial sums added after."""
     outer, n, inner = a.shape
-    if inner == 1 and outer >= 8:
-        rows = a.reshape(outer, n)
-        for o in prange(outer):
-            out[o, 0] = _row_sum(rows[o], zero, skip_nan) * scale
-        return
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        nch = (n + CHUNK - 1) // CHUNK
-        part = np.full((outer, nch), zero)
-        for t in prange(outer * nch):
-            o = t // nch
-            c = t - o * nch
-            part[o, c] = _row_sum(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], zero,
-                                  skip_nan)
-        for o in range(outer):
-            acc = zero
-            for c in range(nch):
-                acc += part[o, c]
-            out[o, 0] = acc * scale
-        return
     splits = row_splits(outer, n, inner)
     part = np.full((outer, splits, inner), zero)
     for t in prange(outer * splits):
@@ -259,39 +270,44 @@ def cols_extreme(a, out, o, want_max):
 
 
 @numba.njit(cache=True)
+def extreme_rows(rows, out, want_max):
+    """out[o, 0] = max(rows[o]) (min if not want_max); NaN wins. Requires n >= 1."""
+    for o in range(rows.shape[0]):
+        out[o, 0] = _row_extreme(rows[o], want_max)
+
+
+@numba.njit(cache=True, parallel=True, fastmath=FM)
+def extreme_rows_parallel(rows, out, want_max):
+    """extreme_rows with the rows in prange (outer >= 8)."""
+    for o in prange(rows.shape[0]):
+        out[o, 0] = _row_extreme(rows[o], want_max)
+
+
+@numba.njit(cache=True, parallel=True, fastmath=FM)
+def extreme_row_chunks_parallel(rows, out, want_max):
+    """extreme_rows of a few long rows: chunks of CHUNK in prange."""
+    outer, n = rows.shape
+    nch = (n + CHUNK - 1) // CHUNK
+    part = np.empty((outer, nch), rows.dtype)
+    for t in prange(outer * nch):
+        o = t // nch
+        c = t - o * nch
+        part[o, c] = _row_extreme(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], want_max)
+    for o in range(outer):
+        out[o, 0] = _row_extreme(part[o], want_max)
+
+
+@numba.njit(cache=True)
 def extreme_reduce(a, out, want_max):
-    """out[o, k] = max_i a[o, i, k] (min if not want_max); NaN wins. Requires n >= 1."""
-    outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        for o in range(outer):
-            out[o, 0] = _row_extreme(rows[o], want_max)
-    else:
-        for o in range(outer):
-            cols_extreme(a, out, o, want_max)
+    """out[o, k] = max_i a[o, i, k] (min if not want_max), inner > 1; NaN wins."""
+    for o in range(a.shape[0]):
+        cols_extreme(a, out, o, want_max)
 
 
 @numba.njit(cache=True, parallel=True, fastmath=FM)
 def extreme_reduce_parallel(a, out, want_max):
-    """extreme_reduce with rows, chunks of a few long rows, or ranges of whole rows in
-    prange (as sum_reduce_parallel)."""
+    """extreme_reduce with ranges of whole rows in prange."""
     outer, n, inner = a.shape
-    if inner == 1 and outer >= 8:
-        rows = a.reshape(outer, n)
-        for o in prange(outer):
-            out[o, 0] = _row_extreme(rows[o], want_max)
-        return
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        nch = (n + CHUNK - 1) // CHUNK
-        part = np.empty((outer, nch), a.dtype)
-        for t in prange(outer * nch):
-            o = t // nch
-            c = t - o * nch
-            part[o, c] = _row_extreme(rows[o, c * CHUNK:min((c + 1) * CHUNK, n)], want_max)
-        for o in range(outer):
-            out[o, 0] = _row_extreme(part[o], want_max)
-        return
     splits = row_splits(outer, n, inner)
     part = np.empty((outer, splits, inner), a.dtype)
     for t in prange(outer * splits):
@@ -368,11 +384,24 @@ def ordered(a):
     return a.view(np.uint8) if a.dtype == np.bool_ else a
 
 
+def pick_walk(a3, rows, rows_parallel, row_chunks_parallel, walking, walking_parallel):
+    """The kernel of one reduction family that fits a3, and the array it takes: a3 itself
+    when inner > 1 (walking whole rows), else its (outer, n) rows."""
+    outer, n, inner = a3.shape
+    parallel = use_parallel(a3)
+    if inner > 1:
+        return (walking_parallel if parallel else walking), a3
+    if not parallel:
+        return rows, a3.reshape(outer, n)
+    return (rows_parallel if outer >= 8 else row_chunks_parallel), a3.reshape(outer, n)
+
+
 def sum_(a3, out2, scale=1.0, skip_nan=False):
     """out2[o, k] = scale * sum_i a3[o, i, k] (a3 float32/float64/int64)."""
     zero = accumulator(a3.dtype, 0)
-    kernel = sum_reduce_parallel if use_parallel(a3) else sum_reduce
-    kernel(a3, out2, zero, zero.dtype.type(scale), skip_nan)
+    kernel, a = pick_walk(a3, sum_rows, sum_rows_parallel, sum_row_chunks_parallel,
+                          sum_reduce, sum_reduce_parallel)
+    kernel(a, out2, zero, zero.dtype.type(scale), skip_nan)
 
 
 def prod(a3, out2):
@@ -384,8 +413,9 @@ def count_nonzero(a3, out2):
 
 
 def _extreme(a3, out2, want_max):
-    kernel = extreme_reduce_parallel if use_parallel(a3) else extreme_reduce
-    kernel(ordered(a3), ordered(out2), want_max)
+    kernel, a = pick_walk(ordered(a3), extreme_rows, extreme_rows_parallel,
+                          extreme_row_chunks_parallel, extreme_reduce, extreme_reduce_parallel)
+    kernel(a, ordered(out2), want_max)
 
 
 def amax(a3, out2):

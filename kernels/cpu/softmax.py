@@ -84,16 +84,29 @@ def _shift_or_scale(m, s, log):
     return t
 
 
+# Each walk is a kernel of its own, so a program compiles only the walks it runs (a
+# softmax over the last dim, the common case, compiles only the rows kernel: the
+# transformer block's first call compiled all four phases' helpers for nothing).
+
 @numba.njit(cache=True)
-def softmax_forward(a, out, log):
-    """out[o, :, k] = softmax(a[o, :, k]) (log_softmax if log); a, out (outer, n, inner)."""
+def softmax_rows(rows, dst, log):
+    """dst[o] = softmax(rows[o]) (log_softmax if log); rows, dst (outer, n)."""
+    for o in range(rows.shape[0]):
+        _softmax_row(rows[o], dst[o], log)
+
+
+@numba.njit(cache=True, parallel=True, fastmath=FM)
+def softmax_rows_parallel(rows, dst, log):
+    """softmax_rows with the rows in prange."""
+    for o in prange(rows.shape[0]):
+        _softmax_row(rows[o], dst[o], log)
+
+
+@numba.njit(cache=True)
+def softmax_cols(a, out, log):
+    """out[o, :, k] = softmax(a[o, :, k]) (log_softmax if log); a, out (outer, n, inner),
+    inner > 1, walked in memory order."""
     outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        dst = out.reshape(outer, n)
-        for o in range(outer):
-            _softmax_row(rows[o], dst[o], log)
-        return
     m = np.empty((1, inner), a.dtype)
     for o in range(outer):
         copy_into(m[0], a[o, 0])
@@ -104,15 +117,9 @@ def softmax_forward(a, out, log):
 
 
 @numba.njit(cache=True, parallel=True, fastmath=FM)
-def softmax_forward_parallel(a, out, log):
-    """softmax_forward with rows (inner == 1) or, per phase, ranges of rows in prange."""
+def softmax_cols_parallel(a, out, log):
+    """softmax_cols with, per phase, ranges of rows in prange."""
     outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        dst = out.reshape(outer, n)
-        for o in prange(outer):
-            _softmax_row(rows[o], dst[o], log)
-        return
     splits = row_splits(outer, n, inner)
     tasks = outer * splits
     part = np.empty((outer, splits, inner), a.dtype)
@@ -146,9 +153,19 @@ def softmax_forward_parallel(a, out, log):
 
 # ---- launchers: the "cpu" kernels of softmax and log_softmax (kernels/cpu/table.py) ---
 
+def _softmax(a3, out3, log):
+    outer, n, inner = a3.shape
+    parallel = use_parallel(a3)
+    if inner == 1:
+        kernel = softmax_rows_parallel if parallel else softmax_rows
+        kernel(a3.reshape(outer, n), out3.reshape(outer, n), log)
+    else:
+        (softmax_cols_parallel if parallel else softmax_cols)(a3, out3, log)
+
+
 def softmax(a3, out3):
-    (softmax_forward_parallel if use_parallel(a3) else softmax_forward)(a3, out3, False)
+    _softmax(a3, out3, False)
 
 
 def log_softmax(a3, out3):
-    (softmax_forward_parallel if use_parallel(a3) else softmax_forward)(a3, out3, True)
+    _softmax(a3, out3, True)

@@ -26,8 +26,8 @@ def test_sum_njit_kernel():
     r = nbtorch.kernels.inspect("sum", dtype=nbtorch.float64)
     assert r.kernel_module == "nbtorch.kernels.cpu.reduce"        # the launcher beside its kernels
     names = [f.name for f in r.functions]
-    assert "sum_reduce" in names                          # the njit kernels the launcher calls
-    f = r.functions[names.index("sum_reduce")]
+    assert "sum_rows" in names                            # the njit kernels the launcher calls
+    f = r.functions[names.index("sum_rows")]
     assert f.kind == "njit" and "float64" in f.signatures[0]
     assert "define" in f.llvm and f.asm and f.compile_time > 0
 
