@@ -19,7 +19,10 @@ The timing cases (also in `make bench`) run one forward pass of a 256-image batc
 through the driver: each framework in its own worker, rounds interleaved; QAT models
 convert to the same modules as static ones and time the same.
 
-    python benchmarks/bench_quant.py                 # accuracy table, then timings
+Pruning (`nn.utils.prune.global_unstructured`, L1) of the same float weights at 50% and
+90% sparsity: test accuracy right after pruning and after 3 epochs of fine-tuning.
+
+    python benchmarks/bench_quant.py                 # accuracy tables, then timings
     python benchmarks/bench_quant.py --accuracy-only
     python benchmarks/bench_quant.py --rounds 5      # driver options go to the timings
 """
@@ -254,6 +257,62 @@ def accuracy_table():
     return results
 
 
+# ---- pruning: accuracy at 50% and 90% sparsity, before and after fine-tuning --------
+
+def prune_report(name, path):
+    """Global L1 unstructured pruning of every Linear/Conv2d weight of the float models at
+    50% and 90%, test accuracy right after pruning and after 3 epochs of fine-tuning with
+    the masks in place (JSON on stdout)."""
+    import numpy as np
+    import importlib
+    lib = _framework(name)
+    prune = importlib.import_module(f"{name}.nn.utils.prune")   # torch needs the import
+    train_x, train_y, test_x, test_y = digits()
+    saved = np.load(path)
+    rows = []
+    for kind in ("cnn", "mlp"):
+        arrays = {k.split("/", 1)[1]: saved[k] for k in saved.files if k.startswith(kind)}
+        for amount in (0.5, 0.9):
+            model = load_weights(lib, build(lib, kind), arrays).eval()
+            params = [(m, "weight") for m in model.modules()
+                      if isinstance(m, (lib.nn.Linear, lib.nn.Conv2d))]
+            prune.global_unstructured(params, pruning_method=prune.L1Unstructured,
+                                      amount=amount)
+            zeros = sum(int((m.weight == 0).sum()) for m, _ in params)
+            total = sum(m.weight.numel() for m, _ in params)
+            before = accuracy(lib, model, test_x, test_y)
+            _train(lib, model, train_x, train_y, epochs=3, lr=1e-3, seed=2)
+            after = accuracy(lib, model, test_x, test_y)
+            rows.append(dict(model=kind, amount=amount, sparsity=zeros / total,
+                             pruned=before, tuned=after))
+    json.dump(rows, sys.stdout)
+
+
+def pruning_table():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "float.npz")
+        _run(f"train_float({path!r})")
+        results = {"nbtorch": json.loads(_run(f"prune_report('nbtorch', {path!r})"))}
+        import importlib.util
+        if importlib.util.find_spec("torch"):
+            try:
+                results["torch"] = json.loads(_run(f"prune_report('torch', {path!r})"))
+            except RuntimeError as e:
+                print(f"PyTorch run failed: {e}")
+    fws = list(results)
+    print("\nGlobal L1 pruning of the float models' weights: test accuracy right after "
+          "pruning and after 3 epochs of fine-tuning (masks kept)\n")
+    head = "| model | sparsity | " + " | ".join(
+        f"{f} pruned | {f} fine-tuned" for f in fws) + " |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for i, row in enumerate(results["nbtorch"]):
+        accs = " | ".join(f"{results[f][i]['pruned'] * 100:.1f}% | "
+                          f"{results[f][i]['tuned'] * 100:.1f}%" for f in fws)
+        print(f"| {row['model']} | {row['sparsity'] * 100:.0f}% | {accs} |")
+    return results
+
+
 # ---- timing cases (the driver) -----------------------------------------------------
 
 def _timed(kind, variant):
@@ -286,7 +345,9 @@ if __name__ == "__main__":
     argv = sys.argv[1:]
     if "--accuracy-only" in argv:
         accuracy_table()
+        pruning_table()
         raise SystemExit(0)
     accuracy_table()
+    pruning_table()
     import _driver
     raise SystemExit(_driver.main(["bench_quant"], argv))
