@@ -1,23 +1,33 @@
 """Random draws for samplers, splits and transforms, seeded from nbtorch's generators.
 
-Every random choice in ``nbtorch.utils.data`` and ``nbtorch.vision`` starts from one
-63-bit seed drawn from an nbtorch ``Generator`` (or nbtorch's global generator when
-``generator`` is None), then runs on a NumPy ``Generator`` seeded with it. So
-``nbtorch.manual_seed(0)`` or ``DataLoader(..., generator=g)`` makes shuffles
-reproducible, and each draw advances the nbtorch generator exactly once, as PyTorch
-advances its generator when a sampler starts an epoch.
+Samplers and ``random_split`` draw as PyTorch does (``randperm``/``randint``/
+``multinomial`` on nbtorch's generators, seeds by ``random_()`` on an int64 scalar), so
+after the same ``manual_seed`` a shuffled DataLoader visits PyTorch's order. The rest
+(vision transforms) runs on a NumPy ``Generator`` seeded with one 63-bit seed drawn from
+an nbtorch ``Generator`` (nbtorch's global one when ``generator`` is None).
 """
 import numpy as np
 
 import nbtorch
 
-_SEED_HIGH = 2 ** 63 - 1
-
 
 def new_seed(generator=None):
-    """Return a fresh seed in [0, 2**63 - 1) drawn from ``generator`` (None: the global one)."""
-    value = nbtorch.randint(0, _SEED_HIGH, (), dtype=nbtorch.int64, generator=generator)
+    """Return a fresh seed in [0, 2**63) drawn from ``generator`` (None: the global one).
+
+    PyTorch's draw: ``empty((), dtype=int64).random_(generator=generator)``.
+    """
+    value = nbtorch.empty((), dtype=nbtorch.int64).random_(generator=generator)
     return int(value.item())
+
+
+def seeded_generator(generator=None):
+    """``generator`` itself, or (None) a new Generator seeded from the global one, as
+    PyTorch's ``RandomSampler`` does at the start of each epoch."""
+    if generator is not None:
+        return generator
+    fresh = nbtorch.Generator()
+    fresh.manual_seed(new_seed(None))
+    return fresh
 
 
 def numpy_rng(generator=None):

@@ -9,7 +9,7 @@ import bisect
 import math
 import warnings
 
-from nbtorch.utils.data import _random
+import nbtorch
 
 __all__ = [
     "Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset",
@@ -239,7 +239,7 @@ def random_split(dataset, lengths, generator=None):
         lengths = _lengths_from_fractions(lengths, total)
     if sum(lengths) != total:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    permutation = _random.numpy_rng(generator).permutation(total).tolist()
+    permutation = nbtorch.randperm(total, generator=generator).tolist()
     subsets, offset = [], 0
     for length in lengths:
         subsets.append(Subset(dataset, permutation[offset:offset + length]))

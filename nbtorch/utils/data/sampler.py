@@ -1,9 +1,9 @@
 """Samplers: the order in which a DataLoader visits a dataset's indices.
 
 A sampler is an iterable of indices (or, for ``BatchSampler``, of lists of indices).
-Random samplers draw one seed from an nbtorch ``Generator`` each time iteration starts
-(see ``_random``), so a seeded generator gives the same order every run and a new
-order every epoch.
+Random samplers draw with nbtorch's ``randperm``/``randint``/``multinomial`` exactly as
+PyTorch's do (``RandomSampler`` without a generator seeds a fresh one from the global
+generator each epoch), so after the same ``manual_seed`` they give PyTorch's order.
 """
 import numpy as np
 
@@ -89,13 +89,17 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         size, count = len(self.data_source), self.num_samples
-        rng = _random.numpy_rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, size, count).tolist()
+        generator = _random.seeded_generator(self.generator)
+        if self.replacement:  # PyTorch's draws: 32 indices at a time, then the rest
+            for _ in range(count // 32):
+                yield from nbtorch.randint(high=size, size=(32,), dtype=nbtorch.int64,
+                                           generator=generator).tolist()
+            yield from nbtorch.randint(high=size, size=(count % 32,), dtype=nbtorch.int64,
+                                       generator=generator).tolist()
             return
         for _ in range(count // size):
-            yield from rng.permutation(size).tolist()
-        yield from rng.permutation(size)[:count % size].tolist()
+            yield from nbtorch.randperm(size, generator=generator).tolist()
+        yield from nbtorch.randperm(size, generator=generator).tolist()[:count % size]
 
     def __len__(self):
         return self.num_samples
@@ -114,7 +118,7 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        for position in _random.numpy_rng(self.generator).permutation(len(self.indices)).tolist():
+        for position in nbtorch.randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[position]
 
     def __len__(self):
@@ -163,10 +167,8 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        rng = _random.numpy_rng(self.generator)
-        drawn = rng.choice(len(self._probabilities), size=self.num_samples,
-                           replace=self.replacement, p=self._probabilities)
-        yield from drawn.tolist()
+        yield from nbtorch.multinomial(self.weights, self.num_samples, self.replacement,
+                                       generator=self.generator).tolist()
 
     def __len__(self):
         return self.num_samples
