@@ -7,10 +7,14 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test test-all test-cuda gpu-check bench clean
 
+# After installing, the common CPU kernels compile once into Numba's disk cache
+# (nbtorch/precompile.py, one process per core), so the demo's first run and a first
+# Transformer-block call load them instead of compiling.
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m nbtorch.precompile || echo "precompile failed: kernels compile on first use instead"
 	touch $(STAMP)
 
 # onnxruntime-node for the test that runs an exported model without Python (tests only;
