@@ -14,7 +14,8 @@ __all__ = ["Transformer", "TransformerEncoderLayer", "TransformerEncoder",
 
 
 def generate_square_subsequent_mask(sz, device=None, dtype=None):
-    """(sz, sz) float mask: 0 on and below the diagonal, -inf above (a causal mask).
+    """(sz, sz) float mask: 0 on and below the diagonal, -inf above (a causal mask), in
+    ``dtype`` (default: the default float dtype, as PyTorch).
 
     Example:
         >>> nn.Transformer.generate_square_subsequent_mask(3)[0].tolist()
@@ -22,8 +23,9 @@ def generate_square_subsequent_mask(sz, device=None, dtype=None):
     """
     import numpy as np
     from ...ops.creation import tensor
+    from ..._dtype import get_default_dtype
     mask = np.triu(np.full((sz, sz), float("-inf")), 1)
-    return tensor(mask, dtype=dtype, device=device)
+    return tensor(mask, dtype=get_default_dtype() if dtype is None else dtype, device=device)
 
 
 def _activation(activation):
