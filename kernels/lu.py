@@ -20,15 +20,21 @@ __all__ = ["lu_factor_one", "lu_solve_one", "lu_det_one"]
 
 
 @register_jitable
+def _cabs1(v):
+    """|Re v| + |Im v|: LAPACK's pivot measure (i?amax), |v| for real v."""
+    return abs(v.real) + abs(v.imag)
+
+
+@register_jitable
 def lu_factor_one(a, pivots):
     """Factor the (m, n) matrix `a` in place; pivots has min(m, n) slots. Returns info."""
     m, n = a.shape
     info = 0
     for j in range(min(m, n)):
         p = j
-        best = abs(a[j, j])
+        best = _cabs1(a[j, j])
         for i in range(j + 1, m):
-            v = abs(a[i, j])
+            v = _cabs1(a[i, j])
             if v > best:
                 best = v
                 p = i

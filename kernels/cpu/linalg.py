@@ -10,7 +10,7 @@ lu_solve, and the failure path of solve/inv, which needs getrf's `info`) runs th
 Numba loops of `kernels/lu.py`.
 
 Contracts (raw C-contiguous arrays, a leading batch dim, outputs allocated by the op
-layer, float32 or float64)::
+layer, float32, float64, complex64 or complex128; eigenvalues and singular values real)::
 
     lu_factor(a (B,m,n), lu, pivots (B,k) int32, info (B,) int32)   P A = L U, packed
     lu_solve(lu (B,n,n), pivots, b (B,n,k), out, trans)             out = A^-1 b (A^-T b)
@@ -56,8 +56,18 @@ def _lapack(name, sig, *args):
         return getattr(_gufuncs, name)(*args, signature=sig)
 
 
+_CHARS = {np.dtype(np.float32): "f", np.dtype(np.float64): "d",
+          np.dtype(np.complex64): "F", np.dtype(np.complex128): "D"}
+
+
 def _char(a):
-    return "f" if a.dtype == np.float32 else "d"
+    """The gufunc type letter of a's dtype (upper case for complex)."""
+    return _CHARS[a.dtype]
+
+
+def _real(c):
+    """The letter of the real dtype under `c` (eigenvalues, singular values)."""
+    return c.lower()
 
 
 # ---- LU (Numba) ------------------------------------------------------------------------
@@ -96,7 +106,13 @@ def _by_lu(a, rhs, out, info):
     pivots = np.empty(a.shape[:2], np.int32)
     lu_factor(a, lu, pivots, info)
     with np.errstate(all="ignore"):
-        lu_solve(lu, pivots, rhs, out)
+        try:
+            lu_solve(lu, pivots, rhs, out)
+        except ZeroDivisionError:       # Numba's complex division raises where real gives inf
+            ok = info == 0
+            if ok.any():
+                lu_solve(lu[ok], pivots[ok], rhs[ok], out[ok])
+            out[~ok] = complex(np.nan, np.nan)
 
 
 # ---- solve, inverse, Cholesky, determinants -----------------------------------------
@@ -185,9 +201,10 @@ def eigh(a, w, v, upper):
     c = _char(a)
     try:
         if v is None:
-            w[...] = _lapack("eigvalsh_up" if upper else "eigvalsh_lo", c + "->" + c, a)
+            w[...] = _lapack("eigvalsh_up" if upper else "eigvalsh_lo", c + "->" + _real(c), a)
         else:
-            w[...], v[...] = _lapack("eigh_up" if upper else "eigh_lo", c + "->" + c + c, a)
+            w[...], v[...] = _lapack("eigh_up" if upper else "eigh_lo",
+                                     c + "->" + _real(c) + c, a)
     except _Failed:
         raise np.linalg.LinAlgError("eigh did not converge") from None
 
@@ -202,13 +219,13 @@ def svd(a, u, s, vh, full_matrices):
     c = _char(a)
     try:
         if u is None:
-            s[...] = _lapack("svd", c + "->" + c, a) if _gufuncs is not None else \
+            s[...] = _lapack("svd", c + "->" + _real(c), a) if _gufuncs is not None else \
                 np.linalg.svd(a, compute_uv=False)
             return
         if _gufuncs is None:
             res = np.linalg.svd(a, full_matrices=full_matrices)
         else:
-            res = _lapack("svd_f" if full_matrices else "svd_s", c + "->" + c * 3, a)
+            res = _lapack("svd_f" if full_matrices else "svd_s", c + "->" + c + _real(c) + c, a)
     except _Failed:
         raise np.linalg.LinAlgError("SVD did not converge") from None
     u[...], s[...], vh[...] = res
@@ -229,13 +246,14 @@ def qr(a, q, r, mode):
         else:
             q[...], r[...] = res
         return
-    h = np.array(a, np.float64)                        # NumPy's QR loops: float64 only
-    tau = _lapack("qr_r_raw", "d->d", h)               # geqrf, in place
+    d = "D" if a.dtype.kind == "c" else "d"            # NumPy's QR loops: double only
+    h = np.array(a, d)
+    tau = _lapack("qr_r_raw", d + "->" + d, h)         # geqrf, in place
     if mode == "r":
         r[...] = np.triu(h[:, :min(m, n), :])
         return
     name = "qr_complete" if mode == "complete" and m > n else "qr_reduced"
-    q[...] = _lapack(name, "dd->d", h, tau)            # orgqr
+    q[...] = _lapack(name, d + d + "->" + d, h, tau)   # orgqr / ungqr
     r[...] = np.triu(h[:, :q.shape[2], :])
 
 
@@ -252,8 +270,9 @@ def geqrf(a, h, tau):
             h[b] = raw.T
             tau[b] = t
         return
-    h64 = np.array(a, np.float64)
-    tau[...] = _lapack("qr_r_raw", "d->d", h64)
+    d = "D" if a.dtype.kind == "c" else "d"
+    h64 = np.array(a, d)
+    tau[...] = _lapack("qr_r_raw", d + "->" + d, h64)
     h[...] = h64
 
 
@@ -275,8 +294,9 @@ def lstsq(a, b, x, residuals, rank, sv, rcond):
         return
     c = _char(a)
     with np.errstate(all="ignore"):
-        sol, res, rk, s = _gufuncs.lstsq(a, b, np.array(rcond, a.dtype),
-                                         signature=c * 3 + "->" + c + c + "i" + c)
+        r = _real(c)
+        sol, res, rk, s = _gufuncs.lstsq(a, b, np.array(rcond, r),
+                                         signature=c + c + r + "->" + c + r + "i" + r)
     x[...], rank[...], sv[...] = sol, rk, s
     if m > n:
         full = rk == n

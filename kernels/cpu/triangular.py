@@ -16,9 +16,9 @@ __all__ = ["cholesky", "solve_triangular"]
 def cholesky(a, out, info):
     """Lower Cholesky factor of each a[b] (its lower triangle is read), column by column::
 
-        for b, j:   d = a[b,j,j] - sum_k<j out[b,j,k]**2;  stop with info[b] = j+1 if d <= 0
+        for b, j:   d = Re a[b,j,j] - sum_k<j |out[b,j,k]|**2;  stop with info[b] = j+1 if d <= 0
                     out[b,j,j] = sqrt(d)
-                    out[b,i,j] = (a[b,i,j] - sum_k<j out[b,i,k] out[b,j,k]) / out[b,j,j], i > j
+                    out[b,i,j] = (a[b,i,j] - sum_k<j out[b,i,k] conj(out[b,j,k])) / out[b,j,j]
 
     `out` must arrive zero-filled (the upper triangle stays 0); info[b] = 0 on success,
     else the order of the first leading minor that is not positive-definite.
@@ -27,9 +27,10 @@ def cholesky(a, out, info):
     for b in range(a.shape[0]):
         info[b] = 0
         for j in range(n):
-            d = a[b, j, j]
+            d = a[b, j, j].real                 # the same loop serves complex (Hermitian) a
             for k in range(j):
-                d -= out[b, j, k] * out[b, j, k]
+                v = out[b, j, k]
+                d -= (v * v.conjugate()).real
             if not d > 0:                     # also catches NaN
                 info[b] = j + 1
                 break
@@ -38,7 +39,7 @@ def cholesky(a, out, info):
             for i in range(j + 1, n):
                 t = a[b, i, j]
                 for k in range(j):
-                    t -= out[b, i, k] * out[b, j, k]
+                    t -= out[b, i, k] * out[b, j, k].conjugate()
                 out[b, i, j] = t / d
 
 

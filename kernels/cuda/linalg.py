@@ -6,7 +6,7 @@ systems (the common case on a GPU: per-sample solves, covariance matrices), slow
 one big matrix (no blocked, multi-thread factorisation here). Contracts of
 `kernels/cpu/linalg.py` plus ``stream=``::
 
-    lu_factor(a, lu, pivots, info), lu_solve(lu, pivots, b, out, trans)
+    lu_factor(a, lu, pivots, info), lu_solve(lu, pivots, b, out, trans)   (complex too)
     solve(a, b, out, info), inv(a, out, info), det(a, out), slogdet(a, sign, logabs)
 
 QR, eigh, SVD, least squares and Cholesky have no CUDA kernel (LAPACK-class
@@ -126,3 +126,7 @@ def typecheck_signatures():
         yield (f"lu_solve[{t}]", lu_solve_kernel.py_func, (a3, piv, a3, nt.boolean))
         yield (f"identity[{t}]", identity_kernel.py_func, (a3,))
         yield (f"det[{t}]", det_kernel.py_func, (a3, piv, a1, a1, a1, nt.boolean))
+    for t in (nt.complex64, nt.complex128):           # lu_factor / lu_solve of complex
+        a3 = nt.Array(t, 3, "C")
+        yield (f"lu_factor[{t}]", lu_factor_kernel.py_func, (a3, piv, info))
+        yield (f"lu_solve[{t}]", lu_solve_kernel.py_func, (a3, piv, a3, nt.boolean))

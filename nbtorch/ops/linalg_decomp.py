@@ -54,7 +54,7 @@ class QR(Function):
 
 
 def qr_backward(gQ, gR, Q, R, mode):
-    """PyTorch's linalg_qr_backward (real matrices)."""
+    """PyTorch's linalg_qr_backward (real and complex matrices)."""
     if mode == "r":
         raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                            "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
@@ -73,6 +73,8 @@ def qr_backward(gQ, gR, Q, R, mode):
     from .joining import cat
     X = -gA
     skew = (X - X.mH).tril()
+    if skew.dtype.is_complex:                        # diag(X - X^H) = 2i Im(diag X): halve it
+        skew = skew - skew.diagonal(0, -2, -1).diag_embed() * 0.5
     gA = solve_triangular(R.narrow(-1, 0, m).mH, Q @ skew, upper=False, left=False)
     gA = cat([gA, gA.new_zeros(tuple(gA.shape[:-1]) + (n - m,))], -1)
     return gA + Q @ gR
@@ -114,7 +116,7 @@ class Eigh(Function):
     def forward(ctx, A, upper):
         batch = tuple(A.shape[:-2])
         n = A.shape[-1]
-        L = empty(batch + (n,), A.dtype, A.device)
+        L = empty(batch + (n,), A.dtype.to_real(), A.device)
         V = empty(tuple(A.shape), A.dtype, A.device)
         try:
             kernel("linalg_eigh", A.device)(matrices(A, batch), flat(L, 1), flat(V, 2), upper)
@@ -130,11 +132,18 @@ class Eigh(Function):
 
 
 def eigh_backward(gL, gV, L, V):
-    """PyTorch's linalg_eig_backward for a Hermitian A = V diag(L) V^H."""
+    """PyTorch's linalg_eig_backward for a Hermitian A = V diag(L) V^H (L real); for complex
+    V a loss that depends on the eigenvectors' phases raises, as in PyTorch."""
     Vh = V.mH
     if gV is None:
         return (V * gL.unsqueeze(-2)) @ Vh
     VhgV = Vh @ gV
+    if VhgV.dtype.is_complex:
+        im = VhgV.diagonal(0, -2, -1).imag
+        _gauge_check(im, im * 0,
+                     "linalg_eigh_backward: The eigenvectors in the complex case are specified "
+                     "up to multiplication by e^{i phi}. The specified loss function depends on "
+                     "this quantity, so it is ill-defined.")
     VhgV = (VhgV - VhgV.mH) * 0.5
     E = L.unsqueeze(-2) - L.unsqueeze(-1)
     E = E + _eye_like(E)
@@ -142,6 +151,12 @@ def eigh_backward(gL, gV, L, V):
     if gL is not None:
         gA = gA - gA.diagonal(0, -2, -1).diag_embed() + gL.diag_embed()
     return V @ (gA @ Vh)
+
+
+def _gauge_check(a, b, message):
+    """PyTorch's allclose(a, b, rtol=1e-2, atol=1e-2) test of a phase-invariant loss."""
+    if not bool(((a - b).abs() <= 1e-2 + 1e-2 * b.abs()).all()):
+        raise RuntimeError(message)
 
 
 def _eye_like(E):
@@ -174,7 +189,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
     if A.requires_grad:
         return with_out(Eigh.apply(A, upper)[0], out)
     batch = tuple(A.shape[:-2])
-    L = empty(batch + (A.shape[-1],), A.dtype, A.device)
+    L = empty(batch + (A.shape[-1],), A.dtype.to_real(), A.device)
     try:
         kernel("linalg_eigh", A.device)(matrices(A, batch), flat(L, 1), None, upper)
     except np.linalg.LinAlgError:
@@ -191,7 +206,7 @@ class SVD(Function):
         m, n = A.shape[-2], A.shape[-1]
         k = min(m, n)
         U = empty(batch + (m, m if full_matrices else k), A.dtype, A.device)
-        S = empty(batch + (k,), A.dtype, A.device)
+        S = empty(batch + (k,), A.dtype.to_real(), A.device)
         Vh = empty(batch + (n if full_matrices else k, n), A.dtype, A.device)
         try:
             kernel("linalg_svd", A.device)(matrices(A, batch), flat(U, 2), flat(S, 1),
@@ -214,12 +229,21 @@ class SVD(Function):
 
 
 def svd_backward(gU, gS, gVh, U, S, Vh):
-    """PyTorch's svd_backward (real matrices): A = U diag(S) Vh."""
+    """PyTorch's svd_backward: A = U diag(S) Vh. For complex A, the phase term
+    i Im(diag(U^H gU)) / S joins the diagonal, and a loss that depends on the singular
+    vectors' phases (Im diag(U^H gU) != -Im diag(V^H gV)) raises, as in PyTorch."""
     m, n = U.shape[-2], Vh.shape[-1]
     if gU is None and gVh is None:
         return U @ (gS.unsqueeze(-1) * Vh) if m >= n else (U * gS.unsqueeze(-2)) @ Vh
     UhgU = (lambda X: X - X.mH)(U.mH @ gU) if gU is not None else None
     VhgV = (lambda X: X - X.mH)(Vh @ gVh.mH) if gVh is not None else None
+    if U.dtype.is_complex:
+        im_u = UhgU.diagonal(0, -2, -1).imag if UhgU is not None else S * 0
+        im_v = VhgV.diagonal(0, -2, -1).imag if VhgV is not None else S * 0
+        _gauge_check(im_u, -im_v,
+                     "svd_backward: The singular vectors in the complex case are specified up "
+                     "to multiplication by e^{i phi}. The specified loss function depends on "
+                     "this phase term, making it ill-defined.")
     S2 = S * S
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1)
     E = E + _eye_like(E)
@@ -231,6 +255,10 @@ def svd_backward(gU, gS, gVh, U, S, Vh):
         gA = S.unsqueeze(-1) * (VhgV / E)
     if gS is not None:
         gA = gA + gS.diag_embed()
+    if U.dtype.is_complex and UhgU is not None:       # skew(U^H gU)'s diagonal is 2i Im(.)
+        from .complex import complex as make_complex
+        phase = UhgU.diagonal(0, -2, -1).imag / (2 * S)
+        gA = gA + make_complex(phase * 0, phase).diag_embed()
     if m > n and gU is not None:
         gA = U @ gA
         gUSinv = gU / S.unsqueeze(-2)
@@ -261,7 +289,7 @@ def svdvals(A, *, driver=None, out=None):
     if A.requires_grad:
         return with_out(SVD.apply(A, False)[1], out)
     batch = tuple(A.shape[:-2])
-    S = empty(batch + (min(A.shape[-2], A.shape[-1]),), A.dtype, A.device)
+    S = empty(batch + (min(A.shape[-2], A.shape[-1]),), A.dtype.to_real(), A.device)
     try:
         kernel("linalg_svd", A.device)(matrices(A, batch), None, flat(S, 1), None, False)
     except np.linalg.LinAlgError:

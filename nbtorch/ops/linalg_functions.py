@@ -272,7 +272,12 @@ def multi_dot(tensors, *, out=None):
 
 
 def _reflect(X, v, t, left, transpose):
-    """X <- H X (left) or X H, H = I - t v v^H (its transpose: the same for real v)."""
+    """X <- H X (left) or X H, H = I - t v v^H (H^H, with conj(t), for `transpose`)."""
+    if v.dtype.is_complex:
+        t = t.conj() if transpose else t
+        if left:
+            return X - (t * v).unsqueeze(-1) * (v.conj().unsqueeze(-2) @ X)
+        return X - (X @ v.unsqueeze(-1)) * (t * v.conj()).unsqueeze(-2)
     if left:
         return X - (t * v).unsqueeze(-1) * (v.unsqueeze(-2) @ X)
     return X - (X @ v.unsqueeze(-1)) * (t * v).unsqueeze(-2)
@@ -379,16 +384,16 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def cholesky_solve(B, L, upper=False, *, out=None):
-    """X with A X = B for A = L L^T (or U^T U with `upper`), from the Cholesky factor."""
+    """X with A X = B for A = L L^H (or U^H U with `upper`), from the Cholesky factor."""
     if upper:
-        Y = solve_triangular(L.mT, B, upper=False)
+        Y = solve_triangular(L.mH, B, upper=False)
         return with_out(solve_triangular(L, Y, upper=True), out)
     Y = solve_triangular(L, B, upper=False)
-    return with_out(solve_triangular(L.mT, Y, upper=True), out)
+    return with_out(solve_triangular(L.mH, Y, upper=True), out)
 
 
 def cholesky_inverse(L, upper=False, *, out=None):
-    """(L L^T)^-1 (or (U^T U)^-1) from the Cholesky factor."""
+    """(L L^H)^-1 (or (U^H U)^-1) from the Cholesky factor."""
     from .creation import eye
     I = eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
     return with_out(cholesky_solve(I, L, upper), out)

@@ -190,7 +190,8 @@ def lu(A, *, pivot=True, out=None):
 
 
 class LuSolve(Function):
-    """X = A^-1 B (trans: A^-T B) from A's packed factors; batch dims broadcast."""
+    """X = A^-1 B (trans: A^-H B) from A's packed factors; batch dims broadcast. The
+    kernel's trans solves with A^T; for complex A, A^-H B = conj(A^-T conj(B))."""
 
     @staticmethod
     def forward(ctx, LU, pivots, B, trans):
@@ -198,8 +199,12 @@ class LuSolve(Function):
         n, k = LU.shape[-1], B.shape[-1]
         X = empty(tuple(batch) + (n, k), LU.dtype, LU.device)
         piv = pivots.expand(tuple(batch) + (n,)).contiguous()
+        conj = trans and LU.dtype.is_complex
         kernel("linalg_lu_solve", LU.device)(matrices(LU, batch), flat(piv, 1),
-                                             matrices(B, batch), flat(X, 2), trans)
+                                             matrices(B.conj() if conj else B, batch),
+                                             flat(X, 2), trans)
+        if conj:
+            X = X.conj()
         ctx.save_for_backward(LU, pivots, X)
         ctx.args = (trans, LU.shape, B.shape)
         return X
@@ -248,7 +253,9 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     if not isinstance(B, Tensor) or B.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor B must have at least 2 dimensions.")
     if LU.dtype is not B.dtype:
-        raise RuntimeError(f"{op}: Expected LU and B to have the same dtype")
+        raise RuntimeError(f"{op}: Expected LU and B to have the same dtype, but found LU of "
+                           f"type {_dtype.type_name(LU.dtype)} and B of type "
+                           f"{_dtype.type_name(B.dtype)} instead")
     n = LU.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
@@ -256,8 +263,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                            f"{B.shape[-2]}x{B.shape[-1]})")
     if left:
         X = LuSolve.apply(LU, pivots, B, bool(adjoint))
-    else:                                            # X A = B <=> A^T X^T = B^T
-        X = LuSolve.apply(LU, pivots, B.mT, not adjoint).mT
+    else:                                            # X A = B <=> A^H X^H = B^H
+        X = LuSolve.apply(LU, pivots, B.mH, not adjoint).mH
     return with_out(X, out)
 
 

@@ -91,10 +91,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
         tensor([[1., 0.],
                 [0., 0.]])
     """
-    if isinstance(A, Tensor) and A.dtype.is_complex:
-        raise NotImplementedError("linalg.pinv: complex matrices are not supported by nbtorch "
-                                  "yet")
-    if not isinstance(A, Tensor) or A.dim() < 2 or not A.dtype.is_floating_point:
+    if not isinstance(A, Tensor) or A.dim() < 2 or not (A.dtype.is_floating_point or
+                                                        A.dtype.is_complex):
         what = type(A).__name__ if not isinstance(A, Tensor) else \
             f"{_dtype.type_name(A.dtype)}{list(A.shape)}"
         raise RuntimeError(f"linalg.pinv({what}): expected a tensor with 2 or more dimensions "
@@ -131,17 +129,24 @@ def lstsq(A, B, rcond=None, *, driver=None):
         raise RuntimeError(f"{op}: input.size(-2) should match other.size(-2)")
     if A.dtype is not B.dtype:
         raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got "
-                           f"input's dtype {A.dtype} and other's dtype {B.dtype}")
+                           f"input's dtype {_dtype.type_name(A.dtype)} and other's dtype "
+                           f"{_dtype.type_name(B.dtype)}")
     m, n = A.shape[-2], A.shape[-1]
     rc = _eps(A.dtype) * max(m, n) if rcond is None else float(rcond)
     X, res, rank, sv = _lstsq_values(A, Bm, rc)
     driver = driver or "gelsy"
     if A.requires_grad or B.requires_grad:
         X = _LstsqGrad.apply(A, Bm, X)
+    Xm = X
     if vector:
         X = X.squeeze(-1)
     full = bool((rank == min(m, n)).all()) if rank.numel() else True
-    residuals = res if driver in ("gelsd", "gelss") and m > n and full else X.new_empty((0,))
+    if driver in ("gelsd", "gelss") and m > n and full:
+        if A.requires_grad or B.requires_grad:      # |A X - B|^2 again, differentiable (X
+            res = ((A @ Xm - Bm).abs() ** 2).sum(-2)  # is stationary: its share is zero)
+        residuals = res
+    else:
+        residuals = X.new_empty((0,))
     rank = rank if driver != "gels" else rank.new_empty((0,))
     sv = sv if driver in ("gelsd", "gelss") else sv.new_empty((0,))
     return _Lstsq(X, residuals, rank, sv)
@@ -153,9 +158,10 @@ def _lstsq_values(A, B, rcond):
     a, b = matrices(A, batch), matrices(B, batch)
     nb = a.shape[0]
     x = np.empty((nb, n, k), A.dtype.np)
-    res = np.zeros((nb, k), A.dtype.np)
+    real = A.dtype.to_real().np                     # residuals, singular values: real
+    res = np.zeros((nb, k), real)
     rank = np.zeros(nb, np.int64)
-    sv = np.empty((nb, min(m, n)), A.dtype.np)
+    sv = np.empty((nb, min(m, n)), real)
     kernel("linalg_lstsq", A.device)(_host(a), _host(b), x, res, rank, sv, rcond)
     dev = A.device
     return (wrap(x.reshape(tuple(batch) + (n, k))).to(dev),

@@ -33,7 +33,7 @@ def _check_square(op, A, name="A"):
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     if A.dtype.is_complex:
-        raise NotImplementedError(f"{op}: complex matrices are not supported by nbtorch yet")
+        return
     if not A.dtype.is_floating_point or A.dtype.is_half:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. "
                            f"Got {type_name(A.dtype)}")
@@ -66,7 +66,7 @@ def _factor(A):
 
 
 class Cholesky(Function):
-    """L with A = L L^T (lower); backward: Murray's formula, as PyTorch writes it."""
+    """L with A = L L^H (lower); backward: Murray's formula, as PyTorch writes it."""
 
     @staticmethod
     def forward(ctx, A):
@@ -85,14 +85,14 @@ class Cholesky(Function):
     @staticmethod
     def backward(ctx, gL):
         L, = ctx.saved_tensors
-        gA = (L.mT @ gL).tril()
-        gA = (gA + gA.tril(-1).mT) * 0.5               # symmetric, half the diagonal
-        gA = solve_triangular(L.mT, gA, upper=True)      # L^-T gA
+        gA = (L.mH @ gL).tril()
+        gA = (gA + gA.tril(-1).mH) * 0.5               # Hermitian, half the diagonal
+        gA = solve_triangular(L.mH, gA, upper=True)      # L^-H gA
         return solve_triangular(L, gA, upper=False, left=False)   # ... L^-1
 
 
 def cholesky(A, *, upper=False, out=None):
-    """The Cholesky factor of symmetric positive-definite A (lower, or upper with `upper`).
+    """The Cholesky factor of Hermitian positive-definite A (lower, or upper with `upper`).
 
     Only A's lower triangle is read. A LinAlgError (a RuntimeError) names the first
     leading minor that is not positive-definite.
@@ -104,7 +104,7 @@ def cholesky(A, *, upper=False, out=None):
     """
     _check_square("linalg.cholesky", A)
     L = Cholesky.apply(A)
-    L = L.mT if upper else L
+    L = L.mH if upper else L
     if out is not None:
         out.copy_(L)
         return out
@@ -122,7 +122,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
         L = wrap(L)
     else:
         L = Cholesky.apply(A)
-    return _CholeskyEx(L.mT if upper else L, wrap(info))
+    return _CholeskyEx(L.mH if upper else L, wrap(info))
 
 
 _CholeskyEx = _struct("linalg_cholesky_ex", ("L", "info"))
@@ -152,10 +152,10 @@ class SolveTriangular(Function):
     def backward(ctx, gX):
         A, X = ctx.saved_tensors
         upper, unit, shape_a, shape_b = ctx.args
-        gB = SolveTriangular.apply(A.mT, gX, not upper, unit)      # A^-T gX
+        gB = SolveTriangular.apply(A.mH, gX, not upper, unit)      # A^-H gX
         gA = None
         if ctx.needs_input_grad[0]:
-            gA = -(gB @ X.mT)
+            gA = -(gB @ X.mH)
             gA = gA.triu(1 if unit else 0) if upper else gA.tril(-1 if unit else 0)
             gA = sum_to(gA, shape_a)
         return gA, sum_to(gB, shape_b), None, None
