@@ -19,7 +19,7 @@ layer, float32, float64, complex64 or complex128; eigenvalues and singular value
     det(a, out (B,)), slogdet(a, sign, logabs)
     eigh(a, w (B,n), v (B,n,n) | None, upper)                       syevd
     svd(a, u | None, s, vh | None, full_matrices)                   gesdd
-    qr(a, q | None, r, mode)                     geqrf + orgqr (in float64: NumPy's only loops)
+    qr(a, q | None, r, mode)                     geqrf + orgqr/ungqr (in double: NumPy's only loops)
     geqrf(a, h, tau), lstsq(a, b, x, residuals, rank, sv, rcond)
 
 A matrix LAPACK cannot factor gives ``info[b] > 0`` (solve, inv, cholesky) or raises
@@ -190,7 +190,7 @@ def slogdet(a, sign, logabs):
 # ---- eigen and singular value decompositions, QR, least squares ---------------------
 
 def eigh(a, w, v, upper):
-    """Eigenvalues (ascending) and, unless `v` is None, eigenvectors of symmetric a."""
+    """Eigenvalues (ascending) and, unless `v` is None, eigenvectors of Hermitian (symmetric) a."""
     if a.shape[0] == 0:
         return
     if _gufuncs is None:

@@ -39,7 +39,7 @@ def cholesky(input, upper=False, *, out=None):
     warnings.warn("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
                   "removed in a future PyTorch release.", UserWarning, stacklevel=2)
     L = linalg_cholesky(input)
-    return with_out(L.mT if upper else L, out)
+    return with_out(L.mH if upper else L, out)
 
 
 def qr(input, some=True, *, out=None):

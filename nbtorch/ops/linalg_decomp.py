@@ -6,7 +6,9 @@ linalg.py`), as BLAS is matmul's; these have no CUDA kernel (tests/cuda/test_par
 Backward formulas are PyTorch's (svd_backward, linalg_eig_backward for Hermitian
 matrices, linalg_qr_backward, pinv_backward, linalg_lstsq_backward), written with
 differentiable ops, so double backward works. The eigenvalues or singular values alone
-are differentiable through the full decomposition, as in PyTorch.
+are differentiable through the full decomposition, as in PyTorch. Real and complex
+(complex64/128: unitary Q, U, V; real eigenvalues and singular values; gradients of
+real-valued losses as PyTorch's, which raise where the loss depends on a vector's phase).
 """
 import numpy as np
 
@@ -109,7 +111,7 @@ def geqrf(input, *, out=None):
     return with_out(_Geqrf(h, tau), out)
 
 
-# ---- symmetric eigendecomposition ---------------------------------------------------
+# ---- Hermitian (symmetric) eigendecomposition ----------------------------------------
 
 class Eigh(Function):
     @staticmethod
@@ -171,7 +173,7 @@ def _uplo(op, UPLO):
 
 
 def eigh(A, UPLO="L", *, out=None):
-    """(eigenvalues ascending, eigenvectors as columns) of symmetric A, reading the
+    """(eigenvalues ascending, eigenvectors as columns) of Hermitian (symmetric) A, reading the
     triangle UPLO names (LAPACK's syevd through NumPy).
 
     Example:
@@ -183,7 +185,7 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
-    """The eigenvalues (ascending) of symmetric A; differentiable through eigh."""
+    """The eigenvalues (ascending, real) of Hermitian A; differentiable through eigh."""
     check_square("linalg.eigvalsh", A)
     upper = _uplo("linalg.eigvalsh", UPLO)
     if A.requires_grad:

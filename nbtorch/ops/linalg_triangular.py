@@ -5,7 +5,8 @@ A minimal piece of `torch.linalg`, added for `nbtorch.distributions`
 (MultivariateNormal, LowRankMultivariateNormal, the positive-definite
 constraint). The kernels are the Numba loops of `kernels/cpu/triangular.py`
 (registry ops "linalg_cholesky" and "linalg_solve_triangular"); the backward
-formulas are written with these ops, so higher-order gradients work.
+formulas are written with these ops, so higher-order gradients work. Complex
+matrices are Hermitian (A = L L^H) and the same Numba loops serve them.
 """
 import numpy as np
 

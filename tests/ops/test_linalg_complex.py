@@ -69,6 +69,8 @@ def test_solvers_and_norms():
     _close(_np(nbtorch.cholesky_solve(tB, Ch)), np.linalg.solve(H, B))
     _close(_np(nbtorch.cholesky_inverse(Ch)), np.linalg.inv(H))
     _close(_np(L.solve_triangular(Ch, tB, upper=False)), np.linalg.solve(np.tril(_np(Ch)), B))
+    with pytest.warns(UserWarning, match="deprecated"):           # torch.cholesky: U = L^H
+        _close(_np(nbtorch.cholesky(tH, upper=True)), np.conj(_np(Ch).T))
     T, b = _c(5, 3), _c(5, 2)
     _close(_np(L.lstsq(nbtorch.tensor(T), nbtorch.tensor(b)).solution),
            np.linalg.lstsq(T, b, rcond=None)[0])
