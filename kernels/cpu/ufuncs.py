@@ -36,7 +36,7 @@ from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
-__all__ = ["kernel", "get", "loop", "compiled_signatures", "PARALLEL_THRESHOLD",
+__all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALLEL_THRESHOLD",
            "CONTIGUOUS_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
@@ -109,10 +109,29 @@ def kernel(name):
             ufunc(*args, out, signature=types)
         finally:
             _ERRSTATE.reset(token)
+    run.ufunc_name = name               # lets `small_call` pre-resolve this kernel's loops
     run.__name__ = name
     run.__qualname__ = f"cpu.ufuncs.{name}"
     run.__doc__ = f"out[i] = scalar.{name}(*args[i]) over broadcast NumPy operands."
     return run
+
+
+def small_call(kernel_fn, types):
+    """`(ufunc, types)` such that ``ufunc(*args, out, signature=types)`` under ignored
+    floating-point errors is what `kernel_fn(out, *args)` does on outputs under
+    `CONTIGUOUS_THRESHOLD` elements; None when `kernel_fn` is not one of ours or that
+    loop is not compiled yet. The op layer caches it per (op, dtypes), so a small call
+    skips building the type string and the size checks; `ERRSTATE` and `IGNORE` give
+    it NumPy's error state without np.errstate (None on NumPy versions without them)."""
+    name = getattr(kernel_fn, "ufunc_name", None)
+    if name is None or _ERRSTATE is None:
+        return None
+    ufunc = _LOOPS.get((name, types))
+    return None if ufunc is None else (ufunc, types)
+
+
+ERRSTATE = _ERRSTATE
+IGNORE = _IGNORE if _ERRSTATE is not None else None
 
 
 def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args):

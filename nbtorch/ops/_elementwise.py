@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtype
 from .._dtype import type_name
 from .._scalars import wrap
-from .._tensor import Tensor, empty
+from .._tensor import Tensor, Storage, empty, _LAYOUTS, _layout
 from .._registry import _KERNELS, get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -32,6 +32,9 @@ __all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "check_numbe
 NUMBER = (int, float, bool, complex, np.number, np.bool_)
 _SCALAR_TYPES = frozenset((int, float, bool, complex))
 _STATE = grad_mode.STATE
+_new_tensor = Tensor.__new__
+_SMALL = {}     # (op, compute dtype, out dtype, operands) -> pre-resolved CPU ufunc call
+_SMALL_LIMIT = 1 << 12  # elements; larger calls take the kernel's own checks (threads, SIMD)
 
 
 
@@ -90,10 +93,33 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             else:
                 args = None
         if args is not None:
-            out = empty(x._shape, out_dtype, device)
-            if 0 not in x._shape:
-                (_KERNELS.get((op, device.type)) or get_kernel(op, device.type))(
-                    out._array, *args)
+            shape = x._shape
+            size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+            if device.type != "cpu" or numel >= _SMALL_LIMIT or not numel:
+                out = empty(shape, out_dtype, device)
+                if numel:
+                    (_KERNELS.get((op, device.type)) or get_kernel(op, device.type))(
+                        out._array, *args)
+                return out
+            # a small CPU call: empty() inlined, and the kernel's ufunc loop called
+            # directly (pre-resolved per op and dtypes, checked against the registry)
+            data = np.empty(numel, out_dtype.np)
+            arr = data if len(size) == 1 else data.reshape(size)
+            out = _new_tensor(Tensor)._init(Storage(data, device), 0, size, strides,
+                                            out_dtype, arr)
+            kernel = _KERNELS.get((op, "cpu")) or get_kernel(op, "cpu")
+            small = _SMALL.get((op, compute_dtype, out_dtype, n))
+            if small is None or small[0] is not kernel:
+                small = _resolve_small(op, kernel, compute_dtype, out_dtype, n)
+            _, ufunc, types, errstate, ignore = small
+            if ufunc is None:
+                kernel(arr, *args)
+                return out
+            token = errstate.set(ignore)
+            try:
+                ufunc(*args, arr, signature=types)
+            finally:
+                errstate.reset(token)
             return out
     given = out is not None
     if n == 1:
@@ -130,6 +156,20 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
+
+def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
+    """The `_SMALL` entry of a CPU kernel: (kernel, ufunc, types, NumPy's error-state
+    variable, its 'ignore all' value); ufunc is None where the kernel must be called
+    (a user's kernel, or a first call that compiles the loop: not cached then)."""
+    from ..kernels.cpu import ufuncs
+    types = compute_dtype.np.char * n + "->" + out_dtype.np.char
+    found = ufuncs.small_call(kernel, types)
+    entry = (kernel, None, None, None, None) if found is None else (
+        kernel, found[0], found[1], ufuncs.ERRSTATE, ufuncs.IGNORE)
+    if found is not None or getattr(kernel, "ufunc_name", None) is None:
+        _SMALL[(op, compute_dtype, out_dtype, n)] = entry
+    return entry
 
 
 def _has_half(compute_dtype, out_dtype):
