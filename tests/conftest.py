@@ -43,7 +43,8 @@ def device(request):
 # on a cold cache, they compiled much of the suite's kernels over again.
 FIRST = ("tests/cuda/test_typecheck.py",)
 LAST = ("tests/notebooks/test_notebooks.py", "tests/test_numba_cache.py",
-        "tests/ops/test_pointwise_cache.py", "tests/test_demo.py", "tests/multiprocessing/", "tests/distributed/")
+        "tests/ops/test_pointwise_cache.py", "tests/test_demo.py", "tests/multiprocessing/", "tests/distributed/",
+        "tests/tutorials/")
 
 
 def _rank(item):
