@@ -56,30 +56,36 @@ def _cols_var(a, var, mean, o, correction):
         mean[o, j] = acc[j]
 
 
+# One kernel per walk (rows; walking rows), as in reduce.py: a program compiles only the
+# walks it runs.
+
+@numba.njit(cache=True)
+def var_rows(rows, var, mean, correction):
+    """var[o, 0] = sum_i (rows[o, i] - m)^2 / max(n - correction, 0), mean[o, 0] = m."""
+    for o in range(rows.shape[0]):
+        var[o, 0], mean[o, 0] = _row_var(rows[o], correction)
+
+
+@numba.njit(cache=True, parallel=True, fastmath=FM)
+def var_rows_parallel(rows, var, mean, correction):
+    """var_rows with the rows in prange."""
+    for o in prange(rows.shape[0]):
+        var[o, 0], mean[o, 0] = _row_var(rows[o], correction)
+
+
 @numba.njit(cache=True)
 def var_reduce(a, var, mean, correction):
-    """var[o, k] = sum_i (a[o,i,k] - m)^2 / max(n - correction, 0), mean[o, k] = m."""
-    outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        for o in range(outer):
-            var[o, 0], mean[o, 0] = _row_var(rows[o], correction)
-    else:
-        for o in range(outer):
-            _cols_var(a, var, mean, o, correction)
+    """var[o, k] = sum_i (a[o,i,k] - m)^2 / max(n - correction, 0), mean[o, k] = m;
+    inner > 1."""
+    for o in range(a.shape[0]):
+        _cols_var(a, var, mean, o, correction)
 
 
 @numba.njit(cache=True, parallel=True, fastmath=FM)
 def var_reduce_parallel(a, var, mean, correction):
     """var_reduce with the outer index in prange."""
-    outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        for o in prange(outer):
-            var[o, 0], mean[o, 0] = _row_var(rows[o], correction)
-    else:
-        for o in prange(outer):
-            _cols_var(a, var, mean, o, correction)
+    for o in prange(a.shape[0]):
+        _cols_var(a, var, mean, o, correction)
 
 
 # ---- logsumexp -----------------------------------------------------------------------
@@ -104,31 +110,34 @@ def _finite(v):
 
 
 @numba.njit(cache=True, fastmath=FM)
+def logsumexp_rows(rows, out):
+    """out[o, 0] = m + log(sum_i exp(rows[o, i] - m)), m the max (a +-inf max is the
+    result)."""
+    for o in range(rows.shape[0]):
+        m = _row_extreme(rows[o], True)
+        if not _finite(m):
+            out[o, 0] = m
+        else:
+            out[o, 0] = m + np.log(_row_sum_exp(rows[o], m))
+
+
+@numba.njit(cache=True, fastmath=FM)
 def logsumexp_reduce(a, out):
-    """out[o, k] = m + log(sum_i exp(a[o,i,k] - m)), m the max (a +-inf max is the result)."""
+    """out[o, k] = m + log(sum_i exp(a[o,i,k] - m)), m the max; inner > 1."""
     outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        for o in range(outer):
-            m = _row_extreme(rows[o], True)
-            if not _finite(m):
-                out[o, 0] = m
-            else:
-                out[o, 0] = m + np.log(_row_sum_exp(rows[o], m))
-    else:
-        mx = np.empty(inner, a.dtype)
-        tmp = np.empty(inner, a.dtype)
-        for o in range(outer):
-            cols_extreme(a, out, o, True)
-            copy_into(mx, out[o])
-            s = np.zeros(inner)
-            for i in range(n):
-                exp_shifted(a[o, i], mx, tmp)
-                for j in range(inner):
-                    s[j] += tmp[j]
+    mx = np.empty(inner, a.dtype)
+    tmp = np.empty(inner, a.dtype)
+    for o in range(outer):
+        cols_extreme(a, out, o, True)
+        copy_into(mx, out[o])
+        s = np.zeros(inner)
+        for i in range(n):
+            exp_shifted(a[o, i], mx, tmp)
             for j in range(inner):
-                if _finite(mx[j]):
-                    out[o, j] = mx[j] + np.log(s[j])
+                s[j] += tmp[j]
+        for j in range(inner):
+            if _finite(mx[j]):
+                out[o, j] = mx[j] + np.log(s[j])
 
 
 # ---- vector norms --------------------------------------------------------------------
@@ -151,14 +160,17 @@ def _row_norm(row, p):
 
 
 @numba.njit(cache=True, fastmath=FM, error_model="numpy")
+def norm_rows(rows, out, p):
+    """out[o, 0] = (sum_i |rows[o, i]|^p)^(1/p); p = inf/-inf: max/min |a|; p = 0: count
+    != 0."""
+    for o in range(rows.shape[0]):
+        out[o, 0] = _row_norm(rows[o], p)
+
+
+@numba.njit(cache=True, fastmath=FM, error_model="numpy")
 def norm_reduce(a, out, p):
-    """out[o, k] = (sum_i |a[o,i,k]|^p)^(1/p); p = inf/-inf: max/min |a|; p = 0: count != 0."""
+    """out[o, k] = (sum_i |a[o,i,k]|^p)^(1/p), inner > 1 (as norm_rows)."""
     outer, n, inner = a.shape
-    if inner == 1:
-        rows = a.reshape(outer, n)
-        for o in range(outer):
-            out[o, 0] = _row_norm(rows[o], p)
-        return
     for o in range(outer):
         acc = np.zeros(inner)
         if p == np.inf or p == -np.inf:
@@ -185,14 +197,29 @@ def norm_reduce(a, out, p):
 
 # ---- launchers: the "cpu" kernels of var, logsumexp, norm (kernels/cpu/table.py) ------
 
+def _rows(a3):
+    """a3 (outer, n, 1) as its (outer, n) rows."""
+    return a3.reshape(a3.shape[0], a3.shape[1])
+
+
 def var(a3, var2, mean2, correction):
-    kernel = var_reduce_parallel if use_parallel(a3) else var_reduce
-    kernel(a3, var2, mean2, float(correction))
+    parallel = use_parallel(a3)
+    if a3.shape[2] == 1:
+        (var_rows_parallel if parallel else var_rows)(_rows(a3), var2, mean2,
+                                                        float(correction))
+    else:
+        (var_reduce_parallel if parallel else var_reduce)(a3, var2, mean2, float(correction))
 
 
 def logsumexp(a3, out2):
-    logsumexp_reduce(a3, out2)
+    if a3.shape[2] == 1:
+        logsumexp_rows(_rows(a3), out2)
+    else:
+        logsumexp_reduce(a3, out2)
 
 
 def norm(a3, out2, p):
-    norm_reduce(a3, out2, float(p))
+    if a3.shape[2] == 1:
+        norm_rows(_rows(a3), out2, float(p))
+    else:
+        norm_reduce(a3, out2, float(p))
