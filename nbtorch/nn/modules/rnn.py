@@ -57,11 +57,10 @@ def _activate(mode, pre):
 
 
 def _lstm_cell(gates, c, w_hr):
-    """(h', c') from pre-activation gates i, f, g, o (N, 4H) and the cell state c."""
-    i, f, g, o = _SplitLast.apply(gates, 4)
-    i, f, g, o = i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()
-    c = f * c + i * g
-    h = o * c.tanh()
+    """(h', c') from pre-activation gates i, f, g, o (N, 4H) and the cell state c: one
+    fused op (`ops/lstm.py`: one kernel forward, one backward on the CPU)."""
+    from ...ops.lstm import lstm_cell
+    h, c = lstm_cell(gates, c)
     if w_hr is not None:
         h = F.linear(h, w_hr)
     return h, c
@@ -90,7 +89,8 @@ def _run_direction(mode, x, h, c, weights, reverse):
     """One layer, one direction over x (T, N, I): (outputs (T, N, H), h_T, c_T).
 
     The input projection of all T steps is one matmul; for RNN and LSTM the
-    hidden bias is folded into it, so a step costs one addmm plus the gates.
+    hidden bias is folded into it, so a step costs one addmm plus the gates. An
+    LSTM layer without projection is one fused op (`ops/lstm.py`).
     """
     import nbtorch
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
@@ -99,6 +99,9 @@ def _run_direction(mode, x, h, c, weights, reverse):
     fold = mode != "GRU"
     if fold and b_hh is not None:
         xw = xw + b_hh
+    if mode == "LSTM" and w_hr is None:
+        from ...ops.lstm import lstm_layer
+        return lstm_layer(xw, h, c, w_hh, reverse)
     xs = _Unbind.apply(xw)
     outs = []
     for x_t in (reversed(xs) if reverse else xs):
