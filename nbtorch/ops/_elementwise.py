@@ -77,19 +77,23 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
         # the hot path: one tensor, or two same-device tensors of one shape, or a tensor
         # and a Python number, all already of the compute dtype
         device = x.device
+        xa = x._arr
+        if xa is None:
+            xa = x._array
         if n == 1:
-            args = (x._array,)
+            args = (xa,)
         else:
             y = inputs[1]
             cls = y.__class__
             if cls in _SCALAR_TYPES:
                 try:
-                    args = (x._array, compute_dtype.np.type(y))
+                    args = (xa, compute_dtype.np.type(y))
                 except OverflowError:       # uint8_tensor + 300: wraps, as PyTorch
-                    args = (x._array, wrap(y, compute_dtype))
+                    args = (xa, wrap(y, compute_dtype))
             elif (cls is Tensor and y.dtype is compute_dtype and x._shape == y._shape
-                  and _same_device(x, y)):
-                args = (x._array, y._array)
+                  and (y.device is device or _same_device(x, y))):
+                ya = y._arr
+                args = (xa, y._array if ya is None else ya)
             else:
                 args = None
         if args is not None:

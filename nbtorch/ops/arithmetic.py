@@ -40,7 +40,9 @@ class Add(Binary):
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):
         d = promote(a, b)
-        return run_elementwise("add", (a, _scaled("add", a, b, alpha)), d, out=out)
+        if alpha.__class__ is not int or alpha != 1:    # the default alpha scales nothing
+            b = _scaled("add", a, b, alpha)
+        return run_elementwise("add", (a, b), d, out=out)
 
     @staticmethod
     def grad(ctx, g, a, b, out, alpha=1):
