@@ -269,14 +269,20 @@ def _dim_offsets(t, dim, idx):
 
 
 def _check_gather_shapes(op, t, dim, index):
-    if index.dim() != t.dim():
+    if max(index.dim(), 1) != max(t.dim(), 1):     # PyTorch: a 0-d tensor counts as 1-d
         raise RuntimeError(f"Index tensor must have the same number of dimensions as input "
                            f"tensor")
-    for d in range(t.dim()):
+    for d in range(min(t.dim(), index.dim())):
         if d != dim and index._shape[d] > t._shape[d]:
             raise RuntimeError(f"Size does not match at dimension {d} expected index "
                                f"{list(index.shape)} to be smaller than self "
                                f"{list(t.shape)} apart from dimension {dim}")
+
+
+def _as_vector(t):
+    """A 0-d tensor as a 1-element vector: gather/scatter on a 1-d tensor take a 0-d index
+    (and src) as PyTorch does; anything else unchanged."""
+    return t.reshape(1) if isinstance(t, Tensor) and t.dim() == 0 else t
 
 
 class Gather(Function):
@@ -298,6 +304,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[index[i][j]][j] for dim=0 (and likewise for other dims)."""
     d = normalize_dim(dim, input.dim())
     _check_gather_shapes("gather", input, d, index)
+    if index.dim() == 0 and input.dim() == 1:
+        return Gather.apply(input, d, index.reshape(1)).reshape(())
     return Gather.apply(input, d, index)
 
 
@@ -348,6 +356,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         from .indexing_reduce import scatter_multiply
         return scatter_multiply(input, d, index, src, False)
     _check_gather_shapes("scatter", input, d, index)
+    if index.dim() == 0 and input.dim() == 1:
+        index, src = index.reshape(1), _as_vector(src)
     return Scatter.apply(input, d, index, src, reduce is not None)
 
 
@@ -356,6 +366,8 @@ def scatter_add(input, dim, index, src):
     d = normalize_dim(dim, input.dim())
     _check_src_dtype(input, src)
     _check_gather_shapes("scatter_add", input, d, index)
+    if index.dim() == 0 and input.dim() == 1:
+        index, src = index.reshape(1), _as_vector(src)
     return Scatter.apply(input, d, index, src, True)
 
 
@@ -370,6 +382,9 @@ def _scatter_inplace(accumulate):
             from .indexing_reduce import scatter_multiply
             return scatter_multiply(self, d, index, src, True)
         acc = accumulate or reduce is not None
+        _check_gather_shapes("scatter", self, d, index)
+        if index.dim() == 0 and self.dim() == 1:
+            index, src = index.reshape(1), _as_vector(src)
 
         def raw():
             from .copy import raw_copy_
