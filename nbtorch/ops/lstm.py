@@ -72,7 +72,7 @@ def _ops_backward(inputs, outputs_of, grads):
     differentiable again (create_graph=True)."""
     from ..autograd.engine import grad
     outs = outputs_of(*inputs)
-    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o is not None]
     want = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     got = iter(grad([o for o, _ in pairs], want, [g for _, g in pairs], retain_graph=True,
                     create_graph=True, allow_unused=True) if pairs and want else ())
@@ -135,22 +135,21 @@ class LSTMLayer(Function):
     @staticmethod
     def backward(ctx, g_out, g_hT, g_cT):
         xw, h0, c0, w_hh = ctx.saved_tensors
-        if _STATE.enabled:
-            return _ops_backward((xw, h0, c0, w_hh, ctx.reverse), _layer_ops,
-                                 (g_out, g_hT, g_cT))
         g_out = _zeros(ctx.tc) if g_out is None else g_out
         g_hT = _zeros(h0) if g_hT is None else g_hT
         g_cT = _zeros(c0) if g_cT is None else g_cT
-        return LSTMLayerGrad.apply(ctx.act, ctx.tc, ctx.h_prev, ctx.c_prev, w_hh, g_out,
-                                   g_hT, g_cT, ctx.reverse) + (None,)
+        return LSTMLayerGrad.apply(ctx.act, ctx.tc, ctx.h_prev, ctx.c_prev, xw, h0, c0, w_hh,
+                                   g_out, g_hT, g_cT, ctx.reverse) + (None,)
 
 
 class LSTMLayerGrad(Function):
-    """`LSTMLayer`'s first-order backward as one op (a graph capture records one node):
-    (d xw, d h0, d c0, d w_hh)."""
+    """`LSTMLayer`'s backward as one op (a graph capture records one node): (d xw, d h0,
+    d c0, d w_hh) from the forward's intermediates and the output gradients. The
+    layer's inputs xw, h0, c0 come along for its own backward (double backward), which
+    recomputes the layer with ordinary ops."""
 
     @staticmethod
-    def forward(ctx, act, tc, h_prev, c_prev, w_hh, g_out, g_hT, g_cT, reverse):
+    def forward(ctx, act, tc, h_prev, c_prev, xw, h0, c0, w_hh, g_out, g_hT, g_cT, reverse):
         T, N, G = act.shape
         H = G // 4
         dt, dev = act.dtype, act.device
@@ -162,12 +161,22 @@ class LSTMLayerGrad(Function):
                                    h_prev._array, c_prev._array, w_hh._array, g_out._array,
                                    g_hT._array, g_cT._array, dxw._array, dh0._array,
                                    dc0._array, dw_hh._array, reverse)
+        ctx.save_for_backward(xw, h0, c0, w_hh, g_out, g_hT, g_cT)
+        ctx.reverse = reverse
         return dxw, dh0, dc0, dw_hh
 
     @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError("LSTMLayerGrad is the first-order backward of a fused LSTM layer; "
-                           "higher-order gradients go through LSTMLayer's create_graph path")
+        xw, h0, c0, w_hh, g_out, g_hT, g_cT = ctx.saved_tensors
+        reverse = ctx.reverse
+
+        def first_order(xw, h0, c0, w_hh, g_out, g_hT, g_cT):
+            return _ops_backward((xw, h0, c0, w_hh), lambda *a: _layer_ops(*a, reverse),
+                                 (g_out, g_hT, g_cT))
+        from ..autograd import grad_mode as gm
+        with gm.enable_grad():
+            got = _ops_backward((xw, h0, c0, w_hh, g_out, g_hT, g_cT), first_order, grads)
+        return (None,) * 4 + got + (None,)
 
 
 def lstm_cell(gates, c):
