@@ -277,6 +277,7 @@ class Elementwise(Function):
     _untracked_compute = True   # Function.apply calls compute() when nothing is recorded
     save = "x"
     grad_kernel = None          # fused (g, saved) -> grad body for first-order backward
+    _keeps_float = False        # see __init_subclass__
 
     @classmethod
     def result_dtype(cls, x, *params):
@@ -290,8 +291,18 @@ class Elementwise(Function):
             raise RuntimeError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
         return float_dtype(d)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # True when the op's dtype rule is the base one and keeps a floating dtype as is
+        # (every rule but 'bool'): compute() then skips result_dtype for float operands
+        owner = next(k for k in cls.__mro__ if "result_dtype" in k.__dict__)
+        cls._keeps_float = owner.__module__ == __name__ and cls.result != "bool"
+
     @classmethod
     def compute(cls, x, *params, out=None):
+        if not params and cls._keeps_float and x.__class__ is Tensor \
+                and x.dtype.is_floating_point:
+            return run_elementwise(cls.kernel, (x,), x.dtype, None, out)
         d = cls.result_dtype(x, *params)
         if params:
             params = half_params(d, params)
@@ -388,6 +399,11 @@ class Binary(Elementwise):
 
     @classmethod
     def compute(cls, a, b, *params, out=None):
+        if not params and cls._keeps_float and a.__class__ is Tensor:
+            d = a.dtype                 # promote()'s fast cases, for a floating `a`
+            if d.is_floating_point and (b.__class__ is Tensor and b.dtype is d
+                                        or b.__class__ is float or b.__class__ is int):
+                return run_elementwise(cls.kernel, (a, b), d, None, out)
         d = cls.result_dtype(a, b, *params)
         cd = promote(a, b) if cls.result == "bool" else d
         if params:
