@@ -79,16 +79,14 @@ class Categorical(Distribution):
         return self.mean
 
     def sample(self, sample_shape=Size()):
-        """Inverse-CDF sampling: the first category whose cumulative probability exceeds
-        u * total, u uniform on (0, 1] (zero-probability categories are never drawn)."""
+        """``multinomial`` with replacement on each row of ``probs``, as PyTorch draws, so
+        the samples after ``manual_seed`` are PyTorch's (zero-probability categories are
+        never drawn)."""
         sample_shape = Size(sample_shape)
         with nbtorch.no_grad():
             probs_2d = self.probs.reshape(-1, self._num_events)
-            cdf = probs_2d.cumsum(-1)
-            u = 1 - nbtorch.rand((sample_shape.numel(), probs_2d.shape[0], 1),
-                                 dtype=cdf.dtype, device=cdf.device)
-            idx = (cdf < u * cdf[:, -1:]).sum(-1).clamp(max=self._num_events - 1)
-            return idx.reshape(self._extended_shape(sample_shape))
+            samples_2d = nbtorch.multinomial(probs_2d, sample_shape.numel(), True).T
+            return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -50,8 +50,8 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = nbtorch.rand(tuple(shape), dtype=self.loc.dtype, device=self.loc.device)
-        return self.loc + nbtorch.tan(math.pi * (u - 0.5)) * self.scale
+        eps = nbtorch.empty(tuple(shape), dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps.cauchy_() * self.scale           # PyTorch's draw (cauchy_)
 
     def log_prob(self, value):
         if self._validate_args:

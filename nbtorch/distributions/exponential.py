@@ -49,8 +49,9 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        u = nbtorch.rand(tuple(shape), dtype=self.rate.dtype, device=self.rate.device)
-        return -nbtorch.log1p(-u) / self.rate                 # u in [0, 1): finite
+        # PyTorch's draw (exponential_), so samples after manual_seed are PyTorch's
+        e = nbtorch.empty(tuple(shape), dtype=self.rate.dtype, device=self.rate.device)
+        return e.exponential_() / self.rate
 
     def log_prob(self, value):
         if self._validate_args:

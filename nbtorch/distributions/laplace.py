@@ -52,8 +52,8 @@ class Laplace(Distribution):
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
         eps = nbtorch.finfo(self.loc.dtype).eps
-        u = nbtorch.rand(tuple(shape), dtype=self.loc.dtype, device=self.loc.device)
-        u = u * (2 - eps) + (eps - 1)                         # uniform on [eps - 1, 1)
+        u = nbtorch.empty(tuple(shape), dtype=self.loc.dtype, device=self.loc.device)
+        u = u.uniform_(eps - 1, 1)                            # PyTorch's draw
         return self.loc - self.scale * u.sign() * nbtorch.log1p(-u.abs())
 
     def log_prob(self, value):
