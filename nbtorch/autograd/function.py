@@ -187,8 +187,8 @@ class Function(metaclass=_FunctionMeta):
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
                     return _apply_recorded(cls, args, kwargs, state)
-            if cls._untracked_compute:
-                return cls.compute(*args, **kwargs)
+            if cls._untracked_compute:     # (an empty **kwargs costs a dict per call)
+                return cls.compute(*args, **kwargs) if kwargs else cls.compute(*args)
             ctx = cls._unrecorded_cls()        # nothing will run backward: no Node
             ctx.needs_input_grad = (False,) * len(args)
             state.enabled = False
@@ -198,7 +198,7 @@ class Function(metaclass=_FunctionMeta):
                 state.enabled = True
         else:
             if cls._untracked_compute:
-                return cls.compute(*args, **kwargs)
+                return cls.compute(*args, **kwargs) if kwargs else cls.compute(*args)
             ctx = cls._unrecorded_cls()
             ctx.needs_input_grad = (False,) * len(args)
             out = cls.forward(ctx, *args, **kwargs)
@@ -215,7 +215,7 @@ def _apply_recorded(cls, args, kwargs, state):
     ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
     state.enabled = False              # needs_input_grad is visible to forward, as in PyTorch
     try:
-        out = cls.forward(ctx, *args, **kwargs)
+        out = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
     finally:
         state.enabled = True
     return _record(ctx, args, out)
