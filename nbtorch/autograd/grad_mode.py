@@ -20,6 +20,7 @@ class _State(threading.local):
     enabled = True
     inference = False
     accumulate = True       # False while the engine runs for autograd.grad / inputs=
+    first_order = False     # True while a graph capture records a backward (see fx lower)
 
 
 STATE = _State()

@@ -331,7 +331,10 @@ class Elementwise(Function):
     @staticmethod
     def _real_backward(ctx, g):
         cls = ctx._forward_cls
-        if cls.grad_kernel is not None and not _STATE.enabled and not g.dtype.is_complex:
+        # the fused grad kernel serves a first-order backward (and a graph capture's,
+        # which never differentiates its record again); create_graph needs the formula
+        if (cls.grad_kernel is not None and (not _STATE.enabled or _STATE.first_order)
+                and not g.dtype.is_complex):
             saved = ctx._saved_data(1 if cls.save == "out" else 0)
             gx = run_elementwise(cls.grad_kernel, (g, saved), g.dtype)
         else:

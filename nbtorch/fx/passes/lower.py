@@ -14,7 +14,8 @@ fusion reads. Everything else is a `FunctionCall` node of its Function class.
 The same recorder captures a backward: `capture_joint` runs the forward with
 gradients and then `autograd.grad(..., create_graph=True)`, so the backward
 formulas of the eager ops (one source of truth) run and are recorded as ops
-too. Values are identified by their storage, version and geometry, so a
+too; an elementwise op with a fused gradient kernel records that kernel, as a
+first-order eager backward runs it (``grad_mode.STATE.first_order``). Values are identified by their storage, version and geometry, so a
 tensor computed outside the recorded ops (a raw view, an in-place write) is
 noticed: `CaptureError` names the op that read it, and callers fall back to
 eager mode.
@@ -137,8 +138,13 @@ def capture_joint(gm, example_inputs, wrt):
             grads_out.append(g)
         sources = [t for t in wrt if _is_tensor(t)]
         if flat and sources:
-            grads = engine.grad(flat, sources, grads_out, retain_graph=False,
-                                create_graph=True, allow_unused=True)
+            state = grad_mode.STATE
+            state.first_order = True    # ops with a fused gradient kernel record it
+            try:
+                grads = engine.grad(flat, sources, grads_out, retain_graph=False,
+                                    create_graph=True, allow_unused=True)
+            finally:
+                state.first_order = False
         else:
             grads = [None] * len(sources)
         out_node = _output(rec, (out, tuple(grads)))
