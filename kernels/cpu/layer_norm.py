@@ -122,19 +122,23 @@ def layer_norm_backward_serial(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx):
     """Serial layer norm backward; zeroes and fills float64 ``gw``/``gb`` (K,)."""
     gw[:] = 0.0
     gb[:] = 0.0
-    _ln_backward_rows(dy2, x2, mean, rstd, w, gx2, gw, gb, 0, x2.shape[0], compute_gx)
+    _ln_backward_rows(dy2, x2, mean, rstd, w, gx2, gw, gb, int(0), x2.shape[0],
+                      compute_gx)
 
 
 @numba.njit(cache=True, parallel=True)
 def layer_norm_backward_parallel(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx,
                                  gw_parts, gb_parts):
-    """Parallel over T = len(gw_parts) row chunks, each adding into its own zeroed part
-    row. No array expressions (`a[:] = 0`): each would become a parfor of its own and
-    they tripled this kernel's compile time."""
+    """Parallel over T = len(gw_parts) row chunks, each adding into its own part row.
+    Plain loops, no array expressions (`a[:] = 0`): each would become a parfor of its own
+    (they made this kernel's compile 2x longer)."""
     M = x2.shape[0]
     T = gw_parts.shape[0]
     chunk = (M + T - 1) // T
     for t in numba.prange(T):
+        for k in range(gw_parts.shape[1]):
+            gw_parts[t, k] = 0.0
+            gb_parts[t, k] = 0.0
         r0 = t * chunk
         _ln_backward_rows(dy2, x2, mean, rstd, w, gx2, gw_parts[t], gb_parts[t],
                           min(r0, M), min(r0 + chunk, M), compute_gx)
@@ -161,7 +165,7 @@ def layer_norm_backward(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx=True):
     threads = numba.get_num_threads()
     if _use_parallel(x2.size, M):
         T = min(M, threads)
-        parts = np.zeros((2, T, K))
+        parts = np.empty((2, T, K))
         layer_norm_backward_parallel(dy2, x2, mean, rstd, w, gx2, gw, gb, compute_gx,
                                      parts[0], parts[1])
     else:

@@ -139,7 +139,7 @@ def normal_fill_f32(key, pos, buf, out, mean, std):
         for i in range(s, s + m - 15, 16):
             _fill16_f32(out, i, mean, std)
     if n % 16:
-        _uniforms_f32(key, pos, buf, out, n - 16, 16)
+        _uniforms_f32(key, pos, buf, out, n - 16, int(16))   # int(): no Literal[int] signature
         _fill16_f32(out, n - 16, mean, std)
 
 
@@ -153,7 +153,7 @@ def normal_fill_f64(key, pos, buf, out, mean, std):
         for i in range(s, s + m - 15, 16):
             _fill16_f64(out, i, mean, std)
     if n % 16:
-        _uniforms_f64(key, pos, buf, out, n - 16, 16)
+        _uniforms_f64(key, pos, buf, out, n - 16, int(16))
         _fill16_f64(out, n - 16, mean, std)
 
 

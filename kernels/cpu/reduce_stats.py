@@ -100,7 +100,7 @@ def _row_sum_exp(row, m):
         e = buf[:seg.size]
         for i in range(seg.size):
             e[i] = fexp(seg[i] - m)
-        s += _block_sum(e, False)
+        s += _block_sum(e, bool(False))
     return s
 
 
@@ -114,7 +114,7 @@ def logsumexp_rows(rows, out):
     """out[o, 0] = m + log(sum_i exp(rows[o, i] - m)), m the max (a +-inf max is the
     result)."""
     for o in range(rows.shape[0]):
-        m = _row_extreme(rows[o], True)
+        m = _row_extreme(rows[o], bool(True))
         if not _finite(m):
             out[o, 0] = m
         else:
@@ -128,7 +128,7 @@ def logsumexp_reduce(a, out):
     mx = np.empty(inner, a.dtype)
     tmp = np.empty(inner, a.dtype)
     for o in range(outer):
-        cols_extreme(a, out, o, True)
+        cols_extreme(a, out, o, bool(True))
         copy_into(mx, out[o])
         s = np.zeros(inner)
         for i in range(n):

@@ -37,9 +37,9 @@ def _exp_minus(x, m, y):
 def _softmax_row(x, y, log):
     """y = softmax(x) (log-softmax if log) for one contiguous row: max, exp map, blocked
     float64 sum, then a scale (or shift) in the row's type."""
-    m = _row_extreme(x, True)
+    m = _row_extreme(x, bool(True))
     _exp_minus(x, m, y)
-    s = _row_sum(y, 0.0, False)
+    s = _row_sum(y, 0.0, bool(False))
     if log:
         shift = m + np.log(s)            # float64: x - shift keeps large logits exact
         for i in range(x.size):
@@ -110,10 +110,10 @@ def softmax_cols(a, out, log):
     m = np.empty((1, inner), a.dtype)
     for o in range(outer):
         copy_into(m[0], a[o, 0])
-        _cols_extreme_into(a, o, 1, n, m[0], True)
+        _cols_extreme_into(a, o, int(1), n, m[0], bool(True))
         s = np.zeros(inner)
-        _exp_sum_rows(a, out, o, 0, n, m[0], s, log)
-        _finish_rows(a, out, o, 0, n, _shift_or_scale(m[0], s, log), log)
+        _exp_sum_rows(a, out, o, int(0), n, m[0], s, log)
+        _finish_rows(a, out, o, int(0), n, _shift_or_scale(m[0], s, log), log)
 
 
 @numba.njit(cache=True, parallel=True, fastmath=FM)
@@ -128,10 +128,10 @@ def softmax_cols_parallel(a, out, log):
         r = t - o * splits
         r0 = r * n // splits
         copy_into(part[o, r], a[o, r0])
-        _cols_extreme_into(a, o, r0 + 1, (r + 1) * n // splits, part[o, r], True)
+        _cols_extreme_into(a, o, r0 + 1, (r + 1) * n // splits, part[o, r], bool(True))
     m = np.empty((outer, inner), a.dtype)
     for o in range(outer):
-        cols_extreme(part, m, o, True)
+        cols_extreme(part, m, o, bool(True))
     sums = np.zeros((outer, splits, inner))
     for t in prange(tasks):
         o = t // splits
