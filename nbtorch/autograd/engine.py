@@ -27,8 +27,8 @@ _ANOMALY = anomaly_mode.STATE
 def _dependencies(roots):
     """Count, for every node reachable from `roots`, how many edges point at it."""
     deps = {}
-    stack = [n for n in roots if n is not None]
-    expanded = set(stack)
+    stack = list(dict.fromkeys(n for n in roots if n is not None))   # two outputs of
+    expanded = set(stack)                                            # one node: once
     while stack:
         for nxt, _ in stack.pop().next_functions:
             if nxt is None:

@@ -80,6 +80,22 @@ def _ops_backward(inputs, outputs_of, grads):
                  for t in inputs)
 
 
+def _cell_backward_ops(gates, c, gh, gc):
+    """(d gates, d c) of `_cell_ops` with ordinary ops (differentiable again)."""
+    from .joining import cat
+    H = c.shape[-1]
+    i, f = gates[..., :H].sigmoid(), gates[..., H:2 * H].sigmoid()
+    g, o = gates[..., 2 * H:3 * H].tanh(), gates[..., 3 * H:].sigmoid()
+    t = (f * c + i * g).tanh()
+    gh = _zeros(c) if gh is None else gh
+    dcn = gh * o * (1.0 - t * t)
+    if gc is not None:
+        dcn = dcn + gc
+    d = [dcn * g * i * (1.0 - i), dcn * c * f * (1.0 - f), dcn * i * (1.0 - g * g),
+         gh * t * o * (1.0 - o)]
+    return cat(d, -1), dcn * f
+
+
 class LSTMCellFused(Function):
     """(h', c') of one step from gates (N, 4H) and c (N, H), CPU float32/float64."""
 
@@ -99,7 +115,7 @@ class LSTMCellFused(Function):
     def backward(ctx, gh, gc):
         gates, c = ctx.saved_tensors
         if _STATE.enabled:
-            return _ops_backward((gates, c), _cell_ops, (gh, gc))
+            return _cell_backward_ops(gates, c, gh, gc)
         gh = (_zeros(c) if gh is None else gh).contiguous()
         gc = (_zeros(c) if gc is None else gc).contiguous()
         dgates = empty(gates.shape, c.dtype, c.device)

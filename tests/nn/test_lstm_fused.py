@@ -117,3 +117,28 @@ def test_lstm_matches_pytorch():
     np.testing.assert_allclose(xo.grad.numpy(), xt.grad.numpy(), atol=1e-5)
     for (n, p), q in zip(ours.named_parameters(), theirs.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), atol=1e-5, err_msg=n)
+
+
+def test_grad_from_two_outputs_of_one_node():
+    """autograd.grad with h and c (outputs of one node) as roots: the engine counts the
+    node's edges once (it counted them twice and never reached the inputs)."""
+    x = _t(5, 4, dtype=np.float32)
+    cell = nbtorch.nn.LSTMCell(4, 3)
+    h, c = cell(x)
+    ones = nbtorch.ones(5, 3)
+    both = nbtorch.autograd.grad([h, c], [x], [ones, ones])[0]
+    h, c = cell(x)
+    summed = nbtorch.autograd.grad(h.sum() + c.sum(), [x])[0]
+    np.testing.assert_allclose(both.numpy(), summed.numpy(), rtol=1e-6)
+
+
+def test_compiled_lstm_cell_matches_eager():
+    nbtorch.manual_seed(0)
+    cell = nbtorch.nn.LSTMCell(4, 3)
+    x = _t(5, 4, dtype=np.float32)
+    eager = _grads(list(cell(x)), [x] + list(cell.parameters()))
+    cm = nbtorch.compile(cell)
+    compiled = _grads(list(cm(x)), [x] + list(cell.parameters()))
+    assert not cm.fallback_reasons
+    for a, b in zip(compiled, eager):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
