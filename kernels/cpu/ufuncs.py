@@ -106,7 +106,7 @@ def kernel(name):
             return _call_quiet(ufunc, args, out, types)
         token = _ERRSTATE.set(_IGNORE)          # _call_quiet, inlined: this is the hot path
         try:
-            ufunc(*args, out, signature=types)
+            _call_positional(ufunc, args, out, types)
         finally:
             _ERRSTATE.reset(token)
     run.ufunc_name = name               # lets `small_call` pre-resolve this kernel's loops
@@ -157,9 +157,21 @@ def _call_quiet(ufunc, args, out, types):
             return ufunc(*args, out, signature=types)
     token = _ERRSTATE.set(_IGNORE)
     try:
-        ufunc(*args, out, signature=types)
+        _call_positional(ufunc, args, out, types)
     finally:
         _ERRSTATE.reset(token)
+
+
+def _call_positional(ufunc, args, out, types):
+    """ufunc(*args, out, signature=types), with one or two operands passed positionally:
+    a ``*args`` call with a keyword takes NumPy's slow call path (~0.3 us more)."""
+    n = len(args)
+    if n == 2:
+        ufunc(args[0], args[1], out, signature=types)
+    elif n == 1:
+        ufunc(args[0], out, signature=types)
+    else:
+        ufunc(*args, out, signature=types)
 
 
 def _run_half(name, out, args):
