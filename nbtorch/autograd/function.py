@@ -212,7 +212,13 @@ class Function(metaclass=_FunctionMeta):
 def _apply_recorded(cls, args, kwargs, state):
     """Run `forward` with recording off, then record its node on the tape."""
     ctx = cls._backward_cls()
-    ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+    if len(args) == 2:                  # most ops: no comprehension frame, no list
+        a, b = args
+        ctx.needs_input_grad = (isinstance(a, Tensor) and a._requires_grad,
+                                isinstance(b, Tensor) and b._requires_grad)
+    else:
+        ctx.needs_input_grad = tuple([isinstance(a, Tensor) and a._requires_grad
+                                      for a in args])
     state.enabled = False              # needs_input_grad is visible to forward, as in PyTorch
     try:
         out = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
