@@ -94,14 +94,19 @@ def _run_direction(mode, x, h, c, weights, reverse):
     """
     import nbtorch
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    if mode == "LSTM" and w_hr is None:
+        # one 2-D projection (its weight gradient one matmul, not T batched ones summed)
+        # with both biases added once
+        from ...ops.lstm import lstm_layer
+        bias = b_ih + b_hh if b_ih is not None and b_hh is not None else b_ih
+        T, N = x.shape[0], x.shape[1]
+        xw = F.linear(x.reshape(T * N, x.shape[2]), w_ih, bias).view(T, N, -1)
+        return lstm_layer(xw, h, c, w_hh, reverse)
     xw = F.linear(x, w_ih, b_ih)
     w_hh_t = w_hh.t()
     fold = mode != "GRU"
     if fold and b_hh is not None:
         xw = xw + b_hh
-    if mode == "LSTM" and w_hr is None:
-        from ...ops.lstm import lstm_layer
-        return lstm_layer(xw, h, c, w_hh, reverse)
     xs = _Unbind.apply(xw)
     outs = []
     for x_t in (reversed(xs) if reverse else xs):
