@@ -15,7 +15,8 @@ puts `torch.compile` in the PyTorch column where it works on this machine.
 
 Compile cost (printed after the table, `--no-compile-cost` skips it): the MLP's
 first compiled training call in a fresh process with an empty Numba cache
-(cold), then in a second process with the cache the first one wrote (warm).
+(cold), then in a second process with the cache the first one wrote (warm), with
+threads pinned as the table's (--threads).
 
     python benchmarks/bench_jit.py [--only chain] [--rounds 5]
 """
@@ -200,13 +201,18 @@ print(f"{t3 - t2:.3f} {t4 - t3:.4f} {t1 - t0:.2f}")
 """
 
 
-def compile_cost():
-    """(cold seconds, warm seconds) of the MLP's first compiled call."""
+def compile_cost(threads=None):
+    """(cold seconds, warm seconds) of the MLP's first compiled call; `threads` pins every
+    library's threads as the driver's --threads does (on a busy machine the capture's
+    real matmuls otherwise measure OpenBLAS thread contention more than the compiler)."""
+    from _driver import THREAD_VARS
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     with tempfile.TemporaryDirectory(prefix="nbtorch-jit-bench-") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache,
                    PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        if threads:
+            env.update({v: str(threads) for v in THREAD_VARS})
         times = []
         for _ in range(2):
             r = subprocess.run([sys.executable, "-c", _COST], env=env, capture_output=True,
@@ -224,9 +230,12 @@ def main(argv=None):
     argv = [a for a in argv if a != "--no-compile-cost"]
     code = _driver.main(["bench_jit"], argv)
     if cost and code == 0 and not any(a.startswith("--list") for a in argv):
+        threads = (int(argv[argv.index("--threads") + 1]) if "--threads" in argv
+                   else os.cpu_count())
         t = time.perf_counter()
-        cold, warm = compile_cost()
-        print(f"\ncompile cost, MLP first compiled training call (fresh processes, "
+        cold, warm = compile_cost(threads)
+        print(f"\ncompile cost, MLP first compiled training call (fresh processes, threads "
+              f"{threads or 'default'}, load {os.getloadavg()[0]:.1f}, "
               f"{time.perf_counter() - t:.0f} s to measure): cold cache {cold:.2f} s "
               f"[target < 5 s], warm cache {warm:.2f} s [target < 0.5 s]")
     return code
