@@ -189,8 +189,7 @@ class LSTMLayerGrad(Function):
         def first_order(xw, h0, c0, w_hh, g_out, g_hT, g_cT):
             return _ops_backward((xw, h0, c0, w_hh), lambda *a: _layer_ops(*a, reverse),
                                  (g_out, g_hT, g_cT))
-        from ..autograd import grad_mode as gm
-        with gm.enable_grad():
+        with grad_mode.enable_grad():
             got = _ops_backward((xw, h0, c0, w_hh, g_out, g_hT, g_cT), first_order, grads)
         return (None,) * 4 + got + (None,)
 
