@@ -166,6 +166,7 @@ def _wrap(fn, policies):
     for attr in ("__name__", "__qualname__", "__doc__", "__module__"):
         setattr(autocast_wrapper, attr, getattr(fn, attr, None))
     autocast_wrapper.__wrapped__ = fn
+    autocast_wrapper.__autocast_original__ = fn    # tables built while hooked unwrap it
     return autocast_wrapper
 
 

@@ -33,6 +33,7 @@ def _public_names():
                     continue
                 if isinstance(obj, types.ModuleType):
                     continue
+                obj = getattr(obj, "__autocast_original__", obj)   # autocast's hook
                 key = id(obj)
                 # F.relu is nbtorch.relu: the first (shortest) spelling wins, except
                 # that a function defined in nn.functional prints as F's.

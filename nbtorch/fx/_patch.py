@@ -156,6 +156,8 @@ def _table():
             for name, obj in list(d.items()):
                 if isinstance(obj, PatchedFunction) or not _is_op_function(name, obj):
                     continue
+                # built while autocast's hooks are in: the table keeps the op itself
+                obj = getattr(obj, "__autocast_original__", obj)
                 wrapper = by_id.get(id(obj))
                 if wrapper is None:
                     wrapper = by_id[id(obj)] = PatchedFunction(obj)
