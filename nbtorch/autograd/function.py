@@ -142,10 +142,25 @@ class _FunctionMeta(type):
         if qualified:
             node_name = qualified.rpartition("::")[2]
             node_attrs["name"] = lambda self: qualified
-        else:
-            node_name = name + ("Backward0" if builtin else "Backward")
+        else:                                    # `_backward_name`: PyTorch's node name
+            node_name = attrs.get("_backward_name") or (   # where the class's differs
+                name + ("Backward0" if builtin else "Backward"))
         cls._backward_cls = type(node_name, (BackwardNode,), node_attrs)
         cls._unrecorded_cls = type(name + "Ctx", (_UnrecordedCtx,), {"_forward_cls": cls})
+
+
+_RENAMED = {}
+
+
+def renamed(cls, node_name):
+    """A subclass of Function `cls`, same forward and backward, whose nodes print as
+    `node_name`: PyTorch's name where one nbtorch Function stands for several ops."""
+    sub = _RENAMED.get((cls, node_name))
+    if sub is None:
+        sub = _RENAMED[cls, node_name] = type(cls.__name__, (cls,), {
+            "_backward_name": node_name, "__module__": cls.__module__,
+            "__doc__": cls.__doc__})
+    return sub
 
 
 class Function(metaclass=_FunctionMeta):

@@ -82,6 +82,8 @@ class _Geometry:
 class Conv2dFn(Function):
     """y (N, O, *OS) = conv(x (N, C, *S), w (O, C/g, *k)) + b, 2 or 3 spatial dims."""
 
+    _backward_name = "ConvolutionBackward0"
+
     @staticmethod
     def forward(ctx, x, weight, bias, geom):
         dt = _kernel_dtype("conv2d", x)

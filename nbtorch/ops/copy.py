@@ -153,6 +153,8 @@ def contiguous(self, memory_format=None):
 
 
 class ToDtype(Function):
+    _backward_name = "ToCopyBackward0"
+
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.dtype = x.dtype

@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .indexing_basic import basic_getitem, is_basic
-from .views import Slice
+from .views import Select
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
@@ -96,6 +96,8 @@ def _contiguous_like(shape):
 
 
 class IndexGet(Function):
+    _backward_name = "IndexBackward0"
+
     @staticmethod
     def forward(ctx, x, index):
         ctx.in_meta = (x._shape, x.dtype, x.device)
@@ -193,7 +195,7 @@ def __getitem__(self, index):
 
 
 def _select_first(x, i):
-    """x[i] for a Python int: the same Slice view `basic_getitem` makes, without its
+    """x[i] for a Python int: the same Select view `basic_getitem` makes, without its
     general parsing (a Dataset's `t[i]` per sample is the hot case)."""
     shape = x._shape
     n = shape[0]
@@ -208,8 +210,8 @@ def _select_first(x, i):
             v._arr = x._arr[i, ...]     # NumPy's own view of the same elements
         return v
     nd = len(shape)
-    return Slice.apply(x, (i,) + (0,) * (nd - 1), (1,) + tuple(shape)[1:], (1,) * nd,
-                       _DROP_FIRST)
+    return Select.apply(x, (i,) + (0,) * (nd - 1), (1,) + tuple(shape)[1:], (1,) * nd,
+                        _DROP_FIRST)
 
 
 def __setitem__(self, index, value):

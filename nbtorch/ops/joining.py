@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor, empty
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import normalize_dim, tensor_method, check_same_device
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -135,7 +135,7 @@ def split(self, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got "
                                f"split_sizes={sizes}")
-    return SplitViews.apply(self, d, tuple(sizes), False)
+    return renamed(SplitViews, "SplitBackward0").apply(self, d, tuple(sizes), False)
 
 
 _split = split
@@ -179,7 +179,7 @@ def unbind(self, dim=0):
     d = normalize_dim(dim, self.dim())
     if self._shape[d] == 0:
         return ()
-    return SplitViews.apply(self, d, (1,) * self._shape[d], True)
+    return renamed(SplitViews, "UnbindBackward0").apply(self, d, (1,) * self._shape[d], True)
 
 
 class Flip(Function):

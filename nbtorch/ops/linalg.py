@@ -20,7 +20,7 @@ import math
 from .. import _dtype
 from .._registry import register_kernel, get_kernel
 from .._tensor import Tensor, empty
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
 from .._dtype import type_name
 from .creation import zeros
@@ -149,6 +149,9 @@ def _mv_mismatch(rows, k, n):
 
 # ---- products ------------------------------------------------------------------
 
+_Mm = renamed(Matmul, "MmBackward0")        # PyTorch's node for a 2-D @ 2-D product
+
+
 @tensor_method()
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's rules for 1-D to N-D operands.
@@ -182,7 +185,7 @@ def matmul(input, other, *, out=None):
     elif da == 1:
         result = Matmul.apply(input.unsqueeze(0), other).squeeze(-2)
     else:
-        result = Matmul.apply(input, other)
+        result = (_Mm if da == db == 2 else Matmul).apply(input, other)
     return _with_out("matmul", result, out)
 
 
@@ -197,7 +200,7 @@ def mm(input, mat2, *, out=None):
     (n, m), (m2, p) = input._shape, mat2._shape
     if m != m2:
         raise _mat_mismatch(n, m, m2, p)
-    return _with_out("mm", Matmul.apply(input, mat2), out)
+    return _with_out("mm", _Mm.apply(input, mat2), out)
 
 
 @tensor_method()
@@ -211,7 +214,7 @@ def bmm(input, mat2, *, out=None):
     (b, _, m), (b2, m2, _) = input._shape, mat2._shape
     if (b, m) != (b2, m2):
         raise _batch_mismatch(b, m, b2, m2)
-    return _with_out("bmm", Matmul.apply(input, mat2), out)
+    return _with_out("bmm", renamed(Matmul, "BmmBackward0").apply(input, mat2), out)
 
 
 @tensor_method()

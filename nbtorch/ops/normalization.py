@@ -78,6 +78,8 @@ def _normalized_grads(g, x, dims, eps):
 class BatchNorm(Function):
     """y = (x - mean) * invstd * w + b per channel (dim 1), batch or running stats."""
 
+    _backward_name = "NativeBatchNormBackward0"
+
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, batch_stats, momentum, eps):
         dt, dev = _kernel_dtype(x.dtype), x.device
@@ -211,6 +213,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 class LayerNorm(Function):
     """y = (x - mean) * rstd * w + b over the last ``len(w.shape)`` dims."""
+
+    _backward_name = "NativeLayerNormBackward0"
 
     @staticmethod
     def forward(ctx, x, weight, bias, K, eps):

@@ -6,7 +6,7 @@ equally between both inputs, `clamp` passes the gradient at the boundary,
 """
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import sum_to
 from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
                            shape_of, type_name)
@@ -134,6 +134,9 @@ def _clamp_args(lo, hi):
     return lo, hi
 
 
+_ClampScalars = renamed(Clamp, "ClampBackward1")     # PyTorch's clamp(Scalar) node
+
+
 def _clamp_bounds(x, lo, hi):
     """Integer bounds of an integer tensor converted as PyTorch does (uint8: -2 is 254,
     300 is an error)."""
@@ -156,7 +159,8 @@ def clamp(input, min=None, max=None, *, out=None):
     """
     lo, hi = _clamp_bounds(input, *_clamp_args(min, max))
     if out is None:
-        return Clamp.apply(input, lo, hi)
+        tensor_bound = isinstance(lo, Tensor) or isinstance(hi, Tensor)
+        return (Clamp if tensor_bound else _ClampScalars).apply(input, lo, hi)
     Clamp.compute(input, lo, hi, out=out)
     out._bump()
     return out

@@ -12,6 +12,7 @@ from .._registry import get_kernel
 from .._tensor import empty
 from .. import _dtype
 from ..autograd import Function
+from ..autograd.function import renamed
 from .conv import _kernel_dtype, _ntuple, _out, _raw, _size
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -276,7 +277,8 @@ def _max_pool(op, dims, x, kernel_size, stride, padding, dilation, ceil_mode):
     xb, undo = as_batched(op, x, dims)
     kernel, stride, pad, dil = _window_args(op, dims, kernel_size, stride, padding, dilation)
     out_size = _pool_out_size(op, xb, kernel, stride, pad, dil, ceil_mode)
-    out, idx = MaxPoolFn.apply(xb, (out_size, kernel, stride, pad, dil))
+    fn = renamed(MaxPoolFn, f"MaxPool{dims}DWithIndicesBackward0") if dims > 1 else MaxPoolFn
+    out, idx = fn.apply(xb, (out_size, kernel, stride, pad, dil))
     return undo(out), undo(idx)
 
 
@@ -356,7 +358,8 @@ def _avg_pool(op, dims, x, kernel_size, stride, padding, ceil_mode, count_includ
                            f"{kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
     out_size = _pool_out_size(op, xb, kernel, stride, pad, (1,) * len(kernel), ceil_mode)
     geom = (out_size, kernel, stride, pad, bool(count_include_pad), divisor_override)
-    return undo(AvgPoolFn.apply(xb, geom))
+    fn = renamed(AvgPoolFn, f"AvgPool{dims}DBackward0") if dims > 1 else AvgPoolFn
+    return undo(fn.apply(xb, geom))
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

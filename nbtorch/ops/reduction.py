@@ -228,6 +228,18 @@ class Mean(Sum):
     """Sum scaled by 1/n (its own class so the node prints as MeanBackward0)."""
 
 
+class SumDim(Sum):
+    """Sum over given dims (PyTorch's sum.dim_IntList node: SumBackward1)."""
+
+    _backward_name = "SumBackward1"
+
+
+class MeanDim(Sum):
+    """Mean over given dims (MeanBackward1)."""
+
+    _backward_name = "MeanBackward1"
+
+
 class Nansum(Sum):
     """Sum skipping NaN (NansumBackward0)."""
 
@@ -250,7 +262,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         tensor([4., 6.])
     """
     dims = normalize_dims(dim, input.dim())
-    return Sum.apply(input, dims, keepdim, _sum_dtype(input, dtype))
+    fn = Sum if dim is None else SumDim
+    return fn.apply(input, dims, keepdim, _sum_dtype(input, dtype))
 
 
 def _float_dtype_for(op, x, dtype):
@@ -276,7 +289,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     d = _float_dtype_for("mean", input, dtype)
     dims = normalize_dims(dim, input.dim())
-    return Mean.apply(input, dims, keepdim, d, True)
+    return (Mean if dim is None else MeanDim).apply(input, dims, keepdim, d, True)
 
 
 @tensor_method()

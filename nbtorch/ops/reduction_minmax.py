@@ -7,7 +7,7 @@ among tied extremes; `max(dim)`/`min(dim)` send it to the returned index only.
 from .. import _dtype
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
 from .pointwise_select import maximum, minimum
@@ -125,6 +125,8 @@ class ExtremeWithIndex(Function):
 # ---- public ops ----------------------------------------------------------------------
 
 def _minmax(name, kernel_values, kernel_index, result_cls):
+    node_dim = name.capitalize() + "Backward0"      # PyTorch's max.dim node
+    node_all = name.capitalize() + "Backward1"      # and max()'s
     def fn(input, dim=None, keepdim=False, *, out=None):
         if isinstance(dim, Tensor):
             return (maximum if name == "max" else minimum)(input, dim)
@@ -135,10 +137,11 @@ def _minmax(name, kernel_values, kernel_index, result_cls):
                                 "bool keepdim)")
             dims = tuple(range(input.dim()))
             _check_nonempty(name, input, dims, True)
-            return Extreme.apply(input, dims, False, kernel_values)
+            return renamed(Extreme, node_all).apply(input, dims, False, kernel_values)
         d = normalize_dim(dim, input.dim())
         _check_nonempty(name, input, (d,), False)
-        return result_cls(*ExtremeWithIndex.apply(input, d, keepdim, kernel_index))
+        return result_cls(*renamed(ExtremeWithIndex, node_dim).apply(input, d, keepdim,
+                                                                     kernel_index))
     fn.__name__ = name
     fn.__doc__ = (f"The {name}imum of all elements, or `(values, indices)` over `dim`.\n\n"
                   f"    Example:\n        >>> nbtorch.tensor([[1., 5.], [7., 2.]]).{name}(dim=1)"
@@ -153,10 +156,11 @@ Tensor.min = min
 
 
 def _amaxmin(name):
+    node = name.capitalize() + "Backward0"
     def fn(input, dim=(), keepdim=False):
         dims = normalize_dims(dim, input.dim())
         _check_nonempty(name, input, dims, False)
-        return Extreme.apply(input, dims, keepdim, name)
+        return renamed(Extreme, node).apply(input, dims, keepdim, name)
     fn.__name__ = name
     fn.__doc__ = (f"The {name[1:]}imum over `dim` (all dims if empty); ties share the "
                   "gradient equally.")

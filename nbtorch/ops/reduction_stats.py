@@ -9,7 +9,7 @@ import warnings
 from .. import _dtype
 from .._tensor import Tensor
 from .._registry import get_kernel
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
 from .reduction import (dtype_label, keepdim_shape, reduce_numel, reduced_shape,
@@ -99,6 +99,7 @@ def _parse_var_args(op, input, dim, unbiased, keepdim, correction):
 
 
 def _var_std(op, take_sqrt, both):
+    node = ("Std" if take_sqrt else "Var") + ("Mean" if both else "") + "Backward0"
     def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         if input.dtype.is_complex:      # var(z) = var(Re z) + var(Im z): a real result
             v = _var_std("var", False, False)
@@ -114,7 +115,7 @@ def _var_std(op, take_sqrt, both):
         if not input.dtype.is_floating_point:
             raise RuntimeError("std and var only support floating point and complex dtypes")
         dims, c = _parse_var_args(op, input, dim, unbiased, keepdim, correction)
-        out, mean = VarMean.apply(input, dims, c, keepdim, take_sqrt)
+        out, mean = renamed(VarMean, node).apply(input, dims, c, keepdim, take_sqrt)
         return (out, mean) if both else out
     fn.__name__ = op
     what = "standard deviation" if take_sqrt else "variance"
@@ -146,6 +147,8 @@ def _half_logsumexp(x, dims):
 
 
 class LogSumExp(Function):
+    _backward_name = "LogsumexpBackward0"
+
     @staticmethod
     def forward(ctx, x, dims, keepdim):
         if x.dtype.is_half:
@@ -188,6 +191,8 @@ def logsumexp(input, dim=None, keepdim=False):
 # ---- norms ----------------------------------------------------------------------------
 
 class VectorNorm(Function):
+    _backward_name = "LinalgVectorNormBackward0"
+
     @staticmethod
     def forward(ctx, x, p, dims, keepdim):
         out, = float_reduction("norm", x, dims, 1, p,

@@ -8,7 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._dtype import type_name
 from .._tensor import Storage, Tensor, Size, contiguous_strides
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import normalize_dim, sum_to, tensor_method
 
 __all__ = ["as_strided", "reshape", "transpose", "swapaxes", "swapdims", "permute",
@@ -253,7 +253,7 @@ def transpose(self, dim0, dim1):
         return Permute.apply(self, tuple(range(n))) if n else self.view(())
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
-    return Permute.apply(self, tuple(dims))
+    return renamed(Permute, "TransposeBackward0").apply(self, tuple(dims))
 
 
 swapaxes = swapdims = transpose
@@ -266,7 +266,9 @@ def t(self):
     if self.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.dim()}D")
-    return self.transpose(0, 1) if self.dim() == 2 else View.apply(self, self._shape)
+    if self.dim() == 2:
+        return renamed(Permute, "TBackward0").apply(self, (1, 0))
+    return View.apply(self, self._shape)
 
 
 Tensor.T = property(lambda self: self.permute(tuple(range(self.dim() - 1, -1, -1))))
@@ -308,6 +310,8 @@ Tensor.moveaxis = movedim
 @tensor_method()
 def squeeze(self, dim=None):
     """Remove size-1 dimensions (all, or those in `dim`)."""
+    node = "SqueezeBackward0" if dim is None else (       # PyTorch's overloads' nodes
+        "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2")
     if dim is None:
         dims = [i for i, s in enumerate(self._shape) if s == 1]
     else:
@@ -315,8 +319,8 @@ def squeeze(self, dim=None):
                 ((dim,) if isinstance(dim, int) else dim)]
         dims = [d for d in dims if self.dim() and self._shape[d] == 1]
     keep = [i for i in range(self.dim()) if i not in dims]
-    return View.apply(self, tuple(self._shape[i] for i in keep)) if dims else \
-        View.apply(self, self._shape)
+    return renamed(View, node).apply(self, tuple(self._shape[i] for i in keep) if dims else
+                                     self._shape)
 
 
 @tensor_method()
@@ -325,7 +329,7 @@ def unsqueeze(self, dim):
     d = normalize_dim(dim, self.dim() + 1)
     shape = list(self._shape)
     shape.insert(d, 1)
-    return View.apply(self, tuple(shape))
+    return renamed(View, "UnsqueezeBackward0").apply(self, tuple(shape))
 
 
 @tensor_method()
@@ -442,8 +446,20 @@ class Slice(Function):
         return gi, None, None, None, None
 
 
+class Select(Slice):
+    """A Slice whose last index (PyTorch applies them left to right) is an integer."""
+
+    _backward_name = "SelectBackward0"
+
+
 def slice_view(x, starts, lengths, steps, drop=()):
-    return Slice.apply(x, tuple(starts), tuple(lengths), tuple(steps), frozenset(drop))
+    fn = Slice
+    if drop:                                     # the node PyTorch's last index makes
+        shape = x._shape
+        last_cut = max((d for d in range(len(shape)) if d not in drop and (
+            starts[d] or lengths[d] != shape[d] or steps[d] != 1)), default=-1)
+        fn = Select if max(drop) > last_cut else Slice
+    return fn.apply(x, tuple(starts), tuple(lengths), tuple(steps), frozenset(drop))
 
 
 @tensor_method()

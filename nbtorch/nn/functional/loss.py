@@ -13,6 +13,7 @@ import numpy as np
 import nbtorch as torch
 from ..._tensor import Tensor
 from ...autograd import Function
+from ...autograd.function import renamed
 from ...ops._common import broadcast_shapes
 from ...ops.softmax import half_in_float32, log_softmax_grad
 from .activation import softplus as _softplus
@@ -49,13 +50,26 @@ def _check_reduction(reduction, extra=()):
         raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _reduce(loss, reduction):
+def _reduce(loss, reduction, node=None):
+    """'mean'/'sum' of `loss`; `node` names that reduction's node as PyTorch's fused
+    loss prints it (MseLossBackward0), with the same Mean/Sum formula."""
     _check_reduction(reduction)
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    return loss
+    if reduction == "none":
+        return loss
+    if node is None:
+        return loss.mean() if reduction == "mean" else loss.sum()
+    return _named_reduction(node, reduction == "mean")(loss)
+
+
+def _named_reduction(node, mean):
+    """`loss.mean()` (or `.sum()`) through a Mean/Sum whose node prints `node`."""
+    from ...ops import reduction as r
+    if mean:
+        return lambda x: renamed(r.Mean, node).apply(
+            x, r.normalize_dims(None, x.dim()), False, r._float_dtype_for("mean", x, None),
+            True)
+    return lambda x: renamed(r.Sum, node).apply(
+        x, r.normalize_dims(None, x.dim()), False, r._sum_dtype(x, None))
 
 
 def _warn_size(input, target):
@@ -80,7 +94,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     loss = diff * diff
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, "MseLossBackward0")
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -106,7 +120,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         return _reduce((input - target).abs(), reduction)
     z = (input - target).abs()
     loss = torch.where(z < beta, (0.5 / beta) * z * z, z - 0.5 * beta)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, "SmoothL1LossBackward0")
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -119,7 +133,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     loss = torch.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, "HuberLossBackward0")
 
 
 # ---- class-index losses ------------------------------------------------------
@@ -218,13 +232,17 @@ def _picked_loss(flat_logp, safe, w):
     return -picked if w is None else -(picked * w)
 
 
-def _reduce_weighted(loss, reduction, denominator, input):
-    """'none' restores the target's shape; 'mean' divides the sum by `denominator`."""
+def _reduce_weighted(loss, reduction, denominator, input, node=None):
+    """'none' restores the target's shape; 'mean' divides the sum by `denominator`;
+    `node` names the last node as PyTorch's fused loss prints it (NllLossBackward0)."""
     if reduction == "none":
         return loss.reshape(_target_shape(input))
     if reduction == "sum":
-        return loss.sum()
-    return loss.sum() / denominator
+        return loss.sum() if node is None else _named_reduction(node, False)(loss)
+    if node is None:
+        return loss.sum() / denominator
+    from ...ops.arithmetic import Div
+    return renamed(Div, node).apply(loss.sum(), denominator)
 
 
 class _CrossEntropyIndices(Function):
@@ -234,6 +252,8 @@ class _CrossEntropyIndices(Function):
     (softmax(x) - onehot(t)) * w_i * dL/dloss_i, written with nbtorch ops on
     the saved logits, so a create_graph backward can differentiate it again.
     """
+
+    _backward_name = "NllLossBackward0"           # PyTorch's node
 
     @staticmethod
     def forward(ctx, x, safe, w, reduction, denominator):
@@ -281,7 +301,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
     _check_reduction(reduction)
     t = _class_targets(input, target, weight, ignore_index)
     return _reduce_weighted(_picked_loss(_classes_last(input), t.safe, t.weights),
-                            reduction, t.denominator, input)
+                            reduction, t.denominator, input, "NllLossBackward0")
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
@@ -357,6 +377,8 @@ class _BinaryCrossEntropy(Function):
     The backward is PyTorch's (x - t) / max(x (1 - x), 1e-12), finite at 0 and 1.
     """
 
+    _backward_name = "BinaryCrossEntropyBackward0"           # PyTorch's node
+
     @staticmethod
     def forward(ctx, input, target, weight):
         ctx.save_for_backward(input, target, weight)
@@ -394,7 +416,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(broadcast_shapes(target.shape, weight.shape))
-    return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction)
+    return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction,
+                   "BinaryCrossEntropyBackward0")
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -420,7 +443,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input + softplus_neg
     if weight is not None:
         loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, "BinaryCrossEntropyWithLogitsBackward0")
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
