@@ -12,7 +12,7 @@ from .. import _dtype
 from .._tensor import empty
 from .._registry import get_kernel
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import Function, renamed
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
 
@@ -228,20 +228,14 @@ class Mean(Sum):
     """Sum scaled by 1/n (its own class so the node prints as MeanBackward0)."""
 
 
-class SumDim(Sum):
-    """Sum over given dims (PyTorch's sum.dim_IntList node: SumBackward1)."""
-
-    _backward_name = "SumBackward1"
-
-
-class MeanDim(Sum):
-    """Mean over given dims (MeanBackward1)."""
-
-    _backward_name = "MeanBackward1"
-
-
 class Nansum(Sum):
     """Sum skipping NaN (NansumBackward0)."""
+
+
+# PyTorch's nodes for sum/mean over given dims (the .dim_IntList overloads); same
+# class names, so passes that match Functions by name (fx fusion) still see Sum/Mean
+_SumDim = renamed(Sum, "SumBackward1")
+_MeanDim = renamed(Mean, "MeanBackward1")
 
 
 def _sum_dtype(x, dtype):
@@ -262,7 +256,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         tensor([4., 6.])
     """
     dims = normalize_dims(dim, input.dim())
-    fn = Sum if dim is None else SumDim
+    fn = Sum if dim is None else _SumDim
     return fn.apply(input, dims, keepdim, _sum_dtype(input, dtype))
 
 
@@ -289,7 +283,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """
     d = _float_dtype_for("mean", input, dtype)
     dims = normalize_dims(dim, input.dim())
-    return (Mean if dim is None else MeanDim).apply(input, dims, keepdim, d, True)
+    return (Mean if dim is None else _MeanDim).apply(input, dims, keepdim, d, True)
 
 
 @tensor_method()

@@ -244,6 +244,14 @@ def permute(self, *dims):
     return Permute.apply(self, dims)
 
 
+# PyTorch's nodes for these views (same formulas as Permute/View)
+_Transpose = renamed(Permute, "TransposeBackward0")
+_T = renamed(Permute, "TBackward0")
+_Unsqueeze = renamed(View, "UnsqueezeBackward0")
+_SQUEEZE = {n: renamed(View, n) for n in ("SqueezeBackward0", "SqueezeBackward1",
+                                          "SqueezeBackward2")}
+
+
 @tensor_method()
 def transpose(self, dim0, dim1):
     """Swap two dimensions (a view)."""
@@ -253,7 +261,7 @@ def transpose(self, dim0, dim1):
         return Permute.apply(self, tuple(range(n))) if n else self.view(())
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
-    return renamed(Permute, "TransposeBackward0").apply(self, tuple(dims))
+    return _Transpose.apply(self, tuple(dims))
 
 
 swapaxes = swapdims = transpose
@@ -267,7 +275,7 @@ def t(self):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.dim()}D")
     if self.dim() == 2:
-        return renamed(Permute, "TBackward0").apply(self, (1, 0))
+        return _T.apply(self, (1, 0))
     return View.apply(self, self._shape)
 
 
@@ -319,7 +327,7 @@ def squeeze(self, dim=None):
                 ((dim,) if isinstance(dim, int) else dim)]
         dims = [d for d in dims if self.dim() and self._shape[d] == 1]
     keep = [i for i in range(self.dim()) if i not in dims]
-    return renamed(View, node).apply(self, tuple(self._shape[i] for i in keep) if dims else
+    return _SQUEEZE[node].apply(self, tuple(self._shape[i] for i in keep) if dims else
                                      self._shape)
 
 
@@ -329,7 +337,7 @@ def unsqueeze(self, dim):
     d = normalize_dim(dim, self.dim() + 1)
     shape = list(self._shape)
     shape.insert(d, 1)
-    return renamed(View, "UnsqueezeBackward0").apply(self, tuple(shape))
+    return _Unsqueeze.apply(self, tuple(shape))
 
 
 @tensor_method()
@@ -446,10 +454,8 @@ class Slice(Function):
         return gi, None, None, None, None
 
 
-class Select(Slice):
-    """A Slice whose last index (PyTorch applies them left to right) is an integer."""
-
-    _backward_name = "SelectBackward0"
+# A Slice whose last index (PyTorch applies them left to right) is an integer
+Select = renamed(Slice, "SelectBackward0")
 
 
 def slice_view(x, starts, lengths, steps, drop=()):
