@@ -15,6 +15,7 @@ Kernels compute in float32/float64; float16 and bfloat16 are upcast around them.
 from .._registry import get_kernel
 from .._tensor import empty
 from ..autograd import Function, grad_mode
+from ..autograd.function import renamed
 from ._common import check_same_device
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -329,7 +330,8 @@ def _conv_transpose_nd(op, dims, x, weight, bias, stride, padding, output_paddin
         x, weight = x.unsqueeze(2), weight.unsqueeze(2)
         stride, pad, dilation = (1,) + stride, (0,) + pad, (1,) + dilation
         sizes, out = (1,) + sizes, (1,) + out
-    y = Conv2dInputGrad.apply(x, weight, _Geometry(stride, pad, dilation, groups, sizes), out)
+    y = renamed(Conv2dInputGrad, "ConvolutionBackward0").apply(
+        x, weight, _Geometry(stride, pad, dilation, groups, sizes), out)
     if bias is not None:
         y = y + bias.view((1, -1) + (1,) * (y.dim() - 2))
     if dims == 1:

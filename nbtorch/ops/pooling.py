@@ -441,7 +441,8 @@ def adaptive_avg_pool3d(input, output_size):
         >>> F.adaptive_avg_pool3d(nbtorch.randn(1, 2, 5, 6, 7), (2, None, 3)).shape
         torch.Size([1, 2, 2, 6, 3])
     """
-    return _adaptive("adaptive_avg_pool3d", 3, input, output_size, AvgPoolFn)
+    return _adaptive("adaptive_avg_pool3d", 3, input, output_size,
+                     renamed(AvgPoolFn, "AdaptiveAvgPool3DBackward0"))
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -453,7 +454,8 @@ def adaptive_avg_pool2d(input, output_size):
     """
     if input.is_quantized:          # a QTensor: window means of its integers
         return input.adaptive_avg_pool2d(output_size)
-    return _adaptive("adaptive_avg_pool2d", 2, input, output_size, AvgPoolFn)
+    return _adaptive("adaptive_avg_pool2d", 2, input, output_size,
+                     renamed(AvgPoolFn, "AdaptiveAvgPool2DBackward0"))
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -468,12 +470,14 @@ def adaptive_avg_pool1d(input, output_size):
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """`adaptive_max_pool3d` that returns (values, indices)."""
-    return _adaptive("adaptive_max_pool3d", 3, input, output_size, MaxPoolFn)
+    return _adaptive("adaptive_max_pool3d", 3, input, output_size,
+                     renamed(MaxPoolFn, "AdaptiveMaxPool3DBackward0"))
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     """`adaptive_max_pool2d` that returns (values, indices)."""
-    return _adaptive("adaptive_max_pool2d", 2, input, output_size, MaxPoolFn)
+    return _adaptive("adaptive_max_pool2d", 2, input, output_size,
+                     renamed(MaxPoolFn, "AdaptiveMaxPool2DBackward0"))
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):

@@ -62,6 +62,12 @@ CASES = {
     "max_pool2d": ("MaxPool2DWithIndicesBackward0",
                    lambda T, F, x, img, c: F.max_pool2d(img, 2)),
     "avg_pool2d": ("AvgPool2DBackward0", lambda T, F, x, img, c: F.avg_pool2d(img, 2)),
+    "adaptive_avg_pool2d": ("AdaptiveAvgPool2DBackward0",
+                            lambda T, F, x, img, c: F.adaptive_avg_pool2d(img, 2)),
+    "adaptive_max_pool2d": ("AdaptiveMaxPool2DBackward0",
+                            lambda T, F, x, img, c: F.adaptive_max_pool2d(img, 2)),
+    "conv_transpose2d": ("ConvolutionBackward0", lambda T, F, x, img, c: F.conv_transpose2d(
+        img, T.ones(2, 1, 2, 2))),
     "dropout": ("MulBackward0", lambda T, F, x, img, c: F.dropout(x, 0.5, True)),
     "batch_norm": ("NativeBatchNormBackward0",
                    lambda T, F, x, img, c: F.batch_norm(img, None, None, training=True)),
