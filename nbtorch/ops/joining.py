@@ -41,6 +41,13 @@ class Cat(Function):
 
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dim (shapes must match elsewhere)."""
+    return _cat(tensors, dim, out, Cat)
+
+
+_Stack = renamed(Cat, "StackBackward0")      # PyTorch's node for stack (a cat of unsqueezes)
+
+
+def _cat(tensors, dim, out, fn):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -67,7 +74,7 @@ def cat(tensors, dim=0, *, out=None):
                                    f"Expected size {ref._shape[k]} but got size "
                                    f"{t._shape[k]} for tensor number {i} in the list.")
     dtype = _promote_all(real)
-    result = Cat.apply(d, dtype, *real)
+    result = fn.apply(d, dtype, *real)
     if out is not None:
         out.copy_(result)
         return out
@@ -95,7 +102,7 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
     d = normalize_dim(dim, len(shape) + 1)
-    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+    return _cat([t.unsqueeze(d) for t in tensors], d, out, _Stack)
 
 
 class SplitViews(Function):

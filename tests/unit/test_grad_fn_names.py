@@ -55,6 +55,7 @@ CASES = {
     "squeeze()": ("SqueezeBackward0", lambda T, F, x, img, c: x[None].squeeze()),
     "squeeze(0)": ("SqueezeBackward1", lambda T, F, x, img, c: x[None].squeeze(0)),
     "cat": ("CatBackward0", lambda T, F, x, img, c: T.cat([x, x])),
+    "stack": ("StackBackward0", lambda T, F, x, img, c: T.stack([x, x])),
     "softmax": ("SoftmaxBackward0", lambda T, F, x, img, c: F.softmax(x, 1)),
     "log_softmax": ("LogSoftmaxBackward0", lambda T, F, x, img, c: F.log_softmax(x, 1)),
     "conv2d": ("ConvolutionBackward0",
