@@ -327,8 +327,8 @@ def squeeze(self, dim=None):
                 ((dim,) if isinstance(dim, int) else dim)]
         dims = [d for d in dims if self.dim() and self._shape[d] == 1]
     keep = [i for i in range(self.dim()) if i not in dims]
-    return _SQUEEZE[node].apply(self, tuple(self._shape[i] for i in keep) if dims else
-                                     self._shape)
+    shape = tuple(self._shape[i] for i in keep) if dims else self._shape
+    return _SQUEEZE[node].apply(self, shape)
 
 
 @tensor_method()
