@@ -167,7 +167,7 @@ def cholesky(a, out, info):
 
 
 def det(a, out):
-    """out[b] = det(a[b]) (getrf)."""
+    """out[b] = det(a[b]) (getrf; real or complex a)."""
     if a.shape[0] == 0:
         return
     c = _char(a)
@@ -177,12 +177,13 @@ def det(a, out):
 
 
 def slogdet(a, sign, logabs):
-    """sign[b], logabs[b] = sign and log|det| of a[b] (sign 0, logabs -inf if singular)."""
+    """sign[b], logabs[b] = sign and log|det| of a[b] (sign 0, logabs -inf if singular;
+    complex a: sign complex, logabs real)."""
     if a.shape[0] == 0:
         return
     c = _char(a)
     with np.errstate(all="ignore"):
-        res = (_gufuncs.slogdet(a, signature=c + "->" + c + c) if _gufuncs is not None
+        res = (_gufuncs.slogdet(a, signature=c + "->" + c + _real(c)) if _gufuncs is not None
                else np.linalg.slogdet(a))
     sign[...], logabs[...] = res
 

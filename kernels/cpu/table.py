@@ -55,8 +55,8 @@ KERNELS = {
     "linalg_svd": "linalg.svd", "linalg_qr": "linalg.qr", "linalg_geqrf": "linalg.geqrf",
     "linalg_lstsq": "linalg.lstsq", "linalg_eig": "linalg_eig.eig",
     "linalg_ldl_factor": "linalg_ldl.ldl_factor", "linalg_ldl_solve": "linalg_ldl.ldl_solve",
-    "linalg_det_complex": "linalg_complex.det",
-    "linalg_slogdet_complex": "linalg_complex.slogdet",
+    "linalg_det_complex": "linalg.det",
+    "linalg_slogdet_complex": "linalg.slogdet",
     # discrete Fourier transforms (NumPy's pocketfft)
     "fft_c2c": "fft.fft_c2c", "fft_r2c": "fft.fft_r2c", "fft_c2r": "fft.fft_c2r",
     # convolution

@@ -1,5 +1,5 @@
 """det, slogdet and logdet of complex matrices (CPU: getrf through NumPy's gufuncs,
-`kernels/cpu/linalg_complex.py`), with PyTorch's gradients: for det,
+`kernels/cpu/linalg.py`), with PyTorch's gradients: for det,
 g conj(det) A^-H; for slogdet, (g_logabs + i Im(g_sign conj(sign))) A^-H (the sign's
 share from its phase). A^-H comes from the complex solve of `linalg_eig.py`, so the
 gradients are differentiable again. Singular matrices get no special treatment here
