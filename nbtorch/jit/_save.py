@@ -38,17 +38,14 @@ def _bad(path, why):
 
 # ---- saving --------------------------------------------------------------------------------
 
-class _ThroughTracer:
-    """Builds the concrete tracer that traces through every module (no leaves)."""
+def _through_tracer():
+    """A concrete tracer that traces through every module (no leaves)."""
+    from ._concrete import ConcreteTracer
 
-    @staticmethod
-    def make():
-        from ._concrete import ConcreteTracer
-
-        class Through(ConcreteTracer):
-            def is_leaf_module(self, m, module_qualified_name):
-                return False
-        return Through()
+    class Through(ConcreteTracer):
+        def is_leaf_module(self, m, module_qualified_name):
+            return False
+    return Through()
 
 
 def _example(meta):
@@ -58,11 +55,15 @@ def _example(meta):
     return zeros(tuple(meta.shape), dtype=meta.dtype, device=meta.device)
 
 
+_STATEFUL_IN_TRAINING = ("BatchNorm", "Dropout", "InstanceNorm")   # update or draw
+
+
 def _inline_modules(work):
     """Replace the call_module nodes `normalize` left (layers without a functional table
     entry: pooling, padding, attention...) by the graph of their forward, traced through
     on examples of their inputs' shapes; returns how many were inlined."""
     from ..nn.modules.rnn import RNNBase
+    from ._concrete import TracerWarning
     graph = work.graph
     count = 0
     for node in list(graph.nodes):
@@ -71,16 +72,15 @@ def _inline_modules(work):
         sub = work.get_submodule(node.target)
         if any(isinstance(m, RNNBase) for m in sub.modules()):
             continue        # loops over time steps: inlined, it would freeze the length
-        if sub.training and any(True for _ in sub.modules() if type(_).__name__.startswith(
-                ("BatchNorm", "Dropout", "InstanceNorm"))):
+        if sub.training and any(type(m).__name__.startswith(_STATEFUL_IN_TRAINING)
+                                for m in sub.modules()):
             continue                             # keeps state or draws: refused below
         try:
             args = map_arg(node.args, lambda n: _example(n.meta["tensor_meta"]))
             kwargs = map_arg(node.kwargs, lambda n: _example(n.meta["tensor_meta"]))
         except (KeyError, AttributeError):
             continue
-        tracer = _ThroughTracer.make()
-        from ._concrete import TracerWarning
+        tracer = _through_tracer()
         try:
             with warnings.catch_warnings():
                 # a size read as a Python number (a loop over time steps) would freeze the
