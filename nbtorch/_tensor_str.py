@@ -100,16 +100,23 @@ def _render(strs, width, indent, trimmed, edge):
     return "[" + sep.join(parts) + "]"
 
 
-def tensor_repr(t):
-    a = t.detach()._host()
+def render_values(a, dtype, indent):
+    """The bracketed values of host array `a` (summarised past the print threshold), as
+    printed after `indent` columns."""
+    if not a.size:
+        return "[]"
     edge = PRINT_OPTS["edgeitems"]
     trimmed = (False,) * a.ndim
     if a.size > PRINT_OPTS["threshold"]:
         trimmed = tuple(n > 2 * edge for n in a.shape)
         a = _summarize_values(a, edge)
-    strs, width = _format_array(a, t.dtype)
+    strs, width = _format_array(a, dtype)
+    return _render(strs, width, indent, trimmed, edge)
+
+
+def tensor_repr(t):
     indent = len("tensor(")
-    body = _render(strs, width, indent, trimmed, edge) if t.numel() else "[]"
+    body = render_values(t.detach()._host(), t.dtype, indent)
     suffix = []
     if t.device.type != "cpu":
         suffix.append(f"device='{t.device}'")
