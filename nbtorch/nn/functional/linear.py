@@ -40,6 +40,18 @@ def _plain_affine(input, weight, bias):
             and input.device == weight.device == bias.device)
 
 
+def _folded(input, weight, bias):
+    """linear over (..., in) as one 2-D product on (prod(...), in), as PyTorch folds it:
+    the weight gradient is then one GEMM over all rows, not a product per leading index
+    summed afterwards."""
+    lead = tuple(input.shape[:-1])
+    rows = 1
+    for s in lead:
+        rows *= s
+    out = linear(input.reshape(rows, input.shape[-1]), weight, bias)
+    return out.reshape(lead + (weight.shape[0],))
+
+
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias over the last dimension of `input`.
 
@@ -51,6 +63,8 @@ def linear(input, weight, bias=None):
         if _plain_affine(input, weight, bias):
             return Addmm.apply(input, weight, bias)
         return torch.addmm(bias, input, weight.t())
+    if input.dim() > 2 and weight.dim() == 2 and input.shape[-1] == weight.shape[1]:
+        return _folded(input, weight, bias)
     if bias is not None and input.dtype.is_half and input.dtype is weight.dtype is bias.dtype:
         work = input.dtype.compute  # product and bias added in float32, rounded once
         out = torch.matmul(input.to(work), weight.t().to(work)) + bias.to(work)
