@@ -243,6 +243,39 @@ def test_avg_pool2d(dtype, include_pad, divisor, ceil):
     assert abs(lhs - np.vdot(x.astype(np.float64), gx)) < 1e-4 * max(1.0, abs(lhs))
 
 
+@pytest.mark.parametrize("h,w,k,s,d", [(8, 8, (2, 2), (2, 2), (1, 1)), (7, 9, (3, 2), (2, 3), (1, 2)),
+                                       (1, 9, (1, 3), (1, 2), (1, 1)), (6, 5, (2, 3), (1, 1), (2, 1))])
+def test_inside_window_fast_paths_match_the_general_kernels(dtype, h, w, k, s, d):
+    """Unpadded windows run _max_inside/_avg_inside: bit for bit the general kernels'."""
+    x = _rand((4, h, w), dtype)
+    x[0, 0, :2], x[1, -1, 0], x[2] = np.nan, -np.inf, -np.inf          # NaN wins, ties, -inf
+    x[3, ::2] = 1.0
+    oh, ow = _pool_out(h, w, k, s, (0, 0), d, False)
+    out, idx = np.empty((4, oh, ow), dtype), np.empty((4, oh, ow), np.int64)
+    pool.max_pool2d_forward(x, out, idx, k, s, (0, 0), d)
+    ref, ref_idx = np.empty_like(out), np.empty_like(idx)
+    geom = (1,) + k + (1,) + s + (0, 0, 0) + (1,) + d
+    pool._max_serial(x[:, None], ref[:, None], ref_idx[:, None], geom)
+    np.testing.assert_array_equal(out, ref)
+    np.testing.assert_array_equal(idx, ref_idx)
+    if d != (1, 1):
+        return
+    x[np.isnan(x) | np.isinf(x)] = 0.5
+    for divisor in (None, 3):
+        out = np.empty((4, oh, ow), dtype)
+        pool.avg_pool2d_forward(x, out, k, s, (0, 0), True, divisor)
+        ref = np.empty_like(out)
+        pool._avg_serial(x[:, None], ref[:, None], (1,) + k + (1,) + s + (0, 0, 0), True,
+                         divisor or 0)
+        np.testing.assert_array_equal(out, ref)
+        g = _rand(out.shape, dtype, 3)
+        gx, gx_ref = np.full_like(x, np.nan), np.full_like(x, np.nan)
+        pool.avg_pool2d_backward(g, gx, k, s, (0, 0), True, divisor)
+        pool._avg_backward_serial(g[:, None], gx_ref[:, None], (1,) + k + (1,) + s + (0, 0, 0),
+                                  True, divisor or 0)
+        np.testing.assert_array_equal(gx, gx_ref)
+
+
 @pytest.mark.parametrize("in_hw,out_hw", [((7, 5), (3, 2)), ((4, 4), (4, 4)), ((3, 5), (5, 7))])
 def test_adaptive_pools(dtype, in_hw, out_hw):
     x = _rand((3,) + in_hw, dtype)
