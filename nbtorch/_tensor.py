@@ -8,6 +8,7 @@ live in `nbtorch/ops/`; this module holds only what a tensor *is*.
 import numpy as np
 
 from . import _dtype
+from ._cpu_allocator import allocate as _cpu_allocate
 from ._device import CPU, to_device, device as _device_cls
 
 __all__ = ["Tensor", "Size", "wrap", "empty", "contiguous_strides", "canonical_device"]
@@ -504,7 +505,10 @@ _ALLOCATORS = {}   # device type -> function(n elements, np dtype, device) -> 1-
 
 
 def _alloc_cpu(n, np_dtype, device):
-    return np.empty(n, np_dtype)
+    return np.empty(n, np_dtype) if n < _CPU_CACHED else _cpu_allocate(n, np_dtype)
+
+
+_CPU_CACHED = 1 << 17   # elements: from here (1 MiB in float64) ask the caching allocator
 
 
 _ALLOCATORS["cpu"] = _alloc_cpu
@@ -533,7 +537,7 @@ def empty(shape, dtype, device=CPU):
     """An uninitialised contiguous tensor (internal; the public one parses arguments)."""
     size, strides, n = _layout(shape)
     if device.type == "cpu":            # inlined _alloc_cpu: this is every op's allocation
-        data = np.empty(n, dtype.np)
+        data = np.empty(n, dtype.np) if n < _CPU_CACHED else _cpu_allocate(n, dtype.np)
         arr = data if len(size) == 1 else data.reshape(size)
     else:
         data = _ALLOCATORS[device.type](n, dtype.np, device)

@@ -6,6 +6,7 @@ non-leaf tensors live on their grad_fn, keyed by output index.
 """
 import weakref
 
+from .._cpu_allocator import owns
 from .._kernel_args import copy_values
 from .._tensor import Tensor, empty
 
@@ -151,7 +152,7 @@ def _dense(g):
     data = g._storage.data
     if data.size != g.numel():
         return False
-    return g.device.type != "cpu" or data.base is None
+    return g.device.type != "cpu" or owns(data)
 
 
 NO_EDGE = (None, 0)      # an input that needs no gradient, written as PyTorch writes it
