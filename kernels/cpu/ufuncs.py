@@ -27,6 +27,7 @@ prefetching; 1.2-2.5x the ufunc's speed, same bits), split in flat chunks over
 the same thread pool (the loops release the GIL).
 """
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -53,6 +54,7 @@ _FASTMATH = {"contract"}         # fused multiply-add only: NaN and inf semantic
 _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _POOL = []
+_LOOP_LOCK = threading.RLock()
 _FLOAT32_TYPES = frozenset(("f->f", "ff->f", "fff->f"))
 
 
@@ -71,12 +73,13 @@ def loop(name, types):
     key = (name, types)
     u = _LOOPS.get(key)
     if u is None:
-        du = get(_COMPLEX.get(name, name) if ("F" in types or "D" in types) else name)
-        ins, out = types.split("->")
-        sig = _nb(out)(*(_nb(t) for t in ins))
-        if types not in du.ufunc.types:
-            du.add(sig)
-        u = _LOOPS[key] = du.ufunc
+        with _LOOP_LOCK:            # two threads' first calls: one compiles, and once
+            du = get(_COMPLEX.get(name, name) if ("F" in types or "D" in types) else name)
+            ins, out = types.split("->")
+            sig = _nb(out)(*(_nb(t) for t in ins))
+            if types not in du.ufunc.types:
+                du.add(sig)
+            u = _LOOPS[key] = du.ufunc
     return u
 
 

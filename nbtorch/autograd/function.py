@@ -27,6 +27,10 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 
 _ANOMALY = anomaly_mode.STATE
 
+# How many wrappers of `Function.apply` are installed (a graph capture, the profiler):
+# op classes with a fast path around `apply` (the elementwise ops') take it only at 0.
+APPLY_WRAPPERS = [0]
+
 
 class FunctionCtx:
     """What `forward` may store for `backward` (PyTorch's ctx API)."""

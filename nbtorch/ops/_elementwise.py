@@ -22,12 +22,27 @@ from .._scalars import wrap
 from .._tensor import Tensor, Storage, empty, _LAYOUTS, _layout
 from .._registry import _KERNELS, get_kernel
 from ..autograd import grad_mode
-from ..autograd.function import Function
+from ..autograd.function import APPLY_WRAPPERS, Function, _apply_recorded
 from ._common import broadcast_shapes, result_device, sum_to
 from ._inplace import inplace_guard
 
 __all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "check_number",
            "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
+
+def _quiet_run():
+    """`run(fn, *args, **kw)`: fn called in a context of its own where NumPy ignores
+    floating-point errors (PyTorch never warns about inf or nan results). Entering a
+    context costs ~20 ns where setting and resetting NumPy's error state costs ~150;
+    a context is entered by one thread at a time (RuntimeError in another)."""
+    try:
+        from numpy._core.umath import _extobj_contextvar, _make_extobj
+    except ImportError:  # pragma: no cover - other NumPy versions: no small-call path
+        return None
+    import contextvars
+    ctx = contextvars.Context()
+    ctx.run(_extobj_contextvar.set, _make_extobj(all="ignore"))
+    return ctx.run
+
 
 NUMBER = (int, float, bool, complex, np.number, np.bool_)
 _SCALAR_TYPES = frozenset((int, float, bool, complex))
@@ -35,6 +50,7 @@ _STATE = grad_mode.STATE
 _new_tensor = Tensor.__new__
 _SMALL = {}     # (op, compute dtype, out dtype, operands) -> pre-resolved CPU ufunc call
 _SMALL_LIMIT = 1 << 12  # elements; larger calls take the kernel's own checks (threads, SIMD)
+_QUIET_RUN = _quiet_run()
 
 
 
@@ -105,20 +121,32 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                     (_KERNELS.get((op, device.type)) or get_kernel(op, device.type))(
                         out._array, *args)
                 return out
-            # a small CPU call: empty() inlined, and the kernel's ufunc loop called
-            # directly (pre-resolved per op and dtypes, checked against the registry)
-            data = np.empty(numel, out_dtype.np)
-            arr = data if len(size) == 1 else data.reshape(size)
-            out = _new_tensor(Tensor)._init(Storage(data, device), 0, size, strides,
-                                            out_dtype, arr)
+            # a small CPU call: the kernel's ufunc loop called directly (pre-resolved per
+            # op and dtypes, checked against the registry), NumPy allocating the output
             kernel = _KERNELS.get((op, "cpu")) or get_kernel(op, "cpu")
             small = _SMALL.get((op, compute_dtype, out_dtype, n))
             if small is None or small[0] is not kernel:
                 small = _resolve_small(op, kernel, compute_dtype, out_dtype, n)
-            _, ufunc, types, errstate, ignore = small
+            ufunc = small[1]
+            if (ufunc is not None and size and x._strides == strides
+                    and (n == 1 or args[1].__class__ is not np.ndarray or y._strides == strides)):
+                try:
+                    data = (_QUIET_RUN(ufunc, args[0], args[1], signature=small[2]) if n == 2
+                            else _QUIET_RUN(ufunc, args[0], signature=small[2]))
+                except RuntimeError:    # another thread is in the context: the path below
+                    pass
+                else:
+                    return _new_tensor(Tensor)._init(
+                        Storage(data if len(size) == 1 else data.reshape(-1), device), 0,
+                        size, strides, out_dtype, data)
+            data = np.empty(numel, out_dtype.np)
+            arr = data if len(size) == 1 else data.reshape(size)
+            out = _new_tensor(Tensor)._init(Storage(data, device), 0, size, strides,
+                                            out_dtype, arr)
             if ufunc is None:
                 kernel(arr, *args)
                 return out
+            _, ufunc, types, errstate, ignore = small
             token = errstate.set(ignore)
             try:                        # positional operands: `*args` costs ~0.3 us here
                 if n == 2:
@@ -300,6 +328,38 @@ class Elementwise(Function):
         # (every rule but 'bool'): compute() then skips result_dtype for float operands
         owner = next(k for k in cls.__mro__ if "result_dtype" in k.__dict__)
         cls._keeps_float = owner.__module__ == __name__ and cls.result != "bool"
+        # True when, on floating operands of one dtype, compute() is run_elementwise
+        # alone (the base compute, or one a subclass marks `_plain_compute`): `apply`
+        # then calls it directly
+        owner = next(k for k in cls.__mro__ if "compute" in k.__dict__)
+        cls._fast = (cls._keeps_float and cls._untracked_compute
+                     and (owner.__module__ == __name__ or "_plain_compute" in owner.__dict__))
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """`Function.apply` (whose wrappers, a graph capture's or the profiler's, see
+        every call), with the calls that record nothing answered first: floating
+        operands of one dtype go straight to `run_elementwise`. This is every
+        elementwise op's and operator's entry."""
+        if APPLY_WRAPPERS[0] or not cls._fast:
+            return Function.apply.__func__(cls, *args, **kwargs)
+        state = _STATE
+        if state.enabled:
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    return _apply_recorded(cls, args, kwargs, state)
+        x = args[0]
+        if not kwargs and x.__class__ is Tensor:
+            d = x.dtype
+            if d.is_floating_point and not d.is_half:
+                if len(args) == 1:
+                    return run_elementwise(cls.kernel, args, d)
+                if len(args) == 2:
+                    y = args[1]
+                    c = y.__class__
+                    if (c is Tensor and y.dtype is d) or c is float or c is int:
+                        return run_elementwise(cls.kernel, args, d)
+        return cls.compute(*args, **kwargs) if kwargs else cls.compute(*args)
 
     @classmethod
     def compute(cls, x, *params, out=None):

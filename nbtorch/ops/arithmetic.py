@@ -36,6 +36,7 @@ def _scaled(op, a, b, alpha):
 
 class Add(Binary):
     kernel, save = "add", ""
+    _plain_compute = True       # without alpha, compute is the base rule
 
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):
@@ -51,6 +52,7 @@ class Add(Binary):
 
 class Sub(Binary):
     kernel, save = "sub", ""
+    _plain_compute = True       # without alpha, on floats, compute is the base rule
 
     @classmethod
     def compute(cls, a, b, alpha=1, out=None):

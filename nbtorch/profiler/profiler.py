@@ -311,6 +311,7 @@ def _install(prof):
                    _function.BackwardNode.__dict__["apply"])
     _function.Function.apply = _profiled_apply(prof._saved[0].__func__)
     _function.BackwardNode.apply = _profiled_node_apply(prof._saved[1])
+    _function.APPLY_WRAPPERS[0] += 1
     clock = _CompileClock(prof)
     prof._listeners = [(mod, kind, _listener(mod, clock)) for mod, kind in _event_modules()]
     for mod, kind, listener in prof._listeners:
@@ -321,5 +322,6 @@ def _uninstall(prof):
     for mod, kind, listener in prof._listeners:
         mod.unregister(kind, listener)
     _function.Function.apply = prof._saved[0]
+    _function.APPLY_WRAPPERS[0] -= 1
     _function.BackwardNode.apply = prof._saved[1]
     _unwrap_registry()

@@ -308,6 +308,7 @@ def _factory(orig):
 
 def _install():
     from ...autograd import engine
+    from ...autograd import function
     from ...autograd.function import Function
     from ...ops import _elementwise
     with _PATCH_LOCK:
@@ -378,12 +379,14 @@ def _install():
                 w = wrapped[id(fn)] = _factory(fn)
             d[k] = w
         Function.apply = classmethod(apply)
+        function.APPLY_WRAPPERS[0] += 1
         for d, k in bindings:
             d[k] = run_elementwise
         engine._zeros = zeros
 
 
 def _uninstall():
+    from ...autograd import function
     from ...autograd.function import Function
     with _PATCH_LOCK:
         _PATCH_DEPTH[0] -= 1
@@ -396,6 +399,7 @@ def _uninstall():
         for d, k, fn in factories:
             d[k] = fn
         Function.apply = classmethod(orig_apply)
+        function.APPLY_WRAPPERS[0] -= 1
         for d, k in bindings:
             d[k] = orig_run
         engine._zeros = orig_zeros
