@@ -37,6 +37,8 @@ KERNELS = {
     "var": "reduce_stats.var", "logsumexp": "reduce_stats.logsumexp",
     "norm": "reduce_stats.norm",
     "softmax": "softmax.softmax", "log_softmax": "softmax.log_softmax",
+    # fused attention (BLAS on strided views around one softmax/mask/dropout row kernel)
+    "sdpa": "attention.sdpa", "sdpa_backward": "attention.sdpa_backward",
     "cumsum": "scan.cumsum", "cumprod": "scan.cumprod",
     "cummax": "scan.cummax", "cummin": "scan.cummin", "logcumsumexp": "scan.logcumsumexp",
     # sorting and counting

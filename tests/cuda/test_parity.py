@@ -24,6 +24,9 @@ CPU_ONLY = {
     # int8 quantized kernels: PyTorch's x86 (fbgemm) arithmetic; PyTorch has no CUDA
     # backend for eager quantized modules either
     "quantized_linear", "quantized_linear_dynamic", "quantized_conv2d",
+    # fused attention: a CPU fast path (BLAS on strided views); CUDA runs the composite
+    # attention (batched matmul, softmax, dropout kernels)
+    "sdpa", "sdpa_backward",
 }
 
 

@@ -49,6 +49,34 @@ def _float_mask(mask, like, true_means_masked):
     return mask if mask.dtype is like.dtype else mask.to(like.dtype)
 
 
+def _attention_ops():
+    from ...ops import attention
+    return attention
+
+
+def _broadcasts_into(mask, shape):
+    """True when `mask` broadcasts to `shape` without adding dims or growing it."""
+    if mask.dim() > len(shape):
+        return False
+    return all(m in (1, s) for m, s in zip(mask.shape[::-1], shape[::-1]))
+
+
+def _sdpa_fusable(query, key, value, attn_mask, dropout_p):
+    """The fused CPU node covers 3-D and 4-D inputs with equal batch dims, dropout below 1
+    and a mask that needs no gradient and broadcasts into the scores."""
+    if query.device.type != "cpu" or not 3 <= query.dim() <= 4 or dropout_p >= 1.0:
+        return False
+    if not key.dim() == value.dim() == query.dim() or query.numel() == 0 or \
+            key.numel() == 0 or value.numel() == 0:
+        return False
+    if not query.shape[:-2] == key.shape[:-2] == value.shape[:-2]:
+        return False
+    if attn_mask is not None and not _broadcasts_into(
+            attn_mask, tuple(query.shape[:-1]) + (key.shape[-2],)):
+        return False
+    return _attention_ops().fused_attention_ok(query, key, value, mask=attn_mask)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V over the last two dims of (..., L, E) inputs.
@@ -84,6 +112,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         value = value.repeat_interleave(groups, -3)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if _sdpa_fusable(query, key, value, attn_mask, dropout_p):
+        mask = None
+        if is_causal:
+            mask = np.where(np.tri(L, S, dtype=bool), 0.0, _NEG_INF).astype(query.dtype.np)
+        elif attn_mask is not None:
+            mask = _float_mask(attn_mask, query, true_means_masked=False)._array
+        return _attention_ops().sdpa_fused(query, key, value, mask, dropout_p, scale)
     scores = (query * scale).matmul(key.transpose(-2, -1))
     if is_causal:
         scores = scores + _causal_bias(L, S, scores)
@@ -186,6 +221,60 @@ def _attn_mask_3d(attn_mask, bsz, num_heads, L, S, like):
     return mask
 
 
+def _mha_fusable(query, key, value, need_weights, separate, bias_k, bias_v, add_zero_attn,
+                 in_w, in_b, out_w, out_b, attn_mask, key_padding_mask, dropout_p):
+    """The fused CPU node covers self-attention (query is key is value) through the packed
+    in-projection, without weights returned, bias_k/bias_v or add_zero_attn."""
+    if need_weights or separate or not (query is key and key is value) or in_w is None:
+        return False
+    if bias_k is not None or bias_v is not None or add_zero_attn or dropout_p >= 1.0:
+        return False
+    if query.numel() == 0:
+        return False
+    params = [t for t in (query, in_w, in_b, out_w, out_b) if t is not None]
+    ok = _attention_ops().fused_attention_ok
+    return ok(*params) and all(m is None or ok(query, mask=m)
+                               for m in (attn_mask, key_padding_mask))
+
+
+def _mha_mask(attn_mask, key_padding_mask, bsz, num_heads, L, like):
+    """The additive (N, H, L, S)-broadcastable float array of both masks, or None."""
+    mask = None
+    if attn_mask is not None:
+        m = _attn_mask_3d(attn_mask, bsz, num_heads, L, L, like)
+        lead = (1, 1) if m.shape[0] == 1 else (bsz, num_heads)
+        mask = m._array.reshape(lead + (L, L))
+    if key_padding_mask is not None:
+        kpm = _float_mask(key_padding_mask, like, true_means_masked=True)
+        if tuple(kpm.shape) != (bsz, L):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, L)}, but got "
+                                 f"{tuple(kpm.shape)}")
+        kpm = kpm._array.reshape(bsz, 1, 1, L)
+        mask = kpm if mask is None else mask + kpm
+    return mask
+
+
+def _packed_projection(query, in_w, in_b):
+    """(qkv, batch_first): the in-projection of (L, N, E) `query` in the layout the input
+    is stored in, contiguous: (N, L, 3E) for a transposed batch-first input (no copy of
+    it), else (L, N, 3E)."""
+    batch_first = not query.is_contiguous() and query.transpose(0, 1).is_contiguous()
+    x = query.transpose(0, 1) if batch_first else query
+    return _linear(x, in_w, in_b).contiguous(), batch_first
+
+
+def _fused_self_attention(qkv, batch_first, num_heads, out_w, out_b, attn_mask,
+                          key_padding_mask, dropout_p):
+    """The fused node on the packed projection, then the out-projection; (L, N, E)."""
+    L, bsz = (qkv.shape[1], qkv.shape[0]) if batch_first else (qkv.shape[0], qkv.shape[1])
+    E = qkv.shape[2] // 3
+    mask = _mha_mask(attn_mask, key_padding_mask, bsz, num_heads, L, qkv)
+    out = _attention_ops().packed_self_attention(qkv, num_heads, batch_first, mask, dropout_p,
+                                                 1.0 / math.sqrt(E // num_heads))
+    out = _linear(out, out_w, out_b)
+    return out.transpose(0, 1) if batch_first else out
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
                                  in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
                                  dropout_p, out_proj_weight, out_proj_bias, training=True,
@@ -226,9 +315,23 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
                            "Transformer module method `generate_square_subsequent_mask` to "
                            "create this mask.")
-    q, k, v = _in_projection(query, key, value, num_heads, in_proj_weight, in_proj_bias,
-                             use_separate_proj_weight, q_proj_weight, k_proj_weight,
-                             v_proj_weight)
+    if not training:
+        dropout_p = 0.0
+    if _mha_fusable(query, key, value, need_weights, use_separate_proj_weight, bias_k, bias_v,
+                    add_zero_attn, in_proj_weight, in_proj_bias, out_proj_weight,
+                    out_proj_bias, attn_mask, key_padding_mask, dropout_p):
+        qkv, batch_first = _packed_projection(query, in_proj_weight, in_proj_bias)
+        if _attention_ops().fused_attention_ok(qkv):
+            out = _fused_self_attention(qkv, batch_first, num_heads, out_proj_weight,
+                                        out_proj_bias, attn_mask, key_padding_mask,
+                                        dropout_p)
+            return (out if batched else out.squeeze(1)), None
+        qkv = qkv.transpose(0, 1) if batch_first else qkv   # e.g. autocast made it bfloat16
+        q, k, v = qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]
+    else:
+        q, k, v = _in_projection(query, key, value, num_heads, in_proj_weight, in_proj_bias,
+                                 use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                                 v_proj_weight)
     S = k.shape[0]
     mask = None if attn_mask is None else _attn_mask_3d(attn_mask, bsz, num_heads, L, S, q)
     kpm = None if key_padding_mask is None else \
@@ -256,8 +359,6 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         kpm = kpm.reshape(bsz, 1, 1, S).expand(bsz, num_heads, 1, S).reshape(
             bsz * num_heads, 1, S)
         mask = kpm if mask is None else mask + kpm
-    if not training:
-        dropout_p = 0.0
     scores = (q * (1.0 / math.sqrt(head_dim))).matmul(k.transpose(1, 2))
     if mask is not None:
         scores = scores + mask
