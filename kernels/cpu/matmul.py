@@ -48,6 +48,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from nbtorch.kernels.cpu import blas
 from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
@@ -217,25 +218,42 @@ def _blas_ready(x):
     return np.ascontiguousarray(x)
 
 
+_ROUTES = {}     # NumPy dtype -> "half" | "int" | "float" (asking a dtype its name is slow)
+
+
+def _route(dtype):
+    route = _ROUTES.get(dtype)
+    if route is None:
+        route = "half" if is_half(dtype) else "int" if dtype.kind in "iu" else "float"
+        _ROUTES[dtype] = route
+    return route
+
+
 def _run(core, a, b, out):
     """Route by dtype: halves via float32, integers to `matmul_loops`, floats to `core`."""
-    if is_half(out.dtype):
+    route = _route(out.dtype)
+    if route == "float":
+        core(a, b, out)
+    elif route == "half":
         tmp = np.empty(out.shape, np.float32)
         core(a.astype(np.float32), b.astype(np.float32), tmp)
         out[...] = tmp
-    elif out.dtype.kind in "iu":
-        if out.flags.c_contiguous:
-            matmul_loops(*_as_batches(a, b, out))
-        else:
-            tmp = np.empty(out.shape, out.dtype)
-            matmul_loops(*_as_batches(a, b, tmp))
-            out[...] = tmp
+    elif out.flags.c_contiguous:
+        matmul_loops(*_as_batches(a, b, out))
     else:
-        core(a, b, out)
+        tmp = np.empty(out.shape, out.dtype)
+        matmul_loops(*_as_batches(a, b, tmp))
+        out[...] = tmp
 
 
 def _blas_core(a, b, out):
-    np.matmul(_blas_ready(a), _blas_ready(b), out=out)
+    """np.matmul, on one OpenBLAS thread for products of at most `blas.SMALL_WORK`
+    multiply-adds per matrix (see kernels/cpu/blas.py)."""
+    a, b = _blas_ready(a), _blas_ready(b)
+    if blas.OWN_ONE_THREAD_WORK < a.shape[-2] * a.shape[-1] * b.shape[-1] <= blas.SMALL_WORK:
+        blas.one_thread(np.matmul, a, b, out)
+    else:
+        np.matmul(a, b, out=out)
 
 
 def _numba_core(a, b, out):

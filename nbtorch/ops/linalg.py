@@ -55,9 +55,18 @@ class Matmul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
-        out = empty(batch + (a._shape[-2], b._shape[-1]), a.dtype, a.device)
+        need_a, need_b = ctx.needs_input_grad
+        if need_a or need_b:            # a's gradient needs b, b's needs a
+            ctx.save_for_backward(a if need_b else None, b if need_a else None)
+            ctx.shapes = a._shape, b._shape
+        sa, sb = a._shape, b._shape
+        if len(sa) == 2 and len(sb) == 2:
+            (m, _), (_, n) = sa, sb
+            out = empty((m, n), a.dtype, a.device)
+            get_kernel("matmul", a.device.type)(a._array, b._array, out._array)
+            return out
+        batch = broadcast_shapes(sa[:-2], sb[:-2])
+        out = empty(batch + (sa[-2], sb[-1]), a.dtype, a.device)
         nd = len(batch) + 2
         get_kernel("matmul", a.device.type)(_lifted(a, nd), _lifted(b, nd), out._array)
         return out
@@ -65,13 +74,15 @@ class Matmul(Function):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
+        shape_a, shape_b = ctx.shapes
         ga = gb = None
         if g.dtype.is_complex:          # g @ b^H, a^H @ g (PyTorch's convention)
-            a, b = a.conj(), b.conj()
+            a = None if a is None else a.conj()
+            b = None if b is None else b.conj()
         if ctx.needs_input_grad[0]:
-            ga = sum_to(Matmul.apply(g, b.mT), a._shape)
+            ga = sum_to(Matmul.apply(g, b.mT), shape_a)
         if ctx.needs_input_grad[1]:
-            gb = sum_to(Matmul.apply(a.mT, g), b._shape)
+            gb = sum_to(Matmul.apply(a.mT, g), shape_b)
         return ga, gb
 
 
@@ -152,6 +163,19 @@ def _mv_mismatch(rows, k, n):
 _Mm = renamed(Matmul, "MmBackward0")        # PyTorch's node for a 2-D @ 2-D product
 
 
+def _plain_mm(a, b):
+    """True for two matrices that multiply as they are (one device, one non-bool dtype,
+    inner sizes equal): the common case, which skips the general checks and routing."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return False
+    sa, sb = a._shape, b._shape
+    if len(sa) != 2 or len(sb) != 2:
+        return False
+    (_, k), (k2, _) = sa, sb
+    return (k == k2 and a.dtype is b.dtype and a.dtype is not _dtype.bool
+            and a.device is b.device)
+
+
 @tensor_method()
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's rules for 1-D to N-D operands.
@@ -164,6 +188,8 @@ def matmul(input, other, *, out=None):
         >>> nbtorch.matmul(nbtorch.ones(5, 2, 3), nbtorch.ones(3, 4)).shape
         torch.Size([5, 2, 4])
     """
+    if out is None and _plain_mm(input, other):
+        return _Mm.apply(input, other)
     da, db = (x.dim() if isinstance(x, Tensor) else 1 for x in (input, other))
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -192,6 +218,8 @@ def matmul(input, other, *, out=None):
 @tensor_method()
 def mm(input, mat2, *, out=None):
     """Product of two matrices, (n, m) @ (m, p) -> (n, p); no broadcasting."""
+    if out is None and _plain_mm(input, mat2):
+        return _Mm.apply(input, mat2)
     _check_pair("mm", input, mat2, "mm", ("input", "mat2"))
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")

@@ -1,0 +1,71 @@
+"""The fast paths of the matrix products (issue 17): the plain 2-D matmul/mm path, the
+gradients when one operand only requires grad (each saves only what the other needs),
+and the one-thread OpenBLAS policy for small products (kernels/cpu/blas.py)."""
+import numpy as np
+import pytest
+
+import nbtorch as torch
+from nbtorch.autograd import gradcheck, gradgradcheck
+from nbtorch.kernels.cpu import blas
+
+
+def _pair(shape_a, shape_b, dtype=torch.float64, grads=(True, True), seed=0):
+    rng = np.random.default_rng(seed)
+    return (torch.tensor(rng.standard_normal(shape_a), dtype=dtype, requires_grad=grads[0]),
+            torch.tensor(rng.standard_normal(shape_b), dtype=dtype, requires_grad=grads[1]))
+
+
+@pytest.mark.parametrize("grads", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((2, 3, 4), (4, 5)), ((4,), (4, 3))])
+def test_gradients_when_one_side_requires_grad(grads, shapes):
+    a, b = _pair(*shapes, grads=grads)
+    assert gradcheck(torch.matmul, (a, b))
+    assert gradgradcheck(torch.matmul, (a, b))
+
+
+@pytest.mark.filterwarnings("ignore:Input #0 requires gradient")   # (says so for complex128)
+def test_complex_gradient_with_one_side():
+    rng = np.random.default_rng(1)
+    a = torch.tensor(rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)),
+                     dtype=torch.complex128, requires_grad=True)
+    b = torch.tensor(rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2)),
+                     dtype=torch.complex128)
+    assert gradcheck(torch.mm, (a, b))
+
+
+def test_plain_path_keeps_checks_and_names():
+    a, b = _pair((2, 3), (3, 4), grads=(True, False))
+    assert type(torch.mm(a, b).grad_fn).__name__ == "MmBackward0"
+    assert type((a @ b).grad_fn).__name__ == "MmBackward0"
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied "
+                                           r"\(2x3 and 4x3\)"):
+        torch.mm(a, b.t())
+    with pytest.raises(RuntimeError, match="same dtype"):
+        torch.mm(a, b.float())
+    with pytest.raises(NotImplementedError, match="Bool"):
+        torch.mm(torch.ones(2, 2, dtype=torch.bool), torch.ones(2, 2, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("batch, m, k, n", [((), 128, 128, 128), ((3,), 80, 90, 100),
+                                            ((), 2, 1, 300)])
+def test_small_products_on_one_blas_thread(dtype, batch, m, k, n):
+    """Products in OpenBLAS's threaded range up to SMALL_WORK run on one thread: same
+    values as NumPy, and OpenBLAS's thread count is left as it was."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(batch + (m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    before = blas.threads()
+    out = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+    assert blas.threads() == before
+    np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-4, atol=1e-4)
+
+
+def test_one_thread_restores_on_error():
+    before = blas.threads()
+
+    def fail():
+        raise ValueError("boom")
+    with pytest.raises(ValueError):
+        blas.one_thread(fail)
+    assert blas.threads() == before
