@@ -33,6 +33,10 @@ __all__ = [
 
 # Column elements per batch chunk (cache-sized: written by im2col, read by the GEMM).
 CHUNK_ELEMENTS = 1 << 18
+# The forward keeps whole-batch columns of at most this many bytes for the weight gradient
+# (conv2d_forward.columns_shape): LeNet's two convolutions spent a quarter of a training
+# step in im2col, half of it redoing the forward's columns in the backward.
+KEEP_COLUMNS_BYTES = 16 << 20
 # im2col/col2im calls with at least this many column elements run the prange variant.
 # Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
 # region on 2 cores measured up to 10x slower than the serial loop.
@@ -268,8 +272,16 @@ def _is_pointwise(kernel, stride, padding, in_size, out_size):
             and all(p == 0 for p in padding) and tuple(in_size) == tuple(out_size))
 
 
-def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size):
-    """Columns (n1-n0, C*kk, L) of x[n0:n1]: a view of x for 1x1 kernels, else im2col."""
+def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size,
+                   kept=None, fill=True):
+    """Columns (n1-n0, C*kk, L) of x[n0:n1]: a view of x for 1x1 kernels, else im2col into
+    the chunk buffer, or into (fill=True) / straight from (fill=False) the kept whole-batch
+    columns."""
+    if kept is not None:
+        col = kept[n0:n1]
+        if fill:
+            im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_size)
+        return col
     if col_buf is None:
         return x[n0:n1].reshape(n1 - n0, x.shape[1], -1)
     col = col_buf[:n1 - n0]
@@ -277,9 +289,20 @@ def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_si
     return col
 
 
-def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups):
+def columns_shape(x_shape, w_shape, stride, padding, out_size, itemsize):
+    """Shape (N, C*prod(k), prod(OS)) of the columns conv2d_forward can keep for
+    conv2d_grad_weight (its `columns=` argument), or None: 1x1 kernels read the input
+    itself, and columns over KEEP_COLUMNS_BYTES are recomputed instead."""
+    if _is_pointwise(w_shape[2:], stride, padding, x_shape[2:], out_size):
+        return None
+    shape = (x_shape[0], x_shape[1] * int(np.prod(w_shape[2:])), int(np.prod(out_size)))
+    return shape if shape[0] * shape[1] * shape[2] * itemsize <= KEEP_COLUMNS_BYTES else None
+
+
+def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, columns=None):
     """out (N, O, *OS) = conv(x (N, C, *S), weight) + bias, 1-3 spatial dims (conv1d/2d/3d);
-    arrays C-contiguous, bias may be None.
+    arrays C-contiguous, bias may be None. `columns` (shape from `columns_shape`), when
+    given, receives the whole batch's im2col columns for conv2d_grad_weight to reuse.
 
     for each batch chunk: col = im2col(x[chunk]);
         for g: out[chunk, g] = W[g].reshape(O/g, -1) @ col[:, g]   (batched BLAS)
@@ -291,9 +314,11 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups):
     out3 = out.reshape(n_b, n_o, length)
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
     step, chunks = _chunks(n_b, rows * groups * length)
-    col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
+    col_buf = None if pointwise or columns is not None else \
+        _workspace("col", (step, rows * groups, length), x.dtype)
     for n0, n1 in chunks:
-        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size)
+        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size,
+                             columns)
         for g in range(groups):
             np.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
                       out=out3[n0:n1, g * og:(g + 1) * og])
@@ -327,8 +352,9 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
             col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, out_size)
 
 
-def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups):
-    """grad_w (O, C/g, *k) = sum_n grad_out[n] @ im2col(x)[n]^T, per group (1-3 spatial dims).
+def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, columns=None):
+    """grad_w (O, C/g, *k) = sum_n grad_out[n] @ im2col(x)[n]^T, per group (1-3 spatial dims);
+    `columns`: the forward's kept im2col(x), used instead of recomputing it.
 
     for each batch chunk: col = im2col(x[chunk]);
         for g: grad_w[g] += sum_over_chunk(grad_out[chunk, g] @ col[:, g]^T)   (batched BLAS)
@@ -341,16 +367,21 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups):
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
     # chunks bounded by the columns and by the per-image partial products (chunk, O/g, rows)
     step, chunks = _chunks(n_b, max(rows * groups * length, og * rows))
-    col_buf = None if pointwise else _workspace("col", (step, rows * groups, length), x.dtype)
+    col_buf = None if pointwise or columns is not None else \
+        _workspace("col", (step, rows * groups, length), x.dtype)
     part = _workspace("part", (step, og, rows), grad_w.dtype)
     gw2[:] = 0
     for n0, n1 in chunks:
-        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size)
+        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size,
+                             columns, fill=False)
         p = part[:n1 - n0]
         for g in range(groups):
             np.matmul(g3[n0:n1, g * og:(g + 1) * og],
                       col[:, g * rows:(g + 1) * rows].transpose(0, 2, 1), out=p)
             gw2[g * og:(g + 1) * og] += p[0] if n1 - n0 == 1 else p.sum(axis=0)
+
+
+conv2d_forward.columns_shape = columns_shape      # the capability the op layer looks for
 
 
 def unfold(x, out, kernel, stride, padding, dilation, out_hw):

@@ -89,21 +89,39 @@ class Conv2dFn(Function):
     def forward(ctx, x, weight, bias, geom):
         dt = _kernel_dtype("conv2d", x)
         out = empty((x.shape[0], weight.shape[0]) + geom.out_hw, dt, x.device)
-        get_kernel("conv2d", x.device.type)(
-            _raw(x, dt), _raw(weight, dt), None if bias is None else _raw(bias, dt),
-            out._array, *geom.args())
+        kernel = get_kernel("conv2d", x.device.type)
+        args = (_raw(x, dt), _raw(weight, dt), None if bias is None else _raw(bias, dt),
+                out._array) + geom.args()
+        cols = _kept_columns(kernel, x, weight, geom, dt) if ctx.needs_input_grad[1] else None
+        if cols is None:
+            kernel(*args)
+        else:
+            kernel(*args, columns=cols._array)
         ctx.save_for_backward(x, weight)
-        ctx.geom, ctx.has_bias = geom, bias is not None
+        ctx.geom, ctx.has_bias, ctx.columns = geom, bias is not None, cols
         return _out(out, x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        cols, ctx.columns = getattr(ctx, "columns", None), None    # used once, then freed
         gx = Conv2dInputGrad.apply(grad, weight, ctx.geom, tuple(x.shape[2:])) if need_x else None
-        gw = Conv2dWeightGrad.apply(x, grad, ctx.geom, tuple(weight.shape)) if need_w else None
+        gw = Conv2dWeightGrad.apply(x, grad, ctx.geom, tuple(weight.shape), cols) \
+            if need_w else None
         gb = _bias_grad(grad) if need_b and ctx.has_bias else None
         return gx, gw, gb, None
+
+
+def _kept_columns(kernel, x, weight, geom, dt):
+    """A tensor for the im2col columns the forward kernel can keep for the weight gradient
+    (kernels that offer it have a `columns_shape` attribute), or None."""
+    shape_of = getattr(kernel, "columns_shape", None)
+    if shape_of is None:
+        return None
+    shape = shape_of(tuple(x.shape), tuple(weight.shape), geom.stride, geom.padding,
+                     geom.out_hw, dt.itemsize)
+    return None if shape is None else empty(shape, dt, x.device)
 
 
 def _bias_grad(grad):
@@ -144,11 +162,15 @@ class Conv2dWeightGrad(Function):
     """gw (O, C/g, *k) = the convolution's weight gradient from x and g (summed over the batch)."""
 
     @staticmethod
-    def forward(ctx, x, grad, geom, w_shape):
+    def forward(ctx, x, grad, geom, w_shape, columns=None):
         dt = _kernel_dtype("conv2d", x)
         gw = empty(tuple(w_shape), dt, x.device)
-        get_kernel("conv2d_grad_weight", x.device.type)(
-            _raw(x, dt), _raw(grad, dt), gw._array, *geom.args())
+        args = (_raw(x, dt), _raw(grad, dt), gw._array) + geom.args()
+        kernel = get_kernel("conv2d_grad_weight", x.device.type)
+        if columns is None:
+            kernel(*args)
+        else:                            # the forward's im2col(x), kept by Conv2dFn
+            kernel(*args, columns=columns._array)
         ctx.save_for_backward(x, grad)
         ctx.geom = geom
         return _out(gw, x.dtype)
@@ -159,7 +181,7 @@ class Conv2dWeightGrad(Function):
         need_x, need_g = ctx.needs_input_grad[:2]
         dx = Conv2dInputGrad.apply(grad, ggw, ctx.geom, tuple(x.shape[2:])) if need_x else None
         dg = Conv2dFn.apply(x, ggw, None, ctx.geom) if need_g else None
-        return dx, dg, None, None
+        return dx, dg, None, None, None
 
 
 # ---------------------------------------------------------------- argument checks

@@ -148,6 +148,25 @@ def test_conv2d_gradcheck_and_gradgradcheck():
     assert gradgradcheck(f, (x, w, b))
 
 
+def test_conv2d_weight_grad_reuses_the_forward_columns_once():
+    # the forward keeps its im2col columns for the weight gradient and frees them after use;
+    # a second backward (retain_graph) recomputes them: the same gradients
+    x, w = _t(_rand(3, 2, 7, 6), True), _t(_rand(4, 2, 3, 2, seed=1), True)
+    y = nbtorch.nn.functional.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2))
+    assert y.grad_fn.columns is not None
+    g = _t(_rand(*y.shape, seed=2))
+    y.backward(g, retain_graph=True)
+    assert y.grad_fn.columns is None
+    gw, gx = w.grad.numpy().copy(), x.grad.numpy().copy()
+    x.grad = w.grad = None
+    y.backward(g)
+    np.testing.assert_array_equal(w.grad.numpy(), gw)
+    np.testing.assert_array_equal(x.grad.numpy(), gx)
+    with nbtorch.no_grad():                      # nothing to keep without a backward
+        assert nbtorch.nn.functional.conv2d(x, w).grad_fn is None
+    assert nbtorch.nn.functional.conv2d(x, w.detach()).grad_fn.columns is None
+
+
 def test_conv1d_and_transpose_gradcheck():
     x, w = _t(_rand(1, 2, 5), True), _t(_rand(3, 2, 2, seed=1), True)
     assert gradcheck(lambda x, w: C.conv1d(x, w, padding="same"), (x, w))

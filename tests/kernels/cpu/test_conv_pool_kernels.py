@@ -23,6 +23,11 @@ CONV_CASES = [
     (2, 2, 9, 8, 4, (3, 3), (3, 2), (0, 1), (2, 1), 2),
     (1, 2, 4, 4, 3, (5, 5), (1, 1), (2, 2), (1, 1), 1),
     (2, 3, 1, 9, 3, (1, 3), (1, 2), (0, 1), (1, 1), 3),  # conv1d as H = 1
+    # stride 1, one group
+    (3, 3, 7, 6, 5, (3, 2), (1, 1), (1, 0), (2, 1), 1),
+    (2, 2, 5, 5, 3, (2, 2), (1, 1), (1, 1), (1, 1), 1),
+    (3, 2, 6, 6, 4, (5, 5), (1, 1), (0, 0), (1, 1), 1),
+    (2, 3, 1, 9, 4, (1, 3), (1, 1), (0, 2), (1, 2), 1),  # conv1d
 ]
 
 
@@ -129,6 +134,19 @@ def test_grad_input_with_output_padding_rows():
     conv.conv2d_grad_input(go, w, gx, (2, 2), (0, 0), (1, 1), 1)
     np.testing.assert_allclose(gx, conv_grad_reference(x, w, go, (2, 2), (0, 0), (1, 1), 1)[0])
     assert np.all(gx[:, :, 5, :] == 0) and np.all(gx[:, :, :, 5] == 0)
+
+
+@pytest.mark.parametrize("padding", [(1, 1), (0, 0)])
+def test_stride1_grad_input_into_a_larger_input(padding):
+    # conv_transpose with dilation 2 and output_padding 1: an input larger than the windows
+    x, w = _rand((2, 2, 7, 7), np.float64), _rand((3, 2, 3, 3), np.float64, 1)
+    oh = _out_len(7, 3, 1, padding[0], 2) - 1
+    go = _rand((2, 3, oh, oh), np.float64, 2)
+    gx = np.full_like(x, np.nan)
+    conv.conv2d_grad_input(go, w, gx, (1, 1), padding, (2, 2), 1)
+    np.testing.assert_allclose(gx, conv_grad_reference(x, w, go, (1, 1), padding, (2, 2), 1)[0])
+    if padding == (0, 0):      # no tap reaches the last row/col
+        assert np.all(gx[:, :, 6, :] == 0) and np.all(gx[:, :, :, 6] == 0)
 
 
 def test_unfold_matches_patches_and_fold_is_its_adjoint(dtype):
