@@ -88,6 +88,13 @@ def _im2col_volume(xv, col, c, n, geom):
                     for t in range(rb + ohi * ow_n, rb + plane):
                         row[t] = 0
                     zb = (od * sd + doff) * h * w
+                    if sw == 1 and lo == 0 and hi == ow_n:   # whole rows in range: plain
+                        for oh in range(olo, ohi):           # unsigned offsets, no views
+                            db = rb + oh * ow_n              # (LeNet's 8-24 wide rows:
+                            ib = zb + (oh * sh + hoff) * w + woff    # 2x faster)
+                            for t in range(ow_n):
+                                row[np.uint64(db + t)] = xf[np.uint64(ib + t)]
+                        continue
                     for oh in range(olo, ohi):
                         dst = row[rb + oh * ow_n:rb + (oh + 1) * ow_n]
                         ib = zb + (oh * sh + hoff) * w + woff
@@ -130,6 +137,13 @@ def _col2im_volume(col, xv, c, n, geom):
                 lo, hi = _valid_range(woff, sw, w, ow_n)
                 for od in range(dlo, dhi):
                     zb = (od * sd + doff) * h * w
+                    if sw == 1 and lo == 0 and hi == ow_n:   # as in _im2col_volume
+                        for oh in range(olo, ohi):
+                            ob = od * plane + oh * ow_n
+                            ib = zb + (oh * sh + hoff) * w + woff
+                            for t in range(ow_n):
+                                xf[np.uint64(ib + t)] += row[np.uint64(ob + t)]
+                        continue
                     for oh in range(olo, ohi):
                         ob = od * plane + oh * ow_n
                         ib = zb + (oh * sh + hoff) * w + woff
