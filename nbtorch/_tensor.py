@@ -177,6 +177,9 @@ class Tensor:
             from ._memory_format import is_format, contiguous_format
             if memory_format is not contiguous_format:
                 return is_format(self._shape, self._strides, memory_format)
+        layout = _LAYOUTS.get(self._shape)      # the common case: the contiguous strides
+        if layout is not None and layout[1] == self._strides:
+            return True
         expected = 1
         for n, s in zip(reversed(self._shape), reversed(self._strides)):
             if n != 1 and s != expected:

@@ -378,9 +378,16 @@ def use_parallel(a3):
     return a3.size >= PARALLEL_MIN_NUMEL
 
 
+_ACCUMULATORS = {}                # (is float, value) -> that NumPy scalar: made once
+
+
 def accumulator(dtype, value):
     """`value` as the accumulator type of `dtype`: float64 for floats, int64 otherwise."""
-    return np.float64(value) if dtype.kind == "f" else np.int64(value)
+    key = (dtype.kind == "f", value)
+    acc = _ACCUMULATORS.get(key)
+    if acc is None:
+        acc = _ACCUMULATORS[key] = np.float64(value) if key[0] else np.int64(value)
+    return acc
 
 
 def ordered(a):
@@ -405,7 +412,8 @@ def sum_(a3, out2, scale=1.0, skip_nan=False):
     zero = accumulator(a3.dtype, 0)
     kernel, a = pick_walk(a3, sum_rows, sum_rows_parallel, sum_row_chunks_parallel,
                           sum_reduce, sum_reduce_parallel)
-    kernel(a, out2, zero, zero.dtype.type(scale), skip_nan)
+    one = accumulator(a3.dtype, 1) if scale == 1.0 else zero.dtype.type(scale)
+    kernel(a, out2, zero, one, skip_nan)
 
 
 def prod(a3, out2):

@@ -179,6 +179,16 @@ def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
     A reduction over zero elements returns `empty_fill` (0 for sum, 1 for prod).
     """
     work = compute_dtype(out_dtype)
+    if (len(dims) == len(x._shape) and x.dtype is work and x.device.type == "cpu"
+            and x.is_contiguous()):
+        # every dim of a contiguous CPU tensor (a loss, a metric): the (1, n, 1) layout
+        # reduction_layout would plan, without planning it
+        n = x.numel()
+        if n:
+            out = empty((), work, x.device)
+            a3 = x._storage.data[x._offset:x._offset + n].reshape(1, n, 1)
+            get_kernel(op, "cpu")(a3, out._arr.reshape(1, 1), *args)
+            return out if work is out_dtype else out.to(out_dtype)
     kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
     if x.numel() == 0:
         out = empty(kept, work, x.device)
