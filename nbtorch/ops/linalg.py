@@ -20,7 +20,8 @@ import math
 from .. import _dtype
 from .._registry import register_kernel, get_kernel
 from .._tensor import Tensor, empty
-from ..autograd.function import Function, renamed
+from ..autograd import grad_mode
+from ..autograd.function import APPLY_WRAPPERS, Function, renamed
 from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
 from .._dtype import type_name
 from .creation import zeros
@@ -48,6 +49,39 @@ def _lifted(t, ndim):
     pad = ndim - t.dim()
     return t._array if pad == 0 else t._view((1,) * pad + t._shape,
                                              (0,) * pad + t._strides)._array
+
+
+def _mT(t):
+    """t.mT; a bare view (no view node) when no node would be recorded for it - no grad
+    mode, or t needs no grad - and no graph capture or profiler watches the ops
+    (APPLY_WRAPPERS): backward formulas then skip the view op's overhead."""
+    if APPLY_WRAPPERS[0] or (grad_mode.STATE.enabled and t._requires_grad):
+        return t.mT
+    shape, strides = t._shape, t._strides
+    return t._view(shape[:-2] + (shape[-1], shape[-2]),
+                   strides[:-2] + (strides[-1], strides[-2]))
+
+
+def mm_nt(a, b):
+    """a @ b.T for matrices that multiply so (a helper of fused nodes: no checks)."""
+    return _Mm.apply(a, _mT(b))
+
+
+def mm_tn(a, b):
+    """a.T @ b for matrices that multiply so (a helper of fused nodes: no checks)."""
+    return _Mm.apply(_mT(a), b)
+
+
+def add_rows_(out, bias):
+    """out += bias (a row broadcast over out's rows) in place, without autograd: for a
+    fresh product inside a node's forward. On CPU NumPy adds it straight into out's array
+    (unless a graph capture or profiler watches the ops)."""
+    if out.device.type == "cpu" and not APPLY_WRAPPERS[0]:
+        a = out._array
+        a += bias._array
+    else:
+        out.add_(bias)
+    return out
 
 
 class Matmul(Function):
@@ -80,9 +114,9 @@ class Matmul(Function):
             a = None if a is None else a.conj()
             b = None if b is None else b.conj()
         if ctx.needs_input_grad[0]:
-            ga = sum_to(Matmul.apply(g, b.mT), shape_a)
+            ga = sum_to(Matmul.apply(g, _mT(b)), shape_a)
         if ctx.needs_input_grad[1]:
-            gb = sum_to(Matmul.apply(a.mT, g), shape_b)
+            gb = sum_to(Matmul.apply(_mT(a), g), shape_b)
         return ga, gb
 
 

@@ -69,3 +69,16 @@ def test_one_thread_restores_on_error():
     with pytest.raises(ValueError):
         blas.one_thread(fail)
     assert blas.threads() == before
+
+
+@pytest.mark.parametrize("grads", [(True, True, True), (False, True, True), (True, False, False)])
+def test_linear_node_gradients(grads):
+    """F.linear's fused node (bare transposed views and the in-place bias add where no
+    node is recorded): first and second derivatives."""
+    import nbtorch.nn.functional as F
+    rng = np.random.default_rng(3)
+    x, w, b = (torch.tensor(rng.standard_normal(s), requires_grad=r)
+               for s, r in zip(((5, 3), (4, 3), (4,)), grads))
+    assert type(F.linear(x, w, b).grad_fn).__name__ == "AddmmBackward0"
+    assert gradcheck(F.linear, (x, w, b))
+    assert gradgradcheck(F.linear, (x, w, b))

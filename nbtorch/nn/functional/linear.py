@@ -1,6 +1,7 @@
 """`linear` and `bilinear`: the affine maps behind nn.Linear and nn.Bilinear."""
 import nbtorch as torch
 from nbtorch.autograd.function import Function
+from nbtorch.ops.linalg import add_rows_, mm_nt, mm_tn
 
 __all__ = ["linear", "bilinear"]
 
@@ -20,23 +21,25 @@ class Addmm(Function):
         if x.dtype.is_half:         # product and bias added in float32, rounded once
             work = x.dtype.compute
             return torch.mm(x.to(work), w.t().to(work)).add_(b.to(work)).to(x.dtype)
-        out = torch.mm(x, w.t())
-        return out.add_(b)
+        return add_rows_(mm_nt(x, w), b)
 
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return (g.mm(w) if need[0] else None, g.t().mm(x) if need[1] else None,
+        return (g.mm(w) if need[0] else None, mm_tn(g, x) if need[1] else None,
                 g.sum(0) if need[2] else None)
 
 
 def _plain_affine(input, weight, bias):
     """True for the case `Addmm` covers: 2-D input, (out, in) weight, (out,) bias, one
     dtype and device (anything else takes the general path and its error messages)."""
-    return (input.dim() == 2 and weight.dim() == 2 and bias.dim() == 1
-            and input.shape[1] == weight.shape[1] and bias.shape[0] == weight.shape[0]
-            and input.dtype is weight.dtype is bias.dtype and input.dtype.is_floating_point
+    si, sw, sb = input._shape, weight._shape, bias._shape
+    if len(si) != 2 or len(sw) != 2 or len(sb) != 1:
+        return False
+    (_, k), (n, k2), (n2,) = si, sw, sb
+    return (k == k2 and n == n2 and input.dtype is weight.dtype is bias.dtype
+            and input.dtype.is_floating_point
             and input.device == weight.device == bias.device)
 
 
