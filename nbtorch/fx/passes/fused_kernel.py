@@ -210,12 +210,12 @@ class FusedKernel:
 
     def _allocate(self):
         """The outputs: new contiguous tensors (on the CPU without `empty`'s generality)."""
-        from ..._tensor import Storage, Tensor, empty
+        from ..._tensor import Storage, Tensor, empty, _alloc_cpu
         device = self.device
         if device.type != "cpu":
             return [empty(shape, d, device) for shape, d in self._out]
-        new = Tensor.__new__
-        return [new(Tensor)._init(Storage(np.empty(n, npd), device), 0, size, st, d)
+        new = Tensor.__new__            # large outputs from the caching allocator, as empty()'s
+        return [new(Tensor)._init(Storage(_alloc_cpu(n, npd, device), device), 0, size, st, d)
                 for size, st, n, npd, d in self._cpu_out]
 
     def _check_and_plan(self, tensors, key):
