@@ -12,11 +12,12 @@ only the (op, dtype) pairs a program uses are ever compiled. Calls pass
 ``signature=`` so NumPy never picks a wider loop (a float32 call must not run
 the float64 loop through casting buffers).
 
-Large outputs are split along one axis into as many chunks as there are CPU
-cores, run on a thread pool: NumPy releases the GIL inside ufunc loops, so
-this is a parallel loop with no extra compilation (unlike ``parallel=True``,
-which would double the compiled code). float16 (which Numba lacks) computes
-in float32. Floating-point warnings are silenced, as PyTorch does not warn.
+Large outputs are split along one axis into a few chunks per CPU core, claimed
+by the calling thread and the helper threads of `workers.py` as each becomes free:
+NumPy releases the GIL inside ufunc loops, so this is a parallel loop with no extra
+compilation (unlike ``parallel=True``, which would double the compiled code).
+float16 (which Numba lacks) computes in float32. Floating-point warnings are
+silenced, as PyTorch does not warn.
 
 The costly float32 bodies (exp, log, log1p, tanh, sigmoid, the GELUs, SiLU,
 Mish, softplus, and the GELU/SiLU gradients) have a second path: from
@@ -26,15 +27,15 @@ the flat `@njit` loops of `contiguous.CONTIGUOUS_LOOPS` (512-bit SIMD, output
 prefetching; 1.2-2.5x the ufunc's speed, same bits), split in flat chunks over
 the same thread pool (the loops release the GIL).
 """
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous
+from nbtorch.kernels.cpu.workers import NUM_THREADS as _NUM_THREADS, parallel_chunks
+from nbtorch.kernels.cpu.workers import pool as _pool  # noqa: F401 (cpu/attention.py)
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
 __all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALLEL_THRESHOLD",
@@ -42,7 +43,8 @@ __all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALL
 
 PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
 CONTIGUOUS_THRESHOLD = 1 << 12   # elements; smaller calls skip the contiguous-loop checks
-_NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))
+CHUNKS_PER_THREAD = 4            # a parallel call's chunks: claimed by whichever thread is free
+MIN_CHUNK = 1 << 15              # elements; fewer, larger chunks below 4 of these per thread
 
 try:     # NumPy's error state without np.errstate's ~1 us of context-manager overhead
     from numpy._core.umath import _extobj_contextvar as _ERRSTATE, _make_extobj
@@ -53,7 +55,6 @@ except ImportError:  # pragma: no cover - other NumPy versions
 _FASTMATH = {"contract"}         # fused multiply-add only: NaN and inf semantics stay IEEE
 _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
-_POOL = []
 _LOOP_LOCK = threading.RLock()
 _FLOAT32_TYPES = frozenset(("f->f", "ff->f", "fff->f"))
 
@@ -186,15 +187,6 @@ def _run_half(name, out, args):
         out[...] = tmp
 
 
-def _pool():
-    """The worker threads, made on first use and again in a forked child (DataLoader
-    workers): a pool inherited through fork has no threads and would never run a task."""
-    pid = os.getpid()
-    if not _POOL or _POOL[0] != pid:
-        _POOL[:] = [pid, ThreadPoolExecutor(_NUM_THREADS - 1, thread_name_prefix="nbtorch-pw")]
-    return _POOL[1]
-
-
 def _splittable(out, args):
     """False when an input overlaps `out` other than element for element (e.g. `x.add_(
     x.flip(0))`): NumPy resolves such overlap within one call, not across threads."""
@@ -207,10 +199,11 @@ def _splittable(out, args):
 
 
 def _run_parallel(ufunc, types, out, args):
-    """Split `out` along its longest axis into chunks run on the thread pool."""
+    """Split `out` along its longest axis into chunks run on the helper threads too."""
     axis = int(np.argmax(out.shape))
     n = out.shape[axis]
-    bounds = [n * k // _NUM_THREADS for k in range(_NUM_THREADS + 1)]
+    chunks = _chunk_count(out.size, n)
+    bounds = [n * k // chunks for k in range(chunks + 1)]
     lead = out.ndim
 
     def chunk(k):
@@ -225,10 +218,12 @@ def _run_parallel(ufunc, types, out, args):
                 parts.append(a[(slice(None),) * ax + (slice(lo, hi),)])
         _call_quiet(ufunc, parts, sl_out, types)
 
-    futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
-    chunk(0)
-    for f in futures:
-        f.result()
+    parallel_chunks(chunk, chunks)
+
+
+def _chunk_count(size, n):
+    """Chunks of a parallel call over `size` elements split along an axis of length n."""
+    return max(2, min(n, _NUM_THREADS * CHUNKS_PER_THREAD, size // MIN_CHUNK))
 
 
 def _same_contiguous(out, args, n_params=0):
@@ -249,9 +244,9 @@ def _same_contiguous(out, args, n_params=0):
 
 
 def _run_contiguous(flat_loop, out, args, n_params=0):
-    """Run `flat_loop(out, *arrays, *params)` on flat views; when large, in one chunk per
-    thread (bounds at multiples of 16 floats, a cache line) on the pool (the loops
-    release the GIL)."""
+    """Run `flat_loop(out, *arrays, *params)` on flat views; when large, in chunks (bounds
+    at multiples of 16 floats, a cache line) on the helper threads too (the loops release
+    the GIL)."""
     n_arrays = len(args) - n_params
     flat = out.reshape(-1)
     ins = [a.reshape(-1) for a in args[:n_arrays]]
@@ -260,13 +255,11 @@ def _run_contiguous(flat_loop, out, args, n_params=0):
     if n < PARALLEL_THRESHOLD or _NUM_THREADS == 1:
         flat_loop(flat, *ins, *params)
         return
-    bounds = [n * k // _NUM_THREADS // 16 * 16 for k in range(_NUM_THREADS)] + [n]
+    chunks = _chunk_count(n, n)
+    bounds = [n * k // chunks // 16 * 16 for k in range(chunks)] + [n]
 
     def chunk(k):
         lo, hi = bounds[k], bounds[k + 1]
         flat_loop(flat[lo:hi], *[a[lo:hi] for a in ins], *params)
 
-    futures = [_pool().submit(chunk, k) for k in range(1, _NUM_THREADS)]
-    chunk(0)
-    for f in futures:
-        f.result()
+    parallel_chunks(chunk, chunks)

@@ -1,0 +1,79 @@
+"""kernels/cpu/workers.py: chunks claimed by the calling thread and the helpers."""
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from nbtorch.kernels.cpu import ufuncs, workers
+
+
+def test_every_chunk_runs_once():
+    seen = []
+    workers.parallel_chunks(seen.append, 37)
+    assert sorted(seen) == list(range(37))
+
+
+def test_chunk_error_reaches_the_caller():
+    def chunk(k):
+        if k == 3:
+            raise ValueError("chunk 3")
+    with pytest.raises(ValueError, match="chunk 3"):
+        workers.parallel_chunks(chunk, 8)
+    seen = []
+    workers.parallel_chunks(seen.append, 4)       # the helpers still serve
+    assert sorted(seen) == [0, 1, 2, 3]
+
+
+def test_submit_result_and_error():
+    pool = workers.pool()
+    assert pool.submit(pow, 2, 10).result() == 1024
+    with pytest.raises(ZeroDivisionError):
+        pool.submit(divmod, 1, 0).result()
+
+
+def test_large_elementwise_calls_match_numpy():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((700, 1001)).astype(np.float32)
+    b = rng.standard_normal(1001).astype(np.float32)
+    out = np.empty_like(a)
+    ufuncs.kernel("add")(out, a, b)               # broadcast: the axis-split path
+    assert np.array_equal(out, a + b)
+    ufuncs.kernel("exp")(out, a)                  # the contiguous loops' flat chunks
+    small = np.empty(1000, np.float32)
+    ufuncs.kernel("exp")(small, a.reshape(-1)[:1000])
+    assert np.array_equal(out.reshape(-1)[:1000], small)
+
+
+def test_calls_from_several_threads():
+    a = np.arange(1 << 20, dtype=np.float32)
+    results = [None] * 4
+
+    def run(i):
+        out = np.empty_like(a)
+        for _ in range(5):
+            ufuncs.kernel("mul")(out, a, np.float32(i))
+        results[i] = out
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for i, out in enumerate(results):
+        assert np.array_equal(out, a * np.float32(i))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_gets_its_own_helpers():
+    workers.parallel_chunks(lambda k: None, 4)    # the parent's helpers exist
+    pid = os.fork()
+    if pid == 0:                                  # pragma: no cover - the child
+        ok = False
+        try:
+            seen = []
+            workers.parallel_chunks(seen.append, 16)
+            ok = sorted(seen) == list(range(16))
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
