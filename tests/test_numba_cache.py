@@ -55,6 +55,8 @@ PROGRAM = textwrap.dedent("""
     y = y.t().contiguous().t()                                # copy
     s = y.sum(0).sum() + y.amax(1).sum() + y.var(1).sum()     # reductions
     s = s + F.log_softmax(y, 1).sum() + y.cumsum(1).sum()     # softmax, scan
+    y3 = y.reshape(1, 6, 5)
+    s = s + F.scaled_dot_product_attention(y3, y3, y3, dropout_p=0.2).sum()  # attention
     v, i = y.sort(1)                                          # sort
     s = s + v.sum() + y.gather(1, i).sum() + y[torch.tensor([0, 2])].sum()   # index
     s = s + torch.arange(5.0).sum()                           # creation
@@ -95,7 +97,7 @@ PROGRAM = textwrap.dedent("""
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
-            "linalg_ldl", "fft", "ctc", "grid_sample")
+            "linalg_ldl", "fft", "ctc", "grid_sample", "attention")
 
 
 def _run():
