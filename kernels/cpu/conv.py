@@ -20,10 +20,14 @@ stay in cache beat whole-batch columns with one big GEMM (benchmarks/bench_conv.
 DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS.
 Callers validate shapes; the kernels do no bounds checks.
 """
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
+
+from . import blas
 
 __all__ = [
     "im2col", "col2im", "unfold", "fold", "channel_sum",
@@ -37,6 +41,10 @@ CHUNK_ELEMENTS = 1 << 18
 # (conv2d_forward.columns_shape): LeNet's two convolutions spent a quarter of a training
 # step in im2col, half of it redoing the forward's columns in the backward.
 KEEP_COLUMNS_BYTES = 16 << 20
+# Convolutions of at least this many multiply-adds per product split the batch over as
+# many threads as BLAS has, each running its range's im2col and (one-thread) GEMMs: the
+# per-image GEMMs are too small for OpenBLAS's own threads (2 threads: no faster).
+BATCH_SPLIT_MIN_MACS = 1 << 22
 # im2col/col2im calls with at least this many column elements run the prange variant.
 # Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
 # region on 2 cores measured up to 10x slower than the serial loop.
@@ -156,7 +164,7 @@ def _col2im_volume(col, xv, c, n, geom):
                                 xf[ib + t * sw] += row[ob + t]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _im2col_serial(x, col, geom):
     """x (N, C, D, H, W) -> col (N, C*kd*kh*kw, OD*OH*OW), one (n, c) volume after another."""
     n_b, n_c = x.shape[0], x.shape[1]
@@ -174,7 +182,7 @@ def _im2col_parallel(x, col, geom):
         _im2col_volume(x[n, c], col, c, n, geom)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _col2im_serial(col, x, geom):
     """col (N, C*kd*kh*kw, OD*OH*OW) -> x (N, C, D, H, W) (overwritten), volume by volume."""
     n_b, n_c = x.shape[0], x.shape[1]
@@ -209,18 +217,19 @@ def _geometry(kernel, stride, padding, dilation, out_size):
             + _as_3d(out_size, 1))
 
 
-def im2col(x, col, kernel, stride, padding, dilation, out_size):
-    """Fill col (N, C*prod(kernel), prod(out_size)) from x (N, C, *S), 1-3 spatial dims."""
+def im2col(x, col, kernel, stride, padding, dilation, out_size, serial=False):
+    """Fill col (N, C*prod(kernel), prod(out_size)) from x (N, C, *S), 1-3 spatial dims
+    (serial: never the prange variant, for calls from several threads at once)."""
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    fn = _im2col_parallel if col.size >= PARALLEL_MIN_ELEMENTS else _im2col_serial
-    fn(_volumes(x), col, geom)
+    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial
+    (_im2col_parallel if big else _im2col_serial)(_volumes(x), col, geom)
 
 
-def col2im(col, x, kernel, stride, padding, dilation, out_size):
+def col2im(col, x, kernel, stride, padding, dilation, out_size, serial=False):
     """Overwrite x (N, C, *S) with the sum of the windows in col (N, C*prod(kernel), L)."""
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    fn = _col2im_parallel if col.size >= PARALLEL_MIN_ELEMENTS else _col2im_serial
-    fn(col, _volumes(x), geom)
+    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial
+    (_col2im_parallel if big else _col2im_serial)(col, _volumes(x), geom)
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
@@ -237,7 +246,7 @@ def channel_sum(g, out):
         out[c] = acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def add_channel_bias(out, bias):
     """out (N, C, L) += bias[c], in place.
 
@@ -274,10 +283,51 @@ def release_workspace():
     _local.bufs = {}
 
 
-def _chunks(n_b, per_image):
-    """Batch ranges [n0, n1) of about CHUNK_ELEMENTS column elements each."""
-    step = max(1, min(n_b, CHUNK_ELEMENTS // max(1, per_image)))
-    return step, [(n0, min(n_b, n0 + step)) for n0 in range(0, n_b, step)]
+def _chunks(b0, b1, per_image):
+    """Batch ranges [n0, n1) covering [b0, b1), of about CHUNK_ELEMENTS column elements each."""
+    step = max(1, min(b1 - b0, CHUNK_ELEMENTS // max(1, per_image)))
+    return step, [(n0, min(b1, n0 + step)) for n0 in range(b0, b1, step)]
+
+
+_POOL = []              # [pid, executor, workers]
+
+
+def _pool(workers):
+    """The worker threads, made on first use (and again in a forked child: an inherited
+    pool has no threads)."""
+    if not _POOL or _POOL[0] != os.getpid() or _POOL[2] < workers:
+        _POOL[:] = [os.getpid(), ThreadPoolExecutor(workers, thread_name_prefix="nbtorch-conv"),
+                    workers]
+    return _POOL[1]
+
+
+def _threads():
+    """Threads a convolution may use: as many as BLAS may."""
+    return blas.threads()
+
+
+def _batch_split(n_b, macs):
+    """Batch ranges, one per thread, for a convolution of `macs` multiply-adds per product;
+    None (one thread) below BATCH_SPLIT_MIN_MACS or when BLAS is set to one thread."""
+    threads = min(_threads(), n_b)
+    if threads <= 1 or macs < BATCH_SPLIT_MIN_MACS:
+        return None
+    return [(n_b * k // threads, n_b * (k + 1) // threads) for k in range(threads)]
+
+
+def _over_batch(fn, n_b, macs):
+    """fn(b0, b1, split) over the whole batch: once (split False), or per batch range on
+    threads of their own with OpenBLAS on one thread meanwhile (the caller runs the first
+    range). Returns the list of results."""
+    ranges = _batch_split(n_b, macs)
+    if ranges is None:
+        return [fn(0, n_b, False)]
+
+    def run():
+        futures = [_pool(len(ranges) - 1).submit(fn, b0, b1, True) for b0, b1 in ranges[1:]]
+        first = fn(*ranges[0], True)
+        return [first] + [f.result() for f in futures]
+    return blas.one_thread(run)
 
 
 def _is_pointwise(kernel, stride, padding, in_size, out_size):
@@ -287,19 +337,19 @@ def _is_pointwise(kernel, stride, padding, in_size, out_size):
 
 
 def _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size,
-                   kept=None, fill=True):
+                   kept=None, fill=True, serial=False):
     """Columns (n1-n0, C*kk, L) of x[n0:n1]: a view of x for 1x1 kernels, else im2col into
     the chunk buffer, or into (fill=True) / straight from (fill=False) the kept whole-batch
     columns."""
     if kept is not None:
         col = kept[n0:n1]
         if fill:
-            im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_size)
+            im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_size, serial)
         return col
     if col_buf is None:
         return x[n0:n1].reshape(n1 - n0, x.shape[1], -1)
     col = col_buf[:n1 - n0]
-    im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_size)
+    im2col(x[n0:n1], col, kernel, stride, padding, dilation, out_size, serial)
     return col
 
 
@@ -318,8 +368,9 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, colu
     arrays C-contiguous, bias may be None. `columns` (shape from `columns_shape`), when
     given, receives the whole batch's im2col columns for conv2d_grad_weight to reuse.
 
-    for each batch chunk: col = im2col(x[chunk]);
+    for each batch chunk (the batch split over the threads): col = im2col(x[chunk]);
         for g: out[chunk, g] = W[g].reshape(O/g, -1) @ col[:, g]   (batched BLAS)
+        out[chunk] += bias
     """
     n_b, n_o = out.shape[:2]
     kernel, out_size = weight.shape[2:], out.shape[2:]
@@ -327,23 +378,27 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, colu
     rows, og, length = w2.shape[1], n_o // groups, int(np.prod(out_size))
     out3 = out.reshape(n_b, n_o, length)
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
-    step, chunks = _chunks(n_b, rows * groups * length)
-    col_buf = None if pointwise or columns is not None else \
-        _workspace("col", (step, rows * groups, length), x.dtype)
-    for n0, n1 in chunks:
-        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size,
-                             columns)
-        for g in range(groups):
-            np.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
-                      out=out3[n0:n1, g * og:(g + 1) * og])
-    if bias is not None:
-        add_channel_bias(out3, bias)
+
+    def run(b0, b1, split):
+        step, chunks = _chunks(b0, b1, rows * groups * length)
+        col_buf = None if pointwise or columns is not None else \
+            _workspace("col", (step, rows * groups, length), x.dtype)
+        for n0, n1 in chunks:
+            col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation,
+                                 out_size, columns, serial=split)
+            for g in range(groups):
+                np.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
+                          out=out3[n0:n1, g * og:(g + 1) * og])
+            if bias is not None:
+                add_channel_bias(out3[n0:n1], bias)
+    _over_batch(run, n_b, n_o * rows * length * n_b)
 
 
 def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, groups):
     """grad_in (N, C, *S) = col2im(W^T @ grad_out); this is also conv_transpose1d/2d/3d.
 
-    for each batch chunk: for g: gcol[:, g] = W[g].reshape(O/g, -1)^T @ grad_out[chunk, g];
+    for each batch chunk (the batch split over the threads):
+        for g: gcol[:, g] = W[g].reshape(O/g, -1)^T @ grad_out[chunk, g];
         grad_in[chunk] = col2im(gcol).  grad_in's sizes fix the geometry (output_padding).
     """
     n_b, n_o = grad_out.shape[:2]
@@ -352,18 +407,23 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
     rows, og, length = w2.shape[1], n_o // groups, int(np.prod(out_size))
     g3 = grad_out.reshape(n_b, n_o, length)
     direct = _is_pointwise(kernel, stride, padding, grad_in.shape[2:], out_size)
-    step, chunks = _chunks(n_b, rows * groups * length)
-    col_buf = None if direct else _workspace("col", (step, rows * groups, length), grad_out.dtype)
-    for n0, n1 in chunks:
-        if direct:
-            gcol = grad_in[n0:n1].reshape(n1 - n0, -1, length)
-        else:
-            gcol = col_buf[:n1 - n0]
-        for g in range(groups):
-            np.matmul(w2[g * og:(g + 1) * og].T, g3[n0:n1, g * og:(g + 1) * og],
-                      out=gcol[:, g * rows:(g + 1) * rows])
-        if not direct:
-            col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, out_size)
+
+    def run(b0, b1, split):
+        step, chunks = _chunks(b0, b1, rows * groups * length)
+        col_buf = None if direct else \
+            _workspace("col", (step, rows * groups, length), grad_out.dtype)
+        for n0, n1 in chunks:
+            if direct:
+                gcol = grad_in[n0:n1].reshape(n1 - n0, -1, length)
+            else:
+                gcol = col_buf[:n1 - n0]
+            for g in range(groups):
+                np.matmul(w2[g * og:(g + 1) * og].T, g3[n0:n1, g * og:(g + 1) * og],
+                          out=gcol[:, g * rows:(g + 1) * rows])
+            if not direct:
+                col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, out_size,
+                       split)
+    _over_batch(run, n_b, n_o * rows * length * n_b)
 
 
 def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, columns=None):
@@ -372,6 +432,7 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
 
     for each batch chunk: col = im2col(x[chunk]);
         for g: grad_w[g] += sum_over_chunk(grad_out[chunk, g] @ col[:, g]^T)   (batched BLAS)
+    With the batch split over threads each sums its own range; the sums are added at the end.
     """
     n_b, n_o = grad_out.shape[:2]
     kernel, out_size = grad_w.shape[2:], grad_out.shape[2:]
@@ -379,20 +440,26 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
     rows, og, length = gw2.shape[1], n_o // groups, int(np.prod(out_size))
     g3 = grad_out.reshape(n_b, n_o, length)
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
-    # chunks bounded by the columns and by the per-image partial products (chunk, O/g, rows)
-    step, chunks = _chunks(n_b, max(rows * groups * length, og * rows))
-    col_buf = None if pointwise or columns is not None else \
-        _workspace("col", (step, rows * groups, length), x.dtype)
-    part = _workspace("part", (step, og, rows), grad_w.dtype)
-    gw2[:] = 0
-    for n0, n1 in chunks:
-        col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation, out_size,
-                             columns, fill=False)
-        p = part[:n1 - n0]
-        for g in range(groups):
-            np.matmul(g3[n0:n1, g * og:(g + 1) * og],
-                      col[:, g * rows:(g + 1) * rows].transpose(0, 2, 1), out=p)
-            gw2[g * og:(g + 1) * og] += p[0] if n1 - n0 == 1 else p.sum(axis=0)
+
+    def run(b0, b1, split):
+        # chunks bounded by the columns and by the per-image partial products (chunk, O/g, rows)
+        step, chunks = _chunks(b0, b1, max(rows * groups * length, og * rows))
+        col_buf = None if pointwise or columns is not None else \
+            _workspace("col", (step, rows * groups, length), x.dtype)
+        part = _workspace("part", (step, og, rows), grad_w.dtype)
+        acc = gw2 if b0 == 0 else _workspace("acc", gw2.shape, grad_w.dtype)
+        acc[:] = 0
+        for n0, n1 in chunks:
+            col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation,
+                                 out_size, columns, fill=False, serial=split)
+            p = part[:n1 - n0]
+            for g in range(groups):
+                np.matmul(g3[n0:n1, g * og:(g + 1) * og],
+                          col[:, g * rows:(g + 1) * rows].transpose(0, 2, 1), out=p)
+                acc[g * og:(g + 1) * og] += p[0] if n1 - n0 == 1 else p.sum(axis=0)
+        return acc
+    for acc in _over_batch(run, n_b, n_o * rows * length * n_b)[1:]:
+        gw2 += acc          # each range's sum, held in its thread's workspace until now
 
 
 conv2d_forward.columns_shape = columns_shape      # the capability the op layer looks for

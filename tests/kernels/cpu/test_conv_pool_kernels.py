@@ -2,8 +2,8 @@
 
 The references slide the kernel window with slicing and einsum (no im2col), so
 they are independent of the kernels' algorithm.  Sizes are tiny; float32 runs
-the parallel variants (threshold forced to 0) one image per batch chunk,
-float64 the serial ones with the whole batch in one chunk.
+the parallel variants (threshold forced to 0) one image per batch chunk, the convolutions'
+batch split over two threads, float64 the serial ones with the whole batch in one chunk.
 """
 import numpy as np
 import pytest
@@ -36,6 +36,8 @@ def dtype(request, monkeypatch):
     if request.param == np.float32:   # parallel variants, and batch chunks of one image
         monkeypatch.setattr(conv, "PARALLEL_MIN_ELEMENTS", 0)
         monkeypatch.setattr(conv, "CHUNK_ELEMENTS", 1)
+        monkeypatch.setattr(conv, "BATCH_SPLIT_MIN_MACS", 0)      # the batch over 2 threads
+        monkeypatch.setattr(conv, "_threads", lambda: 2)
         monkeypatch.setattr(pool, "PARALLEL_MIN_ELEMENTS", 0)
     return request.param
 
