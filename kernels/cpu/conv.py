@@ -20,14 +20,12 @@ stay in cache beat whole-batch columns with one big GEMM (benchmarks/bench_conv.
 DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS.
 Callers validate shapes; the kernels do no bounds checks.
 """
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
-from . import blas
+from . import batch_threads
 
 __all__ = [
     "im2col", "col2im", "unfold", "fold", "channel_sum",
@@ -289,45 +287,13 @@ def _chunks(b0, b1, per_image):
     return step, [(n0, min(b1, n0 + step)) for n0 in range(b0, b1, step)]
 
 
-_POOL = []              # [pid, executor, workers]
-
-
-def _pool(workers):
-    """The worker threads, made on first use (and again in a forked child: an inherited
-    pool has no threads)."""
-    if not _POOL or _POOL[0] != os.getpid() or _POOL[2] < workers:
-        _POOL[:] = [os.getpid(), ThreadPoolExecutor(workers, thread_name_prefix="nbtorch-conv"),
-                    workers]
-    return _POOL[1]
-
-
-def _threads():
-    """Threads a convolution may use: as many as BLAS may."""
-    return blas.threads()
-
-
-def _batch_split(n_b, macs):
-    """Batch ranges, one per thread, for a convolution of `macs` multiply-adds per product;
-    None (one thread) below BATCH_SPLIT_MIN_MACS or when BLAS is set to one thread."""
-    threads = min(_threads(), n_b)
-    if threads <= 1 or macs < BATCH_SPLIT_MIN_MACS:
-        return None
-    return [(n_b * k // threads, n_b * (k + 1) // threads) for k in range(threads)]
-
-
 def _over_batch(fn, n_b, macs):
     """fn(b0, b1, split) over the whole batch: once (split False), or per batch range on
-    threads of their own with OpenBLAS on one thread meanwhile (the caller runs the first
-    range). Returns the list of results."""
-    ranges = _batch_split(n_b, macs)
-    if ranges is None:
+    threads of their own (split True: batch_threads.py). Returns the list of results."""
+    parts = batch_threads.ranges(n_b, macs, BATCH_SPLIT_MIN_MACS)
+    if parts is None:
         return [fn(0, n_b, False)]
-
-    def run():
-        futures = [_pool(len(ranges) - 1).submit(fn, b0, b1, True) for b0, b1 in ranges[1:]]
-        first = fn(*ranges[0], True)
-        return [first] + [f.result() for f in futures]
-    return blas.one_thread(run)
+    return batch_threads.run(lambda b0, b1: fn(b0, b1, True), parts)
 
 
 def _is_pointwise(kernel, stride, padding, in_size, out_size):

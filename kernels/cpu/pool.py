@@ -4,9 +4,11 @@ Pooling layout: x is (P, D, H, W) C-contiguous float32/float64 with P = N*C
 volumes (callers reshape NC*; the launchers take 2 or 3 spatial dims and run
 2-D pooling with D = 1, 1-D with D = H = 1: one signature per dtype for all);
 outputs (P, OD, OH, OW). Max-pool indices are int64 flat offsets into one
-input volume ((z*H + h)*W + w; h*W + w in 2-D), as in PyTorch.  Max and
-average pooling have a serial and a prange-over-volumes variant; the Python
-wrapper picks by size.
+input volume ((z*H + h)*W + w; h*W + w in 2-D), as in PyTorch.  2-D windows that all
+lie inside the input (no padding, no partial ceil_mode window: the common case) run
+fast kernels without per-tap range checks, their planes split over threads from
+SPLIT_MIN_WORK (batch_threads.py); other windows run the general kernels, serial or
+prange over volumes by size.
 
 Resampling along one axis (used by ``F.pad`` and ``F.interpolate``): x is
 (A, L, B), the axis in the middle; padding and nearest are an index gather,
@@ -19,6 +21,7 @@ import numba
 import numpy as np
 
 from ..shared import avg_window, copy_into
+from . import batch_threads
 
 __all__ = [
     "adaptive_ranges",
@@ -33,6 +36,20 @@ __all__ = [
 # high: in a network pooling runs between BLAS calls whose idle threads spin, and
 # a parallel region next to them measured several times slower on 2 cores.
 PARALLEL_MIN_ELEMENTS = 1 << 22
+# Work from which the fast (windows inside the input) kernels and max-pool's scatter split
+# their planes over Python threads instead (batch_threads.py: no OpenMP region beside BLAS).
+SPLIT_MIN_WORK = 1 << 17
+
+
+def _over_planes(kernel, n_planes, work, *arrays_then_args):
+    """kernel(*arrays[b0:b1], *args) over plane ranges on threads, or once over all planes.
+    arrays_then_args: the per-plane arrays, then a tuple of the remaining arguments."""
+    *arrays, args = arrays_then_args
+    parts = batch_threads.ranges(n_planes, work, SPLIT_MIN_WORK)
+    if parts is None:
+        kernel(*arrays, *args)
+        return
+    batch_threads.run(lambda b0, b1: kernel(*(a[b0:b1] for a in arrays), *args), parts)
 
 
 def adaptive_ranges(in_size, out_size):
@@ -115,7 +132,7 @@ def _as_3d(values, fill):
     return (fill,) * (3 - len(values)) + values
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _max_inside(x, out, idx, geom):
     """2-D max pooling of planes x (P, H, W) whose windows all lie inside the plane.
 
@@ -164,7 +181,8 @@ def max_pool2d_forward(x, out, indices, kernel, stride, padding, dilation):
     into one input plane/volume); 2 or 3 spatial dims (max_pool1d/2d/3d)."""
     if _inside_2d(x.shape, out.shape, kernel, stride, padding, dilation):
         geom = _as_3d(kernel, 1)[1:] + _as_3d(stride, 1)[1:] + _as_3d(dilation, 1)[1:]
-        _max_inside(_planes_2d(x), _planes_2d(out), _planes_2d(indices), geom)
+        _over_planes(_max_inside, x.shape[0], out.size * geom[0] * geom[1], _planes_2d(x),
+                     _planes_2d(out), _planes_2d(indices), (geom,))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
     big = out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
@@ -181,17 +199,11 @@ def _scatter_plane(gp, idxp, gxp):
             gxp[idxp[i]] += gp[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _scatter_serial(g, idx, gx):
-    """for p: _scatter_plane(g[p], idx[p], gx[p])."""
+    """for p: _scatter_plane(g[p], idx[p], gx[p]) (each plane owns its gx plane, so plane
+    ranges run on threads side by side)."""
     for p in range(g.shape[0]):
-        _scatter_plane(g[p], idx[p], gx[p])
-
-
-@numba.njit(cache=True, parallel=True)
-def _scatter_parallel(g, idx, gx):
-    """for p in prange: _scatter_plane (each plane owns its gx plane: no races)."""
-    for p in numba.prange(g.shape[0]):
         _scatter_plane(g[p], idx[p], gx[p])
 
 
@@ -202,8 +214,8 @@ def max_pool2d_backward(grad_out, indices, grad_in):
     Indices must be in [-1, prod(S)) (-1: skipped).
     """
     p = grad_in.shape[0]
-    fn = _scatter_parallel if grad_in.size >= PARALLEL_MIN_ELEMENTS else _scatter_serial
-    fn(grad_out.reshape(p, -1), indices.reshape(p, -1), grad_in.reshape(p, -1))
+    g, idx, gx = grad_out.reshape(p, -1), indices.reshape(p, -1), grad_in.reshape(p, -1)
+    _over_planes(_scatter_serial, p, grad_in.size // 8, g, idx, gx, ())   # ~1/8 of a tap's cost
 
 
 @numba.njit(cache=True)
@@ -292,7 +304,7 @@ def _avg_backward_serial(g, gx, geom, count_include_pad, divisor):
         _avg_volume_backward(g[p], gx[p], geom, count_include_pad, divisor)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _avg_inside(x, out, geom, div):
     """2-D average pooling of planes x (P, H, W) whose windows all lie inside the plane:
     out = (window sum in float64) / div, the taps in _avg_volume's order (same values).
@@ -315,7 +327,7 @@ def _avg_inside(x, out, geom, div):
                 o += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _avg_inside_backward(g, gx, geom, div):
     """Adjoint of _avg_inside: gx = 0; gx[window] += g / div, in _avg_volume_backward's order."""
     kh, kw, sh, sw = geom
@@ -342,7 +354,8 @@ def avg_pool2d_forward(x, out, kernel, stride, padding, count_include_pad, divis
     divisor_override None or > 0."""
     if _inside_2d(x.shape, out.shape, kernel, stride, padding, (1,) * len(kernel)):
         div = int(divisor_override or kernel[-1] * kernel[-2])
-        _avg_inside(_planes_2d(x), _planes_2d(out), tuple(kernel[-2:]) + tuple(stride[-2:]), div)
+        _over_planes(_avg_inside, x.shape[0], out.size * kernel[-1] * kernel[-2], _planes_2d(x),
+                     _planes_2d(out), (tuple(kernel[-2:]) + tuple(stride[-2:]), div))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
@@ -356,8 +369,8 @@ def avg_pool2d_backward(grad_out, grad_in, kernel, stride, padding, count_includ
     """grad_in (P, *S) of average pooling from grad_out (P, *OS)."""
     if _inside_2d(grad_in.shape, grad_out.shape, kernel, stride, padding, (1,) * len(kernel)):
         div = int(divisor_override or kernel[-1] * kernel[-2])
-        _avg_inside_backward(_planes_2d(grad_out), _planes_2d(grad_in),
-                             tuple(kernel[-2:]) + tuple(stride[-2:]), div)
+        _over_planes(_avg_inside_backward, grad_in.shape[0], grad_in.size, _planes_2d(grad_out),
+                     _planes_2d(grad_in), (tuple(kernel[-2:]) + tuple(stride[-2:]), div))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
