@@ -44,30 +44,40 @@ def _row_mean_rstd(row, eps):
 # layer norm
 # --------------------------------------------------------------------------
 
-@numba.njit(cache=True)
-def _ln_forward_row(x2, w, b, eps, out2, mean, rstd, r):
-    """out2[r, k] = (x2[r, k] - mean[r]) * rstd[r] * w[k] + b[k]."""
-    xr = x2[r]
-    m, rs = _row_mean_rstd(xr, eps)
-    mean[r] = m
-    rstd[r] = rs
-    orow = out2[r]
-    for k in range(xr.shape[0]):
-        orow[k] = (xr[k] - m) * rs * w[k] + b[k]
+ROWS_PER_TASK = 64          # rows a parallel forward task normalises (stats, then affine)
+
+
+@numba.njit(cache=True, fastmath=_FAST)
+def _ln_forward_rows(x2, w, b, eps, out2, mean, rstd, r0, r1):
+    """Rows r0..r1: float64 mean/rstd of each row, then, in a second sweep over the same
+    rows (still in cache), out2[r, k] = (x2[r, k] - mean[r]) * rstd[r] * w[k] + b[k].
+    Two simple loops vectorise; one loop doing both per row ran 2x slower."""
+    for r in range(r0, r1):
+        m, rs = _row_mean_rstd(x2[r], eps)
+        mean[r] = m
+        rstd[r] = rs
+    for r in range(r0, r1):
+        m = mean[r]
+        rs = rstd[r]
+        xr = x2[r]
+        orow = out2[r]
+        for k in range(xr.shape[0]):
+            orow[k] = (xr[k] - m) * rs * w[k] + b[k]
 
 
 @numba.njit(cache=True)
 def layer_norm_forward_serial(x2, w, b, eps, out2, mean, rstd):
     """Serial layer norm over the rows of ``x2`` (M, K); float64 mean/rstd (M,)."""
-    for r in range(x2.shape[0]):
-        _ln_forward_row(x2, w, b, eps, out2, mean, rstd, r)
+    _ln_forward_rows(x2, w, b, eps, out2, mean, rstd, int(0), x2.shape[0])
 
 
 @numba.njit(cache=True, parallel=True)
 def layer_norm_forward_parallel(x2, w, b, eps, out2, mean, rstd):
-    """Parallel over rows: same result as the serial kernel."""
-    for r in numba.prange(x2.shape[0]):
-        _ln_forward_row(x2, w, b, eps, out2, mean, rstd, r)
+    """Parallel over ranges of ROWS_PER_TASK rows: same result as the serial kernel."""
+    M = x2.shape[0]
+    for t in numba.prange((M + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
+        r0 = t * ROWS_PER_TASK
+        _ln_forward_rows(x2, w, b, eps, out2, mean, rstd, r0, min(r0 + ROWS_PER_TASK, M))
 
 
 def layer_norm_forward(x2, w, b, eps, out2, mean, rstd):
