@@ -35,6 +35,7 @@ import numpy as np
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous
 from nbtorch.kernels.cpu.workers import NUM_THREADS as _NUM_THREADS, parallel_chunks
+from nbtorch.kernels.cpu.workers import helpers_usable
 from nbtorch.kernels.cpu.workers import pool as _pool  # noqa: F401 (cpu/attention.py)
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
@@ -44,7 +45,7 @@ __all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALL
 PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
 CONTIGUOUS_THRESHOLD = 1 << 12   # elements; smaller calls skip the contiguous-loop checks
 CHUNKS_PER_THREAD = 4            # a parallel call's chunks: claimed by whichever thread is free
-MIN_CHUNK = 1 << 15              # elements; fewer, larger chunks below 4 of these per thread
+MIN_CHUNK = 1 << 16              # elements; fewer, larger chunks below 4 of these per thread
 
 try:     # NumPy's error state without np.errstate's ~1 us of context-manager overhead
     from numpy._core.umath import _extobj_contextvar as _ERRSTATE, _make_extobj
@@ -149,7 +150,7 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
         if "e" in types:
             return _run_half(name, out, args)
         ufunc = loop(name, types)
-    if out.size >= PARALLEL_THRESHOLD and _NUM_THREADS > 1 and _splittable(out, args):
+    if out.size >= PARALLEL_THRESHOLD and helpers_usable() and _splittable(out, args):
         return _run_parallel(ufunc, types, out, args)
     _call_quiet(ufunc, args, out, types)
 
@@ -252,7 +253,7 @@ def _run_contiguous(flat_loop, out, args, n_params=0):
     ins = [a.reshape(-1) for a in args[:n_arrays]]
     params = [p[()] for p in args[n_arrays:]]               # NumPy float32 scalars
     n = flat.shape[0]
-    if n < PARALLEL_THRESHOLD or _NUM_THREADS == 1:
+    if n < PARALLEL_THRESHOLD or not helpers_usable():
         flat_loop(flat, *ins, *params)
         return
     chunks = _chunk_count(n, n)

@@ -9,17 +9,47 @@ call degrades to the serial loop plus a few microseconds, instead of waiting for
 statically assigned half (a fixed split made 10^6-element adds 20% slower than
 serial at load 5 on 2 cores).
 
+A helper can still be descheduled in the middle of a chunk it claimed, and then the
+caller waits for it: at load 6 on 2 cores that made calls of 2^21+ elements 3-4x
+slower than serial (median). So the caller times its own chunks: when the whole call
+took longer than 0.8x its fastest chunk times the chunk count (about what the serial
+loop would have cost), the helpers did not pay (they are starved of CPU), and
+`helpers_usable` answers False for the next 8, 16, ... 512 calls (the callers then
+run serially) before the helpers are tried again; a call that pays halves the next
+back-off (a lucky call on a busy machine does not bring back every later stall).
+
     parallel_chunks(chunk, n):   for k in range(n) (on several threads): chunk(k)
 """
 import itertools
 import os
 import queue
 import threading
+from time import perf_counter
 
-__all__ = ["NUM_THREADS", "parallel_chunks", "pool"]
+__all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable"]
 
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))
+MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
 _POOL = []
+_BACKOFF = {"skip": 0, "next": 0}    # serial calls still to make; the next back-off length
+
+
+def helpers_usable():
+    """False while recent parallel calls found the helpers starved (see the module doc)."""
+    b = _BACKOFF
+    if b["skip"]:
+        b["skip"] -= 1               # a race between threads only shifts the count by one
+        return False
+    return NUM_THREADS > 1
+
+
+def _record(starved):
+    b = _BACKOFF
+    if starved:
+        b["next"] = min(max(2 * b["next"], 8), MAX_BACKOFF)
+        b["skip"] = b["next"]
+    else:
+        b["next"] //= 2
 
 
 class _Future:
@@ -90,20 +120,26 @@ def parallel_chunks(chunk, n_chunks):
     errors = []
 
     def work():
+        fastest = 1e9
         k = claim()
         while k < n_chunks:
+            t = perf_counter()
             try:
                 chunk(k)
             except BaseException as exc:     # noqa: BLE001 - raised on the calling thread
                 errors.append(exc)
+            fastest = min(fastest, perf_counter() - t)
             if finish() == n_chunks:
                 all_done.release()
             k = claim()
+        return fastest
 
     helpers = pool()
     for _ in range(min(NUM_THREADS - 1, n_chunks - 1)):
         helpers.put(work)
-    work()
+    t0 = perf_counter()
+    fastest = work()
     all_done.acquire()
+    _record(perf_counter() - t0 > 0.8 * fastest * n_chunks)     # did the helpers pay?
     if errors:
         raise errors[0]

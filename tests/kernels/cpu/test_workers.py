@@ -77,3 +77,14 @@ def test_forked_child_gets_its_own_helpers():
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_starved_helpers_back_off(monkeypatch):
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    monkeypatch.setattr(workers, "_BACKOFF", {"skip": 0, "next": 0})
+    workers._record(True)                         # a parallel call that did not pay
+    assert [workers.helpers_usable() for _ in range(9)] == [False] * 8 + [True]
+    workers._record(True)                         # again: twice as long
+    assert sum(not workers.helpers_usable() for _ in range(20)) == 16
+    workers._record(False)                        # one that paid halves the next back-off
+    assert workers._BACKOFF == {"skip": 0, "next": 8}
