@@ -9,6 +9,7 @@ import atexit
 import datetime
 import os
 import sys
+import time
 import warnings
 
 from ._mpi import mpi, mpi_available
@@ -210,6 +211,9 @@ def _check_launch(size, me, world_size, rank):
                            "ranks are assigned by the MPI launcher")
 
 
+_ABORT_GRACE_S = 0.5
+
+
 def _install_abort_hook(MPI):
     """An uncaught exception on one rank aborts the job (its peers would otherwise wait in
     their next collective until the timeout), as ``python -m mpi4py`` does."""
@@ -224,6 +228,9 @@ def _install_abort_hook(MPI):
             sys.stderr.write(f"nbtorch.distributed: rank {_Defaults.world._world_rank} failed "
                              f"with {kind.__name__}; aborting the job\n")
             sys.stderr.flush()
+            # MPI's launcher forwards output asynchronously and drops what it still holds
+            # when the job aborts: give it a moment, or the traceback can be cut off
+            time.sleep(_ABORT_GRACE_S)
             MPI.COMM_WORLD.Abort(1)
 
     sys.excepthook = hook
