@@ -397,7 +397,7 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
     `columns`: the forward's kept im2col(x), used instead of recomputing it.
 
     for each batch chunk: col = im2col(x[chunk]);
-        for g: grad_w[g] += sum_over_chunk(grad_out[chunk, g] @ col[:, g]^T)   (batched BLAS)
+        for g: grad_w[g] += sum_over_chunk(col[:, g] @ grad_out[chunk, g]^T)^T   (batched BLAS)
     With the batch split over threads each sums its own range; the sums are added at the end.
     """
     n_b, n_o = grad_out.shape[:2]
@@ -408,21 +408,23 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
 
     def run(b0, b1, split):
-        # chunks bounded by the columns and by the per-image partial products (chunk, O/g, rows)
+        # chunks bounded by the columns and by the per-image partial products (chunk, rows, O/g)
         step, chunks = _chunks(b0, b1, max(rows * groups * length, og * rows))
         col_buf = None if pointwise or columns is not None else \
             _workspace("col", (step, rows * groups, length), x.dtype)
-        part = _workspace("part", (step, og, rows), grad_w.dtype)
+        part = _workspace("part", (step, rows, og), grad_w.dtype)
         acc = gw2 if b0 == 0 else _workspace("acc", gw2.shape, grad_w.dtype)
         acc[:] = 0
         for n0, n1 in chunks:
             col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation,
                                  out_size, columns, fill=False, serial=split)
             p = part[:n1 - n0]
+            # (rows, L) @ (L, O/g) per image: OpenBLAS ran it 1.3-1.6x faster than the
+            # transposed product (O/g, L) @ (L, rows) on LeNet c2 and 32x16x28x28 3x3
             for g in range(groups):
-                np.matmul(g3[n0:n1, g * og:(g + 1) * og],
-                          col[:, g * rows:(g + 1) * rows].transpose(0, 2, 1), out=p)
-                acc[g * og:(g + 1) * og] += p[0] if n1 - n0 == 1 else p.sum(axis=0)
+                np.matmul(col[:, g * rows:(g + 1) * rows],
+                          g3[n0:n1, g * og:(g + 1) * og].transpose(0, 2, 1), out=p)
+                acc[g * og:(g + 1) * og] += (p[0] if n1 - n0 == 1 else p.sum(axis=0)).T
         return acc
     for acc in _over_batch(run, n_b, n_o * rows * length * n_b)[1:]:
         gw2 += acc          # each range's sum, held in its thread's workspace until now
