@@ -265,14 +265,32 @@ def _packed_projection(query, in_w, in_b):
 
 def _fused_self_attention(qkv, batch_first, num_heads, out_w, out_b, attn_mask,
                           key_padding_mask, dropout_p):
-    """The fused node on the packed projection, then the out-projection; (L, N, E)."""
+    """The fused node on the packed projection, then the out-projection, in qkv's layout."""
     L, bsz = (qkv.shape[1], qkv.shape[0]) if batch_first else (qkv.shape[0], qkv.shape[1])
     E = qkv.shape[2] // 3
     mask = _mha_mask(attn_mask, key_padding_mask, bsz, num_heads, L, qkv)
     out = _attention_ops().packed_self_attention(qkv, num_heads, batch_first, mask, dropout_p,
                                                  1.0 / math.sqrt(E // num_heads))
-    out = _linear(out, out_w, out_b)
-    return out.transpose(0, 1) if batch_first else out
+    return _linear(out, out_w, out_b)
+
+
+def batch_first_self_attention(x, num_heads, in_w, in_b, out_w, out_b, dropout_p, training,
+                               key_padding_mask=None, attn_mask=None, is_causal=False):
+    """nn.MultiheadAttention(batch_first=True)'s self-attention of (N, L, E) `x` without
+    weights, through the fused node in x's own layout (no transposed views); None where
+    the fused node does not apply (the caller then runs multi_head_attention_forward)."""
+    if x.dim() != 3 or x.shape[-1] != in_w.shape[-1] or (is_causal and attn_mask is None):
+        return None
+    _check_mha_shapes(x, x, x, key_padding_mask, attn_mask, num_heads)
+    dropout_p = dropout_p if training else 0.0
+    if not _mha_fusable(x, x, x, False, False, None, None, False, in_w, in_b, out_w, out_b,
+                        attn_mask, key_padding_mask, dropout_p):
+        return None
+    qkv = _linear(x, in_w, in_b).contiguous()
+    if not _attention_ops().fused_attention_ok(qkv):
+        return None
+    return _fused_self_attention(qkv, True, num_heads, out_w, out_b, attn_mask,
+                                 key_padding_mask, dropout_p)
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
@@ -325,6 +343,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             out = _fused_self_attention(qkv, batch_first, num_heads, out_proj_weight,
                                         out_proj_bias, attn_mask, key_padding_mask,
                                         dropout_p)
+            out = out.transpose(0, 1) if batch_first else out
             return (out if batched else out.squeeze(1)), None
         qkv = qkv.transpose(0, 1) if batch_first else qkv   # e.g. autocast made it bfloat16
         q, k, v = qkv[..., :E], qkv[..., E:2 * E], qkv[..., 2 * E:]

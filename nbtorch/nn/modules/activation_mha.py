@@ -1,5 +1,6 @@
 """nn.MultiheadAttention with PyTorch's parameter names (in_proj_weight, out_proj, ...)."""
 from .. import functional as F, init
+from ..functional.attention import batch_first_self_attention
 from ..parameter import Parameter
 from .batchnorm import _new
 from .linear import Linear
@@ -89,6 +90,15 @@ class MultiheadAttention(Module):
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         batched = query.dim() == 3
+        if self.batch_first and batched and not need_weights and query is key and \
+                key is value and self._qkv_same_embed_dim and self.bias_k is None and \
+                not self.add_zero_attn:
+            out = batch_first_self_attention(
+                query, self.num_heads, self.in_proj_weight, self.in_proj_bias,
+                self.out_proj.weight, self.out_proj.bias, self.dropout, self.training,
+                key_padding_mask, attn_mask, is_causal)
+            if out is not None:
+                return out, None
         if self.batch_first and batched:
             if key is value:
                 if query is key:
