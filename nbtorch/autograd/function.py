@@ -246,6 +246,13 @@ def _apply_recorded(cls, args, kwargs, state):
     return _record(ctx, args, out)
 
 
+def _tensor_positions(args):
+    """The argument slots of `args` holding tensors (a tensor and a number: one of two)."""
+    if len(args) == 2:
+        return (0,) if isinstance(args[0], Tensor) else (1,)
+    return tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
+
+
 def _record(ctx, args, out):
     """Link `ctx` into the tape: an edge per tensor argument, as PyTorch's next_functions
     (non-tensor arguments get no edge; `_arg_pos` maps edges back to argument slots)."""
@@ -264,7 +271,7 @@ def _record(ctx, args, out):
         else:
             only_tensors = False
     if not only_tensors:
-        ctx._arg_pos = tuple([i for i, a in enumerate(args) if isinstance(a, Tensor)])
+        ctx._arg_pos = _tensor_positions(args)
     ctx.next_functions = tuple(edges)
     ctx._input_meta = tuple(metas)
     non_diff = ctx.__dict__.get("_non_diff", ())
