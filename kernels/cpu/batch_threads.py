@@ -1,50 +1,46 @@
-"""Split a kernel call over ranges of its leading (batch) axis, run on Python threads.
+"""Split a kernel call over ranges of its leading (batch or plane) axis, run by the CPU
+helper threads (kernels/cpu/workers.py).
 
-Convolution and pooling run their per-range work in Numba kernels compiled with
-``nogil=True`` (and NumPy's GEMMs, which release the GIL too), so plain threads run
-them side by side. This beats OpenBLAS's own threads on the per-image GEMMs of a
-convolution (too small to split) and Numba's prange beside BLAS (idle BLAS threads
-spinning on 2 cores measured up to 10x slower). The thread count is BLAS's
+Convolution and pooling run each range's work in Numba kernels compiled with
+``nogil=True`` and in NumPy GEMMs (which release the GIL too), so the calling thread
+and the helpers run ranges side by side, each claiming the next range when free (a
+descheduled helper on a busy machine leaves its ranges to the caller; starved calls
+back the helpers off, as for elementwise kernels). This beats OpenBLAS's own threads
+on a convolution's per-image GEMMs (too small to split: 2 threads ran no faster than
+1) and Numba's prange beside BLAS (its idle threads spinning: up to 10x slower on 2
+cores). OpenBLAS is held to one thread meanwhile. The thread count is BLAS's
 (`nbtorch.set_num_threads` sets both), so a one-thread setting keeps everything serial.
+The ranges depend only on the size and the thread count, never on which thread ran
+what, so results are reproducible.
 """
-import os
-from concurrent.futures import ThreadPoolExecutor
+from . import blas, workers
 
-from . import blas
+__all__ = ["RANGES_PER_THREAD", "threads", "ranges", "run"]
 
-__all__ = ["threads", "ranges", "run"]
-
-_POOL = []              # [pid, executor, workers]
+RANGES_PER_THREAD = 2      # ranges to claim per thread: a slow thread leaves some to others
 
 
 def threads():
-    """Threads a split call may use: as many as BLAS may."""
-    return blas.threads()
-
-
-def _pool(workers):
-    """The worker threads, made on first use (and again in a forked child: an inherited
-    pool has no threads)."""
-    if not _POOL or _POOL[0] != os.getpid() or _POOL[2] < workers:
-        _POOL[:] = [os.getpid(), ThreadPoolExecutor(workers, thread_name_prefix="nbtorch-split"),
-                    workers]
-    return _POOL[1]
+    """Threads a split call may use: as many as BLAS may, and helpers exist for."""
+    return min(blas.threads(), workers.NUM_THREADS)
 
 
 def ranges(n, work, min_work):
-    """[b0, b1) ranges of [0, n), one per thread, or None (run once, serially) when `work`
-    is under `min_work` or only one thread is allowed."""
+    """[b0, b1) ranges covering [0, n), or None (run once, serially) when `work` is under
+    `min_work`, only one thread is allowed, or the helpers are backing off."""
     t = min(threads(), n)
-    if t <= 1 or work < min_work:
+    if t <= 1 or work < min_work or not workers.helpers_usable():
         return None
-    return [(n * k // t, n * (k + 1) // t) for k in range(t)]
+    parts = min(n, RANGES_PER_THREAD * t)
+    return [(n * k // parts, n * (k + 1) // parts) for k in range(parts)]
 
 
 def run(fn, parts):
-    """[fn(b0, b1) for each range], the first in this thread and the others on the pool,
-    with OpenBLAS held to one thread meanwhile."""
-    def go():
-        futures = [_pool(len(parts) - 1).submit(fn, b0, b1) for b0, b1 in parts[1:]]
-        first = fn(*parts[0])
-        return [first] + [f.result() for f in futures]
-    return blas.one_thread(go)
+    """[fn(b0, b1) for each range], run by this thread and the helpers, OpenBLAS held to
+    one thread meanwhile."""
+    results = [None] * len(parts)
+
+    def chunk(k):
+        results[k] = fn(*parts[k])
+    blas.one_thread(workers.parallel_chunks, chunk, len(parts))
+    return results

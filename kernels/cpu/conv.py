@@ -25,7 +25,7 @@ import threading
 import numba
 import numpy as np
 
-from . import batch_threads
+from . import batch_threads, blas
 
 __all__ = [
     "im2col", "col2im", "unfold", "fold", "channel_sum",
@@ -39,9 +39,9 @@ CHUNK_ELEMENTS = 1 << 18
 # (conv2d_forward.columns_shape): LeNet's two convolutions spent a quarter of a training
 # step in im2col, half of it redoing the forward's columns in the backward.
 KEEP_COLUMNS_BYTES = 16 << 20
-# Convolutions of at least this many multiply-adds per product split the batch over as
-# many threads as BLAS has, each running its range's im2col and (one-thread) GEMMs: the
-# per-image GEMMs are too small for OpenBLAS's own threads (2 threads: no faster).
+# Convolutions of at least this many multiply-adds per product split the batch into
+# ranges run on several threads (batch_threads.py), each range's im2col and (one-thread)
+# GEMMs: the per-image GEMMs are too small for OpenBLAS's own threads (2: no faster).
 BATCH_SPLIT_MIN_MACS = 1 << 22
 # im2col/col2im calls with at least this many column elements run the prange variant.
 # Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
@@ -289,11 +289,18 @@ def _chunks(b0, b1, per_image):
 
 def _over_batch(fn, n_b, macs):
     """fn(b0, b1, split) over the whole batch: once (split False), or per batch range on
-    threads of their own (split True: batch_threads.py). Returns the list of results."""
+    several threads (split True: batch_threads.py). Returns the list of results.
+
+    Run once, a batch of several images keeps OpenBLAS on one thread too: its per-image
+    GEMMs are small or the helper threads were starved (OpenBLAS's threads then ran
+    32x16x28x28 3x3 at 43-65 ms instead of ~10 at load 6); a single image's one big
+    GEMM may use them."""
     parts = batch_threads.ranges(n_b, macs, BATCH_SPLIT_MIN_MACS)
-    if parts is None:
-        return [fn(0, n_b, False)]
-    return batch_threads.run(lambda b0, b1: fn(b0, b1, True), parts)
+    if parts is not None:
+        return batch_threads.run(lambda b0, b1: fn(b0, b1, True), parts)
+    if n_b > 1:
+        return [blas.one_thread(fn, 0, n_b, False)]
+    return [fn(0, n_b, False)]
 
 
 def _is_pointwise(kernel, stride, padding, in_size, out_size):
@@ -413,7 +420,7 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
         col_buf = None if pointwise or columns is not None else \
             _workspace("col", (step, rows * groups, length), x.dtype)
         part = _workspace("part", (step, rows, og), grad_w.dtype)
-        acc = gw2 if b0 == 0 else _workspace("acc", gw2.shape, grad_w.dtype)
+        acc = gw2 if b0 == 0 else np.empty_like(gw2)    # a range's own sum (small)
         acc[:] = 0
         for n0, n1 in chunks:
             col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation,
@@ -427,7 +434,7 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
                 acc[g * og:(g + 1) * og] += (p[0] if n1 - n0 == 1 else p.sum(axis=0)).T
         return acc
     for acc in _over_batch(run, n_b, n_o * rows * length * n_b)[1:]:
-        gw2 += acc          # each range's sum, held in its thread's workspace until now
+        gw2 += acc          # the other ranges' sums, in range order
 
 
 conv2d_forward.columns_shape = columns_shape      # the capability the op layer looks for
