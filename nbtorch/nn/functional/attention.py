@@ -279,7 +279,9 @@ def batch_first_self_attention(x, num_heads, in_w, in_b, out_w, out_b, dropout_p
     """nn.MultiheadAttention(batch_first=True)'s self-attention of (N, L, E) `x` without
     weights, through the fused node in x's own layout (no transposed views); None where
     the fused node does not apply (the caller then runs multi_head_attention_forward)."""
-    if x.dim() != 3 or x.shape[-1] != in_w.shape[-1] or (is_causal and attn_mask is None):
+    # sizes read from `_shape`: a graph capture would otherwise record (and warn about)
+    # what only picks the path
+    if x.dim() != 3 or x._shape[-1] != in_w._shape[-1] or (is_causal and attn_mask is None):
         return None
     _check_mha_shapes(x, x, x, key_padding_mask, attn_mask, num_heads)
     dropout_p = dropout_p if training else 0.0
