@@ -9,6 +9,12 @@ from .module import Module
 __all__ = ["MultiheadAttention"]
 
 
+def _tracing():
+    """True inside nbtorch.jit.trace (the fused path is not a traceable function)."""
+    from ...jit._concrete import is_tracing
+    return is_tracing()
+
+
 class NonDynamicallyQuantizableLinear(Linear):
     """A Linear under PyTorch's name for the attention output projection."""
 
@@ -92,7 +98,7 @@ class MultiheadAttention(Module):
         batched = query.dim() == 3
         if self.batch_first and batched and not need_weights and query is key and \
                 key is value and self._qkv_same_embed_dim and self.bias_k is None and \
-                not self.add_zero_attn:
+                not self.add_zero_attn and not _tracing():
             out = batch_first_self_attention(
                 query, self.num_heads, self.in_proj_weight, self.in_proj_bias,
                 self.out_proj.weight, self.out_proj.bias, self.dropout, self.training,
