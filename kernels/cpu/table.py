@@ -39,6 +39,8 @@ KERNELS = {
     "softmax": "softmax.softmax", "log_softmax": "softmax.log_softmax",
     # fused attention (BLAS on strided views around one softmax/mask/dropout row kernel)
     "sdpa": "attention.sdpa", "sdpa_backward": "attention.sdpa_backward",
+    "relu_dropout": "relu_dropout.relu_dropout",
+    "relu_dropout_backward": "relu_dropout.relu_dropout_backward",
     "cumsum": "scan.cumsum", "cumprod": "scan.cumprod",
     "cummax": "scan.cummax", "cummin": "scan.cummin", "logcumsumexp": "scan.logcumsumexp",
     # sorting and counting

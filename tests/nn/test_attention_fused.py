@@ -164,3 +164,47 @@ def test_against_pytorch():
         np.testing.assert_allclose(np_.grad.numpy(), tp.grad.numpy(), atol=1e-4, err_msg=name)
     out = tl(tx.detach())
     np.testing.assert_allclose(nl(_t(x)).detach().numpy(), out.detach().numpy(), atol=1e-5)
+
+
+# ---------------------------------------------------------------- relu + dropout (feed-forward)
+
+def test_relu_dropout_node_is_the_composite_bit_for_bit():
+    from nbtorch.ops.relu_dropout import relu_dropout
+    for n in (10, 70000):                             # one thread, two halves
+        h = nbtorch.randn(n)
+        h[:4] = nbtorch.tensor([float("nan"), float("-inf"), -0.0, float("inf")])
+        h.requires_grad_(True)
+        g = nbtorch.randn(n)
+        nbtorch.manual_seed(3)
+        a = F.dropout(F.relu(h), 0.2)
+        ga, = nbtorch.autograd.grad(a, h, g)
+        nbtorch.manual_seed(3)
+        b = relu_dropout(h, 0.2)
+        gb, = nbtorch.autograd.grad(b, h, g)
+        assert b.grad_fn.name() == "ReluDropoutBackward0"
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
+        np.testing.assert_array_equal(gb.numpy(), ga.numpy())
+
+    def f(h):
+        nbtorch.manual_seed(1)
+        return relu_dropout(h, 0.4) ** 2              # ** 2: a second derivative to check
+    h = _t(_rand(3, 5) + 0.05, True)
+    assert gradcheck(f, (h,))
+    assert gradgradcheck(f, (h,))
+
+
+def test_transformer_feed_forward_uses_it_unless_hooked():
+    nbtorch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    x = nbtorch.randn(2, 3, 8)
+    assert "ReluDropoutBackward0" in _node_names(layer(x.requires_grad_(True)))
+    seen = []
+    layer.dropout.register_forward_hook(lambda m, i, o: seen.append(o.shape))
+    assert "ReluDropoutBackward0" not in _node_names(layer(x))
+    assert seen == [(2, 3, 16)]
+    layer.dropout._forward_hooks.clear()
+    nbtorch.manual_seed(4)
+    fused = layer(x)
+    layer.activation = nn.ReLU()                      # a module: the plain path
+    nbtorch.manual_seed(4)
+    np.testing.assert_array_equal(layer(x).detach().numpy(), fused.detach().numpy())

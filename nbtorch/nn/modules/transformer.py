@@ -38,6 +38,29 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _hooked(module):
+    d = module.__dict__
+    return bool(d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
+                or d["_backward_pre_hooks"])
+
+
+def _activation_dropout(layer, h):
+    """layer.dropout(layer.activation(h)): one fused node for ReLU and a plain Dropout in
+    training on the CPU (same mask, same values), the two calls otherwise."""
+    drop = layer.dropout
+    if (layer.activation is F.relu and type(drop) is Dropout and drop.training
+            and not drop.inplace and not _hooked(drop) and not _tracing()):
+        from ...ops.relu_dropout import relu_dropout, relu_dropout_ok
+        if relu_dropout_ok(h, drop.p):
+            return relu_dropout(h, drop.p)
+    return drop(layer.activation(h))
+
+
+def _tracing():
+    from ...jit._concrete import is_tracing
+    return is_tracing()
+
+
 def _clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
@@ -86,7 +109,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(self.linear2(_activation_dropout(self, self.linear1(x))))
 
 
 class TransformerEncoder(Module):
@@ -172,7 +195,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(self.linear2(_activation_dropout(self, self.linear1(x))))
 
 
 class TransformerDecoder(Module):

@@ -1,0 +1,52 @@
+"""ReLU then dropout in one pass, forward and backward (the feed-forward block of
+nn.TransformerEncoderLayer/DecoderLayer in training): flat contiguous float32/float64
+arrays, ``noise`` the 0/1 keep draws and ``keep`` = 1/(1-p) in the arrays' dtype.
+
+Bit for bit what the composite computes: ``relu(h) * (noise / (1 - p))`` forward (the
+relu of kernels/scalar.py: 0 where h <= 0, NaN kept) and, backward, the gradient times
+the mask, zeroed where h <= 0 (relu_grad on the saved output).
+"""
+import numba
+
+from .attention import _halves
+
+__all__ = ["relu_dropout", "relu_dropout_backward"]
+
+
+@numba.njit(cache=True, nogil=True)
+def _forward(h, noise, keep, out, lo, hi):
+    zero = h.dtype.type(0)
+    for i in range(lo, hi):
+        v = h[i]
+        r = v if not v <= 0 else zero
+        out[i] = r * (noise[i] * keep)
+
+
+@numba.njit(cache=True, nogil=True)
+def _backward(g, h, noise, keep, out, lo, hi):
+    zero = h.dtype.type(0)
+    for i in range(lo, hi):
+        gm = g[i] * (noise[i] * keep)
+        out[i] = gm if not h[i] <= 0 else zero
+
+
+_SPLIT = 1 << 16            # elements from which the two halves run on two threads
+
+
+def relu_dropout(h, noise, keep, out):
+    """out = relu(h) * noise * keep over flat arrays."""
+    keep = h.dtype.type(keep)
+    _split(h.size, lambda lo, hi: _forward(h, noise, keep, out, lo, hi))
+
+
+def relu_dropout_backward(g, h, noise, keep, out):
+    """out = g * noise * keep where h > 0 (or NaN), else 0."""
+    keep = h.dtype.type(keep)
+    _split(h.size, lambda lo, hi: _backward(g, h, noise, keep, out, lo, hi))
+
+
+def _split(n, work):
+    if n < _SPLIT:
+        work(0, n)
+    else:
+        _halves(n, work)
