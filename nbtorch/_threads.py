@@ -54,12 +54,14 @@ def _call(lib, names, *args):
 
 
 def set_num_threads(n):
-    """Use `n` threads for parallel Numba kernels and for BLAS (matmul, conv)."""
+    """Use `n` threads for parallel Numba kernels, elementwise kernels and BLAS (matmul, conv)."""
     import numba
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     _call(_openblas(), _SETTERS, ctypes.c_int(n))
+    from .kernels.cpu import workers        # the elementwise kernels' helper threads
+    workers.set_num_threads(n)
 
 
 def get_num_threads():

@@ -26,9 +26,9 @@ import queue
 import threading
 from time import perf_counter
 
-__all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable"]
+__all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "set_num_threads"]
 
-NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))
+NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
 _POOL = []
 _BACKOFF = {"skip": 0, "next": 0}    # serial calls still to make; the next back-off length
@@ -41,6 +41,13 @@ def helpers_usable():
         b["skip"] -= 1               # a race between threads only shifts the count by one
         return False
     return NUM_THREADS > 1
+
+
+def set_num_threads(n):
+    """Use `n` threads (the caller and n - 1 helpers); ``nbtorch.set_num_threads`` calls
+    this, so ``set_num_threads(1)`` makes elementwise kernels serial, as in PyTorch."""
+    global NUM_THREADS
+    NUM_THREADS = max(1, min(int(n), 8))
 
 
 def _record(starved):
@@ -82,6 +89,7 @@ class Helpers:
 
     def __init__(self, n):
         self._jobs = queue.SimpleQueue()
+        self.size = n
         for i in range(n):
             threading.Thread(target=self._serve, name=f"nbtorch-pw{i}", daemon=True).start()
 
@@ -105,7 +113,7 @@ def pool():
     """The helper threads, made on first use and again in a forked child (DataLoader
     workers): threads do not survive a fork."""
     pid = os.getpid()
-    if not _POOL or _POOL[0] != pid:
+    if not _POOL or _POOL[0] != pid or _POOL[1].size < NUM_THREADS - 1:
         _POOL[:] = [pid, Helpers(NUM_THREADS - 1)]
     return _POOL[1]
 

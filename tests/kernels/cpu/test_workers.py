@@ -88,3 +88,19 @@ def test_starved_helpers_back_off(monkeypatch):
     assert sum(not workers.helpers_usable() for _ in range(20)) == 16
     workers._record(False)                        # one that paid halves the next back-off
     assert workers._BACKOFF == {"skip": 0, "next": 8}
+
+
+def test_set_num_threads_one_makes_elementwise_serial(monkeypatch):
+    import nbtorch
+    monkeypatch.setattr(workers, "_BACKOFF", {"skip": 0, "next": 0})
+    before = nbtorch.get_num_threads()
+    try:
+        nbtorch.set_num_threads(1)
+        assert not workers.helpers_usable()
+        nbtorch.set_num_threads(2)
+        assert workers.NUM_THREADS == 2 and workers.helpers_usable()
+        seen = []
+        workers.parallel_chunks(seen.append, 6)
+        assert sorted(seen) == list(range(6)) and workers.pool().size >= 1
+    finally:
+        nbtorch.set_num_threads(before)
