@@ -34,8 +34,9 @@ import numpy as np
 
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous
-from nbtorch.kernels.cpu.workers import NUM_THREADS as _NUM_THREADS, parallel_chunks
-from nbtorch.kernels.cpu.workers import helpers_usable
+from nbtorch.kernels.cpu import workers
+from nbtorch.kernels.cpu.workers import NUM_THREADS as _NUM_THREADS  # noqa: F401 (attention)
+from nbtorch.kernels.cpu.workers import helpers_usable, parallel_chunks
 from nbtorch.kernels.cpu.workers import pool as _pool  # noqa: F401 (cpu/attention.py)
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
@@ -224,7 +225,7 @@ def _run_parallel(ufunc, types, out, args):
 
 def _chunk_count(size, n):
     """Chunks of a parallel call over `size` elements split along an axis of length n."""
-    return max(2, min(n, _NUM_THREADS * CHUNKS_PER_THREAD, size // MIN_CHUNK))
+    return max(2, min(n, workers.NUM_THREADS * CHUNKS_PER_THREAD, size // MIN_CHUNK))
 
 
 def _same_contiguous(out, args, n_params=0):
