@@ -12,7 +12,7 @@ probabilities (PyTorch's ``_safe_softmax``); a NaN in a row makes the row NaN.
 import numba
 import numpy as np
 
-from .reduce import FM, _row_extreme, _row_sum
+from .reduce import FM, _block_max, _row_sum
 from .softmax import _exp_minus
 
 __all__ = ["attention_probs", "attention_probs_backward", "sdpa", "sdpa_backward"]
@@ -46,19 +46,24 @@ def attention_probs(s, mask, mstrides, has_mask, scale, noise, keep, has_dropout
                     for j in range(S):
                         tmp[j] = src[j] * scale
                 out = p[n, h, i]
-                m = _row_extreme(tmp, True)
+                m = _block_max(tmp)            # NaN ignored: a NaN makes the row NaN below
                 if m == -np.inf and _all_neg_inf(tmp):
                     out[:] = 0
-                else:
-                    _exp_minus(tmp, m, out)
-                    r = out.dtype.type(1.0 / _row_sum(out, 0.0, False))
-                    for j in range(S):
-                        out[j] *= r
+                    if has_dropout:
+                        pd[n, h, i][:] = 0
+                    continue
+                _exp_minus(tmp, m, out)
+                r = out.dtype.type(1.0 / _row_sum(out, 0.0, False))
                 if has_dropout:
                     drow = pd[n, h, i]
                     nrow = noise[n, h, i]
                     for j in range(S):
-                        drow[j] = out[j] * (nrow[j] * keep)
+                        v = out[j] * r
+                        out[j] = v
+                        drow[j] = v * (nrow[j] * keep)
+                else:
+                    for j in range(S):
+                        out[j] *= r
 
 
 @numba.njit(cache=True, fastmath=FM, nogil=True)
