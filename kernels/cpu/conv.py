@@ -18,6 +18,9 @@ GEMM while still in cache; the GEMM is one batched ``np.matmul(..., out=)``
 per chunk and group, writing straight into NCHW (no transposes): chunks that
 stay in cache beat whole-batch columns with one big GEMM (benchmarks/bench_conv.py).
 DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS.
+Large enough batches are split into ranges run on several threads, OpenBLAS on one
+thread each (batch_threads.py). The forward can keep the whole batch's columns for
+the weight gradient (``conv2d_forward.columns_shape``, the ``columns=`` arguments).
 Callers validate shapes; the kernels do no bounds checks.
 """
 import threading
