@@ -15,6 +15,7 @@ from ..._tensor import Tensor
 from ...autograd import Function
 from ...autograd.function import renamed
 from ...ops._common import broadcast_shapes
+from ...ops.cross_entropy import fused_cross_entropy
 from ...ops.softmax import half_in_float32, log_softmax_grad
 from .activation import softplus as _softplus
 
@@ -333,6 +334,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         return _soft_cross_entropy(torch.log_softmax(input, class_dim), target, weight,
                                    ignore_index, reduction, label_smoothing, class_dim,
                                    n_classes)
+    if label_smoothing == 0.0 and weight is None:
+        fused = fused_cross_entropy(input, target, ignore_index, reduction)
+        if fused is not None:
+            return fused
     t = _class_targets(input, target, weight, ignore_index)
     if label_smoothing == 0.0:
         loss = _CrossEntropyIndices.apply(_classes_last(input), t.safe, t.weights,
