@@ -38,7 +38,7 @@ __all__ = [
 PARALLEL_MIN_ELEMENTS = 1 << 22
 # Work from which the fast (windows inside the input) kernels and max-pool's scatter split
 # their planes over Python threads instead (batch_threads.py: no OpenMP region beside BLAS).
-SPLIT_MIN_WORK = 1 << 17
+SPLIT_MIN_WORK = 1 << 16
 
 
 def _over_planes(kernel, n_planes, work, *arrays_then_args):
