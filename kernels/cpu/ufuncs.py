@@ -28,6 +28,7 @@ prefetching; 1.2-2.5x the ufunc's speed, same bits), split in flat chunks over
 the same thread pool (the loops release the GIL).
 """
 import threading
+from time import perf_counter
 
 import numba
 import numpy as np
@@ -36,7 +37,7 @@ from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import NUM_THREADS as _NUM_THREADS  # noqa: F401 (attention)
-from nbtorch.kernels.cpu.workers import helpers_usable, parallel_chunks
+from nbtorch.kernels.cpu.workers import parallel_chunks, record_serial, use_helpers
 from nbtorch.kernels.cpu.workers import pool as _pool  # noqa: F401 (cpu/attention.py)
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
@@ -151,8 +152,15 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
         if "e" in types:
             return _run_half(name, out, args)
         ufunc = loop(name, types)
-    if out.size >= PARALLEL_THRESHOLD and helpers_usable() and _splittable(out, args):
-        return _run_parallel(ufunc, types, out, args)
+    size = out.size
+    if size >= PARALLEL_THRESHOLD and _splittable(out, args):
+        key = (ufunc, types, size.bit_length())     # a loop and a size class
+        if use_helpers(key):
+            return _run_parallel(ufunc, types, out, args, key)
+        t = perf_counter()
+        _call_quiet(ufunc, args, out, types)
+        record_serial(key, perf_counter() - t, size)
+        return
     _call_quiet(ufunc, args, out, types)
 
 
@@ -200,7 +208,7 @@ def _splittable(out, args):
     return True
 
 
-def _run_parallel(ufunc, types, out, args):
+def _run_parallel(ufunc, types, out, args, key=None):
     """Split `out` along its longest axis into chunks run on the helper threads too."""
     axis = int(np.argmax(out.shape))
     n = out.shape[axis]
@@ -220,7 +228,7 @@ def _run_parallel(ufunc, types, out, args):
                 parts.append(a[(slice(None),) * ax + (slice(lo, hi),)])
         _call_quiet(ufunc, parts, sl_out, types)
 
-    parallel_chunks(chunk, chunks)
+    parallel_chunks(chunk, chunks, key, out.size)
 
 
 def _chunk_count(size, n):
@@ -254,8 +262,14 @@ def _run_contiguous(flat_loop, out, args, n_params=0):
     ins = [a.reshape(-1) for a in args[:n_arrays]]
     params = [p[()] for p in args[n_arrays:]]               # NumPy float32 scalars
     n = flat.shape[0]
-    if n < PARALLEL_THRESHOLD or not helpers_usable():
+    if n < PARALLEL_THRESHOLD:
         flat_loop(flat, *ins, *params)
+        return
+    key = (flat_loop, n.bit_length())                 # a loop and a size class
+    if not use_helpers(key):
+        t = perf_counter()
+        flat_loop(flat, *ins, *params)
+        record_serial(key, perf_counter() - t, n)
         return
     chunks = _chunk_count(n, n)
     bounds = [n * k // chunks // 16 * 16 for k in range(chunks)] + [n]
@@ -264,4 +278,4 @@ def _run_contiguous(flat_loop, out, args, n_params=0):
         lo, hi = bounds[k], bounds[k + 1]
         flat_loop(flat[lo:hi], *[a[lo:hi] for a in ins], *params)
 
-    parallel_chunks(chunk, chunks)
+    parallel_chunks(chunk, chunks, key, n)

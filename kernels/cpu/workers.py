@@ -11,14 +11,19 @@ serial at load 5 on 2 cores).
 
 A helper can still be descheduled in the middle of a chunk it claimed, and then the
 caller waits for it: at load 6 on 2 cores that made calls of 2^21+ elements 3-4x
-slower than serial (median). So the caller times its own chunks: when the whole call
-took longer than 0.8x its fastest chunk times the chunk count (about what the serial
-loop would have cost), the helpers did not pay (they are starved of CPU), and
-`helpers_usable` answers False for the next 8, 16, ... 512 calls (the callers then
-run serially) before the helpers are tried again; a call that pays halves the next
-back-off (a lucky call on a busy machine does not bring back every later stall).
+slower than serial (median). So callers time their serial calls per kind of call
+(`record_serial`: a loop and a size class; the pace kept is a floor that rises at
+most 5% a sample) and a parallel call is judged against it: slower than 0.8x the
+serial pace means the helpers did not pay (they are starved of CPU, or the call is
+too small for them), and `use_helpers` answers False for the next 8, 16, ... 512
+calls of that kind (they run serially, refreshing the pace) before the helpers are
+tried again; a call that pays halves the next back-off (a lucky call on a busy
+machine does not bring back every later stall). The first call of a kind runs
+serially, to learn its pace. (The caller's own chunk times are a poor measure: they
+include its waits for the GIL; a call without a key, e.g. from `batch_threads.py`,
+is judged by them: 0.8x its fastest chunk times the chunk count.)
 
-    parallel_chunks(chunk, n):   for k in range(n) (on several threads): chunk(k)
+    parallel_chunks(chunk, n, key, size):   for k in range(n) (on several threads): chunk(k)
 """
 import itertools
 import os
@@ -26,21 +31,41 @@ import queue
 import threading
 from time import perf_counter
 
-__all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "set_num_threads"]
+__all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "use_helpers",
+           "record_serial", "set_num_threads"]
 
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
 _POOL = []
-_BACKOFF = {"skip": 0, "next": 0}    # serial calls still to make; the next back-off length
+_BACKOFF = {}     # key -> [serial calls still to make, the next back-off length]
+_PACE = {}        # key -> seconds per element of the serial call
 
 
-def helpers_usable():
-    """False while recent parallel calls found the helpers starved (see the module doc)."""
-    b = _BACKOFF
-    if b["skip"]:
-        b["skip"] -= 1               # a race between threads only shifts the count by one
+def helpers_usable(key=None):
+    """False while recent parallel calls of kind `key` found the helpers starved (see
+    the module doc); callers without a key share one back-off."""
+    return _usable(key)
+
+
+def use_helpers(key):
+    """Whether a call of kind `key` should split over the helpers: not while they back
+    off, nor before a serial call of that kind gave its pace."""
+    return key in _PACE and _usable(key)
+
+
+def _usable(key):
+    b = _BACKOFF.get(key)
+    if b is not None and b[0]:
+        b[0] -= 1                    # a race between threads only shifts the count by one
         return False
     return NUM_THREADS > 1
+
+
+def record_serial(key, seconds, size):
+    """Note the time of a serial call of kind `key` over `size` elements."""
+    pace = seconds / size
+    old = _PACE.get(key)
+    _PACE[key] = pace if old is None or pace < old else min(pace, old * 1.05)
 
 
 def set_num_threads(n):
@@ -50,13 +75,15 @@ def set_num_threads(n):
     NUM_THREADS = max(1, min(int(n), 8))
 
 
-def _record(starved):
-    b = _BACKOFF
+def _record(key, starved):
+    b = _BACKOFF.get(key)
+    if b is None:
+        b = _BACKOFF[key] = [0, 0]
     if starved:
-        b["next"] = min(max(2 * b["next"], 8), MAX_BACKOFF)
-        b["skip"] = b["next"]
+        b[1] = min(max(2 * b[1], 8), MAX_BACKOFF)
+        b[0] = b[1]
     else:
-        b["next"] //= 2
+        b[1] //= 2
 
 
 class _Future:
@@ -118,9 +145,11 @@ def pool():
     return _POOL[1]
 
 
-def parallel_chunks(chunk, n_chunks):
+def parallel_chunks(chunk, n_chunks, key=None, size=0):
     """Call ``chunk(k)`` for k in range(n_chunks) on this thread and the helpers, each k
-    once; returns when all are done, raising the first chunk's exception if any."""
+    once; returns when all are done, raising the first chunk's exception if any. With
+    the `key` and `size` (elements) of a call whose serial pace is known, the time is
+    judged against it (see the module doc)."""
     claim = itertools.count().__next__
     finish = itertools.count(1).__next__
     all_done = threading.Lock()
@@ -148,6 +177,8 @@ def parallel_chunks(chunk, n_chunks):
     t0 = perf_counter()
     fastest = work()
     all_done.acquire()
-    _record(perf_counter() - t0 > 0.8 * fastest * n_chunks)     # did the helpers pay?
+    pace = _PACE.get(key) if key is not None else None           # did the helpers pay?
+    serial = pace * size if pace is not None else fastest * n_chunks
+    _record(key, perf_counter() - t0 > 0.8 * serial)
     if errors:
         raise errors[0]

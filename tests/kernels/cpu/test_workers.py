@@ -81,18 +81,32 @@ def test_forked_child_gets_its_own_helpers():
 
 def test_starved_helpers_back_off(monkeypatch):
     monkeypatch.setattr(workers, "NUM_THREADS", 2)
-    monkeypatch.setattr(workers, "_BACKOFF", {"skip": 0, "next": 0})
-    workers._record(True)                         # a parallel call that did not pay
+    monkeypatch.setattr(workers, "_BACKOFF", {})
+    workers._record(None, True)                   # a parallel call that did not pay
     assert [workers.helpers_usable() for _ in range(9)] == [False] * 8 + [True]
-    workers._record(True)                         # again: twice as long
+    workers._record(None, True)                   # again: twice as long
     assert sum(not workers.helpers_usable() for _ in range(20)) == 16
-    workers._record(False)                        # one that paid halves the next back-off
-    assert workers._BACKOFF == {"skip": 0, "next": 8}
+    workers._record(None, False)                  # one that paid halves the next back-off
+    assert workers._BACKOFF[None] == [0, 8]
+    assert workers.helpers_usable("other kind")   # back-offs are per kind of call
+
+
+def test_a_kind_runs_serially_until_its_pace_is_known(monkeypatch):
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    monkeypatch.setattr(workers, "_PACE", {})
+    monkeypatch.setattr(workers, "_BACKOFF", {})
+    assert not workers.use_helpers("k")
+    workers.record_serial("k", 1e-3, 1000)
+    assert workers.use_helpers("k")
+    workers.record_serial("k", 5e-3, 1000)        # a slow sample raises the pace by 5%
+    assert workers._PACE["k"] == pytest.approx(1.05e-6)
+    workers.parallel_chunks(lambda k: None, 4, "k", 1000)   # 1 ms x 0.8 to beat: pays
+    assert workers._BACKOFF["k"] == [0, 0]
 
 
 def test_set_num_threads_one_makes_elementwise_serial(monkeypatch):
     import nbtorch
-    monkeypatch.setattr(workers, "_BACKOFF", {"skip": 0, "next": 0})
+    monkeypatch.setattr(workers, "_BACKOFF", {})
     before = nbtorch.get_num_threads()
     try:
         nbtorch.set_num_threads(1)
