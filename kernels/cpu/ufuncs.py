@@ -16,7 +16,10 @@ Large outputs are split along one axis into a few chunks per CPU core, claimed
 by the calling thread and the helper threads of `workers.py` as each becomes free:
 NumPy releases the GIL inside ufunc loops, so this is a parallel loop with no extra
 compilation (unlike ``parallel=True``, which would double the compiled code).
-float16 (which Numba lacks) computes in float32. Floating-point warnings are
+Only where it pays: each kind of call (a loop and a size class) from
+`PARALLEL_THRESHOLD` elements runs serially first, and parallel calls slower than
+0.8x that pace back off for a while (`workers.py`): on a busy machine the helpers
+are starved of CPU, and small calls do not cover the hand-off (~10 us). float16 (which Numba lacks) computes in float32. Floating-point warnings are
 silenced, as PyTorch does not warn.
 
 The costly float32 bodies (exp, log, log1p, tanh, sigmoid, the GELUs, SiLU,
