@@ -19,8 +19,9 @@ compilation (unlike ``parallel=True``, which would double the compiled code).
 Only where it pays: each kind of call (a loop and a size class) from
 `PARALLEL_THRESHOLD` elements runs serially first, and parallel calls slower than
 0.8x that pace back off for a while (`workers.py`): on a busy machine the helpers
-are starved of CPU, and small calls do not cover the hand-off (~10 us). float16 (which Numba lacks) computes in float32. Floating-point warnings are
-silenced, as PyTorch does not warn.
+are starved of CPU, and small calls do not cover the hand-off (~10 us). float16
+(which Numba lacks) computes in float32. Floating-point warnings are silenced, as
+PyTorch does not warn.
 
 The costly float32 bodies (exp, log, log1p, tanh, sigmoid, the GELUs, SiLU,
 Mish, softplus, and the GELU/SiLU gradients) have a second path: from
