@@ -25,6 +25,7 @@ used as a global would not); one compiled signature serves float32 and float64.
 (NumPy built on another BLAS) `gemm_split` declines and `one_thread` just calls.
 """
 import ctypes
+import threading
 
 import numba
 import numpy as np
@@ -91,16 +92,36 @@ def threads():
     return _get() if _get is not None else 1
 
 
+_lock = threading.Lock()
+_held = [0, 1]          # [calls inside one_thread, OpenBLAS's thread count before the first]
+
+
+def _enter():
+    with _lock:
+        if _held[0] == 0:
+            _held[1] = _get()
+            _set(1)
+        _held[0] += 1
+
+
+def _leave():
+    with _lock:
+        _held[0] -= 1
+        if _held[0] == 0:
+            _set(_held[1])
+
+
 def one_thread(fn, *args):
-    """fn(*args) with OpenBLAS on one thread; its thread count is restored afterwards."""
-    n = threads()
-    if n <= 1:
+    """fn(*args) with OpenBLAS on one thread; its thread count is restored afterwards
+    (by the last of several Python threads inside at once, so none restores a count
+    another one set)."""
+    if threads() <= 1:
         return fn(*args)
-    _set(1)
+    _enter()
     try:
         return fn(*args)
     finally:
-        _set(n)
+        _leave()
 
 
 # ---- the split GEMM ------------------------------------------------------------------
@@ -193,12 +214,11 @@ def gemm_split(a, b, out, parts):
     sc = out.strides[0]
     if sa < 0 or sb < 0 or sc < 0:
         return False
-    n_threads = threads()
-    _set(1)
+    _enter()
     try:
         gemm_parts(addr, int(isz == 8), parts, out.shape[0], m, n, k,
                    a.ctypes.data, sa, op_a[0], op_a[1], b.ctypes.data, sb, op_b[0], op_b[1],
                    out.ctypes.data, sc, out.strides[-2] // isz)
     finally:
-        _set(n_threads)
+        _leave()
     return True

@@ -127,3 +127,23 @@ def test_gemm_split_applies_and_declines():
     assert not blas.gemm_split(a.astype(np.complex64), b.astype(np.complex64),
                                out.astype(np.complex64), 2)           # no ?gemm for it
     assert not blas.gemm_split(a[:, :, ::2], b[:, ::2], out, 2)       # no unit stride
+
+
+def test_thread_count_survives_concurrent_callers():
+    """Python threads multiplying at once leave OpenBLAS's thread count as it was."""
+    import threading
+    before = blas.threads()
+    rng = np.random.default_rng(5)
+    a2 = torch.from_numpy(rng.standard_normal((100, 100)).astype(np.float32))
+    a3 = torch.from_numpy(rng.standard_normal((8, 96, 96)).astype(np.float32))
+
+    def work():
+        for _ in range(20):
+            a2 @ a2
+            a3 @ a3
+    workers = [threading.Thread(target=work) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert blas.threads() == before
