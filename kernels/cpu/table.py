@@ -39,8 +39,9 @@ KERNELS = {
     "softmax": "softmax.softmax", "log_softmax": "softmax.log_softmax",
     # fused attention (BLAS on strided views around one softmax/mask/dropout row kernel)
     "sdpa": "attention.sdpa", "sdpa_backward": "attention.sdpa_backward",
-    "relu_dropout": "relu_dropout.relu_dropout",
-    "relu_dropout_backward": "relu_dropout.relu_dropout_backward",
+    "relu_dropout": "dropout_fused.relu_dropout",
+    "relu_dropout_backward": "dropout_fused.relu_dropout_backward",
+    "dropout_add": "dropout_fused.dropout_add", "dropout_grad": "dropout_fused.dropout_grad",
     "cumsum": "scan.cumsum", "cumprod": "scan.cumprod",
     "cummax": "scan.cummax", "cummin": "scan.cummin", "logcumsumexp": "scan.logcumsumexp",
     # sorting and counting

@@ -27,9 +27,9 @@ CPU_ONLY = {
     # fused attention: a CPU fast path (BLAS on strided views); CUDA runs the composite
     # attention (batched matmul, softmax, dropout kernels)
     "sdpa", "sdpa_backward",
-    # relu then dropout in one pass: a CPU fast path of the Transformer layers' feed-forward
-    # block; CUDA runs relu, the dropout mask and the product as separate kernels
-    "relu_dropout", "relu_dropout_backward",
+    # dropout fused with relu or with a residual add before a LayerNorm: CPU fast paths of
+    # the Transformer layers; CUDA runs the separate kernels
+    "relu_dropout", "relu_dropout_backward", "dropout_add", "dropout_grad",
 }
 
 

@@ -169,7 +169,7 @@ def test_against_pytorch():
 # ---------------------------------------------------------------- relu + dropout (feed-forward)
 
 def test_relu_dropout_node_is_the_composite_bit_for_bit():
-    from nbtorch.ops.relu_dropout import relu_dropout
+    from nbtorch.ops.dropout_fused import relu_dropout
     for n in (10, 70000):                             # one thread, two halves
         h = nbtorch.randn(n)
         h[:4] = nbtorch.tensor([float("nan"), float("-inf"), -0.0, float("inf")])
@@ -208,3 +208,58 @@ def test_transformer_feed_forward_uses_it_unless_hooked():
     layer.activation = nn.ReLU()                      # a module: the plain path
     nbtorch.manual_seed(4)
     np.testing.assert_array_equal(layer(x).detach().numpy(), fused.detach().numpy())
+
+
+def test_dropout_add_layer_norm_node_is_the_composite_bit_for_bit():
+    from nbtorch.ops.dropout_fused import dropout_add_layer_norm
+    x, s = nbtorch.randn(4, 70, 16, requires_grad=True), nbtorch.randn(4, 70, 16,
+                                                                          requires_grad=True)
+    w, b = nbtorch.randn(16, requires_grad=True), nbtorch.randn(16, requires_grad=True)
+    g = nbtorch.randn(4, 70, 16)
+    nbtorch.manual_seed(2)
+    a = F.layer_norm(x + F.dropout(s, 0.3), (16,), w, b)
+    ga = nbtorch.autograd.grad(a, (x, s, w, b), g)
+    nbtorch.manual_seed(2)
+    c = dropout_add_layer_norm(x, s, 0.3, (16,), w, b, 1e-5)
+    gc = nbtorch.autograd.grad(c, (x, s, w, b), g)
+    np.testing.assert_array_equal(c.detach().numpy(), a.detach().numpy())
+    for u, v in zip(gc, ga):
+        np.testing.assert_array_equal(u.numpy(), v.numpy())
+
+    def f(x, s, w):
+        nbtorch.manual_seed(1)
+        return dropout_add_layer_norm(x, s, 0.4, (4,), w, None, 1e-5)
+    args = (_t(_rand(2, 4), True), _t(_rand(2, 4, seed=1), True), _t(_rand(4, seed=2), True))
+    assert gradcheck(f, args)
+    assert gradgradcheck(f, args)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_transformer_layers_train_as_the_composite(norm_first):
+    """The fused nodes change no value: the layers against their own blocks run apart."""
+    nbtorch.manual_seed(0)
+    enc = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.3, norm_first=norm_first)
+    dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.3, norm_first=norm_first)
+
+    class Plain(nn.TransformerEncoderLayer):              # own blocks: the composite path
+        def _sa_block(self, *a):
+            return super()._sa_block(*a)
+
+        def _ff_block(self, x):
+            return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+    plain = Plain(8, 2, 16, dropout=0.3, norm_first=norm_first)
+    plain.load_state_dict(enc.state_dict())
+    x = nbtorch.randn(5, 3, 8)
+    for layer in (enc, plain):
+        names = _node_names(layer(x.requires_grad_(True)))
+        assert ("ReluDropoutBackward0" in names) == (layer is enc)
+    outs = []
+    for layer in (enc, plain):
+        nbtorch.manual_seed(9)
+        out = layer(x)
+        gx, = nbtorch.autograd.grad(out, x, nbtorch.ones_like(out))
+        outs.append((out.detach().numpy(), gx.numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], atol=1e-6)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], atol=1e-5)
+    y = dec(x, nbtorch.randn(4, 3, 8))
+    assert y.shape == (5, 3, 8)

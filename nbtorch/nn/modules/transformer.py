@@ -38,6 +38,12 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+def _own(layer, cls, *names):
+    """True when `layer` runs `cls`'s own block methods (a subclass may override them)."""
+    kind = type(layer)
+    return all(getattr(kind, n) is getattr(cls, n) for n in names)
+
+
 def _hooked(module):
     d = module.__dict__
     return bool(d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
@@ -50,10 +56,25 @@ def _activation_dropout(layer, h):
     drop = layer.dropout
     if (layer.activation is F.relu and type(drop) is Dropout and drop.training
             and not drop.inplace and not _hooked(drop) and not _tracing()):
-        from ...ops.relu_dropout import relu_dropout, relu_dropout_ok
+        from ...ops.dropout_fused import relu_dropout, relu_dropout_ok
         if relu_dropout_ok(h, drop.p):
             return relu_dropout(h, drop.p)
     return drop(layer.activation(h))
+
+
+def _dropout_add_norm(drop, norm, x, s):
+    """norm(x + drop(s)), a post-norm residual: one fused node for a plain Dropout in
+    training and a plain LayerNorm on the CPU (same mask, same values), the three calls
+    otherwise."""
+    if (type(drop) is Dropout and drop.training and not drop.inplace and not _hooked(drop)
+            and type(norm) is LayerNorm and not _hooked(norm) and not _tracing()):
+        from ...ops.dropout_fused import dropout_add_layer_norm, dropout_add_layer_norm_ok
+        shape = tuple(norm.normalized_shape)
+        if (x.dim() >= len(shape) and tuple(x._shape[x.dim() - len(shape):]) == shape
+                and dropout_add_layer_norm_ok(x, s, drop.p, norm.weight, norm.bias)):
+            return dropout_add_layer_norm(x, s, drop.p, shape, norm.weight, norm.bias,
+                                          norm.eps)
+    return norm(x + drop(s))
 
 
 def _tracing():
@@ -98,18 +119,27 @@ class TransformerEncoderLayer(Module):
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
             x = x + self._ff_block(self.norm2(x))
+        elif _own(self, TransformerEncoderLayer, "_sa_block", "_ff_block"):
+            x = _dropout_add_norm(self.dropout1, self.norm1, x,
+                                  self._sa(x, src_mask, src_key_padding_mask, is_causal))
+            x = _dropout_add_norm(self.dropout2, self.norm2, x, self._ff(x))
         else:
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
             x = self.norm2(x + self._ff_block(x))
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
+        return self.dropout1(self._sa(x, attn_mask, key_padding_mask, is_causal))
+
+    def _sa(self, x, attn_mask, key_padding_mask, is_causal):
+        return self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                              need_weights=False, is_causal=is_causal)[0]
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(_activation_dropout(self, self.linear1(x))))
+        return self.dropout2(self._ff(x))
+
+    def _ff(self, x):
+        return self.linear2(_activation_dropout(self, self.linear1(x)))
 
 
 class TransformerEncoder(Module):
@@ -176,6 +206,13 @@ class TransformerDecoderLayer(Module):
             x = x + self._mha_block(self.norm2(x), memory, memory_mask,
                                     memory_key_padding_mask, memory_is_causal)
             x = x + self._ff_block(self.norm3(x))
+        elif _own(self, TransformerDecoderLayer, "_sa_block", "_mha_block", "_ff_block"):
+            x = _dropout_add_norm(self.dropout1, self.norm1, x,
+                                  self._sa(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = _dropout_add_norm(self.dropout2, self.norm2, x,
+                                  self._mha(x, memory, memory_mask, memory_key_padding_mask,
+                                            memory_is_causal))
+            x = _dropout_add_norm(self.dropout3, self.norm3, x, self._ff(x))
         else:
             x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
             x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
@@ -184,18 +221,25 @@ class TransformerDecoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+        return self.dropout1(self._sa(x, attn_mask, key_padding_mask, is_causal))
+
+    def _sa(self, x, attn_mask, key_padding_mask, is_causal):
+        return self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                              is_causal=is_causal, need_weights=False)[0]
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
-        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
-                                key_padding_mask=key_padding_mask, is_causal=is_causal,
-                                need_weights=False)[0]
-        return self.dropout2(x)
+        return self.dropout2(self._mha(x, mem, attn_mask, key_padding_mask, is_causal))
+
+    def _mha(self, x, mem, attn_mask, key_padding_mask, is_causal):
+        return self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                   key_padding_mask=key_padding_mask, is_causal=is_causal,
+                                   need_weights=False)[0]
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(_activation_dropout(self, self.linear1(x))))
+        return self.dropout3(self._ff(x))
+
+    def _ff(self, x):
+        return self.linear2(_activation_dropout(self, self.linear1(x)))
 
 
 class TransformerDecoder(Module):

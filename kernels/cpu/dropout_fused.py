@@ -1,16 +1,18 @@
-"""ReLU then dropout in one pass, forward and backward (the feed-forward block of
-nn.TransformerEncoderLayer/DecoderLayer in training): flat contiguous float32/float64
-arrays, ``noise`` the 0/1 keep draws and ``keep`` = 1/(1-p) in the arrays' dtype.
+"""Dropout fused with its neighbour in one pass (the Transformer layers in training):
+ReLU then dropout, forward and backward, and the residual ``x + dropout(s)`` before a
+LayerNorm. Flat contiguous float32/float64 arrays, ``noise`` the 0/1 keep draws and
+``keep`` = 1/(1-p) in the arrays' dtype.
 
 Bit for bit what the composite computes: ``relu(h) * (noise / (1 - p))`` forward (the
 relu of kernels/scalar.py: 0 where h <= 0, NaN kept) and, backward, the gradient times
-the mask, zeroed where h <= 0 (relu_grad on the saved output).
+the mask, zeroed where h <= 0 (relu_grad on the saved output); ``x + s * mask`` and the
+gradient of s, ``g * mask``.
 """
 import numba
 
 from .attention import _halves
 
-__all__ = ["relu_dropout", "relu_dropout_backward"]
+__all__ = ["relu_dropout", "relu_dropout_backward", "dropout_add", "dropout_grad"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -30,6 +32,18 @@ def _backward(g, h, noise, keep, out, lo, hi):
         out[i] = gm if not h[i] <= 0 else zero
 
 
+@numba.njit(cache=True, nogil=True)
+def _add_masked(x, s, noise, keep, out, lo, hi):
+    for i in range(lo, hi):
+        out[i] = x[i] + s[i] * (noise[i] * keep)
+
+
+@numba.njit(cache=True, nogil=True)
+def _masked(g, noise, keep, out, lo, hi):
+    for i in range(lo, hi):
+        out[i] = g[i] * (noise[i] * keep)
+
+
 _SPLIT = 1 << 16            # elements from which the two halves run on two threads
 
 
@@ -43,6 +57,18 @@ def relu_dropout_backward(g, h, noise, keep, out):
     """out = g * noise * keep where h > 0 (or NaN), else 0."""
     keep = h.dtype.type(keep)
     _split(h.size, lambda lo, hi: _backward(g, h, noise, keep, out, lo, hi))
+
+
+def dropout_add(x, s, noise, keep, out):
+    """out = x + s * noise * keep over flat arrays (a residual plus a dropped-out branch)."""
+    keep = x.dtype.type(keep)
+    _split(x.size, lambda lo, hi: _add_masked(x, s, noise, keep, out, lo, hi))
+
+
+def dropout_grad(g, noise, keep, out):
+    """out = g * noise * keep over flat arrays (dropout's backward)."""
+    keep = g.dtype.type(keep)
+    _split(g.size, lambda lo, hi: _masked(g, noise, keep, out, lo, hi))
 
 
 def _split(n, work):
