@@ -16,7 +16,9 @@ Two float launchers, chosen by the op layer through the registry:
   ``@njit`` function needs SciPy (not a dependency), while NumPy's matmul
   reaches the machine's BLAS (OpenBLAS) without it. DESIGN.md measured BLAS
   at 3-4x the best hand-tiled Numba kernel, and issue 2 asks to keep the
-  faster one as the default.
+  faster one as the default. How many OpenBLAS threads a call uses, and whether a
+  batch is split over the threads one product each, is `kernels/cpu/blas.py`'s
+  business (`_blas_core`).
 - `matmul_numba` is a textbook Goto-style GEMM written with ``numba.njit``:
   pack A into MR-row strips and B into NR-column panels (zero padded), then a
   parallel loop over (batch, panel, strip) tiles runs a register-blocked
