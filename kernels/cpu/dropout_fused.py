@@ -17,8 +17,13 @@ __all__ = ["relu_dropout", "relu_dropout_backward", "dropout_add", "dropout_grad
 
 @numba.njit(cache=True, nogil=True)
 def _forward(h, noise, keep, out, lo, hi):
+    _relu_masked(h[lo:hi], noise[lo:hi], keep, out[lo:hi])
+
+
+@numba.njit(cache=True, nogil=True)
+def _relu_masked(h, noise, keep, out):
     zero = h.dtype.type(0)
-    for i in range(lo, hi):
+    for i in range(h.size):             # on slices: the loop vectorises
         v = h[i]
         r = v if not v <= 0 else zero
         out[i] = r * (noise[i] * keep)
@@ -26,21 +31,36 @@ def _forward(h, noise, keep, out, lo, hi):
 
 @numba.njit(cache=True, nogil=True)
 def _backward(g, h, noise, keep, out, lo, hi):
+    _relu_masked_grad(g[lo:hi], h[lo:hi], noise[lo:hi], keep, out[lo:hi])
+
+
+@numba.njit(cache=True, nogil=True)
+def _relu_masked_grad(g, h, noise, keep, out):
     zero = h.dtype.type(0)
-    for i in range(lo, hi):
+    for i in range(h.size):
         gm = g[i] * (noise[i] * keep)
         out[i] = gm if not h[i] <= 0 else zero
 
 
 @numba.njit(cache=True, nogil=True)
 def _add_masked(x, s, noise, keep, out, lo, hi):
-    for i in range(lo, hi):
+    _add_masked_flat(x[lo:hi], s[lo:hi], noise[lo:hi], keep, out[lo:hi])
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_masked_flat(x, s, noise, keep, out):
+    for i in range(x.size):
         out[i] = x[i] + s[i] * (noise[i] * keep)
 
 
 @numba.njit(cache=True, nogil=True)
 def _masked(g, noise, keep, out, lo, hi):
-    for i in range(lo, hi):
+    _masked_flat(g[lo:hi], noise[lo:hi], keep, out[lo:hi])
+
+
+@numba.njit(cache=True, nogil=True)
+def _masked_flat(g, noise, keep, out):
+    for i in range(g.size):
         out[i] = g[i] * (noise[i] * keep)
 
 
