@@ -56,7 +56,6 @@ def _transformer():
     for shape in ((16, 64, 128), (2, 8, 128)):
         layer(torch.randn(*shape)).sum().backward()
     opt.step()
-    torch.bmm(torch.randn(8, 96, 96), torch.randn(8, 96, 96))   # batch split over threads
 
 
 def _mlp():

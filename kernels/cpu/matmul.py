@@ -50,7 +50,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu import blas
+from nbtorch.kernels.cpu import batch_threads, blas
 from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
@@ -250,46 +250,27 @@ def _run(core, a, b, out):
 
 def _blas_core(a, b, out):
     """np.matmul, with OpenBLAS's threads used where they pay (kernels/cpu/blas.py):
-    a batch of small or mid-size products is split over the threads, one product per
-    call; a single product of at most `blas.SMALL_WORK` multiply-adds runs on one thread;
-    bigger ones are left to OpenBLAS's own threading."""
+    a batch of small or mid-size products is split over the CPU helper threads in
+    ranges of its first dim; a single product of at most `blas.SMALL_WORK`
+    multiply-adds runs on one thread; bigger ones are left to OpenBLAS's threading."""
     a, b = _blas_ready(a), _blas_ready(b)
     work = a.shape[-2] * a.shape[-1] * b.shape[-1]
-    if work > blas.OWN_ONE_THREAD_WORK or out.ndim > 2:
-        parts = blas.threads()
-        if parts > 1:
-            if (out.ndim > 2 and work <= blas.BATCH_SPLIT_MAX_WORK
-                    and math.prod(out.shape[:-2]) * work >= blas.SPLIT_MIN_WORK
-                    and _split_batches(a, b, out, parts)):
-                return
-            if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
-                blas.one_thread(np.matmul, a, b, out)
-                return
-    np.matmul(a, b, out=out)
+    if out.ndim > 2 and work <= blas.BATCH_SPLIT_MAX_WORK and a.ndim == b.ndim == out.ndim:
+        parts = batch_threads.ranges(out.shape[0], math.prod(out.shape[:-2]) * work,
+                                     blas.SPLIT_MIN_WORK)
+        if parts is not None:
+            batch_threads.run(lambda b0, b1: np.matmul(_first(a, b0, b1), _first(b, b0, b1),
+                                                       out=out[b0:b1]), parts)
+            return
+    if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
+        blas.one_thread(np.matmul, a, b, out)
+    else:
+        np.matmul(a, b, out=out)
 
 
-def _split_batches(a, b, out, parts):
-    """`blas.gemm_split` over the batch, with the batch dims of a, b and out merged into
-    one where their strides allow it (no copies); False where they do not."""
-    if out.ndim > 3:
-        batch = out.shape[:-2]
-        a, b, out = (_merged(np.broadcast_to(x, batch + x.shape[-2:])) for x in (a, b, out))
-        if a is None or b is None or out is None:
-            return False
-    return out.shape[0] >= parts and blas.gemm_split(a, b, out, parts)
-
-
-def _merged(x):
-    """x (..., r, c) as a 3-D view with its leading dims merged, or None when their
-    strides are not one arithmetic run (a stride-0 run merges too: broadcast)."""
-    lead = [(n, st) for n, st in zip(x.shape[:-2], x.strides[:-2]) if n > 1]
-    for (_, outer), (n, inner) in zip(lead, lead[1:]):
-        if outer != inner * n:
-            return None
-    count = math.prod(x.shape[:-2])
-    stride = lead[-1][1] if lead else 0
-    return np.lib.stride_tricks.as_strided(x, (count,) + x.shape[-2:],
-                                           (stride,) + x.strides[-2:])
+def _first(x, b0, b1):
+    """x[b0:b1] along the first (batch) dim, or x itself where that dim broadcasts."""
+    return x if x.shape[0] == 1 else x[b0:b1]
 
 
 def _numba_core(a, b, out):

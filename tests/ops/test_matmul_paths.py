@@ -93,15 +93,21 @@ def _batched_cases(dtype):
             (r(16, 64, 80), r(1, 80, 72)),                       # broadcast second operand
             (r(16, 80, 64).transpose(0, 2, 1), r(16, 80, 72)),   # transposed first operand
             (r(16, 64, 80), r(16, 72, 80).transpose(0, 2, 1)),   # transposed second operand
-            (r(2, 8, 64, 80), r(1, 1, 80, 72)),                  # 4-D, merged batch dims
-            (r(8, 2, 64, 80).transpose(1, 0, 2, 3), r(2, 8, 80, 72))]   # not mergeable
+            (r(2, 8, 64, 80), r(1, 1, 80, 72)),                  # 4-D, broadcast batch
+            (r(8, 2, 64, 80).transpose(1, 0, 2, 3), r(2, 8, 80, 72)),   # permuted batch
+            (r(16, 64, 160)[:, :, ::2], r(16, 80, 72))]          # no unit stride: a copy
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_batched_products_split_over_threads(dtype):
-    """Batches of mid-size products run as one parallel loop of single-threaded ?gemm
-    calls (blas.gemm_split) where the layout allows: NumPy's values, OpenBLAS's thread
-    count unchanged, at two threads and at one."""
+def test_batched_products_split_over_threads(dtype, monkeypatch):
+    """Batches of mid-size products split over the CPU helper threads (ranges of the
+    first dim, OpenBLAS on one thread): NumPy's values, broadcast and strided operands
+    included, OpenBLAS's thread count unchanged, at two threads and at one."""
+    from nbtorch.kernels.cpu import batch_threads, workers
+    monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)   # no back-off
+    runs = []
+    run = batch_threads.run
+    monkeypatch.setattr(batch_threads, "run", lambda fn, parts: runs.append(1) or run(fn, parts))
     before = torch.get_num_threads()
     try:
         for n in (2, 1):
@@ -111,22 +117,10 @@ def test_batched_products_split_over_threads(dtype):
                 out = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
                 np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-5, atol=1e-4)
                 assert blas.threads() == threads
+            assert len(runs) == (len(_batched_cases(dtype)) if n > 1 else 0)
+            runs.clear()
     finally:
         torch.set_num_threads(before)
-
-
-def test_gemm_split_applies_and_declines():
-    blas.threads()
-    if not blas._gemm_addr:
-        pytest.skip("NumPy's BLAS is not an ILP64 OpenBLAS")
-    a, b = _batched_cases(np.float32)[0]
-    out = np.empty((16, 64, 72), np.float32)
-    assert blas.gemm_split(a, b, out, 2)
-    np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-5, atol=1e-4)
-    assert not blas.gemm_split(a, b, out, 32)                         # batch < parts
-    assert not blas.gemm_split(a.astype(np.complex64), b.astype(np.complex64),
-                               out.astype(np.complex64), 2)           # no ?gemm for it
-    assert not blas.gemm_split(a[:, :, ::2], b[:, ::2], out, 2)       # no unit stride
 
 
 def test_thread_count_survives_concurrent_callers():
