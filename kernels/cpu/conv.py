@@ -39,9 +39,11 @@ __all__ = [
 # Column elements per batch chunk (cache-sized: written by im2col, read by the GEMM).
 CHUNK_ELEMENTS = 1 << 18
 # The forward keeps whole-batch columns of at most this many bytes for the weight gradient
-# (conv2d_forward.columns_shape): LeNet's two convolutions spent a quarter of a training
-# step in im2col, half of it redoing the forward's columns in the backward.
-KEEP_COLUMNS_BYTES = 16 << 20
+# (conv2d_forward.columns_shape). One thread, fwd+bwd: LeNet c2 (2.4 MB of columns) 1.49
+# -> 1.38 ms kept; LeNet c1 (3.7 MB) the same either way; 32x16x28x28 3x3 (14.4 MB) 10.9
+# -> 11.3 ms kept: columns read back from memory cost more than redoing them from the
+# 9x smaller input, once they outgrow the caches.
+KEEP_COLUMNS_BYTES = 4 << 20
 # Convolutions of at least this many multiply-adds per product split the batch into
 # ranges run on several threads (batch_threads.py), each range's im2col and (one-thread)
 # GEMMs: the per-image GEMMs are too small for OpenBLAS's own threads (2: no faster).
