@@ -19,9 +19,10 @@ too small for them), and `use_helpers` answers False for the next 8, 16, ... 512
 calls of that kind (they run serially, refreshing the pace) before the helpers are
 tried again; a call that pays halves the next back-off (a lucky call on a busy
 machine does not bring back every later stall). The first call of a kind runs
-serially, to learn its pace. (The caller's own chunk times are a poor measure: they
-include its waits for the GIL; a call without a key, e.g. from `batch_threads.py`,
-is judged by them: 0.8x its fastest chunk times the chunk count.)
+serially, to learn its pace, and so does every `RESAMPLE`th, to keep it current.
+(The caller's own chunk times are a poor measure: they include its waits for the
+GIL; a call without a key, e.g. from `batch_threads.py`, is judged by them: 0.8x
+its fastest chunk times the chunk count.)
 
     parallel_chunks(chunk, n, key, size):   for k in range(n) (on several threads): chunk(k)
 """
@@ -36,9 +37,11 @@ __all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "use_help
 
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
+RESAMPLE = 64                    # every 64th call of a kind runs serially: a fresh pace
 _POOL = []
 _BACKOFF = {}     # key -> [serial calls still to make, the next back-off length]
 _PACE = {}        # key -> seconds per element of the serial call
+_CALLS = {}       # key -> calls that asked `use_helpers`
 
 
 def helpers_usable(key=None):
@@ -50,7 +53,8 @@ def helpers_usable(key=None):
 def use_helpers(key):
     """Whether a call of kind `key` should split over the helpers: not while they back
     off, nor before a serial call of that kind gave its pace."""
-    return key in _PACE and _usable(key)
+    n = _CALLS[key] = _CALLS.get(key, 0) + 1
+    return n % RESAMPLE != 0 and key in _PACE and _usable(key)
 
 
 def _usable(key):

@@ -95,9 +95,11 @@ def test_a_kind_runs_serially_until_its_pace_is_known(monkeypatch):
     monkeypatch.setattr(workers, "NUM_THREADS", 2)
     monkeypatch.setattr(workers, "_PACE", {})
     monkeypatch.setattr(workers, "_BACKOFF", {})
+    monkeypatch.setattr(workers, "_CALLS", {})
     assert not workers.use_helpers("k")
     workers.record_serial("k", 1e-3, 1000)
-    assert workers.use_helpers("k")
+    asked = [workers.use_helpers("k") for _ in range(2 * workers.RESAMPLE - 1)]
+    assert asked.count(False) == 2 and not asked[workers.RESAMPLE - 2]   # resampled
     workers.record_serial("k", 5e-3, 1000)        # a slow sample raises the pace by 5%
     assert workers._PACE["k"] == pytest.approx(1.05e-6)
     workers.parallel_chunks(lambda k: None, 4, "k", 1000)   # 1 ms x 0.8 to beat: pays
