@@ -214,10 +214,26 @@ def _volumes(x):
     return x.reshape(x.shape[:2] + (1,) * (5 - x.ndim) + x.shape[2:])
 
 
+_GEOMETRIES = {}        # (kernel, stride, padding, dilation, out_size) -> _geometry's tuple
+
+
 def _geometry(kernel, stride, padding, dilation, out_size):
-    """The 15-int tuple the volume kernels unpack (one tuple type, one signature)."""
-    return (_as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
+    """The 15-int tuple the volume kernels unpack (one tuple type, one signature); cached
+    per argument tuple (built afresh it cost ~5 us, and a step calls it per chunk)."""
+    key = (kernel, stride, padding, dilation, out_size)
+    try:
+        return _GEOMETRIES[key]
+    except (KeyError, TypeError):       # new, or unhashable (lists)
+        pass
+    geom = (_as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
             + _as_3d(out_size, 1))
+    try:
+        if len(_GEOMETRIES) >= 1024:
+            _GEOMETRIES.clear()
+        _GEOMETRIES[key] = geom
+    except TypeError:
+        pass
+    return geom
 
 
 def im2col(x, col, kernel, stride, padding, dilation, out_size, serial=False):
