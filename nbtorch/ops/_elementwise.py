@@ -21,8 +21,10 @@ from .._dtype import type_name
 from .._scalars import wrap
 from .._tensor import Tensor, Storage, empty, _LAYOUTS, _layout
 from .._registry import _KERNELS, get_kernel
-from ..autograd import grad_mode
-from ..autograd.function import APPLY_WRAPPERS, Function, _apply_recorded
+from ..autograd import anomaly_mode, grad_mode
+from ..autograd.function import (APPLY_WRAPPERS, Function, _apply_recorded,
+                                  _detach_saved_outputs)
+from ..autograd.graph import NO_EDGE, gradient_edge
 from ._common import broadcast_shapes, result_device, sum_to
 from ._inplace import inplace_guard
 
@@ -47,6 +49,7 @@ def _quiet_run():
 NUMBER = (int, float, bool, complex, np.number, np.bool_)
 _SCALAR_TYPES = frozenset((int, float, bool, complex))
 _STATE = grad_mode.STATE
+_ANOMALY = anomaly_mode.STATE
 _new_tensor = Tensor.__new__
 _SMALL = {}     # (op, compute dtype, out dtype, operands) -> pre-resolved CPU ufunc call
 _SMALL_LIMIT = 1 << 12  # elements; larger calls take the kernel's own checks (threads, SIMD)
@@ -334,6 +337,11 @@ class Elementwise(Function):
         owner = next(k for k in cls.__mro__ if "compute" in k.__dict__)
         cls._fast = (cls._keeps_float and cls._untracked_compute
                      and (owner.__module__ == __name__ or "_plain_compute" in owner.__dict__))
+        # and when its forward is the base one: a recorded call is then `_record_fast`
+        # (1 with Elementwise's forward: x and number parameters; 2 with Binary's)
+        owner = next(k for k in cls.__mro__ if "forward" in k.__dict__)
+        cls._record_fast = (0 if not cls._fast or owner.__module__ != __name__ else
+                            2 if owner.__name__ == "Binary" else 1)
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -347,6 +355,11 @@ class Elementwise(Function):
         if state.enabled:
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
+                    kind = cls._record_fast
+                    if kind and not kwargs and not _ANOMALY.enabled:
+                        d = _fast_dtype(args, kind)
+                        if d is not None:
+                            return _record_fast(cls, args, d, kind)
                     return _apply_recorded(cls, args, kwargs, state)
         x = args[0]
         if not kwargs and x.__class__ is Tensor:
@@ -439,6 +452,91 @@ class Elementwise(Function):
             cls.compute(*args, out=self, **kwargs)
             self._bump()
         return inplace_guard(self, cls, args, raw, kwargs)
+
+
+def _fast_dtype(args, kind):
+    """The dtype of a recorded call `_record_fast` may run: a floating (not half) tensor
+    with, for a binary op (`kind` 2), a tensor of its dtype or a Python number, for a
+    unary one (1), Python-number parameters."""
+    x = args[0]
+    if not isinstance(x, Tensor):
+        return None
+    d = x.dtype
+    if not d.is_floating_point or d.is_half:
+        return None
+    if kind == 1:
+        for p in args[1:]:
+            if p.__class__ is not float and p.__class__ is not int:
+                return None
+        return d
+    if len(args) == 2:
+        y = args[1]
+        c = y.__class__
+        if c is float or c is int or (isinstance(y, Tensor) and y.dtype is d):
+            return d
+    return None
+
+
+def _record_fast(cls, args, d, kind):
+    """A recorded call of an op with the base forward (Elementwise's or Binary's) on
+    floating operands of dtype `d`: what Function.apply does - the forward with its
+    saves, then `_record` - in one step, for a single fresh output (run_elementwise
+    records nothing, so grad mode is left as it is). Every recorded elementwise op of a
+    training step comes here."""
+    ctx = cls._backward_cls()
+    out = run_elementwise(cls.kernel, args, d)
+    a = args[0]
+    save = cls.save
+    if a._requires_grad:
+        fn = a.grad_fn
+        edge_a = (fn, a._output_nr) if fn is not None else gradient_edge(a)
+        meta_a = (a._shape, d, a.device)
+    else:
+        edge_a, meta_a = NO_EDGE, None
+    if kind == 1:                       # Elementwise.forward's saves
+        n = len(args)
+        ctx.params = args[1:]
+        ctx.needs_input_grad = (True,) + (False,) * (n - 1)
+        ctx.next_functions = (edge_a,)
+        ctx._input_meta = (meta_a,)
+        if n > 1:
+            ctx._arg_pos = (0,)
+        saves_out = save and save != "x"
+        if save:
+            ctx._saved = ((a, a._storage.version) if save != "out" else None,
+                          (out, out._storage.version) if saves_out else None)
+    else:                               # Binary.forward's
+        ctx.params = ()
+        b = args[1]
+        tb = isinstance(b, Tensor)
+        saves_out = save and "out" in save
+        ctx.shapes = (a._shape, b._shape if tb else ())
+        if save:
+            ctx.scalars = (None, None if tb else b)
+            ctx._saved = ((a, a._storage.version) if "a" in save else None,
+                          (b, b._storage.version) if tb and "b" in save else None,
+                          (out, out._storage.version) if "out" in save else None)
+        if not tb:
+            ctx.needs_input_grad = (meta_a is not None, False)
+            ctx.next_functions = (edge_a,)
+            ctx._input_meta = (meta_a,)
+            ctx._arg_pos = (0,)
+        elif b._requires_grad:
+            fn = b.grad_fn
+            ctx.needs_input_grad = (meta_a is not None, True)
+            ctx.next_functions = (edge_a, (fn, b._output_nr) if fn is not None
+                                  else gradient_edge(b))
+            ctx._input_meta = (meta_a, (b._shape, d, b.device))
+        else:
+            ctx.needs_input_grad = (meta_a is not None, False)
+            ctx.next_functions = (edge_a, NO_EDGE)
+            ctx._input_meta = (meta_a, None)
+    ctx._output_meta = ((out._shape, d, out.device),)
+    out.grad_fn = ctx
+    out._requires_grad = True
+    if saves_out:
+        _detach_saved_outputs(ctx)      # no out -> node -> out cycle
+    return out
 
 
 class Binary(Elementwise):
