@@ -7,7 +7,7 @@ stride 0: one kernel type for every mask shape), ``noise`` the dropout
 draws (0 or 1; a (1, 1, 1, 1) dummy without dropout), ``p`` the probabilities and
 ``pd`` the probabilities after dropout. Rows whose every score is -inf get zero
 probabilities (PyTorch's ``_safe_softmax``); a NaN in a row makes the row NaN.
-``nogil`` so that halves of the batch can run on two threads.
+``nogil`` so that ranges of the batch run on the CPU helper threads.
 """
 import numba
 import numpy as np
@@ -117,17 +117,17 @@ def _flat_mask(mask, shape, dtype):
     return m.reshape(-1), strides
 
 
-def _halves(n, work):
-    """work(n0, n1) over 0:n, in two halves on two threads when it pays (the GEMMs of
-    one head are too small for BLAS's own threads)."""
-    from .ufuncs import _NUM_THREADS, _pool
-    if _NUM_THREADS < 2 or n < 2:
+def split_batch(n, work, amount):
+    """work(b0, b1) over ranges of [0, n), run by this thread and the CPU helper threads
+    (kernels/cpu/batch_threads.py: OpenBLAS held to one thread, ranges claimed by whichever
+    thread is free) when `amount` (multiply-adds, or elements) is worth it; else
+    work(0, n). The GEMMs of one head are too small for OpenBLAS's own threads."""
+    from . import batch_threads, blas
+    parts = batch_threads.ranges(n, amount, blas.SPLIT_MIN_WORK)
+    if parts is None:
         work(0, n)
-        return
-    mid = n // 2
-    future = _pool().submit(work, mid, n)
-    work(0, mid)
-    future.result()
+    else:
+        batch_threads.run(work, parts)
 
 
 def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
@@ -149,7 +149,7 @@ def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
         attention_probs(p, mask, mstrides, has_mask, scale, noise, keep, has_drop, p, pd,
                         n0, n1)
         np.matmul(pd[n0:n1], v[n0:n1], out=out[n0:n1])
-    _halves(N, work)
+    split_batch(N, work, p.size * (q.shape[-1] + v.shape[-1]))
 
 
 def sdpa_backward(q, k, v, p, pd, noise, keep, scale, dout, dq, dk, dv):
@@ -172,4 +172,4 @@ def sdpa_backward(q, k, v, p, pd, noise, keep, scale, dout, dq, dk, dv):
             np.matmul(ds[n0:n1], k[n0:n1], out=dq[n0:n1])
         if dk is not None:
             np.matmul(ds[n0:n1].swapaxes(-1, -2), q[n0:n1], out=dk[n0:n1])
-    _halves(N, work)
+    split_batch(N, work, 2 * p.size * (q.shape[-1] + v.shape[-1]))

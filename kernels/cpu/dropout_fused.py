@@ -10,7 +10,7 @@ gradient of s, ``g * mask``.
 """
 import numba
 
-from .attention import _halves
+from .attention import split_batch
 
 __all__ = ["relu_dropout", "relu_dropout_backward", "dropout_add", "dropout_grad"]
 
@@ -64,9 +64,6 @@ def _masked_flat(g, noise, keep, out):
         out[i] = g[i] * (noise[i] * keep)
 
 
-_SPLIT = 1 << 16            # elements from which the two halves run on two threads
-
-
 def relu_dropout(h, noise, keep, out):
     """out = relu(h) * noise * keep over flat arrays."""
     keep = h.dtype.type(keep)
@@ -92,7 +89,5 @@ def dropout_grad(g, noise, keep, out):
 
 
 def _split(n, work):
-    if n < _SPLIT:
-        work(0, n)
-    else:
-        _halves(n, work)
+    """work(lo, hi) over [0, n), in ranges on the CPU helper threads when large."""
+    split_batch(n, work, 4 * n)
