@@ -27,12 +27,13 @@ import threading
 import numpy as np
 
 __all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "BATCH_SPLIT_MAX_WORK", "SPLIT_MIN_WORK",
-           "one_thread", "threads"]
+           "SKINNY_MAX", "one_thread", "threads"]
 
 SMALL_WORK = 128 ** 3             # multiply-adds per product up to which one thread is used
 OWN_ONE_THREAD_WORK = 4 * 65536   # ...up to which OpenBLAS itself uses one thread
 BATCH_SPLIT_MAX_WORK = 4 * SMALL_WORK   # per product: batches of products up to this size
 SPLIT_MIN_WORK = 1 << 19               # ...and at least this much in all are split
+SKINNY_MAX = 256                  # single products with a dim up to this are split too
 
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
             "openblas_get_num_threads64_", "openblas_get_num_threads")

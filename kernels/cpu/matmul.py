@@ -249,23 +249,48 @@ def _run(core, a, b, out):
 
 
 def _blas_core(a, b, out):
-    """np.matmul, with OpenBLAS's threads used where they pay (kernels/cpu/blas.py):
-    a batch of small or mid-size products is split over the CPU helper threads in
-    ranges of its first dim; a single product of at most `blas.SMALL_WORK`
-    multiply-adds runs on one thread; bigger ones are left to OpenBLAS's threading."""
+    """np.matmul, with OpenBLAS's threads used where they pay (kernels/cpu/blas.py).
+
+    A batch of products of at most `blas.BATCH_SPLIT_MAX_WORK` multiply-adds each is
+    split over the CPU helper threads in ranges of its first dim, and so is a single
+    product above `blas.SMALL_WORK` with a dim (M, K or N) of at most `blas.SKINNY_MAX`
+    (the training shapes, batch x features), over ranges of out's longer side; OpenBLAS runs
+    each range on one thread, and the whole call when the helpers back off (a busy
+    machine). A product of at most `blas.SMALL_WORK` runs on one thread; bigger, wider
+    ones are left to OpenBLAS's own threading."""
     a, b = _blas_ready(a), _blas_ready(b)
-    work = a.shape[-2] * a.shape[-1] * b.shape[-1]
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    work = m * k * n
     if out.ndim > 2 and work <= blas.BATCH_SPLIT_MAX_WORK and a.ndim == b.ndim == out.ndim:
-        parts = batch_threads.ranges(out.shape[0], math.prod(out.shape[:-2]) * work,
-                                     blas.SPLIT_MIN_WORK)
-        if parts is not None:
-            batch_threads.run(lambda b0, b1: np.matmul(_first(a, b0, b1), _first(b, b0, b1),
-                                                       out=out[b0:b1]), parts)
+        total = math.prod(out.shape[:-2]) * work
+        if total >= blas.SPLIT_MIN_WORK:
+            parts = batch_threads.ranges(out.shape[0], total, blas.SPLIT_MIN_WORK)
+            if parts is None:
+                blas.one_thread(np.matmul, a, b, out)
+            else:
+                batch_threads.run(lambda b0, b1: np.matmul(
+                    _first(a, b0, b1), _first(b, b0, b1), out=out[b0:b1]), parts)
             return
+    elif out.ndim == 2 and work > blas.SMALL_WORK and min(m, k, n) <= blas.SKINNY_MAX:
+        _split_2d(a, b, out, work)
+        return
     if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
         blas.one_thread(np.matmul, a, b, out)
     else:
         np.matmul(a, b, out=out)
+
+
+def _split_2d(a, b, out, work):
+    """out = a @ b over ranges of out's longer side, on the helper threads (or on one
+    OpenBLAS thread when they back off)."""
+    m, n = out.shape
+    parts = batch_threads.ranges(max(m, n), work, blas.SPLIT_MIN_WORK)
+    if parts is None:
+        blas.one_thread(np.matmul, a, b, out)
+    elif n >= m:
+        batch_threads.run(lambda c0, c1: np.matmul(a, b[:, c0:c1], out=out[:, c0:c1]), parts)
+    else:
+        batch_threads.run(lambda r0, r1: np.matmul(a[r0:r1], b, out=out[r0:r1]), parts)
 
 
 def _first(x, b0, b1):

@@ -141,3 +141,28 @@ def test_thread_count_survives_concurrent_callers():
     for w in workers:
         w.join()
     assert blas.threads() == before
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_skinny_products_split_over_threads(dtype, monkeypatch):
+    """Single products above SMALL_WORK with a side of at most SKINNY_MAX (batch x
+    features) split over the helper threads along their longer side: columns of
+    x @ w.T, rows of a tall product; NumPy's values either way."""
+    from nbtorch.kernels.cpu import batch_threads, workers
+    monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)
+    runs = []
+    run = batch_threads.run
+    monkeypatch.setattr(batch_threads, "run", lambda fn, parts: runs.append(1) or run(fn, parts))
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((128, 300)).astype(dtype)
+    w = rng.standard_normal((200, 300)).astype(dtype)
+    tall = rng.standard_normal((400, 150)).astype(dtype)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        for a, b in ((x, w.T), (tall, rng.standard_normal((150, 40)).astype(dtype))):
+            out = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
+            np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-4, atol=1e-3)
+        assert len(runs) == 2
+    finally:
+        torch.set_num_threads(before)
