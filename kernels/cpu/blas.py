@@ -11,10 +11,15 @@ threads took 0.2-40 ms for the 128^3 product and 9-600 ms for the batch (its idl
 workers spin with sched_yield and every call waits for a descheduled one), one
 thread 31 us and 2.2 ms.
 
+Worst are products with one short dim (a training batch of 128): at load 6, two
+OpenBLAS threads took 41 ms for 128x784 @ 784x512 (0.67 ms on one thread) and 35-41
+ms for 128x512 @ 512x256 (0.22 ms), while 512^3 still ran 1.7x faster on two.
+
 `one_thread` runs a call with OpenBLAS on one thread. kernels/cpu/matmul.py uses it
-for products up to `SMALL_WORK`, and splits a batch of mid-size products over the
-CPU helper threads (kernels/cpu/batch_threads.py: ranges of the batch claimed by
-whichever thread is free, OpenBLAS on one thread meanwhile). Measured against a
+for products up to `SMALL_WORK`, and splits batches of mid-size products and
+products with a dim up to `SKINNY_MAX` over the CPU helper threads
+(kernels/cpu/batch_threads.py: ranges claimed by whichever thread is free, OpenBLAS
+on one thread meanwhile, the whole call on one thread when the helpers back off). Measured against a
 Numba `prange` calling `cblas_sgemm` through its address (an intrinsic builds the
 call from an integer argument, so such a kernel caches): the same speed idle, 5-15%
 slower at load 6 (a statically assigned half waits for a descheduled thread, where
