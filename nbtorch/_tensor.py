@@ -511,7 +511,7 @@ def _alloc_cpu(n, np_dtype, device):
     return np.empty(n, np_dtype) if n < _CPU_CACHED else _cpu_allocate(n, np_dtype)
 
 
-_CPU_CACHED = 1 << 17   # elements: from here (1 MiB in float64) ask the caching allocator
+_CPU_CACHED = 1 << 15   # elements: from here (128 KiB in float32) ask the caching allocator
 
 
 _ALLOCATORS["cpu"] = _alloc_cpu

@@ -7,7 +7,7 @@ Memory statistics of the CPU caching allocator (`nbtorch._cpu_allocator`), named
 ``reset_peak_memory_stats``, ``memory_stats``, ``memory_summary`` and ``empty_cache``.
 PyTorch 2.13's ``torch.cpu`` has none of them (and ``torch.accelerator``'s refuse the
 CPU); they are nbtorch's. They count the buffers the cache serves, tensor storages of
-1 MiB and more, in size-rounded bytes; smaller tensors come from malloc, uncounted.
+128 KiB and more, in size-rounded bytes; smaller tensors come from malloc, uncounted.
 With ``NBTORCH_CPU_ALLOCATOR=malloc`` nothing is cached or counted.
 """
 from ._cpu_allocator import ALLOCATOR as _ALLOCATOR

@@ -245,7 +245,7 @@ def _apply(node, grads, retain_graph):
             raise RuntimeError(f"function {node.name()} returned an incorrect number of "
                                f"gradients (expected {n_in}, got {len(result)})")
     if pos is not None:                 # one gradient per argument: keep the tensors'
-        result = [result[i] for i in pos]
+        result = (result[pos[0]],) if len(pos) == 1 else [result[i] for i in pos]
     checked = []
     i = 0
     for g, meta in zip(result, node._input_meta):
