@@ -16,10 +16,10 @@ OpenBLAS threads took 41 ms for 128x784 @ 784x512 (0.67 ms on one thread) and 35
 ms for 128x512 @ 512x256 (0.22 ms), while 512^3 still ran 1.7x faster on two.
 
 `one_thread` runs a call with OpenBLAS on one thread. kernels/cpu/matmul.py uses it
-for products up to `SMALL_WORK`, and splits batches of mid-size products and
-products with a dim up to `SKINNY_MAX` over the CPU helper threads
-(kernels/cpu/batch_threads.py: ranges claimed by whichever thread is free, OpenBLAS
-on one thread meanwhile, the whole call on one thread when the helpers back off). Measured against a
+for products up to `SMALL_WORK`, and splits bigger products and batches over the
+CPU helper threads (kernels/cpu/batch_threads.py: ranges claimed by whichever
+thread is free, OpenBLAS on one thread meanwhile, the whole call on one thread when
+the helpers back off), so OpenBLAS's own threads are never used by matmul. Measured against a
 Numba `prange` calling `cblas_sgemm` through its address (an intrinsic builds the
 call from an integer argument, so such a kernel caches): the same speed idle, 5-15%
 slower at load 6 (a statically assigned half waits for a descheduled thread, where
@@ -31,14 +31,11 @@ import threading
 
 import numpy as np
 
-__all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "BATCH_SPLIT_MAX_WORK", "SPLIT_MIN_WORK",
-           "SKINNY_MAX", "one_thread", "threads"]
+__all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads"]
 
 SMALL_WORK = 128 ** 3             # multiply-adds per product up to which one thread is used
 OWN_ONE_THREAD_WORK = 4 * 65536   # ...up to which OpenBLAS itself uses one thread
-BATCH_SPLIT_MAX_WORK = 4 * SMALL_WORK   # per product: batches of products up to this size
-SPLIT_MIN_WORK = 1 << 19               # ...and at least this much in all are split
-SKINNY_MAX = 256                  # single products with a dim up to this are split too
+SPLIT_MIN_WORK = 1 << 19          # multiply-adds in all from which a batch is split
 
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
             "openblas_get_num_threads64_", "openblas_get_num_threads")

@@ -251,30 +251,31 @@ def _run(core, a, b, out):
 def _blas_core(a, b, out):
     """np.matmul, with OpenBLAS's threads used where they pay (kernels/cpu/blas.py).
 
-    A batch of products of at most `blas.BATCH_SPLIT_MAX_WORK` multiply-adds each is
-    split over the CPU helper threads in ranges of its first dim, and so is a single
-    product above `blas.SMALL_WORK` with a dim (M, K or N) of at most `blas.SKINNY_MAX`
-    (the training shapes, batch x features), over ranges of out's longer side; OpenBLAS runs
-    each range on one thread, and the whole call when the helpers back off (a busy
-    machine). A product of at most `blas.SMALL_WORK` runs on one thread; bigger, wider
-    ones are left to OpenBLAS's own threading."""
+    Products above `blas.SMALL_WORK` multiply-adds, and batches of at least
+    `blas.SPLIT_MIN_WORK` in all, split over the CPU helper threads - a batch in
+    ranges of its first dim, one product over ranges of out's longer side - with
+    OpenBLAS on one thread per range, and on one thread for the whole call when the
+    helpers back off (a busy machine). Smaller products run on one OpenBLAS thread
+    (at most 64^3 multiply-adds, OpenBLAS uses one anyway)."""
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     work = m * k * n
-    if out.ndim > 2 and work <= blas.BATCH_SPLIT_MAX_WORK and a.ndim == b.ndim == out.ndim:
-        total = math.prod(out.shape[:-2]) * work
-        if total >= blas.SPLIT_MIN_WORK:
-            parts = batch_threads.ranges(out.shape[0], total, blas.SPLIT_MIN_WORK)
-            if parts is None:
-                blas.one_thread(np.matmul, a, b, out)
-            else:
-                batch_threads.run(lambda b0, b1: np.matmul(
-                    _first(a, b0, b1), _first(b, b0, b1), out=out[b0:b1]), parts)
+    batch = math.prod(out.shape[:-2])
+    if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
+        a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
+    if out.ndim == 2:
+        if work > blas.SMALL_WORK:
+            _split_2d(a, b, out, work)
             return
-    elif out.ndim == 2 and work > blas.SMALL_WORK and min(m, k, n) <= blas.SKINNY_MAX:
-        _split_2d(a, b, out, work)
+    elif batch * work >= blas.SPLIT_MIN_WORK and a.ndim == b.ndim == out.ndim:
+        parts = batch_threads.ranges(out.shape[0], batch * work, blas.SPLIT_MIN_WORK)
+        if parts is None:
+            blas.one_thread(np.matmul, a, b, out)
+        else:
+            batch_threads.run(lambda b0, b1: np.matmul(
+                _first(a, b0, b1), _first(b, b0, b1), out=out[b0:b1]), parts)
         return
-    if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
+    if work > blas.OWN_ONE_THREAD_WORK:
         blas.one_thread(np.matmul, a, b, out)
     else:
         np.matmul(a, b, out=out)

@@ -144,10 +144,10 @@ def test_thread_count_survives_concurrent_callers():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
-def test_skinny_products_split_over_threads(dtype, monkeypatch):
-    """Single products above SMALL_WORK with a side of at most SKINNY_MAX (batch x
-    features) split over the helper threads along their longer side: columns of
-    x @ w.T, rows of a tall product; NumPy's values either way."""
+def test_big_products_split_over_threads(dtype, monkeypatch):
+    """Single products above SMALL_WORK split over the helper threads along out's
+    longer side: columns of x @ w.T, rows of a tall product, and a 3-D product with a
+    batch of one; NumPy's values either way."""
     from nbtorch.kernels.cpu import batch_threads, workers
     monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)
     runs = []
@@ -160,9 +160,10 @@ def test_skinny_products_split_over_threads(dtype, monkeypatch):
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        for a, b in ((x, w.T), (tall, rng.standard_normal((150, 40)).astype(dtype))):
+        for a, b in ((x, w.T), (tall, rng.standard_normal((150, 40)).astype(dtype)),
+                     (x[None], w.T[None])):
             out = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
             np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-4, atol=1e-3)
-        assert len(runs) == 2
+        assert len(runs) == 3
     finally:
         torch.set_num_threads(before)
