@@ -13,6 +13,8 @@ pass-through such as add's, or a view of one) nor with another gradient it
 returned, and seen by no hook. Everything else (the user's grad_tensors, a hook's
 or a custom Function's tensors) is copied into `.grad`.
 """
+import itertools
+
 from .. import _tensor
 from .._kernel_args import fill_values
 from .._tensor import Tensor, empty
@@ -138,12 +140,37 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                             fn(node.variable)
                 continue
             # add the node's input gradients into the buffers of the nodes they flow to
-            result = (_apply(node, grads, retain_graph) if not _ANOMALY.enabled else
-                      anomaly_mode.run_checked(_apply, node, grads, retain_graph))
-            for (nxt, slot), g in zip(node.next_functions, result):
+            if (node._pre_hooks is None and node._post_hooks is None and len(grads) == 1
+                    and grads[0] is not None and not _ANOMALY.enabled):
+                # the common node (one gradient in, no hooks): run it and check each
+                # gradient while routing it (_apply does the same for every other node)
+                result = node.apply(grads[0])
+                if result.__class__ is not tuple:
+                    result = (result,) if not isinstance(result, tuple) else tuple(result)
+                pos = node._arg_pos
+                if pos is None:
+                    if len(result) != len(node.next_functions):
+                        result = _count_checked(node, result, len(node.next_functions))
+                else:                   # one gradient per argument: keep the tensors'
+                    if len(result) != len(node.needs_input_grad):
+                        result = _count_checked(node, result, len(node.needs_input_grad))
+                    result = ((result[pos[0]],) if len(pos) == 1
+                              else [result[i] for i in pos])
+                if not retain_graph:
+                    node._release()
+                metas = node._input_meta
+            else:
+                result = (_apply(node, grads, retain_graph) if not _ANOMALY.enabled else
+                          anomaly_mode.run_checked(_apply, node, grads, retain_graph))
+                metas = _CHECKED
+            for (nxt, slot), g, meta in zip(node.next_functions, result, metas):
                 if nxt is None:
                     continue
                 if g is not None:
+                    if meta is not None and not (
+                            g.__class__ is Tensor and g._shape == meta[0]
+                            and g.dtype is meta[1] and g.device is meta[2]):
+                        g = _check_grad(node, _position(result, g), g, meta)
                     buf = buffers.get(nxt)
                     if buf is not None and slot < len(buf):
                         old = buf[slot]
@@ -167,6 +194,23 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
     finally:
         state.enabled, state.accumulate = prev, prev_acc
     return captured
+
+
+_CHECKED = itertools.repeat(None)   # the metas of gradients `_apply` already checked
+
+
+def _position(result, g):
+    """The index of gradient `g` in `result` (for an error message)."""
+    return next(i for i, r in enumerate(result) if r is g)
+
+
+def _count_checked(node, result, n_in):
+    """`result` with `n_in` gradients (one per input): trailing Nones dropped, else the
+    error `_apply` raises."""
+    if len(result) > n_in and all(r is None for r in result[n_in:]):
+        return result[:n_in]
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of "
+                       f"gradients (expected {n_in}, got {len(result)})")
 
 
 def _new(g, node, given, result):
@@ -239,11 +283,7 @@ def _apply(node, grads, retain_graph):
     pos = node._arg_pos
     n_in = len(node.next_functions) if pos is None else len(node.needs_input_grad)
     if len(result) != n_in:
-        if len(result) > n_in and all(r is None for r in result[n_in:]):
-            result = result[:n_in]
-        else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of "
-                               f"gradients (expected {n_in}, got {len(result)})")
+        result = _count_checked(node, result, n_in)
     if pos is not None:                 # one gradient per argument: keep the tensors'
         result = (result[pos[0]],) if len(pos) == 1 else [result[i] for i in pos]
     checked = []
