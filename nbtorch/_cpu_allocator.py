@@ -38,6 +38,8 @@ import threading
 
 import numpy as np
 
+from ._allocator_stats import ordered_stats, reset_peaks
+
 __all__ = ["CachingHostAllocator", "CPUOutOfMemoryError", "ALLOCATOR", "allocate",
            "round_size", "owns", "MIN_BYTES", "CACHE_LIMIT"]
 
@@ -218,25 +220,14 @@ class CachingHostAllocator:
         with self.lock:
             if _RETURNED:
                 self._refile()
-            for name in ("allocated_bytes", "reserved_bytes", "allocation", "segment"):
-                self.stats[f"{name}.all.peak"] = self.stats[f"{name}.all.current"]
+            reset_peaks(self.stats)
 
     def memory_stats(self):
         """An ordered dict of the counters, named like ``torch.cuda.memory_stats``."""
-        keys = ["allocated_bytes.all.current", "allocated_bytes.all.peak",
-                "allocated_bytes.all.allocated", "allocated_bytes.all.freed",
-                "reserved_bytes.all.current", "reserved_bytes.all.peak",
-                "reserved_bytes.all.allocated", "reserved_bytes.all.freed",
-                "allocation.all.current", "allocation.all.peak",
-                "segment.all.current", "segment.all.peak",
-                "requested_bytes.all.allocated", "num_cache_hits", "num_device_alloc",
-                "num_device_free", "num_ooms"]
         with self.lock:
             if _RETURNED:
                 self._refile()
-            out = collections.OrderedDict((k, int(self.stats[k])) for k in keys)
-            out["inactive_split_bytes.all.current"] = self.cached_bytes     # free, cached
-            return out
+            return ordered_stats(self.stats, self.cached_bytes)     # free, cached
 
     def memory_summary(self):
         """A readable table of the statistics (``torch.cuda.memory_summary``'s shape)."""

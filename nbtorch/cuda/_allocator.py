@@ -24,6 +24,8 @@ wraps the CUDA driver (`_emm.py`), the simulator's hands out NumPy buffers.
 """
 import collections
 
+from .._allocator_stats import ordered_stats, reset_peaks
+
 __all__ = ["CachingAllocator", "OutOfMemoryError", "DriverOOM", "round_size"]
 
 MIN_BLOCK = 512
@@ -151,23 +153,11 @@ class CachingAllocator:
         return self.stats["reserved_bytes.all.peak"]
 
     def reset_peak_stats(self):
-        for name in ("allocated_bytes", "reserved_bytes", "allocation", "segment"):
-            self.stats[f"{name}.all.peak"] = self.stats[f"{name}.all.current"]
+        reset_peaks(self.stats)
 
     def memory_stats(self):
         """An ordered dict of every counter, named like ``torch.cuda.memory_stats``."""
-        keys = ["allocated_bytes.all.current", "allocated_bytes.all.peak",
-                "allocated_bytes.all.allocated", "allocated_bytes.all.freed",
-                "reserved_bytes.all.current", "reserved_bytes.all.peak",
-                "reserved_bytes.all.allocated", "reserved_bytes.all.freed",
-                "allocation.all.current", "allocation.all.peak",
-                "segment.all.current", "segment.all.peak",
-                "requested_bytes.all.allocated", "num_cache_hits", "num_device_alloc",
-                "num_device_free", "num_alloc_retries", "num_ooms"]
-        out = collections.OrderedDict((k, int(self.stats[k])) for k in keys)
-        out["inactive_split_bytes.all.current"] = self.memory_reserved() - \
-            self.memory_allocated()
-        return out
+        return ordered_stats(self.stats, self.memory_reserved() - self.memory_allocated())
 
     def memory_summary(self):
         """A readable table of the statistics (``torch.cuda.memory_summary``)."""
