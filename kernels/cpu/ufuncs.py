@@ -38,7 +38,7 @@ import numba
 import numpy as np
 
 from nbtorch.kernels import scalar
-from nbtorch.kernels.cpu import contiguous
+from nbtorch.kernels.cpu import contiguous, rows
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import NUM_THREADS as _NUM_THREADS  # noqa: F401 (attention)
 from nbtorch.kernels.cpu.workers import parallel_chunks, record_serial, use_helpers
@@ -64,6 +64,7 @@ _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _LOOP_LOCK = threading.RLock()
 _FLOAT32_TYPES = frozenset(("f->f", "ff->f", "fff->f"))
+_ROW_TYPES = frozenset(("ff->f", "dd->d"))
 
 
 def get(name):
@@ -152,6 +153,10 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
     if (out.size >= CONTIGUOUS_THRESHOLD and contiguous_loop is not None
             and types in _FLOAT32_TYPES and _same_contiguous(out, args, n_params)):
         return _run_contiguous(contiguous_loop, out, args, n_params)
+    if types in _ROW_TYPES and name in rows.ROW_LOOPS and len(args) == 2:
+        row_plan = rows.plan(out, args[0], args[1])      # a bias over a batch's rows
+        if row_plan is not None:
+            return rows.ROW_LOOPS[name](*row_plan)
     if ufunc is None:
         if "e" in types:
             return _run_half(name, out, args)
