@@ -251,11 +251,12 @@ def _run(core, a, b, out):
 def _blas_core(a, b, out):
     """np.matmul, with OpenBLAS's threads used where they pay (kernels/cpu/blas.py).
 
-    Products above `blas.SMALL_WORK` multiply-adds, and batches of at least
-    `blas.SPLIT_MIN_WORK` in all, split over the CPU helper threads - a batch in
-    ranges of its first dim, one product over ranges of out's longer side - with
-    OpenBLAS on one thread per range, and on one thread for the whole call when the
-    helpers back off (a busy machine). Smaller products run on one OpenBLAS thread
+    Batches of at least `blas.SPLIT_MIN_WORK` multiply-adds in all split over the CPU
+    helper threads in ranges of their first dim, OpenBLAS on one thread per range (and
+    for the whole call when the helpers back off). A product above `blas.SMALL_WORK`
+    is left to OpenBLAS's own threads, which split it best on idle cores - except on
+    a busy machine (`blas.busy()`), where they stall and it is split like a batch,
+    over ranges of out's longer side. Smaller products run on one OpenBLAS thread
     (at most 64^3 multiply-adds, OpenBLAS uses one anyway)."""
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
@@ -264,7 +265,7 @@ def _blas_core(a, b, out):
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
     if out.ndim == 2:
-        if work > blas.SMALL_WORK:
+        if work > blas.SMALL_WORK and blas.busy():
             _split_2d(a, b, out, work)
             return
     elif batch * work >= blas.SPLIT_MIN_WORK and a.ndim == b.ndim == out.ndim:
