@@ -21,9 +21,10 @@ helper threads do (512^3: 0.95 vs 1.17 ms; the MLP step 3.1 vs 3.6 ms, load 2).
 `one_thread` runs a call with OpenBLAS on one thread. kernels/cpu/matmul.py uses it
 for products up to `SMALL_WORK`; it splits batches over the CPU helper threads
 (kernels/cpu/batch_threads.py: ranges claimed by whichever thread is free, OpenBLAS
-on one thread meanwhile, the whole call on one thread when the helpers back off),
-and bigger single products too while `busy()` (the load average says other
-processes hold the cores); otherwise those go to OpenBLAS's own threads. Measured against a
+on one thread meanwhile, the whole call on one thread when the helpers back off);
+bigger single products go to OpenBLAS's own threads, always: OpenBLAS's one- and
+two-thread results differ in the last bits for some shapes (128x784 @ 784x512), so a
+switch on the machine's load would make a product's value depend on the load. Measured against a
 Numba `prange` calling `cblas_sgemm` through its address (an intrinsic builds the
 call from an integer argument, so such a kernel caches): the same speed idle, 5-15%
 slower at load 6 (a statically assigned half waits for a descheduled thread, where
@@ -31,20 +32,15 @@ the helpers' ranges go to whichever thread runs), and 1.3 s of cold compile.
 Without OpenBLAS (NumPy built on another BLAS) `one_thread` just calls.
 """
 import ctypes
-import os
 import threading
-import time
 
 import numpy as np
 
-__all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "BUSY_LOAD", "busy",
-           "one_thread", "threads"]
+__all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads"]
 
 SMALL_WORK = 128 ** 3             # multiply-adds per product up to which one thread is used
 OWN_ONE_THREAD_WORK = 4 * 65536   # ...up to which OpenBLAS itself uses one thread
 SPLIT_MIN_WORK = 1 << 19          # multiply-adds in all from which a batch is split
-BUSY_LOAD = 1.5                   # load average per CPU above which the machine is busy
-BUSY_RECHECK_S = 1.0
 
 _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
             "openblas_get_num_threads64_", "openblas_get_num_threads")
@@ -52,7 +48,6 @@ _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads
             "openblas_set_num_threads64_", "openblas_set_num_threads")
 
 _get = _set = None
-_busy = [-1e9, False]       # [when last read, busy then]
 _loaded = False
 
 
@@ -107,20 +102,6 @@ def _leave():
         _held[0] -= 1
         if _held[0] == 0:
             _set(_held[1])
-
-
-def busy():
-    """True while the 1-minute load average exceeds `BUSY_LOAD` runnable threads per
-    CPU (read at most every `BUSY_RECHECK_S` seconds): other processes then hold the
-    cores, and OpenBLAS's own threads stall (see the module doc)."""
-    now = time.monotonic()
-    if now - _busy[0] > BUSY_RECHECK_S:
-        try:
-            _busy[1] = os.getloadavg()[0] > BUSY_LOAD * (os.cpu_count() or 1)
-        except OSError:
-            _busy[1] = False
-        _busy[0] = now
-    return _busy[1]
 
 
 def one_thread(fn, *args):

@@ -254,10 +254,10 @@ def _blas_core(a, b, out):
     Batches of at least `blas.SPLIT_MIN_WORK` multiply-adds in all split over the CPU
     helper threads in ranges of their first dim, OpenBLAS on one thread per range (and
     for the whole call when the helpers back off). A product above `blas.SMALL_WORK`
-    is left to OpenBLAS's own threads, which split it best on idle cores - except on
-    a busy machine (`blas.busy()`), where they stall and it is split like a batch,
-    over ranges of out's longer side. Smaller products run on one OpenBLAS thread
-    (at most 64^3 multiply-adds, OpenBLAS uses one anyway)."""
+    is left to OpenBLAS's own threads, which split it best on idle cores (on a busy
+    machine they stall, but a choice by load would make values depend on it: see
+    blas.py). Smaller products run on one OpenBLAS thread (at most 64^3
+    multiply-adds, OpenBLAS uses one anyway)."""
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     work = m * k * n
@@ -265,8 +265,8 @@ def _blas_core(a, b, out):
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
     if out.ndim == 2:
-        if work > blas.SMALL_WORK and blas.busy():
-            _split_2d(a, b, out, work)
+        if work > blas.SMALL_WORK:
+            np.matmul(a, b, out=out)
             return
     elif batch * work >= blas.SPLIT_MIN_WORK and a.ndim == b.ndim == out.ndim:
         parts = batch_threads.ranges(out.shape[0], batch * work, blas.SPLIT_MIN_WORK)
@@ -280,19 +280,6 @@ def _blas_core(a, b, out):
         blas.one_thread(np.matmul, a, b, out)
     else:
         np.matmul(a, b, out=out)
-
-
-def _split_2d(a, b, out, work):
-    """out = a @ b over ranges of out's longer side, on the helper threads (or on one
-    OpenBLAS thread when they back off)."""
-    m, n = out.shape
-    parts = batch_threads.ranges(max(m, n), work, blas.SPLIT_MIN_WORK)
-    if parts is None:
-        blas.one_thread(np.matmul, a, b, out)
-    elif n >= m:
-        batch_threads.run(lambda c0, c1: np.matmul(a, b[:, c0:c1], out=out[:, c0:c1]), parts)
-    else:
-        batch_threads.run(lambda r0, r1: np.matmul(a[r0:r1], b, out=out[r0:r1]), parts)
 
 
 def _first(x, b0, b1):
