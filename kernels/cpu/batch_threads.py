@@ -10,8 +10,9 @@ on a convolution's per-image GEMMs (too small to split: 2 threads ran no faster 
 1) and Numba's prange beside BLAS (its idle threads spinning: up to 10x slower on 2
 cores). OpenBLAS is held to one thread meanwhile. The thread count is BLAS's
 (`nbtorch.set_num_threads` sets both), so a one-thread setting keeps everything serial.
-The ranges depend only on the size and the thread count, never on which thread ran
-what, so results are reproducible.
+The ranges depend only on the size and the thread count - never on which thread ran
+what, nor on the helpers' back-off (backing off, the caller runs the same ranges
+itself) - so results do not depend on the machine's load.
 """
 from . import blas, workers
 
@@ -27,20 +28,23 @@ def threads():
 
 def ranges(n, work, min_work):
     """[b0, b1) ranges covering [0, n), or None (run once, serially) when `work` is under
-    `min_work`, only one thread is allowed, or the helpers are backing off."""
+    `min_work` or only one thread is allowed."""
     t = min(threads(), n)
-    if t <= 1 or work < min_work or not workers.helpers_usable():
+    if t <= 1 or work < min_work:
         return None
     parts = min(n, RANGES_PER_THREAD * t)
     return [(n * k // parts, n * (k + 1) // parts) for k in range(parts)]
 
 
 def run(fn, parts):
-    """[fn(b0, b1) for each range], run by this thread and the helpers, OpenBLAS held to
-    one thread meanwhile."""
+    """[fn(b0, b1) for each range], run by this thread and the helpers (by this thread
+    alone while they back off), OpenBLAS held to one thread meanwhile."""
     results = [None] * len(parts)
 
     def chunk(k):
         results[k] = fn(*parts[k])
-    blas.one_thread(workers.parallel_chunks, chunk, len(parts))
+    if workers.helpers_usable():
+        blas.one_thread(workers.parallel_chunks, chunk, len(parts))
+    else:                               # the helpers back off: the same ranges, here
+        blas.one_thread(lambda: [chunk(k) for k in range(len(parts))])
     return results
