@@ -1,8 +1,8 @@
 """The counters the CPU and CUDA caching allocators keep, named as ``torch.cuda.memory_stats``
-names them, and the two operations both do on them."""
+names them, and what both do with them (count, reset peaks, report)."""
 import collections
 
-__all__ = ["PEAKED", "STAT_KEYS", "reset_peaks", "ordered_stats"]
+__all__ = ["PEAKED", "STAT_KEYS", "CountedStats", "reset_peaks", "ordered_stats"]
 
 PEAKED = ("allocated_bytes", "reserved_bytes", "allocation", "segment")   # current + peak
 
@@ -28,3 +28,19 @@ def ordered_stats(stats, inactive_bytes):
     out = collections.OrderedDict((k, int(stats.get(k, 0))) for k in STAT_KEYS)
     out["inactive_split_bytes.all.current"] = inactive_bytes
     return out
+
+
+class CountedStats:
+    """The counting both allocators do on their `self.stats` (a Counter)."""
+
+    def _count(self, name, n):
+        s = self.stats
+        cur = s[f"{name}.all.current"] + n
+        s[f"{name}.all.current"] = cur
+        s[f"{name}.all.allocated"] += n
+        if cur > s[f"{name}.all.peak"]:
+            s[f"{name}.all.peak"] = cur
+
+    def _uncount(self, name, n):
+        self.stats[f"{name}.all.current"] -= n
+        self.stats[f"{name}.all.freed"] += n

@@ -38,7 +38,7 @@ import threading
 
 import numpy as np
 
-from ._allocator_stats import ordered_stats, reset_peaks
+from ._allocator_stats import CountedStats, ordered_stats, reset_peaks
 
 __all__ = ["CachingHostAllocator", "CPUOutOfMemoryError", "ALLOCATOR", "allocate",
            "round_size", "owns", "MIN_BYTES", "CACHE_LIMIT"]
@@ -65,25 +65,23 @@ def round_size(nbytes):
 
 
 class _Lease(np.ndarray):
-    """The base of every array over one allocation; its death returns the block."""
+    """The base of every array over one allocation; its death returns the block to the
+    `returned` deque of the allocator that made it (`_home`)."""
 
     def __del__(self):
         block = self.base
         if block.__class__ is _MMAP:         # never a view of a lease (we make none)
             try:
-                _RETURNED.append(block)
+                self._home.append(block)
             except Exception:                # interpreter shutdown: the mapping unmaps itself
                 pass
-
-
-_RETURNED = collections.deque()              # blocks whose lease died, not yet re-filed
 
 
 def _mib(n):
     return f"{n / 2**20:.2f} MiB"
 
 
-class CachingHostAllocator:
+class CachingHostAllocator(CountedStats):
     """Size-class free lists of mapped blocks, with ``torch.cuda``-style statistics."""
 
     def __init__(self, max_cached=CACHE_LIMIT):
@@ -93,6 +91,7 @@ class CachingHostAllocator:
         self.free_order = collections.OrderedDict()   # id(mmap) -> mmap, oldest free first
         self.cached_bytes = 0
         self.stats = collections.Counter()
+        self.returned = collections.deque()      # blocks whose lease died, not yet re-filed
 
     # ---- allocation -------------------------------------------------------
     def allocate(self, n, dtype):
@@ -100,7 +99,7 @@ class CachingHostAllocator:
         nbytes = n * dtype.itemsize
         size = round_size(nbytes)
         with self.lock:
-            if _RETURNED:
+            if self.returned:
                 self._refile()
             blocks = self.free_blocks.get(size)
             if blocks:
@@ -115,7 +114,9 @@ class CachingHostAllocator:
             self.stats["requested_bytes.all.allocated"] += nbytes
         if block is None:
             block = self._map(size, nbytes)
-        return _new_array(_Lease, (n,), dtype, block).view(np.ndarray)
+        lease = _new_array(_Lease, (n,), dtype, block)
+        lease._home = self.returned
+        return lease.view(np.ndarray)
 
     def _map(self, size, nbytes):
         try:
@@ -145,7 +146,7 @@ class CachingHostAllocator:
 
     def _refile(self):
         """Move blocks whose lease died to the free lists (lock held), then trim to the cap."""
-        returned = _RETURNED
+        returned = self.returned
         while returned:
             try:
                 block = returned.popleft()
@@ -186,21 +187,9 @@ class CachingHostAllocator:
         self.empty_cache()
 
     # ---- statistics -------------------------------------------------------
-    def _count(self, name, n):
-        s = self.stats
-        cur = s[f"{name}.all.current"] + n
-        s[f"{name}.all.current"] = cur
-        s[f"{name}.all.allocated"] += n
-        if cur > s[f"{name}.all.peak"]:
-            s[f"{name}.all.peak"] = cur
-
-    def _uncount(self, name, n):
-        self.stats[f"{name}.all.current"] -= n
-        self.stats[f"{name}.all.freed"] += n
-
     def _current(self, key):
         with self.lock:
-            if _RETURNED:
+            if self.returned:
                 self._refile()
             return self.stats[key]
 
@@ -218,14 +207,14 @@ class CachingHostAllocator:
 
     def reset_peak_stats(self):
         with self.lock:
-            if _RETURNED:
+            if self.returned:
                 self._refile()
             reset_peaks(self.stats)
 
     def memory_stats(self):
         """An ordered dict of the counters, named like ``torch.cuda.memory_stats``."""
         with self.lock:
-            if _RETURNED:
+            if self.returned:
                 self._refile()
             return ordered_stats(self.stats, self.cached_bytes)     # free, cached
 

@@ -24,7 +24,7 @@ wraps the CUDA driver (`_emm.py`), the simulator's hands out NumPy buffers.
 """
 import collections
 
-from .._allocator_stats import ordered_stats, reset_peaks
+from .._allocator_stats import CountedStats, ordered_stats, reset_peaks
 
 __all__ = ["CachingAllocator", "OutOfMemoryError", "DriverOOM", "round_size"]
 
@@ -52,7 +52,7 @@ def _mib(n):
     return f"{n / 2**20:.2f} MiB"
 
 
-class CachingAllocator:
+class CachingAllocator(CountedStats):
     """Size-class free lists per stream over a driver, with PyTorch-style statistics."""
 
     def __init__(self, driver, device_index=0):
@@ -128,18 +128,6 @@ class CachingAllocator:
         self.free_blocks.clear()
 
     # ---- statistics -------------------------------------------------------
-    def _count(self, name, n):
-        s = self.stats
-        cur = s[f"{name}.all.current"] + n
-        s[f"{name}.all.current"] = cur
-        s[f"{name}.all.allocated"] += n
-        if cur > s[f"{name}.all.peak"]:
-            s[f"{name}.all.peak"] = cur
-
-    def _uncount(self, name, n):
-        self.stats[f"{name}.all.current"] -= n
-        self.stats[f"{name}.all.freed"] += n
-
     def memory_allocated(self):
         return self.stats["allocated_bytes.all.current"]
 
