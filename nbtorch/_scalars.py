@@ -27,7 +27,13 @@ def _int_range(dtype):
 
 
 def wrap(x, dtype):
-    """`x` as `dtype`'s NumPy scalar, integers wrapping modulo 2**bits as in C."""
+    """`x` as `dtype`'s NumPy scalar, integers wrapping modulo 2**bits as in C, floats
+    beyond the type's range becoming inf without NumPy's overflow warning (PyTorch's)."""
+    if x.__class__ is float and dtype.is_floating_point and abs(x) > _finfo_max(dtype) \
+            and math.isfinite(x):
+        import numpy as np
+        with np.errstate(over="ignore"):
+            return dtype.np.type(x)
     try:
         return dtype.np.type(x)
     except OverflowError:
@@ -70,5 +76,11 @@ def checked(x, dtype):
 
 
 def _finfo_max(dtype):
-    from ._dtype import finfo
-    return finfo(dtype).max
+    m = _FINFO_MAX.get(dtype)
+    if m is None:
+        from ._dtype import finfo
+        m = _FINFO_MAX[dtype] = float(finfo(dtype).max)
+    return m
+
+
+_FINFO_MAX = {}        # floating dtype -> its largest finite value (a float)

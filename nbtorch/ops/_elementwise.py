@@ -108,10 +108,7 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             if cls is float and compute_dtype.is_floating_point:
                 args, raw = (xa, y), True   # NumPy rounds it to the loop's dtype, as
             elif cls in _SCALAR_TYPES:      # compute_dtype.np.type(y) would (~110 ns less)
-                try:
-                    args = (xa, compute_dtype.np.type(y))
-                except OverflowError:       # uint8_tensor + 300: wraps, as PyTorch
-                    args = (xa, wrap(y, compute_dtype))
+                args = (xa, wrap(y, compute_dtype))     # uint8_tensor + 300 wraps
             elif (cls is Tensor and y.dtype is compute_dtype and x._shape == y._shape
                   and (y.device is device or _same_device(x, y))):
                 ya = y._arr
@@ -123,7 +120,7 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
             if device.type != "cpu" or numel >= _SMALL_LIMIT or not numel:
                 if raw:
-                    args = (xa, compute_dtype.np.type(y))
+                    args = (xa, wrap(y, compute_dtype))
                 out = empty(shape, out_dtype, device)
                 if numel:
                     (_KERNELS.get((op, device.type)) or get_kernel(op, device.type))(
@@ -148,7 +145,7 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                         Storage(data if len(size) == 1 else data.reshape(-1), device), 0,
                         size, strides, out_dtype, data)
             if raw:
-                args = (xa, compute_dtype.np.type(y))
+                args = (xa, wrap(y, compute_dtype))
             data = np.empty(numel, out_dtype.np)
             arr = data if len(size) == 1 else data.reshape(size)
             out = _new_tensor(Tensor)._init(Storage(data, device), 0, size, strides,
@@ -271,7 +268,8 @@ def _half_pointwise(op, inputs, compute_dtype, out, device):
     res = np.empty(out._shape, np.float32) if out.dtype.is_half else out._array
     (_KERNELS.get((op, "cpu")) or get_kernel(op, "cpu"))(res, *args)
     if res is not out._array:
-        out._array[...] = res           # float32 -> half: round to nearest even
+        with np.errstate(over="ignore"):     # beyond the half range: inf, as PyTorch
+            out._array[...] = res           # float32 -> half: round to nearest even
 
 
 def promote(a, b):
