@@ -26,6 +26,8 @@ from ..autograd.function import (APPLY_WRAPPERS, Function, _apply_recorded,
                                   _detach_saved_outputs)
 from ..autograd.graph import NO_EDGE, gradient_edge
 from ._common import broadcast_shapes, result_device, sum_to
+from ._elementwise_operands import (half_params, half_pointwise as _half_pointwise,
+                                   has_half as _has_half, operand as _operand)
 from ._inplace import inplace_guard
 
 __all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "check_number",
@@ -62,17 +64,6 @@ def shape_of(x):
     return x._shape if isinstance(x, Tensor) else ()
 
 
-def _operand(x, dtype, device):
-    if x.__class__ is Tensor or isinstance(x, Tensor):
-        if x.dtype is not dtype:
-            x = x.to(dtype)
-        d = x.device
-        if d is not device and (d.type != device.type or d.index != device.index):
-            x = x.to(device)                # a 0-d CPU tensor meeting a CUDA tensor
-        return x._array
-    return wrap(x, dtype)
-
-
 def _same_device(x, y):
     a, b = x.device, y.device
     return a is b or (a.type == b.type and a.index == b.index)
@@ -106,8 +97,9 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             y = inputs[1]
             cls = y.__class__
             if cls is float and compute_dtype.is_floating_point:
-                args, raw = (xa, y), True   # NumPy rounds it to the loop's dtype, as
-            elif cls in _SCALAR_TYPES:      # compute_dtype.np.type(y) would (~110 ns less)
+                # NumPy rounds it to the loop's dtype as wrap() would, ~110 ns sooner
+                args, raw = (xa, y), True
+            elif cls in _SCALAR_TYPES:
                 args = (xa, wrap(y, compute_dtype))     # uint8_tensor + 300 wraps
             elif (cls is Tensor and y.dtype is compute_dtype and x._shape == y._shape
                   and (y.device is device or _same_device(x, y))):
@@ -212,64 +204,6 @@ def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
     if found is not None or getattr(kernel, "ufunc_name", None) is None:
         _SMALL[(op, compute_dtype, out_dtype, n)] = entry
     return entry
-
-
-def _has_half(compute_dtype, out_dtype):
-    """True when a kernel would see a half dtype (float16, bfloat16) on input or output."""
-    if compute_dtype.__class__ is tuple:
-        return out_dtype.is_half or any(d.is_half for d in compute_dtype)
-    return compute_dtype.is_half or out_dtype.is_half
-
-
-class HalfParam(float):
-    """A scalar parameter (a slope, an alpha) of an op on half tensors: it enters the
-    float32 kernel unrounded, as PyTorch's "opmath" value, where a number operand
-    (``x + 0.1``) is first rounded to the half dtype."""
-
-
-# Kernels whose Python-number operands PyTorch's CPU kernels read in float32 on half
-# tensors (mul and the divisions keep the scalar in opmath; lerp's weight, addcmul's
-# value); the other kernels' number operands round to the half dtype first.
-_OPMATH_SCALAR_KERNELS = frozenset(("mul", "div", "div_floor", "div_trunc", "lerp",
-                                    "addcmul", "addcdiv"))
-
-
-def half_params(d, params):
-    """`params` marked as `HalfParam`s when `d` is a half dtype (see `HalfParam`)."""
-    if not d.is_half:
-        return params
-    return tuple(HalfParam(p) if p.__class__ is float else p for p in params)
-
-
-def _half_operand(x, d, device, round_scalars):
-    """A kernel operand for compute dtype `d`: a half operand is first cast (or rounded,
-    for a number operand) to `d`, as PyTorch does, then widened exactly to float32.
-    Without `round_scalars`, numbers and 0-d tensors (PyTorch's CPU scalars) are read
-    in float32 directly."""
-    if not d.is_half:
-        return _operand(x, d, device)
-    if isinstance(x, Tensor):
-        if not round_scalars and not x._shape:
-            d = d.compute
-        return _operand(x, d, device).astype(np.float32, copy=False)
-    if round_scalars and x.__class__ is not HalfParam:
-        x = _dtype.round_scalar(x, d)
-    return np.float32(x)
-
-
-def _half_pointwise(op, inputs, compute_dtype, out, device):
-    """Run CPU kernel `op` in float32 for half operands and round the result into `out`
-    once (PyTorch's CPU kernels compute float16 and bfloat16 in float32 per op)."""
-    if compute_dtype.__class__ is not tuple:
-        compute_dtype = (compute_dtype,) * len(inputs)
-    opmath = op in _OPMATH_SCALAR_KERNELS
-    args = [_half_operand(x, d, device, not (opmath and i)) for i, (x, d) in
-            enumerate(zip(inputs, compute_dtype))]
-    res = np.empty(out._shape, np.float32) if out.dtype.is_half else out._array
-    (_KERNELS.get((op, "cpu")) or get_kernel(op, "cpu"))(res, *args)
-    if res is not out._array:
-        with np.errstate(over="ignore"):     # beyond the half range: inf, as PyTorch
-            out._array[...] = res           # float32 -> half: round to nearest even
 
 
 def promote(a, b):
