@@ -1,0 +1,69 @@
+"""Elementwise ops' fast paths (ops/_elementwise.py) are Function.apply's own results:
+the unrecorded call straight to run_elementwise, the recorded one linked in one step
+(`_record_fast`), and the small CPU call in a context that ignores NumPy's
+floating-point errors. Each case is compared with the generic path, taken by setting
+`APPLY_WRAPPERS` (as a graph capture or the profiler does)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import nbtorch
+import nbtorch.nn.functional as F
+from nbtorch.autograd import function
+
+CASES = {
+    "tensor * tensor": lambda x, w: x * w,
+    "tensor + number": lambda x, w: x + 0.5,
+    "number - tensor": lambda x, w: 2 - x,
+    "tanh (saves out)": lambda x, w: x.tanh() * w,
+    "leaky_relu (a parameter)": lambda x, w: F.leaky_relu(x * w, 0.2),
+    "broadcast": lambda x, w: x * w[0],
+}
+
+
+def _run(fn, generic):
+    g = nbtorch.Generator().manual_seed(0)
+    x = nbtorch.randn(3, 4, generator=g, dtype=nbtorch.float64, requires_grad=True)
+    w = nbtorch.randn(3, 4, generator=g, dtype=nbtorch.float64, requires_grad=True)
+    function.APPLY_WRAPPERS[0] += generic
+    try:
+        y = fn(x, w)
+        node = y.grad_fn
+        facts = (type(node).__name__, node.needs_input_grad, len(node.next_functions),
+                 [None if m is None else (tuple(m[0]), m[1]) for m in node._input_meta],
+                 node._arg_pos, [s is not None for s in (node._saved or ())])
+        y.backward(nbtorch.ones_like(y), create_graph=False)
+    finally:
+        function.APPLY_WRAPPERS[0] -= generic
+    return y.detach().numpy(), facts, x.grad.numpy(), w.grad.numpy() if w.grad is not None \
+        else None
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_recorded_fast_path_builds_the_generic_node(name):
+    fast, generic = _run(CASES[name], 0), _run(CASES[name], 1)
+    assert fast[1] == generic[1]
+    for a, b in zip(fast[0:1] + fast[2:], generic[0:1] + generic[2:]):
+        assert (a is None and b is None) or np.array_equal(a, b)
+
+
+def test_gradcheck_through_the_fast_path():
+    x = nbtorch.randn(5, dtype=nbtorch.float64, requires_grad=True)
+    w = nbtorch.randn(5, dtype=nbtorch.float64, requires_grad=True)
+    assert nbtorch.autograd.gradcheck(lambda x, w: (x * w + 0.5).tanh() / (w * w + 1), (x, w))
+    assert nbtorch.autograd.gradgradcheck(lambda x, w: (x * w).sigmoid() - x, (x, w))
+
+
+def test_small_calls_neither_warn_nor_raise_on_inf_and_nan():
+    x, zero = nbtorch.ones(3), nbtorch.zeros(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        old = np.seterr(all="raise")
+        try:
+            assert np.isinf((x / zero).numpy()).all()
+            assert np.isnan((zero / zero).numpy()).all()
+            assert np.isinf(nbtorch.log(zero).numpy()).all()
+            assert np.isinf((nbtorch.ones(5000) * 1e300).numpy()).all()   # a large call
+        finally:
+            np.seterr(**old)
