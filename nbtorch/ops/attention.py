@@ -70,13 +70,20 @@ def _backward(ctx, q, k, v, g, dq, dk, dv):
                                        ctx.scale, g, dq, dk, dv)
 
 
+def safe_softmax(s):
+    """softmax over the last dim, zeros where a whole row is -inf (PyTorch's
+    _safe_softmax), built from ops: the dead rows are zeroed before the softmax as well,
+    so no NaN reaches the gradients (or their gradients)."""
+    dead = (s == float("-inf")).all(-1, keepdim=True)
+    return s.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
+
+
 def _grads_by_ops(ctx, q, k, v, g):
     """dq, dk, dv of (N, H, ., .) tensors from nbtorch ops (create_graph=True)."""
     s = q.matmul(k.transpose(-2, -1)) * ctx.scale
     if ctx.mask is not None:
         s = s + wrap(ctx.mask)
-    dead = (s == float("-inf")).all(-1, keepdim=True)
-    p = s.softmax(-1).masked_fill(dead, 0.0)
+    p = safe_softmax(s)
     drop = None if ctx.noise is None else wrap(ctx.noise) * float(ctx.keep)
     pd = p if drop is None else p * drop
     dpd = g.matmul(v.transpose(-2, -1))

@@ -263,3 +263,22 @@ def test_transformer_layers_train_as_the_composite(norm_first):
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=1e-5)
     y = dec(x, nbtorch.randn(4, 3, 8))
     assert y.shape == (5, 3, 8)
+
+
+def test_a_fully_masked_row_gives_zeros_and_finite_gradients_on_every_path():
+    """A row the mask hides entirely: zeros (PyTorch's _safe_softmax) from the fused node,
+    the composite path (5-D input, float16) and create_graph's ops; gradgradcheck."""
+    g = nbtorch.Generator().manual_seed(0)
+    q, k, v = (nbtorch.randn(1, 1, 3, 4, generator=g, dtype=nbtorch.float64, requires_grad=True)
+               for _ in range(3))
+    mask = nbtorch.ones(3, 3, dtype=nbtorch.bool)
+    mask[0] = False
+    sdpa = F.scaled_dot_product_attention
+    assert (sdpa(q, k, v, attn_mask=mask)[0, 0, 0] == 0).all()
+    assert (sdpa(q[None], k[None], v[None], attn_mask=mask)[0, 0, 0, 0] == 0).all()
+    half = sdpa(q.detach().half(), k.detach().half(), v.detach().half(), attn_mask=mask)
+    assert (half[0, 0, 0] == 0).all()
+    for f in (lambda q, k, v: sdpa(q, k, v, attn_mask=mask),
+              lambda q, k, v: sdpa(q[None], k[None], v[None], attn_mask=mask)):
+        assert gradcheck(f, (q, k, v))
+        assert gradgradcheck(f, (q, k, v))

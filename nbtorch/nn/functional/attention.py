@@ -124,7 +124,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores = scores + _causal_bias(L, S, scores)
     elif attn_mask is not None:
         scores = scores + _float_mask(attn_mask, scores, true_means_masked=False)
-    weights = scores.softmax(-1)
+    # a row the mask hides entirely gives zeros, as PyTorch's _safe_softmax does
+    weights = _attention_ops().safe_softmax(scores) if attn_mask is not None else \
+        scores.softmax(-1)
     if dropout_p > 0.0:
         weights = _functional().dropout(weights, dropout_p, training=True)
     return weights.matmul(value)
