@@ -1,8 +1,10 @@
-"""`set_num_threads` / `get_num_threads`: one knob for Numba's parallel loops and BLAS.
+"""`set_num_threads` / `get_num_threads`: one knob for Numba's parallel loops, the CPU
+helper threads of elementwise and batch-split kernels, and BLAS.
 
-Numba's `prange` kernels and NumPy's bundled OpenBLAS (used by matmul and conv)
-keep separate thread pools; on a small or busy machine their spinning threads
-fight over cores, so PyTorch's single setting drives both here.
+Numba's `prange` kernels, nbtorch's helper threads (kernels/cpu/workers.py) and
+NumPy's bundled OpenBLAS (used by matmul and conv; found and held in
+kernels/cpu/blas.py) keep separate thread pools; on a small or busy machine their
+threads fight over cores, so PyTorch's single setting drives all three here.
 
 Numba's OpenMP workers wait passively (`configure_openmp_waits`): GNU OpenMP spins
 idle workers by default, which made a ~70 us parallel reduction average 2-10 ms (p90
@@ -10,7 +12,6 @@ idle workers by default, which made a ~70 us parallel reduction average 2-10 ms 
 given to Numba's OpenMP runtime alone, while Numba loads it, and the environment is
 put back, so other libraries and child processes see the environment the user set.
 """
-import ctypes
 import os
 import threading
 
@@ -19,39 +20,6 @@ __all__ = ["set_num_threads", "get_num_threads"]
 WAIT_POLICY_VAR = "NBTORCH_OMP_WAIT_POLICY"
 _launch_lock = threading.Lock()
 
-_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
-            "openblas_set_num_threads64_", "openblas_set_num_threads")
-_GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads",
-            "openblas_get_num_threads64_", "openblas_get_num_threads")
-
-
-def _openblas():
-    """NumPy's loaded OpenBLAS library, or None (found through the process's memory map)."""
-    import numpy as np
-    np.dot(np.ones((2, 2)), np.ones((2, 2)))      # make sure BLAS is loaded
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps
-                     if "openblas" in line.lower() and ".so" in line}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        if any(hasattr(lib, s) for s in _SETTERS):
-            return lib
-    return None
-
-
-def _call(lib, names, *args):
-    for name in names:
-        fn = getattr(lib, name, None) if lib is not None else None
-        if fn is not None:
-            return fn(*args)
-    return None
-
 
 def set_num_threads(n):
     """Use `n` threads for parallel Numba kernels, elementwise kernels and BLAS (matmul, conv)."""
@@ -59,8 +27,8 @@ def set_num_threads(n):
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"set_num_threads expects a positive integer, got {n!r}")
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-    _call(_openblas(), _SETTERS, ctypes.c_int(n))
-    from .kernels.cpu import workers        # the elementwise kernels' helper threads
+    from .kernels.cpu import blas, workers  # OpenBLAS (found and held there), and the
+    blas.set_threads(n)                     # elementwise kernels' helper threads
     workers.set_num_threads(n)
 
 

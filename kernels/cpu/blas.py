@@ -36,7 +36,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads"]
+__all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads",
+           "set_threads"]
 
 SMALL_WORK = 128 ** 3             # multiply-adds per product up to which one thread is used
 OWN_ONE_THREAD_WORK = 4 * 65536   # ...up to which OpenBLAS itself uses one thread
@@ -104,11 +105,27 @@ def _leave():
             _set(_held[1])
 
 
+def set_threads(n):
+    """Give OpenBLAS `n` threads (`nbtorch.set_num_threads`); while calls run inside
+    `one_thread`, the count they restore when the last one leaves."""
+    if not _loaded:
+        _load()
+    if _set is None:
+        return
+    with _lock:
+        if _held[0]:
+            _held[1] = n
+        else:
+            _set(n)
+
+
 def one_thread(fn, *args):
     """fn(*args) with OpenBLAS on one thread; its thread count is restored afterwards
     (by the last of several Python threads inside at once, so none restores a count
-    another one set)."""
-    if threads() <= 1:
+    another one set, and every call inside runs on one thread)."""
+    if not _loaded:
+        _load()
+    if _get is None:                     # no OpenBLAS: nothing to hold
         return fn(*args)
     _enter()
     try:

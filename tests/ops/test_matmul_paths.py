@@ -1,6 +1,8 @@
 """The fast paths of the matrix products (issue 17): the plain 2-D matmul/mm path, the
 gradients when one operand only requires grad (each saves only what the other needs),
 and the one-thread OpenBLAS policy for small products (kernels/cpu/blas.py)."""
+import time
+
 import numpy as np
 import pytest
 
@@ -141,6 +143,39 @@ def test_thread_count_survives_concurrent_callers():
     for w in workers:
         w.join()
     assert blas.threads() == before
+
+
+def test_overlapping_one_thread_calls_each_run_on_one_thread():
+    """A call entering one_thread while another is inside still runs on one thread to
+    its end (the first to leave must not restore the count under it), and a count set
+    meanwhile (set_num_threads) is the one restored."""
+    import threading
+    if blas.threads() == 1 and blas._get is None:
+        pytest.skip("NumPy has no OpenBLAS here")
+    before = blas.threads()
+    blas.set_threads(2)
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    def first():
+        inside.set()
+        release.wait(5)
+
+    def second():
+        release.set()
+        time.sleep(0.05)                 # `first` leaves meanwhile
+        seen.append(blas.threads())
+    try:
+        t = threading.Thread(target=blas.one_thread, args=(first,))
+        t.start()
+        inside.wait(5)
+        blas.one_thread(second)
+        t.join()
+        assert seen == [1]
+        assert blas.threads() == 2
+        blas.one_thread(lambda: blas.set_threads(3))
+        assert blas.threads() == 3
+    finally:
+        blas.set_threads(before)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])

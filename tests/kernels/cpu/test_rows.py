@@ -44,3 +44,20 @@ def test_the_bias_case_takes_the_row_loop(monkeypatch):
     x, b = nbtorch.ones(64, 128), nbtorch.arange(128, dtype=nbtorch.float32)
     assert np.array_equal((x + b).numpy(), np.ones((64, 128), np.float32) + np.arange(128))
     assert calls
+
+
+def test_large_row_broadcasts_stay_with_the_threaded_ufunc(monkeypatch):
+    """From PARALLEL_THRESHOLD elements the ufunc's split over threads is faster than one
+    row loop; with one thread the row loop runs."""
+    from nbtorch.kernels.cpu import ufuncs, workers
+    calls = []
+    loop = rows.ROW_LOOPS["mul"]
+    monkeypatch.setitem(rows.ROW_LOOPS, "mul", lambda *args: calls.append(1) or loop(*args))
+    n = ufuncs.PARALLEL_THRESHOLD // 256
+    x, b = nbtorch.ones(n, 256), nbtorch.arange(256, dtype=nbtorch.float32)
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    two = (x * b).numpy()
+    assert not calls
+    monkeypatch.setattr(workers, "NUM_THREADS", 1)
+    one = (x * b).numpy()
+    assert calls and np.array_equal(one, two)
