@@ -89,7 +89,7 @@ def layer_norm_forward(x2, w, b, eps, out2, mean, rstd):
         >>> x = np.random.rand(2, 5); out = np.empty_like(x)
         >>> layer_norm_forward(x, np.ones(5), np.zeros(5), 1e-5, out, np.empty(2), np.empty(2))
     """
-    if _use_parallel(x2.size, x2.shape[0]):
+    if _use_parallel(x2.size, (x2.shape[0] + ROWS_PER_TASK - 1) // ROWS_PER_TASK):
         layer_norm_forward_parallel(x2, w, b, eps, out2, mean, rstd)
     else:
         layer_norm_forward_serial(x2, w, b, eps, out2, mean, rstd)

@@ -330,3 +330,20 @@ def test_embedding_backward_chooser_large():
     np.add.at(ref, idx, grad.astype(np.float64))
     ref[7] = 0
     np.testing.assert_allclose(gw, ref, rtol=1e-5, atol=1e-4)
+
+
+def test_layer_norm_forward_goes_parallel_only_with_two_row_tasks(monkeypatch):
+    """The parallel forward splits ROWS_PER_TASK rows per task: one task's worth of rows
+    (however wide) runs the serial kernel."""
+    from nbtorch.kernels.cpu import layer_norm, norm_common
+    calls = []
+    monkeypatch.setattr(layer_norm, "layer_norm_forward_parallel",
+                        lambda *args: calls.append(1))
+    monkeypatch.setattr(norm_common.numba, "get_num_threads", lambda: 2)
+    tasks = layer_norm.ROWS_PER_TASK
+    for rows, parallel in ((tasks, False), (tasks + 1, True)):
+        x, w, b = np.ones((rows, 1 << 12), np.float32), np.ones(1 << 12), np.zeros(1 << 12)
+        calls.clear()
+        layer_norm.layer_norm_forward(x, w.astype(np.float32), b.astype(np.float32), 1e-5,
+                                      np.empty_like(x), np.empty(rows), np.empty(rows))
+        assert bool(calls) == parallel
