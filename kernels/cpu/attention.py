@@ -117,19 +117,6 @@ def _flat_mask(mask, shape, dtype):
     return m.reshape(-1), strides
 
 
-def split_batch(n, work, amount):
-    """work(b0, b1) over ranges of [0, n), run by this thread and the CPU helper threads
-    (kernels/cpu/batch_threads.py: OpenBLAS held to one thread, ranges claimed by whichever
-    thread is free) when `amount` (multiply-adds, or elements) is worth it; else
-    work(0, n). The GEMMs of one head are too small for OpenBLAS's own threads."""
-    from . import batch_threads, blas
-    parts = batch_threads.ranges(n, amount, blas.SPLIT_MIN_WORK)
-    if parts is None:
-        work(0, n)
-    else:
-        batch_threads.run(work, parts)
-
-
 def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
     """out = dropout(safe_softmax(scale * q @ k^T + mask)) @ v over (N, H, ., .) arrays.
 
@@ -149,7 +136,8 @@ def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
         attention_probs(p, mask, mstrides, has_mask, scale, noise, keep, has_drop, p, pd,
                         n0, n1)
         np.matmul(pd[n0:n1], v[n0:n1], out=out[n0:n1])
-    split_batch(N, work, p.size * (q.shape[-1] + v.shape[-1]))
+    from . import batch_threads        # on use: no kernel here depends on it
+    batch_threads.over_ranges(N, work, p.size * (q.shape[-1] + v.shape[-1]))
 
 
 def sdpa_backward(q, k, v, p, pd, noise, keep, scale, dout, dq, dk, dv):
@@ -172,4 +160,5 @@ def sdpa_backward(q, k, v, p, pd, noise, keep, scale, dout, dq, dk, dv):
             np.matmul(ds[n0:n1], k[n0:n1], out=dq[n0:n1])
         if dk is not None:
             np.matmul(ds[n0:n1].swapaxes(-1, -2), q[n0:n1], out=dk[n0:n1])
-    split_batch(N, work, 2 * p.size * (q.shape[-1] + v.shape[-1]))
+    from . import batch_threads        # on use: no kernel here depends on it
+    batch_threads.over_ranges(N, work, 2 * p.size * (q.shape[-1] + v.shape[-1]))

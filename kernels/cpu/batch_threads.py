@@ -16,7 +16,7 @@ itself) - so results do not depend on the machine's load.
 """
 from . import blas, workers
 
-__all__ = ["RANGES_PER_THREAD", "threads", "ranges", "run"]
+__all__ = ["RANGES_PER_THREAD", "threads", "ranges", "run", "over_ranges"]
 
 RANGES_PER_THREAD = 2      # ranges to claim per thread: a slow thread leaves some to others
 
@@ -48,3 +48,14 @@ def run(fn, parts):
     else:                               # the helpers back off: the same ranges, here
         blas.one_thread(lambda: [chunk(k) for k in range(len(parts))])
     return results
+
+
+def over_ranges(n, work, amount, min_work=blas.SPLIT_MIN_WORK):
+    """work(b0, b1) over the ranges of [0, n) when `amount` (multiply-adds, or elements)
+    reaches `min_work`, else work(0, n) once: the split as the fused attention and
+    dropout kernels use it."""
+    parts = ranges(n, amount, min_work)
+    if parts is None:
+        work(0, n)
+    else:
+        run(work, parts)

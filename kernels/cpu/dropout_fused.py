@@ -10,7 +10,6 @@ gradient of s, ``g * mask``.
 """
 import numba
 
-from .attention import split_batch
 
 __all__ = ["relu_dropout", "relu_dropout_backward", "dropout_add", "dropout_grad"]
 
@@ -90,4 +89,5 @@ def dropout_grad(g, noise, keep, out):
 
 def _split(n, work):
     """work(lo, hi) over [0, n), in ranges on the CPU helper threads when large."""
-    split_batch(n, work, 4 * n)
+    from . import batch_threads        # on use: no kernel here depends on it
+    batch_threads.over_ranges(n, work, 4 * n)

@@ -12,8 +12,9 @@ so it can be differentiated again.
 """
 from .. import _dtype
 from .._registry import get_kernel
-from .._tensor import CPU, empty, wrap
+from .._tensor import empty, wrap
 from ..autograd import Function, grad_mode
+from .dropout import keep_scale, noise_array
 
 __all__ = ["fused_attention_ok", "sdpa_fused", "packed_self_attention"]
 
@@ -35,19 +36,6 @@ def fused_attention_ok(*tensors, mask=None):
     return True
 
 
-def _noise(shape, dropout_p, dtype):
-    """The Bernoulli(1 - p) keep draws (0/1) as F.dropout makes them, or None."""
-    if dropout_p <= 0.0:
-        return None
-    from .dropout import bernoulli_noise
-    return bernoulli_noise(shape, dropout_p, dtype, CPU)._array
-
-
-def _keep(dropout_p, np_dtype):
-    """1/(1-p) rounded in the tensor's dtype, as F.dropout's ``noise.div_(1 - p)``."""
-    return np_dtype.type(1.0) / np_dtype.type(1.0 - dropout_p) if dropout_p > 0.0 else 1.0
-
-
 def _heads_of(a):
     """A 3-D (B, L, E) array as (1, B, L, E); 4-D as it is."""
     return a[None] if a.ndim == 3 else a
@@ -58,9 +46,9 @@ def _forward(ctx, q, k, v, out, mask, dropout_p, scale):
     N, H, L = q.shape[0], q.shape[1], q.shape[2]
     S = k.shape[2]
     p = empty((N, H, L, S), _dtype.from_numpy_dtype(q.dtype))._array
-    noise = _noise((N, H, L, S), dropout_p, _dtype.from_numpy_dtype(q.dtype))
+    noise = noise_array((N, H, L, S), dropout_p, _dtype.from_numpy_dtype(q.dtype))
     pd = p if noise is None else empty(p.shape, _dtype.from_numpy_dtype(q.dtype))._array
-    keep = _keep(dropout_p, q.dtype)
+    keep = keep_scale(dropout_p, q.dtype)
     get_kernel("sdpa", "cpu")(q, k, v, mask, scale, noise, keep, out, p, pd)
     ctx.p, ctx.pd, ctx.noise, ctx.keep, ctx.scale, ctx.mask = p, pd, noise, keep, scale, mask
 

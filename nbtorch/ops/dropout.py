@@ -4,7 +4,7 @@ The masks are PyTorch's: ``noise = empty(shape).bernoulli_(1 - p); noise.div_(1 
 (one Bernoulli draw per element, or per channel for the feature variants), so after
 ``manual_seed`` they equal PyTorch's CPU masks.
 """
-from .._tensor import empty
+from .._tensor import CPU, empty
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout", "bernoulli_noise"]
@@ -19,6 +19,19 @@ def bernoulli_noise(shape, p, dtype, device):
     """Bernoulli(1 - p) draws of `shape` in `dtype` (p < 1): a tensor factory, so the JIT
     recorder keeps it as one random node (fx/passes/recording.py FACTORY_FUNCTIONS)."""
     return empty(tuple(shape), dtype, device).bernoulli_(1.0 - p)
+
+
+def noise_array(shape, p, dtype):
+    """The Bernoulli(1 - p) keep draws (0/1) of a CPU kernel as F.dropout makes them (a
+    raw array), or None for p = 0: for fused kernels that apply the mask themselves."""
+    if p <= 0.0:
+        return None
+    return bernoulli_noise(shape, p, dtype, CPU)._array
+
+
+def keep_scale(p, np_dtype):
+    """1/(1-p) rounded in the tensor's dtype, as F.dropout's ``noise.div_(1 - p)``."""
+    return np_dtype.type(1.0) / np_dtype.type(1.0 - p) if p > 0.0 else 1.0
 
 
 def _noise(input, p, mask_shape):

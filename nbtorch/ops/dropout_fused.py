@@ -10,7 +10,7 @@ from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import CPU, empty, wrap
 from ..autograd import Function, grad_mode
-from .attention import _keep, _noise
+from .dropout import keep_scale, noise_array
 
 __all__ = ["relu_dropout", "relu_dropout_ok", "dropout_add_layer_norm",
            "dropout_add_layer_norm_ok"]
@@ -38,8 +38,8 @@ class ReluDropout(Function):
     @staticmethod
     def forward(ctx, h, p):
         h = h.contiguous()
-        noise = _noise(tuple(h.shape), p, h.dtype)
-        keep = _keep(p, noise.dtype)
+        noise = noise_array(tuple(h.shape), p, h.dtype)
+        keep = keep_scale(p, noise.dtype)
         out = empty(tuple(h.shape), h.dtype, CPU)
         get_kernel("relu_dropout", "cpu")(h._array.reshape(-1), noise.reshape(-1), keep,
                                           out._array.reshape(-1))
@@ -78,8 +78,8 @@ class DropoutAddLayerNorm(Function):
         from .normalization import LayerNorm
         ctx.inputs, ctx.bias, ctx.shape = (x, s), bias, shape
         x, s = x.contiguous(), s.contiguous()
-        noise = _noise(tuple(s.shape), p, s.dtype)
-        keep = _keep(p, noise.dtype)
+        noise = noise_array(tuple(s.shape), p, s.dtype)
+        keep = keep_scale(p, noise.dtype)
         y = empty(tuple(x.shape), x.dtype, CPU)
         get_kernel("dropout_add", "cpu")(x._array.reshape(-1), s._array.reshape(-1),
                                          noise.reshape(-1), keep, y._array.reshape(-1))

@@ -10,7 +10,8 @@ __all__ = ["MultiheadAttention"]
 
 
 def _tracing():
-    """True inside nbtorch.jit.trace (the fused path is not a traceable function)."""
+    """True inside nbtorch.jit.trace: the layers' fused shortcuts step aside there (their
+    forward traces as the separate calls, which jit.save can store)."""
     from ...jit._concrete import is_tracing
     return is_tracing()
 

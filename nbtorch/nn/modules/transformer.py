@@ -2,7 +2,7 @@
 import copy
 
 from .. import functional as F, init
-from .activation_mha import MultiheadAttention
+from .activation_mha import MultiheadAttention, _tracing
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -75,11 +75,6 @@ def _dropout_add_norm(drop, norm, x, s):
             return dropout_add_layer_norm(x, s, drop.p, shape, norm.weight, norm.bias,
                                           norm.eps)
     return norm(x + drop(s))
-
-
-def _tracing():
-    from ...jit._concrete import is_tracing
-    return is_tracing()
 
 
 def _clones(module, n):
