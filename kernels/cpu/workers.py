@@ -90,39 +90,20 @@ def _record(key, starved):
         b[1] //= 2
 
 
-class _Future:
-    """The result of one `Helpers.submit` call (``concurrent.futures``' two methods' worth)."""
-
-    __slots__ = ("_done", "_value", "_error")
-
-    def __init__(self):
-        self._done = threading.Lock()
-        self._done.acquire()
-        self._value = self._error = None
-
-    def _run(self, fn, args):
-        try:
-            self._value = fn(*args)
-        except BaseException as exc:         # noqa: BLE001 - raised again by result()
-            self._error = exc
-        self._done.release()
-
-    def result(self):
-        self._done.acquire()
-        self._done.release()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 class Helpers:
     """NUM_THREADS - 1 daemon threads, each running the jobs of one shared queue."""
 
     def __init__(self, n):
         self._jobs = queue.SimpleQueue()
-        self.size = n
-        for i in range(n):
-            threading.Thread(target=self._serve, name=f"nbtorch-pw{i}", daemon=True).start()
+        self.size = 0
+        self.grow(n)
+
+    def grow(self, n):
+        """Start threads until there are `n`."""
+        while self.size < n:
+            threading.Thread(target=self._serve, name=f"nbtorch-pw{self.size}",
+                             daemon=True).start()
+            self.size += 1
 
     def _serve(self):
         get = self._jobs.get
@@ -133,19 +114,16 @@ class Helpers:
         """Run `job()` on a helper thread (fire and forget)."""
         self._jobs.put(job)
 
-    def submit(self, fn, *args):
-        """Run `fn(*args)` on a helper thread; ``.result()`` waits for it."""
-        f = _Future()
-        self._jobs.put(lambda: f._run(fn, args))
-        return f
 
 
 def pool():
     """The helper threads, made on first use and again in a forked child (DataLoader
     workers): threads do not survive a fork."""
     pid = os.getpid()
-    if not _POOL or _POOL[0] != pid or _POOL[1].size < NUM_THREADS - 1:
+    if not _POOL or _POOL[0] != pid:
         _POOL[:] = [pid, Helpers(NUM_THREADS - 1)]
+    elif _POOL[1].size < NUM_THREADS - 1:       # set_num_threads asked for more
+        _POOL[1].grow(NUM_THREADS - 1)
     return _POOL[1]
 
 

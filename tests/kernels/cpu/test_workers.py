@@ -25,13 +25,6 @@ def test_chunk_error_reaches_the_caller():
     assert sorted(seen) == [0, 1, 2, 3]
 
 
-def test_submit_result_and_error():
-    pool = workers.pool()
-    assert pool.submit(pow, 2, 10).result() == 1024
-    with pytest.raises(ZeroDivisionError):
-        pool.submit(divmod, 1, 0).result()
-
-
 def test_large_elementwise_calls_match_numpy():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((700, 1001)).astype(np.float32)
@@ -120,3 +113,14 @@ def test_set_num_threads_one_makes_elementwise_serial(monkeypatch):
         assert sorted(seen) == list(range(6)) and workers.pool().size >= 1
     finally:
         nbtorch.set_num_threads(before)
+
+
+def test_more_threads_grow_the_pool_in_place(monkeypatch):
+    """set_num_threads(n) beyond the pool adds helpers to it (the old threads keep
+    serving; a new pool would leave them blocked forever)."""
+    pool = workers.pool()
+    monkeypatch.setattr(workers, "NUM_THREADS", pool.size + 2)
+    assert workers.pool() is pool and pool.size == workers.NUM_THREADS - 1
+    seen = []
+    workers.parallel_chunks(seen.append, 12)
+    assert sorted(seen) == list(range(12))
