@@ -167,25 +167,21 @@ def _max_inside(x, out, idx, geom):
 
 
 def _inside_2d(x_shape, out_shape, kernel, stride, padding, dilation):
-    """The 2-D (or 1-D) windows all lie inside the input: no padding, none cut by ceil_mode."""
-    if len(kernel) > 2 or any(padding):
+    """2-D windows (the op layer lifts 1-D pooling to 2-D) that all lie inside the input:
+    no padding, none cut by ceil_mode."""
+    if len(kernel) != 2 or any(padding):
         return False
     return all((o - 1) * s + d * (k - 1) < n for o, s, d, k, n in
-               zip(out_shape[-2:], stride[-2:], dilation[-2:], kernel[-2:], x_shape[-2:]))
-
-
-def _planes_2d(a):
-    """(P, *S) with 1 or 2 spatial dims (C-contiguous) viewed as (P, H, W)."""
-    return a.reshape((a.shape[0],) + (1,) * (3 - a.ndim) + a.shape[1:])
+               zip(out_shape[1:], stride, dilation, kernel, x_shape[1:]))
 
 
 def max_pool2d_forward(x, out, indices, kernel, stride, padding, dilation):
     """Max pooling of x (P, *S) into out (P, *OS) with int64 argmax indices (flat offsets
     into one input plane/volume); 2 or 3 spatial dims (max_pool1d/2d/3d)."""
     if _inside_2d(x.shape, out.shape, kernel, stride, padding, dilation):
-        geom = _as_3d(kernel, 1)[1:] + _as_3d(stride, 1)[1:] + _as_3d(dilation, 1)[1:]
-        _over_planes(_max_inside, x.shape[0], out.size * geom[0] * geom[1], _planes_2d(x),
-                     _planes_2d(out), _planes_2d(indices), (geom,))
+        geom = tuple(kernel) + tuple(stride) + tuple(dilation)
+        _over_planes(_max_inside, x.shape[0], out.size * geom[0] * geom[1], x, out, indices,
+                     (geom,))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
     big = out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
@@ -357,8 +353,8 @@ def avg_pool2d_forward(x, out, kernel, stride, padding, count_include_pad, divis
     divisor_override None or > 0."""
     if _inside_2d(x.shape, out.shape, kernel, stride, padding, (1,) * len(kernel)):
         div = int(divisor_override or kernel[-1] * kernel[-2])
-        _over_planes(_avg_inside, x.shape[0], out.size * kernel[-1] * kernel[-2], _planes_2d(x),
-                     _planes_2d(out), (tuple(kernel[-2:]) + tuple(stride[-2:]), div))
+        _over_planes(_avg_inside, x.shape[0], out.size * kernel[0] * kernel[1], x, out,
+                     (tuple(kernel) + tuple(stride), div))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
@@ -372,8 +368,8 @@ def avg_pool2d_backward(grad_out, grad_in, kernel, stride, padding, count_includ
     """grad_in (P, *S) of average pooling from grad_out (P, *OS)."""
     if _inside_2d(grad_in.shape, grad_out.shape, kernel, stride, padding, (1,) * len(kernel)):
         div = int(divisor_override or kernel[-1] * kernel[-2])
-        _over_planes(_avg_inside_backward, grad_in.shape[0], grad_in.size, _planes_2d(grad_out),
-                     _planes_2d(grad_in), (tuple(kernel[-2:]) + tuple(stride[-2:]), div))
+        _over_planes(_avg_inside_backward, grad_in.shape[0], grad_in.size, grad_out, grad_in,
+                     (tuple(kernel) + tuple(stride), div))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
