@@ -121,7 +121,7 @@ def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
     """out = dropout(safe_softmax(scale * q @ k^T + mask)) @ v over (N, H, ., .) arrays.
 
     q (N, H, L, E), k (N, H, S, E), v (N, H, S, Ev) and out (N, H, L, Ev) may be strided
-    views (unit last stride); p and pd are C-contiguous (N, H, L, S) outputs: the
+    views (they reach only np.matmul); p and pd are C-contiguous (N, H, L, S) outputs: the
     probabilities and the dropped-out ones (pd is p without dropout). mask (additive,
     broadcastable) and noise (0/1 draws, scaled by keep) may be None.
     """

@@ -282,3 +282,20 @@ def test_a_fully_masked_row_gives_zeros_and_finite_gradients_on_every_path():
               lambda q, k, v: sdpa(q[None], k[None], v[None], attn_mask=mask)):
         assert gradcheck(f, (q, k, v))
         assert gradgradcheck(f, (q, k, v))
+
+
+def test_unbatched_self_attention_takes_the_fused_node(monkeypatch):
+    from nbtorch.ops import attention
+    calls = []
+    fused = attention.packed_self_attention
+    monkeypatch.setattr(attention, "packed_self_attention",
+                        lambda *a, **k: calls.append(1) or fused(*a, **k))
+    nbtorch.manual_seed(0)
+    mha = nn.MultiheadAttention(8, 2)
+    x = nbtorch.randn(5, 8)
+    y = mha(x, x, x, need_weights=False)[0]
+    assert calls
+    xb = x[:, None]
+    np.testing.assert_allclose(y.detach().numpy(),
+                               mha(xb, xb, xb, need_weights=False)[0][:, 0].detach().numpy(),
+                               rtol=1e-6, atol=1e-6)

@@ -320,7 +320,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
                                   "supported")
     batched = _check_mha_shapes(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        same_qk, same_kv = query is key, key is value    # self-attention stays recognised
+        query = query.unsqueeze(1)
+        key = query if same_qk else key.unsqueeze(1)
+        value = key if same_kv else value.unsqueeze(1)
         if key_padding_mask is not None:
             key_padding_mask = key_padding_mask.unsqueeze(0)
     L, bsz, E = query.shape
