@@ -12,11 +12,13 @@ only the (op, dtype) pairs a program uses are ever compiled. Calls pass
 ``signature=`` so NumPy never picks a wider loop (a float32 call must not run
 the float64 loop through casting buffers).
 
-Large outputs are split along one axis into a few chunks per CPU core, claimed
-by the calling thread and the helper threads of `workers.py` as each becomes free:
-NumPy releases the GIL inside ufunc loops, so this is a parallel loop with no extra
-compilation (unlike ``parallel=True``, which would double the compiled code).
-Only where it pays: each kind of call (a loop and a size class) from
+Large calls whose operands are flat (out C-contiguous, each input of out's shape
+and C-contiguous, or one element) run the ufunc's own C loop, found by address, in
+chunks on Numba's OpenMP threads (`loop_threads.py`: ~1 us to reach workers that
+spin briefly; one compiled launcher for every op). Other layouts are split along one
+axis into a few chunks per CPU core, claimed by the calling thread and the helper
+threads of `workers.py` as each becomes free (NumPy releases the GIL inside ufunc
+loops; a helper's wake-up and GIL hand-off cost tens of us). Only where it pays: each kind of call (a loop and a size class) from
 `PARALLEL_THRESHOLD` elements runs serially first, and parallel calls slower than
 0.8x that pace back off for a while (`workers.py`): on a busy machine the helpers
 are starved of CPU, and small calls do not cover the hand-off (~10 us). float16
@@ -28,8 +30,8 @@ Mish, softplus, and the GELU/SiLU gradients) have a second path: from
 `CONTIGUOUS_THRESHOLD` elements up, when every operand is C-contiguous with
 out's shape (no broadcasting, no partial overlap; parameters 0-d), they run
 the flat `@njit` loops of `contiguous.CONTIGUOUS_LOOPS` (512-bit SIMD, output
-prefetching; 1.2-2.5x the ufunc's speed, same bits), split in flat chunks over
-the same thread pool (the loops release the GIL).
+prefetching; 1.2-2.5x the ufunc's speed, same bits), split over Numba's threads
+through their C twins (`contiguous_abi.py`).
 """
 import threading
 from time import perf_counter
@@ -38,9 +40,10 @@ import numba
 import numpy as np
 
 from nbtorch.kernels import scalar
-from nbtorch.kernels.cpu import contiguous, rows
+from nbtorch.kernels.cpu import contiguous, contiguous_abi, loop_threads, openmp, rows
 from nbtorch.kernels.cpu import workers
-from nbtorch.kernels.cpu.workers import parallel_chunks, record_serial, use_helpers
+from nbtorch.kernels.cpu.workers import (parallel_chunks, record_parallel, record_serial,
+                                         use_helpers)
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
 __all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALLEL_THRESHOLD",
@@ -62,6 +65,8 @@ _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _LOOP_LOCK = threading.RLock()
 _FLOAT32_TYPES = frozenset(("f->f", "ff->f", "fff->f"))
+_FLAT_CHARS = frozenset("fd?->")   # loops run by address: float operands (they never raise)
+_ADDRESSES = {}                  # (scalar name, 'ff->f') -> the C address of that loop, or 0
 _ROW_TYPES = frozenset(("ff->f", "dd->d"))
 
 
@@ -150,7 +155,7 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
     needs it), float16."""
     if (out.size >= CONTIGUOUS_THRESHOLD and contiguous_loop is not None
             and types in _FLOAT32_TYPES and _same_contiguous(out, args, n_params)):
-        return _run_contiguous(contiguous_loop, out, args, n_params)
+        return _run_contiguous(contiguous_loop, out, args, n_params, name)
     if (types in _ROW_TYPES and name in rows.ROW_LOOPS and len(args) == 2
             and (out.size < PARALLEL_THRESHOLD or workers.NUM_THREADS == 1)):
         # a bias over a batch's rows (serial: larger calls split the ufunc over threads,
@@ -166,7 +171,14 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
     if size >= PARALLEL_THRESHOLD and _splittable(out, args):
         key = (ufunc, types, size.bit_length())     # a loop and a size class
         if use_helpers(key):
-            return _run_parallel(ufunc, types, out, args, key)
+            flat = _flat_operands(out, args) if openmp.USABLE else None
+            address = _loop_address(name, types) if flat is not None else 0
+            if not address:
+                return _run_parallel(ufunc, types, out, args, key)
+            t = perf_counter()
+            loop_threads.run_loop(address, flat, size, workers.NUM_THREADS)
+            record_parallel(key, perf_counter() - t, size)
+            return
         t = perf_counter()
         _call_quiet(ufunc, args, out, types)
         record_serial(key, perf_counter() - t, size)
@@ -218,6 +230,43 @@ def _splittable(out, args):
     return True
 
 
+def _flat_operands(out, args):
+    """(args..., out) as 1-D arrays, or 0-d for one-element operands (read with stride 0),
+    when out is C-contiguous and every other operand is too with out's shape (overlap
+    with out, if any, is element for element: `_splittable` said so); else None."""
+    if not out.flags.c_contiguous:
+        return None
+    shape = out.shape
+    flat = []
+    for a in args:
+        if a.shape == shape and a.flags.c_contiguous:
+            flat.append(a.reshape(-1))
+        elif a.size == 1:
+            flat.append(np.asarray(a).reshape(()))
+        else:
+            return None
+    flat.append(out.reshape(-1))
+    return flat
+
+
+def _loop_address(name, types):
+    """The C address of the `types` loop of body `name` (Numba's ufunc loop, the ABI of
+    `loop_threads.run_loop`), or 0 where it cannot be found or the types are not floats.
+    Numba's DUFunc keeps (address, library, environment) per loop in the order it adds
+    them to the NumPy ufunc."""
+    key = (name, types)
+    address = _ADDRESSES.get(key)
+    if address is None:
+        address = 0
+        if _FLAT_CHARS.issuperset(types) and "?" not in types[:-1]:
+            du = get(name)
+            loops, kept = list(du.ufunc.types), getattr(du, "_keepalive", ())
+            if len(loops) == len(kept) and types in loops:
+                address = int(kept[loops.index(types)][0])
+        _ADDRESSES[key] = address
+    return address
+
+
 def _run_parallel(ufunc, types, out, args, key=None):
     """Split `out` along its longest axis into chunks run on the helper threads too."""
     axis = int(np.argmax(out.shape))
@@ -263,10 +312,10 @@ def _same_contiguous(out, args, n_params=0):
     return all(p.ndim == 0 for p in args[n:])
 
 
-def _run_contiguous(flat_loop, out, args, n_params=0):
-    """Run `flat_loop(out, *arrays, *params)` on flat views; when large, in chunks (bounds
-    at multiples of 16 floats, a cache line) on the helper threads too (the loops release
-    the GIL)."""
+def _run_contiguous(flat_loop, out, args, n_params=0, name=None):
+    """Run `flat_loop(out, *arrays, *params)` on flat views; when large, split over Numba's
+    threads (its ufunc-ABI twin, `contiguous_abi`) or else in chunks (bounds at multiples
+    of 16 floats, a cache line) on the helper threads too (the loops release the GIL)."""
     n_arrays = len(args) - n_params
     flat = out.reshape(-1)
     ins = [a.reshape(-1) for a in args[:n_arrays]]
@@ -280,6 +329,12 @@ def _run_contiguous(flat_loop, out, args, n_params=0):
         t = perf_counter()
         flat_loop(flat, *ins, *params)
         record_serial(key, perf_counter() - t, n)
+        return
+    if name is not None and openmp.USABLE:
+        t = perf_counter()
+        loop_threads.run_loop(contiguous_abi.address(name),
+                              ins + list(args[n_arrays:]) + [flat], n, workers.NUM_THREADS)
+        record_parallel(key, perf_counter() - t, n)
         return
     chunks = _chunk_count(n, n)
     bounds = [n * k // chunks // 16 * 16 for k in range(chunks)] + [n]

@@ -33,7 +33,7 @@ import threading
 from time import perf_counter
 
 __all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "use_helpers",
-           "record_serial", "set_num_threads"]
+           "record_serial", "record_parallel", "set_num_threads"]
 
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
@@ -70,6 +70,14 @@ def record_serial(key, seconds, size):
     pace = seconds / size
     old = _PACE.get(key)
     _PACE[key] = pace if old is None or pace < old else min(pace, old * 1.05)
+
+
+def record_parallel(key, seconds, size):
+    """Judge a parallel call of kind `key` over `size` elements run by other threads (e.g.
+    Numba's, `loop_threads.py`) against the serial pace, as `parallel_chunks` does."""
+    pace = _PACE.get(key)
+    if pace is not None:
+        _record(key, seconds > 0.8 * pace * size)
 
 
 def set_num_threads(n):

@@ -24,7 +24,7 @@ def test_set_num_threads_sets_numba_and_blas():
 
 # A fresh process: import nbtorch, run a parallel kernel (which starts Numba's threading
 # layer), then report the environment and, where Numba runs on GNU OpenMP, the spin count
-# its runtime took from OMP_WAIT_POLICY when it loaded (0: passive; libgomp's
+# its runtime took from OMP_WAIT_POLICY / GOMP_SPINCOUNT when it loaded (libgomp's
 # omp_display_env(verbose) prints it).
 _PROBE = r"""
 import ctypes, json, os, sys
@@ -47,13 +47,15 @@ if numba.threading_layer() == "omp" and paths:
         spin = [ln.split("=")[1].strip(" '") for ln in text.splitlines() if "GOMP_SPINCOUNT" in ln]
         spin = int(spin[0]) if spin else None
 print(json.dumps({"after_import": env_after_import, "spin": spin,
-                  "after_kernel": os.environ.get("OMP_WAIT_POLICY")}))
+                  "after_kernel": os.environ.get("OMP_WAIT_POLICY"),
+                  "spin_env": os.environ.get("GOMP_SPINCOUNT")}))
 """
 
 
 def _probe(**env):
     base = {k: v for k, v in os.environ.items()
-            if k not in ("OMP_WAIT_POLICY", "NBTORCH_OMP_WAIT_POLICY", "NUMBA_THREADING_LAYER")}
+            if k not in ("OMP_WAIT_POLICY", "NBTORCH_OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
+                         "NBTORCH_OMP_SPINCOUNT", "NUMBA_THREADING_LAYER")}
     base.update(env)
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                          env=base, timeout=300)
@@ -62,19 +64,25 @@ def _probe(**env):
     return json.loads(out.stdout.splitlines()[-1])
 
 
-def test_import_and_parallel_kernels_leave_the_environment_alone_and_numba_passive():
+def test_import_and_parallel_kernels_leave_the_environment_alone_and_numba_spin_briefly():
     r = _probe()
-    assert r["after_import"] is None and r["after_kernel"] is None
-    if r["spin"] is not None:                   # GNU OpenMP: passive means no spinning
-        assert r["spin"] == 0
+    assert r["after_import"] is None and r["after_kernel"] is None and r["spin_env"] is None
+    if r["spin"] is not None:                   # GNU OpenMP: a short spin, then sleep
+        assert r["spin"] == 10000
 
 
 def test_user_choices_win():
     r = _probe(OMP_WAIT_POLICY="ACTIVE")          # the user's own setting is kept
     assert r["after_import"] == r["after_kernel"] == "ACTIVE"
+    r = _probe(GOMP_SPINCOUNT="1234")
+    assert r["spin_env"] == "1234"
     if r["spin"] is not None:
-        assert r["spin"] > 300000
-    r = _probe(NBTORCH_OMP_WAIT_POLICY="")         # opt out: the runtime's default
+        assert r["spin"] == 1234
+    r = _probe(NBTORCH_OMP_WAIT_POLICY="PASSIVE")  # opt in: sleep at once
     assert r["after_kernel"] is None
     if r["spin"] is not None:
-        assert r["spin"] > 0
+        assert r["spin"] == 0
+    r = _probe(NBTORCH_OMP_SPINCOUNT="")           # opt out: the runtime's default
+    assert r["after_kernel"] is None
+    if r["spin"] is not None:
+        assert r["spin"] > 10000

@@ -42,9 +42,9 @@ def contiguous_calls(monkeypatch):
     calls = []
     original = pw._run_contiguous
 
-    def spy(flat_loop, out, args, n_params=0):
+    def spy(flat_loop, out, args, n_params=0, name=None):
         calls.append(flat_loop)
-        return original(flat_loop, out, args, n_params)
+        return original(flat_loop, out, args, n_params, name)
     monkeypatch.setattr(pw, "_run_contiguous", spy)
     return calls
 

@@ -1,0 +1,116 @@
+"""kernels/cpu/loop_threads.py: C loops split over Numba's threads, and the elementwise
+calls that take that path (ufunc loops by address, the contiguous loops' C twins)."""
+import os
+
+import numpy as np
+import pytest
+
+from nbtorch.kernels.cpu import contiguous_abi, loop_threads, openmp, ufuncs, workers
+
+N = (1 << 17) + 37         # above the parallel threshold, not a multiple of a chunk
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("chunks", [1, 2, 3, 7])
+def test_run_loop_matches_numpy(dtype, chunks):
+    rng = np.random.default_rng(chunks)
+    a = rng.standard_normal(N).astype(dtype)
+    b = rng.standard_normal(N).astype(dtype)
+    types = np.dtype(dtype).char * 2 + "->" + np.dtype(dtype).char
+    ufuncs.loop("add", types)
+    address = ufuncs._loop_address("add", types)
+    assert address
+    out = np.full_like(a, np.nan)
+    loop_threads.run_loop(address, (a, b, out), N, chunks)
+    assert np.array_equal(out, a + b)
+    s = np.asarray(1.5, dtype)                    # a 0-d operand: stride 0
+    loop_threads.run_loop(address, (a, s, out), N, chunks)
+    assert np.array_equal(out, a + s)
+
+
+def test_only_float_loops_run_by_address():
+    ufuncs.loop("add", "ll->l")                   # integer bodies may raise: the ufunc
+    assert ufuncs._loop_address("add", "ll->l") == 0
+
+
+@pytest.fixture
+def parallel_path(monkeypatch):
+    """Force the parallel path of large calls; record the loops run by address."""
+    monkeypatch.setattr(ufuncs, "use_helpers", lambda key: True)
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    calls = []
+    original = loop_threads.run_loop
+
+    def spy(address, operands, n, chunks):
+        calls.append(address)
+        return original(address, operands, n, chunks)
+    monkeypatch.setattr(loop_threads, "run_loop", spy)
+    return calls
+
+
+def _serial(name, *args, dtype=np.float32):
+    out = np.empty(np.broadcast_shapes(*(np.shape(a) for a in args)), dtype)
+    for k in range(0, out.shape[0], 1000):       # small calls: the serial loops
+        ufuncs.kernel(name)(out[k:k + 1000], *(a[k:k + 1000] if np.ndim(a) else a
+                                               for a in args))
+    return out
+
+
+def test_elementwise_calls_take_the_threaded_loops_bit_for_bit(parallel_path):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(N).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    for name, args in [("add", (a, b)), ("mul", (a, np.float32(0.3))), ("exp", (a,)),
+                       ("tanh", (a,)), ("gelu_grad", (b, a)),
+                       ("softplus", (a, np.asarray(2.0, np.float32),
+                                     np.asarray(20.0, np.float32)))]:
+        out = np.empty_like(a)
+        before = len(parallel_path)
+        ufuncs.kernel(name)(out, *args)
+        assert len(parallel_path) == before + 1, name
+        np.testing.assert_array_equal(out, _serial(name, *args), err_msg=name)
+    x = a.copy()
+    ufuncs.kernel("add")(x, x, b)                 # in place: element for element
+    assert np.array_equal(x, a + b)
+
+
+def test_other_layouts_and_a_forked_child_keep_to_the_helpers(parallel_path, monkeypatch):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((N // 64, 64)).astype(np.float32)
+    row = rng.standard_normal(64).astype(np.float32)
+    out = np.empty_like(a)
+    ufuncs.kernel("add")(out, a, row)             # broadcast row: split along an axis
+    t = np.empty_like(a.T)
+    ufuncs.kernel("add")(t, a.T, a.T)             # out not C-contiguous
+    assert not parallel_path
+    assert np.array_equal(out, a + row) and np.array_equal(t, a.T + a.T)
+    monkeypatch.setattr(openmp, "USABLE", False)
+    ufuncs.kernel("exp")(out, a)
+    assert not parallel_path
+    assert np.array_equal(out.reshape(-1), _serial("exp", a.reshape(-1)))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_runs_large_elementwise_calls(monkeypatch):
+    monkeypatch.setattr(ufuncs, "use_helpers", lambda key: True)   # parallel calls only
+    a = np.arange(N, dtype=np.float32)
+    address = ufuncs._loop_address("add", "ff->f") or (ufuncs.loop("add", "ff->f") and
+                                                        ufuncs._loop_address("add", "ff->f"))
+    loop_threads.run_loop(address, (a, a, np.empty_like(a)), N, 2)   # OpenMP started
+    pid = os.fork()
+    if pid == 0:                                  # pragma: no cover - the child
+        ok = False
+        try:
+            out = np.empty_like(a)
+            for _ in range(3):
+                ufuncs.kernel("add")(out, a, a)
+                ufuncs.kernel("exp")(out, a / N)
+            ok = not openmp.USABLE and np.array_equal(out, _serial("exp", a / N))
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_every_contiguous_loop_has_a_c_twin():
+    assert set(contiguous_abi._WRAPPERS) == set(ufuncs.contiguous.CONTIGUOUS_LOOPS)
