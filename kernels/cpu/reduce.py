@@ -16,6 +16,7 @@ import numba
 import numpy as np
 from numba import prange
 from ..shared import copy_into
+from . import openmp
 
 FM = {"reassoc"}
 BLOCK = 1024          # elements per vectorised partial
@@ -374,8 +375,9 @@ PARALLEL_MIN_NUMEL = 1 << 16      # reductions over at least this many elements 
 
 
 def use_parallel(a3):
-    """True when a kernel input is big enough for the parallel kernel variant."""
-    return a3.size >= PARALLEL_MIN_NUMEL
+    """True when a kernel input is big enough for the parallel kernel variant (and this
+    process may run OpenMP threads: not in a child forked after they started)."""
+    return a3.size >= PARALLEL_MIN_NUMEL and openmp.USABLE
 
 
 _ACCUMULATORS = {}                # (is float, value) -> that NumPy scalar: made once
