@@ -28,7 +28,7 @@ import threading
 import numba
 import numpy as np
 
-from . import batch_threads, blas
+from . import batch_threads, blas, openmp
 
 __all__ = [
     "im2col", "col2im", "unfold", "fold", "channel_sum",
@@ -240,14 +240,14 @@ def im2col(x, col, kernel, stride, padding, dilation, out_size, serial=False):
     """Fill col (N, C*prod(kernel), prod(out_size)) from x (N, C, *S), 1-3 spatial dims
     (serial: never the prange variant, for calls from several threads at once)."""
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial
+    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial and openmp.USABLE
     (_im2col_parallel if big else _im2col_serial)(_volumes(x), col, geom)
 
 
 def col2im(col, x, kernel, stride, padding, dilation, out_size, serial=False):
     """Overwrite x (N, C, *S) with the sum of the windows in col (N, C*prod(kernel), L)."""
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial
+    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial and openmp.USABLE
     (_col2im_parallel if big else _col2im_serial)(col, _volumes(x), geom)
 
 

@@ -10,6 +10,7 @@ import math
 import numba
 import numpy as np
 from ..shared import copy_into
+from . import openmp
 
 from nbtorch.kernels.halves import is_half
 
@@ -86,7 +87,7 @@ def embedding_backward(grad2, indices, padding_idx, grad_weight, scale_grad_by_f
     """
     D = grad2.shape[1]
     threads = numba.get_num_threads()
-    if grad2.size >= PARALLEL_MIN_ELEMENTS and threads > 1 and D >= 64:
+    if grad2.size >= PARALLEL_MIN_ELEMENTS and threads > 1 and D >= 64 and openmp.USABLE:
         block = max(16, -(-D // (2 * threads)))
         embedding_backward_parallel(grad2, indices, padding_idx, grad_weight, block)
     else:

@@ -50,7 +50,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu import batch_threads, blas
+from nbtorch.kernels.cpu import batch_threads, blas, openmp
 from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
@@ -305,7 +305,8 @@ def _numba_core(a, b, out):
     bp = np.empty((batch, -(-N // NR), K, NR), out.dtype)
     pack_panels(a3.transpose(0, 2, 1), ap)
     pack_panels(b3, bp)
-    gemm = gemm_packed if batch * M * N * K >= PARALLEL_MIN_WORK else gemm_packed_serial
+    big = batch * M * N * K >= PARALLEL_MIN_WORK and openmp.USABLE
+    gemm = gemm_packed if big else gemm_packed_serial
     gemm(ap, bp, out3)
 
 

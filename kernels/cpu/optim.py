@@ -40,6 +40,7 @@ import numba
 import numpy as np
 
 from ..fma import fma
+from . import openmp
 
 __all__ = ["sgd_step", "asgd_step", "rprop_step", "PARALLEL_MIN_SIZE"]
 
@@ -54,7 +55,8 @@ _UNUSED = {np.dtype(t): np.empty(0, t) for t in (np.float32, np.float64)}
 
 
 def _pick(serial, parallel, n):
-    return parallel if n >= PARALLEL_MIN_SIZE else serial
+    """The parallel loop for big parameters, unless OpenMP may not run here (openmp.py)."""
+    return parallel if n >= PARALLEL_MIN_SIZE and openmp.USABLE else serial
 
 
 def _or_unused(buf, param):

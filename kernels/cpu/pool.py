@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from ..shared import avg_window, copy_into
-from . import batch_threads
+from . import batch_threads, openmp
 
 __all__ = [
     "adaptive_ranges",
@@ -39,6 +39,12 @@ PARALLEL_MIN_ELEMENTS = 1 << 22
 # Work from which the fast (windows inside the input) kernels and max-pool's scatter split
 # their planes over Python threads instead (batch_threads.py: no OpenMP region beside BLAS).
 SPLIT_MIN_WORK = 1 << 16
+
+
+def _big(out_size, kernel):
+    """True when the prange variant runs: work from PARALLEL_MIN_ELEMENTS, and OpenMP
+    usable here (not in a child forked after its threads started: openmp.py)."""
+    return out_size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS and openmp.USABLE
 
 
 def _over_planes(kernel, n_planes, work, *arrays_then_args):
@@ -184,7 +190,7 @@ def max_pool2d_forward(x, out, indices, kernel, stride, padding, dilation):
                      (geom,))
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0) + _as_3d(dilation, 1)
-    big = out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
+    big = _big(out.size, kernel)
     (_max_parallel if big else _max_serial)(_volumes(x), _volumes(out), _volumes(indices), geom)
 
 
@@ -358,7 +364,7 @@ def avg_pool2d_forward(x, out, kernel, stride, padding, count_include_pad, divis
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
-    big = out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
+    big = _big(out.size, kernel)
     (_avg_parallel if big else _avg_serial)(_volumes(x), _volumes(out), geom,
                                             bool(count_include_pad), div)
 
@@ -373,7 +379,7 @@ def avg_pool2d_backward(grad_out, grad_in, kernel, stride, padding, count_includ
         return
     geom = _as_3d(kernel, 1) + _as_3d(stride, 1) + _as_3d(padding, 0)
     div = int(divisor_override or 0)
-    big = grad_out.size * int(np.prod(np.asarray(kernel))) >= PARALLEL_MIN_ELEMENTS
+    big = _big(grad_out.size, kernel)
     fn = _avg_backward_parallel if big else _avg_backward_serial
     fn(_volumes(grad_out), _volumes(grad_in), geom, bool(count_include_pad), div)
 
