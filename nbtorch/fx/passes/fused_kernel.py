@@ -13,12 +13,14 @@ kinds (generated, written and imported once; Numba compiles it lazily and
 caches it on disk), allocates the outputs and calls it. Layouts are memoised
 per operand geometry, so a call on the shapes it has seen costs a dict lookup.
 A contiguous elementwise group is cut into rows of `ROW_BLOCK` elements so
-that large calls run in parallel (`PARALLEL_THRESHOLD`). Empty tensors run the
-group's original nodes (``fallback``).
+that large calls run in parallel (`PARALLEL_THRESHOLD`; serial in a process forked
+after OpenMP's threads started, kernels/cpu/openmp.py, checked per call since plans are
+memoised). Empty tensors run the group's original nodes (``fallback``).
 """
 import numpy as np
 
 from nbtorch.kernels import fusion as _fusion
+from nbtorch.kernels.cpu import openmp as _openmp
 
 __all__ = ["FusedKernel", "PARALLEL_THRESHOLD", "ROW_BLOCK"]
 
@@ -196,7 +198,9 @@ class FusedKernel:
         return self._launch(plan, tensors, outs)
 
     def _launch(self, plan, tensors, outs):
-        head, fn = plan
+        head, fn, serial = plan
+        if not _openmp.USABLE:
+            fn = serial
         self.calls += 1
         args = list(head)
         for t in tensors:
@@ -251,8 +255,11 @@ class FusedKernel:
         if plan is not False:
             R, C, n_last, lead, st, kinds, parallel = plan
             k = self.kernel(kinds)
-            fn = k if self.device.type == "cuda" else (k[1] if parallel else k[0])
-            plan = ((R, C, n_last, lead, st), fn)
+            if self.device.type == "cuda":
+                fn = serial = k
+            else:
+                fn, serial = (k[1] if parallel else k[0]), k[0]
+            plan = ((R, C, n_last, lead, st), fn, serial)
         if len(self._plans) > 64:
             self._plans.clear()
         self._plans[key] = plan
