@@ -19,7 +19,7 @@ _FORKED_FAMILIES = textwrap.dedent(r"""
     import nbtorch as torch
     import nbtorch.nn.functional as F
     from nbtorch.kernels.cpu import (conv, embedding, layer_norm, matmul, norm, openmp, optim,
-                                     optim_adam, pool, reduce, softmax)
+                                     optim_adam, pool, reduce, reduce_stats, softmax)
     from nbtorch.fx.passes.fusion import fuse, fused_kernels
     from nbtorch.fx.passes.lower import lower
     from nbtorch.ops.linalg import use_cpu_matmul
@@ -34,7 +34,9 @@ _FORKED_FAMILIES = textwrap.dedent(r"""
         setattr(mod, name, counted)
 
     for mod, names in [
-            (reduce, "sum_rows_parallel sum_row_chunks_parallel sum_reduce_parallel"),
+            (reduce, "sum_rows_parallel sum_row_chunks_parallel sum_reduce_parallel "
+                     "extreme_row_chunks_parallel"),
+            (reduce_stats, "var_rows_parallel"),
             (softmax, "softmax_rows_parallel"),
             (layer_norm, "layer_norm_forward_parallel layer_norm_backward_parallel "
                          "group_norm_forward_parallel group_norm_backward_parallel"),
@@ -73,21 +75,25 @@ _FORKED_FAMILIES = textwrap.dedent(r"""
 
     FUSED = []      # made in the parent: the child calls it again on its memoised plan
 
+    def rows(x, b):              # tests/jit/test_fusion.py's program: its kernel is cached
+        y = x * 2 + b
+        return torch.softmax(y, -1), y.mean(-1, keepdim=True) - 1, F.layer_norm(y, (8,))
+
     def fused():
-        def f(x, w):
-            return (torch.tanh(x) * w + 0.5).sum(-1)
-        xs = [t(256, 512, seed=1), t(512, seed=2)]
+        xs = [t(8192, 8, seed=1), t(8, seed=2)]
         if not FUSED:
-            low = lower(torch.jit.trace(f, xs, check_trace=False).graph_module, *xs)
+            low = lower(torch.jit.trace(rows, xs, check_trace=False).graph_module, *xs)
             assert fuse(low) == 1
             assert fused_kernels(low)[0].plan(xs)[-1], "not the parallel fused variant"
             FUSED.append(low)
-        return [FUSED[0](*xs).numpy()]
+        return [r.numpy() for r in FUSED[0](*xs)]
 
     CASES = [   # name, results, parallel kernels the parent must have run
         ("sum", lambda: [t(1 << 17).sum().numpy()], {"sum_row_chunks_parallel"}),
         ("sum rows", lambda: [t(256, 512).sum(1).numpy()], {"sum_rows_parallel"}),
         ("sum dim 0", lambda: [t(256, 512).sum(0).numpy()], {"sum_reduce_parallel"}),
+        ("amax, var", lambda: [t(1 << 17).amax().numpy(), t(256, 512).var(1).numpy()],
+         {"extreme_row_chunks_parallel", "var_rows_parallel"}),
         ("softmax", lambda: [F.softmax(t(256, 512), -1).numpy(),
                              F.log_softmax(t(256, 512), -1).numpy()],
          {"softmax_rows_parallel"}),
