@@ -87,10 +87,10 @@ def copy_dense(src, s_off, dst, d_off, n):
     """for j < n: dst[d_off + j] = src[s_off + j] (both dense: the common `clone`/`to`).
 
     Scalar arguments only, so Numba's dispatch costs a fraction of the strided
-    kernel's (whose launcher builds three index arrays per call).
+    kernel's (whose launcher builds three index arrays per call). Slices, not computed
+    indices: the loop vectorises (1e6 float32: 330 us vs 510, NumPy's memcpy 315).
     """
-    for j in range(np.uint64(n)):
-        dst[d_off + j] = src[s_off + j]
+    dst[d_off:d_off + n] = src[s_off:s_off + n]
 
 
 @numba.njit(cache=True)
