@@ -6,15 +6,17 @@ NumPy's bundled OpenBLAS (used by matmul and conv; found and held in
 kernels/cpu/blas.py) keep separate thread pools; on a small or busy machine their
 threads fight over cores, so PyTorch's single setting drives all three here.
 
-Numba's OpenMP workers spin briefly, then sleep (`configure_openmp_waits`): GNU
-OpenMP's default spin (300,000 rounds, ~3.5 ms of CPU after every parallel region) made a
-~70 us parallel reduction average 2-10 ms (p90 12-24 ms) on a busy 2-core machine;
-sleeping at once (OMP_WAIT_POLICY=PASSIVE) costs a futex wake per launch (1e6-element
-add on two threads: 258-277 us vs 225 spinning, serial 430). GOMP_SPINCOUNT=10000 spins
-~0.15 ms, which covers the gap between the ops of a training step (the same add: 205-250
-us). The setting is given to Numba's OpenMP runtime alone, while Numba loads it, and the
-environment is put back, so other libraries and child processes see the environment the
-user set.
+Numba's OpenMP workers wait passively (`configure_openmp_waits`): GNU OpenMP spins
+idle workers by default (300,000 rounds, ~3.5 ms of CPU after every parallel region),
+which made a ~70 us parallel reduction average 2-10 ms (p90 12-24 ms) on a busy 2-core
+machine. A short spin (GOMP_SPINCOUNT=10000, ~0.15 ms) reaches the workers in ~1 us
+instead of a futex wake (1e6-element add on two threads 225 us vs 258-277 passive, serial
+430; in a benchmark loop 345 us vs serial 510, where passive workers do not pay), but it
+made the Transformer block's step 19 -> 24 ms: the spinning workers take the core that
+OpenBLAS's threads and the helper threads need next (three pools on two cores). So
+sleeping is the default; NBTORCH_OMP_SPINCOUNT opts into the spin. The setting is given
+to Numba's OpenMP runtime alone, while Numba loads it, and the environment is put back,
+so other libraries and child processes see the environment the user set.
 """
 import os
 import threading
@@ -23,7 +25,6 @@ __all__ = ["set_num_threads", "get_num_threads"]
 
 WAIT_POLICY_VAR = "NBTORCH_OMP_WAIT_POLICY"
 SPIN_COUNT_VAR = "NBTORCH_OMP_SPINCOUNT"
-DEFAULT_SPIN_COUNT = "10000"
 _launch_lock = threading.Lock()
 
 
@@ -45,21 +46,22 @@ def get_num_threads():
 
 
 def configure_openmp_waits():
-    """Have Numba's OpenMP workers spin briefly, then sleep, without changing the
-    environment.
+    """Have Numba's OpenMP workers sleep when idle (or spin briefly, on request), without
+    changing the environment.
 
     GNU OpenMP reads OMP_WAIT_POLICY and GOMP_SPINCOUNT once, when the library loads;
     Numba loads it when its threading layer starts (the first parallel kernel, or
     numba.get_num_threads). So Numba's `_launch_threads` is wrapped: it sets them for
-    that moment only and puts the environment back. GOMP_SPINCOUNT is
-    $NBTORCH_OMP_SPINCOUNT (default 10000; empty: the runtime's own) unless a wait policy is
-    chosen; OMP_WAIT_POLICY is $NBTORCH_OMP_WAIT_POLICY (default: not set; PASSIVE sleeps
-    at once). Either variable
-    the user set is left alone, and so is a threading layer that is already running.
+    that moment only and puts the environment back. OMP_WAIT_POLICY is
+    $NBTORCH_OMP_WAIT_POLICY (default PASSIVE; empty: the runtime's default) unless
+    $NBTORCH_OMP_SPINCOUNT asks for a spin of that many rounds (then GOMP_SPINCOUNT, no
+    policy). Either variable the user set is left alone, and so is a threading layer
+    that is already running.
     """
-    policy = os.environ.get("OMP_WAIT_POLICY") or os.environ.get(WAIT_POLICY_VAR, "")
-    spin = "" if policy else os.environ.get(SPIN_COUNT_VAR, DEFAULT_SPIN_COUNT)
-    wanted = {"OMP_WAIT_POLICY": policy, "GOMP_SPINCOUNT": spin}   # a policy rules the spin
+    spin = os.environ.get(SPIN_COUNT_VAR, "")
+    policy = "" if spin else os.environ.get(WAIT_POLICY_VAR, "PASSIVE")
+    wanted = {"OMP_WAIT_POLICY": policy, "GOMP_SPINCOUNT": spin}   # a spin asked replaces
+                                                                   # the passive default
     wanted = {k: v for k, v in wanted.items() if v and k not in os.environ}
     if not wanted:
         return

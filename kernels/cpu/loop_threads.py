@@ -2,16 +2,18 @@
 
 A 1-D loop with NumPy's ufunc-loop ABI, ``loop(char **args, intp *n, intp *steps,
 void *data)`` (what every ``numba.vectorize`` loop compiles to, and what
-`contiguous.C_LOOPS` wraps the 512-bit flat loops in), runs in `chunks` pieces inside
+`contiguous_abi.py` wraps the 512-bit flat loops in), runs in `chunks` pieces inside
 one ``prange``; an intrinsic builds the call from an integer address, so one kernel
 serves every op and dtype and caches on disk (a kernel handed its callee as a
 first-class function would recompile in every process: DESIGN.md).
 
-Why OpenMP and not the Python helper threads of `workers.py`: waking a helper costs a
-futex wake plus a GIL hand-off, tens of us, which ate the gain at 10^6 elements (add:
-397 us on two helpers vs 432 serial, PyTorch 216). Numba's OpenMP workers spin briefly
-after a parallel region (`nbtorch._threads`: GOMP_SPINCOUNT given to Numba's runtime
-alone), so back-to-back calls reach them in ~1 us: the same add took 225 us. A chunk
+Why OpenMP and not the Python helper threads of `workers.py`: a helper needs the GIL
+to pick up its chunk, and waking one costs a futex wake plus a GIL hand-off (10^6-element
+add: 397 us on two helpers vs 432 serial, PyTorch 216); Numba's workers need no GIL. They
+sleep when idle (nbtorch/_threads.py), so a call still pays one wake-up (258-277 us for
+that add; in a benchmark loop too little gain, and the back-off keeps such calls serial);
+with NBTORCH_OMP_SPINCOUNT=10000 they spin ~0.15 ms after each call and are reached in
+~1 us (225 us), at a cost to BLAS-heavy steps (see nbtorch/_threads.py). A chunk
 boundary falls on a multiple of `ALIGN` elements (a cache line of float32), so two
 threads never write one line.
 """

@@ -14,8 +14,8 @@ the float64 loop through casting buffers).
 
 Large calls whose operands are flat (out C-contiguous, each input of out's shape
 and C-contiguous, or one element) run the ufunc's own C loop, found by address, in
-chunks on Numba's OpenMP threads (`loop_threads.py`: ~1 us to reach workers that
-spin briefly; one compiled launcher for every op). Other layouts are split along one
+chunks on Numba's OpenMP threads (`loop_threads.py`: no GIL hand-off; one compiled
+launcher for every op). Other layouts are split along one
 axis into a few chunks per CPU core, claimed by the calling thread and the helper
 threads of `workers.py` as each becomes free (NumPy releases the GIL inside ufunc
 loops; a helper's wake-up and GIL hand-off cost tens of us). Only where it pays: each kind of call (a loop and a size class) from

@@ -64,25 +64,25 @@ def _probe(**env):
     return json.loads(out.stdout.splitlines()[-1])
 
 
-def test_import_and_parallel_kernels_leave_the_environment_alone_and_numba_spin_briefly():
+def test_import_and_parallel_kernels_leave_the_environment_alone_and_numba_passive():
     r = _probe()
     assert r["after_import"] is None and r["after_kernel"] is None and r["spin_env"] is None
-    if r["spin"] is not None:                   # GNU OpenMP: a short spin, then sleep
-        assert r["spin"] == 10000
+    if r["spin"] is not None:                   # GNU OpenMP: passive means no spinning
+        assert r["spin"] == 0
 
 
 def test_user_choices_win():
     r = _probe(OMP_WAIT_POLICY="ACTIVE")          # the user's own setting is kept
     assert r["after_import"] == r["after_kernel"] == "ACTIVE"
+    if r["spin"] is not None:
+        assert r["spin"] > 300000
     r = _probe(GOMP_SPINCOUNT="1234")
     assert r["spin_env"] == "1234"
+    r = _probe(NBTORCH_OMP_SPINCOUNT="10000")      # opt in: a short spin, then sleep
+    assert r["after_kernel"] is None and r["spin_env"] is None
     if r["spin"] is not None:
-        assert r["spin"] == 1234
-    r = _probe(NBTORCH_OMP_WAIT_POLICY="PASSIVE")  # opt in: sleep at once
-    assert r["after_kernel"] is None
-    if r["spin"] is not None:
-        assert r["spin"] == 0
-    r = _probe(NBTORCH_OMP_SPINCOUNT="")           # opt out: the runtime's default
+        assert r["spin"] == 10000
+    r = _probe(NBTORCH_OMP_WAIT_POLICY="")         # opt out: the runtime's default
     assert r["after_kernel"] is None
     if r["spin"] is not None:
         assert r["spin"] > 10000
