@@ -40,6 +40,23 @@ def check_no_internal_overlap(self):
                 "performing the operation.")
 
 
+def check_no_partial_overlap(dst, src):
+    """PyTorch's refusal to copy between contiguous tensors whose memory partly overlaps
+    (``x[1:].copy_(x[:-1])``): the result would depend on the copy's direction. The same
+    elements (``x.copy_(x)``) are fine; strided layouts are not checked (as in PyTorch)."""
+    if dst._storage is not src._storage or src is dst:
+        return
+    n, m = dst.numel(), src.numel()
+    if not (n and m and dst.is_contiguous() and src.is_contiguous()):
+        return
+    a, b = dst._offset, src._offset
+    if a < b + m and b < a + n and (a, n) != (b, m):
+        raise RuntimeError(
+            "unsupported operation: some elements of the input tensor and the written-to "
+            "tensor refer to a single memory location. Please clone() the tensor before "
+            "performing the operation.")
+
+
 def inplace_guard(self, fn_cls, args, raw, kwargs=None):
     """Run `raw()` (writes into self, bumps the version) or the autograd path."""
     check_no_internal_overlap(self)

@@ -180,3 +180,17 @@ def test_summarised_repr_matches_pytorch():
     for make in (lambda m: m.arange(2000.0), lambda m: m.arange(2000),
                  lambda m: m.arange(2000.0).reshape(1000, 2)):
         assert repr(make(torch)) == repr(make(pt))
+
+
+def test_copy_between_partly_overlapping_tensors_is_refused_as_in_pytorch():
+    x = torch.arange(10.)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x[2:].copy_(x[:-2])
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x[:5].copy_(x[1:6])
+    x.copy_(x)                                    # the same elements: fine
+    x[:5].copy_(x[5:])                            # disjoint halves: fine
+    x[::2].copy_(x[1::2])                         # strided: not checked (as in PyTorch)
+    y = torch.arange(6.)
+    y[:3].copy_(y[3:])
+    assert y.tolist() == [3., 4., 5., 3., 4., 5.]
