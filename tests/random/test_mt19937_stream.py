@@ -233,3 +233,19 @@ def test_pcg64_stays_selectable():
         nbtorch.random.use_generator("philox")
     nbtorch.manual_seed(0)
     assert nbtorch.rand(1).item() == 0.49625658988952637
+
+
+@pytest.mark.parametrize("p", [0.0, 5e-324, 1e-300, 1 / 3, 0.5, 0.9, 0.999999, 1.0, 1.5,
+                               float("nan")])
+def test_bernoulli_scalar_is_u53_below_p(p):
+    """The kernel compares integers (x < ceil(p * 2**53)) for 0 <= p <= 1: the same
+    booleans as PyTorch's u53 < p, for every p."""
+    from nbtorch.kernels.cpu import mt19937, random_mt
+    a, b = mt19937.seeded(7), mt19937.seeded(7)
+    n = 5003
+    out = np.empty(n, np.bool_)
+    random_mt.bernoulli_scalar(a.key, a.pos, np.empty(1024, np.uint32), out, p)
+    w = mt19937.raw64(b, n)
+    u53 = (w & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+    np.testing.assert_array_equal(out, u53 < p)
+    assert np.array_equal(a.key, b.key) and np.array_equal(a.pos, b.pos)
