@@ -42,6 +42,7 @@ _POOL = []
 _BACKOFF = {}     # key -> [serial calls still to make, the next back-off length]
 _PACE = {}        # key -> seconds per element of the serial call
 _CALLS = {}       # key -> calls that asked `use_helpers`
+_COLD = set()     # keys whose last call ran serially (record_parallel)
 
 
 def helpers_usable(key=None):
@@ -67,6 +68,7 @@ def _usable(key):
 
 def record_serial(key, seconds, size):
     """Note the time of a serial call of kind `key` over `size` elements."""
+    _COLD.add(key)
     pace = seconds / size
     old = _PACE.get(key)
     _PACE[key] = pace if old is None or pace < old else min(pace, old * 1.05)
@@ -78,7 +80,15 @@ def record_parallel(key, seconds, size, worth=0.9):
     with `worth` for its 0.8: these threads cost no hand-off, so any gain is kept (a
     memory-bound 1e6 add on two runs at 0.6-0.85 of the serial floor; with 0.8 half its
     calls backed off), while a descheduled thread still shows (its static half makes
-    the call as slow as serial or slower)."""
+    the call as slow as serial or slower).
+
+    The first parallel call after a serial one of its kind is not judged: Numba's
+    sleeping workers wake from a core left idle meanwhile (a 1e6 add: 430-600 us
+    then, 320-370 in a run of parallel calls), so judging it kept a loop of such calls
+    serial for good (each back-off ended in one cold call)."""
+    if key in _COLD:
+        _COLD.discard(key)
+        return
     pace = _PACE.get(key)
     if pace is not None:
         _record(key, seconds > worth * pace * size)

@@ -133,3 +133,14 @@ def test_parallel_calls_on_numbas_threads_are_kept_when_they_gain_at_all(monkeyp
     assert workers._BACKOFF["k"] == [0, 0]
     workers.record_parallel("k", 1.0e-3, 10 ** 6)     # no gain: a stalled thread
     assert workers._BACKOFF["k"] == [8, 8]
+
+
+def test_the_first_parallel_call_after_a_serial_one_is_not_judged(monkeypatch):
+    monkeypatch.setattr(workers, "_PACE", {})
+    monkeypatch.setattr(workers, "_BACKOFF", {})
+    monkeypatch.setattr(workers, "_COLD", set())
+    workers.record_serial("k", 1e-3, 10 ** 6)
+    workers.record_parallel("k", 5e-3, 10 ** 6)       # cold: its threads were asleep
+    assert "k" not in workers._BACKOFF
+    workers.record_parallel("k", 5e-3, 10 ** 6)       # a second slow call backs off
+    assert workers._BACKOFF["k"] == [8, 8]
