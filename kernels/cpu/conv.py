@@ -17,7 +17,12 @@ The batch is processed in chunks of about ``CHUNK_ELEMENTS`` column elements
 GEMM while still in cache; the GEMM is one batched ``np.matmul(..., out=)``
 per chunk and group, writing straight into NCHW (no transposes): chunks that
 stay in cache beat whole-batch columns with one big GEMM (benchmarks/bench_conv.py).
-DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS.
+DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS. (One
+GEMM over a whole chunk, (O, rows) @ (rows, chunk*L) or the im2row orientation, ran
+the forward and input-gradient products 1.5-3x slower than the batched per-image ones
+on LeNet's planes, the weight gradient's about as fast: OpenBLAS's small products run
+near its peak, so the GEMMs stay per image.) Serial im2col, and unpadded col2im, whose
+windows stay inside the padded input run conv_dense.py's leaner kernels (same values).
 Large enough batches are split into ranges run on several threads, OpenBLAS on one
 thread each (batch_threads.py). The forward can keep the whole batch's columns for
 the weight gradient (``conv2d_forward.columns_shape``, the ``columns=`` arguments).
@@ -28,7 +33,7 @@ import threading
 import numba
 import numpy as np
 
-from . import batch_threads, blas, openmp
+from . import batch_threads, blas, conv_dense, openmp
 
 __all__ = [
     "im2col", "col2im", "unfold", "fold", "channel_sum",
@@ -236,19 +241,41 @@ def _geometry(kernel, stride, padding, dilation, out_size):
     return geom
 
 
+def _dense(geom, xv, col):
+    """Whether conv_dense's kernels take this call: every window inside the padded input,
+    both arrays C-contiguous (they index them flat)."""
+    return (xv.flags.c_contiguous and col.flags.c_contiguous
+            and conv_dense.fits(geom, xv.shape[2:]))
+
+
 def im2col(x, col, kernel, stride, padding, dilation, out_size, serial=False):
     """Fill col (N, C*prod(kernel), prod(out_size)) from x (N, C, *S), 1-3 spatial dims
-    (serial: never the prange variant, for calls from several threads at once)."""
+    (serial: never the prange variant, for calls from several threads at once). Serial
+    calls whose windows stay in the padded input take conv_dense.py's kernel (LeNet c2,
+    16 images: 81 -> 20 us; 8x16x28x28 3x3 p1 358 -> 258 us; same values)."""
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial and openmp.USABLE
-    (_im2col_parallel if big else _im2col_serial)(_volumes(x), col, geom)
+    xv = _volumes(x)
+    if col.size >= PARALLEL_MIN_ELEMENTS and not serial and openmp.USABLE:
+        _im2col_parallel(xv, col, geom)
+    elif _dense(geom, xv, col):
+        conv_dense.im2col_dense(xv, col, geom, lambda shape: _workspace("pad", shape, x.dtype))
+    else:
+        _im2col_serial(xv, col, geom)
 
 
 def col2im(col, x, kernel, stride, padding, dilation, out_size, serial=False):
-    """Overwrite x (N, C, *S) with the sum of the windows in col (N, C*prod(kernel), L)."""
+    """Overwrite x (N, C, *S) with the sum of the windows in col (N, C*prod(kernel), L).
+    Unpadded serial calls take conv_dense.py's kernel (LeNet c2, 16 images: 61 -> 40 us,
+    same values); padded ones stay here (the copy out of conv_dense's padded buffer made
+    8x16x28x28 3x3 p1 220 -> 236 us)."""
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    big = col.size >= PARALLEL_MIN_ELEMENTS and not serial and openmp.USABLE
-    (_col2im_parallel if big else _col2im_serial)(col, _volumes(x), geom)
+    xv = _volumes(x)
+    if col.size >= PARALLEL_MIN_ELEMENTS and not serial and openmp.USABLE:
+        _col2im_parallel(col, xv, geom)
+    elif geom[6:9] == (0, 0, 0) and _dense(geom, xv, col):
+        conv_dense.col2im_dense(col, xv, geom, None)
+    else:
+        _col2im_serial(col, xv, geom)
 
 
 @numba.njit(cache=True, fastmath={"reassoc"})
