@@ -43,6 +43,8 @@ def _cnn():
     with torch.no_grad():
         for x in (x, torch.rand(256, 1, 8, 8)):                    # accuracy, test batches
             (model(x).argmax(1) == torch.randint(0, 10, (len(x),))).sum().item()
+    x = torch.rand(2, 1, 10, 10, requires_grad=True)       # an unpadded conv's input grad (LeNet)
+    F.conv2d(x, torch.rand(2, 1, 5, 5)).sum().backward()
 
 
 def _transformer():
