@@ -6,7 +6,9 @@
 Each wrapper is a ``numba.cfunc`` compiled (or loaded from the disk cache) on its first
 parallel call (`address(name)`); it calls the same ``@njit`` loop the serial path calls,
 so both give the same bits. Inputs and the output are contiguous (steps unused);
-parameters (softplus's beta and threshold) are 0-d, read once.
+parameters (softplus's beta and threshold) are 0-d, read once. The wrappers are
+written out one per loop, not made by a factory: a cfunc built in a closure or from
+`exec`'d source misses Numba's disk cache and recompiles in every process (DESIGN.md).
 """
 import numpy as np
 from numba import carray, cfunc, types
