@@ -158,6 +158,7 @@ hash of this text: do not edit).
 import numpy as np
 from numba import njit, prange
 
+from nbtorch.kernels.cpu.simd import _own_function_with_512bit_vectors as _simd512
 from nbtorch.kernels.fusion import body_jit
 {imports}
 
@@ -313,6 +314,8 @@ def _cpu_kernel(em, name, loop, target="cpu"):
     row = []
     radd = row.append
     radd("r = i + 0")
+    if cpu and not p.has_reduction():
+        radd("_simd512()")      # 512-bit vectors for elementwise groups (see cpu/simd.py)
     for i in range(len(p.arrays)):
         radd(f"p{i} = o{i}")
     if p.arrays:
