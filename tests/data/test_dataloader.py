@@ -378,3 +378,44 @@ def test_spawn_start_method_works():
     loader = DataLoader(Numbers(5), batch_size=2, num_workers=1, timeout=SAFETY,
                         multiprocessing_context="spawn")
     assert values(loader) == [[0, 1], [2, 3], [4]]
+
+
+def test_tensor_dataset_batches_gathered_at_once_equal_the_per_sample_path(monkeypatch):
+    from nbtorch.utils.data import default_collate
+    from nbtorch.utils.data.dataset import TensorDataset as TD
+    x = nbtorch.randn(50, 3, 2)
+    y = nbtorch.arange(50)
+    h = nbtorch.randn(50, 4).to(nbtorch.float16)
+    ds = TD(x, y, h)
+    calls = []
+    original = TD._collated_batch
+    monkeypatch.setattr(TD, "_collated_batch",
+                        lambda self, idx: calls.append(1) or original(self, idx))
+    fast = list(DataLoader(ds, batch_size=8, shuffle=True,
+                           generator=nbtorch.Generator().manual_seed(3)))
+    assert len(calls) == len(fast) == 7
+    slow = list(DataLoader(ds, batch_size=8, shuffle=True, collate_fn=lambda b: default_collate(b),
+                           generator=nbtorch.Generator().manual_seed(3)))
+    assert len(calls) == 7                          # a custom collate_fn gets the samples
+    for a, b in zip(fast, slow):
+        assert isinstance(a, list) and len(a) == 3
+        for u, v in zip(a, b):
+            assert u.dtype == v.dtype and u.shape == v.shape and u.is_contiguous()
+            assert nbtorch.equal(u, v)
+
+
+def test_tensor_dataset_gather_keeps_out_subclasses_grads_and_bad_indices():
+    from nbtorch.utils.data.dataset import TensorDataset as TD
+
+    class Doubled(TD):
+        def __getitem__(self, i):
+            return tuple(t[i] * 2 for t in self.tensors)
+
+    x = nbtorch.arange(10.)
+    assert Doubled(x)._collated_batch([1, 2]) is None
+    assert next(iter(DataLoader(Doubled(x), batch_size=2)))[0].tolist() == [0., 2.]
+    w = nbtorch.ones(10, requires_grad=True)
+    assert TD(w)._collated_batch([0, 1]) is None
+    assert TD(x)._collated_batch([3, 10]) is None                 # out of range: per sample
+    with pytest.raises(IndexError, match="out of bounds"):
+        next(iter(DataLoader(TD(x), batch_sampler=[[3, 10]])))

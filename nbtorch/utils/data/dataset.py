@@ -9,6 +9,8 @@ import bisect
 import math
 import warnings
 
+import numpy as np
+
 import nbtorch
 
 __all__ = [
@@ -82,6 +84,23 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].size(0) if self.tensors else 0
+
+    def _collated_batch(self, indices):
+        """``default_collate([self[i] for i in indices])``, one gather per tensor (the
+        DataLoader's fetcher asks; a 64-row batch cost 128 row views and two stacks:
+        388 us vs PyTorch's 228), or None where the result could differ: a subclass's
+        own ``__getitem__``, CUDA or grad-requiring tensors, an index out of range (the
+        per-sample path then raises PyTorch's error)."""
+        tensors = self.tensors
+        if (type(self).__getitem__ is not TensorDataset.__getitem__ or not tensors
+                or any(t.device.type != "cpu" or t.requires_grad for t in tensors)):
+            return None
+        idx = np.asarray(indices)
+        n = len(self)
+        if (idx.ndim != 1 or not idx.size or idx.dtype.kind not in "iu"
+                or idx.min() < -n or idx.max() >= n):
+            return None
+        return [nbtorch.from_numpy(np.take(t._host(), idx, axis=0)) for t in tensors]
 
 
 class ConcatDataset(Dataset):

@@ -4,7 +4,13 @@ The same fetchers run in the main process (``num_workers=0``) and inside worker
 processes, so both paths produce identical batches.
 """
 
+from nbtorch.utils.data.collate import default_collate
+
 __all__ = ["MapDatasetFetcher", "IterableDatasetFetcher", "create_fetcher"]
+
+
+def _none(indices):
+    return None
 
 
 class MapDatasetFetcher:
@@ -19,6 +25,10 @@ class MapDatasetFetcher:
         """Return the collated batch for a list of indices (or the sample for one index)."""
         if self.auto_collation:
             getitems = getattr(self.dataset, "__getitems__", None)
+            if getitems is None and self.collate_fn is default_collate:
+                batch = getattr(self.dataset, "_collated_batch", _none)(possibly_batched_index)
+                if batch is not None:           # TensorDataset: one gather per tensor
+                    return batch
             if getitems is not None:
                 data = getitems(possibly_batched_index)
             else:
