@@ -74,13 +74,14 @@ def record_serial(key, seconds, size):
     _PACE[key] = pace if old is None or pace < old else min(pace, old * 1.05)
 
 
-def record_parallel(key, seconds, size, worth=0.9):
+def record_parallel(key, seconds, size, worth=1.0):
     """Judge a parallel call of kind `key` over `size` elements run by other threads
     (Numba's: `loop_threads.py`) against the serial pace, as `parallel_chunks` does but
-    with `worth` for its 0.8: these threads cost no hand-off, so any gain is kept (a
-    memory-bound 1e6 add on two runs at 0.6-0.85 of the serial floor; with 0.8 half its
-    calls backed off), while a descheduled thread still shows (its static half makes
-    the call as slow as serial or slower).
+    with `worth` for its 0.8: these threads cost no hand-off, so a call no slower than the
+    best serial one is kept (a memory-bound 1e6 add on two sleeping workers runs at
+    0.75-0.9 of the serial floor, where serial calls typically take 1.1 of it; with 0.8
+    or 0.9 most of its calls backed off), while a descheduled thread still shows (its
+    static half makes the call as slow as serial or far slower).
 
     The first parallel call after a serial one of its kind is not judged: Numba's
     sleeping workers wake from a core left idle meanwhile (a 1e6 add: 430-600 us

@@ -130,9 +130,9 @@ def test_parallel_calls_on_numbas_threads_are_kept_when_they_gain_at_all(monkeyp
     monkeypatch.setattr(workers, "_PACE", {"k": 1e-9})
     monkeypatch.setattr(workers, "_BACKOFF", {})
     monkeypatch.setattr(workers, "_COLD", set())
-    workers.record_parallel("k", 0.85e-3, 10 ** 6)    # 0.85 of serial: kept (0.8 would not)
+    workers.record_parallel("k", 0.95e-3, 10 ** 6)    # 0.95 of the floor: kept (0.8 would not)
     assert workers._BACKOFF["k"] == [0, 0]
-    workers.record_parallel("k", 1.0e-3, 10 ** 6)     # no gain: a stalled thread
+    workers.record_parallel("k", 1.1e-3, 10 ** 6)     # slower than the best serial call
     assert workers._BACKOFF["k"] == [8, 8]
 
 
