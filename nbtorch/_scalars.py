@@ -54,9 +54,8 @@ def checked(x, dtype):
     or RuntimeError where PyTorch's checked conversion refuses it."""
     if isinstance(x, bool) or dtype.name == "bool" or getattr(dtype, "is_complex", False):
         return x
-    if dtype.is_floating_point:                  # halves round to inf instead
-        if not dtype.is_half and isinstance(x, float) and math.isfinite(x) and \
-                abs(x) > float(_finfo_max(dtype)):
+    if dtype.is_floating_point:       # halves too (PyTorch 2.13: fill_(1e10) on float16)
+        if isinstance(x, float) and math.isfinite(x) and abs(x) > float(_finfo_max(dtype)):
             raise _overflow(dtype)
         return x
     lo, hi = _int_range(dtype)

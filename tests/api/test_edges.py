@@ -59,9 +59,16 @@ def test_scalars_wrap_or_raise_as_pytorch():
     for call in (lambda: u.clamp(min=300), lambda: nbtorch.zeros(1, dtype=nbtorch.uint8).fill_(300),
                  lambda: nbtorch.zeros(1, dtype=nbtorch.int8).fill_(200),
                  lambda: nbtorch.zeros(1).fill_(1e39),
+                 lambda: nbtorch.zeros(1, dtype=nbtorch.float16).fill_(65520.0),
+                 lambda: nbtorch.zeros(1, dtype=nbtorch.bfloat16).fill_(3.4e38),
+                 lambda: nbtorch.zeros(2, dtype=nbtorch.float16).masked_fill_(
+                     nbtorch.tensor([True, False]), 1e10),
                  lambda: nbtorch.nn.functional.pad(_u8(1, 2).reshape(1, 2), (1, 1), value=-1)):
         with pytest.raises(RuntimeError, match="without overflow"):
             call()
+    h = nbtorch.zeros(2, dtype=nbtorch.float16)
+    assert h.fill_(65504.0).tolist() == [65504.0] * 2 and h.fill_(float("inf"))[0].item() > 1e5
+    assert nbtorch.zeros(1, dtype=nbtorch.bfloat16).fill_(1e10).item() == 9999220736.0
 
 
 # ---- dtype rules -------------------------------------------------------------------------
