@@ -345,7 +345,8 @@ def _over_batch(fn, n_b, macs):
     GEMM may use them."""
     parts = batch_threads.ranges(n_b, macs, BATCH_SPLIT_MIN_MACS)
     if parts is not None:
-        return batch_threads.run(lambda b0, b1: fn(b0, b1, True), parts)
+        return batch_threads.run(lambda b0, b1: fn(b0, b1, True), parts,
+                                 (fn.__code__, n_b, macs.bit_length()))
     if n_b > 1:
         return [blas.one_thread(fn, 0, n_b, False)]
     return [fn(0, n_b, False)]

@@ -274,7 +274,8 @@ def _blas_core(a, b, out):
             blas.one_thread(np.matmul, a, b, out)
         else:
             batch_threads.run(lambda b0, b1: np.matmul(
-                _first(a, b0, b1), _first(b, b0, b1), out=out[b0:b1]), parts)
+                _first(a, b0, b1), _first(b, b0, b1), out=out[b0:b1]), parts,
+                ("bmm", out.dtype.char, (batch * work).bit_length()))
         return
     if work > blas.OWN_ONE_THREAD_WORK:
         blas.one_thread(np.matmul, a, b, out)

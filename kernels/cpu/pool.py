@@ -55,7 +55,8 @@ def _over_planes(kernel, n_planes, work, *arrays_then_args):
     if parts is None:
         kernel(*arrays, *args)
         return
-    batch_threads.run(lambda b0, b1: kernel(*(a[b0:b1] for a in arrays), *args), parts)
+    batch_threads.run(lambda b0, b1: kernel(*(a[b0:b1] for a in arrays), *args), parts,
+                      (kernel, work.bit_length()))
 
 
 def adaptive_ranges(in_size, out_size):

@@ -109,7 +109,8 @@ def test_batched_products_split_over_threads(dtype, monkeypatch):
     monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)   # no back-off
     runs = []
     run = batch_threads.run
-    monkeypatch.setattr(batch_threads, "run", lambda fn, parts: runs.append(1) or run(fn, parts))
+    monkeypatch.setattr(batch_threads, "run",
+                        lambda fn, parts, key=None: runs.append(1) or run(fn, parts, key))
     before = torch.get_num_threads()
     try:
         for n in (2, 1):
@@ -187,7 +188,8 @@ def test_big_single_products_stay_with_openblas_threads(dtype, monkeypatch):
     monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)
     runs = []
     run = batch_threads.run
-    monkeypatch.setattr(batch_threads, "run", lambda fn, parts: runs.append(1) or run(fn, parts))
+    monkeypatch.setattr(batch_threads, "run",
+                        lambda fn, parts, key=None: runs.append(1) or run(fn, parts, key))
     rng = np.random.default_rng(6)
     x = rng.standard_normal((128, 300)).astype(dtype)
     w = rng.standard_normal((200, 300)).astype(dtype)

@@ -31,3 +31,16 @@ def test_conv_values_do_not_depend_on_the_helpers_back_off(monkeypatch):
         nbtorch.set_num_threads(before)
     for a, b in zip(split, backed_off):
         assert np.array_equal(a, b)
+
+
+def test_each_kind_of_split_call_backs_off_on_its_own(monkeypatch):
+    monkeypatch.setattr(workers, "_BACKOFF", {"small conv": [100, 128]})
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    used = []
+    monkeypatch.setattr(workers, "parallel_chunks",
+                        lambda chunk, n, key=None, size=0: used.append(key) or
+                        [chunk(k) for k in range(n)])
+    parts = [(0, 1), (1, 2)]
+    assert batch_threads.run(lambda a, b: a, parts, "big conv") == [0, 1]
+    assert batch_threads.run(lambda a, b: a, parts, "small conv") == [0, 1]   # backed off
+    assert used == ["big conv"]

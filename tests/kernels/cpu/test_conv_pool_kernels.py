@@ -38,7 +38,7 @@ def dtype(request, monkeypatch):
         monkeypatch.setattr(conv, "CHUNK_ELEMENTS", 1)
         monkeypatch.setattr(conv, "BATCH_SPLIT_MIN_MACS", 0)      # the batch over 2 threads
         monkeypatch.setattr(conv.batch_threads, "threads", lambda: 2)
-        monkeypatch.setattr(conv.batch_threads.workers, "helpers_usable", lambda: True)
+        monkeypatch.setattr(conv.batch_threads.workers, "helpers_usable", lambda key=None: True)
         monkeypatch.setattr(pool, "PARALLEL_MIN_ELEMENTS", 0)
         monkeypatch.setattr(pool, "SPLIT_MIN_WORK", 0)
     return request.param
