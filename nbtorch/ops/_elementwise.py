@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import type_name
+from .._conventions import native_out
 from .._scalars import wrap
 from .._tensor import Tensor, Storage, empty, _LAYOUTS, _layout
 from .._registry import _KERNELS, get_kernel
@@ -567,6 +568,7 @@ def unary_api(cls, name, doc, methods=True, inplace=True):
     """The public function `name(input, *, out=None)` of unary op `cls`, plus Tensor methods."""
     def fn(input, *, out=None):
         return cls.call((input,), out)
+    native_out(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     if methods:

@@ -11,6 +11,7 @@ nbtorch ops beside the forward. This module holds `add`/`sub`/`mul`/`div`/
 brings every elementwise op.
 """
 from .. import _dtype
+from .._conventions import native_out
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote)
 
@@ -92,6 +93,7 @@ class Div(Binary):
         return (g / b if need[0] else None), (-g * ((a / b) / b) if need[1] else None)
 
 
+@native_out
 def add(input, other, *, alpha=1, out=None):
     """input + alpha * other, broadcast, with PyTorch's type promotion.
 
@@ -103,6 +105,7 @@ def add(input, other, *, alpha=1, out=None):
     return Add.call((input, other, alpha), out)
 
 
+@native_out
 def sub(input, other, *, alpha=1, out=None):
     """input - alpha * other (bool tensors are refused, as in PyTorch).
 
@@ -119,6 +122,7 @@ def rsub(input, other, *, alpha=1):
     return Sub.apply(other, input * alpha if alpha != 1 else input, 1)
 
 
+@native_out
 def mul(input, other, *, out=None):
     """input * other, broadcast.
 
@@ -130,6 +134,7 @@ def mul(input, other, *, out=None):
     return Mul.call((input, other), out)
 
 
+@native_out
 def div(input, other, *, rounding_mode=None, out=None):
     """input / other: true division, or rounded with rounding_mode 'trunc' or 'floor'.
 

@@ -96,3 +96,27 @@ def test_pytorch_schemas_are_honoured():
                 if name not in OUT_FUNCTIONS:
                     problems.append(f"{name}: out= missing from OUT_FUNCTIONS")
     assert not problems, "; ".join(problems)
+
+
+def test_plain_out_of_elementwise_ops_is_written_in_place(monkeypatch):
+    from nbtorch import _conventions
+    copies = []
+    original = _conventions.write_out
+    monkeypatch.setattr(_conventions, "write_out",
+                        lambda *a: copies.append(a[0]) or original(*a))
+    a, b = nbtorch.rand(4, 3), nbtorch.rand(4, 3)
+    out = nbtorch.empty(4, 3)
+    version = out._version
+    assert nbtorch.add(a, b, alpha=2, out=out) is out and nbtorch.equal(out, a + 2 * b)
+    assert nbtorch.exp(a, out=out) is out and nbtorch.equal(out, a.exp())
+    assert nbtorch.mul(out, 0.5, out=out) is out and nbtorch.equal(out, a.exp() * 0.5)
+    assert not copies and out._version > version            # written, version bumped
+    nbtorch.add(a, b[0], out=out)                             # broadcast: the general rule
+    nbtorch.div(a, b, rounding_mode="floor", out=out)         # a string argument
+    nbtorch.add(a.double(), b.double(), out=out)              # another dtype
+    assert copies == ["add", "div", "add"]
+    with pytest.warns(UserWarning, match="resized"):
+        nbtorch.add(a, b, out=nbtorch.empty(2))               # resized, as PyTorch
+    w = nbtorch.rand(4, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        nbtorch.add(w, b, out=out)
