@@ -31,7 +31,7 @@ from ._elementwise_operands import (half_params, half_pointwise as _half_pointwi
                                    has_half as _has_half, operand as _operand)
 from ._inplace import inplace_guard
 
-__all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "check_number",
+__all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "native_out_of", "check_number",
            "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
 
 def _quiet_run():
@@ -564,11 +564,18 @@ def _holomorphic(real_backward, ctx, g):
     return tuple(conj(t) if isinstance(t, Tensor) else t for t in grads)
 
 
+def native_out_of(cls):
+    """A decorator marking a public function of op `cls` `native_out` (it writes a plain
+    `out=` itself) when the op keeps a floating input's dtype."""
+    return lambda fn: native_out(fn) if cls._keeps_float else fn
+
+
 def unary_api(cls, name, doc, methods=True, inplace=True):
     """The public function `name(input, *, out=None)` of unary op `cls`, plus Tensor methods."""
     def fn(input, *, out=None):
         return cls.call((input,), out)
-    native_out(fn)
+    if cls._keeps_float:                # a floating result of the input's dtype
+        native_out(fn)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
     if methods:

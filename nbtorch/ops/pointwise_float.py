@@ -14,7 +14,7 @@ from .._dtype import type_name
 from .._tensor import Tensor
 from ..autograd.function import Function
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
-                           unary_api)
+                           unary_api, native_out_of)
 from ._return_types import _struct
 
 __all__ = ["asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg",
@@ -141,6 +141,7 @@ class Copysign(Binary):
         return ga, (g * 0 if ctx.needs_input_grad[1] else None)
 
 
+@native_out_of(Copysign)
 def copysign(input, other, *, out=None):
     """|input| with the sign of `other` (a tensor or a number); integers give floats.
 
@@ -181,6 +182,7 @@ class Nextafter(Binary):
         return g, g * 0
 
 
+@native_out_of(Nextafter)
 def nextafter(input, other, *, out=None):
     """The next floating-point value after input towards other (other if equal)."""
     _check_tensor("nextafter", other)
@@ -299,6 +301,7 @@ class Logaddexp2(Binary):
         return (g * exp2(a - out) if need[0] else None), (g * exp2(b - out) if need[1] else None)
 
 
+@native_out_of(Logaddexp2)
 def logaddexp2(input, other, *, out=None):
     """log2(2**input + 2**other), without overflow."""
     _check_tensor("logaddexp2", other)

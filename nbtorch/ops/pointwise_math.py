@@ -9,7 +9,7 @@ double-backward graph is being recorded.
 import math
 
 from .._tensor import Tensor
-from ._elementwise import Binary, Elementwise, check_number, unary_api
+from ._elementwise import Binary, Elementwise, check_number, unary_api, native_out_of
 
 __all__ = ["exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin",
            "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "atan2",
@@ -206,6 +206,7 @@ for _n in ("asin", "acos", "atan"):
     setattr(Tensor, "arc" + _n[1:] + "_", getattr(Tensor, _n + "_"))
 
 
+@native_out_of(Atan2)
 def atan2(input, other, *, out=None):
     """The angle of (other, input) in radians, quadrant-aware.
 
@@ -304,6 +305,7 @@ class Xlogy(Binary):
         return gx, gy
 
 
+@native_out_of(Xlogy)
 def xlogy(input, other, *, out=None):
     """input * log(other), defined as 0 where input == 0 (unless other is NaN).
 
@@ -337,12 +339,14 @@ class Hypot(Binary):
         return (g * a / out if need[0] else None), (g * b / out if need[1] else None)
 
 
+@native_out_of(Logaddexp)
 def logaddexp(input, other, *, out=None):
     """log(exp(input) + exp(other)), without overflow."""
     check_number("logaddexp", other)
     return Logaddexp.call((input, other), out)
 
 
+@native_out_of(Hypot)
 def hypot(input, other, *, out=None):
     """sqrt(input**2 + other**2), without overflow."""
     check_number("hypot", other)

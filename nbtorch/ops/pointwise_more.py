@@ -11,7 +11,7 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
-                           unary_api)
+                           unary_api, native_out_of)
 
 __all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "absolute",
            "reciprocal", "square", "sign", "sgn", "floor", "ceil", "round", "trunc", "fix",
@@ -109,6 +109,7 @@ class Fmod(Binary):
         return g, (-g * DivRounded.apply(a, b, "trunc") if need[1] else None)
 
 
+@native_out_of(Remainder)
 def remainder(input, other, *, out=None):
     """Python-style modulus: input - floor(input / other) * other.
 
@@ -120,6 +121,7 @@ def remainder(input, other, *, out=None):
     return Remainder.call((input, other), out)
 
 
+@native_out_of(Fmod)
 def fmod(input, other, *, out=None):
     """C-style modulus (the sign of input).
 
@@ -169,6 +171,7 @@ class Pow(Binary):
         return ga, gb
 
 
+@native_out_of(Pow)
 def pow(input, exponent, *, out=None):
     """input ** exponent; either may be a scalar (a scalar base gives `scalar ** tensor`).
 

@@ -9,7 +9,7 @@ from .._tensor import Tensor
 from ..autograd.function import Function, renamed
 from ._common import sum_to
 from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
-                           shape_of, type_name)
+                           shape_of, type_name, native_out_of)
 
 __all__ = ["maximum", "minimum", "fmax", "fmin", "clamp", "clip",
            "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv"]
@@ -61,6 +61,7 @@ def _binary_fn(cls, name, doc):
         return cls.call((input, other), out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc
+    native_out_of(cls)(fn)
     setattr(Tensor, name, fn)
     return fn
 

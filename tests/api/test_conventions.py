@@ -120,3 +120,21 @@ def test_plain_out_of_elementwise_ops_is_written_in_place(monkeypatch):
     w = nbtorch.rand(4, 3, requires_grad=True)
     with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
         nbtorch.add(w, b, out=out)
+
+
+@pytest.mark.parametrize("name", ["copysign", "atan2", "xlogy", "logaddexp", "hypot",
+                                  "remainder", "fmod", "pow", "maximum", "minimum", "fmax",
+                                  "fmin", "exp", "tanh", "sigmoid", "sqrt"])
+def test_plain_out_of_more_elementwise_ops_equals_the_fresh_result(name, monkeypatch):
+    from nbtorch import _conventions
+    copies = []
+    original = _conventions.write_out
+    monkeypatch.setattr(_conventions, "write_out",
+                        lambda *a: copies.append(a[0]) or original(*a))
+    fn = getattr(nbtorch, name)
+    a, b = nbtorch.randn(5, 2, dtype=nbtorch.float64), nbtorch.rand(5, 2, dtype=nbtorch.float64)
+    a = a.abs() + 0.1 if name in ("sqrt", "pow") else a
+    args = (a,) if name in ("exp", "tanh", "sigmoid", "sqrt") else (a, b + 0.5)
+    out = nbtorch.empty(5, 2, dtype=nbtorch.float64)
+    assert fn(*args, out=out) is out
+    assert nbtorch.equal(out, fn(*args)) and not copies
