@@ -24,13 +24,12 @@ import warnings
 
 __all__ = ["install", "write_out", "OUT_FUNCTIONS", "native_out"]
 
-_NATIVE_OUT = set()        # ids of functions that write a plain `out` themselves
 _NUMBERS = (int, float, bool)
 
 
 def native_out(fn):
     """Mark `fn` as writing `out=` itself correctly when `_plain_out` holds."""
-    _NATIVE_OUT.add(id(fn))
+    fn.__nbtorch_native_out__ = True
     return fn
 
 
@@ -134,7 +133,7 @@ _C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 
 def _wrap(fn, name, axis, out):
-    native = id(fn) in _NATIVE_OUT
+    native = getattr(fn, "__nbtorch_native_out__", False)
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -11,14 +11,9 @@ workers run on one thread for the same reason).
 """
 import os
 
-__all__ = ["USABLE", "usable"]
+__all__ = ["USABLE"]
 
 USABLE = True
-
-
-def usable():
-    """True unless this process was forked after Numba's threading layer started."""
-    return USABLE
 
 
 def _after_fork_in_child():

@@ -15,15 +15,15 @@ the float64 loop through casting buffers).
 Large calls whose operands are flat (out C-contiguous, each input of out's shape
 and C-contiguous, or one element) run the ufunc's own C loop, found by address, in
 chunks on Numba's OpenMP threads (`loop_threads.py`: no GIL hand-off; one compiled
-launcher for every op). Other layouts are split along one
-axis into a few chunks per CPU core, claimed by the calling thread and the helper
-threads of `workers.py` as each becomes free (NumPy releases the GIL inside ufunc
-loops; a helper's wake-up and GIL hand-off cost tens of us). Only where it pays: each kind of call (a loop and a size class) from
-`PARALLEL_THRESHOLD` elements runs serially first, and parallel calls slower than
-0.8x that pace back off for a while (`workers.py`): on a busy machine the helpers
-are starved of CPU, and small calls do not cover the hand-off (~10 us). float16
-(which Numba lacks) computes in float32. Floating-point warnings are silenced, as
-PyTorch does not warn.
+launcher for every op). Other layouts are split along one axis into a few chunks per
+CPU core, claimed by the calling thread and the helper threads of `workers.py` as
+each becomes free (NumPy releases the GIL inside ufunc loops; a helper's wake-up and
+GIL hand-off cost tens of us). Only where it pays: each kind of call (a loop and a
+size class) from `PARALLEL_THRESHOLD` elements runs serially first, and parallel calls
+that do not beat that pace back off for a while (`workers.py`): on a busy machine the
+threads are starved of CPU, and small calls do not cover the hand-off. float16 (which
+Numba lacks) computes in float32. Floating-point warnings are silenced, as PyTorch
+does not warn.
 
 The costly float32 bodies (exp, log, log1p, tanh, sigmoid, the GELUs, SiLU,
 Mish, softplus, and the GELU/SiLU gradients) have a second path: from
@@ -34,7 +34,6 @@ prefetching; 1.2-2.5x the ufunc's speed, same bits), split over Numba's threads
 through their C twins (`contiguous_abi.py`).
 """
 import threading
-from time import perf_counter
 
 import numba
 import numpy as np
@@ -43,7 +42,7 @@ from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous, contiguous_abi, loop_threads, openmp, rows
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import (parallel_chunks, record_parallel, record_serial,
-                                         use_helpers)
+                                         timed, use_helpers)
 from nbtorch.kernels.scalar_complex import COMPLEX as _COMPLEX
 
 __all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALLEL_THRESHOLD",
@@ -175,14 +174,9 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
             address = _loop_address(name, types) if flat is not None else 0
             if not address:
                 return _run_parallel(ufunc, types, out, args, key)
-            t = perf_counter()
-            loop_threads.run_loop(address, flat, size, workers.NUM_THREADS)
-            record_parallel(key, perf_counter() - t, size)
-            return
-        t = perf_counter()
-        _call_quiet(ufunc, args, out, types)
-        record_serial(key, perf_counter() - t, size)
-        return
+            return timed(record_parallel, key, size, loop_threads.run_loop, address, flat,
+                         size, workers.NUM_THREADS)
+        return timed(record_serial, key, size, _call_quiet, ufunc, args, out, types)
     _call_quiet(ufunc, args, out, types)
 
 
@@ -326,16 +320,11 @@ def _run_contiguous(flat_loop, out, args, n_params=0, name=None):
         return
     key = (flat_loop, n.bit_length())                 # a loop and a size class
     if not use_helpers(key):
-        t = perf_counter()
-        flat_loop(flat, *ins, *params)
-        record_serial(key, perf_counter() - t, n)
-        return
+        return timed(record_serial, key, n, flat_loop, flat, *ins, *params)
     if name is not None and openmp.USABLE:
-        t = perf_counter()
-        loop_threads.run_loop(contiguous_abi.address(name),
-                              ins + list(args[n_arrays:]) + [flat], n, workers.NUM_THREADS)
-        record_parallel(key, perf_counter() - t, n)
-        return
+        return timed(record_parallel, key, n, loop_threads.run_loop,
+                     contiguous_abi.address(name), ins + list(args[n_arrays:]) + [flat], n,
+                     workers.NUM_THREADS)
     chunks = _chunk_count(n, n)
     bounds = [n * k // chunks // 16 * 16 for k in range(chunks)] + [n]
 

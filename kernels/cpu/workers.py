@@ -21,8 +21,9 @@ tried again; a call that pays halves the next back-off (a lucky call on a busy
 machine does not bring back every later stall). The first call of a kind runs
 serially, to learn its pace, and so does every `RESAMPLE`th, to keep it current.
 (The caller's own chunk times are a poor measure: they include its waits for the
-GIL; a call without a key, e.g. from `batch_threads.py`, is judged by them: 0.8x
-its fastest chunk times the chunk count.)
+GIL; a kind with no serial pace, e.g. `batch_threads.py`'s, is judged by them: 0.8x
+its fastest chunk times the chunk count.) Calls run on Numba's threads instead
+(`loop_threads.py`) are judged by `record_parallel`.
 
     parallel_chunks(chunk, n, key, size):   for k in range(n) (on several threads): chunk(k)
 """
@@ -33,7 +34,7 @@ import threading
 from time import perf_counter
 
 __all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "use_helpers",
-           "record_serial", "record_parallel", "set_num_threads"]
+           "record_serial", "record_parallel", "timed", "set_num_threads"]
 
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
@@ -93,6 +94,13 @@ def record_parallel(key, seconds, size, worth=1.0):
     pace = _PACE.get(key)
     if pace is not None:
         _record(key, seconds > worth * pace * size)
+
+
+def timed(record, key, size, fn, *args):
+    """fn(*args), its time handed to `record` (record_serial or record_parallel)."""
+    t = perf_counter()
+    fn(*args)
+    record(key, perf_counter() - t, size)
 
 
 def set_num_threads(n):

@@ -9,10 +9,6 @@ from nbtorch.utils.data.collate import default_collate
 __all__ = ["MapDatasetFetcher", "IterableDatasetFetcher", "create_fetcher"]
 
 
-def _none(indices):
-    return None
-
-
 class MapDatasetFetcher:
     """Read ``dataset[i]`` for each index of a batch (or one index), then collate."""
 
@@ -25,9 +21,10 @@ class MapDatasetFetcher:
         """Return the collated batch for a list of indices (or the sample for one index)."""
         if self.auto_collation:
             getitems = getattr(self.dataset, "__getitems__", None)
-            if getitems is None and self.collate_fn is default_collate:
-                batch = getattr(self.dataset, "_collated_batch", _none)(possibly_batched_index)
-                if batch is not None:           # TensorDataset: one gather per tensor
+            gather = getattr(self.dataset, "_collated_batch", None)
+            if getitems is None and gather is not None and self.collate_fn is default_collate:
+                batch = gather(possibly_batched_index)   # TensorDataset: one gather per tensor
+                if batch is not None:
                     return batch
             if getitems is not None:
                 data = getitems(possibly_batched_index)
