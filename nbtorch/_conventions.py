@@ -17,6 +17,8 @@ Functions marked `native_out` (the elementwise ops) get `out` passed through whe
 result is certain to need none of those rules (`_plain_out`: floating tensors of out's
 dtype, shape and device, numbers, nothing requiring grad): they write it directly, where
 the general rule computes a fresh tensor and copies it (1e6 floats: 311 us of copy).
+Their `out` is refused, as PyTorch refuses it, when its elements share memory or it
+partly overlaps an input (nbtorch/_overlap.py).
 """
 import functools
 import inspect
@@ -31,6 +33,16 @@ def native_out(fn):
     """Mark `fn` as writing `out=` itself correctly when `_plain_out` holds."""
     fn.__nbtorch_native_out__ = True
     return fn
+
+
+def _check_overlap(out, args, kwargs):
+    """PyTorch's refusals for an elementwise op's `out`: elements sharing memory, or memory
+    partly shared with an input (the result would depend on the order of the writes)."""
+    from ._overlap import check_no_internal_overlap, check_no_partial_overlap
+    from ._tensor import Tensor
+    if out.__class__ is Tensor:
+        check_no_internal_overlap(out)
+        check_no_partial_overlap(out, (*args, *kwargs.values()))
 
 
 def _plain_out(args, kwargs, out):
@@ -78,7 +90,7 @@ OUT_FUNCTIONS = frozenset("""
     geqrf ger greater greater_equal grid_sampler_2d grid_sampler_3d gt hamming_window
     hann_window hardshrink hash_tensor heaviside histc histogram histogramdd hspmm
     hstack hypot i0 igamma igammac index_add index_copy index_fill index_put
-    index_reduce index_select indices_copy inner int_repr inverse isin isinf isnan
+    index_reduce index_select indices_copy inner int_repr inverse isin
     isneginf isposinf kaiser_window kron kthvalue lcm ldexp le lerp less less_equal
     lgamma linspace log log10 log1p log2 log_softmax logaddexp logaddexp2 logcumsumexp
     logical_and logical_not logical_or logical_xor logit logspace logsumexp lt lu_solve
@@ -107,6 +119,13 @@ OUT_FUNCTIONS = frozenset("""
 """.split())
 
 
+# aten has an out overload of these, but torch's Python functions refuse out= (TypeError).
+PYTHON_REFUSES_OUT = frozenset({"isnan", "isinf"})
+
+# Ops whose out= must be a bool tensor ("signbit does not support non-boolean outputs.").
+BOOL_OUT = frozenset({"signbit", "isposinf", "isneginf"})
+
+
 def _params(fn):
     try:
         return inspect.signature(fn).parameters
@@ -124,7 +143,7 @@ EXACT_DTYPE = frozenset("""
     mm bmm matmul mv dot vdot addmm addbmm baddbmm addmv addr inner tensordot cross diag
     tril triu gather sort max min kthvalue mode topk median nanmedian cummax cummin aminmax
     index_select take masked_select where clamp clip searchsorted bucketize nonzero msort
-    take_along_dim scatter scatter_add scatter_reduce index_add index_copy index_fill
+    take_along_dim scatter scatter_add scatter_reduce index_add index_copy index_fill isin
 """.split())
 
 _C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
@@ -145,8 +164,10 @@ def _wrap(fn, name, axis, out):
             if out and "out" in kwargs:
                 dest = kwargs.pop("out")
                 if dest is not None:
-                    if native and _plain_out(args, kwargs, dest):
-                        return fn(*args, out=dest, **kwargs)
+                    if native:
+                        _check_overlap(dest, args, kwargs)
+                        if _plain_out(args, kwargs, dest):
+                            return fn(*args, out=dest, **kwargs)
                     return write_out(name, fn(*args, **kwargs), dest)
         return fn(*args, **kwargs)
     wrapper.__nbtorch_conventions__ = True
@@ -180,6 +201,8 @@ def _write_one(name, r, o):
     if o.device != r.device:
         raise RuntimeError(f"Expected out tensor to have device {r.device}, but got "
                            f"{o.device} instead")
+    if name in BOOL_OUT and o.dtype is not _dtype.bool:
+        raise RuntimeError(f"{name} does not support non-boolean outputs.")
     if name in EXACT_DTYPE and o.dtype is not r.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_C10[r.dtype.name]}, but got "
                            f"{_C10[o.dtype.name]} instead")

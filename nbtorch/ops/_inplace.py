@@ -8,6 +8,7 @@ any Function) and the view in an AsStrided of it. A custom Function that marks
 a view dirty is rebased by the same `rebase_view`.
 """
 from .._kernel_args import copy_values
+from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from .._tensor import Tensor
 from ..autograd import dirty, grad_mode
 from ..autograd.function import Function
@@ -30,36 +31,10 @@ def check_inplace(self):
             raise RuntimeError(_VIEW_LEAF)
 
 
-def check_no_internal_overlap(self):
-    """PyTorch's refusal to write into a tensor whose elements share memory (expand)."""
-    for n, s in zip(self._shape, self._strides):
-        if s == 0 and n > 1:
-            raise RuntimeError(
-                "unsupported operation: more than one element of the written-to tensor "
-                "refers to a single memory location. Please clone() the tensor before "
-                "performing the operation.")
-
-
-def check_no_partial_overlap(dst, src):
-    """PyTorch's refusal to copy between contiguous tensors whose memory partly overlaps
-    (``x[1:].copy_(x[:-1])``): the result would depend on the copy's direction. The same
-    elements (``x.copy_(x)``) are fine; strided layouts are not checked (as in PyTorch)."""
-    if dst._storage is not src._storage or src is dst:
-        return
-    n, m = dst.numel(), src.numel()
-    if not (n and m and dst.is_contiguous() and src.is_contiguous()):
-        return
-    a, b = dst._offset, src._offset
-    if a < b + m and b < a + n and (a, n) != (b, m):
-        raise RuntimeError(
-            "unsupported operation: some elements of the input tensor and the written-to "
-            "tensor refer to a single memory location. Please clone() the tensor before "
-            "performing the operation.")
-
-
 def inplace_guard(self, fn_cls, args, raw, kwargs=None):
     """Run `raw()` (writes into self, bumps the version) or the autograd path."""
     check_no_internal_overlap(self)
+    check_no_partial_overlap(self, args)
     needs = grad_mode.STATE.enabled and any(
         isinstance(a, Tensor) and a._requires_grad for a in args)
     base = self._base
