@@ -102,6 +102,8 @@ def add(input, other, *, alpha=1, out=None):
         tensor([3., 4.])
     """
     check_number("add", other)
+    if alpha.__class__ is int and alpha == 1:       # as `input + other`: the fast paths
+        return Add.call((input, other), out)
     return Add.call((input, other, alpha), out)
 
 
@@ -114,6 +116,8 @@ def sub(input, other, *, alpha=1, out=None):
         tensor([0., 1.])
     """
     check_number("sub", other)
+    if alpha.__class__ is int and alpha == 1:
+        return Sub.call((input, other), out)
     return Sub.call((input, other, alpha), out)
 
 
