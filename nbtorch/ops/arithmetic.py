@@ -12,6 +12,7 @@ brings every elementwise op.
 """
 from .. import _dtype
 from .._conventions import native_out
+from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote)
 
@@ -305,6 +306,8 @@ Tensor.__hash__ = lambda self: id(self)
 
 def _cmp_inplace(fn):
     def method(self, other):
+        check_no_internal_overlap(self)
+        check_no_partial_overlap(self, (other,))
         res = fn(self, other)
         from .copy import raw_copy_
         raw_copy_(self, res)

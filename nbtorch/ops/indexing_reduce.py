@@ -324,6 +324,8 @@ def masked_scatter_(self, mask, source):
     if tuple(shape) != tuple(self._shape):
         raise RuntimeError(f"masked_scatter_: mask of shape {list(mask.shape)} does not "
                            f"broadcast to self of shape {list(self.shape)}")
+    if part._storage is self._storage:      # x.masked_scatter_(mask, x): PyTorch reads
+        part = part.clone()                 # the source as it was
     return self.index_put_((m,), part)
 
 

@@ -7,6 +7,7 @@ these carry gradients except `nan_to_num`.
 import numpy as np
 
 from .. import _dtype
+from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, type_name)
 
@@ -46,6 +47,8 @@ def _logical_fn(cls, name):
     setattr(Tensor, name, fn)
 
     def method_(self, other):
+        check_no_internal_overlap(self)
+        check_no_partial_overlap(self, (other,))
         res = fn(self, other)
         from .copy import raw_copy_
         return raw_copy_(self, res)
@@ -197,6 +200,23 @@ class NanToNum(Elementwise):
         return where(isfinite(x), g, 0.0)
 
 
+def _replacements(op, nan, posinf, neginf):
+    """(nan, posinf, neginf) as PyTorch's argument parser takes them: numbers or None
+    (nan None means 0), a one-element tensor read as its number; anything else is a
+    TypeError naming the argument."""
+    values = []
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if isinstance(v, Tensor) and v.numel() == 1:
+            v = v.item()
+        if v is not None and not isinstance(v, NUMBER):
+            raise TypeError(f"{op}(): argument '{name}' must be float, not "
+                            f"{type(v).__name__}")
+        values.append(v)
+    if values[0] is None:
+        values[0] = 0.0
+    return values
+
+
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """Replace NaN by `nan` and +-inf by `posinf`/`neginf` (default: the dtype's extremes).
 
@@ -204,13 +224,13 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         >>> nbtorch.nan_to_num(nbtorch.tensor([float('nan'), float('inf'), 1.]), posinf=9.)
         tensor([0., 9., 1.])
     """
-    return NanToNum.call((input, nan, posinf, neginf), out)
+    return NanToNum.call((input, *_replacements("nan_to_num", nan, posinf, neginf)), out)
 
 
 Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.apply(
-    self, nan, posinf, neginf)
+    self, *_replacements("nan_to_num", nan, posinf, neginf))
 Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.inplace(
-    self, (self, nan, posinf, neginf))
+    self, (self, *_replacements("nan_to_num_", nan, posinf, neginf)))
 
 
 # ---- closeness and equality ------------------------------------------------------------------

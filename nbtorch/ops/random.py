@@ -20,6 +20,7 @@ from .. import _dtype
 from .._device import factory_device
 from .._generator import rng_of as _rng
 from .._registry import _KERNELS, get_kernel
+from .._overlap import check_no_partial_overlap
 from .._tensor import Tensor, empty, wrap
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like",
@@ -327,6 +328,7 @@ def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
 def _bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 with probability p (a number or a tensor broadcast to self), else 0."""
     if isinstance(p, Tensor):
+        check_no_partial_overlap(self, (p,))
         p = p.detach().to(self.device).expand(self._shape).contiguous()._array
     return _sample_inplace("bernoulli_", self, generator, p)
 

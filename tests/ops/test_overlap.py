@@ -29,6 +29,10 @@ REFUSED = {
     "exp out= shifted": lambda x, m: nbtorch.exp(x[:-2], out=x[2:]),
     "copy_ of the transpose": lambda x, m: m.copy_(m.t()),
     "copy_ shifted": lambda x, m: x[1:].copy_(x[:-1]),
+    "setitem of a shifted view": lambda x, m: x.__setitem__(slice(1, 4), x[:3]),
+    "eq_ shifted": lambda x, m: x[1:].eq_(x[:-1]),
+    "lt_ shifted": lambda x, m: x[1:].lt_(x[:-1]),
+    "logical_and_ shifted": lambda x, m: x[1:].logical_and_(x[:-1]),
 }
 
 ALLOWED = {
@@ -40,6 +44,7 @@ ALLOWED = {
     "masked_fill_": lambda x, m: x.masked_fill_(x > 3, 0.0),
     "mm out= an input": lambda x, m: nbtorch.mm(m, m, out=m),
     "add out= shifted, of a copy": lambda x, m: nbtorch.add(x[:-1].double(), 1, out=x[1:]),
+    "eq_ by itself": lambda x, m: x.eq_(x),
 }
 
 
@@ -63,6 +68,32 @@ def test_results_where_the_overlap_is_full():
     assert nbtorch.allclose(x[:5], nbtorch.arange(5.0).exp())
     m = _m()
     assert nbtorch.equal(nbtorch.mm(m, m, out=m), _m() @ _m())
+
+
+def test_bernoulli_by_a_shifted_view_of_self_is_refused():
+    p = nbtorch.full((10,), 0.5)
+    with pytest.raises(RuntimeError, match=PARTIAL):
+        p[1:].bernoulli_(p[:-1])
+    assert p.tolist() == [0.5] * 10
+
+
+def test_masked_scatter_from_self_reads_the_source_first():
+    x = _x()
+    x.masked_scatter_(x > 4, x)                       # PyTorch 2.13's result
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def test_nan_to_num_replacements_must_be_numbers():
+    x = nbtorch.tensor([float("nan"), float("inf"), 1.0])
+    assert nbtorch.nan_to_num(x, nbtorch.tensor(2.0), posinf=None).tolist()[0] == 2.0
+    assert nbtorch.nan_to_num(x, None).tolist()[0] == 0.0
+    with pytest.raises(TypeError, match="argument 'nan' must be float, not str"):
+        nbtorch.nan_to_num(x, "a")
+    with pytest.raises(TypeError, match="argument 'posinf' must be float, not str"):
+        x.nan_to_num(posinf="a")
+    with pytest.raises(TypeError, match="nan_to_num_\\(\\): argument 'nan' must be float, not "
+                                        "Tensor"):
+        _x()[1:].nan_to_num_(_x()[:-1])
 
 
 def test_expanded_out_is_refused():
