@@ -252,7 +252,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         (tensor([1, 3]), tensor([1, 2]))
     """
     if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported; use dim=None")
+        return _unique_dim(input, dim, return_inverse, return_counts)
     flat = input.detach().reshape(-1)
     values, order = _sort_last(flat, 0, False)
     n = flat.numel()
@@ -270,6 +270,39 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         result.append(inverse.view(input._shape))
     if return_counts:
         result.append(counts[:m].clone())
+    return result[0] if len(result) == 1 else tuple(result)
+
+
+def _unique_dim(input, dim, return_inverse, return_counts):
+    """unique(dim=d): the distinct slices along d, in lexicographic order (sorted or not,
+    as PyTorch), with each slice's index among them and their counts. Runs on the host
+    (NumPy's unique over rows); the results go back to input's device."""
+    if input.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = normalize_dim(dim, input.dim())
+    shape = input._shape
+    zero_dims = [i for i, n in enumerate(shape) if n == 0]
+    if len(zero_dims) > 1:
+        raise RuntimeError("Number of zero sized dimensions is more than one, so unique "
+                           "cannot be applied ")
+    if zero_dims and zero_dims[0] != d:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so "
+                           "unique cannot be applied")
+    from .creation import from_numpy
+    moved = input.detach().movedim(d, 0).cpu().contiguous().numpy()
+    rows = moved.reshape(shape[d], int(np.prod(moved.shape[1:])))
+    if rows.shape[0]:
+        uniq, inverse, counts = np.unique(rows, axis=0, return_inverse=True,
+                                          return_counts=True)
+    else:
+        uniq = rows
+        inverse = counts = np.zeros(0, np.int64)
+    values = from_numpy(np.ascontiguousarray(uniq.reshape((len(uniq),) + moved.shape[1:])))
+    result = [values.movedim(0, d).contiguous().to(input.device)]
+    if return_inverse:
+        result.append(from_numpy(inverse.reshape(-1).astype(np.int64)).to(input.device))
+    if return_counts:
+        result.append(from_numpy(counts.astype(np.int64)).to(input.device))
     return result[0] if len(result) == 1 else tuple(result)
 
 
@@ -301,7 +334,7 @@ def bincount(input, weights=None, minlength=0):
 def histc(input, bins=100, min=0, max=0):
     """Histogram of `bins` equal bins over [min, max] (the data's range if min == max)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for "
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                            f"'{dtype_label(input.dtype)}'")
     if bins <= 0:
         raise RuntimeError("bins must be > 0")

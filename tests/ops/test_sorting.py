@@ -102,8 +102,35 @@ def test_unique():
     assert uf.tolist()[:3] == [-1.0, 0.5, 2.0] and uf.numel() == 5      # NaNs stay distinct
     assert SO.unique(torch.tensor([True, False, True])).tolist() == [False, True]
     assert SO.unique(torch.zeros(0)).shape == (0,)
-    with pytest.raises(NotImplementedError):
-        SO.unique(x, dim=0)
+
+
+def test_unique_along_a_dim():
+    """PyTorch 2.13's results: the distinct slices in lexicographic order (sorted=False too),
+    the index of each slice among them, their counts."""
+    x = torch.tensor([[3, 1], [1, 2], [3, 1], [1, 1]])
+    u, inv, cnt = SO.unique(x, dim=0, return_inverse=True, return_counts=True)
+    assert u.tolist() == [[1, 1], [1, 2], [3, 1]]
+    assert inv.tolist() == [2, 1, 2, 0] and cnt.tolist() == [1, 1, 2]
+    u, inv, cnt = x.unique(dim=-1, return_inverse=True, return_counts=True)
+    assert u.tolist() == [[1, 3], [2, 1], [1, 3], [1, 1]]
+    assert inv.tolist() == [1, 0] and cnt.tolist() == [1, 1]
+    assert SO.unique(torch.tensor([[2, 1], [1, 0]]), sorted=False, dim=0).tolist() == \
+        [[1, 0], [2, 1]]
+    x3 = torch.tensor([[[1, 2], [1, 2]], [[0, 1], [0, 1]]])
+    assert SO.unique(x3, dim=1).tolist() == [[[1, 2]], [[0, 1]]]
+    assert SO.unique(torch.tensor([[True, False], [True, False]]), dim=0).tolist() == \
+        [[True, False]]
+    e, inv, cnt = SO.unique(torch.empty(0, 3), dim=0, return_inverse=True, return_counts=True)
+    assert e.shape == (0, 3) and inv.dtype is torch.int64 and cnt.numel() == 0
+    assert SO.unique(torch.empty(2, 0, 3), dim=1).shape == (2, 0, 3)
+    with pytest.raises(RuntimeError, match="aren't selected"):
+        SO.unique(torch.empty(3, 0), dim=0)
+    with pytest.raises(RuntimeError, match="more than one"):
+        SO.unique(torch.empty(0, 0), dim=0)
+    with pytest.raises(IndexError, match="no dimensions"):
+        SO.unique(torch.tensor(5), dim=0)
+    with pytest.raises(IndexError):
+        SO.unique(torch.ones(3), dim=1)
 
 
 def test_bincount():
