@@ -124,6 +124,8 @@ def tensor_repr(t):
         suffix.append(f"size={tuple(t.shape)}")
     default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool,
                           _dtype.default_complex())
+    if t.numel() == 0:                  # no values to tell an int64 or bool tensor by
+        default = t.dtype is _dtype.get_default_dtype()
     if not default:
         suffix.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:

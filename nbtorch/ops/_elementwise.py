@@ -262,7 +262,7 @@ class Elementwise(Function):
         if rule == "bool":
             return _dtype.bool
         if rule == "float_only" and not d.is_floating_point:
-            raise RuntimeError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
+            raise NotImplementedError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
         return float_dtype(d)
 
     def __init_subclass__(cls, **kwargs):
@@ -498,7 +498,7 @@ class Binary(Elementwise):
         if rule == "bool":
             return _dtype.bool
         if rule == "float_only" and not d.is_floating_point:
-            raise RuntimeError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
+            raise NotImplementedError(f'"{cls.kernel}" not implemented for \'{type_name(d)}\'')
         return float_dtype(d)
 
     @classmethod

@@ -45,7 +45,7 @@ def _ntuple(value, n, name):
 def _kernel_dtype(op, t):
     """Kernels run in float32/float64 (float16 upcast); integer inputs are an error."""
     if not t.dtype.is_floating_point:
-        raise RuntimeError(f'"{op}" not implemented for \'{t.dtype}\'')
+        raise NotImplementedError(f'"{op}" not implemented for \'{t.dtype}\'')
     return t.dtype.compute
 
 

@@ -141,7 +141,7 @@ def _tri_indices(op, row, col, offset, lower, dtype, device):
         raise RuntimeError(f"{op}: row and col must be non-negative, got {row} and {col}")
     dtype = _dtype.int64 if dtype is None else _dtype.to_dtype(dtype)
     if dtype not in (_dtype.int64, _dtype.int32):
-        raise RuntimeError(f"\"{op}\" not implemented for '{dtype_name(dtype)}'")
+        raise NotImplementedError(f"\"{op}\" not implemented for '{dtype_name(dtype)}'")
     i, j = np.indices((row, col)).reshape(2, -1)
     keep = (j - i <= offset) if lower else (j - i >= offset)
     from .creation import tensor

@@ -204,8 +204,19 @@ class Flip(Function):
 
 
 @tensor_method()
-def flip(self, dims):
-    """A copy with the order of elements reversed along dims."""
+def flip(self, *dims, **kwargs):
+    """A copy with the order of elements reversed along dims: one sequence, or several
+    ints as Tensor.flip takes them (``x.flip(0, 1)``)."""
+    if kwargs:
+        unexpected = [k for k in kwargs if k != "dims"]
+        if unexpected:
+            raise TypeError(f"flip() got an unexpected keyword argument '{unexpected[0]}'")
+        if dims:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        dims = (kwargs["dims"],)
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = dims[0] if len(dims) == 1 else dims
     dims = (dims,) if isinstance(dims, int) else tuple(dims)
     dims = tuple(normalize_dim(d, self.dim()) for d in dims)
     for i, d in enumerate(dims):

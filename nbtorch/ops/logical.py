@@ -79,7 +79,7 @@ class _Bitwise(Binary):
     def result_dtype(cls, a, b):
         d = _dtype.result_type(a, b)
         if d.is_floating_point:
-            raise RuntimeError(f'"{cls.kernel}_cpu" not implemented for \'{type_name(d)}\'')
+            raise NotImplementedError(f'"{cls.kernel}_cpu" not implemented for \'{type_name(d)}\'')
         return d
 
 
@@ -101,7 +101,7 @@ class BitwiseNot(Elementwise):
     @classmethod
     def result_dtype(cls, x):
         if x.dtype.is_floating_point:
-            raise RuntimeError(f'"bitwise_not_cpu" not implemented for '
+            raise NotImplementedError(f'"bitwise_not_cpu" not implemented for '
                                f'\'{type_name(x.dtype)}\'')
         return x.dtype
 
@@ -146,7 +146,16 @@ def bitwise_not(input, *, out=None):
     return BitwiseNot.compute(input, out=out)
 
 
-Tensor.bitwise_not = Tensor.__invert__ = bitwise_not
+def _invert(self):
+    """~x: bitwise_not of an integer or bool tensor (a TypeError for others, as PyTorch)."""
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return bitwise_not(self)
+
+
+Tensor.bitwise_not = bitwise_not
+Tensor.__invert__ = _invert
 Tensor.bitwise_not_ = lambda self: BitwiseNot.inplace(self, (self,))
 
 

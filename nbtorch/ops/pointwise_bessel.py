@@ -69,7 +69,7 @@ def _polynomial(name, doc):
             raise TypeError(f"special_{name}(): expected a Tensor argument")
         d = _dtype.result_type(input, n)
         if d is _dtype.bool:
-            raise RuntimeError(f'"{name}" not implemented for \'{type_name(d)}\'')
+            raise NotImplementedError(f'"{name}" not implemented for \'{type_name(d)}\'')
         return run_elementwise(name, (input, n), float_dtype(d), out=out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = doc + (" Degree n (a tensor or a number) is truncated to an integer; n < 0 "

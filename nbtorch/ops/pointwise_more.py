@@ -18,10 +18,13 @@ __all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "ab
            "frac"]
 
 
-def _check_int_divisor(b, dtype):
-    """PyTorch raises for integer division by zero instead of returning garbage."""
+def _check_int_divisor(b, dtype, kernel):
+    """PyTorch raises for integer division by zero instead of returning garbage, and has
+    no bool kernel (`kernel`: the name its error gives)."""
     if dtype.is_floating_point:
         return
+    if dtype is _dtype.bool:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     zero = (b._host() == 0).any() if isinstance(b, Tensor) else b == 0
     if zero:
         raise RuntimeError("ZeroDivisionError")
@@ -40,7 +43,7 @@ class DivRounded(Binary):
     @classmethod
     def compute(cls, a, b, mode, out=None):
         d = promote(a, b)
-        _check_int_divisor(b, d)
+        _check_int_divisor(b, d, f"div_{mode}_cpu")
         k = "div_" + mode + ("" if d.is_floating_point else "_int")
         return run_elementwise(k, (a, b), d, out=out)
 
@@ -84,7 +87,7 @@ class Remainder(Binary):
     @classmethod
     def compute(cls, a, b, out=None):
         d = promote(a, b)
-        _check_int_divisor(b, d)
+        _check_int_divisor(b, d, "remainder_cpu")
         return run_elementwise(_int_or_float("remainder", "remainder_int", d), (a, b), d, out=out)
 
     @staticmethod
@@ -100,7 +103,7 @@ class Fmod(Binary):
     @classmethod
     def compute(cls, a, b, out=None):
         d = promote(a, b)
-        _check_int_divisor(b, d)
+        _check_int_divisor(b, d, "fmod_cpu")
         return run_elementwise(_int_or_float("fmod", "fmod_int", d), (a, b), d, out=out)
 
     @staticmethod
@@ -217,6 +220,13 @@ def _pow_op(self, other):
 
 class Abs(Elementwise):
     kernel = "abs_"
+    _plain_compute = True       # on floats, compute is the base rule
+
+    @classmethod
+    def compute(cls, x, *params, out=None):
+        if x.__class__ is Tensor and x.dtype is _dtype.bool:
+            raise NotImplementedError('"abs_cpu" not implemented for \'Bool\'')
+        return super().compute(x, *params, out=out)
 
     @staticmethod
     def grad(g, x, out):
@@ -344,7 +354,7 @@ class Frac(Elementwise):
     @classmethod
     def result_dtype(cls, x):
         if not x.dtype.is_floating_point:
-            raise RuntimeError(f'"frac_cpu" not implemented for \'{x.dtype.name}\'')
+            raise NotImplementedError(f'"frac_cpu" not implemented for \'{x.dtype.name}\'')
         return x.dtype
 
     @staticmethod

@@ -239,6 +239,15 @@ Tensor.where = lambda self, condition, other: where(condition, self, other)
 
 # ---- lerp, addcmul, addcdiv: three tensors (or scalars) and a value --------------------
 
+_INTEGER_ADDCDIV = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
+
+
 class _Ternary(Function):
     """Base: out = kernel(a, b, c[, value]) with grads from `grad(...)` summed to shapes."""
 
@@ -286,6 +295,13 @@ class Addcmul(_Ternary):
 
 class Addcdiv(_Ternary):
     kernel = "addcdiv"
+
+    @classmethod
+    def compute(cls, a, b, c, *value, out=None):
+        if all(isinstance(t, Tensor) and not (t.dtype.is_floating_point or t.dtype.is_complex)
+               for t in (b, c)):
+            raise RuntimeError(_INTEGER_ADDCDIV)
+        return super().compute(a, b, c, *value, out=out)
 
     @staticmethod
     def grad(g, a, t1, t2, value):

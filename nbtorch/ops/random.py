@@ -28,9 +28,9 @@ __all__ = ["rand", "randn", "randint", "randperm", "normal", "rand_like", "randn
 
 
 def _shape(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return tuple(int(s) for s in size)
+    """A factory's size (ints, or one tuple/list/Size of them), checked as torch.empty's."""
+    from .creation import _shape_arg
+    return _shape_arg(size)
 
 
 def _finish(values, dtype, device, requires_grad):

@@ -204,7 +204,43 @@ EDGES = {
     "unfold grad": lambda m: _unfold_grad(m),
     "scatter multiply": lambda m: m.ones(3).scatter(0, m.tensor([0, 0]), 2.0,
                                                     reduce="multiply"),
+    "flip varargs": lambda m: m.arange(4.0).reshape(2, 2).flip(0, 1),
+    "unique dim": lambda m: m.unique(m.tensor([[3, 1], [1, 2], [3, 1]]), dim=0,
+                                     return_inverse=True, return_counts=True),
+    "abs bool": lambda m: m.tensor([True]).abs(),
+    "floor_divide bool": lambda m: m.tensor([True]) // m.tensor([True]),
+    "remainder bool": lambda m: m.tensor([True]) % m.tensor([True]),
+    "addcdiv int": lambda m: m.addcdiv(m.ones(1), m.tensor([1]), m.tensor([2])),
+    "invert float": lambda m: ~m.ones(1),
+    "randn negative": lambda m: m.randn(2, -1),
+    "nan_to_num str": lambda m: m.nan_to_num(m.ones(1), "a"),
 }
+
+
+def test_errors_and_forms_as_pytorch_gives_them():
+    """Pinned from PyTorch 2.13: the error classes and messages of ops without a kernel for
+    a dtype, and the printed dtype of empty tensors (no values to infer it from)."""
+    t = nbtorch.tensor
+    cases = [
+        (lambda: t([True]).abs(), NotImplementedError, '"abs_cpu" not implemented for'),
+        (lambda: t([True]) // t([True]), NotImplementedError, '"div_floor_cpu"'),
+        (lambda: nbtorch.fmod(t([True]), t([True])), NotImplementedError, '"fmod_cpu"'),
+        (lambda: t([1.0]) & t([1.0]), NotImplementedError, '"bitwise_and_cpu"'),
+        (lambda: ~t([1.0]), TypeError, "only implemented on integer and Boolean"),
+        (lambda: nbtorch.addcdiv(t([1]), t([1]), t([2])), RuntimeError,
+         "Integer division with addcdiv is no longer supported"),
+        (lambda: nbtorch.rand(-2), RuntimeError, "negative dimension -2"),
+        (lambda: nbtorch.ones(2, 2).flip(0, 0), RuntimeError, "appears multiple times"),
+    ]
+    for call, exc, msg in cases:
+        with pytest.raises(exc, match=msg):
+            call()
+    assert nbtorch.ones(2, 2).flip(0, 1).tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert repr(nbtorch.zeros(0, dtype=nbtorch.int64)) == "tensor([], dtype=torch.int64)"
+    assert repr(nbtorch.zeros(0, 3, dtype=nbtorch.bool)) == \
+        "tensor([], size=(0, 3), dtype=torch.bool)"
+    assert repr(nbtorch.zeros(0)) == "tensor([])"
+    assert repr(nbtorch.zeros(2, dtype=nbtorch.int64)) == "tensor([0, 0])"
 
 
 def _unfold_grad(m):
