@@ -17,8 +17,8 @@ Functions marked `native_out` (the elementwise ops) get `out` passed through whe
 result is certain to need none of those rules (`_plain_out`: floating tensors of out's
 dtype, shape and device, numbers, nothing requiring grad): they write it directly, where
 the general rule computes a fresh tensor and copies it (1e6 floats: 311 us of copy).
-Their `out` is refused, as PyTorch refuses it, when its elements share memory or it
-partly overlaps an input (nbtorch/_overlap.py).
+Their `out` (and that of every OVERLAP_REFUSED function) is refused, as PyTorch refuses
+it, when its elements share memory or it partly overlaps an input (nbtorch/_overlap.py).
 """
 import functools
 import inspect
@@ -36,13 +36,21 @@ def native_out(fn):
 
 
 def _check_overlap(out, args, kwargs):
-    """PyTorch's refusals for an elementwise op's `out`: elements sharing memory, or memory
-    partly shared with an input (the result would depend on the order of the writes)."""
+    """PyTorch's refusals for the `out` of an OVERLAP_REFUSED op: elements sharing memory,
+    or memory partly shared with an input (the result would depend on the order of the
+    writes)."""
     from ._overlap import check_no_internal_overlap, check_no_partial_overlap
     from ._tensor import Tensor
-    if out.__class__ is Tensor:
-        check_no_internal_overlap(out)
-        check_no_partial_overlap(out, (*args, *kwargs.values()))
+    inputs = []
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (list, tuple)):          # cat's and stack's tensors
+            inputs.extend(a)
+        else:
+            inputs.append(a)
+    for o in (out if isinstance(out, (list, tuple)) else (out,)):
+        if o.__class__ is Tensor:
+            check_no_internal_overlap(o)
+            check_no_partial_overlap(o, inputs)
 
 
 def _plain_out(args, kwargs, out):
@@ -119,6 +127,26 @@ OUT_FUNCTIONS = frozenset("""
 """.split())
 
 
+# Functions whose `out` may not partly overlap an input nor have elements sharing memory
+# (PyTorch's TensorIterator ops, joins, scans, sorts, gathers): measured on PyTorch 2.13,
+# every OUT_FUNCTIONS entry called with out=x[1:] over x[:-1]. The reductions, matmul and
+# softmax families accept such an `out` (they write a fresh result), and so does nbtorch.
+OVERLAP_REFUSED = frozenset("""
+    abs absolute acos acosh add addcdiv addcmul addmm addr angle arccos arccosh arcsin
+    arcsinh arctan arctan2 arctanh asin asinh atan atan2 atanh bernoulli bitwise_and
+    bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift bitwise_xor cat ceil
+    clamp clamp_max clamp_min clip column_stack concat concatenate conj_physical
+    copysign cos cosh cumprod cumsum deg2rad diff digamma div divide dstack eq erf erfc
+    erfinv exp exp2 expm1 fix floor floor_divide fmax fmin fmod frac gather gcd ge ger
+    greater greater_equal gt hardshrink heaviside hstack hypot i0 igamma igammac
+    index_select kron lcm ldexp le lerp less less_equal lgamma log log10 log1p log2
+    logaddexp logaddexp2 logcumsumexp logical_and logical_not logical_or logical_xor
+    logit lt maximum minimum msort mul multiply nan_to_num ne neg negative nextafter
+    normal not_equal outer pow rad2deg reciprocal remainder round row_stack rsqrt sgn
+    sigmoid sign sin sinc sinh sort sqrt square stack sub subtract take_along_dim tan
+    tanh true_divide trunc vstack xlogy
+""".split())
+
 # aten has an out overload of these, but torch's Python functions refuse out= (TypeError).
 PYTHON_REFUSES_OUT = frozenset({"isnan", "isinf"})
 
@@ -153,6 +181,7 @@ _C10 = {"float32": "float", "float64": "double", "float16": "c10::Half",
 
 def _wrap(fn, name, axis, out):
     native = getattr(fn, "__nbtorch_native_out__", False)
+    checked = native or name in OVERLAP_REFUSED
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -164,10 +193,10 @@ def _wrap(fn, name, axis, out):
             if out and "out" in kwargs:
                 dest = kwargs.pop("out")
                 if dest is not None:
-                    if native:
+                    if checked:
                         _check_overlap(dest, args, kwargs)
-                        if _plain_out(args, kwargs, dest):
-                            return fn(*args, out=dest, **kwargs)
+                    if native and _plain_out(args, kwargs, dest):
+                        return fn(*args, out=dest, **kwargs)
                     return write_out(name, fn(*args, **kwargs), dest)
         return fn(*args, **kwargs)
     wrapper.__nbtorch_conventions__ = True

@@ -11,6 +11,7 @@ import builtins
 import numpy as np
 
 from .. import _dtype
+from .._overlap import check_no_partial_overlap
 from .._tensor import Tensor, Size
 from ..autograd import grad_mode
 from ._common import normalize_dim, tensor_method
@@ -133,6 +134,7 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 def _inplace_result(name):
     def method(self, *args, **kwargs):
+        check_no_partial_overlap(self, (*args, *kwargs.values()))   # x.index_copy_(0, i, x[:3])
         return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
     method.__name__ = name + "_"
     return method

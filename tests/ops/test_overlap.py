@@ -30,6 +30,16 @@ REFUSED = {
     "copy_ of the transpose": lambda x, m: m.copy_(m.t()),
     "copy_ shifted": lambda x, m: x[1:].copy_(x[:-1]),
     "setitem of a shifted view": lambda x, m: x.__setitem__(slice(1, 4), x[:3]),
+    "index_copy_ from self": lambda x, m: x.index_copy_(0, nbtorch.tensor([1, 2, 3]), x[:3]),
+    "abs out= shifted": lambda x, m: nbtorch.abs(x[:-1], out=x[1:]),
+    "clamp out= shifted": lambda x, m: nbtorch.clamp(x[:-1], 0, 5, out=x[1:]),
+    "cumsum out= shifted": lambda x, m: nbtorch.cumsum(x[:-1], 0, out=x[1:]),
+    "cat out= over its inputs": lambda x, m: nbtorch.cat([x[:3], x[3:6]], out=x[2:8]),
+    "stack out= over its inputs": lambda x, m: nbtorch.stack([x[:2], x[2:4]],
+                                                             out=x[3:7].view(2, 2)),
+    "sort out= shifted": lambda x, m: nbtorch.sort(
+        x[:-1], out=(x[1:], nbtorch.empty(9, dtype=nbtorch.int64))),
+    "diff out= shifted": lambda x, m: nbtorch.diff(x[:-1], out=x[1:9]),
     "eq_ shifted": lambda x, m: x[1:].eq_(x[:-1]),
     "lt_ shifted": lambda x, m: x[1:].lt_(x[:-1]),
     "logical_and_ shifted": lambda x, m: x[1:].logical_and_(x[:-1]),
@@ -45,6 +55,9 @@ ALLOWED = {
     "mm out= an input": lambda x, m: nbtorch.mm(m, m, out=m),
     "add out= shifted, of a copy": lambda x, m: nbtorch.add(x[:-1].double(), 1, out=x[1:]),
     "eq_ by itself": lambda x, m: x.eq_(x),
+    "softmax out= shifted": lambda x, m: nbtorch.softmax(x[:-1], 0, out=x[1:]),
+    "matmul out= partly overlapping": lambda x, m: nbtorch.matmul(m[:2], m, out=m[1:3]),
+    "amax out= an element": lambda x, m: nbtorch.amax(m, 0, out=m[0]),
 }
 
 
