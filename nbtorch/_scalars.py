@@ -19,6 +19,9 @@ _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "
             "float32": "float", "float64": "double", "bool": "bool"}
 
 
+_INT_LO, _UINT_HI = -(1 << 63), (1 << 64) - 1     # what a wrapped Python int may be
+
+
 def _int_range(dtype):
     bits = dtype.itemsize * 8
     if dtype.name == "uint8":
@@ -28,7 +31,11 @@ def _int_range(dtype):
 
 def wrap(x, dtype):
     """`x` as `dtype`'s NumPy scalar, integers wrapping modulo 2**bits as in C, floats
-    beyond the type's range becoming inf without NumPy's overflow warning (PyTorch's)."""
+    beyond the type's range becoming inf without NumPy's overflow warning (PyTorch's).
+    A Python int must fit int64 or uint64, as PyTorch unpacks it (OverflowError beyond)."""
+    if x.__class__ is int and not _INT_LO <= x <= _UINT_HI:
+        raise OverflowError("int too big to convert" if x > 0 else
+                            "can't convert negative int to unsigned")
     if x.__class__ is float and dtype.is_floating_point and abs(x) > _finfo_max(dtype) \
             and math.isfinite(x):
         import numpy as np

@@ -204,9 +204,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     d = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     values = _to_numpy_data(data)
     with np.errstate(over="ignore"):        # 1e39 -> inf without a warning, as PyTorch
-        if d.np_via is not None:            # bfloat16: Python floats round to float32 first
-            values = np.array(values, dtype=d.np_via)
-        arr = np.array(values, dtype=d.np, copy=True)
+        try:
+            if d.np_via is not None:        # bfloat16: Python floats round to float32 first
+                values = np.array(values, dtype=d.np_via)
+            arr = np.array(values, dtype=d.np, copy=True)
+        except OverflowError:               # a Python int beyond the type
+            arr = _narrow_ints(values, d)
     if arr.dtype == object:
         raise TypeError("tensor(): could not build a tensor from ragged nested sequences")
     t = wrap(arr)
@@ -214,6 +217,23 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dev.type != "cpu":
         t = t.to(dev)
     return _finish(t, requires_grad)
+
+
+def _narrow_ints(values, d):
+    """Python ints into a narrower integer dtype as PyTorch converts them: int64 first
+    (ValueError beyond), then the checked range (uint8 takes -255..255, wrapping
+    negatives; RuntimeError outside)."""
+    from .._scalars import _int_range
+    try:
+        wide = np.array(values, dtype=np.int64)
+    except OverflowError:
+        raise ValueError("Overflow when unpacking long long") from None
+    if d.is_floating_point or d.itemsize == 8 or d.name == "bool":
+        raise ValueError("Overflow when unpacking long long")
+    lo, hi = _int_range(d)
+    if wide.size and (wide.min() < (-hi if lo == 0 else lo) or wide.max() > hi):
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+    return wide.astype(d.np)
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -214,6 +214,12 @@ EDGES = {
     "invert float": lambda m: ~m.ones(1),
     "randn negative": lambda m: m.randn(2, -1),
     "nan_to_num str": lambda m: m.nan_to_num(m.ones(1), "a"),
+    "int64 + 2**64": lambda m: m.ones(1, dtype=m.int64) + 2 ** 64,
+    "int64 + 2**64 - 1": lambda m: m.ones(1, dtype=m.int64) + (2 ** 64 - 1),
+    "float - 2**63": lambda m: m.ones(1) - 2 ** 63,
+    "tensor 2**63": lambda m: m.tensor([2 ** 63]),
+    "tensor u8 -1": lambda m: m.tensor([-1, 5], dtype=m.uint8),
+    "tensor u8 300": lambda m: m.tensor([300], dtype=m.uint8),
 }
 
 
@@ -231,7 +237,15 @@ def test_errors_and_forms_as_pytorch_gives_them():
          "Integer division with addcdiv is no longer supported"),
         (lambda: nbtorch.rand(-2), RuntimeError, "negative dimension -2"),
         (lambda: nbtorch.ones(2, 2).flip(0, 0), RuntimeError, "appears multiple times"),
+        (lambda: nbtorch.ones(1, dtype=nbtorch.int64) + 2 ** 64, OverflowError,
+         "int too big to convert"),
+        (lambda: nbtorch.ones(1) < -2 ** 63 - 1, OverflowError, "negative int to unsigned"),
+        (lambda: nbtorch.tensor([2 ** 63]), ValueError, "Overflow when unpacking long long"),
+        (lambda: nbtorch.tensor([300], dtype=nbtorch.uint8), RuntimeError,
+         "value cannot be converted to type uint8 without overflow"),
     ]
+    assert (nbtorch.ones(1, dtype=nbtorch.int64) + (2 ** 64 - 1)).tolist() == [0]   # wraps
+    assert nbtorch.tensor([-1, 5], dtype=nbtorch.uint8).tolist() == [255, 5]
     for call, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             call()
