@@ -188,8 +188,11 @@ class Atan2(Binary):
 
     @staticmethod
     def grad(ctx, g, a, b, out):
+        """d/da = b / (a^2 + b^2), d/db = -a / (a^2 + b^2), through a reciprocal that is
+        0 at the origin (PyTorch's: gradients 0 and -0 there, not NaN)."""
         r = a * a + b * b
-        return g * b / r, -g * a / r
+        recip = r.reciprocal().masked_fill(r == 0, 0.0)
+        return g * b * recip, g * -a * recip
 
 
 sin = unary_api(Sin, "sin", "Sine (radians).")

@@ -220,6 +220,8 @@ def _norm_grad(x, out, g, p, dims):
         return evenly_distributed_grad(x.abs(), out, g, dims) * x.sign()
     if p == 2:
         scaled = x * (g / out)
+    elif p < 2:         # sgn(x)|x|^(p-1), 0 where x is (PyTorch's: no 0 * inf at x = 0)
+        scaled = where(x == 0, 0.0, x.sign() * x.abs().pow(p - 1)) * (g / out.pow(p - 1))
     else:
         scaled = x * x.abs().pow(p - 2) * (g / out.pow(p - 1))
     return where(out == 0, 0.0, scaled)

@@ -220,7 +220,40 @@ EDGES = {
     "tensor 2**63": lambda m: m.tensor([2 ** 63]),
     "tensor u8 -1": lambda m: m.tensor([-1, 5], dtype=m.uint8),
     "tensor u8 300": lambda m: m.tensor([300], dtype=m.uint8),
+    "atan2 grad at origin": lambda m: _grad_of(m, lambda y, x: m.atan2(y, x), [0.0], [0.0]),
+    "norm p0.5 grad at 0": lambda m: _grad_of(m, lambda v: v.norm(p=0.5), [0.0, 4.0]),
+    "cosine grad zero vector": lambda m: _grad_of(
+        m, lambda u, v: m.nn.functional.cosine_similarity(u, v), [[0.0, 0.0]], [[1.0, 2.0]]),
 }
+
+
+def _grad_of(m, fn, *values):
+    xs = [m.tensor(v, requires_grad=True) for v in values]
+    fn(*xs).sum().backward()
+    return m.cat([x.grad.reshape(-1) for x in xs])
+
+
+def _grads(fn, *values):
+    xs = [nbtorch.tensor(v, requires_grad=True) for v in values]
+    fn(*xs).sum().backward()
+    return [x.grad.tolist() for x in xs]
+
+
+def test_gradients_at_singular_points_are_pytorchs():
+    """Pinned from PyTorch 2.13: finite gradients where a formula would give 0 * inf."""
+    y, x = _grads(nbtorch.atan2, [0.0, 1.0], [0.0, 0.0])            # 0 at the origin
+    assert y == [0.0, 0.0] and x == [0.0, -1.0] and math.copysign(1, x[0]) == -1
+    g, = _grads(lambda v: v.norm(p=0.5), [0.0, 4.0])                  # p < 1, x = 0
+    assert g == [0.0, 1.0]
+    g, = _grads(lambda v: nbtorch.linalg.vector_norm(v, -1.0), [0.0, 2.0])
+    assert g[0] == 0.0
+    a, b = _grads(lambda u, v: nbtorch.nn.functional.cosine_similarity(u, v),
+                  [[0.0, 0.0], [1.0, 2.0]], [[1.0, 1.0], [1.0, 1.0]])   # a zero vector
+    assert a[0] == pytest.approx([7.0710678e7] * 2, rel=1e-6) and b[0] == [0.0, 0.0]
+    assert a[1] == pytest.approx([0.12649111, -0.063245535], rel=1e-6)
+    with pytest.raises(RuntimeError, match="expected common dtype to be floating point"):
+        nbtorch.nn.functional.cosine_similarity(nbtorch.tensor([[1, 2]]),
+                                                nbtorch.tensor([[2, 4]]))
 
 
 def test_errors_and_forms_as_pytorch_gives_them():

@@ -1,19 +1,29 @@
 """Distances between vectors: cosine_similarity, pairwise_distance, pdist."""
 import nbtorch as torch
+from nbtorch.ops.reduction import dtype_label as _dtype_label
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """x1 . x2 / max(|x1| |x2|, eps) along `dim` (inputs broadcast).
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along `dim` (inputs broadcast), as
+    PyTorch 2.x: each vector scaled by its norm first, the clamp invisible to autograd (a
+    zero vector gets finite gradients, not NaN).
 
     Example:
         >>> F.cosine_similarity(torch.tensor([[1.0, 0.0]]), torch.tensor([[1.0, 1.0]]))
         tensor([0.7071])
     """
-    dot = (x1 * x2).sum(dim)
-    norms = ((x1 * x1).sum(dim) * (x2 * x2).sum(dim)).sqrt()
-    return dot / norms.clamp(min=eps)
+    common = torch.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{_dtype_label(common)}")
+    x1, x2 = torch.broadcast_tensors(x1.to(common), x2.to(common))
+
+    def unit(x):
+        n = torch.linalg.vector_norm(x, 2, dim, keepdim=True)
+        return x / (n + (n.detach().clamp(min=eps) - n.detach()))   # clamped value, n's grad
+    return (unit(x1) * unit(x2)).sum(dim)
 
 
 def _p_norm(diff, p, dim, keepdim):
