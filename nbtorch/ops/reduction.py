@@ -335,16 +335,30 @@ class Prod(Function):
 
 
 def _prod_grad(x, out, g, dims):
-    """d prod / dx_i = prod of the others; exact with zeros (one zero: only it gets one)."""
-    is_zero = x == 0
-    zeros = is_zero.sum(dim=dims, keepdim=True)
-    if not bool((zeros > 0).any()):
+    """d prod / dx_i = prod of the others: out / x without zeros, else exclusive products
+    from both sides (exact with zeros, and differentiable again: PyTorch's second
+    derivatives of a product with a zero)."""
+    if not bool((x == 0).any()):
         return g * out / x
-    safe = where(is_zero, 1.0, x)
-    others_nz = safe.prod(dim=dims, keepdim=True)
-    single = (zeros == 1) & is_zero
-    no_zero = where(zeros == 0, out / safe, 0.0)
-    return g * where(single, others_nz.expand(x._shape), no_zero)
+    return g * _prod_of_others(x, dims)
+
+
+def _prod_of_others(x, dims):
+    """For every element, the product over `dims` of the other elements of its slice:
+    cumprod from the left times cumprod from the right, each exclusive of the element."""
+    from .creation import ones_like
+    from .joining import cat
+    if not dims:
+        return ones_like(x)
+    rest = [d for d in range(x.dim()) if d not in dims]
+    perm = rest + list(dims)
+    xp = x.permute(perm)
+    flat = xp.reshape(*xp.shape[:len(rest)], -1)
+    one = ones_like(flat[..., :1])
+    left = cat([one, flat[..., :-1].cumprod(-1)], -1)
+    right = cat([flat[..., 1:].flip(-1).cumprod(-1).flip(-1), one], -1)
+    inverse = [perm.index(d) for d in range(x.dim())]
+    return (left * right).reshape(xp.shape).permute(inverse)
 
 
 @tensor_method()

@@ -222,6 +222,8 @@ EDGES = {
     "tensor u8 300": lambda m: m.tensor([300], dtype=m.uint8),
     "atan2 grad at origin": lambda m: _grad_of(m, lambda y, x: m.atan2(y, x), [0.0], [0.0]),
     "norm p0.5 grad at 0": lambda m: _grad_of(m, lambda v: v.norm(p=0.5), [0.0, 4.0]),
+    "pdist grad zero distance": lambda m: _grad_of(
+        m, lambda v: m.nn.functional.pdist(v.reshape(2, 2)), [1.0, 1.0, 1.0, 1.0]),
     "cosine grad zero vector": lambda m: _grad_of(
         m, lambda u, v: m.nn.functional.cosine_similarity(u, v), [[0.0, 0.0]], [[1.0, 2.0]]),
 }
@@ -254,6 +256,24 @@ def test_gradients_at_singular_points_are_pytorchs():
     with pytest.raises(RuntimeError, match="expected common dtype to be floating point"):
         nbtorch.nn.functional.cosine_similarity(nbtorch.tensor([[1, 2]]),
                                                 nbtorch.tensor([[2, 4]]))
+    g, = _grads(lambda v: nbtorch.nn.functional.pdist(v.reshape(2, 2)), [1.0, 1.0, 1.0, 1.0])
+    assert g == [0.0, 0.0, 0.0, 0.0]                                  # a zero distance
+
+
+def test_second_derivatives_of_a_product_with_zeros():
+    """PyTorch 2.13's: d/dx of the gradient of prod([0, 2, 3]) is [5, 3, 2] (the gradient
+    of the non-zero elements is 0 at x0 = 0, but not its derivative)."""
+    for rows, dim, first, second in (
+            ([[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]], 1, [6, 0, 0, 0, 0, 0], [5, 3, 2, 0, 1, 1]),
+            ([[0.0, 2.0], [3.0, 4.0]], None, [24, 0, 0, 0], [26, 12, 8, 6])):
+        x = nbtorch.tensor(rows, dtype=nbtorch.float64, requires_grad=True)
+        y = x.prod() if dim is None else x.prod(dim)
+        g, = nbtorch.autograd.grad(y.sum(), x, create_graph=True)
+        h, = nbtorch.autograd.grad(g.sum(), x)
+        assert g.reshape(-1).tolist() == first and h.reshape(-1).tolist() == second
+    x = nbtorch.tensor([[0.0, 2.0, 3.0], [1.0, 0.0, 5.0]], dtype=nbtorch.float64,
+                       requires_grad=True)
+    assert nbtorch.autograd.gradgradcheck(lambda t: t.prod(1), (x,))
 
 
 def test_errors_and_forms_as_pytorch_gives_them():

@@ -27,14 +27,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def _p_norm(diff, p, dim, keepdim):
-    a = diff.abs()
-    if p == float("inf"):
-        return a.amax(dim, keepdim=keepdim)
-    if p == 1:
-        return a.sum(dim, keepdim=keepdim)
-    if p == 2:
-        return (a * a).sum(dim, keepdim=keepdim).sqrt()
-    return (a ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
+    """The p-norm over `dim` (vector_norm: its gradient is 0 at a zero distance, as
+    PyTorch's, where sqrt(sum(d^2)) gave NaN)."""
+    return torch.linalg.vector_norm(diff, p, dim, keepdim=keepdim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
