@@ -83,7 +83,7 @@ def _var_std(e, out, x, dim=None, unbiased=None, keepdim=False, *, correction=No
     return e.g.op("Sqrt", v) if e.current == "std" else v
 
 
-@register("norm")
+@register("norm", "vector_norm")
 def _norm(e, out, x, p="fro", dim=None, keepdim=False, dtype=None):
     dt = out_dtype(out)
     axes = dims_of(dim, x.ndim)
@@ -94,6 +94,10 @@ def _norm(e, out, x, p="fro", dim=None, keepdim=False, dtype=None):
         return reduce(e, "ReduceL1", xs, axes, keepdim)
     if p == float("inf"):
         return reduce(e, "ReduceMax", e.g.op("Abs", xs), axes, keepdim)
+    if p == float("-inf"):
+        return reduce(e, "ReduceMin", e.g.op("Abs", xs), axes, keepdim)
+    if p == 0:
+        raise UnsupportedOperatorError("ONNX export: a norm with p=0 (a count of non-zeros)")
     pw = e.name(float(p), dtype=dt)
     s = reduce(e, "ReduceSum", e.g.op("Pow", e.g.op("Abs", xs), pw), axes, keepdim)
     return e.g.op("Pow", s, e.name(1.0 / float(p), dtype=dt))

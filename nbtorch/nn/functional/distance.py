@@ -18,7 +18,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not common.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{_dtype_label(common)}")
-    x1, x2 = torch.broadcast_tensors(x1.to(common), x2.to(common))
+    shape = torch.broadcast_shapes(x1.shape, x2.shape)     # norms of the broadcast inputs
+    x1, x2 = (x if x.shape == shape and x.dtype is common else x.to(common).expand(shape)
+              for x in (x1, x2))
 
     def unit(x):
         n = torch.linalg.vector_norm(x, 2, dim, keepdim=True)
