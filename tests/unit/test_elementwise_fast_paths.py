@@ -67,3 +67,57 @@ def test_small_calls_neither_warn_nor_raise_on_inf_and_nan():
             assert np.isinf((nbtorch.ones(5000) * 1e300).numpy()).all()   # a large call
         finally:
             np.seterr(**old)
+
+
+INPLACE = {
+    "add_ tensor": lambda x, y: x.add_(y),
+    "sub_ float": lambda x, y: x.sub_(0.25),
+    "mul_ int": lambda x, y: x.mul_(3),
+    "div_ tensor": lambda x, y: x.div_(y),
+    "exp_": lambda x, y: x.exp_(),
+    "mul_ itself": lambda x, y: x.mul_(x),
+    "add_ alpha (general path)": lambda x, y: x.add_(y, alpha=2),
+    "add_ broadcast (general path)": lambda x, y: x.add_(y[..., :1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPLACE))
+@pytest.mark.parametrize("shape", [(3, 4), (70, 80)])      # the small ufunc call, the kernel
+@pytest.mark.parametrize("dtype", [nbtorch.float32, nbtorch.float64])
+def test_inplace_fast_path_is_the_generic_result(name, shape, dtype):
+    """x.op_(y) without autograd writes what the generic in-place path writes, into a
+    transposed view as well, and bumps the version."""
+    results = []
+    for generic in (0, 1):
+        g = nbtorch.Generator().manual_seed(1)
+        base = nbtorch.rand(shape[::-1], generator=g, dtype=dtype) + 0.5
+        x = base.t()                                        # a strided self
+        y = nbtorch.rand(shape, generator=g, dtype=dtype) + 0.5
+        version = x._version
+        function.APPLY_WRAPPERS[0] += generic
+        try:
+            assert INPLACE[name](x, y) is x
+        finally:
+            function.APPLY_WRAPPERS[0] -= generic
+        assert x._version > version
+        results.append(base.numpy().copy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_inplace_fast_path_keeps_the_checks():
+    x = nbtorch.arange(10.0)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        x[2:].add_(x[:-2])
+    with pytest.raises(RuntimeError, match="more than one element"):
+        nbtorch.zeros(1).expand(3).add_(1)
+    w = nbtorch.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        w.add_(1)
+    y = w * 2
+    saved = y.sin()                                         # sin saves its input
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        saved.sum().backward()
+    z = nbtorch.ones(3)
+    z.add_(nbtorch.ones(3, requires_grad=True))            # recorded: the general path
+    assert z.grad_fn is not None
