@@ -99,13 +99,21 @@ class CompiledFunction(Function):
             raise RuntimeError(_DOUBLE)
         cg = ctx.cg
         saved = ctx.saved_tensors
-        gs = cg._bwd(*saved, *[grads[i] for i in cg.diff_outputs])
+        # the backward graph was traced with contiguous output gradients and its view ops
+        # keep that trace's strides: an expanded gradient (sum()'s) is laid out as traced
+        gs = cg._bwd(*saved, *[_as_traced(grads[i]) for i in cg.diff_outputs])
         if not isinstance(gs, tuple):
             gs = (gs,)
         out = [None] * (len(cg.input_names) + 1)
         for pos, g in zip(cg.wrt_positions, gs):
             out[pos + 1] = g
         return tuple(out)
+
+
+def _as_traced(g):
+    """An output gradient in the contiguous layout the backward graph was traced with
+    (as AOTAutograd makes its tangents contiguous)."""
+    return g if g is None or g.is_contiguous() else g.contiguous()
 
 
 # ---- building -------------------------------------------------------------------------------

@@ -76,6 +76,19 @@ def test_gradcheck_float64():
                                rtol=1e-12)
 
 
+def test_backward_with_an_expanded_output_gradient():
+    """`.sum()` of a compiled output hands the backward graph an expanded gradient (stride
+    0); the graph was traced with contiguous ones and its view ops keep those strides, so
+    the gradient is laid out as traced first (it crashed accumulating into x.grad)."""
+    x = _t(3, 4, dtype=np.float64, grad=True)
+    cf = torch.compile(lambda t: t.sum(0) * 2.0)
+    cf(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((3, 4), 2.0))
+    g = torch.ones(4, dtype=torch.float64).t()                  # a contiguous gradient too
+    gx, = torch.autograd.grad(cf(x), x, g)
+    np.testing.assert_array_equal(gx.numpy(), np.full((3, 4), 2.0))
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
