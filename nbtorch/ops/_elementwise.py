@@ -146,16 +146,8 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                                             out_dtype, arr)
             if ufunc is None:
                 kernel(arr, *args)
-                return out
-            _, ufunc, types, errstate, ignore = small
-            token = errstate.set(ignore)
-            try:                        # positional operands: `*args` costs ~0.3 us here
-                if n == 2:
-                    ufunc(args[0], args[1], arr, signature=types)
-                else:
-                    ufunc(args[0], arr, signature=types)
-            finally:
-                errstate.reset(token)
+            else:
+                _ufunc_into(small, args, arr)
             return out
     given = out is not None
     if n == 1:
@@ -192,6 +184,20 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
+
+def _ufunc_into(small, args, out):
+    """The pre-resolved small call (a `_SMALL` entry) of one or two operands, writing `out`,
+    with NumPy's floating-point errors ignored (positional operands: `*args` costs ~0.3 us)."""
+    _, ufunc, types, errstate, ignore = small
+    token = errstate.set(ignore)
+    try:
+        if len(args) == 2:
+            ufunc(args[0], args[1], out, signature=types)
+        else:
+            ufunc(args[0], out, signature=types)
+    finally:
+        errstate.reset(token)
 
 
 def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
@@ -435,12 +441,7 @@ def _inplace_fast(cls, self, args):
         if small is None or small[0] is not kernel:
             small = _resolve_small(op, kernel, d, d, len(operands))
         if small[1] is not None:
-            _, ufunc, types, errstate, ignore = small
-            token = errstate.set(ignore)
-            try:
-                ufunc(*operands, out=xa, signature=types)
-            finally:
-                errstate.reset(token)
+            _ufunc_into(small, operands, xa)
             self._bump()
             return self
     if operands[-1].__class__ is float:

@@ -14,7 +14,7 @@ from ..autograd import dirty, grad_mode
 from ..autograd.function import Function
 from .views import AsStrided, as_strided
 
-__all__ = ["inplace_guard", "check_inplace", "check_no_internal_overlap", "rebase_view"]
+__all__ = ["inplace_guard", "check_inplace", "written_back", "rebase_view"]
 
 _LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 _VIEW_LEAF = ("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -29,6 +29,17 @@ def check_inplace(self):
         b = self._base
         if b is not None and b.grad_fn is None and b._requires_grad:
             raise RuntimeError(_VIEW_LEAF)
+
+
+def written_back(fn):
+    """The in-place method of an op computed out of place (comparisons, logical ops):
+    self = fn(self, other), cast into self's dtype, after PyTorch's overlap refusals."""
+    def method(self, other):
+        check_no_internal_overlap(self)
+        check_no_partial_overlap(self, (other,))
+        from .copy import raw_copy_
+        return raw_copy_(self, fn(self, other))
+    return method
 
 
 def inplace_guard(self, fn_cls, args, raw, kwargs=None):

@@ -12,9 +12,9 @@ brings every elementwise op.
 """
 from .. import _dtype
 from .._conventions import native_out
-from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote)
+from ._inplace import written_back
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "neg", "negative", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less",
@@ -304,19 +304,8 @@ Tensor.not_equal = ne
 Tensor.__hash__ = lambda self: id(self)
 
 
-def _cmp_inplace(fn):
-    def method(self, other):
-        check_no_internal_overlap(self)
-        check_no_partial_overlap(self, (other,))
-        res = fn(self, other)
-        from .copy import raw_copy_
-        raw_copy_(self, res)
-        return self
-    return method
-
-
 for _n, _f in (("eq", eq), ("ne", ne), ("lt", lt), ("le", le), ("gt", gt), ("ge", ge)):
-    setattr(Tensor, _n + "_", _cmp_inplace(_f))
+    setattr(Tensor, _n + "_", written_back(_f))
 
 # The other op families (their Tensor methods are installed on import).
 from .pointwise_more import *  # noqa: E402,F401,F403

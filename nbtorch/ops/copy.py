@@ -11,7 +11,7 @@ from ..autograd.function import Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
 from .._dtype import type_name
-from .._overlap import check_no_internal_overlap, check_no_partial_overlap
+from .._overlap import check_no_internal_overlap
 from ._inplace import inplace_guard
 
 __all__ = ["clone"]
@@ -60,7 +60,6 @@ def copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     _check_copy_shapes(self, src)
-    check_no_partial_overlap(self, (src,))
     return inplace_guard(self, Copy, (self, src), lambda: raw_copy_(self, src))
 
 

@@ -7,9 +7,9 @@ these carry gradients except `nan_to_num`.
 import numpy as np
 
 from .. import _dtype
-from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, type_name)
+from ._inplace import written_back
 
 __all__ = ["logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
            "bitwise_or", "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite",
@@ -46,13 +46,7 @@ def _logical_fn(cls, name):
     fn.__doc__ = f"Elementwise {name.split('_')[1].upper()} of the truth values; a bool tensor."
     setattr(Tensor, name, fn)
 
-    def method_(self, other):
-        check_no_internal_overlap(self)
-        check_no_partial_overlap(self, (other,))
-        res = fn(self, other)
-        from .copy import raw_copy_
-        return raw_copy_(self, res)
-    setattr(Tensor, name + "_", method_)
+    setattr(Tensor, name + "_", written_back(fn))
     return fn
 
 
