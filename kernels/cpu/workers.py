@@ -15,10 +15,13 @@ slower than serial (median). So callers time their serial calls per kind of call
 (`record_serial`: a loop and a size class; the pace kept is a floor that rises at
 most 5% a sample) and a parallel call is judged against it: slower than 0.8x the
 serial pace means the helpers did not pay (they are starved of CPU, or the call is
-too small for them), and `use_helpers` answers False for the next 8, 16, ... 512
-calls of that kind (they run serially, refreshing the pace) before the helpers are
-tried again; a call that pays halves the next back-off (a lucky call on a busy
-machine does not bring back every later stall). The first call of a kind runs
+too small for them); two such calls in a row (`STRIKES`) and `use_helpers` answers
+False for the next 8, 16, ... 512 calls of that kind (they run serially, refreshing
+the pace) before the helpers are tried again; a call that pays halves the next
+back-off (a lucky call on a busy machine does not bring back every later stall).
+One slow call alone is noise on a virtual machine: with a back-off per slow call, a
+loop of 10^6-element adds (parallel 290 us, serial 420) ran 35-45% of its calls
+serially after occasional 500-2,400 us outliers; with two strikes, 2% (the resamples). The first call of a kind runs
 serially, to learn its pace, and so does every `RESAMPLE`th, to keep it current.
 (The caller's own chunk times are a poor measure: they include its waits for the
 GIL; a kind with no serial pace, e.g. `batch_threads.py`'s, is judged by them: 0.8x
@@ -39,6 +42,7 @@ __all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "use_help
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
 RESAMPLE = 64                    # every 64th call of a kind runs serially: a fresh pace
+STRIKES = 2                      # starved parallel calls in a row that start a back-off
 _POOL = []
 _BACKOFF = {}     # key -> [serial calls still to make, the next back-off length]
 _PACE = {}        # key -> seconds per element of the serial call
@@ -111,14 +115,20 @@ def set_num_threads(n):
 
 
 def _record(key, starved):
+    """Judge one parallel call: `STRIKES` starved calls in a row start a back-off (one
+    slow call is noise: a virtual CPU woken late, another process's burst), each next
+    one doubles it; a call that pays clears the strikes and halves the next back-off."""
     b = _BACKOFF.get(key)
     if b is None:
-        b = _BACKOFF[key] = [0, 0]
+        b = _BACKOFF[key] = [0, 0, 0]
     if starved:
-        b[1] = min(max(2 * b[1], 8), MAX_BACKOFF)
-        b[0] = b[1]
+        b[2] += 1
+        if b[2] >= STRIKES:
+            b[1] = min(max(2 * b[1], 8), MAX_BACKOFF)
+            b[0] = b[1]
     else:
         b[1] //= 2
+        b[2] = 0
 
 
 class Helpers:

@@ -75,12 +75,16 @@ def test_forked_child_gets_its_own_helpers():
 def test_starved_helpers_back_off(monkeypatch):
     monkeypatch.setattr(workers, "NUM_THREADS", 2)
     monkeypatch.setattr(workers, "_BACKOFF", {})
-    workers._record(None, True)                   # a parallel call that did not pay
+    workers._record(None, True)                   # one parallel call that did not pay:
+    assert workers.helpers_usable()               # noise, no back-off yet
+    workers._record(None, True)                   # a second one in a row backs off
     assert [workers.helpers_usable() for _ in range(9)] == [False] * 8 + [True]
     workers._record(None, True)                   # again: twice as long
     assert sum(not workers.helpers_usable() for _ in range(20)) == 16
     workers._record(None, False)                  # one that paid halves the next back-off
-    assert workers._BACKOFF[None] == [0, 8]
+    assert workers._BACKOFF[None][:2] == [0, 8]
+    workers._record(None, True)                   # and clears the strikes: one more
+    assert workers.helpers_usable()               # starved call alone backs nothing off
     assert workers.helpers_usable("other kind")   # back-offs are per kind of call
 
 
@@ -96,7 +100,7 @@ def test_a_kind_runs_serially_until_its_pace_is_known(monkeypatch):
     workers.record_serial("k", 5e-3, 1000)        # a slow sample raises the pace by 5%
     assert workers._PACE["k"] == pytest.approx(1.05e-6)
     workers.parallel_chunks(lambda k: None, 4, "k", 1000)   # 1 ms x 0.8 to beat: pays
-    assert workers._BACKOFF["k"] == [0, 0]
+    assert workers._BACKOFF["k"][:2] == [0, 0]
 
 
 def test_set_num_threads_one_makes_elementwise_serial(monkeypatch):
@@ -131,9 +135,10 @@ def test_parallel_calls_on_numbas_threads_are_kept_when_they_gain_at_all(monkeyp
     monkeypatch.setattr(workers, "_BACKOFF", {})
     monkeypatch.setattr(workers, "_COLD", set())
     workers.record_parallel("k", 0.95e-3, 10 ** 6)    # 0.95 of the floor: kept (0.8 would not)
-    assert workers._BACKOFF["k"] == [0, 0]
-    workers.record_parallel("k", 1.1e-3, 10 ** 6)     # slower than the best serial call
-    assert workers._BACKOFF["k"] == [8, 8]
+    assert workers._BACKOFF["k"][:2] == [0, 0]
+    workers.record_parallel("k", 1.1e-3, 10 ** 6)     # slower than the best serial call,
+    workers.record_parallel("k", 1.1e-3, 10 ** 6)     # twice in a row: backs off
+    assert workers._BACKOFF["k"][:2] == [8, 8]
 
 
 def test_the_first_parallel_call_after_a_serial_one_is_not_judged(monkeypatch):
@@ -143,5 +148,6 @@ def test_the_first_parallel_call_after_a_serial_one_is_not_judged(monkeypatch):
     workers.record_serial("k", 1e-3, 10 ** 6)
     workers.record_parallel("k", 5e-3, 10 ** 6)       # cold: its threads were asleep
     assert "k" not in workers._BACKOFF
-    workers.record_parallel("k", 5e-3, 10 ** 6)       # a second slow call backs off
-    assert workers._BACKOFF["k"] == [8, 8]
+    workers.record_parallel("k", 5e-3, 10 ** 6)       # two more slow calls back off
+    workers.record_parallel("k", 5e-3, 10 ** 6)
+    assert workers._BACKOFF["k"][:2] == [8, 8]
