@@ -32,7 +32,7 @@ from ._elementwise_operands import (half_params, half_pointwise as _half_pointwi
 from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from ._inplace import inplace_guard
 
-__all__ = ["run_elementwise", "Elementwise", "Binary", "unary_api", "native_out_of", "check_number",
+__all__ = ["run_elementwise", "tensor_operator", "Elementwise", "Binary", "unary_api", "native_out_of", "check_number",
            "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
 
 def _quiet_run():
@@ -184,6 +184,52 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
+
+def tensor_operator(cls, generic):
+    """The Python operator of binary op `cls` (``a + b``): `generic` (the operator through
+    ``cls.apply``), with its most common small case answered first - a contiguous CPU
+    tensor of a floating dtype under `_SMALL_LIMIT` elements and a tensor of its dtype,
+    shape and layout (or a Python float), whose result records nothing - by the
+    pre-resolved ufunc call of run_elementwise's small path (the same call, so the same
+    bits) without the layers between: 2.3 -> 1.4 us for ``a + b`` on one element, 3.0 ->
+    1.4 for ``a * 2.0`` (NumPy's own a + b: 0.3 us; PyTorch's 1.0 and 2.3). Everything else,
+    and anything a wrapper (graph capture, the profiler) or a swapped kernel must see, takes
+    `generic`."""
+    op = cls.kernel
+    kernel_key = (op, "cpu")
+
+    def operator(self, other):
+        c = other.__class__
+        if ((c is Tensor or c is float) and self.__class__ is Tensor and not APPLY_WRAPPERS[0]
+                and not (_STATE.enabled and (self._requires_grad
+                                             or c is Tensor and other._requires_grad))):
+            d = self.dtype
+            small = _SMALL.get((op, d, d, 2))
+            shape = self._shape
+            if (small is not None and d.is_floating_point and small[1] is not None
+                    and (c is float or other.dtype is d and other._shape == shape)
+                    and small[0] is _KERNELS.get(kernel_key)):
+                layout = _LAYOUTS.get(shape)
+                xa, device = self._arr, self.device
+                y = other if c is float else other._arr
+                if (layout is not None and 0 < layout[2] < _SMALL_LIMIT
+                        and self._strides == layout[1] and xa is not None and y is not None
+                        and device.type == "cpu"
+                        and (c is float or other._strides == layout[1]
+                             and (other.device is device or other.device == device))):
+                    try:
+                        data = _QUIET_RUN(small[1], xa, y, signature=small[2])
+                    except RuntimeError:    # another thread is in the context: generic
+                        pass
+                    else:
+                        size = layout[0]
+                        return _new_tensor(Tensor)._init(
+                            Storage(data if len(size) == 1 else data.reshape(-1), device),
+                            0, size, layout[1], d, data)
+        return generic(self, other)
+    operator.__name__ = generic.__name__
+    return operator
 
 
 def _ufunc_into(small, args, out):

@@ -13,7 +13,8 @@ brings every elementwise op.
 from .. import _dtype
 from .._conventions import native_out
 from .._tensor import Tensor
-from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote)
+from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
+                           tensor_operator)
 from ._inplace import written_back
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -271,11 +272,11 @@ def _binary_operator(cls, reflected=False):
     return op
 
 
-Tensor.__add__ = Tensor.__radd__ = _binary_operator(Add)
-Tensor.__sub__ = _binary_operator(Sub)
+Tensor.__add__ = Tensor.__radd__ = tensor_operator(Add, _binary_operator(Add))
+Tensor.__sub__ = tensor_operator(Sub, _binary_operator(Sub))
 Tensor.__rsub__ = _binary_operator(Sub, reflected=True)
-Tensor.__mul__ = Tensor.__rmul__ = _binary_operator(Mul)
-Tensor.__truediv__ = _binary_operator(Div)
+Tensor.__mul__ = Tensor.__rmul__ = tensor_operator(Mul, _binary_operator(Mul))
+Tensor.__truediv__ = tensor_operator(Div, _binary_operator(Div))
 def _rtruediv(self, other):
     """number / tensor, computed as PyTorch does: self.reciprocal() * other."""
     if isinstance(other, NUMBER):

@@ -121,3 +121,72 @@ def test_inplace_fast_path_keeps_the_checks():
     z = nbtorch.ones(3)
     z.add_(nbtorch.ones(3, requires_grad=True))            # recorded: the general path
     assert z.grad_fn is not None
+
+
+# ---- the operators' small-call path (`tensor_operator`) ------------------------------
+
+OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+             "/": lambda a, b: a / b, "+=": lambda a, b: b + a, "* float": lambda a, b: a * 0.3,
+             "float *": lambda a, b: 0.3 * a, "- float": lambda a, b: a - 1.25}
+
+
+def _generic(fn, *args):
+    function.APPLY_WRAPPERS[0] += 1
+    try:
+        return fn(*args)
+    finally:
+        function.APPLY_WRAPPERS[0] -= 1
+
+
+@pytest.mark.parametrize("name", list(OPERATORS))
+@pytest.mark.parametrize("shape", [(), (1,), (3, 5), (70, 60)])
+@pytest.mark.parametrize("dtype", [nbtorch.float32, nbtorch.float64])
+def test_operator_fast_path_is_the_generic_result(name, shape, dtype):
+    g = nbtorch.Generator().manual_seed(1)
+    a, b = (nbtorch.randn(*shape, generator=g, dtype=dtype) for _ in range(2))
+    fn = OPERATORS[name]
+    fn(a, b)                                    # the first call resolves the small call
+    fast, generic = fn(a, b), _generic(fn, a, b)
+    assert fast.dtype is generic.dtype is dtype and fast.shape == generic.shape
+    assert fast.stride() == generic.stride() and fast.grad_fn is None
+    assert np.array_equal(fast.numpy(), generic.numpy())
+
+
+@pytest.mark.parametrize("make", [
+    lambda a, b: (a.t(), b.t()),                          # strided: the general path
+    lambda a, b: (a, b[0]),                               # broadcast
+    lambda a, b: (a.int(), b.int()),                      # integers: int / int is float
+    lambda a, b: (a.half(), b.half()),
+    lambda a, b: (a, b.double()),                         # promotion
+    lambda a, b: (a.requires_grad_(), b),                 # recorded
+])
+def test_operator_fast_path_leaves_other_cases_to_the_generic_path(make):
+    g = nbtorch.Generator().manual_seed(2)
+    a, b = make(nbtorch.randn(4, 3, generator=g), nbtorch.randn(4, 3, generator=g))
+    for fn in (OPERATORS["+"], OPERATORS["/"], OPERATORS["* float"]):
+        fn(a, b)
+        fast, generic = fn(a, b), _generic(fn, a, b)
+        assert fast.dtype is generic.dtype and fast.shape == generic.shape
+        assert (fast.grad_fn is None) == (generic.grad_fn is None)
+        np.testing.assert_array_equal(fast.detach().numpy(), generic.detach().numpy())
+    assert (a / b).dtype.is_floating_point
+
+
+def test_operator_fast_path_runs_a_swapped_kernel_and_is_profiled():
+    from nbtorch import _registry
+    a, b = nbtorch.ones(3), nbtorch.ones(3)
+    a + b
+    calls = []
+
+    def my_add(out, x, y):
+        calls.append(1)
+        out[...] = 7
+    _registry.register_kernel("add", "cpu", my_add, override=True)
+    try:
+        assert (a + b).tolist() == [7.0, 7.0, 7.0] and calls
+    finally:
+        _registry.unregister_kernel("add", "cpu")
+    assert (a + b).tolist() == [2.0, 2.0, 2.0]
+    with nbtorch.profiler.profile() as prof:             # the profiler sees every op
+        a * b
+    assert [e.name for e in prof.function_events if e.kind == "op"] == ["Mul"]
