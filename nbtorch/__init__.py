@@ -86,6 +86,7 @@ from ._threads import set_num_threads, get_num_threads
 from . import utils  # noqa: F401
 from . import nn, optim  # noqa: F401
 from . import library, profiler  # noqa: F401
+from .autograd import profiler as _autograd_profiler  # noqa: F401  (torch.autograd.profiler)
 from . import _inspect  # noqa: F401  (installs nbtorch.kernels.inspect)
 from . import linalg  # noqa: F401
 from .ops.fft_stft import stft, istft  # noqa: F401  (also Tensor.stft/istft)

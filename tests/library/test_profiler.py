@@ -128,3 +128,16 @@ def test_override_while_profiling_is_restored_cleanly():
             y = -nbtorch.ones(2)
     assert library.kernel("neg", "cpu") is builtin
     assert y.tolist() == [-1.0, -1.0] and _named(prof, "neg", "kernel")
+
+
+def test_the_autograd_profiler_api_is_this_profiler():
+    """torch.autograd.profiler.profile / record_function, with their legacy arguments."""
+    x = nbtorch.ones(3, requires_grad=True)
+    with nbtorch.autograd.profiler.profile(use_cuda=False, record_shapes=True,
+                                           with_flops=False) as prof:
+        with nbtorch.autograd.profiler.record_function("block"):
+            (x * x).sum().backward()
+    names = [(e.name, e.kind) for e in prof.function_events]
+    assert names[0] == ("block", "user") and ("Mul", "op") in names
+    assert any(kind == "backward" for _, kind in names)
+    assert "Mul" in prof.key_averages().table(row_limit=5)
