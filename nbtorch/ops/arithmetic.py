@@ -14,7 +14,7 @@ from .. import _dtype
 from .._conventions import native_out
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
-                           tensor_operator)
+                           tensor_method, tensor_operator)
 from ._inplace import written_back
 
 __all__ = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
@@ -105,7 +105,7 @@ def add(input, other, *, alpha=1, out=None):
     """
     check_number("add", other)
     if alpha.__class__ is int and alpha == 1:       # as `input + other`: the fast paths
-        return Add.call((input, other), out)
+        return _add(input, other) if out is None else Add.call((input, other), out)
     return Add.call((input, other, alpha), out)
 
 
@@ -119,7 +119,7 @@ def sub(input, other, *, alpha=1, out=None):
     """
     check_number("sub", other)
     if alpha.__class__ is int and alpha == 1:
-        return Sub.call((input, other), out)
+        return _sub(input, other) if out is None else Sub.call((input, other), out)
     return Sub.call((input, other, alpha), out)
 
 
@@ -137,7 +137,7 @@ def mul(input, other, *, out=None):
         tensor([3., 6.])
     """
     check_number("mul", other)
-    return Mul.call((input, other), out)
+    return _mul(input, other) if out is None else Mul.call((input, other), out)
 
 
 @native_out
@@ -153,7 +153,7 @@ def div(input, other, *, rounding_mode=None, out=None):
     """
     check_number("div", other)
     if rounding_mode is None:
-        return Div.call((input, other), out)
+        return _div(input, other) if out is None else Div.call((input, other), out)
     from . import pointwise_more
     return pointwise_more.div_rounded(input, other, rounding_mode, out=out)
 
@@ -272,11 +272,12 @@ def _binary_operator(cls, reflected=False):
     return op
 
 
-Tensor.__add__ = Tensor.__radd__ = tensor_operator(Add, _binary_operator(Add))
-Tensor.__sub__ = tensor_operator(Sub, _binary_operator(Sub))
+# the operators, which the functions above call too when they have no out= (or alpha)
+_add = Tensor.__add__ = Tensor.__radd__ = tensor_operator(Add, _binary_operator(Add))
+_sub = Tensor.__sub__ = tensor_operator(Sub, _binary_operator(Sub))
 Tensor.__rsub__ = _binary_operator(Sub, reflected=True)
-Tensor.__mul__ = Tensor.__rmul__ = tensor_operator(Mul, _binary_operator(Mul))
-Tensor.__truediv__ = tensor_operator(Div, _binary_operator(Div))
+_mul = Tensor.__mul__ = Tensor.__rmul__ = tensor_operator(Mul, _binary_operator(Mul))
+_div = Tensor.__truediv__ = tensor_operator(Div, _binary_operator(Div))
 def _rtruediv(self, other):
     """number / tensor, computed as PyTorch does: self.reciprocal() * other."""
     if isinstance(other, NUMBER):
@@ -285,7 +286,7 @@ def _rtruediv(self, other):
 
 
 Tensor.__rtruediv__ = _rtruediv
-Tensor.__neg__ = lambda self: Neg.apply(self)
+Tensor.__neg__ = tensor_method(Neg)
 Tensor.__pos__ = lambda self: self
 
 

@@ -10,7 +10,7 @@ double-backward graph is being recorded; their nbtorch-op formulas run otherwise
 import math
 
 from .._tensor import Tensor
-from ._elementwise import Elementwise
+from ._elementwise import Elementwise, tensor_method
 
 __all__ = ["relu", "relu_", "selu", "selu_", "celu", "celu_"]
 # Also public for nn.functional: relu6, gelu, silu, mish, softplus, elu, elu_, leaky_relu,
@@ -259,5 +259,5 @@ def hardswish(input, inplace=False):
     return _run(Hardswish, input, (), inplace)
 
 
-Tensor.relu = lambda self: Relu.apply(self)
+Tensor.relu = tensor_method(Relu)
 Tensor.relu_ = relu_

@@ -190,3 +190,23 @@ def test_operator_fast_path_runs_a_swapped_kernel_and_is_profiled():
     with nbtorch.profiler.profile() as prof:             # the profiler sees every op
         a * b
     assert [e.name for e in prof.function_events if e.kind == "op"] == ["Mul"]
+
+
+UNARY = {"x.exp()": lambda x: x.exp(), "torch.tanh": lambda x: nbtorch.tanh(x),
+         "x.relu()": lambda x: x.relu(), "torch.sigmoid": lambda x: nbtorch.sigmoid(x),
+         "-x": lambda x: -x, "torch.add": lambda x: nbtorch.add(x, x * 0.5),
+         "x.mul(2.0)": lambda x: x.mul(2.0), "torch.div": lambda x: nbtorch.div(x, 3.0)}
+
+
+@pytest.mark.parametrize("name", list(UNARY))
+@pytest.mark.parametrize("make", [lambda t: t, lambda t: t.t(), lambda t: t.double(),
+                                  lambda t: t.requires_grad_()])
+def test_unary_and_function_fast_paths_are_the_generic_result(name, make):
+    x = make(nbtorch.randn(6, 5, generator=nbtorch.Generator().manual_seed(3)))
+    fn = UNARY[name]
+    fn(x)
+    fast, generic = fn(x), _generic(fn, x)
+    assert fast.dtype is generic.dtype and fast.shape == generic.shape
+    assert fast.stride() == generic.stride()
+    assert type(fast.grad_fn) is type(generic.grad_fn)
+    assert np.array_equal(fast.detach().numpy(), generic.detach().numpy())
