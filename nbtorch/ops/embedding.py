@@ -46,15 +46,20 @@ class Embedding(Function):
     @staticmethod
     def backward(ctx, grad_out):
         indices, = ctx.saved_tensors
-        return (EmbeddingBackward.apply(grad_out, _flat_indices(indices), ctx.V,
-                                        ctx.padding_idx, ctx.freq), None, None, None)
+        return (EmbeddingBackward.apply(grad_out, indices, ctx.V, ctx.padding_idx,
+                                        ctx.freq), None, None, None)
 
 
 class EmbeddingBackward(Function):
-    """grad_weight[j] = sum of grad rows i with indices[i] == j (j != padding_idx)."""
+    """grad_weight[j] = sum of grad rows i with indices[i] == j (j != padding_idx).
+
+    The indices come in as the tensor itself, not as its raw array: a graph capture
+    (`nbtorch.compile`'s backward) records a tensor argument as a graph value and a raw
+    array as a constant, and a constant would replay the first call's indices."""
 
     @staticmethod
-    def forward(ctx, grad_out, idx, V, padding_idx, scale_grad_by_freq):
+    def forward(ctx, grad_out, indices, V, padding_idx, scale_grad_by_freq):
+        idx = _flat_indices(indices)
         D = grad_out.shape[-1]
         dt = grad_out.dtype.compute
         g2 = grad_out.to(dt).contiguous()._array.reshape(-1, D)
