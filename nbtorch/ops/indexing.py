@@ -10,6 +10,7 @@ checked before any kernel runs.
 import numpy as np
 
 from .. import _dtype
+from .._capture import host_computed, refuse_capture
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ..autograd import grad_mode
@@ -191,7 +192,17 @@ def __getitem__(self, index):
         return _select_first(self, index)
     if is_basic(index):
         return basic_getitem(self, index)
+    if _has_mask(index):
+        refuse_capture("boolean-mask indexing", "has a data-dependent output shape")
     return IndexGet.apply(self, index)
+
+
+def _has_mask(index):
+    """True when an advanced index holds a bool (or uint8) tensor of one or more dims."""
+    for i in (index if isinstance(index, tuple) else (index,)):
+        if isinstance(i, Tensor) and i.dtype in (_dtype.bool, _dtype.uint8) and i._shape:
+            return True
+    return False
 
 
 def _select_first(x, i):
@@ -477,6 +488,7 @@ def masked_select(input, mask):
     return input.expand(shape)[mask.expand(shape)]
 
 
+@host_computed("has a data-dependent output shape")
 def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: (n, ndim) int64, or a tuple of 1-D tensors."""
     from .._tensor import wrap

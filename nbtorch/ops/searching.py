@@ -10,6 +10,7 @@ with bincount; unique_consecutive reuses unique's run kernel on unsorted data.
 import numpy as np
 
 from .. import _dtype
+from .._capture import host_computed
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ._common import normalize_dim, tensor_method
@@ -149,6 +150,7 @@ def _edges(x, bins, range_):
 
 
 @tensor_method()
+@host_computed("counts the input's values on the host")
 def histogram(self, bins=100, *, range=None, weight=None, density=False, out=None):
     """Counts (or summed `weight`) of the values in each bin: `bins` equal bins over
     `range` (the data's min and max by default) or the given edges; the last bin is
@@ -189,6 +191,7 @@ def histogram(self, bins=100, *, range=None, weight=None, density=False, out=Non
 
 
 @tensor_method()
+@host_computed("has a data-dependent output shape")
 def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
     """Each run of equal consecutive values (or slices along dim) kept once, with the
     inverse indices and the run lengths on request.

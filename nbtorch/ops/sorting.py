@@ -9,6 +9,7 @@ to the sorted positions.
 import numpy as np
 
 from .. import _dtype
+from .._capture import host_computed
 from .._tensor import empty
 from .._registry import get_kernel
 from ..autograd.function import Function
@@ -244,6 +245,7 @@ def mode(input, dim=-1, keepdim=False):
 # ---- unique, bincount, histc -------------------------------------------------------------
 
 @tensor_method()
+@host_computed("has a data-dependent output shape")
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The sorted distinct values, optionally with inverse indices and counts.
 
@@ -307,6 +309,7 @@ def _unique_dim(input, dim, return_inverse, return_counts):
 
 
 @tensor_method()
+@host_computed("has a data-dependent output shape")
 def bincount(input, weights=None, minlength=0):
     """Counts of each value of a 1-D non-negative integer tensor (sums of `weights`)."""
     if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is _dtype.bool:
@@ -331,6 +334,7 @@ def bincount(input, weights=None, minlength=0):
 
 
 @tensor_method()
+@host_computed("counts the input's values on the host")
 def histc(input, bins=100, min=0, max=0):
     """Histogram of `bins` equal bins over [min, max] (the data's range if min == max)."""
     if not input.dtype.is_floating_point:

@@ -322,3 +322,52 @@ def test_aliased_arguments_are_guarded():
         np.testing.assert_allclose(cf(x, y).numpy(), (torch.tanh(x) * 2 + y).numpy(),
                                    rtol=1e-6)
     assert len(cf._cache) == 2
+
+
+def test_embedding_backward_reads_each_calls_indices():
+    """The compiled backward of an embedding replays the indices it is given, not the first
+    call's (they reached the backward as a raw array, which the capture kept as a constant)."""
+    w = torch.randn(6, 2, requires_grad=True)
+
+    def fn(i, w):
+        return F.embedding(i, w).sum(1)
+    compiled = torch.compile(fn)
+    for idx in ([[0, 1, 2]], [[5, 5, 5]], [[3, 3, 0]]):
+        i = torch.tensor(idx)
+        w.grad = None
+        compiled(i, w).sum().backward()
+        got = w.grad.clone()
+        w.grad = None
+        fn(i, w).sum().backward()
+        assert np.array_equal(got.numpy(), w.grad.numpy()), idx
+
+
+DATA_DEPENDENT = {
+    "unique": lambda x, y: y.sum() * torch.unique(x.round()).numel(),
+    "bincount": lambda x, y: y * torch.bincount((x.abs() * 2).long().flatten(), minlength=9)[:1],
+    "nonzero": lambda x, y: y.sum() + (x > 0).nonzero().shape[0],
+    "masked_select": lambda x, y: (y.masked_select(x > 0) * 2).sum(),
+    "boolean mask": lambda x, y: y[x > 0].exp().sum(),
+    "histc": lambda x, y: y * torch.histc(x, 4, -2, 2)[0],
+}
+
+
+@pytest.mark.parametrize("name", list(DATA_DEPENDENT))
+def test_data_dependent_ops_run_eagerly_with_a_reason(name):
+    """Ops whose result the host computes from the data (output shapes, counts) are not
+    captured: the function runs eagerly (its values are eager's on every call, where a
+    capture replayed the first call's), the reason names the op; fullgraph=True refuses."""
+    fn = DATA_DEPENDENT[name]
+    compiled = torch.compile(fn)
+    g = torch.Generator().manual_seed(5)
+    with pytest.warns(UserWarning, match="eagerly"):
+        compiled(torch.randn(3, 4, generator=g), torch.randn(3, 4, generator=g))
+    for _ in range(3):
+        x = torch.randn(3, 4, generator=g)
+        y = torch.randn(3, 4, generator=g, requires_grad=True)
+        got, want = compiled(x, y), fn(x, y)
+        assert np.allclose(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+    assert any("data" in r or "host" in r for r in compiled.fallback_reasons)
+    with pytest.raises(CompileError, match="fullgraph=True"):
+        torch.compile(fn, fullgraph=True)(x, y)
