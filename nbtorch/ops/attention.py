@@ -42,7 +42,11 @@ def _heads_of(a):
 
 
 def _forward(ctx, q, k, v, out, mask, dropout_p, scale):
-    """Run the kernel on (N, H, ., .) arrays; keep what backward needs on ctx."""
+    """Run the kernel on (N, H, ., .) arrays; keep what backward needs on ctx. `mask`: a
+    tensor (its raw array goes to the kernel; the tensor is kept for the backward by ops),
+    or None."""
+    ctx.mask_tensor = mask
+    mask = None if mask is None else mask._array
     N, H, L = q.shape[0], q.shape[1], q.shape[2]
     S = k.shape[2]
     p = empty((N, H, L, S), _dtype.from_numpy_dtype(q.dtype))._array
@@ -69,8 +73,8 @@ def safe_softmax(s):
 def _grads_by_ops(ctx, q, k, v, g):
     """dq, dk, dv of (N, H, ., .) tensors from nbtorch ops (create_graph=True)."""
     s = q.matmul(k.transpose(-2, -1)) * ctx.scale
-    if ctx.mask is not None:
-        s = s + wrap(ctx.mask)
+    if ctx.mask_tensor is not None:
+        s = s + ctx.mask_tensor
     p = safe_softmax(s)
     drop = None if ctx.noise is None else wrap(ctx.noise) * float(ctx.keep)
     pd = p if drop is None else p * drop
@@ -83,7 +87,9 @@ def _grads_by_ops(ctx, q, k, v, g):
 
 class ScaledDotProductAttention(Function):
     """Attention over (N, H, L, E) or (B, L, E) query, key and value of one shape but L/S
-    and E/Ev; `mask` a raw additive array broadcastable to (N, H, L, S), or None."""
+    and E/Ev; `mask` an additive float tensor broadcastable to (N, H, L, S), or None. The
+    mask is a tensor argument, not a raw array, so that a graph capture (nbtorch.compile)
+    records it as a value: as a constant it replayed the first call's mask."""
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, scale):

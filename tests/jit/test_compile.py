@@ -371,3 +371,45 @@ def test_data_dependent_ops_run_eagerly_with_a_reason(name):
     assert any("data" in r or "host" in r for r in compiled.fallback_reasons)
     with pytest.raises(CompileError, match="fullgraph=True"):
         torch.compile(fn, fullgraph=True)(x, y)
+
+
+def test_attention_masks_are_graph_values():
+    """A compiled attention reads each call's mask: the fused kernels took the mask as a
+    raw array, which the capture kept as a constant (scaled_dot_product_attention with
+    attn_mask, MultiheadAttention's fused self-attention with key_padding_mask/attn_mask,
+    inference: silently the first call's mask)."""
+    def sdpa(q, k, m):
+        return F.scaled_dot_product_attention(q, k, k, attn_mask=m)
+    mha = nn.MultiheadAttention(6, 2, batch_first=True).eval()
+    c_sdpa, c_mha = torch.compile(sdpa), torch.compile(mha)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for _ in range(3):
+            q, k = torch.randn(2, 4, 3, generator=g), torch.randn(2, 4, 3, generator=g)
+            m = torch.rand(4, 4, generator=g) > 0.3
+            np.testing.assert_allclose(c_sdpa(q, k, m).numpy(), sdpa(q, k, m).numpy(),
+                                       atol=1e-6)
+            x = torch.randn(2, 4, 6, generator=g)
+            pad = torch.rand(2, 4, generator=g) > 0.6
+            pad[:, 0] = False
+            am = torch.rand(4, 4, generator=g) > 0.7
+            am.fill_diagonal_(False)
+            kw = dict(key_padding_mask=pad, attn_mask=am, need_weights=False)
+            np.testing.assert_allclose(c_mha(x, x, x, **kw)[0].numpy(),
+                                       mha(x, x, x, **kw)[0].numpy(), atol=1e-5)
+    assert not c_sdpa.fallback_reasons
+
+
+def test_triangular_and_causal_masks_are_captured():
+    """tril/triu and the causal attention bias are made on the host from sizes alone: the
+    capture records them as calls (it fell back to eager on them before)."""
+    def fn(x, q):
+        return x.triu(1) + x.tril(), F.scaled_dot_product_attention(q, q, q, is_causal=True)
+    compiled = torch.compile(fn)
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _ in range(2):
+            x, q = torch.randn(4, 4, generator=g), torch.randn(2, 4, 3, generator=g)
+            for a, b in zip(compiled(x, q), fn(x, q)):
+                np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+    assert not compiled.fallback_reasons

@@ -289,8 +289,12 @@ def _bindings(functions):
 FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "zeros", "ones", "full",
              "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
              "linspace", "eye")
-# Factories of the op layer recorded the same way: (module, name)
-FACTORY_FUNCTIONS = (("nbtorch.ops.dropout", "bernoulli_noise"),)
+# Factories of the op layer recorded the same way: (module, name). Masks made on the host
+# from sizes alone (tril/triu's, the causal attention bias) are recorded as calls too, so
+# the graph remakes them instead of reading a tensor it cannot trace.
+FACTORY_FUNCTIONS = (("nbtorch.ops.dropout", "bernoulli_noise"),
+                     ("nbtorch.ops.joining", "_tri_mask"),
+                     ("nbtorch.nn.functional.attention", "_causal_bias"))
 
 
 def _factory(orig):

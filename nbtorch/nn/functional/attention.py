@@ -115,9 +115,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if _sdpa_fusable(query, key, value, attn_mask, dropout_p):
         mask = None
         if is_causal:
-            mask = np.where(np.tri(L, S, dtype=bool), 0.0, _NEG_INF).astype(query.dtype.np)
+            mask = _causal_bias(L, S, query)
         elif attn_mask is not None:
-            mask = _float_mask(attn_mask, query, true_means_masked=False)._array
+            mask = _float_mask(attn_mask, query, true_means_masked=False)
         return _attention_ops().sdpa_fused(query, key, value, mask, dropout_p, scale)
     scores = (query * scale).matmul(key.transpose(-2, -1))
     if is_causal:
@@ -240,18 +240,18 @@ def _mha_fusable(query, key, value, need_weights, separate, bias_k, bias_v, add_
 
 
 def _mha_mask(attn_mask, key_padding_mask, bsz, num_heads, L, like):
-    """The additive (N, H, L, S)-broadcastable float array of both masks, or None."""
+    """The additive (N, H, L, S)-broadcastable float tensor of both masks, or None."""
     mask = None
     if attn_mask is not None:
         m = _attn_mask_3d(attn_mask, bsz, num_heads, L, L, like)
         lead = (1, 1) if m.shape[0] == 1 else (bsz, num_heads)
-        mask = m._array.reshape(lead + (L, L))
+        mask = m.reshape(lead + (L, L))
     if key_padding_mask is not None:
         kpm = _float_mask(key_padding_mask, like, true_means_masked=True)
         if tuple(kpm.shape) != (bsz, L):
             raise AssertionError(f"expecting key_padding_mask shape of {(bsz, L)}, but got "
                                  f"{tuple(kpm.shape)}")
-        kpm = kpm._array.reshape(bsz, 1, 1, L)
+        kpm = kpm.reshape(bsz, 1, 1, L)
         mask = kpm if mask is None else mask + kpm
     return mask
 
