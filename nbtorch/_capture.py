@@ -13,10 +13,20 @@ graph at data-dependent output shapes. Inside a recorded op it is part of that o
 import functools
 import sys
 
-__all__ = ["refuse_capture", "host_computed"]
+__all__ = ["refuse_capture", "host_computed", "capturing"]
 
 _RECORDING = "nbtorch.fx.passes.recording"
 _CONCRETE = "nbtorch.jit._concrete"
+
+
+def capturing():
+    """True while this thread's graph capture records at its top level: code that would
+    compute on the host from tensor data (a constant to the graph) takes a path of ops."""
+    recording = sys.modules.get(_RECORDING)
+    if recording is None:
+        return False
+    rec = getattr(recording._LOCAL, "recorder", None)
+    return rec is not None and not rec.depth
 
 
 def refuse_capture(op, why):

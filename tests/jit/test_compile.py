@@ -413,3 +413,30 @@ def test_triangular_and_causal_masks_are_captured():
             for a, b in zip(compiled(x, q), fn(x, q)):
                 np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
     assert not compiled.fallback_reasons
+
+
+@pytest.mark.parametrize("loss", [
+    lambda x, t: F.cross_entropy(x, t),
+    nn.CrossEntropyLoss(weight=torch.tensor([1., 2., .5, 1.5, 3.]), label_smoothing=0.1,
+                        ignore_index=2),
+    lambda x, t: F.nll_loss(x.log_softmax(1), t, ignore_index=0, reduction="sum"),
+])
+def test_class_index_losses_are_captured_and_check_each_calls_targets(loss):
+    """cross_entropy / nll_loss with class indices compile (their targets were prepared on
+    the host, so the capture fell back to eager): the replayed graph masks ignored targets,
+    weighs and counts each call's own targets, and still refuses one out of range."""
+    compiled = torch.compile(loss)
+    g = torch.Generator().manual_seed(0)
+    for k in range(3):
+        x = torch.randn(4, 5, generator=g, requires_grad=True)
+        t = torch.randint(0, 5, (4,), generator=g) if k < 2 else torch.zeros(4, dtype=torch.int64)
+        got = compiled(x, t)
+        got.backward()
+        g_got, x.grad = x.grad, None
+        want = loss(x, t)
+        want.backward()
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-6)
+        np.testing.assert_allclose(g_got.numpy(), x.grad.numpy(), atol=1e-6)
+    assert not compiled.fallback_reasons
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        compiled(x, torch.tensor([0, 1, 7, 2]))

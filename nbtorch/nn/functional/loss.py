@@ -11,6 +11,7 @@ from collections import namedtuple
 import numpy as np
 
 import nbtorch as torch
+from ..._capture import capturing
 from ..._tensor import Tensor
 from ...autograd import Function
 from ...autograd.function import renamed
@@ -179,6 +180,8 @@ def _class_targets(input, target, weight, ignore_index):
         raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     n_classes = input.shape[0 if input.dim() == 1 else 1]
     _check_weight(weight, n_classes)
+    if capturing():
+        return _graph_targets(input, target, weight, ignore_index, n_classes)
     tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
     valid = tgt != ignore_index
     bad = valid & ((tgt < 0) | (tgt >= n_classes))
@@ -196,6 +199,36 @@ def _class_targets(input, target, weight, ignore_index):
         np.asarray(weight.detach()._host(), dtype=fdt)[safe] * valid
     w_t, valid_t = (torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in (w, valid))
     return _Targets(safe_t, w_t, valid_t, float(w.sum(dtype=np.float64)))
+
+
+class _ClassTargets(Function):
+    """(safe (M, 1) int64, valid (M,) of `dtype`) of class-index targets, range-checked on
+    the host: what `_class_targets` computes, as one node, for a graph capture (a replay
+    then checks and masks each call's targets; host-made tensors would be constants)."""
+
+    @staticmethod
+    def forward(ctx, target, n_classes, ignore_index, dtype):
+        tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
+        valid = tgt != ignore_index
+        bad = valid & ((tgt < 0) | (tgt >= n_classes))
+        if bad.any():
+            raise IndexError(f"Target {int(tgt[np.argmax(bad)])} is out of bounds.")
+        dev = target.device
+        safe = np.ascontiguousarray(np.where(valid, tgt, 0).reshape(-1, 1))
+        return (torch.from_numpy(safe).to(dev),
+                torch.from_numpy(valid.astype(dtype.np)).to(dev))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return None, None, None, None
+
+
+def _graph_targets(input, target, weight, ignore_index, n_classes):
+    """`_Targets` made of graph values (a capture is recording): the weights and their sum
+    (the 'mean' denominator, a 0-d tensor) follow each call's targets on a replay."""
+    safe, valid = _ClassTargets.apply(target, n_classes, ignore_index, input.dtype)
+    w = valid if weight is None else weight.to(input.dtype)[safe.reshape(-1)] * valid
+    return _Targets(safe, w, valid, w.sum())
 
 
 def _classes_last(input):
