@@ -155,8 +155,8 @@ def _as_value(x, v):
         if v.dim() > 0 and v.numel() and len(v._shape) > 0:
             return v
         return v
-    from .creation import tensor
-    return tensor(v, dtype=x.dtype, device=x.device)
+    from .creation import full         # a factory a graph capture records (`x[i] = 0`)
+    return full((), v, dtype=x.dtype, device=x.device)
 
 
 def index_put(input, indices, values, accumulate=False):

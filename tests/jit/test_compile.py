@@ -440,3 +440,25 @@ def test_class_index_losses_are_captured_and_check_each_calls_targets(loss):
     assert not compiled.fallback_reasons
     with pytest.raises(IndexError, match="Target 7 is out of bounds"):
         compiled(x, torch.tensor([0, 1, 7, 2]))
+
+
+def test_tensors_made_in_the_compiled_code_are_captured():
+    """Factories the traced code calls itself (torch.zeros(3), torch.arange, a literal
+    torch.tensor([...])) and `x[i] = 0` are graph nodes: they made compile fall back."""
+    fns = [lambda x: torch.zeros(3) + x,
+           lambda x: x * torch.arange(3) + torch.full((3,), 2.0),
+           lambda x: torch.zeros(3).index_add(0, torch.tensor([0, 0]), x[:2]),
+           lambda x: x + torch.tensor([1.0, 2.0, 3.0]),
+           lambda x: _zero_at(x * 2, torch.tensor([1]))]
+    g = torch.Generator().manual_seed(0)
+    for fn in fns:
+        compiled = torch.compile(fn)
+        for _ in range(2):
+            x = torch.randn(3, generator=g, requires_grad=True)
+            np.testing.assert_allclose(compiled(x).detach().numpy(), fn(x).detach().numpy())
+        assert not compiled.fallback_reasons
+
+
+def _zero_at(t, i):
+    t[i] = 0.0
+    return t

@@ -30,7 +30,7 @@ from ..interpreter import Interpreter
 from .lowered_ops import (CaptureError, ElementwiseCall, FunctionCall,  # noqa: F401
                           FunctionForward, InplaceCall, elementwise_call, function_call,
                           view_of)
-from .recording import Recorder, _is_tensor, recording
+from .recording import FACTORY_WRAPPERS, Recorder, _is_tensor, recording
 from .shape_prop import metadata_of
 
 __all__ = ["lower", "capture_joint", "CaptureError", "FunctionCall", "ElementwiseCall",
@@ -72,6 +72,7 @@ class _Runner(Interpreter):
                 rec.depth -= 1
             rec.record_outputs(node, out)
             return out
+        target = FACTORY_WRAPPERS.get(id(target), target)   # torch.zeros(...) in user code
         return super().call_function(target, args, kwargs)
 
     def _bind(self, node, value):

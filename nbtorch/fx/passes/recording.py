@@ -288,7 +288,12 @@ def _bindings(functions):
 # graph values): torch.rand in dropout, torch.zeros(...) in user code.
 FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "zeros", "ones", "full",
              "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
-             "linspace", "eye")
+             "linspace", "eye", "tensor")
+# ...of which these are recorded only when the traced code itself calls them, with Python
+# numbers for data (``torch.tensor([1., 2.])``): an array, or a list an op built from a
+# tensor's values, may hold data of the graph, which a node would replay as it was (left
+# unrecorded, such a result makes the capture fall back)
+_LITERAL_ONLY = frozenset(("tensor",))
 # Factories of the op layer recorded the same way: (module, name). Masks made on the host
 # from sizes alone (tril/triu's, the causal attention bias) are recorded as calls too, so
 # the graph remakes them instead of reading a tensor it cannot trace.
@@ -297,17 +302,32 @@ FACTORY_FUNCTIONS = (("nbtorch.ops.dropout", "bernoulli_noise"),
                      ("nbtorch.nn.functional.attention", "_causal_bias"))
 
 
+# id(factory) -> its recording wrapper, while the hooks are installed: a graph that calls a
+# factory itself (``torch.zeros(3)`` in traced user code holds the function object, not a
+# module binding) is run through the wrapper (lower.py's _Runner)
+FACTORY_WRAPPERS = {}
+
+
 def _factory(orig):
     import functools
+
+    literal_only = orig.__name__ in _LITERAL_ONLY
 
     @functools.wraps(orig)
     def factory(*args, **kwargs):
         rec = getattr(_LOCAL, "recorder", None)
-        if rec is None:
+        if rec is None or literal_only and not (args and _literal(args[0])):
             return orig(*args, **kwargs)
         return rec.on_factory(orig, args, kwargs)
     factory.__fx_orig__ = orig
     return factory
+
+
+def _literal(data):
+    """True for Python numbers and (nested) lists/tuples of them."""
+    if isinstance(data, (bool, int, float, complex)):
+        return True
+    return isinstance(data, (list, tuple)) and all(_literal(d) for d in data)
 
 
 def _install():
@@ -371,17 +391,19 @@ def _install():
         # every binding of a factory (torch.rand, and `from .random import rand` in ops)
         factories = [(d, k, fn) for i, fn in wanted.items()
                      if fn is not orig_guard and fn is not orig_run
+                     and fn.__name__ not in _LITERAL_ONLY
                      for d, k in found[i]]
         _SAVED[:] = [(Function, orig_apply), (bindings, orig_run), (engine, orig_zeros),
                      factories, (guard_bindings, orig_guard)]
         for d, k in guard_bindings:
             d[k] = inplace_guard
-        wrapped = {}
+        wrapped = FACTORY_WRAPPERS
+        wrapped.clear()
+        for i, fn in wanted.items():     # every factory, bound in a module or not
+            if fn is not orig_guard and fn is not orig_run:
+                wrapped[i] = _factory(fn)
         for d, k, fn in factories:
-            w = wrapped.get(id(fn))
-            if w is None:
-                w = wrapped[id(fn)] = _factory(fn)
-            d[k] = w
+            d[k] = wrapped[id(fn)]
         Function.apply = classmethod(apply)
         function.APPLY_WRAPPERS[0] += 1
         for d, k in bindings:
@@ -402,6 +424,7 @@ def _uninstall():
             d[k] = orig_guard
         for d, k, fn in factories:
             d[k] = fn
+        FACTORY_WRAPPERS.clear()
         Function.apply = classmethod(orig_apply)
         function.APPLY_WRAPPERS[0] -= 1
         for d, k in bindings:
