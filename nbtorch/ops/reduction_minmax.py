@@ -5,6 +5,7 @@ reduction over all elements or `amax`/`amin` splits the gradient equally
 among tied extremes; `max(dim)`/`min(dim)` send it to the returned index only.
 """
 from .. import _dtype
+from .._capture import recorded_whole
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ..autograd.function import Function, renamed
@@ -189,7 +190,7 @@ def _arg(name, kernel):
     fn.__name__ = name
     fn.__doc__ = (f"Index of the first {name[3:]}imum (of the flattened tensor if dim is "
                   "None); NaN counts as the maximum and the minimum.")
-    return fn
+    return recorded_whole(fn)
 
 
 argmax = _arg("argmax", "argmax")

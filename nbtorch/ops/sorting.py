@@ -9,7 +9,7 @@ to the sorted positions.
 import numpy as np
 
 from .. import _dtype
-from .._capture import host_computed
+from .._capture import host_computed, recorded_whole
 from .._tensor import empty
 from .._registry import get_kernel
 from ..autograd.function import Function
@@ -82,6 +82,7 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
 
 
 @tensor_method()
+@recorded_whole
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort `input` along `dim` (stable)."""
     d = normalize_dim(dim, input.dim())

@@ -462,3 +462,23 @@ def test_tensors_made_in_the_compiled_code_are_captured():
 def _zero_at(t, i):
     t[i] = 0.0
     return t
+
+
+def test_index_results_without_a_function_are_captured():
+    """argmax/argmin/argsort make their indices without an autograd Function: recorded as
+    whole calls, so code using them compiles (their raw results made it run eagerly)."""
+    fns = [lambda x, y: x.argmax(1).float() + y.sum(1),
+           lambda x, y: y.gather(1, x.argsort(1, descending=True)) * 2,
+           lambda x, y: y.gather(1, x.argmin(1, keepdim=True)) + 1]
+    g = torch.Generator().manual_seed(2)
+    for fn in fns:
+        compiled = torch.compile(fn)
+        for _ in range(3):
+            x = torch.randn(3, 4, generator=g)
+            y = torch.randn(3, 4, generator=g, requires_grad=True)
+            got, want = compiled(x, y), fn(x, y)
+            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy())
+            (gy,) = torch.autograd.grad(got.sum(), y)
+            (wy,) = torch.autograd.grad(want.sum(), y)
+            np.testing.assert_allclose(gy.numpy(), wy.numpy())
+        assert not compiled.fallback_reasons
