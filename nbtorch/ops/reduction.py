@@ -9,6 +9,7 @@ dims fall back to `move_reduced_last` (permute + one contiguous copy).
 import builtins
 
 from .. import _dtype
+from .._capture import recorded_whole
 from .._tensor import empty
 from .._registry import get_kernel
 from ..autograd import grad_mode
@@ -397,12 +398,14 @@ def _count(x, dim, keepdim):
 
 
 @tensor_method()
+@recorded_whole
 def count_nonzero(input, dim=None):
     """Number of non-zero elements, over all or over `dim` (int64)."""
     return _count(input, dim, False)[0]
 
 
 @tensor_method()
+@recorded_whole
 def all(input, dim=None, keepdim=False):
     """True where every element (over `dim`) is non-zero (bool; uint8 stays uint8)."""
     count, n = _count(input, dim, keepdim)
@@ -410,6 +413,7 @@ def all(input, dim=None, keepdim=False):
 
 
 @tensor_method()
+@recorded_whole
 def any(input, dim=None, keepdim=False):
     """True where some element (over `dim`) is non-zero."""
     count, _ = _count(input, dim, keepdim)

@@ -482,3 +482,35 @@ def test_index_results_without_a_function_are_captured():
             (wy,) = torch.autograd.grad(want.sum(), y)
             np.testing.assert_allclose(gy.numpy(), wy.numpy())
         assert not compiled.fallback_reasons
+
+
+def test_transformer_layers_with_masks_compile_and_train():
+    """A Transformer encoder layer with a key padding mask and a decoder layer with a
+    causal mask are captured whole, forward and backward (all/any, used by the attention's
+    safe softmax, are recorded as whole calls; they made both run eagerly)."""
+    torch.manual_seed(0)
+    enc = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+    c_enc, c_dec = torch.compile(enc), torch.compile(dec)
+    g = torch.Generator().manual_seed(1)
+    causal = nn.Transformer.generate_square_subsequent_mask(5)
+    for _ in range(2):
+        x = torch.randn(2, 5, 8, generator=g)
+        pad = torch.rand(2, 5, generator=g) > 0.7
+        pad[:, 0] = False
+        mem = torch.randn(2, 3, 8, generator=g)
+        for model, compiled, args, kw in (
+                (enc, c_enc, (x,), dict(src_key_padding_mask=pad)),
+                (dec, c_dec, (x, mem), dict(tgt_mask=causal, tgt_is_causal=True))):
+            want = model(*args, **kw)
+            want.sum().backward()
+            want_g = [p.grad.clone() for p in model.parameters()]
+            model.zero_grad()
+            got = compiled(*args, **kw)
+            got.sum().backward()
+            np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(),
+                                       rtol=1e-4, atol=1e-5)
+            for p, w in zip(model.parameters(), want_g):
+                np.testing.assert_allclose(p.grad.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
+            model.zero_grad()
+    assert not c_enc.fallback_reasons and not c_dec.fallback_reasons
