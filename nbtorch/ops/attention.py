@@ -7,13 +7,19 @@ output are never copied into a head-major layout, and backward writes dQ, dK, dV
 (or, for a self-attention's packed in-projection, dQKV) straight from the kernel.
 PyTorch's semantics: a row masked entirely gets zero probabilities (its
 ``_safe_softmax``), and dropout draws the same Bernoulli stream as ``F.dropout`` on
-the probabilities. With ``create_graph=True`` the backward is built from nbtorch ops,
-so it can be differentiated again.
+the probabilities. With ``create_graph=True`` (and in a graph capture) the backward
+kernel runs as one op whose own backward differentiates the op formula
+(`_fused_grad.py`), so it can be differentiated again.
 """
+import functools
+
+import numpy as np
+
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import empty, wrap
 from ..autograd import Function, grad_mode
+from ._fused_grad import fused_grad
 from .dropout import keep_scale, noise_array
 
 __all__ = ["fused_attention_ok", "sdpa_fused", "packed_self_attention"]
@@ -42,24 +48,30 @@ def _heads_of(a):
 
 
 def _forward(ctx, q, k, v, out, mask, dropout_p, scale):
-    """Run the kernel on (N, H, ., .) arrays; keep what backward needs on ctx. `mask`: a
-    tensor (its raw array goes to the kernel; the tensor is kept for the backward by ops),
-    or None."""
-    ctx.mask_tensor = mask
-    mask = None if mask is None else mask._array
+    """Run the kernel on (N, H, ., .) arrays; keep what backward needs on ctx, as tensors
+    (a graph capture's backward reads them): the probabilities (and the dropped ones), the
+    dropout draws, the mask (its raw array goes to the kernel), or None."""
+    dt = _dtype.from_numpy_dtype(q.dtype)
     N, H, L = q.shape[0], q.shape[1], q.shape[2]
     S = k.shape[2]
-    p = empty((N, H, L, S), _dtype.from_numpy_dtype(q.dtype))._array
-    noise = noise_array((N, H, L, S), dropout_p, _dtype.from_numpy_dtype(q.dtype))
-    pd = p if noise is None else empty(p.shape, _dtype.from_numpy_dtype(q.dtype))._array
+    probs = empty((N, H, L, S), dt)
+    noise = noise_array((N, H, L, S), dropout_p, dt)
+    dropped = probs if noise is None else empty((N, H, L, S), dt)
     keep = keep_scale(dropout_p, q.dtype)
-    get_kernel("sdpa", "cpu")(q, k, v, mask, scale, noise, keep, out, p, pd)
-    ctx.p, ctx.pd, ctx.noise, ctx.keep, ctx.scale, ctx.mask = p, pd, noise, keep, scale, mask
+    get_kernel("sdpa", "cpu")(q, k, v, None if mask is None else mask._array, scale, noise,
+                              keep, out, probs._array, dropped._array)
+    ctx.probs, ctx.dropped, ctx.keep, ctx.scale, ctx.mask = probs, dropped, keep, scale, mask
+    ctx.drawn = None if noise is None else wrap(noise)
 
 
-def _backward(ctx, q, k, v, g, dq, dk, dv):
-    get_kernel("sdpa_backward", "cpu")(q, k, v, ctx.p, ctx.pd, ctx.noise, ctx.keep,
-                                       ctx.scale, g, dq, dk, dv)
+def _kernel_grads(q, k, v, g, probs, dropped, drawn, keep, scale, need):
+    """(dq, dk, dv) arrays of (N, H, ., .) views by the backward kernel (None where not
+    `need`ed)."""
+    grads = [np.empty(t.shape, t.dtype) if want else None for t, want in zip((q, k, v), need)]
+    get_kernel("sdpa_backward", "cpu")(q, k, v, probs._array, dropped._array,
+                                       None if drawn is None else drawn._array, keep, scale,
+                                       g, *grads)
+    return grads
 
 
 def safe_softmax(s):
@@ -70,18 +82,18 @@ def safe_softmax(s):
     return s.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
 
 
-def _grads_by_ops(ctx, q, k, v, g):
-    """dq, dk, dv of (N, H, ., .) tensors from nbtorch ops (create_graph=True)."""
-    s = q.matmul(k.transpose(-2, -1)) * ctx.scale
-    if ctx.mask_tensor is not None:
-        s = s + ctx.mask_tensor
+def _grads_by_ops(q, k, v, g, mask, drawn, keep, scale):
+    """dq, dk, dv of (N, H, ., .) tensors from nbtorch ops (differentiable again)."""
+    s = q.matmul(k.transpose(-2, -1)) * scale
+    if mask is not None:
+        s = s + mask
     p = safe_softmax(s)
-    drop = None if ctx.noise is None else wrap(ctx.noise) * float(ctx.keep)
+    drop = None if drawn is None else drawn * float(keep)
     pd = p if drop is None else p * drop
     dpd = g.matmul(v.transpose(-2, -1))
     dv = pd.transpose(-2, -1).matmul(g)
     dp = dpd if drop is None else dpd * drop
-    ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * ctx.scale
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale
     return ds.matmul(k), ds.transpose(-2, -1).matmul(q), dv
 
 
@@ -102,16 +114,35 @@ class ScaledDotProductAttention(Function):
     @staticmethod
     def backward(ctx, g):
         q, k, v = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        if grad_mode.is_grad_enabled():
-            dq, dk, dv = _grads_by_ops(ctx, q, k, v, g)
-            return (dq if need[0] else None, dk if need[1] else None,
-                    dv if need[2] else None, None, None, None)
-        grads = [empty(t.shape, t.dtype) if want else None for t, want in zip((q, k, v), need)]
-        _backward(ctx, _heads_of(q._array), _heads_of(k._array), _heads_of(v._array),
-                  _heads_of(g.contiguous()._array),
-                  *(None if t is None else _heads_of(t._array) for t in grads))
-        return tuple(grads) + (None, None, None)
+        need = ctx.needs_input_grad[:3]
+        params = dict(keep=ctx.keep, scale=ctx.scale)
+        if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
+            grads = fused_grad(functools.partial(_sdpa_grads, **params),
+                               functools.partial(_sdpa_grads_by_ops, **params),
+                               (q, k, v, g, ctx.mask, ctx.drawn), (ctx.probs, ctx.dropped))
+        else:
+            grads = _sdpa_grads(q, k, v, g, ctx.mask, ctx.drawn, ctx.probs, ctx.dropped,
+                                need=need, **params)
+        return tuple(t if want else None for t, want in zip(grads, need)) + (None,) * 3
+
+
+def _sdpa_grads(q, k, v, g, mask, drawn, probs, dropped, keep, scale, need=(True,) * 3):
+    """(dq, dk, dv) of ScaledDotProductAttention by the backward kernel (None where not
+    `need`ed)."""
+    arrays = _kernel_grads(_heads_of(q._array), _heads_of(k._array), _heads_of(v._array),
+                           _heads_of(g.contiguous()._array), probs, dropped, drawn, keep,
+                           scale, need)
+    return tuple(None if a is None else wrap(a.reshape(t.shape))
+                 for a, t in zip(arrays, (q, k, v)))
+
+
+def _sdpa_grads_by_ops(q, k, v, g, mask, drawn, keep, scale):
+    """`_sdpa_grads` with ordinary ops (3-D inputs as one head)."""
+    if q.dim() == 3:
+        q, k, v, g = (t.unsqueeze(0) for t in (q, k, v, g))
+        return tuple(d.squeeze(0) for d in _grads_by_ops(q, k, v, g, mask, drawn, keep,
+                                                          scale))
+    return _grads_by_ops(q, k, v, g, mask, drawn, keep, scale)
 
 
 def sdpa_fused(query, key, value, mask, dropout_p, scale):
@@ -156,20 +187,30 @@ class PackedSelfAttention(Function):
     @staticmethod
     def backward(ctx, g):
         qkv, = ctx.saved_tensors
-        heads, bf = ctx.heads, ctx.batch_first
-        if grad_mode.is_grad_enabled():
-            return (_packed_grads_by_ops(ctx, qkv, g),) + (None,) * 5
-        dqkv = empty(qkv.shape, qkv.dtype)
-        _backward(ctx, *_split_heads(qkv._array, heads, bf),
-                  _merge_view(g.contiguous()._array, heads, bf),
-                  *_split_heads(dqkv._array, heads, bf))
+        params = dict(heads=ctx.heads, bf=ctx.batch_first, keep=ctx.keep, scale=ctx.scale)
+        if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
+            dqkv, = fused_grad(functools.partial(_packed_grads, **params),
+                               functools.partial(_packed_grads_by_ops, **params),
+                               (qkv, g, ctx.mask, ctx.drawn), (ctx.probs, ctx.dropped))
+        else:
+            dqkv, = _packed_grads(qkv, g, ctx.mask, ctx.drawn, ctx.probs, ctx.dropped,
+                                  **params)
         return (dqkv,) + (None,) * 5
 
 
-def _packed_grads_by_ops(ctx, qkv, g):
-    """dqkv from nbtorch ops (create_graph=True)."""
+def _packed_grads(qkv, g, mask, drawn, probs, dropped, heads, bf, keep, scale):
+    """(dqkv,) of PackedSelfAttention by the backward kernel, in qkv's layout."""
+    dqkv = empty(qkv.shape, qkv.dtype)
+    get_kernel("sdpa_backward", "cpu")(
+        *_split_heads(qkv._array, heads, bf), probs._array, dropped._array,
+        None if drawn is None else drawn._array, keep, scale,
+        _merge_view(g.contiguous()._array, heads, bf), *_split_heads(dqkv._array, heads, bf))
+    return (dqkv,)
+
+
+def _packed_grads_by_ops(qkv, g, mask, drawn, heads, bf, keep, scale):
+    """(dqkv,) from nbtorch ops (differentiable again)."""
     from .joining import cat
-    heads, bf = ctx.heads, ctx.batch_first
     a0, a1, three_e = qkv.shape
     e = three_e // 3
     order = (0, 2, 1, 3) if bf else (1, 2, 0, 3)
@@ -179,8 +220,8 @@ def _packed_grads_by_ops(ctx, qkv, g):
     q, k, v = (split(qkv, j) for j in range(3))
     gh = g.reshape(a0, a1, heads, e // heads).permute(order)
     back = (0, 2, 1, 3) if bf else (2, 0, 1, 3)
-    return cat([d.permute(back).reshape(a0, a1, e) for d in _grads_by_ops(ctx, q, k, v, gh)],
-               -1)
+    return (cat([d.permute(back).reshape(a0, a1, e)
+                 for d in _grads_by_ops(q, k, v, gh, mask, drawn, keep, scale)], -1),)
 
 
 def packed_self_attention(qkv, heads, batch_first, mask, dropout_p, scale):

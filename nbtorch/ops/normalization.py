@@ -5,11 +5,13 @@ looked up per device in the registry). When a backward is itself recorded
 (``create_graph=True``) the gradients are built from nbtorch ops instead, so
 double backward works too.
 """
+import functools
 import math
 
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import Size, empty
+from ._fused_grad import fused_grad
 from ..autograd import Function, grad_mode
 from ._common import check_same_device
 
@@ -245,13 +247,12 @@ class LayerNorm(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         K = ctx.K
         M = x.numel() // K if K else 0
-        if grad_mode.is_grad_enabled():
-            x2, dy2 = x.reshape(M, K), grad_out.reshape(M, K)
-            g = dy2 * weight.reshape(1, K) if weight is not None else dy2
-            gx, xhat = _normalized_grads(g, x2, (1,), ctx.eps)
-            gw = (dy2 * xhat).sum(0).reshape(weight.shape) if need_w else None
-            gb = dy2.sum(0).reshape(weight.shape) if need_b else None
-            return gx.reshape(x.shape), gw, gb, None, None
+        if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
+            gx, gw, gb = fused_grad(functools.partial(_layer_norm_grads, K=K, eps=ctx.eps),
+                                    functools.partial(_layer_norm_grad_ops, K=K, eps=ctx.eps),
+                                    (x, weight, grad_out), ctx.stats)
+            return (gx if need_x else None, gw.reshape(weight.shape) if need_w else None,
+                    gb.reshape(weight.shape) if need_b else None, None, None)
         dt, dev = _kernel_dtype(x.dtype), x.device
         x2 = _kernel_array(x, dt).reshape(M, K)
         dy2 = _kernel_array(grad_out, dt).reshape(M, K)
@@ -265,6 +266,30 @@ class LayerNorm(Function):
             gx = gx.to(x.dtype)
         return (gx, _grad_as(gw, weight) if need_w else None,
                 _grad_as(gb, weight) if need_b else None, None, None)
+
+
+def _layer_norm_grads(x, weight, grad_out, mean, rstd, K, eps):
+    """(dx, dweight, dbias) of layer norm by its kernel (dweight/dbias of shape (K,))."""
+    dt, dev = _kernel_dtype(x.dtype), x.device
+    M = x.numel() // K if K else 0
+    gx = empty(x.shape, dt, dev)
+    gw, gb = _stat(K, dev), _stat(K, dev)
+    get_kernel("layer_norm_backward", dev.type)(
+        _kernel_array(grad_out, dt).reshape(M, K), _kernel_array(x, dt).reshape(M, K),
+        mean._array, rstd._array, _param_array(weight, K, 1.0, dt, dev),
+        gx._array.reshape(M, K), gw._array, gb._array, True)
+    return (gx if gx.dtype is x.dtype else gx.to(x.dtype),
+            gw if weight is None else _grad_as(gw, weight),
+            gb if weight is None else _grad_as(gb, weight))
+
+
+def _layer_norm_grad_ops(x, weight, grad_out, K, eps):
+    """`_layer_norm_grads` with ordinary ops (differentiable again)."""
+    M = x.numel() // K if K else 0
+    x2, dy2 = x.reshape(M, K), grad_out.reshape(M, K)
+    g = dy2 * weight.reshape(1, K) if weight is not None else dy2
+    gx, xhat = _normalized_grads(g, x2, (1,), eps)
+    return gx.reshape(x.shape), (dy2 * xhat).sum(0), dy2.sum(0)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
