@@ -25,6 +25,7 @@ recompile.
 import warnings
 import weakref
 
+from .._generator import get_rng_state, set_rng_state
 from .._tensor import Tensor
 from ..amp._hooks import state_key as autocast_key
 from ..autograd import grad_mode
@@ -265,11 +266,13 @@ class _Compiled:
         # updates them once, as an eager call would
         saved = [(b, b.detach().clone()) for m in self._modules for b in m._buffers.values()
                  if b is not None]
-        try:
+        rng = get_rng_state()       # and the random draws the capture made (dropout's) are
+        try:                        # made again by the first compiled run, as eager would
             return self._capture_once(args, kwargs, tensors)
         finally:
             for b, v in saved:
                 b._array[...] = v._array
+            set_rng_state(rng)
 
     def _capture_once(self, args, kwargs, tensors):
         from ._concrete import TracerWarning

@@ -514,3 +514,27 @@ def test_transformer_layers_with_masks_compile_and_train():
                 np.testing.assert_allclose(p.grad.numpy(), w.numpy(), rtol=1e-4, atol=1e-5)
             model.zero_grad()
     assert not c_enc.fallback_reasons and not c_dec.fallback_reasons
+
+
+def test_dropout_in_training_is_captured_and_draws_as_eager():
+    """A Transformer layer training with dropout compiles whole (its fused backwards record
+    their kernels: ops/_fused_grad.py), and with the same seed every compiled call, the
+    first included (the capture's own draws are undone), equals eager's."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.2, batch_first=True)
+    compiled = torch.compile(layer)
+    g = torch.Generator().manual_seed(4)
+    for k in range(3):
+        x = torch.randn(2, 5, 8, generator=g, requires_grad=True)
+        results = []
+        for model in (layer, compiled):
+            torch.manual_seed(10 + k)
+            out = model(x)
+            out.sum().backward()
+            results.append([out.detach()] + [p.grad.clone() for p in layer.parameters()]
+                           + [x.grad.clone()])
+            layer.zero_grad()
+            x.grad = None
+        for a, b in zip(*results):
+            np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-5)
+    assert not compiled.fallback_reasons

@@ -299,3 +299,26 @@ def test_unbatched_self_attention_takes_the_fused_node(monkeypatch):
     np.testing.assert_allclose(y.detach().numpy(),
                                mha(xb, xb, xb, need_weights=False)[0][:, 0].detach().numpy(),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_dropout_add_layer_norm_create_graph_counts_each_path_once():
+    """With create_graph=True the fused residual's backward recomputed the layer norm and
+    differentiated it with respect to x and s together, so where s depends on x (every
+    Transformer sublayer) the path from x through s counted twice: dx was wrong. The
+    formula is an explicit expression now: the same first derivative in both modes, and
+    second derivatives pass gradgradcheck."""
+    from nbtorch.ops.dropout_fused import dropout_add_layer_norm
+    x = _t(_rand(4, 6), True)
+    w, b = _t(_rand(6), True), _t(_rand(6), True)
+
+    def f(x, w, b):
+        s = (x * 2.0).sin()                   # the sublayer: s depends on x
+        nbtorch.manual_seed(3)
+        return dropout_add_layer_norm(x, s, 0.3, (6,), w, b, 1e-5)
+    g = _t(_rand(4, 6))
+    plain = nbtorch.autograd.grad(f(x, w, b), (x, w, b), g)
+    graphed = nbtorch.autograd.grad(f(x, w, b), (x, w, b), g, create_graph=True)
+    for a, c in zip(plain, graphed):
+        np.testing.assert_allclose(c.detach().numpy(), a.numpy(), rtol=1e-12, atol=1e-12)
+    assert gradcheck(f, (x, w, b))
+    assert gradgradcheck(f, (x, w, b))
