@@ -21,7 +21,7 @@ graph replays them on other tensors.
 from .._tensor import Tensor
 from ..autograd import Function, grad_mode
 
-__all__ = ["fused_grad"]
+__all__ = ["fused_grad", "vjp"]
 
 
 class FusedGrad(Function):
@@ -35,27 +35,75 @@ class FusedGrad(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        """Second derivatives: the formula differentiated at detached copies of the inputs
-        (partial derivatives; the engine chains them through the inputs' own graphs, where
-        differentiating the inputs themselves would count a path from one input through
-        another twice). Not differentiable again: a capture never asks for it."""
-        from ..autograd.engine import grad
-        if grad_mode.is_grad_enabled():
-            raise RuntimeError("a fused backward recorded by a graph capture cannot be "
-                               "differentiated twice; differentiate the eager op")
-        inputs = [t.detach().requires_grad_() if isinstance(t, Tensor) and t.requires_grad
-                  else t for t in ctx.saved_tensors]
+        return (None, None, None) + vjp(ctx.formula, ctx.saved_tensors, grads) \
+            + (None,) * ctx.n_extras     # the formula's partial derivatives (any order)
+
+
+# ---- vector-Jacobian products as ops differentiable to any order ------------------------
+
+def _float_tensor(t):
+    return isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def _vjp_at(fn, inputs, cots, need, create_graph):
+    """The vjp of `fn` at `inputs` (leaves: no path from one to another) with cotangents
+    `cots`: one gradient per float tensor input (zeros where `fn` does not use it or
+    `need` says it is not wanted)."""
+    from ..autograd.engine import grad
+    floats = [t for t in inputs if _float_tensor(t)]
+    want = [t for t, w in zip(floats, need) if w]
+    outs = fn(*inputs)
+    pairs = [(o, c) for o, c in zip(outs, cots)
+             if c is not None and o is not None and o.requires_grad]
+    got = iter(grad([o for o, _ in pairs], want, [c for _, c in pairs],
+                    create_graph=create_graph, allow_unused=True) if pairs and want
+               else [None] * len(want))
+    result = []
+    for t, w in zip(floats, need):
+        g = next(got) if w else None
+        result.append(g if g is not None else t.detach().new_zeros(t.shape))
+    return tuple(result)
+
+
+class _Vjp(Function):
+    """vjp(fn)(inputs, cotangents) as one op: computed at detached copies of the inputs,
+    so its gradients are partial derivatives (differentiating the inputs themselves would
+    count a path from one input through another twice), and differentiable again by
+    recursion (its backward is this op for the vjp function itself). `need`: which float
+    inputs get a gradient (the others get zeros)."""
+
+    @staticmethod
+    def forward(ctx, fn, n, need, *args):
+        ctx.fn, ctx.n, ctx.need = fn, n, need
+        ctx.save_for_backward(*args)
         with grad_mode.enable_grad():
-            outs = ctx.formula(*inputs)
-            pairs = [(o, g) for o, g in zip(outs, grads)
-                     if g is not None and o is not None and o.requires_grad]
-            want = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
-            got = iter(grad([o for o, _ in pairs], want, [g for _, g in pairs],
-                            allow_unused=True)
-                       if pairs and want else [None] * len(want))
-        result = tuple(next(got) if isinstance(t, Tensor) and t.requires_grad else None
-                       for t in inputs)
-        return (None, None, None) + result + (None,) * ctx.n_extras
+            leaves = [t.detach().requires_grad_() if _float_tensor(t) else t for t in args]
+            got = _vjp_at(fn, leaves[:n], leaves[n:], need, create_graph=False)
+        return tuple(g.detach() for g in got)
+
+    @staticmethod
+    def backward(ctx, *ggs):
+        args = ctx.saved_tensors
+        n, need = ctx.n, ctx.need
+
+        def vjp_fn(*leaves):                # the forward's map, with a graph for its vjp
+            return _vjp_at(ctx.fn, leaves[:n], leaves[n:], need, create_graph=True)
+        wanted = tuple(w for t, w in zip(args, ctx.needs_input_grad[3:]) if _float_tensor(t))
+        got = iter(_Vjp.apply(vjp_fn, len(args), wanted, *args, *ggs))
+        return (None, None, None) + tuple(next(got) if _float_tensor(t) else None
+                                          for t in args)
+
+
+def vjp(fn, inputs, cotangents):
+    """(d fn(*inputs) / d inputs) . cotangents for the inputs that require grad (None for
+    the others), as partial derivatives, differentiable to any order (see `_Vjp`)."""
+    need = tuple(t.requires_grad for t in inputs if _float_tensor(t))
+    got = iter(_Vjp.apply(fn, len(inputs), need, *inputs, *cotangents))
+    result = []
+    for t in inputs:
+        g = next(got) if _float_tensor(t) else None
+        result.append(g if g is not None and t.requires_grad else None)
+    return tuple(result)
 
 
 def fused_grad(kernel, formula, inputs, extras=()):

@@ -68,16 +68,12 @@ def _zeros(t):
 
 
 def _ops_backward(inputs, outputs_of, grads):
-    """Gradients of `outputs_of(*inputs)` for `grads`, recomputed with ordinary ops and
-    differentiable again (create_graph=True)."""
-    from ..autograd.engine import grad
-    outs = outputs_of(*inputs)
-    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None and o is not None]
-    want = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
-    got = iter(grad([o for o, _ in pairs], want, [g for _, g in pairs], retain_graph=True,
-                    create_graph=True, allow_unused=True) if pairs and want else ())
-    return tuple(next(got) if isinstance(t, Tensor) and t.requires_grad else None
-                 for t in inputs)
+    """Gradients of `outputs_of(*inputs)` for `grads`, recomputed with ordinary ops as
+    partial derivatives (a gradient that depends on an input, as `grads` do in a double
+    backward of a loss like out ** 2, would otherwise be differentiated through twice),
+    differentiable again (ops/_fused_grad.py's vjp)."""
+    from ._fused_grad import vjp
+    return vjp(outputs_of, inputs, grads)
 
 
 def _cell_backward_ops(gates, c, gh, gc):

@@ -142,3 +142,26 @@ def test_compiled_lstm_cell_matches_eager():
     assert not cm.fallback_reasons
     for a, b in zip(compiled, eager):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_layer_second_derivatives_when_the_output_gradient_depends_on_the_input(reverse):
+    """With a loss like out ** 2 the output gradient depends on xw: the double backward
+    recomputed the layer and differentiated it with respect to xw and the gradient
+    together, counting the path through the gradient twice (gradgradcheck failed). It
+    takes partial derivatives now (ops/_fused_grad.py's vjp)."""
+    args = (_t(3, 2, 8), _t(2, 2, seed=1), _t(2, 2, seed=2), _t(8, 2, seed=3))
+    assert gradgradcheck(lambda *a: L.lstm_layer(*a, reverse=reverse)[0].pow(2), args)
+    assert gradgradcheck(lambda *a: L.lstm_layer(*a, reverse=reverse)[2].sin(), args)
+
+
+def test_vjp_op_is_differentiable_to_any_order():
+    from nbtorch.ops._fused_grad import vjp
+    x = nbtorch.randn(3, dtype=nbtorch.float64, requires_grad=True)
+    y = nbtorch.randn(3, dtype=nbtorch.float64, requires_grad=True)
+
+    def g(x, y):
+        a, b = vjp(lambda x, y: (x.sin() * y, x * x), (x, y), (x * 2, y))  # cotangents of x
+        return a + b
+    assert gradcheck(g, (x, y))
+    assert gradgradcheck(g, (x, y))
