@@ -261,11 +261,13 @@ class _Compiled:
 
     # ---- capturing ------------------------------------------------------------------------
     def _capture(self, args, kwargs, tensors, key, counted):
-        # tracing and capturing each run the code once: buffers they update (BatchNorm's
-        # running statistics, num_batches_tracked) are put back, so that the first call
-        # updates them once, as an eager call would
-        saved = [(b, b.detach().clone()) for m in self._modules for b in m._buffers.values()
-                 if b is not None]
+        # tracing and capturing each run the code once: what they update in place - buffers
+        # (BatchNorm's running statistics, num_batches_tracked), the arguments themselves
+        # (x.add_(1) in the code), parameters - is put back, so that the first call updates
+        # it once, as an eager call would
+        saved = [(b, b.detach().clone()) for m in self._modules
+                 for b in (*m._buffers.values(), *m._parameters.values()) if b is not None]
+        saved += [(t, t.detach().clone()) for t in tensors]
         rng = get_rng_state()       # and the random draws the capture made (dropout's) are
         try:                        # made again by the first compiled run, as eager would
             return self._capture_once(args, kwargs, tensors)
