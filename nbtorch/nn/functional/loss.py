@@ -182,11 +182,7 @@ def _class_targets(input, target, weight, ignore_index):
     _check_weight(weight, n_classes)
     if capturing():
         return _graph_targets(input, target, weight, ignore_index, n_classes)
-    tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
-    valid = tgt != ignore_index
-    bad = valid & ((tgt < 0) | (tgt >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {int(tgt[np.argmax(bad)])} is out of bounds.")
+    tgt, valid = _host_targets(target, n_classes, ignore_index)
     dev = input.device
     all_valid = bool(valid.all())
     safe = tgt if all_valid else np.where(valid, tgt, 0)
@@ -201,6 +197,16 @@ def _class_targets(input, target, weight, ignore_index):
     return _Targets(safe_t, w_t, valid_t, float(w.sum(dtype=np.float64)))
 
 
+def _host_targets(target, n_classes, ignore_index):
+    """(flat int64 targets, the mask of those not ignored) on the host, range-checked."""
+    tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
+    valid = tgt != ignore_index
+    bad = valid & ((tgt < 0) | (tgt >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(tgt[np.argmax(bad)])} is out of bounds.")
+    return tgt, valid
+
+
 class _ClassTargets(Function):
     """(safe (M, 1) int64, valid (M,) of `dtype`) of class-index targets, range-checked on
     the host: what `_class_targets` computes, as one node, for a graph capture (a replay
@@ -208,11 +214,7 @@ class _ClassTargets(Function):
 
     @staticmethod
     def forward(ctx, target, n_classes, ignore_index, dtype):
-        tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
-        valid = tgt != ignore_index
-        bad = valid & ((tgt < 0) | (tgt >= n_classes))
-        if bad.any():
-            raise IndexError(f"Target {int(tgt[np.argmax(bad)])} is out of bounds.")
+        tgt, valid = _host_targets(target, n_classes, ignore_index)
         dev = target.device
         safe = np.ascontiguousarray(np.where(valid, tgt, 0).reshape(-1, 1))
         return (torch.from_numpy(safe).to(dev),
