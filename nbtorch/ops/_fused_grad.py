@@ -17,6 +17,12 @@ computes the same tensors with ordinary ops. `inputs` are what the gradients dep
 functions of the inputs (saved statistics, dropout draws). Both callables must depend on
 nothing but their arguments and constants (bound with functools.partial): a captured
 graph replays them on other tensors.
+
+`vjp(fn, inputs, cotangents)` is the differentiable vector-Jacobian product both
+double backwards need (FusedGrad's, and the fused LSTM's recompute-by-ops): partial
+derivatives, taken at detached copies of the inputs, because an output gradient usually
+depends on the op's inputs (a loss like out ** 2) and differentiating the inputs
+themselves counted that path twice.
 """
 from .._tensor import Tensor
 from ..autograd import Function, grad_mode
