@@ -5,6 +5,7 @@ copy once into the output.
 import numpy as np
 
 from .. import _dtype
+from .._capture import refuse_capture
 from .._tensor import Tensor, empty
 from ..autograd.function import Function, renamed
 from ._common import normalize_dim, tensor_method, check_same_device
@@ -285,6 +286,9 @@ def tile(self, *dims):
 @tensor_method()
 def repeat_interleave(self, repeats, dim=None):
     """Repeat each element `repeats` times (along dim, or of the flattened tensor)."""
+    if isinstance(repeats, Tensor) and repeats.numel() > 1:
+        refuse_capture("repeat_interleave() with a tensor of repeats",
+                       "has a data-dependent output shape")
     x = self.flatten() if dim is None else self
     d = 0 if dim is None else normalize_dim(dim, x.dim())
     n = x._shape[d]

@@ -349,6 +349,7 @@ DATA_DEPENDENT = {
     "masked_select": lambda x, y: (y.masked_select(x > 0) * 2).sum(),
     "boolean mask": lambda x, y: y[x > 0].exp().sum(),
     "histc": lambda x, y: y * torch.histc(x, 4, -2, 2)[0],
+    "repeat_interleave": lambda x, y: y.repeat_interleave((x[:, 0] > 0).long() + 1, 0).sum(),
 }
 
 
