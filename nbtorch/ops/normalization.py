@@ -123,24 +123,19 @@ class BatchNorm(Function):
     def backward(ctx, grad_out):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        if grad_mode.is_grad_enabled() or x.numel() == 0:
-            return _batch_norm_backward_ops(ctx, grad_out, x, weight) + (None,) * 5
-        dt, dev = _kernel_dtype(x.dtype), x.device
-        N, C = x.shape[0], x.shape[1]
-        S = math.prod(x.shape[2:])
-        x3 = _kernel_array(x, dt).reshape(N, C, S)
-        dy3 = _kernel_array(grad_out, dt).reshape(N, C, S)
-        gx = empty(x.shape, dt, dev) if need_x else None
-        gw, gb = _stat(C, dev), _stat(C, dev)
-        mean, invstd = ctx.stats
-        get_kernel("batch_norm_backward", dev.type)(
-            dy3, x3, mean._array, invstd._array, _param_array(weight, C, 1.0, dt, dev),
-            gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array,
-            ctx.batch_stats, need_x)
-        if gx is not None and gx.dtype is not x.dtype:
-            gx = gx.to(x.dtype)
-        return (gx, _grad_as(gw, weight) if need_w else None,
-                _grad_as(gb, weight) if need_b else None, None, None, None, None, None)
+        params = dict(batch_stats=ctx.batch_stats, eps=ctx.eps)
+        inputs = (x, weight, grad_out) + tuple(ctx.stats)
+        if grad_mode.is_grad_enabled() or x.numel() == 0:    # create_graph=True, a capture
+            gx, gw, gb = fused_grad(functools.partial(_batch_norm_grads, **params),
+                                    functools.partial(_batch_norm_grad_ops, **params),
+                                    inputs) if x.numel() else \
+                _batch_norm_grad_ops(*inputs, **params)
+            gw = gw if weight is None else gw.reshape(weight.shape)
+            gb = gb if weight is None else gb.reshape(weight.shape)
+        else:
+            gx, gw, gb = _batch_norm_grads(*inputs, need_x=need_x, **params)
+        return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
+                None, None, None, None, None)
 
 
 def _update_running(running_mean, running_var, mean, var, momentum, count):
@@ -157,21 +152,41 @@ def _update_running(running_mean, running_var, mean, var, momentum, count):
         b._bump()
 
 
-def _batch_norm_backward_ops(ctx, dy, x, weight):
-    """Differentiable batch norm gradients (create_graph=True)."""
+def _batch_norm_grads(x, weight, dy, mean, invstd, batch_stats, eps, need_x=True):
+    """(dx, dweight, dbias) of batch norm by its kernel (dweight/dbias shaped and typed
+    like the weight, or (C,) float64 without one; dx None unless `need_x`)."""
+    dt, dev = _kernel_dtype(x.dtype), x.device
+    N, C = x.shape[0], x.shape[1]
+    S = math.prod(x.shape[2:])
+    x3 = _kernel_array(x, dt).reshape(N, C, S)
+    dy3 = _kernel_array(dy, dt).reshape(N, C, S)
+    gx = empty(x.shape, dt, dev) if need_x else None
+    gw, gb = _stat(C, dev), _stat(C, dev)
+    get_kernel("batch_norm_backward", dev.type)(
+        dy3, x3, mean._array, invstd._array, _param_array(weight, C, 1.0, dt, dev),
+        gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array,
+        batch_stats, need_x)
+    if gx is not None and gx.dtype is not x.dtype:
+        gx = gx.to(x.dtype)
+    if weight is not None:
+        gw, gb = _grad_as(gw, weight), _grad_as(gb, weight)
+    return gx, gw, gb
+
+
+def _batch_norm_grad_ops(x, weight, dy, mean, invstd, batch_stats, eps):
+    """`_batch_norm_grads` with ordinary ops (differentiable again; batch statistics are
+    recomputed from x, running ones are the given mean and invstd)."""
     N, C = x.shape[0], x.shape[1]
     S = math.prod(x.shape[2:])
     x3, dy3 = x.reshape(N, C, S), dy.reshape(N, C, S)
     w3 = weight.reshape(1, C, 1) if weight is not None else 1.0
-    if ctx.batch_stats:
-        gx, xhat = _normalized_grads(dy3 * w3, x3, (0, 2), ctx.eps)
+    if batch_stats:
+        gx, xhat = _normalized_grads(dy3 * w3, x3, (0, 2), eps)
     else:
-        mean, invstd = (s.to(x.dtype).reshape(1, C, 1) for s in ctx.stats)
+        mean, invstd = (s.to(x.dtype).reshape(1, C, 1) for s in (mean, invstd))
         xhat = (x3 - mean) * invstd
         gx = dy3 * (w3 * invstd)
-    gw = (dy3 * xhat).sum((0, 2)) if weight is not None else None
-    gb = dy3.sum((0, 2)) if ctx.needs_input_grad[2] else None
-    return gx.reshape(x.shape), gw, gb
+    return gx.reshape(x.shape), (dy3 * xhat).sum((0, 2)), dy3.sum((0, 2))
 
 
 def _verify_batch_size(size):
@@ -340,30 +355,49 @@ class GroupNorm(Function):
     def backward(ctx, grad_out):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        G = ctx.G
-        N, C = x.shape[0], x.shape[1]
-        S = math.prod(x.shape[2:])
-        if grad_mode.is_grad_enabled():
-            x3, dy3 = x.reshape(N, C, S), grad_out.reshape(N, C, S)
-            g = dy3 * weight.reshape(1, C, 1) if weight is not None else dy3
-            gx, xhat = _normalized_grads(g.reshape(N, G, -1), x.reshape(N, G, -1), (2,), ctx.eps)
-            xhat = xhat.reshape(N, C, S)
-            gw = (dy3 * xhat).sum((0, 2)) if need_w else None
-            gb = dy3.sum((0, 2)) if need_b else None
-            return gx.reshape(x.shape), gw, gb, None, None
-        dt, dev = _kernel_dtype(x.dtype), x.device
-        x3 = _kernel_array(x, dt).reshape(N, C, S)
-        dy3 = _kernel_array(grad_out, dt).reshape(N, C, S)
-        gx = empty(x.shape, dt, dev) if need_x else None
-        gw, gb = _stat(C, dev), _stat(C, dev)
-        mean, rstd = ctx.stats
-        get_kernel("group_norm_backward", dev.type)(
-            dy3, x3, mean._array, rstd._array, _param_array(weight, C, 1.0, dt, dev), G,
-            gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array, need_x)
-        if gx is not None and gx.dtype is not x.dtype:
-            gx = gx.to(x.dtype)
-        return (gx, _grad_as(gw, weight) if need_w else None,
-                _grad_as(gb, weight) if need_b else None, None, None)
+        params = dict(G=ctx.G, eps=ctx.eps)
+        inputs = (x, weight, grad_out) + tuple(ctx.stats)
+        if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
+            gx, gw, gb = fused_grad(functools.partial(_group_norm_grads, **params),
+                                    functools.partial(_group_norm_grad_ops, **params),
+                                    inputs)
+            gw = gw if weight is None else gw.reshape(weight.shape)
+            gb = gb if weight is None else gb.reshape(weight.shape)
+        else:
+            gx, gw, gb = _group_norm_grads(*inputs, need_x=need_x, **params)
+        return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
+                None, None)
+
+
+def _group_norm_grads(x, weight, dy, mean, rstd, G, eps, need_x=True):
+    """(dx, dweight, dbias) of group norm by its kernel (as `_batch_norm_grads`)."""
+    dt, dev = _kernel_dtype(x.dtype), x.device
+    N, C = x.shape[0], x.shape[1]
+    S = math.prod(x.shape[2:])
+    x3 = _kernel_array(x, dt).reshape(N, C, S)
+    dy3 = _kernel_array(dy, dt).reshape(N, C, S)
+    gx = empty(x.shape, dt, dev) if need_x else None
+    gw, gb = _stat(C, dev), _stat(C, dev)
+    get_kernel("group_norm_backward", dev.type)(
+        dy3, x3, mean._array, rstd._array, _param_array(weight, C, 1.0, dt, dev), G,
+        gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array, need_x)
+    if gx is not None and gx.dtype is not x.dtype:
+        gx = gx.to(x.dtype)
+    if weight is not None:
+        gw, gb = _grad_as(gw, weight), _grad_as(gb, weight)
+    return gx, gw, gb
+
+
+def _group_norm_grad_ops(x, weight, dy, mean, rstd, G, eps):
+    """`_group_norm_grads` with ordinary ops (differentiable again; statistics recomputed
+    from x)."""
+    N, C = x.shape[0], x.shape[1]
+    S = math.prod(x.shape[2:])
+    dy3 = dy.reshape(N, C, S)
+    g = dy3 * weight.reshape(1, C, 1) if weight is not None else dy3
+    gx, xhat = _normalized_grads(g.reshape(N, G, -1), x.reshape(N, G, -1), (2,), eps)
+    xhat = xhat.reshape(N, C, S)
+    return gx.reshape(x.shape), (dy3 * xhat).sum((0, 2)), dy3.sum((0, 2))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

@@ -554,3 +554,25 @@ def test_code_that_changes_its_arguments_changes_them_once(fn):
         x2 = x1.clone()
         np.testing.assert_allclose(compiled(x1).numpy(), fn(x2).numpy())
         np.testing.assert_allclose(x1.numpy(), x2.numpy())
+
+
+def test_norm_backwards_are_recorded_as_their_kernels():
+    """In a capture (create_graph=True backward), batch/group/layer norm record their
+    backward kernels as one node each (ops/_fused_grad.py), not the op formulas that made
+    a compiled conv + batch-norm step 1.7x slower than eager; gradients equal eager's."""
+    from nbtorch.ops._fused_grad import FusedGrad
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                          nn.GroupNorm(2, 4), nn.Flatten(), nn.LayerNorm(64))
+    compiled = torch.compile(model)
+    x = torch.randn(3, 2, 4, 4, generator=torch.Generator().manual_seed(1))
+    grads = []
+    for m in (model, compiled):
+        m(x).pow(2).sum().backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+        model.zero_grad()
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-4, atol=1e-5)
+    entry = next(iter(compiled._compiled._cache.values()))
+    targets = [str(n.target) for n in entry.cg.backward_gm.graph.nodes]
+    assert sum("FusedGrad" in t for t in targets) == 3, targets
