@@ -247,6 +247,10 @@ def _build(cg, gm, inputs, wrt_mask, fuse, user_names, params, with_grad):
         cg.forward_gm = _optimise(GraphModule(low, graph, "CompiledForward"), fuse)
         cg.input_names = tuple(names)
         return cg.finish()
+    # the inputs as leaves: an input computed by an earlier graph (a compiled RNN cell
+    # called in a loop, one compiled block after another) must not lead the capture's
+    # backward into that graph (it would run it, and count it in the weights' gradients)
+    inputs = [t.detach().requires_grad_() if m else t for t, m in zip(inputs, wrt_mask)]
     wrt_tensors = [t for t, m in zip(inputs, wrt_mask) if m]
     attr_grads = [(n, p) for n, p in params.items() if p.requires_grad]
     graph, forward_nodes, out_node, n_grad_out = capture_joint(
