@@ -45,6 +45,31 @@ def _dependencies(roots):
     return deps
 
 
+def _must_run(roots, capture):
+    """The nodes whose backward `autograd.grad` must run: those with a captured edge
+    further up (PyTorch runs only what the requested gradients need; running a node past
+    the inputs did needless work, and failed where that node cannot run, e.g. a compiled
+    graph's backward under create_graph=True)."""
+    targets = {node for node, _ in capture if node is not None}
+    reaches = {}                        # node -> a captured node is it or further up
+    must = set()
+    stack = [(n, False) for n in dict.fromkeys(n for n in roots if n is not None)]
+    while stack:
+        node, done = stack.pop()
+        if node in reaches:
+            continue
+        nexts = [nxt for nxt, _ in node.next_functions if nxt is not None]
+        if not done:
+            stack.append((node, True))
+            stack.extend((nxt, False) for nxt in nexts if nxt not in reaches)
+            continue
+        up = any(reaches.get(nxt, False) for nxt in nexts)
+        if up:
+            must.add(node)
+        reaches[node] = up or node in targets
+    return must
+
+
 def _check_grad(node, i, g, meta):
     shape, dtype, device = meta
     if not isinstance(g, Tensor):
@@ -114,6 +139,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
             owned.add(node)                 # made by the engine (or summed below)
         _add_to_buffer(buffers, node, slot, g)
     captured = {}
+    must_run = _must_run(nodes, capture) if capture else None
     ready = [n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0]
     state = grad_mode.STATE
     prev, prev_acc = state.enabled, state.accumulate
@@ -130,6 +156,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                 _capture(capture, captured, node, grads)
             if node._retain:
                 _retain(node, grads)
+            if must_run is not None and node not in must_run and not node._is_accumulate:
+                continue                # nothing requested lies further up
             if node._is_accumulate:
                 if accumulate and grads and grads[0] is not None:
                     # a tensor hook may have kept the gradient or returned its own
