@@ -599,3 +599,30 @@ def test_compiled_calls_chained_through_their_outputs_train():
     for a, b in zip(*grads):
         np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-5, atol=1e-6)
     assert not compiled.fallback_reasons
+
+
+def test_compiled_module_after_eager_layers_trains():
+    """A compiled module whose input comes from eager layers (a compiled head on an eager
+    backbone, sharing a weight with it): the capture's backward ran into the eager layers'
+    graph and freed it, so the real backward failed ("backward through the graph a second
+    time"). Gradients now equal eager's, the shared weight's two paths counted once each."""
+    torch.manual_seed(0)
+    w = nn.Parameter(torch.randn(4, 4))
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = w
+
+        def forward(self, h):
+            return (h @ self.w).tanh()
+    head = Head()
+    compiled = torch.compile(head)
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(1))
+    grads = []
+    for m in (head, compiled, compiled):
+        w.grad = None
+        m((x @ w).relu()).sum().backward()
+        grads.append(w.grad.clone())
+    for g in grads[1:]:
+        np.testing.assert_allclose(g.numpy(), grads[0].numpy(), rtol=1e-5, atol=1e-6)
