@@ -17,7 +17,7 @@ from . import anomaly_mode, grad_mode
 from .dirty import check_dirty, check_dirty_returned, finish_dirty, among
 from .graph import NO_EDGE, Node, gradient_edge
 
-__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+__all__ = ["Function", "FunctionCtx", "once_differentiable", "delayed_error"]
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved "
           "tensors after they have already been freed). Saved intermediate values of the "
@@ -345,12 +345,40 @@ class _DelayedError(Function):
     _node_name = "torch::autograd::Error"
 
     @staticmethod
-    def forward(ctx, *xs):
+    def forward(ctx, message, n, *xs):
+        ctx.message = message           # xs[n:]: tensors the node hangs from, so that a
+        xs = xs[:n]                     # backward toward them reaches it
         return xs if len(xs) > 1 else xs[0]
 
     @staticmethod
     def backward(ctx, *grads):
-        raise RuntimeError(_TWICE)
+        raise RuntimeError(ctx.message)
+
+
+def delayed_error(outputs, message=_TWICE, inputs=()):
+    """`outputs` (a tensor or a tuple, Nones kept) attached to a node that raises
+    RuntimeError(message) if a backward reaches it: what a backward computed by kernels
+    that record no graph returns under create_graph=True, so that differentiating it
+    again is an error instead of a silently missing term. `inputs`: the tensors the
+    missing derivatives are with respect to (the node hangs from them, so a backward
+    asked for their gradients reaches it)."""
+    outs = outputs if isinstance(outputs, tuple) else (outputs,)
+    # each result detached and made a leaf that requires grad, so the error node has an
+    # edge to record (PyTorch's fake_requires_grad)
+    leaves = []
+    for o in outs:
+        if o is not None:
+            o = o.detach()
+            o.requires_grad = True
+        leaves.append(o)
+    tensors = [o for o in leaves if o is not None]
+    if not tensors:
+        return outputs
+    hangs = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
+    got = _DelayedError.apply(message, len(tensors), *tensors, *hangs)
+    got = iter(got if isinstance(got, tuple) else (got,))
+    result = tuple(next(got) if o is not None else None for o in leaves)
+    return result if isinstance(outputs, tuple) else result[0]
 
 
 def once_differentiable(fn):
@@ -372,14 +400,5 @@ def once_differentiable(fn):
             state.enabled = enabled
         if not enabled or not any(isinstance(a, Tensor) and a._requires_grad for a in args):
             return outputs
-        outs = outputs if isinstance(outputs, tuple) else (outputs,)
-        # each result detached and made a leaf that requires grad, so the error node
-        # has an edge to record (PyTorch's fake_requires_grad)
-        leaves = []
-        for o in outs:
-            if o is not None:
-                o = o.detach()
-                o.requires_grad = True
-            leaves.append(o)
-        return _DelayedError.apply(*leaves)
+        return delayed_error(outputs)
     return wrapper

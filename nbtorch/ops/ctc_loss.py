@@ -12,7 +12,8 @@ import numpy as np
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import Tensor, empty
-from ..autograd import Function
+from ..autograd import Function, grad_mode
+from ..autograd.function import delayed_error
 from ._common import check_same_device
 
 __all__ = ["ctc_loss"]
@@ -49,6 +50,9 @@ class CTCNegLogLikelihood(Function):
         get_kernel("ctc_loss_backward", lpc.device.type)(
             lpc._array, targets._array, offsets._array, tlen._array, ilen._array, blank,
             alpha._array, beta._array, nll._array, g._array, zero_inf, grad._array)
+        if grad_mode.is_grad_enabled():     # create_graph=True: the kernel records nothing
+            grad = delayed_error(grad, "derivative for _ctc_loss_backward is not "
+                                       "implemented", (lpc, grad_nll))   # PyTorch's words
         return grad, None, None, None, None, None, None
 
 

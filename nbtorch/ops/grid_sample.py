@@ -13,7 +13,8 @@ import numpy as np
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import empty
-from ..autograd import Function
+from ..autograd import Function, grad_mode
+from ..autograd.function import delayed_error
 from ._common import check_same_device
 
 __all__ = ["grid_sample", "affine_grid", "GRID_SAMPLE_INTERPOLATION_MODES",
@@ -67,7 +68,14 @@ class GridSample(Function):
                 None if gin is None else _flat(gin, N, C, D * H * W), _flat(ggrid, N, P, nd))
         else:
             ggrid.zero_()
+        if grad_mode.is_grad_enabled():     # create_graph=True: the kernel records nothing
+            gin, ggrid = delayed_error((gin, ggrid), _NO_DOUBLE_BACKWARD,
+                                       (xc, gc, grad_out))
         return gin, ggrid, None, None, None
+
+
+_NO_DOUBLE_BACKWARD = ("the derivative of grid_sample's backward is not implemented in "
+                       "nbtorch (double backward through grid_sample)")
 
 
 def _check(x, grid, mode):

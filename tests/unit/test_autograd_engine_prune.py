@@ -39,3 +39,26 @@ def test_an_input_behind_another_still_gets_its_gradient():
     h = x * 2
     gh, gx = nbtorch.autograd.grad((h * h).sum(), (h, x))
     assert nbtorch.allclose(gh, 2 * h) and nbtorch.allclose(gx, 8 * x)
+
+
+def test_backwards_without_a_second_derivative_say_so():
+    """grid_sample's and ctc_loss's backwards are kernels that record no graph: under
+    create_graph=True their gradients came back as constants, so second derivatives
+    silently lacked their terms (gradgradcheck failed). Differentiating them again raises
+    now (ctc_loss with PyTorch's message); first derivatives are unchanged."""
+    import pytest
+    import nbtorch.nn.functional as F
+    x = nbtorch.randn(1, 1, 3, 3, dtype=nbtorch.float64, requires_grad=True)
+    grid = (nbtorch.rand(1, 2, 2, 2, dtype=nbtorch.float64) * 1.6 - 0.8).requires_grad_()
+    out = F.grid_sample(x, grid, align_corners=False).pow(2).sum()
+    gx, = nbtorch.autograd.grad(out, x, create_graph=True)
+    plain, = nbtorch.autograd.grad(F.grid_sample(x, grid, align_corners=False).pow(2).sum(), x)
+    assert nbtorch.allclose(gx.detach(), plain)
+    with pytest.raises(RuntimeError, match="grid_sample's backward is not implemented"):
+        nbtorch.autograd.grad(gx.sum(), grid)
+    lp = nbtorch.randn(4, 1, 3, dtype=nbtorch.float64, requires_grad=True)
+    loss = F.ctc_loss(lp.log_softmax(2), nbtorch.tensor([[1, 2]]), nbtorch.tensor([4]),
+                      nbtorch.tensor([2]))
+    g, = nbtorch.autograd.grad(loss, lp, create_graph=True)
+    with pytest.raises(RuntimeError, match="derivative for _ctc_loss_backward"):
+        g.pow(2).sum().backward()
