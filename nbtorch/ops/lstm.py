@@ -21,6 +21,7 @@ from .._tensor import Tensor, empty
 from .._lazy import kernel_module
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ._fused_grad import fused_grad, vjp
 
 __all__ = ["lstm_cell", "lstm_layer"]
 
@@ -72,7 +73,6 @@ def _ops_backward(inputs, outputs_of, grads):
     partial derivatives (a gradient that depends on an input, as `grads` do in a double
     backward of a loss like out ** 2, would otherwise be differentiated through twice),
     differentiable again (ops/_fused_grad.py's vjp)."""
-    from ._fused_grad import vjp
     return vjp(outputs_of, inputs, grads)
 
 
@@ -104,21 +104,27 @@ class LSTMCellFused(Function):
         _rnn().lstm_cell_forward(gates._array, _zeros(gates)._array, c._array, act._array,
                                  c_new._array, h._array, tc._array)
         ctx.save_for_backward(gates, c)
-        ctx._act, ctx._tc = act._array, tc._array      # raw: what the fused backward reads
-        return h, c_new
+        ctx.act, ctx.tc = act, tc       # what the fused backward reads (as tensors: a graph
+        return h, c_new                 # capture's backward reads them too)
 
     @staticmethod
     def backward(ctx, gh, gc):
         gates, c = ctx.saved_tensors
-        if _STATE.enabled:
-            return _cell_backward_ops(gates, c, gh, gc)
-        gh = (_zeros(c) if gh is None else gh).contiguous()
-        gc = (_zeros(c) if gc is None else gc).contiguous()
-        dgates = empty(gates.shape, c.dtype, c.device)
-        dc = empty(c.shape, c.dtype, c.device)
-        _rnn().lstm_cell_backward(ctx._act, c._array, ctx._tc, gh._array, _zeros(c)._array,
-                                  gc._array, dgates._array, dc._array)
-        return dgates, dc
+        if _STATE.enabled:              # create_graph=True (or a graph capture)
+            return fused_grad(_cell_grads, _cell_backward_ops, (gates, c, gh, gc),
+                              (ctx.act, ctx.tc))
+        return _cell_grads(gates, c, gh, gc, ctx.act, ctx.tc)
+
+
+def _cell_grads(gates, c, gh, gc, act, tc):
+    """(d gates, d c) of LSTMCellFused by its kernel."""
+    gh = (_zeros(c) if gh is None else gh).contiguous()
+    gc = (_zeros(c) if gc is None else gc).contiguous()
+    dgates = empty(gates.shape, c.dtype, c.device)
+    dc = empty(c.shape, c.dtype, c.device)
+    _rnn().lstm_cell_backward(act._array, c._array, tc._array, gh._array, _zeros(c)._array,
+                              gc._array, dgates._array, dc._array)
+    return dgates, dc
 
 
 class LSTMLayer(Function):

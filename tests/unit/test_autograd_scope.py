@@ -1,5 +1,7 @@
-"""autograd.grad and backward(inputs=...) run only the nodes the requested gradients need,
-as PyTorch does: a node before an input, or on a branch leading to no input, does not run."""
+"""What a backward runs and what it refuses: autograd.grad and backward(inputs=...) run only
+the nodes the requested gradients need, as PyTorch does (a node before an input, or on a
+branch leading to no input, does not run); a backward made of kernels that record no graph
+refuses to be differentiated again instead of giving a second derivative without its terms."""
 import nbtorch
 
 
