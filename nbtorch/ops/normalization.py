@@ -152,9 +152,11 @@ def _update_running(running_mean, running_var, mean, var, momentum, count):
         b._bump()
 
 
-def _batch_norm_grads(x, weight, dy, mean, invstd, batch_stats, eps, need_x=True):
-    """(dx, dweight, dbias) of batch norm by its kernel (dweight/dbias shaped and typed
-    like the weight, or (C,) float64 without one; dx None unless `need_x`)."""
+def _channel_norm_grads(x, weight, dy, need_x, run):
+    """(dx, dweight, dbias) of a per-channel normalisation (batch norm, group norm) by its
+    backward kernel, which ``run(dy3, x3, w, dx3, dw, db)`` calls on (N, C, S) arrays
+    (dweight/dbias shaped and typed like the weight, or (C,) float64 without one; dx None
+    unless `need_x`)."""
     dt, dev = _kernel_dtype(x.dtype), x.device
     N, C = x.shape[0], x.shape[1]
     S = math.prod(x.shape[2:])
@@ -162,15 +164,20 @@ def _batch_norm_grads(x, weight, dy, mean, invstd, batch_stats, eps, need_x=True
     dy3 = _kernel_array(dy, dt).reshape(N, C, S)
     gx = empty(x.shape, dt, dev) if need_x else None
     gw, gb = _stat(C, dev), _stat(C, dev)
-    get_kernel("batch_norm_backward", dev.type)(
-        dy3, x3, mean._array, invstd._array, _param_array(weight, C, 1.0, dt, dev),
-        gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array,
-        batch_stats, need_x)
+    run(dy3, x3, _param_array(weight, C, 1.0, dt, dev),
+        gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array)
     if gx is not None and gx.dtype is not x.dtype:
         gx = gx.to(x.dtype)
     if weight is not None:
         gw, gb = _grad_as(gw, weight), _grad_as(gb, weight)
     return gx, gw, gb
+
+
+def _batch_norm_grads(x, weight, dy, mean, invstd, batch_stats, eps, need_x=True):
+    """(dx, dweight, dbias) of batch norm by its kernel (see `_channel_norm_grads`)."""
+    kernel = get_kernel("batch_norm_backward", x.device.type)
+    return _channel_norm_grads(x, weight, dy, need_x, lambda dy3, x3, w, gx, gw, gb: kernel(
+        dy3, x3, mean._array, invstd._array, w, gx, gw, gb, batch_stats, need_x))
 
 
 def _batch_norm_grad_ops(x, weight, dy, mean, invstd, batch_stats, eps):
@@ -370,22 +377,10 @@ class GroupNorm(Function):
 
 
 def _group_norm_grads(x, weight, dy, mean, rstd, G, eps, need_x=True):
-    """(dx, dweight, dbias) of group norm by its kernel (as `_batch_norm_grads`)."""
-    dt, dev = _kernel_dtype(x.dtype), x.device
-    N, C = x.shape[0], x.shape[1]
-    S = math.prod(x.shape[2:])
-    x3 = _kernel_array(x, dt).reshape(N, C, S)
-    dy3 = _kernel_array(dy, dt).reshape(N, C, S)
-    gx = empty(x.shape, dt, dev) if need_x else None
-    gw, gb = _stat(C, dev), _stat(C, dev)
-    get_kernel("group_norm_backward", dev.type)(
-        dy3, x3, mean._array, rstd._array, _param_array(weight, C, 1.0, dt, dev), G,
-        gx._array.reshape(N, C, S) if need_x else dy3, gw._array, gb._array, need_x)
-    if gx is not None and gx.dtype is not x.dtype:
-        gx = gx.to(x.dtype)
-    if weight is not None:
-        gw, gb = _grad_as(gw, weight), _grad_as(gb, weight)
-    return gx, gw, gb
+    """(dx, dweight, dbias) of group norm by its kernel (see `_channel_norm_grads`)."""
+    kernel = get_kernel("group_norm_backward", x.device.type)
+    return _channel_norm_grads(x, weight, dy, need_x, lambda dy3, x3, w, gx, gw, gb: kernel(
+        dy3, x3, mean._array, rstd._array, w, G, gx, gw, gb, need_x))
 
 
 def _group_norm_grad_ops(x, weight, dy, mean, rstd, G, eps):
