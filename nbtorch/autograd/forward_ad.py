@@ -109,9 +109,11 @@ def unpack_dual(tensor, *, level=None):
 
 
 def _tangent(y, duals):
-    from ..ops.creation import zeros_like
+    from ..ops.creation import ones_like, zeros_like
     with grad_mode.enable_grad():
-        u = zeros_like(y).requires_grad_(True)
+        # the dummy cotangent: any value gives the same tangent (the backward is linear in
+        # it), but formulas that take its logarithm (logcumsumexp's) are NaN at 0
+        u = ones_like(y).requires_grad_(True)
         got = _grad([y], [d for d, _ in duals], [u], create_graph=True, retain_graph=True,
                     allow_unused=True)
         total = None

@@ -166,7 +166,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v): the Jacobian-vector product, by the double-backward trick."""
-    from ..ops.creation import zeros_like
+    from ..ops.creation import ones_like
     with grad_mode.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph)
@@ -181,7 +181,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         outputs = func(*inputs)
         is_outputs_tuple, outputs = _outputs(outputs, "jvp")
         _check_requires_grad(outputs, "outputs", strict)
-        u = tuple(zeros_like(o).requires_grad_(True) for o in outputs)
+        # the dummy cotangents of the double-backward trick: ones, not PyTorch's zeros (the
+        # backward is linear in them, but formulas that take their logarithm, as
+        # logcumsumexp's does, give NaN at 0: PyTorch's jvp of logcumsumexp is NaN)
+        u = tuple(ones_like(o).requires_grad_(True) for o in outputs)
         grad_res = _autograd_grad(outputs, inputs, u, create_graph=True)
         _check_requires_grad(grad_res, "grad_inputs", strict)
         grad_outputs = _autograd_grad(grad_res, u, v, create_graph=create_graph)

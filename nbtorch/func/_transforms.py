@@ -188,7 +188,7 @@ def vjp(func, *primals, has_aux=False):
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), J @ tangents[, aux]) by the double-backward trick."""
-    from ..ops.creation import zeros_like
+    from ..ops.creation import ones_like, zeros_like
     if not isinstance(primals, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. "
                            "it should be valid to call f(*primals).")
@@ -209,7 +209,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         out, aux = _split_aux(func(*args), has_aux, "jvp")
         out_leaves, out_spec = tree_flatten(out)
         keep = lv.outer or any(x.requires_grad for x in p_flat if isinstance(x, Tensor))
-        u = [zeros_like(o).requires_grad_(True) for o in out_leaves]
+        # the dummy cotangents: any value gives the same result (the backward is linear in
+        # them), but formulas that take their logarithm (logcumsumexp's) are NaN at 0
+        u = [ones_like(o).requires_grad_(True) for o in out_leaves]
         g = _grads(out_leaves, flat, u, True)
         total = None
         for gi, ti in zip(g, t_flat):

@@ -158,3 +158,23 @@ def test_variable():
         Variable(a, volatile=True)
     assert "volatile was removed" in str(w[0].message)
     assert nbtorch.autograd.Variable is Variable
+
+
+def test_jvp_where_the_backward_takes_the_log_of_its_gradient():
+    """The double-backward trick's dummy cotangent is ones, not zeros: logcumsumexp's
+    backward takes the log of the gradient, so a zero cotangent made every jvp NaN (as
+    PyTorch's autograd.functional.jvp gives). func.jvp, autograd.functional.jvp and
+    forward_ad agree with finite differences."""
+    import nbtorch
+    from nbtorch.autograd import forward_ad as fwAD
+    g = nbtorch.Generator().manual_seed(0)
+    x = nbtorch.rand(3, 4, dtype=nbtorch.float64, generator=g) + 0.5
+    v = nbtorch.randn(3, 4, dtype=nbtorch.float64, generator=g)
+    f = lambda t: t.logcumsumexp(1)                       # noqa: E731
+    eps = 1e-6
+    want = (f(x + eps * v) - f(x - eps * v)) / (2 * eps)
+    with fwAD.dual_level():
+        dual = fwAD.unpack_dual(f(fwAD.make_dual(x, v))).tangent
+    for got in (nbtorch.func.jvp(f, (x,), (v,))[1], nbtorch.autograd.functional.jvp(f, x, v)[1],
+                dual):
+        assert nbtorch.allclose(got, want, rtol=1e-5, atol=1e-7)
