@@ -21,8 +21,9 @@ the pace) before the helpers are tried again; a call that pays halves the next
 back-off (a lucky call on a busy machine does not bring back every later stall).
 One slow call alone is noise on a virtual machine: with a back-off per slow call, a
 loop of 10^6-element adds (parallel 290 us, serial 420) ran 35-45% of its calls
-serially after occasional 500-2,400 us outliers; with two strikes, 2% (the resamples). The first call of a kind runs
-serially, to learn its pace, and so does every `RESAMPLE`th, to keep it current.
+serially after occasional 500-2,400 us outliers; with two strikes, 2% (the
+resamples). The first call of a kind runs serially, to learn its pace, and so does
+every `RESAMPLE`th, to keep it current.
 (The caller's own chunk times are a poor measure: they include its waits for the
 GIL; a kind with no serial pace, e.g. `batch_threads.py`'s, is judged by them: 0.8x
 its fastest chunk times the chunk count.) Calls run on Numba's threads instead
@@ -44,7 +45,8 @@ MAX_BACKOFF = 512                # calls run serially after repeated starved par
 RESAMPLE = 64                    # every 64th call of a kind runs serially: a fresh pace
 STRIKES = 2                      # starved parallel calls in a row that start a back-off
 _POOL = []
-_BACKOFF = {}     # key -> [serial calls still to make, the next back-off length]
+_BACKOFF = {}     # key -> [serial calls still to make, the next back-off length,
+                  #         starved calls in a row]
 _PACE = {}        # key -> seconds per element of the serial call
 _CALLS = {}       # key -> calls that asked `use_helpers`
 _COLD = set()     # keys whose last call ran serially (record_parallel)

@@ -32,8 +32,9 @@ from ._elementwise_operands import (half_params, half_pointwise as _half_pointwi
 from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from ._inplace import inplace_guard
 
-__all__ = ["run_elementwise", "tensor_operator", "tensor_method", "Elementwise", "Binary", "unary_api", "native_out_of", "check_number",
-           "promote", "shape_of", "float_dtype", "type_name", "NUMBER"]
+__all__ = ["run_elementwise", "tensor_operator", "tensor_method", "Elementwise", "Binary",
+           "unary_api", "native_out_of", "check_number", "promote", "shape_of", "float_dtype",
+           "type_name", "NUMBER"]
 
 def _quiet_run():
     """`run(fn, *args, **kw)`: fn called in a context of its own where NumPy ignores

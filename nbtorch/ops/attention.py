@@ -13,8 +13,6 @@ kernel runs as one op whose own backward differentiates the op formula
 """
 import functools
 
-import numpy as np
-
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import empty, wrap
@@ -62,16 +60,6 @@ def _forward(ctx, q, k, v, out, mask, dropout_p, scale):
                               keep, out, probs._array, dropped._array)
     ctx.probs, ctx.dropped, ctx.keep, ctx.scale, ctx.mask = probs, dropped, keep, scale, mask
     ctx.drawn = None if noise is None else wrap(noise)
-
-
-def _kernel_grads(q, k, v, g, probs, dropped, drawn, keep, scale, need):
-    """(dq, dk, dv) arrays of (N, H, ., .) views by the backward kernel (None where not
-    `need`ed)."""
-    grads = [np.empty(t.shape, t.dtype) if want else None for t, want in zip((q, k, v), need)]
-    get_kernel("sdpa_backward", "cpu")(q, k, v, probs._array, dropped._array,
-                                       None if drawn is None else drawn._array, keep, scale,
-                                       g, *grads)
-    return grads
 
 
 def safe_softmax(s):
@@ -129,11 +117,13 @@ class ScaledDotProductAttention(Function):
 def _sdpa_grads(q, k, v, g, mask, drawn, probs, dropped, keep, scale, need=(True,) * 3):
     """(dq, dk, dv) of ScaledDotProductAttention by the backward kernel (None where not
     `need`ed)."""
-    arrays = _kernel_grads(_heads_of(q._array), _heads_of(k._array), _heads_of(v._array),
-                           _heads_of(g.contiguous()._array), probs, dropped, drawn, keep,
-                           scale, need)
-    return tuple(None if a is None else wrap(a.reshape(t.shape))
-                 for a, t in zip(arrays, (q, k, v)))
+    grads = [empty(t.shape, t.dtype) if want else None for t, want in zip((q, k, v), need)]
+    get_kernel("sdpa_backward", "cpu")(
+        _heads_of(q._array), _heads_of(k._array), _heads_of(v._array), probs._array,
+        dropped._array, None if drawn is None else drawn._array, keep, scale,
+        _heads_of(g.contiguous()._array), *(None if t is None else _heads_of(t._array)
+                                            for t in grads))
+    return tuple(grads)
 
 
 def _sdpa_grads_by_ops(q, k, v, g, mask, drawn, keep, scale):

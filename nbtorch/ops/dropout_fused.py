@@ -47,7 +47,7 @@ class ReluDropout(Function):
         out = empty(tuple(h.shape), h.dtype, CPU)
         get_kernel("relu_dropout", "cpu")(h._array.reshape(-1), noise.reshape(-1), keep,
                                           out._array.reshape(-1))
-        ctx.noise, ctx.keep = noise, keep
+        ctx.keep = keep
         ctx.drawn = wrap(noise)     # the draws as a tensor: a graph capture's backward reads it
         ctx.save_for_backward(h)
         return out
@@ -100,7 +100,7 @@ class DropoutAddLayerNorm(Function):
         y = empty(tuple(x.shape), x.dtype, CPU)
         get_kernel("dropout_add", "cpu")(x._array.reshape(-1), s._array.reshape(-1),
                                          noise.reshape(-1), keep, y._array.reshape(-1))
-        ctx.noise, ctx.keep = noise, keep
+        ctx.keep = keep
         ctx.drawn = wrap(noise)     # the draws as a tensor: a graph capture's backward reads it
         ctx.pre_norm = y            # x + dropout(s): read by the backward kernel (as above)
         K = 1

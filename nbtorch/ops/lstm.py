@@ -68,14 +68,6 @@ def _zeros(t):
     return zeros(t.shape, dtype=t.dtype, device=t.device)
 
 
-def _ops_backward(inputs, outputs_of, grads):
-    """Gradients of `outputs_of(*inputs)` for `grads`, recomputed with ordinary ops as
-    partial derivatives (a gradient that depends on an input, as `grads` do in a double
-    backward of a loss like out ** 2, would otherwise be differentiated through twice),
-    differentiable again (ops/_fused_grad.py's vjp)."""
-    return vjp(outputs_of, inputs, grads)
-
-
 def _cell_backward_ops(gates, c, gh, gc):
     """(d gates, d c) of `_cell_ops` with ordinary ops (differentiable again)."""
     from .joining import cat
@@ -189,10 +181,11 @@ class LSTMLayerGrad(Function):
         reverse = ctx.reverse
 
         def first_order(xw, h0, c0, w_hh, g_out, g_hT, g_cT):
-            return _ops_backward((xw, h0, c0, w_hh), lambda *a: _layer_ops(*a, reverse),
-                                 (g_out, g_hT, g_cT))
-        with grad_mode.enable_grad():
-            got = _ops_backward((xw, h0, c0, w_hh, g_out, g_hT, g_cT), first_order, grads)
+            return vjp(lambda *a: _layer_ops(*a, reverse), (xw, h0, c0, w_hh),
+                       (g_out, g_hT, g_cT))
+        # partial derivatives (ops/_fused_grad.py's vjp): the output gradients usually
+        # depend on xw (a loss like out ** 2), a path not to be counted twice
+        got = vjp(first_order, (xw, h0, c0, w_hh, g_out, g_hT, g_cT), grads)
         return (None,) * 4 + got + (None,)
 
 

@@ -3,7 +3,8 @@
 Forward and backward run as single Numba kernels (``nbtorch.kernels.cpu.norm``,
 looked up per device in the registry). When a backward is itself recorded
 (``create_graph=True``) the gradients are built from nbtorch ops instead, so
-double backward works too.
+double backward works too; a graph capture records the backward kernels as one
+node each (`_fused_grad.py`).
 """
 import functools
 import math
@@ -125,13 +126,12 @@ class BatchNorm(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         params = dict(batch_stats=ctx.batch_stats, eps=ctx.eps)
         inputs = (x, weight, grad_out) + tuple(ctx.stats)
-        if grad_mode.is_grad_enabled() or x.numel() == 0:    # create_graph=True, a capture
+        if x.numel() == 0:
+            gx, gw, gb = _batch_norm_grad_ops(*inputs, **params)
+        elif grad_mode.is_grad_enabled():    # create_graph=True (or a graph capture)
             gx, gw, gb = fused_grad(functools.partial(_batch_norm_grads, **params),
                                     functools.partial(_batch_norm_grad_ops, **params),
-                                    inputs) if x.numel() else \
-                _batch_norm_grad_ops(*inputs, **params)
-            gw = gw if weight is None else gw.reshape(weight.shape)
-            gb = gb if weight is None else gb.reshape(weight.shape)
+                                    inputs)
         else:
             gx, gw, gb = _batch_norm_grads(*inputs, need_x=need_x, **params)
         return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
@@ -267,42 +267,37 @@ class LayerNorm(Function):
     def backward(ctx, grad_out):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        K = ctx.K
-        M = x.numel() // K if K else 0
+        params = dict(K=ctx.K, eps=ctx.eps)
         if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
-            gx, gw, gb = fused_grad(functools.partial(_layer_norm_grads, K=K, eps=ctx.eps),
-                                    functools.partial(_layer_norm_grad_ops, K=K, eps=ctx.eps),
+            gx, gw, gb = fused_grad(functools.partial(_layer_norm_grads, **params),
+                                    functools.partial(_layer_norm_grad_ops, **params),
                                     (x, weight, grad_out), ctx.stats)
-            return (gx if need_x else None, gw.reshape(weight.shape) if need_w else None,
-                    gb.reshape(weight.shape) if need_b else None, None, None)
-        dt, dev = _kernel_dtype(x.dtype), x.device
-        x2 = _kernel_array(x, dt).reshape(M, K)
-        dy2 = _kernel_array(grad_out, dt).reshape(M, K)
-        gx = empty(x.shape, dt, dev) if need_x else None
-        gw, gb = _stat(K, dev), _stat(K, dev)
-        mean, rstd = ctx.stats
-        get_kernel("layer_norm_backward", dev.type)(
-            dy2, x2, mean._array, rstd._array, _param_array(weight, K, 1.0, dt, dev),
-            gx._array.reshape(M, K) if need_x else dy2, gw._array, gb._array, need_x)
-        if gx is not None and gx.dtype is not x.dtype:
-            gx = gx.to(x.dtype)
-        return (gx, _grad_as(gw, weight) if need_w else None,
-                _grad_as(gb, weight) if need_b else None, None, None)
+            if weight is not None:
+                gw, gb = gw.reshape(weight.shape), gb.reshape(weight.shape)
+        else:
+            gx, gw, gb = _layer_norm_grads(x, weight, grad_out, *ctx.stats, need_x=need_x,
+                                           **params)
+        return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
+                None, None)
 
 
-def _layer_norm_grads(x, weight, grad_out, mean, rstd, K, eps):
-    """(dx, dweight, dbias) of layer norm by its kernel (dweight/dbias of shape (K,))."""
+def _layer_norm_grads(x, weight, grad_out, mean, rstd, K, eps, need_x=True):
+    """(dx, dweight, dbias) of layer norm by its kernel (dweight/dbias shaped and typed like
+    the weight, or (K,) float64 without one; dx None unless `need_x`)."""
     dt, dev = _kernel_dtype(x.dtype), x.device
     M = x.numel() // K if K else 0
-    gx = empty(x.shape, dt, dev)
+    dy2 = _kernel_array(grad_out, dt).reshape(M, K)
+    gx = empty(x.shape, dt, dev) if need_x else None
     gw, gb = _stat(K, dev), _stat(K, dev)
     get_kernel("layer_norm_backward", dev.type)(
-        _kernel_array(grad_out, dt).reshape(M, K), _kernel_array(x, dt).reshape(M, K),
-        mean._array, rstd._array, _param_array(weight, K, 1.0, dt, dev),
-        gx._array.reshape(M, K), gw._array, gb._array, True)
-    return (gx if gx.dtype is x.dtype else gx.to(x.dtype),
-            gw if weight is None else _grad_as(gw, weight),
-            gb if weight is None else _grad_as(gb, weight))
+        dy2, _kernel_array(x, dt).reshape(M, K), mean._array, rstd._array,
+        _param_array(weight, K, 1.0, dt, dev), gx._array.reshape(M, K) if need_x else dy2,
+        gw._array, gb._array, need_x)
+    if gx is not None and gx.dtype is not x.dtype:
+        gx = gx.to(x.dtype)
+    if weight is not None:
+        gw, gb = _grad_as(gw, weight), _grad_as(gb, weight)
+    return gx, gw, gb
 
 
 def _layer_norm_grad_ops(x, weight, grad_out, K, eps):
@@ -368,8 +363,6 @@ class GroupNorm(Function):
             gx, gw, gb = fused_grad(functools.partial(_group_norm_grads, **params),
                                     functools.partial(_group_norm_grad_ops, **params),
                                     inputs)
-            gw = gw if weight is None else gw.reshape(weight.shape)
-            gb = gb if weight is None else gb.reshape(weight.shape)
         else:
             gx, gw, gb = _group_norm_grads(*inputs, need_x=need_x, **params)
         return (gx if need_x else None, gw if need_w else None, gb if need_b else None,

@@ -15,9 +15,10 @@ The same recorder captures a backward: `capture_joint` runs the forward with
 gradients and then `autograd.grad(..., create_graph=True)`, so the backward
 formulas of the eager ops (one source of truth) run and are recorded as ops
 too; an elementwise op with a fused gradient kernel records that kernel, as a
-first-order eager backward runs it (``grad_mode.STATE.first_order``). Values are identified by their storage, version and geometry, so a
-tensor computed outside the recorded ops (a raw view, an in-place write) is
-noticed: `CaptureError` names the op that read it, and callers fall back to
+first-order eager backward runs it (``grad_mode.STATE.first_order``), and so do
+fused ops (``ops/_fused_grad.py``). Values are identified by their storage, version
+and geometry, so a tensor computed outside the recorded ops (a raw view, an in-place
+write) is noticed: `CaptureError` names the op that read it, and callers fall back to
 eager mode.
 
 The recording patches `Function.apply` (and the `run_elementwise` helper) for the
