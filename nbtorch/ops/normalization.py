@@ -128,12 +128,9 @@ class BatchNorm(Function):
         inputs = (x, weight, grad_out) + tuple(ctx.stats)
         if x.numel() == 0:
             gx, gw, gb = _batch_norm_grad_ops(*inputs, **params)
-        elif grad_mode.is_grad_enabled():    # create_graph=True (or a graph capture)
-            gx, gw, gb = fused_grad(functools.partial(_batch_norm_grads, **params),
-                                    functools.partial(_batch_norm_grad_ops, **params),
-                                    inputs)
         else:
-            gx, gw, gb = _batch_norm_grads(*inputs, need_x=need_x, **params)
+            gx, gw, gb = _norm_grads(_batch_norm_grads, _batch_norm_grad_ops, inputs, (),
+                                     need_x, params)
         return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
                 None, None, None, None, None)
 
@@ -150,6 +147,16 @@ def _update_running(running_mean, running_var, mean, var, momentum, count):
         mean._array, var._array, momentum, count)
     for b in bufs:
         b._bump()
+
+
+def _norm_grads(kernel, formula, inputs, extras, need_x, params):
+    """(dx, dweight, dbias) of a normalisation's backward: `kernel(*inputs, *extras,
+    need_x=, **params)` in a first-order backward; under create_graph=True (or a graph
+    capture) `fused_grad` of the kernel and the op `formula(*inputs, **params)`."""
+    if grad_mode.is_grad_enabled():
+        return fused_grad(functools.partial(kernel, **params),
+                          functools.partial(formula, **params), inputs, extras)
+    return kernel(*inputs, *extras, need_x=need_x, **params)
 
 
 def _channel_norm_grads(x, weight, dy, need_x, run):
@@ -267,16 +274,9 @@ class LayerNorm(Function):
     def backward(ctx, grad_out):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
-        params = dict(K=ctx.K, eps=ctx.eps)
-        if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
-            gx, gw, gb = fused_grad(functools.partial(_layer_norm_grads, **params),
-                                    functools.partial(_layer_norm_grad_ops, **params),
-                                    (x, weight, grad_out), ctx.stats)
-            if weight is not None:
-                gw, gb = gw.reshape(weight.shape), gb.reshape(weight.shape)
-        else:
-            gx, gw, gb = _layer_norm_grads(x, weight, grad_out, *ctx.stats, need_x=need_x,
-                                           **params)
+        gx, gw, gb = _norm_grads(_layer_norm_grads, _layer_norm_grad_ops,
+                                 (x, weight, grad_out), ctx.stats, need_x,
+                                 dict(K=ctx.K, eps=ctx.eps))
         return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
                 None, None)
 
@@ -301,12 +301,16 @@ def _layer_norm_grads(x, weight, grad_out, mean, rstd, K, eps, need_x=True):
 
 
 def _layer_norm_grad_ops(x, weight, grad_out, K, eps):
-    """`_layer_norm_grads` with ordinary ops (differentiable again)."""
+    """`_layer_norm_grads` with ordinary ops (differentiable again; dweight/dbias shaped
+    like the weight)."""
     M = x.numel() // K if K else 0
     x2, dy2 = x.reshape(M, K), grad_out.reshape(M, K)
     g = dy2 * weight.reshape(1, K) if weight is not None else dy2
     gx, xhat = _normalized_grads(g, x2, (1,), eps)
-    return gx.reshape(x.shape), (dy2 * xhat).sum(0), dy2.sum(0)
+    gw, gb = (dy2 * xhat).sum(0), dy2.sum(0)
+    if weight is not None:
+        gw, gb = gw.reshape(weight.shape), gb.reshape(weight.shape)
+    return gx.reshape(x.shape), gw, gb
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -359,12 +363,8 @@ class GroupNorm(Function):
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
         params = dict(G=ctx.G, eps=ctx.eps)
         inputs = (x, weight, grad_out) + tuple(ctx.stats)
-        if grad_mode.is_grad_enabled():      # create_graph=True (or a graph capture)
-            gx, gw, gb = fused_grad(functools.partial(_group_norm_grads, **params),
-                                    functools.partial(_group_norm_grad_ops, **params),
-                                    inputs)
-        else:
-            gx, gw, gb = _group_norm_grads(*inputs, need_x=need_x, **params)
+        gx, gw, gb = _norm_grads(_group_norm_grads, _group_norm_grad_ops, inputs, (),
+                                 need_x, params)
         return (gx if need_x else None, gw if need_w else None, gb if need_b else None,
                 None, None)
 
