@@ -317,6 +317,7 @@ class Tensor:
             node = self.grad_fn
             if node._retain is None:
                 node._retain = {}
+            node._plain = False
             node._retain[self._output_nr] = weakref.ref(self)
         self._retains_grad = True
 

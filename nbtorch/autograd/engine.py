@@ -144,34 +144,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
     state = grad_mode.STATE
     prev, prev_acc = state.enabled, state.accumulate
     state.enabled, state.accumulate = create_graph, accumulate
+    short = not capture and not _ANOMALY.enabled
     try:
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
-            if grads is None:
-                grads = []
-            if node._tensor_hooks:
-                grads = _call_tensor_hooks(node, grads)
-            if capture:
-                _capture(capture, captured, node, grads)
-            if node._retain:
-                _retain(node, grads)
-            if must_run is not None and node not in must_run and not node._is_accumulate:
-                continue                # nothing requested lies further up
-            if node._is_accumulate:
-                if accumulate and grads and grads[0] is not None:
-                    # a tensor hook may have kept the gradient or returned its own
-                    node.accumulate(grads[0], create_graph,
-                                    node in owned and not node._tensor_hooks)
-                    if node._post_acc_hooks:
-                        for fn in list(node._post_acc_hooks.values()):
-                            fn(node.variable)
-                continue
-            # add the node's input gradients into the buffers of the nodes they flow to
-            if (node._pre_hooks is None and node._post_hooks is None and len(grads) == 1
-                    and grads[0] is not None and not _ANOMALY.enabled):
-                # the common node (one gradient in, no hooks): run it and check each
-                # gradient while routing it (_apply does the same for every other node)
+            if (short and node._plain and grads is not None and len(grads) == 1
+                    and grads[0] is not None):
+                # the common node (one gradient in, nothing but apply to run): run it and
+                # check each gradient while routing it (_apply does the same for the rest)
                 result = node.apply(grads[0])
                 if result.__class__ is not tuple:
                     result = (result,) if not isinstance(result, tuple) else tuple(result)
@@ -188,6 +169,25 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                     node._release()
                 metas = node._input_meta
             else:
+                if grads is None:
+                    grads = []
+                if node._tensor_hooks:
+                    grads = _call_tensor_hooks(node, grads)
+                if capture:
+                    _capture(capture, captured, node, grads)
+                if node._retain:
+                    _retain(node, grads)
+                if node._is_accumulate:
+                    if accumulate and grads and grads[0] is not None:
+                        # a tensor hook may have kept the gradient or returned its own
+                        node.accumulate(grads[0], create_graph,
+                                        node in owned and not node._tensor_hooks)
+                        if node._post_acc_hooks:
+                            for fn in list(node._post_acc_hooks.values()):
+                                fn(node.variable)
+                    continue
+                if must_run is not None and node not in must_run:
+                    continue            # nothing requested lies further up
                 result = (_apply(node, grads, retain_graph) if not _ANOMALY.enabled else
                           anomaly_mode.run_checked(_apply, node, grads, retain_graph))
                 metas = _CHECKED

@@ -48,6 +48,10 @@ class Node:
     """
 
     _is_accumulate = False
+    # False once anything but `apply` must run for this node (a hook of any kind, a
+    # retained gradient: set where those are registered); the engine's short path
+    # runs only nodes where it holds
+    _plain = True
     next_functions = ()
     _input_meta = ()             # (shape, dtype, device) per input, None if no grad
     _tensor_hooks = None         # {output_nr: _HookDict}
@@ -75,6 +79,7 @@ class Node:
         """fn(grad_inputs, grad_outputs) after this node runs."""
         if self._post_hooks is None:
             self._post_hooks = _HookDict()
+        self._plain = False
         h = RemovableHandle(self._post_hooks)
         self._post_hooks[h.id] = fn
         return h
@@ -83,6 +88,7 @@ class Node:
         """fn(grad_outputs) before this node runs; may return new grad_outputs."""
         if self._pre_hooks is None:
             self._pre_hooks = _HookDict()
+        self._plain = False
         h = RemovableHandle(self._pre_hooks)
         self._pre_hooks[h.id] = fn
         return h
@@ -101,6 +107,7 @@ class AccumulateGrad(Node):
     """The sink for a leaf tensor: adds the incoming gradient into `.grad`."""
 
     _is_accumulate = True
+    _plain = False
     _post_acc_hooks = None       # {id: hook(tensor)}, run after `.grad` was updated
 
     def __init__(self, tensor):
@@ -182,6 +189,7 @@ def register_tensor_hook(t, hook):
         node, slot = t.grad_fn, t._output_nr
     if node._tensor_hooks is None:
         node._tensor_hooks = {}
+    node._plain = False
     hooks = node._tensor_hooks.setdefault(slot, _HookDict())
     h = RemovableHandle(hooks)
     hooks[h.id] = hook

@@ -190,7 +190,8 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
 def _small_result(op, x, y, c):
     """run_elementwise's small CPU call for unrecorded `op` on a contiguous floating tensor
     `x` under `_SMALL_LIMIT` elements and `y` (None for a unary op, a Python float, or a
-    tensor of x's dtype, shape and layout: `c` is its class), skipping the layers between
+    tensor of x's dtype, shape and layout: `c` is its class; one of two tensors may be a
+    single value broadcast, as the gradient of a sum is), skipping the layers between
     (the same pre-resolved ufunc call, so the same bits); None where any of that, or the
     call's resolution, does not hold. The caller has checked that nothing is recorded and
     no wrapper (graph capture, profiler) is installed."""
@@ -202,14 +203,27 @@ def _small_result(op, x, y, c):
     shape = x._shape
     layout = _LAYOUTS.get(shape)
     xa, device = x._arr, x.device
-    if (layout is None or not 0 < layout[2] < _SMALL_LIMIT or x._strides != layout[1]
-            or xa is None or device.type != "cpu"):
+    if layout is None or not 0 < layout[2] < _SMALL_LIMIT or device.type != "cpu":
         return None
+    strides = layout[1]
     if c is Tensor:
-        if (y.dtype is not d or y._shape != shape or y._strides != layout[1]
-                or y._arr is None or not (y.device is device or y.device == device)):
+        if (y.dtype is not d or y._shape != shape
+                or not (y.device is device or y.device == device)):
             return None
-        y = y._arr
+        ya = y._arr
+        if x._strides != strides or xa is None:
+            # one value broadcast (a reduction's gradient, `g.expand(shape)`) with a dense
+            # tensor: the value as a NumPy scalar, as the loop would read it every time
+            if y._strides != strides or ya is None:
+                return None
+            xa = _broadcast_value(x)
+        elif y._strides != strides or ya is None:
+            ya = _broadcast_value(y)
+        if xa is None or ya is None:
+            return None
+        y = ya
+    elif x._strides != strides or xa is None:
+        return None
     try:
         data = (_QUIET_RUN(small[1], xa, signature=small[2]) if y is None else
                 _QUIET_RUN(small[1], xa, y, signature=small[2]))
@@ -219,6 +233,16 @@ def _small_result(op, x, y, c):
     return _new_tensor(Tensor)._init(
         Storage(data if len(size) == 1 else data.reshape(-1), device), 0, size, layout[1],
         d, data)
+
+
+def _broadcast_value(t):
+    """The single value that CPU tensor `t` repeats (every stride 0: an expanded scalar), as
+    a NumPy scalar of its dtype; None for any other layout."""
+    for s in t._strides:
+        if s:
+            return None
+    data = t._storage.data
+    return data[t._offset] if data.dtype is t.dtype.np else None
 
 
 def tensor_operator(cls, generic):

@@ -135,3 +135,24 @@ def test_int_index_view_without_grad_and_with_grad():
     w = nbtorch.ones(3, 2, requires_grad=True)
     w[1].sum().backward()
     assert w.grad.tolist() == [[0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+
+
+def test_hooks_registered_between_backwards_take_the_general_path():
+    """The engine's short path runs `_plain` nodes only: registering any hook or a
+    retained gradient on a node that already ran through it turns it off."""
+    x = nbtorch.randn(3, dtype=nbtorch.float64, requires_grad=True)
+    h = x * 2.0
+    y = h.exp()
+    loss = y.sum()
+    loss.backward(retain_graph=True)
+    first = x.grad.clone()
+    seen = []
+    y.grad_fn.register_prehook(lambda go: seen.append("pre"))
+    y.grad_fn.register_hook(lambda gi, go: seen.append("post"))
+    h.register_hook(lambda g: g * 3)
+    h.retain_grad()
+    x.grad = None
+    loss.backward()
+    assert seen == ["pre", "post"]
+    np.testing.assert_allclose(x.grad.numpy(), 3 * first.numpy())
+    np.testing.assert_allclose(h.grad.numpy(), y.detach().numpy() * 3)

@@ -172,6 +172,33 @@ def test_operator_fast_path_leaves_other_cases_to_the_generic_path(make):
     assert (a / b).dtype.is_floating_point
 
 
+@pytest.mark.parametrize("name", ["+", "-", "*", "/"])
+@pytest.mark.parametrize("which", ["left", "right"])
+@pytest.mark.parametrize("dtype", [nbtorch.float32, nbtorch.float64])
+def test_operator_fast_path_with_one_value_broadcast(name, which, dtype):
+    """A stride-0 operand (a sum's gradient, `g.expand(shape)`) with a dense one: the
+    value as a scalar, bits and layout as the generic path's; not for other layouts."""
+    g = nbtorch.Generator().manual_seed(4)
+    dense = nbtorch.randn(3, 5, generator=g, dtype=dtype)
+    one = nbtorch.tensor(1.7, dtype=dtype).expand(3, 5)
+    a, b = (one, dense) if which == "left" else (dense, one)
+    fn = OPERATORS[name]
+    fn(a, b)
+    fast, generic = fn(a, b), _generic(fn, a, b)
+    assert fast.is_contiguous() and fast.stride() == generic.stride() == (5, 1)
+    assert np.array_equal(fast.numpy(), generic.numpy())
+    row = nbtorch.randn(5, dtype=dtype).expand(3, 5)     # stride (0, 1): not one value
+    assert np.array_equal(fn(row, dense).numpy(), _generic(fn, row, dense).numpy())
+
+
+def test_sum_backward_through_the_broadcast_value_path():
+    x = nbtorch.randn(4, 6, dtype=nbtorch.float64, requires_grad=True)
+    w = nbtorch.randn(4, 6, dtype=nbtorch.float64, requires_grad=True)
+    (x * w).sum().backward()
+    assert np.array_equal(x.grad.numpy(), w.detach().numpy())
+    assert nbtorch.autograd.gradcheck(lambda x, w: (x * w / (w * w + 1)).mean(), (x, w))
+
+
 def test_operator_fast_path_runs_a_swapped_kernel_and_is_profiled():
     from nbtorch import _registry
     a, b = nbtorch.ones(3), nbtorch.ones(3)
