@@ -125,14 +125,27 @@ class _Eager:
         return owner._fn(*args, **kwargs)
 
 
+def _apply_updates(result, updates):
+    """Split a graph's result into the code's own and the values it assigned to module
+    attributes (`updates`: their (module, name) targets), and assign those as the code
+    did (buffers stay buffers: Module.__setattr__)."""
+    if not updates:
+        return result
+    result, values = result
+    for (module, name), value in zip(updates, values):
+        setattr(module, name, value)
+    return result
+
+
 class _Graph:
     """A guard set with a compiled graph."""
 
-    def __init__(self, cg, resolve_root, attr_meta):
+    def __init__(self, cg, resolve_root, attr_meta, updates=()):
         self.cg = cg
         self.root = resolve_root
         self.paths = [tuple(n.split(".")) for n in cg.attr_names]
         self.attr_meta = attr_meta
+        self.updates = updates
 
     def attrs(self):
         out = []
@@ -152,7 +165,7 @@ class _Graph:
 
     def run(self, owner, args, kwargs, tensors, attrs):
         outs = self.cg(*tensors, *attrs)
-        return unflatten(outs, self.cg.output_spec)
+        return _apply_updates(unflatten(outs, self.cg.output_spec), self.updates)
 
 
 def _attr_meta(attrs):
@@ -280,13 +293,13 @@ class _Compiled:
         from ._concrete import TracerWarning
         from ..fx.passes.lower import CaptureError
         try:
-            gm, live = self._trace(args, kwargs, tensors)
+            gm, live, updates = self._trace(args, kwargs, tensors)
         except _Break as e:
             return self._fallback(str(e))
         self._new_modules(live)
         backend = self._backend
         if callable(backend):
-            return _Custom(backend(gm, list(tensors)))
+            return _Custom(backend(gm, list(tensors)), updates)
         try:
             wrt = [t.requires_grad for t in tensors]
             with warnings.catch_warnings():
@@ -296,7 +309,7 @@ class _Compiled:
             return self._fallback(str(e).split("\n\nWhile executing")[0])
         except TracerWarning as e:
             return self._fallback(str(e))
-        entry = _Graph(cg, live, [])
+        entry = _Graph(cg, live, [], updates)
         try:
             entry.attr_meta = _attr_meta(entry.attrs())
         except AttributeError as e:
@@ -314,23 +327,32 @@ class _Compiled:
                     seen.add(id(m))
 
     def _trace(self, args, kwargs, tensors):
-        """(traced GraphModule over the flat tensors, live root): other arguments are
-        constants; the live root holds the real modules the code called (weights are
-        read from them at every call, so a replaced submodule is seen)."""
+        """(traced GraphModule over the flat tensors, live root, updates): other arguments
+        are constants; the live root holds the real modules the code called (weights are
+        read from them at every call, so a replaced submodule is seen). Values the code
+        assigns to module attributes (``self.avg = ...``, ``self.n += 1``) are extra
+        outputs of the graph, `updates` their (module, name) targets."""
         import types
+        from ..fx._patch import RECORDING
         from ._concrete import TracerWarning, static_shapes
         from ._trace import _build, _trace_graph
         _, spec = flatten((args, kwargs))
         fn = self._fn
+        updates = []
 
         def flat(*ts):
             a, k = unflatten(list(ts), spec)
-            return fn(*a, **k)
+            out = fn(*a, **k)
+            assigned = RECORDING.tracer.attr_updates
+            if not assigned:
+                return out
+            updates[:] = [(m, name) for m, name, _ in assigned.values()]
+            return out, [proxy for _, _, proxy in assigned.values()]
         flat.__name__ = self._name().replace(".", "_").replace("<", "").replace(">", "")
         with warnings.catch_warnings(record=True) as caught, static_shapes():
             warnings.simplefilter("always", TracerWarning)
             try:
-                tracer, graph = _trace_graph(flat, tuple(tensors), {})
+                tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
                 traced = _build(None, flat, flat.__name__, tracer, graph)
             except Exception as e:          # the code itself failed, or cannot be traced
                 raise _Break(f"tracing failed: {type(e).__name__}: {e}") from None
@@ -338,7 +360,7 @@ class _Compiled:
             if issubclass(w.category, TracerWarning):
                 raise _Break(_reason(str(w.message), w.filename, w.lineno))
         live = types.SimpleNamespace(**tracer.extra_modules)
-        return traced.graph_module, live
+        return traced.graph_module, live, tuple(updates)
 
 
 class _Break(Exception):
@@ -358,8 +380,9 @@ def _reason(message, filename, lineno):
 class _Custom:
     """A guard set run by a user's backend callable (given the fx GraphModule)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, updates=()):
         self.fn = fn
+        self.updates = updates
 
     def attrs(self):
         return []
@@ -368,7 +391,7 @@ class _Custom:
         return True
 
     def run(self, owner, args, kwargs, tensors, attrs):
-        return self.fn(*tensors)
+        return _apply_updates(self.fn(*tensors), self.updates)
 
 
 class CompiledFunctionWrapper(_Compiled):

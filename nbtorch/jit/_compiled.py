@@ -88,6 +88,10 @@ class CompiledFunction(Function):
         outs, saved = res[:n], res[n:]
         ctx.cg = cg
         ctx.save_for_backward(*saved)
+        if cg.detach_outputs:           # y.detach() returned next to y: one node for both
+            outs = list(outs)
+            for i in cg.detach_outputs:
+                outs[i] = outs[i].detach()
         nondiff = [outs[i] for i in cg.nondiff_outputs]
         if nondiff:
             ctx.mark_non_differentiable(*nondiff)
@@ -127,6 +131,7 @@ class CompiledGraph:
         self.n_outputs = 0
         self.diff_outputs = ()          # output indices that get a gradient
         self.nondiff_outputs = ()
+        self.detach_outputs = ()        # outputs detached from a node that requires grad
         self.wrt_positions = ()         # input positions that get a gradient
         self.input_names = ()
         self.output_spec = None
@@ -253,7 +258,7 @@ def _build(cg, gm, inputs, wrt_mask, fuse, user_names, params, with_grad):
     inputs = [t.detach().requires_grad_() if m else t for t, m in zip(inputs, wrt_mask)]
     wrt_tensors = [t for t, m in zip(inputs, wrt_mask) if m]
     attr_grads = [(n, p) for n, p in params.items() if p.requires_grad]
-    graph, forward_nodes, out_node, n_grad_out = capture_joint(
+    graph, forward_nodes, out_node, requires = capture_joint(
         gm, inputs, wrt_tensors + [p for _, p in attr_grads])
     lifted = []
     _lift_attributes(graph, gm, lifted)
@@ -264,7 +269,7 @@ def _build(cg, gm, inputs, wrt_mask, fuse, user_names, params, with_grad):
     cg.input_names = tuple(names)
     positions = [i for i, m in enumerate(wrt_mask) if m] + [
         len(user_names) + lifted.index(n) if n in lifted else None for n, _ in attr_grads]
-    _split(cg, gm, graph, forward_nodes, out_node, names, positions, fuse)
+    _split(cg, gm, graph, forward_nodes, out_node, names, positions, fuse, requires)
     cg.with_grad = True
     return cg.finish()
 
@@ -287,18 +292,21 @@ def _flatten_nodes(value):
     return leaves, walk(value)
 
 
-def _split(cg, gm, joint, forward_nodes, out_node, names, positions, fuse):
-    """Split the joint graph into forward (outputs + saved) and backward (grads)."""
+def _split(cg, gm, joint, forward_nodes, out_node, names, positions, fuse, requires):
+    """Split the joint graph into forward (outputs + saved) and backward (grads).
+    `requires`: per output, whether it required grad at capture (got a grad placeholder)."""
     outputs, grads = out_node.args[0]
     leaves, spec = _flatten_nodes(outputs)
     cg.output_spec = spec
     cg.n_outputs = len(leaves)
     grad_phs = [n for n in joint.nodes if n.op == "placeholder"
                 and n.target.startswith("grad_out_")]
-    # which outputs got a grad placeholder: those that required grad at capture
-    diff = [i for i, n in enumerate(leaves) if _requires_grad(n)]
+    if len(requires) != len(leaves):        # not one node per tensor output: the metadata
+        requires = [_requires_grad(n) for n in leaves]
+    diff = [i for i, r in enumerate(requires) if r]
     cg.diff_outputs = tuple(diff)
     cg.nondiff_outputs = tuple(i for i in range(len(leaves)) if i not in diff)
+    cg.detach_outputs = tuple(i for i in cg.nondiff_outputs if _requires_grad(leaves[i]))
     keep = [(p, g) for p, g in zip(positions, grads) if g is not None and p is not None]
     cg.wrt_positions = tuple(p for p, _ in keep)
     bwd_nodes = [n for n in joint.nodes if n not in forward_nodes and n.op != "output"]

@@ -219,16 +219,74 @@ class ConcreteAttribute(ConcreteProxy):
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
 
 
+_ASSIGN_MSG = ("Assigning a traced tensor to the module attribute '{}' is not recorded: the "
+               "traced module will not update it (it holds the value of this trace). "
+               "nbtorch.compile replays such assignments")
+_MISSING = object()
+
+
 class ConcreteTracer(Tracer):
-    """A Tracer that runs what it records (see the module docstring)."""
+    """A Tracer that runs what it records (see the module docstring).
+
+    A traced value the code assigns to a module attribute or buffer (``self.avg = ...``,
+    ``self.n += 1``, ``self.last = y``) is, with `attr_updates` a dict (nbtorch.compile),
+    collected there as (module, name, proxy) and seen by the rest of the trace, the module
+    itself left unchanged; without (jit.trace), the module gets the concrete value and a
+    TracerWarning says the trace will not replay it.
+    """
 
     proxy_buffer_attributes = True
 
-    def __init__(self):
+    def __init__(self, attr_updates=False):
         super().__init__()
         self.constants = {}         # qualified name -> tensor captured as a constant
         self.extra_modules = {}     # qualified name -> module called but not under the root
         self._placeholder_values = []
+        self.attr_updates = {} if attr_updates else None   # (id, name) -> (module, name, proxy)
+        self._attr_restore = {}     # (id, name) -> (module, name, where, the value before)
+
+    # ---- module attributes the traced code assigns -----------------------------------
+    def _module_patches(self, patcher):
+        super()._module_patches(patcher)
+        from ..nn import Module
+        orig_setattr = Module.__setattr__
+        tracer, thread = self, threading.get_ident()
+
+        def module_setattr(mod, name, value):
+            d = mod.__dict__
+            if (isinstance(value, ConcreteProxy) and not tracer._executing
+                    and threading.get_ident() == thread
+                    and name not in d.get("_parameters", ())
+                    and name not in d.get("_modules", ())):
+                return tracer._assign(mod, name, value, orig_setattr)
+            return orig_setattr(mod, name, value)
+        patcher.patch_method(Module, "__setattr__", module_setattr)
+
+    def _assign(self, mod, name, proxy, orig_setattr):
+        if self.attr_updates is None:
+            warn_at_user_line(_ASSIGN_MSG.format(name))
+            return orig_setattr(mod, name, proxy.value)
+        key = (id(mod), name)
+        buffers = mod.__dict__.get("_buffers")
+        where = "buffer" if buffers is not None and name in buffers else "attr"
+        if key not in self._attr_restore:
+            old = buffers[name] if where == "buffer" else mod.__dict__.get(name, _MISSING)
+            self._attr_restore[key] = (mod, name, where, old)
+        self.attr_updates[key] = (mod, name, proxy)
+        if where == "buffer":
+            buffers[name] = proxy       # later reads in the trace see the new value
+        else:
+            mod.__dict__[name] = proxy
+
+    def _restore_attrs(self):
+        for mod, name, where, old in self._attr_restore.values():
+            if where == "buffer":
+                mod._buffers[name] = old
+            elif old is _MISSING:
+                mod.__dict__.pop(name, None)
+            else:
+                mod.__dict__[name] = old
+        self._attr_restore.clear()
 
     # ---- values ------------------------------------------------------------------
     def _fetch(self, target):
@@ -346,6 +404,7 @@ class ConcreteTracer(Tracer):
             out.meta["tensor_meta"] = map_arg(out.args[0], lambda n: n.meta.get("tensor_meta"))
             return graph
         finally:
+            self._restore_attrs()
             RECORDING.tracer = outer
             _STATE.depth -= 1
 

@@ -131,10 +131,14 @@ def _graph_module_of(m):
         return m
     compiled = getattr(m, "_compiled", None)
     if compiled is not None:
+        from ._script import _Scripted
+        what = ("a nbtorch.jit.script'ed one: it holds one graph per input signature, with "
+                "that signature's shapes" if isinstance(compiled, _Scripted) else
+                "a nbtorch.compile'd one")
         raise TypeError("nbtorch.jit.save: save the traced module (nbtorch.jit.trace(model, "
-                        "example_inputs)), not a nbtorch.compile'd one")
-    raise TypeError(f"nbtorch.jit.save expects a traced module or function (nbtorch.jit.trace "
-                    f"or jit.script), got {type(m).__name__}")
+                        f"example_inputs)), not {what}")
+    raise TypeError(f"nbtorch.jit.save expects a traced module or function (nbtorch.jit.trace),"
+                    f" got {type(m).__name__}")
 
 
 def _target_name(fn):

@@ -114,8 +114,8 @@ def _check_outputs(graph, strict):
     walk(out)
 
 
-def _trace_graph(target, args, kwargs):
-    tracer = ConcreteTracer()
+def _trace_graph(target, args, kwargs, attr_updates=False):
+    tracer = ConcreteTracer(attr_updates)
     graph = tracer.trace(target, args, kwargs)
     graph.eliminate_dead_code()       # values only looked at by Python (sizes, bools)
     return tracer, graph

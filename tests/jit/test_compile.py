@@ -4,6 +4,7 @@ Few distinct fused programs (each a cold compile in CI): the ten-op chain in
 float32 (forward and backward), one float64 function for gradcheck, an MLP.
 """
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -626,3 +627,102 @@ def test_compiled_module_after_eager_layers_trains():
         grads.append(w.grad.clone())
     for g in grads[1:]:
         np.testing.assert_allclose(g.numpy(), grads[0].numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Tracking(nn.Module):
+    """Assigns module state in forward, as running averages and caches do."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_buffer("avg", torch.zeros(4))
+        self.register_buffer("steps", torch.tensor(0))
+        self.last = None
+
+    def forward(self, x):
+        y = self.lin(x)
+        if self.training:
+            self.avg = 0.9 * self.avg + 0.1 * y.detach().mean(0)   # a buffer replaced
+            self.steps += 1                                         # += on a buffer
+        self.last = y.detach()                                      # a plain attribute
+        return (y - self.avg).relu()                               # reads the new value
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_assignments_to_module_state_are_replayed_every_call(dynamic):
+    """`self.avg = ...`, `self.steps += 1`, `self.last = y` in forward: each compiled call
+    assigns them as eager does (they used to stop the capture, and a plain attribute kept
+    the tracer's proxy object, never updated again)."""
+    torch.manual_seed(0)
+    eager = _Tracking()
+    model = _Tracking()
+    model.load_state_dict(eager.state_dict())
+    fast = torch.compile(model, dynamic=dynamic, fullgraph=True)
+    for step, n in enumerate((8, 8, 5, 8)):
+        x = torch.randn(n, 4)
+        for m in (eager, model):
+            m.train(step != 2)
+        out, ref = fast(x), eager(x)
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-6)
+        out.sum().backward()
+        ref.sum().backward()
+        np.testing.assert_allclose(model.avg.numpy(), eager.avg.numpy(), atol=1e-6)
+        assert model.steps.item() == eager.steps.item()
+        assert type(model.last) is torch.Tensor
+        np.testing.assert_allclose(model.last.numpy(), eager.last.numpy(), atol=1e-6)
+    assert set(model.state_dict()) == {"lin.weight", "lin.bias", "avg", "steps"}
+    assert model.steps.item() == 3
+    np.testing.assert_allclose(model.lin.weight.grad.numpy(), eager.lin.weight.grad.numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_assignments_under_a_custom_backend_and_in_jit_trace():
+    model = _Tracking()
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(gm)
+        return gm
+    fast = torch.compile(model, backend=backend)
+    fast(torch.ones(2, 4))
+    fast(torch.ones(2, 4))
+    assert len(seen) == 1 and model.steps.item() == 2 and type(model.last) is torch.Tensor
+    # jit.trace does not replay assignments: it says so, and leaves the concrete value
+    model = _Tracking()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traced = torch.jit.trace(model, torch.ones(2, 4), check_trace=False)
+    said = [str(w.message) for w in caught if w.category is torch.jit.TracerWarning]
+    assert [m.split("'")[1] for m in said] == ["avg", "steps", "last"]
+    assert all("is not recorded" in m for m in said)
+    assert type(model.last) is torch.Tensor and type(model.avg) is torch.Tensor
+    traced(torch.ones(2, 4))
+    assert model.steps.item() == 2      # the in-place += is replayed; `avg = ...` is not
+
+
+def test_detached_outputs_next_to_differentiable_ones():
+    """A detached output records no node of its own (its node is its source's): the
+    compiled backward took it for a differentiable output and failed ("forward() takes 3
+    positional arguments but 4 were given"); the output itself required grad."""
+    fn = lambda x: ((x * 2).sin(), (x * 3).detach(), x.exp(), x.exp().detach())  # noqa: E731
+    fast = torch.compile(fn, fullgraph=True)
+    for _ in range(2):
+        x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        a, b, c, d = fast(x)
+        assert [t.requires_grad for t in (a, b, c, d)] == [True, False, True, False]
+        (a.sum() + c.sum()).backward()
+        ref = x.detach()
+        np.testing.assert_allclose(x.grad.numpy(), (2 * (2 * ref).cos() + ref.exp()).numpy())
+        np.testing.assert_allclose(b.numpy(), (3 * ref).numpy())
+
+
+def test_script_replays_assignments_and_refuses_save_with_the_reason(tmp_path):
+    model = _Tracking()
+    scripted = torch.jit.script(model)
+    scripted(torch.ones(2, 4))
+    scripted(torch.ones(3, 4))
+    assert model.steps.item() == 2 and model.last.shape == (3, 4)
+    with pytest.raises(TypeError, match="not a nbtorch.jit.script'ed one"):
+        torch.jit.save(scripted, str(tmp_path / "m.nbj"))
+    with pytest.raises(TypeError, match="not a nbtorch.compile'd one"):
+        torch.jit.save(torch.compile(model), str(tmp_path / "m.nbj"))

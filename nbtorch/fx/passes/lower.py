@@ -123,15 +123,19 @@ def capture_joint(gm, example_inputs, wrt):
     `wrt(placeholder_and_attr_values)` -> the tensors to differentiate with respect
     to is given as a list of (node target, tensor) by the caller: here, every input or
     attribute tensor that requires grad. Returns (graph, forward node set, output
-    spec): the graph's output is ``(forward outputs, gradients)`` where gradient `i`
-    belongs to ``wrt[i]`` and is None when the output does not depend on it.
+    spec, which tensor outputs require grad): the graph's output is ``(forward outputs,
+    gradients)`` where gradient `i` belongs to ``wrt[i]`` and is None when the output does
+    not depend on it. The last, one flag per tensor output in order, is what got a
+    ``grad_out_i`` placeholder (a detached output records no node of its own: its node's
+    metadata is its source's).
     """
     from ...autograd import engine, grad_mode
     rec = Recorder(attrs=_attributes(gm))
     with grad_mode.enable_grad(), recording(rec):
         out = _Runner(gm, rec).run(*example_inputs)
         forward_nodes = set(rec.graph.nodes)
-        flat = [o for o in _flatten(out) if _is_tensor(o) and o.requires_grad]
+        tensors = [o for o in _flatten(out) if _is_tensor(o)]
+        flat = [o for o in tensors if o.requires_grad]
         rec.phase = "backward"
         grads_out = []
         for i, o in enumerate(flat):
@@ -150,7 +154,7 @@ def capture_joint(gm, example_inputs, wrt):
         else:
             grads = [None] * len(sources)
         out_node = _output(rec, (out, tuple(grads)))
-    return rec.graph, forward_nodes, out_node, len(flat)
+    return rec.graph, forward_nodes, out_node, [o.requires_grad for o in tensors]
 
 
 def _ones_like(t):
