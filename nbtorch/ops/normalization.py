@@ -444,8 +444,19 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                     ("weight", weight), ("bias", bias)):
         _check_channel_vector(name, t, C)
     x = input.reshape((1, N * C) + tuple(input.shape[2:]))
-    rep = [None if t is None else t.detach().repeat(N) for t in (running_mean, running_var)]
     w, b = (None if t is None else t.repeat(N) for t in (weight, bias))
+    if use_input_stats and momentum is not None:
+        # the batch statistics normalise; the running ones are updated by ops (a graph
+        # capture records them; batch norm's in-place update of a repeated copy it cannot)
+        out = batch_norm(x, None, None, w, b, True, momentum, eps)
+        from ..autograd import no_grad
+        with no_grad():
+            per = input.detach().reshape(N, C, -1)
+            for buf, stat in ((running_mean, per.mean), (running_var, per.var)):
+                if buf is not None:
+                    buf.mul_(1 - momentum).add_(stat(2).mean(0), alpha=momentum)
+        return out.reshape(input.shape)
+    rep = [None if t is None else t.detach().repeat(N) for t in (running_mean, running_var)]
     out = batch_norm(x, rep[0], rep[1], w, b, use_input_stats, momentum, eps)
     if use_input_stats:
         from ..autograd import no_grad

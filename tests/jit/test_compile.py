@@ -726,3 +726,25 @@ def test_script_replays_assignments_and_refuses_save_with_the_reason(tmp_path):
         torch.jit.save(scripted, str(tmp_path / "m.nbj"))
     with pytest.raises(TypeError, match="not a nbtorch.compile'd one"):
         torch.jit.save(torch.compile(model), str(tmp_path / "m.nbj"))
+
+
+def test_instance_norm_with_running_stats_compiles_and_trains():
+    """Its running statistics are updated by ops (batch norm's in-place update of a
+    repeated copy could not be captured: the whole model ran eagerly)."""
+    torch.manual_seed(0)
+    eager = nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
+    model = nn.InstanceNorm2d(3, affine=True, track_running_stats=True)
+    model.load_state_dict(eager.state_dict())
+    fast = torch.compile(model, fullgraph=True)
+    for train in (True, True, False):
+        eager.train(train)
+        model.train(train)
+        x = torch.randn(2, 3, 4, 4)
+        out, ref = fast(x), eager(x)
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), atol=1e-5)
+        out.sum().backward()
+        ref.sum().backward()
+        for a, b in ((model.running_mean, eager.running_mean),
+                     (model.running_var, eager.running_var),
+                     (model.weight.grad, eager.weight.grad)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
