@@ -132,6 +132,13 @@ class Tensor:
     def shape(self):
         return self._shape
 
+    @property
+    def _static_shape(self):
+        """The shape, for input checks in layers: a concrete trace (jit.trace) reads it from
+        its example without a node or a TracerWarning (a check only raises; nothing of it
+        enters the graph)."""
+        return self._shape
+
     def size(self, dim=None):
         if dim is None:
             return self._shape

@@ -86,7 +86,7 @@ def unwrap(a):
 # Tensor metadata a trace treats as static (PyTorch does too); read from the value.
 _STATIC_ATTRS = frozenset(("dtype", "device", "ndim", "is_cuda", "is_cpu", "layout",
                            "requires_grad", "is_leaf", "is_sparse", "is_quantized", "itemsize",
-                           "grad_fn", "is_meta"))
+                           "grad_fn", "is_meta", "_static_shape"))
 _STATIC_METHODS = frozenset(("dim", "ndimension", "is_floating_point", "is_complex",
                              "is_contiguous", "element_size", "get_device", "type"))
 # Read from the value too when the caller specialises the trace to the input shapes
@@ -331,6 +331,10 @@ class ConcreteTracer(Tracer):
         frame = user_frame()
         if frame is not None:
             proxy.node.meta["stack_trace"] = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        if value is None and kind != "placeholder":
+            # no data flows through None (MultiheadAttention's weights without need_weights:
+            # `w is None` must hold); the node stays for what it did (x[i] = 0)
+            return None
         return proxy
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):

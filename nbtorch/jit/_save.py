@@ -38,14 +38,45 @@ def _bad(path, why):
 
 # ---- saving --------------------------------------------------------------------------------
 
-def _through_tracer():
-    """A concrete tracer that traces through every module (no leaves)."""
+def _through_tracer(fixed=None):
+    """A concrete tracer that traces through every module (no leaves); `fixed` keyword
+    arguments are passed to the traced forward as constants, not graph inputs (flags
+    such as MultiheadAttention's need_weights, which its code branches on)."""
     from ._concrete import ConcreteTracer
+    fixed = dict(fixed or {})
 
     class Through(ConcreteTracer):
         def is_leaf_module(self, m, module_qualified_name):
             return False
+
+        def create_args_for_root(self, root_fn, is_module, concrete_args=None):
+            call, args, kwargs = super().create_args_for_root(root_fn, is_module,
+                                                              concrete_args)
+            return (lambda *a, **k: call(*a, **k, **fixed)), args, kwargs
     return Through()
+
+
+def _split_call(sub, node):
+    """(example tensor kwargs in forward's parameter order, constant kwargs, the Nodes in
+    that order) of call_module `node` of `sub`; None when an argument is neither a
+    tensor node nor a constant, or the call does not bind."""
+    import inspect
+    try:
+        bound = inspect.signature(sub.forward).bind(*node.args, **node.kwargs)
+    except TypeError:
+        return None
+    examples, fixed, nodes = {}, {}, []
+    for name, value in bound.arguments.items():
+        if isinstance(value, Node):
+            examples[name] = _example(value.meta["tensor_meta"])
+            nodes.append(value)
+        elif isinstance(value, (tuple, list, dict)) and any(
+                isinstance(e, Node) for e in (value.values() if isinstance(value, dict)
+                                              else value)):
+            return None
+        else:
+            fixed[name] = value
+    return examples, fixed, nodes
 
 
 def _example(meta):
@@ -76,17 +107,19 @@ def _inline_modules(work):
                                 for m in sub.modules()):
             continue                             # keeps state or draws: refused below
         try:
-            args = map_arg(node.args, lambda n: _example(n.meta["tensor_meta"]))
-            kwargs = map_arg(node.kwargs, lambda n: _example(n.meta["tensor_meta"]))
+            split = _split_call(sub, node)
         except (KeyError, AttributeError):
             continue
-        tracer = _through_tracer()
+        if split is None:
+            continue
+        kwargs, fixed, inputs = split
+        tracer = _through_tracer(fixed)
         try:
             with warnings.catch_warnings():
                 # a size read as a Python number (a loop over time steps) would freeze the
                 # example's shape into the saved graph: not inlined, refused below
                 warnings.simplefilter("error", TracerWarning)
-                inner = tracer.trace(sub, args, kwargs)
+                inner = tracer.trace(sub, (), kwargs)
         except Exception:
             continue                             # refused below with the module's name
         prefix = node.target + "."
@@ -94,7 +127,7 @@ def _inline_modules(work):
             work.register_buffer(f"_inlined_{count}_{name}".replace(".", "_"), value,
                                  persistent=False)
         env = {}
-        placeholders = iter(list(node.args) + list(node.kwargs.values()))
+        placeholders = iter(inputs)
         with graph.inserting_before(node):
             for n in inner.nodes:
                 if n.op == "placeholder":
@@ -111,15 +144,43 @@ def _inline_modules(work):
                     env[n] = graph.create_node(n.op, target, map_arg(n.args, lambda a: env[a]),
                                                map_arg(n.kwargs, lambda a: env[a]))
                     env[n].meta = dict(n.meta)
-        if not isinstance(result, Node):
-            raise RuntimeError(f"nbtorch.jit.save: module {node.target!r} returns a "
-                               f"{type(result).__name__}, which cannot be inlined")
-        node.replace_all_uses_with(result)
+        if isinstance(result, Node):
+            node.replace_all_uses_with(result)
+        else:               # a tuple (MultiheadAttention's (output, weights)): its items
+            _substitute(graph, node, result)
         graph.erase_node(node)
         count += 1
     if count:
         work.recompile()
     return count
+
+
+def _replaced(a, node, value):
+    """Argument structure `a` with Node `node` replaced by `value` (a structure)."""
+    if a is node:
+        return value
+    if isinstance(a, (tuple, list)):
+        return type(a)(_replaced(e, node, value) for e in a)
+    if isinstance(a, dict):
+        return {k: _replaced(v, node, value) for k, v in a.items()}
+    return a
+
+
+def _substitute(graph, node, value):
+    """Make every user of `node` read the structure `value` (tuples of nodes and
+    constants) instead; ``value[i]`` reads (getitem nodes, nested too) become the item."""
+    for user in list(node.users):
+        if (user.op == "call_function" and user.target is operator.getitem
+                and user.args[0] is node and isinstance(user.args[1], int)):
+            item = value[user.args[1]]
+            if isinstance(item, Node):
+                user.replace_all_uses_with(item)
+            else:
+                _substitute(graph, user, item)
+            graph.erase_node(user)
+        else:
+            user.args = _replaced(user.args, node, value)
+            user.kwargs = _replaced(user.kwargs, node, value)
 
 
 def _graph_module_of(m):

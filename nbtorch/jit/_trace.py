@@ -114,6 +114,27 @@ def _check_outputs(graph, strict):
     walk(out)
 
 
+_LAYER = "_layer"        # the call_module target of a recurrent layer traced as one call
+
+
+def _called_whole(module):
+    """`module` is recorded as one call_module node even as the root of a trace: recurrent
+    layers (traced through, their time loop would be frozen at the example's length)."""
+    from ..nn.modules.rnn import RNNBase
+    return isinstance(module, RNNBase)
+
+
+def _layer_call(module):
+    """A function calling `module`, with its forward's signature: traced, the module is a
+    leaf node called with the placeholders."""
+    import functools
+
+    @functools.wraps(module.forward)
+    def call(*args, **kwargs):
+        return module(*args, **kwargs)
+    return call
+
+
 def _trace_graph(target, args, kwargs, attr_updates=False):
     tracer = ConcreteTracer(attr_updates)
     graph = tracer.trace(target, args, kwargs)
@@ -124,6 +145,18 @@ def _trace_graph(target, args, kwargs, attr_updates=False):
 def _build(module, target, name, tracer, graph):
     extras = dict(tracer.constants)
     extras.update(tracer.extra_modules)
+    if module is not None and _called_whole(module):
+        # the layer itself, reached as a plain attribute: its parameters are the traced
+        # module's own (shared), so the state_dict keys stay the layer's
+        for node in graph.nodes:
+            if node.op == "call_module" and extras.get(node.target) is module:
+                node.target = _LAYER
+        view = module_view(module, {k: v for k, v in extras.items() if v is not module})
+        object.__setattr__(view, _LAYER, module)
+        traced = TracedModule(view, graph, name)
+        traced._modules.pop(_LAYER, None)           # installed as a child: not one
+        object.__setattr__(traced, _LAYER, module)
+        return traced
     if module is not None:
         return TracedModule(module_view(module, extras), graph, name)
     root = tracer.root
@@ -161,6 +194,8 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
                            "given (the trace runs the code on them)")
     _check_types(args, kwargs)
     _check_arity(module.forward if module is not None else target, name, args, kwargs)
+    if module is not None and _called_whole(module):
+        target = _layer_call(module)
     tracer, graph = _trace_graph(target, args, kwargs)
     _check_outputs(graph, strict)
     traced = _build(module, target, name, tracer, graph)

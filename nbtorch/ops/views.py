@@ -357,7 +357,16 @@ def flatten(self, start_dim=0, end_dim=-1):
 @tensor_method()
 def unflatten(self, dim, sizes):
     d = normalize_dim(dim, self.dim())
-    sizes = _infer_size(tuple(sizes), self._shape[d])
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    try:
+        sizes = _infer_size(sizes, self._shape[d])
+    except RuntimeError as e:
+        if "invalid for input of size" not in str(e):
+            raise
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {dim} ({self._shape[d]}) in the input tensor") from None
     return self.view(self._shape[:d] + sizes + self._shape[d + 1:])
 
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -262,3 +263,93 @@ def test_save_refuses_recurrent_layers_with_the_reason(tmp_path):
     traced = torch.jit.trace(Tagger().eval(), torch.randn(2, 3, 4))
     with pytest.raises(RuntimeError, match="'rnn' .*sequence length"):
         torch.jit.save(traced, str(tmp_path / "t.nbj"))
+
+
+class _AttentionBlock(nn.Module):
+    """nn.MultiheadAttention as a user's block calls it: both outputs, keyword flags."""
+
+    def __init__(self, batch_first, need_weights, average):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=batch_first)
+        self.norm = nn.LayerNorm(8)
+        self.need_weights, self.average = need_weights, average
+
+    def forward(self, x, mask):
+        y, w = self.attn(x, x, x, key_padding_mask=mask, need_weights=self.need_weights,
+                         average_attn_weights=self.average)
+        out = self.norm(x + y)
+        return (out, w) if w is not None else out
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("need_weights,average", [(True, True), (True, False), (False, True)])
+def test_save_inlines_multihead_attention_with_its_flags(tmp_path, batch_first, need_weights,
+                                                         average):
+    """A block calling nn.MultiheadAttention saves and loads: the layer returns a tuple
+    (its inlining was refused), its flags are constants of the inlined graph (they were
+    graph inputs, whose truth value stopped the inlining), and a None output is None
+    in the trace (it was a proxy, so `w is not None` held)."""
+    torch.manual_seed(0)
+    m = _AttentionBlock(batch_first, need_weights, average).eval()
+
+    def inputs(n, s):
+        x = torch.randn(n, s, 8) if batch_first else torch.randn(s, n, 8)
+        mask = torch.zeros(n, s, dtype=torch.bool)
+        mask[1:, -1] = True
+        return x, mask
+    path = str(tmp_path / "attn.nbj")
+    torch.jit.save(torch.jit.trace(m, inputs(2, 5)), path)
+    loaded = torch.jit.load(path)
+    assert not any(n.op == "call_module" for n in loaded.graph.nodes)
+    x, mask = inputs(3, 4)
+    want, got = m(x, mask), loaded(x, mask)
+    want, got = (want, got) if need_weights else ((want,), (got,))
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [lambda: nn.GRU(4, 6), lambda: nn.RNN(4, 6, batch_first=True),
+                                  lambda: nn.LSTM(4, 6, num_layers=2, bidirectional=True)])
+def test_traced_recurrent_layer_is_one_call_for_any_length(make):
+    """A recurrent layer traced as the root: one call of the layer (an LSTM's trace
+    raised TypeError inside its fused op; a GRU's unrolled the time loop, so a longer
+    input gave an output as long as the example, silently). The state_dict keys stay
+    the layer's, and loading one changes the layer."""
+    torch.manual_seed(0)
+    m = make().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                 # no TracerWarning either
+        traced = jit.trace(m, torch.randn(5, 3, 4))
+    assert [n.op for n in traced.graph.nodes].count("call_module") == 1
+    x = torch.randn(7, 3, 4)
+
+    def flat(o):
+        return [o] if isinstance(o, torch.Tensor) else [t for e in o for t in flat(e)]
+    for a, b in zip(flat(traced(x)), flat(m(x))):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy())
+    assert list(traced.state_dict()) == list(m.state_dict())
+    traced.load_state_dict({k: v * 0 for k, v in m.state_dict().items()})
+    assert all(float(p.abs().sum()) == 0 for p in m.parameters())
+
+
+@pytest.mark.parametrize("make,x", [
+    (lambda: nn.Conv1d(3, 5, 3, padding=1), (2, 3, 10)),
+    (lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), (2, 3, 5, 5)),
+    (lambda: nn.GRUCell(4, 6), (3, 4)),
+    (lambda: nn.InstanceNorm2d(3, affine=True, track_running_stats=True), (2, 3, 4, 4)),
+    (lambda: nn.Unflatten(1, (2, -1)), (2, 12)),
+])
+def test_layers_traced_as_the_root_warn_nothing(make, x):
+    """Their input checks read the example's sizes (Tensor._static_shape) instead of
+    traced sizes turned into Python booleans (a TracerWarning at nbtorch's own line);
+    Unflatten is one op, so the traced and saved graphs take other batch sizes."""
+    m = make().eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        traced = jit.trace(m, torch.randn(*x))
+    other = torch.randn(5, *x[1:])
+    np.testing.assert_allclose(traced(other).detach().numpy(), m(other).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)

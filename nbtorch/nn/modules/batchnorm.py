@@ -156,7 +156,7 @@ class _InstanceNorm(_NormBase):
         self._check_input_dim(input)
         unbatched = input.dim() == self._spatial + 1
         x = input.unsqueeze(0) if unbatched else input
-        if x.shape[1] != self.num_features:
+        if x._static_shape[1] != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim=1 to match num_features "
                                  f"({self.num_features}), but got: {x.shape[1]}.")

@@ -146,9 +146,9 @@ def _batched(module, input, expected, run):
         raise RuntimeError(
             f"Expected {expected - 1}D (unbatched) or {expected}D (batched) input to "
             f"{name}, but got input of size: {list(input.shape)}")
-    channel = input.shape[-expected + 1]
-    wanted = module.weight.shape[1] * module.groups if not module.transposed \
-        else module.weight.shape[0]
+    channel = input._static_shape[-expected + 1]
+    w_shape = module.weight._static_shape
+    wanted = w_shape[1] * module.groups if not module.transposed else w_shape[0]
     if channel != wanted:
         raise RuntimeError(
             f"Given groups={module.groups}, weight of size {list(module.weight.shape)}, "

@@ -49,23 +49,8 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def forward(self, input):
-        shape = list(input.shape)
-        dim = self.dim + len(shape) if self.dim < 0 else self.dim
-        sizes = list(self.unflattened_size)
-        if -1 in sizes:
-            known = 1
-            for s in sizes:
-                if s != -1:
-                    known *= s
-            sizes[sizes.index(-1)] = shape[dim] // known if known else 0
-        prod = 1
-        for s in sizes:
-            prod *= s
-        if prod != shape[dim]:
-            raise RuntimeError(f"unflatten: Provided sizes {list(self.unflattened_size)} "
-                               f"don't multiply up to the size of dim {self.dim} "
-                               f"({shape[dim]}) in the input tensor")
-        return input.reshape(shape[:dim] + sizes + shape[dim + 1:])
+        # one op (a trace records it whole, so other batch sizes work)
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -201,7 +201,7 @@ class RNNBase(Module):
         if input.dim() not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{input.dim()}D tensor instead")
-        if input.shape[-1] != self.input_size:
+        if input._static_shape[-1] != self.input_size:
             raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
 
@@ -399,7 +399,7 @@ class RNNCellBase(Module):
         if input.dim() not in (1, 2):
             raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got "
                              f"{input.dim()}D instead")
-        if input.shape[-1] != self.input_size:
+        if input._static_shape[-1] != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
                                f"expected {self.input_size}")
         batched = input.dim() == 2
