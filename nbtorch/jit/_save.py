@@ -26,6 +26,7 @@ import warnings
 
 from ..fx.graph import Graph
 from ..fx.node import Node, map_arg
+from ..fx.passes.normalize import substitute
 
 __all__ = ["save", "load"]
 
@@ -103,6 +104,7 @@ def _inline_modules(work):
         sub = work.get_submodule(node.target)
         if any(isinstance(m, RNNBase) for m in sub.modules()):
             continue        # loops over time steps: inlined, it would freeze the length
+                            # (normalize made those it can torch.lstm & co.)
         if sub.training and any(type(m).__name__.startswith(_STATEFUL_IN_TRAINING)
                                 for m in sub.modules()):
             continue                             # keeps state or draws: refused below
@@ -147,40 +149,12 @@ def _inline_modules(work):
         if isinstance(result, Node):
             node.replace_all_uses_with(result)
         else:               # a tuple (MultiheadAttention's (output, weights)): its items
-            _substitute(graph, node, result)
+            substitute(graph, node, result)
         graph.erase_node(node)
         count += 1
     if count:
         work.recompile()
     return count
-
-
-def _replaced(a, node, value):
-    """Argument structure `a` with Node `node` replaced by `value` (a structure)."""
-    if a is node:
-        return value
-    if isinstance(a, (tuple, list)):
-        return type(a)(_replaced(e, node, value) for e in a)
-    if isinstance(a, dict):
-        return {k: _replaced(v, node, value) for k, v in a.items()}
-    return a
-
-
-def _substitute(graph, node, value):
-    """Make every user of `node` read the structure `value` (tuples of nodes and
-    constants) instead; ``value[i]`` reads (getitem nodes, nested too) become the item."""
-    for user in list(node.users):
-        if (user.op == "call_function" and user.target is operator.getitem
-                and user.args[0] is node and isinstance(user.args[1], int)):
-            item = value[user.args[1]]
-            if isinstance(item, Node):
-                user.replace_all_uses_with(item)
-            else:
-                _substitute(graph, user, item)
-            graph.erase_node(user)
-        else:
-            user.args = _replaced(user.args, node, value)
-            user.kwargs = _replaced(user.kwargs, node, value)
 
 
 def _graph_module_of(m):
@@ -271,9 +245,9 @@ def save(m, f, _extra_files=None):
             sub = type(work.get_submodule(n.target)).__name__
             raise RuntimeError(f"nbtorch.jit.save: the graph calls module {n.target!r} "
                                f"({sub}), which has no functional form to save (in training "
-                               "mode, a recurrent layer whose time loop would freeze the "
-                               "sequence length, or not an nbtorch layer); call .eval(), "
-                               "export to ONNX (nbtorch.onnx.export) or save the state_dict")
+                               "mode, a recurrent layer with projections or on an unbatched "
+                               "input, or not an nbtorch layer); call .eval(), export to ONNX "
+                               "(nbtorch.onnx.export) or save the state_dict")
         if n.op == "call_function":
             entry["target"] = _target_name(n.target)
         else:

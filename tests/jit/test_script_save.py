@@ -251,17 +251,47 @@ def test_save_inlines_layers_without_a_functional_table_entry(tmp_path):
         assert set(loaded.state_dict()) >= set(m.state_dict())
 
 
-def test_save_refuses_recurrent_layers_with_the_reason(tmp_path):
-    class Tagger(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.rnn = nn.GRU(4, 5, batch_first=True)
-            self.out = nn.Linear(5, 2)
+class _Tagger(nn.Module):
+    def __init__(self, rnn):
+        super().__init__()
+        self.rnn = rnn
+        width = rnn.proj_size or rnn.hidden_size
+        self.out = nn.Linear(width * (2 if rnn.bidirectional else 1), 2)
 
-        def forward(self, x):
-            return self.out(self.rnn(x)[0])
-    traced = torch.jit.trace(Tagger().eval(), torch.randn(2, 3, 4))
-    with pytest.raises(RuntimeError, match="'rnn' .*sequence length"):
+    def forward(self, x):
+        y, state = self.rnn(x)
+        return self.out(y), state
+
+
+@pytest.mark.parametrize("rnn", [
+    lambda: nn.GRU(4, 5, batch_first=True), lambda: nn.RNN(4, 5, nonlinearity="relu"),
+    lambda: nn.LSTM(4, 5, num_layers=2, bidirectional=True),
+    lambda: nn.LSTM(4, 5, batch_first=True, bias=False)])
+def test_save_recurrent_layers_as_functional_ops_for_any_length(tmp_path, rnn):
+    """nn.LSTM/GRU/RNN are saved as torch.lstm/gru/rnn_* (ATen's functional forms, one op
+    over any sequence length; they were refused), the zero initial state made from the
+    input's batch size."""
+    torch.manual_seed(0)
+    m = _Tagger(rnn()).eval()
+    first = m.rnn.batch_first
+    path = str(tmp_path / "tagger.nbj")
+    torch.jit.save(torch.jit.trace(m, torch.randn(2, 3, 4)), path)
+    loaded = torch.jit.load(path)
+    assert not any(n.op == "call_module" for n in loaded.graph.nodes)
+    x = torch.randn(5, 7, 4) if first else torch.randn(7, 5, 4)
+
+    def flat(o):
+        return [o] if isinstance(o, torch.Tensor) else [t for e in o for t in flat(e)]
+    got, want = flat(loaded(x)), flat(m(x))
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6,
+                                   atol=1e-7)
+
+
+def test_save_refuses_recurrent_layers_it_cannot_write_with_the_reason(tmp_path):
+    traced = torch.jit.trace(_Tagger(nn.LSTM(4, 5, proj_size=3)).eval(), torch.randn(3, 2, 4))
+    with pytest.raises(RuntimeError, match="'rnn' .*projections"):
         torch.jit.save(traced, str(tmp_path / "t.nbj"))
 
 

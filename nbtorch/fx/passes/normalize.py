@@ -10,7 +10,9 @@ After `normalize(gm)`:
 - leaf modules become their functional form with their weights read by
   ``get_attr`` nodes: Linear, the activations, Softmax/LogSoftmax, LayerNorm,
   BatchNorm in eval mode (with running statistics), Conv1d/2d (zero padding),
-  Embedding, Flatten, Dropout (an identity in eval mode), Identity.
+  Embedding, Flatten, Dropout (an identity in eval mode), Identity; LSTM/GRU/RNN on
+  batched inputs become ``torch.lstm``/``gru``/``rnn_tanh``/``rnn_relu`` (ATen's
+  functional forms: one op over any sequence length).
 
 Which values are tensors is read from ``node.meta['tensor_meta']`` (jit.trace
 sets it; run `ShapeProp` after symbolic tracing): an operator on Python
@@ -188,10 +190,107 @@ _MODULES = {
 }
 
 
+# ---- recurrent layers -> ATen's functional forms -------------------------------------
+
+_RNN_FUNCTIONS = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}
+
+
+def _rnn(gm, graph, node, m):
+    """nn.LSTM / GRU / RNN on a batched input -> ``torch.lstm`` / ``gru`` / ``rnn_tanh`` /
+    ``rnn_relu`` (one op over any sequence length), the zero initial state made from the
+    input's batch size when none is given; the layer's (output, h_n) or (output, (h_n,
+    c_n)) is read item by item. None where it does not apply (projections, an unbatched
+    input, a packed sequence)."""
+    import inspect
+    from ..node import Node
+    from .shape_prop import TensorMetadata
+    try:
+        bound = inspect.signature(m.forward).bind(*node.args, **node.kwargs)
+    except TypeError:
+        return None
+    x, hx = bound.arguments.get("input"), bound.arguments.get("hx")
+    meta = x.meta.get("tensor_meta") if isinstance(x, Node) else None
+    if m.proj_size or not isinstance(meta, TensorMetadata) or len(meta.shape) != 3:
+        return None
+    names = {id(p): n for n, p in gm.named_parameters()}
+    weights = m._flat_weights
+    if any(id(w) not in names for w in weights):
+        return None
+    params = [graph.get_attr(names[id(w)]) for w in weights]
+    states = m.num_layers * (2 if m.bidirectional else 1)
+
+    def zeros():
+        n = graph.call_method("size", (x, 0 if m.batch_first else 1))
+        return graph.call_method("new_zeros", (x, (states, n, m.hidden_size)))
+    lstm = m.mode == "LSTM"
+    if hx is None:
+        hx = (zeros(), zeros()) if lstm else zeros()
+    r = graph.call_function(_torch(_RNN_FUNCTIONS[m.mode]), (
+        x, hx, params, m.bias, m.num_layers, m.dropout, m.training, m.bidirectional,
+        m.batch_first))
+    items = [graph.call_function(operator.getitem, (r, i)) for i in range(3 if lstm else 2)]
+    return (items[0], (items[1], items[2])) if lstm else tuple(items)
+
+
+def replaced(a, node, value):
+    """Argument structure `a` with Node `node` replaced by `value` (a structure)."""
+    if a is node:
+        return value
+    if isinstance(a, (tuple, list)):
+        return type(a)(replaced(e, node, value) for e in a)
+    if isinstance(a, dict):
+        return {k: replaced(v, node, value) for k, v in a.items()}
+    return a
+
+
+def substitute(graph, node, value):
+    """Make every user of `node` read the structure `value` (tuples of nodes and
+    constants) instead; ``value[i]`` reads (getitem nodes, nested too) become the item,
+    which takes the read's metadata when it has none."""
+    for user in list(node.users):
+        if (user.op == "call_function" and user.target is operator.getitem
+                and user.args[0] is node and isinstance(user.args[1], int)):
+            item = value[user.args[1]]
+            if isinstance(item, Node):
+                for k, v in user.meta.items():
+                    item.meta.setdefault(k, v)
+                user.replace_all_uses_with(item)
+            else:
+                substitute(graph, user, item)
+            graph.erase_node(user)
+        else:
+            user.args = replaced(user.args, node, value)
+            user.kwargs = replaced(user.kwargs, node, value)
+
+
+def _decompose_recurrent(gm):
+    from ...nn.modules.rnn import RNNBase
+    graph = gm.graph
+    changed = 0
+    for node in list(graph.nodes):
+        if node.op != "call_module":
+            continue
+        try:
+            module = gm.get_submodule(node.target)
+        except AttributeError:
+            continue
+        if type(module).__module__.split(".")[0] != "nbtorch" or \
+                not isinstance(module, RNNBase):
+            continue
+        with graph.inserting_before(node):
+            new = _rnn(gm, graph, node, module)
+        if new is None:
+            continue
+        substitute(graph, node, new)
+        graph.erase_node(node)
+        changed += 1
+    return changed
+
+
 def decompose_modules(gm):
     """Leaf modules -> functional calls with get_attr weights; returns how many changed."""
     graph = gm.graph
-    changed = 0
+    changed = _decompose_recurrent(gm)
     for node in list(graph.nodes):
         if node.op != "call_module" or len(node.args) != 1 or node.kwargs:
             continue
