@@ -225,6 +225,19 @@ _ASSIGN_MSG = ("Assigning a traced tensor to the module attribute '{}' is not re
 _MISSING = object()
 
 
+_BACKWARD_MSG = ("backward() (or autograd.grad) inside traced code cannot be recorded: a "
+                 "graph records the forward computation. Trace or compile the model (or the "
+                 "function computing the loss) and call backward() and optimizer.step() "
+                 "outside it, as torch.compile breaks its graph there")
+
+
+def _is_backward(kind, target):
+    if kind == "call_method":
+        return target == "backward"
+    return (kind == "call_function" and getattr(target, "__name__", None) in ("backward", "grad")
+            and getattr(target, "__module__", "").startswith("nbtorch.autograd"))
+
+
 class ConcreteTracer(Tracer):
     """A Tracer that runs what it records (see the module docstring).
 
@@ -321,6 +334,8 @@ class ConcreteTracer(Tracer):
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
                      proxy_factory_fn=None):
+        if _is_backward(kind, target):
+            raise RuntimeError(_BACKWARD_MSG)     # before it runs: no gradients, no steps
         value = self._run(kind, target, args, kwargs)
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
                                      lambda node: ConcreteProxy(node, self, value))

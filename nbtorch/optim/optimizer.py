@@ -257,6 +257,12 @@ def _with_step_hooks(step):
     def wrapper(self, *args, **kwargs):
         if self.__dict__.get("_in_step"):
             return step(self, *args, **kwargs)
+        if _tracing():
+            # before any state changes: the trace would run it once, for real, unrecorded
+            raise RuntimeError(f"{type(self).__name__}.step() cannot be traced: it updates "
+                               "parameters and optimizer state in place, outside any graph. "
+                               "Call it outside the traced or compiled function (its update "
+                               "is already one fused kernel per parameter)")
         for hook in list(self._step_pre_hooks.values()):
             result = hook(self, args, kwargs)
             if result is not None:
@@ -275,6 +281,11 @@ def _with_step_hooks(step):
         return out
     wrapper._with_hooks = True
     return wrapper
+
+
+def _tracing():
+    from ..jit._concrete import is_tracing
+    return is_tracing()
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)

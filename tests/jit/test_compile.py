@@ -748,3 +748,37 @@ def test_instance_norm_with_running_stats_compiles_and_trains():
                      (model.running_var, eager.running_var),
                      (model.weight.grad, eager.weight.grad)):
             np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_training_steps_inside_compiled_code_run_eagerly_and_correctly():
+    """A compiled function calling backward() and optimizer.step() (a whole train step):
+    the trace ran both once, for real and unrecorded, so every later call replayed a
+    forward without the update and the first loss already differed (0.925 vs 0.961).
+    Both now stop the trace before they run: eager fallback with the reason, results
+    equal to eager; `nbtorch.compile(opt.step)` likewise (its state stays intact)."""
+    import copy
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+    twin = copy.deepcopy(model)
+    opts = [torch.optim.Adam(m.parameters(), lr=0.1) for m in (model, twin)]
+
+    def step(m, opt, x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    fast = torch.compile(step)
+    with pytest.warns(UserWarning, match=r"backward\(\) .*inside traced code"):
+        for _ in range(3):
+            x, y = torch.randn(5, 4), torch.randint(0, 3, (5,))
+            assert fast(model, opts[0], x, y).item() == step(twin, opts[1], x, y).item()
+    for a, b in zip(model.parameters(), twin.parameters()):
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    compiled_step = torch.compile(opts[0].step)
+    with pytest.warns(UserWarning, match=r"Adam.step\(\) cannot be traced"):
+        model(torch.randn(2, 4)).sum().backward()
+        compiled_step()
+    assert opts[0].state[model[0].weight]["step"].item() == 4
+    with pytest.raises(CompileError, match="backward"):
+        torch.compile(step, fullgraph=True)(model, opts[0], x, y)
