@@ -267,11 +267,16 @@ class ConcreteTracer(Tracer):
 
         def module_setattr(mod, name, value):
             d = mod.__dict__
-            if (isinstance(value, ConcreteProxy) and not tracer._executing
-                    and threading.get_ident() == thread
-                    and name not in d.get("_parameters", ())
+            if tracer._executing or threading.get_ident() != thread:
+                return orig_setattr(mod, name, value)
+            if (isinstance(value, ConcreteProxy) and name not in d.get("_parameters", ())
                     and name not in d.get("_modules", ())):
                 return tracer._assign(mod, name, value, orig_setattr)
+            if (tracer.attr_updates is not None and isinstance(value, (bool, int, float, str))
+                    and name not in d.get("_buffers", ()) and d.get(name, _MISSING) != value):
+                # self.calls += 1: compiled calls would never change it again
+                raise RuntimeError(f"the code sets {type(mod).__name__}.{name} = {value!r}, a "
+                                   "Python value a graph cannot replay")
             return orig_setattr(mod, name, value)
         patcher.patch_method(Module, "__setattr__", module_setattr)
 

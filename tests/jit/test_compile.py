@@ -782,3 +782,28 @@ def test_training_steps_inside_compiled_code_run_eagerly_and_correctly():
     assert opts[0].state[model[0].weight]["step"].item() == 4
     with pytest.raises(CompileError, match="backward"):
         torch.compile(step, fullgraph=True)(model, opts[0], x, y)
+
+
+def test_python_state_changed_in_forward_runs_eagerly():
+    """`self.calls += 1` in forward: a graph cannot replay a Python value (compiled calls
+    left it at 1); the code runs eagerly with the reason. Setting an unchanged value
+    (a flag) does not stop the capture."""
+    class Counting(nn.Module):
+        def __init__(self, count):
+            super().__init__()
+            self.lin, self.calls, self.count, self.flag = nn.Linear(3, 3), 0, count, True
+
+        def forward(self, x):
+            if self.count:
+                self.calls += 1
+            self.flag = True
+            return self.lin(x)
+    counting = Counting(True)
+    fast = torch.compile(counting)
+    with pytest.warns(UserWarning, match="sets Counting.calls = 1, a Python value"):
+        for _ in range(3):
+            fast(torch.randn(2, 3))
+    assert counting.calls == 3
+    flagged = torch.compile(Counting(False), fullgraph=True)
+    flagged(torch.randn(2, 3))
+    assert not flagged.fallback_reasons
