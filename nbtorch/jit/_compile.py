@@ -13,9 +13,10 @@ sets run eagerly. Code the trace cannot capture faithfully (a tensor turned
 into a Python value, data-dependent control flow, an in-place write the graph
 cannot replay, an op with no recorded form) runs eagerly, with the reason in
 ``compiled.fallback_reasons`` and a warning; with ``fullgraph=True`` it is a
-`CompileError` instead. Python attributes of modules (numbers, flags other
-than ``training``) are baked into the graph: call `nbtorch._dynamo.reset()` or
-compile again after changing them.
+`CompileError` instead. Python values the trace read (module attributes such
+as LeakyReLU's slope, and the numbers, flags and strings the function names as
+globals or closure variables) are constants of the graph and guarded
+(`_Baked`): changing one recompiles.
 
 ``dynamic=True`` leaves the batch dim (dim 0 of each tensor argument) out of
 the guards: a new batch size re-specialises the graph (a trace, no kernel
@@ -114,6 +115,82 @@ def _fmt(k):
 
 
 # ---- entries -------------------------------------------------------------------------------
+
+_SCALARS = (bool, int, float, complex, str, type(None))
+_MISSING = object()
+
+
+def _scalar(v):
+    return isinstance(v, _SCALARS) or (
+        isinstance(v, tuple) and all(isinstance(e, _SCALARS) for e in v))
+
+
+def _code_owner(fn):
+    """The Python function whose code runs first: a module's forward, a method's function."""
+    from ..nn import Module
+    if isinstance(fn, Module):
+        fn = type(fn).forward
+    return getattr(fn, "__func__", fn)
+
+
+class _Baked:
+    """The Python values a graph was traced with (they are constants in it): the
+    number, flag, string (or tuple of those) attributes of modules the trace read, and
+    the globals and closure variables of that kind the compiled function's own code names.
+    A change to any of them is a guard failure (a recompile), as torch.compile guards
+    them; module attributes are compared only after some module attribute was assigned
+    (`Module.__setattr__` counts those), the few names at every call."""
+
+    def __init__(self, fn, reads):
+        from ..nn.modules.module import ATTR_WRITES
+        self.writes = ATTR_WRITES
+        self.version = ATTR_WRITES[0]
+        self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v)]
+        self.names = []
+        f = _code_owner(fn)
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        g = getattr(f, "__globals__", {})
+        for name in code.co_names:
+            v = g.get(name, _MISSING)
+            if v is not _MISSING and _scalar(v):
+                self.names.append((g, name, v))
+        for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if _scalar(v):
+                self.names.append((_Cell(cell), name, v))
+
+    def changed(self):
+        """None, or which value differs from the trace's."""
+        for where, name, v in self.names:
+            now = where.get(name, _MISSING)
+            if now is not v and now != v:
+                return f"{name} changed to {now!r} (was {v!r})"
+        if self.version != self.writes[0]:
+            for m, k, v in self.attrs:
+                now = m.__dict__.get(k, _MISSING)
+                if now is not v and now != v:
+                    return f"{type(m).__name__}.{k} changed to {now!r} (was {v!r})"
+            self.version = self.writes[0]
+        return None
+
+
+class _Cell:
+    """A closure cell read like a dict (`_Baked.changed`)."""
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def get(self, name, default):
+        try:
+            return self.cell.cell_contents
+        except ValueError:
+            return default
+
 
 class _Eager:
     """A guard set that runs the original code (with the reason it is not compiled)."""
@@ -224,9 +301,14 @@ class _Compiled:
                         return e.run(self, args, kwargs)
                 entry = e
             attrs = entry.attrs()
-            if entry.valid(attrs):
+            baked = entry.baked
+            if (baked.names or baked.version != baked.writes[0]) and \
+                    baked.changed() is not None:
+                self._cache.pop(key, None)          # a value the graph baked in changed
+            elif entry.valid(attrs):
                 return entry.run(self, args, kwargs, tensors, attrs)
-            self._cache.pop(key, None)                      # weights changed kind: again
+            else:
+                self._cache.pop(key, None)                  # weights changed kind: again
         entry = self._new_entry(key, args, kwargs, tensors)
         if entry.__class__ is _Eager:
             return entry.run(self, args, kwargs)
@@ -283,7 +365,10 @@ class _Compiled:
         saved += [(t, t.detach().clone()) for t in tensors]
         rng = get_rng_state()       # and the random draws the capture made (dropout's) are
         try:                        # made again by the first compiled run, as eager would
-            return self._capture_once(args, kwargs, tensors)
+            entry = self._capture_once(args, kwargs, tensors)
+            if entry.__class__ is not _Eager:
+                entry.baked = _Baked(self._fn, self._reads)
+            return entry
         finally:
             for b, v in saved:
                 b._array[...] = v._array
@@ -360,6 +445,7 @@ class _Compiled:
             if issubclass(w.category, TracerWarning):
                 raise _Break(_reason(str(w.message), w.filename, w.lineno))
         live = types.SimpleNamespace(**tracer.extra_modules)
+        self._reads = list(tracer.attr_reads.values())
         return traced.graph_module, live, tuple(updates)
 
 

@@ -223,6 +223,7 @@ _ASSIGN_MSG = ("Assigning a traced tensor to the module attribute '{}' is not re
                "traced module will not update it (it holds the value of this trace). "
                "nbtorch.compile replays such assignments")
 _MISSING = object()
+_SCALARS = frozenset((bool, int, float, complex, str, type(None), tuple))
 
 
 _BACKWARD_MSG = ("backward() (or autograd.grad) inside traced code cannot be recorded: a "
@@ -256,6 +257,9 @@ class ConcreteTracer(Tracer):
         self.extra_modules = {}     # qualified name -> module called but not under the root
         self._placeholder_values = []
         self.attr_updates = {} if attr_updates else None   # (id, name) -> (module, name, proxy)
+        # Python values (numbers, flags, strings) read from modules' attributes: constants
+        # of the graph, which nbtorch.compile guards; (id, name) -> (module, name, value)
+        self.attr_reads = {} if attr_updates else None
         self._attr_restore = {}     # (id, name) -> (module, name, where, the value before)
 
     # ---- module attributes the traced code assigns -----------------------------------
@@ -279,6 +283,17 @@ class ConcreteTracer(Tracer):
                                    "Python value a graph cannot replay")
             return orig_setattr(mod, name, value)
         patcher.patch_method(Module, "__setattr__", module_setattr)
+        if self.attr_reads is None:
+            return
+        reads, get = self.attr_reads, object.__getattribute__
+
+        def module_getattribute(mod, name):
+            value = get(mod, name)
+            if (value.__class__ in _SCALARS and name != "training"
+                    and threading.get_ident() == thread):
+                reads[(id(mod), name)] = (mod, name, value)
+            return value
+        patcher.patch_method(Module, "__getattribute__", module_getattribute)
 
     def _assign(self, mod, name, proxy, orig_setattr):
         if self.attr_updates is None:

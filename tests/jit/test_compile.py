@@ -807,3 +807,43 @@ def test_python_state_changed_in_forward_runs_eagerly():
     flagged = torch.compile(Counting(False), fullgraph=True)
     flagged(torch.randn(2, 3))
     assert not flagged.fallback_reasons
+
+
+SCALE = 2.0
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+def test_python_values_the_graph_baked_in_are_guarded():
+    """A global, a closure variable or a module attribute the trace read is a constant of
+    the graph: changing it recompiles (compiled calls kept the old value, silently), as
+    torch.compile guards them; an attribute the trace did not read does not."""
+    global SCALE
+    x = torch.ones(2)
+    fast = torch.compile(_scaled)
+    try:
+        assert fast(x).tolist() == [2.0, 2.0]
+        SCALE = 3.0
+        assert fast(x).tolist() == [3.0, 3.0] and fast.recompiles == 1
+    finally:
+        SCALE = 2.0
+
+    def make():
+        k = 2.0
+        g = torch.compile(lambda t: t * k)
+        first = g(x).tolist()
+        k = 5.0
+        return first, g(x).tolist()
+    assert make() == ([2.0, 2.0], [5.0, 5.0])
+    model = nn.Sequential(nn.Linear(2, 2), nn.LeakyReLU(0.1))
+    fast = torch.compile(model)
+    y = torch.randn(3, 2)
+    fast(y)
+    model.epoch = 3                                  # not read by forward: no recompile
+    fast(y)
+    assert fast.recompiles == 0
+    model[1].negative_slope = 0.5
+    np.testing.assert_allclose(fast(y).detach().numpy(), model(y).detach().numpy())
+    assert fast.recompiles == 1

@@ -20,6 +20,10 @@ from ._hooks import BackwardHook, HookRegistration
 
 __all__ = ["Module"]
 
+# Plain attribute assignments (numbers, flags, strings...) on any module so far:
+# nbtorch.compile re-checks the Python values its graphs baked in only when this moved.
+ATTR_WRITES = [0]
+
 
 def typename(obj):
     """PyTorch's `torch.typename`: 'torch.FloatTensor' for tensors, 'module.Class' else."""
@@ -297,6 +301,8 @@ class Module(HookRegistration):
             remove_from(d, self._parameters, self._modules)   # d: a plain attribute before
             self.register_buffer(name, value, persistent)
             return
+        if not isinstance(value, Tensor):
+            ATTR_WRITES[0] += 1
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
