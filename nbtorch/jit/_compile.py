@@ -136,7 +136,8 @@ def _code_owner(fn):
 class _Baked:
     """The Python values a graph was traced with (they are constants in it): the
     number, flag, string (or tuple of those) attributes of modules the trace read, and
-    the globals and closure variables of that kind the compiled function's own code names.
+    the globals and closure variables of that kind (or tensors, by identity) the compiled
+    function's own code names.
     A change to any of them is a guard failure (a recompile), as torch.compile guards
     them; module attributes are compared only after some module attribute was assigned
     (`Module.__setattr__` counts those), the few names at every call."""
@@ -154,21 +155,22 @@ class _Baked:
         g = getattr(f, "__globals__", {})
         for name in code.co_names:
             v = g.get(name, _MISSING)
-            if v is not _MISSING and _scalar(v):
+            if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
                 self.names.append((g, name, v))
         for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
                 continue
-            if _scalar(v):
+            if _scalar(v) or isinstance(v, Tensor):
                 self.names.append((_Cell(cell), name, v))
 
     def changed(self):
-        """None, or which value differs from the trace's."""
+        """None, or which value differs from the trace's (a tensor: which object, its
+        in-place changes being read by the graph)."""
         for where, name, v in self.names:
             now = where.get(name, _MISSING)
-            if now is not v and now != v:
+            if now is not v and (isinstance(v, Tensor) or now != v):
                 return f"{name} changed to {now!r} (was {v!r})"
         if self.version != self.writes[0]:
             for m, k, v in self.attrs:

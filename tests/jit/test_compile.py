@@ -837,6 +837,16 @@ def test_python_values_the_graph_baked_in_are_guarded():
         k = 5.0
         return first, g(x).tolist()
     assert make() == ([2.0, 2.0], [5.0, 5.0])
+
+    def rebind():
+        w = torch.ones(2)
+        g = torch.compile(lambda t: t * w + 1)
+        first = g(x).tolist()
+        w.mul_(2)                                    # in place: the graph reads it
+        second = g(x).tolist()
+        w = torch.full((2,), 5.0)                    # another tensor: a recompile
+        return first, second, g(x).tolist()
+    assert rebind() == ([2.0, 2.0], [3.0, 3.0], [6.0, 6.0])
     model = nn.Sequential(nn.Linear(2, 2), nn.LeakyReLU(0.1))
     fast = torch.compile(model)
     y = torch.randn(3, 2)
