@@ -139,14 +139,17 @@ class _Baked:
     the globals and closure variables of that kind (or tensors, by identity) the compiled
     function's own code names.
     A change to any of them is a guard failure (a recompile), as torch.compile guards
-    them; module attributes are compared only after some module attribute was assigned
-    (`Module.__setattr__` counts those), the few names at every call."""
+    them, and so is a user's hook registered on a module after the capture (the graph
+    would skip it); module attributes and hooks are looked at only after some module
+    attribute was assigned or a hook registered (both counted in ATTR_WRITES), the few
+    names at every call."""
 
-    def __init__(self, fn, reads):
-        from ..nn.modules.module import ATTR_WRITES
+    def __init__(self, fn, reads, modules):
+        from ..nn.modules._hooks import ATTR_WRITES
         self.writes = ATTR_WRITES
         self.version = ATTR_WRITES[0]
         self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v)]
+        self.modules = list(modules)
         self.names = []
         f = _code_owner(fn)
         code = getattr(f, "__code__", None)
@@ -177,6 +180,11 @@ class _Baked:
                 now = m.__dict__.get(k, _MISSING)
                 if now is not v and now != v:
                     return f"{type(m).__name__}.{k} changed to {now!r} (was {v!r})"
+            from ._concrete import _user_hook
+            for m in self.modules:
+                hook = _user_hook(m)
+                if hook is not None:
+                    return f"a {hook[0]} was registered on {type(m).__name__}"
             self.version = self.writes[0]
         return None
 
@@ -369,7 +377,7 @@ class _Compiled:
         try:                        # made again by the first compiled run, as eager would
             entry = self._capture_once(args, kwargs, tensors)
             if entry.__class__ is not _Eager:
-                entry.baked = _Baked(self._fn, self._reads)
+                entry.baked = _Baked(self._fn, self._reads, self._modules)
             return entry
         finally:
             for b, v in saved:

@@ -232,6 +232,31 @@ _BACKWARD_MSG = ("backward() (or autograd.grad) inside traced code cannot be rec
                  "outside it, as torch.compile breaks its graph there")
 
 
+_HOOK_KINDS = (("_forward_pre_hooks", "forward pre-hook"), ("_forward_hooks", "forward hook"),
+               ("_backward_hooks", "backward hook"), ("_backward_pre_hooks",
+                                                      "backward pre-hook"))
+
+
+def _user_hook(mod):
+    """(kind, name) of a module hook not registered by nbtorch itself (weight_norm's and
+    the parametrizations' are: tensor ops the trace records), or None."""
+    d = mod.__dict__
+    for attr, kind in _HOOK_KINDS:
+        for fn in (d.get(attr) or {}).values():
+            owner = getattr(fn, "__module__", None) or type(fn).__module__ or ""
+            if not owner.startswith("nbtorch."):
+                return kind, getattr(fn, "__qualname__", None) or type(fn).__name__
+    return None
+
+
+_GRAD_HOOKS = frozenset(("register_hook", "retain_grad", "register_post_accumulate_grad_hook"))
+
+
+def _grad_enabled():
+    from ..autograd import grad_mode
+    return grad_mode.is_grad_enabled()
+
+
 def _is_backward(kind, target):
     if kind == "call_method":
         return target == "backward"
@@ -261,6 +286,7 @@ class ConcreteTracer(Tracer):
         # of the graph, which nbtorch.compile guards; (id, name) -> (module, name, value)
         self.attr_reads = {} if attr_updates else None
         self._attr_restore = {}     # (id, name) -> (module, name, where, the value before)
+        self._grad_at_start = False
 
     # ---- module attributes the traced code assigns -----------------------------------
     def _module_patches(self, patcher):
@@ -285,6 +311,18 @@ class ConcreteTracer(Tracer):
         patcher.patch_method(Module, "__setattr__", module_setattr)
         if self.attr_reads is None:
             return
+        traced_call = Module.__call__
+
+        def checked_call(mod, *args, **kwargs):
+            if threading.get_ident() == thread:
+                hook = _user_hook(mod)
+                if hook is not None:        # before it runs: its effects happen once, eagerly
+                    raise RuntimeError(
+                        f"{type(mod).__name__} has a {hook[0]} ({hook[1]}) registered by user "
+                        "code: a hook runs Python each call, which a graph cannot replay "
+                        "(remove it while compiling, or run the model eagerly)")
+            return traced_call(mod, *args, **kwargs)
+        patcher.patch_method(Module, "__call__", checked_call)
         reads, get = self.attr_reads, object.__getattribute__
 
         def module_getattribute(mod, name):
@@ -356,6 +394,11 @@ class ConcreteTracer(Tracer):
                      proxy_factory_fn=None):
         if _is_backward(kind, target):
             raise RuntimeError(_BACKWARD_MSG)     # before it runs: no gradients, no steps
+        if kind == "call_method" and target in _GRAD_HOOKS:
+            raise RuntimeError(f"{target}() on a tensor inside traced code cannot be "
+                               "recorded: the graph's backward is one node, in which the hook "
+                               "would never run (register it outside, on an input or a "
+                               "parameter, or run the code eagerly)")
         value = self._run(kind, target, args, kwargs)
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
                                      lambda node: ConcreteProxy(node, self, value))
@@ -370,6 +413,15 @@ class ConcreteTracer(Tracer):
             # no data flows through None (MultiheadAttention's weights without need_weights:
             # `w is None` must hold); the node stays for what it did (x[i] = 0)
             return None
+        if (kind in ("call_function", "call_method", "call_module") and _is_tensor(value)
+                and self._grad_at_start and not _grad_enabled()):
+            # made under no_grad() inside the traced code: the graph, run with gradients,
+            # must not differentiate through it
+            proxy = super().create_proxy("call_method", "detach", (proxy,), {}, None, None,
+                                         lambda node: ConcreteProxy(node, self, value))
+            proxy.node.meta = dict(proxy.node.meta, **{k: v for k, v in
+                                                       proxy.node.args[0].meta.items()
+                                                       if k == "tensor_meta"})
         return proxy
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
@@ -432,8 +484,10 @@ class ConcreteTracer(Tracer):
 
     def trace(self, root, example_args=(), example_kwargs=None):
         """Run `root` on the example inputs and record the graph of what ran."""
+        from ..autograd import grad_mode
         self._example_args = tuple(example_args)
         self._example_kwargs = dict(example_kwargs or {})
+        self._grad_at_start = grad_mode.is_grad_enabled()
         _STATE.depth = getattr(_STATE, "depth", 0) + 1
         outer = getattr(RECORDING, "tracer", None)
         RECORDING.tracer = self

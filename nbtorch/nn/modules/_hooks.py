@@ -14,6 +14,10 @@ from collections import OrderedDict
 
 __all__ = ["RemovableHandle", "BackwardHook", "HookRegistration"]
 
+# Plain attribute assignments (numbers, flags, strings...) and hook registrations on any
+# module so far: nbtorch.compile re-checks what its graphs baked in only when this moved.
+ATTR_WRITES = [0]
+
 
 class RemovableHandle:
     """A handle that removes a hook from the dict(s) it was registered in.
@@ -26,6 +30,7 @@ class RemovableHandle:
     next_id = 0
 
     def __init__(self, hooks_dict, *, extra_dict=None):
+        ATTR_WRITES[0] += 1
         self.hooks_dict_ref = weakref.ref(hooks_dict)
         self.id = RemovableHandle.next_id
         RemovableHandle.next_id += 1

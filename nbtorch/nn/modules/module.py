@@ -16,13 +16,10 @@ from ... import _dtype
 from ..._device import device as _device_cls
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
-from ._hooks import BackwardHook, HookRegistration
+from ._hooks import ATTR_WRITES, BackwardHook, HookRegistration
 
 __all__ = ["Module"]
 
-# Plain attribute assignments (numbers, flags, strings...) on any module so far:
-# nbtorch.compile re-checks the Python values its graphs baked in only when this moved.
-ATTR_WRITES = [0]
 
 
 def typename(obj):
