@@ -450,7 +450,11 @@ class _Compiled:
                 tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
                 traced = _build(None, flat, flat.__name__, tracer, graph)
             except Exception as e:          # the code itself failed, or cannot be traced
-                raise _Break(f"tracing failed: {type(e).__name__}: {e}") from None
+                hint = (" (a traced value reached a method of a tensor the trace does not "
+                        "know: a global's or closure's tensor updated in place? Pass it as "
+                        "an argument or register it as a buffer)"
+                        if "ConcreteProxy" in str(e) else "")
+                raise _Break(f"tracing failed: {type(e).__name__}: {e}{hint}") from None
         for w in caught:
             if issubclass(w.category, TracerWarning):
                 raise _Break(_reason(str(w.message), w.filename, w.lineno))
