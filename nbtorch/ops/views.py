@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype
 from .._dtype import type_name
-from .._tensor import Storage, Tensor, Size, contiguous_strides
+from .._tensor import Storage, Tensor, Size, contiguous_strides, _layout
 from ..autograd.function import Function, renamed
 from ._common import normalize_dim, sum_to, tensor_method
 
@@ -50,9 +50,11 @@ def _view_strides(old_shape, old_strides, new_shape):
     """
     if not old_shape:
         return contiguous_strides(new_shape)
-    numel = int(np.prod(old_shape))
-    if numel == 0:
-        return contiguous_strides(new_shape)
+    old, new = _layout(old_shape), _layout(new_shape)
+    if new[2] != old[2]:
+        return None
+    if old[1] == old_strides or old[2] == 0:
+        return new[1]                       # contiguous (or empty): the new contiguous ones
     new_strides = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     chunk_base_stride = old_strides[-1]
@@ -221,7 +223,10 @@ view_as_strided = as_strided
 class Permute(Function):
     @staticmethod
     def forward(ctx, x, dims):
-        ctx.inv = tuple(np.argsort(dims))
+        inv = [0] * len(dims)
+        for i, d in enumerate(dims):
+            inv[d] = i
+        ctx.inv = tuple(inv)
         return _view_of(x, tuple(x._shape[d] for d in dims), tuple(x._strides[d] for d in dims))
 
     @staticmethod
