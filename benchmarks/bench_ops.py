@@ -166,7 +166,30 @@ def _ten_no_grad(lib):
     return step
 
 
+def _shaped(fn, numpy_fn=None):
+    """fn(lib, x) on an 8x16 float32 x (and a 64-list of 1x28x28 samples as `x.batch`)."""
+    def setup(lib):
+        (flat,) = _operands(lib, 128, 1)
+        x = flat.reshape(8, 16)
+        samples = [s.reshape(1, 28, 28) for s in _operands(lib, 784, 64)]
+        f = numpy_fn if lib.__name__ == "numpy" else fn
+
+        def step():
+            if lib.__name__ == "numpy":
+                return f(lib, x, samples)
+            with lib.no_grad():
+                return f(lib, x, samples)
+        return step
+    return setup
+
+
+def _shape_case(name, fn, numpy_fn=None):
+    return Case(name, _SHAPES, **both(_shaped(fn)),
+                numpy=_shaped(None, numpy_fn) if numpy_fn else None)
+
+
 _OVERHEAD = "per-op overhead, float32, no grad"
+_SHAPES = "shape ops and joins on 8x16 float32, no grad"
 _SMALL = "ten small ops on 64 float32"
 CASES = (
     _elementwise_cases(10 ** 7, [e[0] for e in ELEMENTWISE], "copy")
@@ -180,6 +203,16 @@ CASES = (
              numpy=_unary(1, lambda lib, a: a * 2.0)),
         Case("a.exp(), 1 element", _OVERHEAD, **both(_unary(1, lambda lib, a: a.exp())),
              numpy=_unary(1, lambda np, a: np.exp(a))),
+        _shape_case("x.view(16, 8)", lambda lib, x, s: x.view(16, 8),
+                    lambda np, x, s: x.reshape(16, 8)),
+        _shape_case("x.t().contiguous()", lambda lib, x, s: x.t().contiguous(),
+                    lambda np, x, s: np.ascontiguousarray(x.T)),
+        _shape_case("cat([x, x])", lambda lib, x, s: lib.cat([x, x]),
+                    lambda np, x, s: np.concatenate([x, x])),
+        _shape_case("stack of 64 1x28x28 (collate)", lambda lib, x, s: lib.stack(s),
+                    lambda np, x, s: np.stack(s)),
+        _shape_case("x.masked_fill(x > 0, 0.0)", lambda lib, x, s: x.masked_fill(x > 0, 0.0),
+                    lambda np, x, s: np.where(x > 0, np.float32(0), x)),
         Case("ten small ops, forward+backward", _SMALL, **both(_ten_fwd_bwd)),
         Case("ten small ops, no grad", _SMALL, **both(_ten_no_grad), numpy=_ten_no_grad),
     ])
