@@ -109,10 +109,23 @@ def _merged(shape, *strides_list):
     return np.array(m_shape, np.int64), [np.array(st, np.int64) for st in m_strides]
 
 
+# Below this many elements a same-dtype strided copy is NumPy's (one C call on two strided
+# views) rather than merge_dims plus a Numba dispatch: t().contiguous() of 8x16 float32
+# 11 -> 6 us. The same values: a copy.
+NUMPY_COPY_MAX = 1 << 14
+
+
 def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
     """Launcher: copy a (broadcast) strided source into a strided destination."""
     if _dense(shape, d_strides) and tuple(s_shape_strides) == tuple(d_strides):
         return copy_dense(src_flat, s_off, dst_flat, d_off, math.prod(shape))
+    if src_flat.dtype == dst_flat.dtype and 0 < math.prod(shape) < NUMPY_COPY_MAX:
+        item = dst_flat.itemsize
+        np.copyto(np.ndarray(shape, dst_flat.dtype, dst_flat, d_off * item,
+                             tuple(st * item for st in d_strides)),
+                  np.ndarray(shape, src_flat.dtype, src_flat, s_off * item,
+                             tuple(st * item for st in s_shape_strides)))
+        return
     m_shape, (ss, ds) = _merged(shape, s_shape_strides, d_strides)
     copy_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
 
