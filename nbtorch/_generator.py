@@ -61,6 +61,7 @@ class Generator:
         return engine
 
     def manual_seed(self, seed):
+        _not_compiling("manual_seed")
         seed = _check_seed(seed)
         self._seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF
         self._kind = _engine_kind
@@ -94,6 +95,7 @@ class Generator:
         return wrap(np.frombuffer(rec.tobytes(), np.uint8).copy())
 
     def set_state(self, state):
+        _not_compiling("set_rng_state")
         from . import _dtype
         if getattr(state, "dtype", None) is not _dtype.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
@@ -167,6 +169,15 @@ def _check_seed(seed):
 
 
 default_generator = Generator()
+
+
+def _not_compiling(what):
+    """Seeding inside nbtorch.compile'd code would happen at the capture only (compiled
+    calls draw on from where they are): refused there, so the code runs eagerly."""
+    from .jit._concrete import compiling
+    if compiling():
+        raise RuntimeError(f"{what}() inside compiled code: a graph cannot replay seeding "
+                           "the random generator (seed outside the compiled function)")
 
 
 def manual_seed(seed):

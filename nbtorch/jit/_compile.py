@@ -26,6 +26,7 @@ recompile.
 import warnings
 import weakref
 
+from .._dtype import _default as _DEFAULT_DTYPE     # factories in the code read it
 from .._generator import get_rng_state, set_rng_state
 from .._tensor import Tensor
 from ..amp._hooks import state_key as autocast_key
@@ -99,8 +100,12 @@ def _describe(key, old):
     if key[0] != old[0]:
         return f"grad mode changed to {key[0]}"
     if key[1] != old[1]:
+        return "autocast changed"
+    if key[2] != old[2]:
+        return f"the default dtype changed to {key[2]}"
+    if key[3] != old[3]:
         return "a module's training flag changed"
-    for i, (a, b) in enumerate(zip(key[2], old[2])):
+    for i, (a, b) in enumerate(zip(key[4], old[4])):
         if a != b:
             return f"argument {i} changed: {_fmt(a)} (was {_fmt(b)})"
     return "the arguments' structure changed"
@@ -290,8 +295,8 @@ class _Compiled:
         else:
             tensors, _ = flatten((args, kwargs))
         try:
-            key = (grad_mode.STATE.enabled, autocast_key(), tuple([m.training
-                                                                   for m in self._modules]),
+            key = (grad_mode.STATE.enabled, autocast_key(), _DEFAULT_DTYPE[0],
+                   tuple([m.training for m in self._modules]),
                    tuple([_value_key(a, self._dynamic) for a in args]),
                    tuple([(k, _value_key(v, self._dynamic)) for k, v in kwargs.items()]),
                    _aliasing(tensors))

@@ -34,6 +34,12 @@ def is_tracing():
     return getattr(_STATE, "depth", 0) > 0
 
 
+def compiling():
+    """True while nbtorch.compile's trace runs the code (in this thread)."""
+    tracer = getattr(RECORDING, "tracer", None)
+    return tracer is not None and getattr(tracer, "attr_updates", None) is not None
+
+
 class TracerWarning(Warning):
     """The trace may not generalise: a traced value was turned into a Python constant."""
 

@@ -907,3 +907,24 @@ def test_hooks_run_every_call():
     with pytest.warns(UserWarning, match=r"register_hook\(\) on a tensor inside traced code"):
         fast(t).backward()
     assert t.grad.abs().sum().item() == 0
+
+
+def test_default_dtype_is_guarded_and_seeding_runs_eagerly():
+    """Factories in the code read the default dtype: changing it recompiles (the graph kept
+    float32). Seeding inside the code happened at the capture only (each compiled call drew
+    new numbers where eager repeats them): it runs eagerly with the reason."""
+    fast = torch.compile(lambda x: x + torch.arange(3) * 0.5)
+    assert fast(torch.zeros(3, dtype=torch.float64)).dtype == torch.float64
+    try:
+        torch.set_default_dtype(torch.float64)
+        assert fast(torch.zeros(3, dtype=torch.float64)).tolist() == [0.0, 0.5, 1.0]
+        make = torch.compile(lambda x: torch.ones(2) + x)
+        assert make(torch.zeros(1)).dtype == torch.float64
+        torch.set_default_dtype(torch.float32)
+        assert make(torch.zeros(1)).dtype == torch.float32 and make.recompiles == 1
+    finally:
+        torch.set_default_dtype(torch.float32)
+    seeded = torch.compile(lambda x: (torch.manual_seed(0), x + torch.rand(3))[1])
+    with pytest.warns(UserWarning, match=r"manual_seed\(\) inside compiled code"):
+        first = seeded(torch.zeros(3)).tolist()
+    assert seeded(torch.zeros(3)).tolist() == first
