@@ -142,7 +142,7 @@ class _Baked:
     """The Python values a graph was traced with (they are constants in it): the
     number, flag, string (or tuple of those) attributes of modules the trace read, and
     the globals and closure variables of that kind (or tensors, by identity) the compiled
-    function's own code names.
+    function's own code names, and which submodules the modules hold.
     A change to any of them is a guard failure (a recompile), as torch.compile guards
     them, and so is a user's hook registered on a module after the capture (the graph
     would skip it); module attributes and hooks are looked at only after some module
@@ -155,6 +155,7 @@ class _Baked:
         self.version = ATTR_WRITES[0]
         self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v)]
         self.modules = list(modules)
+        self.children = [tuple(m._modules.values()) for m in self.modules]
         self.names = []
         f = _code_owner(fn)
         code = getattr(f, "__code__", None)
@@ -186,7 +187,9 @@ class _Baked:
                 if now is not v and now != v:
                     return f"{type(m).__name__}.{k} changed to {now!r} (was {v!r})"
             from ._concrete import _user_hook
-            for m in self.modules:
+            for m, children in zip(self.modules, self.children):
+                if tuple(m._modules.values()) != children:
+                    return f"a submodule of {type(m).__name__} was replaced"
                 hook = _user_hook(m)
                 if hook is not None:
                     return f"a {hook[0]} was registered on {type(m).__name__}"
@@ -315,14 +318,18 @@ class _Compiled:
                     if e.__class__ is _Eager:
                         return e.run(self, args, kwargs)
                 entry = e
-            attrs = entry.attrs()
             baked = entry.baked
-            if (baked.names or baked.version != baked.writes[0]) and \
-                    baked.changed() is not None:
+            changed = (baked.names or baked.version != baked.writes[0]) and baked.changed()
+            if changed:
                 self._cache.pop(key, None)          # a value the graph baked in changed
-            elif entry.valid(attrs):
-                return entry.run(self, args, kwargs, tensors, attrs)
+                if self._module is not None:
+                    # the guards' module list (training flags) is the hierarchy's as it is
+                    self._modules = list(self._module.modules())
+                    return self(*args, **kwargs)
             else:
+                attrs = entry.attrs()
+                if entry.valid(attrs):
+                    return entry.run(self, args, kwargs, tensors, attrs)
                 self._cache.pop(key, None)                  # weights changed kind: again
         entry = self._new_entry(key, args, kwargs, tensors)
         if entry.__class__ is _Eager:

@@ -334,8 +334,8 @@ class ConcreteTracer(Tracer):
         def module_getattribute(mod, name):
             value = get(mod, name)
             if (value.__class__ in _SCALARS and name != "training"
-                    and threading.get_ident() == thread):
-                reads[(id(mod), name)] = (mod, name, value)
+                    and threading.get_ident() == thread and name in get(mod, "__dict__")):
+                reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
 

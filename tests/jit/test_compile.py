@@ -928,3 +928,24 @@ def test_default_dtype_is_guarded_and_seeding_runs_eagerly():
     with pytest.warns(UserWarning, match=r"manual_seed\(\) inside compiled code"):
         first = seeded(torch.zeros(3)).tolist()
     assert seeded(torch.zeros(3)).tolist() == first
+
+
+def test_replaced_submodules_recompile():
+    """A submodule replaced after the capture (an activation swapped, a layer made deeper,
+    one appended): the graph ran the old one (0.6 apart) or failed reading a weight
+    that is gone; now the module hierarchy is a guard."""
+    model = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2))
+    fast = torch.compile(model)
+    x = torch.randn(4, 3)
+    fast(x)
+    changes = [lambda: model.__setitem__(1, nn.Tanh()),
+               lambda: model.__setitem__(0, nn.Sequential(nn.Linear(3, 3), nn.Sigmoid())),
+               lambda: model.append(nn.Softmax(-1)),
+               lambda: model[0].__setitem__(1, nn.Identity())]
+    for k, change in enumerate(changes, 1):
+        change()
+        np.testing.assert_allclose(fast(x).detach().numpy(), model(x).detach().numpy(),
+                                   rtol=1e-6, atol=1e-7)
+        assert fast.recompiles == k
+    fast(x)
+    assert fast.recompiles == len(changes)

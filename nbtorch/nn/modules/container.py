@@ -6,6 +6,7 @@ from itertools import chain, islice
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
+from ._hooks import ATTR_WRITES
 from .module import Module, _addindent, typename
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
@@ -199,6 +200,7 @@ class ModuleList(Module):
 
     def insert(self, index, module):
         """Insert `module` before position `index`."""
+        ATTR_WRITES[0] += 1
         for i in range(len(self._modules), index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
@@ -243,6 +245,7 @@ class ModuleDict(Module):
         self.add_module(key, module)
 
     def __delitem__(self, key):
+        ATTR_WRITES[0] += 1
         del self._modules[key]
 
     def __len__(self):
@@ -255,6 +258,7 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self):
+        ATTR_WRITES[0] += 1
         self._modules.clear()
 
     def pop(self, key):

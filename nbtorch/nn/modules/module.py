@@ -238,6 +238,7 @@ class Module(HookRegistration):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        ATTR_WRITES[0] += 1
         self._modules[name] = module
 
     register_module = add_module
@@ -278,12 +279,14 @@ class Module(HookRegistration):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
+            ATTR_WRITES[0] += 1
             modules[name] = value
             return
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
+            ATTR_WRITES[0] += 1
             modules[name] = value
             return
         buffers = d.get("_buffers")
@@ -309,6 +312,7 @@ class Module(HookRegistration):
             del self._buffers[name]
             self._non_persistent_buffers_set.discard(name)
         elif name in self._modules:
+            ATTR_WRITES[0] += 1
             del self._modules[name]
         else:
             object.__delattr__(self, name)
