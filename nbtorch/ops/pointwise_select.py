@@ -6,7 +6,8 @@ equally between both inputs, `clamp` passes the gradient at the boundary,
 """
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd.function import Function, renamed
+from ..autograd.function import APPLY_WRAPPERS, Function, renamed
+from ..autograd.grad_mode import STATE as _STATE
 from ._common import sum_to
 from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
                            shape_of, type_name, native_out_of)
@@ -148,6 +149,9 @@ def _clamp_bounds(x, lo, hi):
     return lo, hi
 
 
+_NUMBERS = (float, int, type(None))
+
+
 def clamp(input, min=None, max=None, *, out=None):
     """Limit input to [min, max]; bounds are numbers, tensors (broadcast) or None.
 
@@ -158,6 +162,19 @@ def clamp(input, min=None, max=None, *, out=None):
         >>> nbtorch.clamp(nbtorch.tensor([-2., 0.5, 3.]), min=0, max=1)
         tensor([0.0000, 0.5000, 1.0000])
     """
+    if (out is None and input.__class__ is Tensor and not APPLY_WRAPPERS[0]
+            and min.__class__ in _NUMBERS and max.__class__ in _NUMBERS
+            and (min is not None or max is not None)
+            and not (_STATE.enabled and input._requires_grad)):
+        d = input.dtype
+        if d.is_floating_point:
+            # number bounds of a floating tensor, nothing recorded: the kernel straight
+            # (the dtype is the input's; no Function, no promotion rules: 11.6 -> 4 us)
+            if min is None:
+                return run_elementwise("clamp_max", (input, max), d)
+            if max is None:
+                return run_elementwise("clamp_min", (input, min), d)
+            return run_elementwise("clamp", (input, min, max), d)
     lo, hi = _clamp_bounds(input, *_clamp_args(min, max))
     if out is None:
         tensor_bound = isinstance(lo, Tensor) or isinstance(hi, Tensor)
