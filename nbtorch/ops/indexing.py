@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from .._capture import host_computed, refuse_capture
-from .._tensor import Tensor, empty
+from .._tensor import Tensor, empty, _LAYOUTS
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -56,6 +56,9 @@ def _grid(t):
     return grids
 
 
+_SMALL_GRID = 1 << 12      # elements up to which offsets_at makes the whole offset array
+
+
 def offsets_at(t, index):
     """int64 storage offsets of t[index] (NumPy semantics), shaped like the result."""
     items = index if isinstance(index, tuple) else (index,)
@@ -64,6 +67,18 @@ def offsets_at(t, index):
         if t.dim() == 0:
             base = np.zeros((), np.int64)
             out = base[np_index] + t._offset
+        elif t.numel() <= _SMALL_GRID:
+            # a small tensor: every element's offset in one array, indexed once (the
+            # per-dim broadcast grids cost ~4 us each to build: x[idx] on 8x16 17 -> 9 us)
+            shape, strides, off = t._shape, t._strides, t._offset
+            if _LAYOUTS.get(shape, (None, None))[1] == strides:
+                base = np.arange(off, off + t.numel(), dtype=np.int64).reshape(shape)
+            else:
+                base = np.full(shape, off, np.int64)
+                for d, (n, st) in enumerate(zip(shape, strides)):
+                    base += (np.arange(n, dtype=np.int64) * st).reshape(
+                        (1,) * d + (n,) + (1,) * (len(shape) - d - 1))
+            out = base[np_index]
         else:
             out = t._offset
             for g in _grid(t):
