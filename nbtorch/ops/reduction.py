@@ -408,6 +408,9 @@ def count_nonzero(input, dim=None):
 @recorded_whole
 def all(input, dim=None, keepdim=False):
     """True where every element (over `dim`) is non-zero (bool; uint8 stays uint8)."""
+    if dim is None and not keepdim and input.dtype is _dtype.bool and \
+            input.device.type == "cpu":
+        return _bool_scalar(input._array.all())     # a mask's all(): NumPy's, 15 -> 3 us
     count, n = _count(input, dim, keepdim)
     return _logical_result(count == n, input)
 
@@ -416,8 +419,18 @@ def all(input, dim=None, keepdim=False):
 @recorded_whole
 def any(input, dim=None, keepdim=False):
     """True where some element (over `dim`) is non-zero."""
+    if dim is None and not keepdim and input.dtype is _dtype.bool and \
+            input.device.type == "cpu":
+        return _bool_scalar(input._array.any())
     count, _ = _count(input, dim, keepdim)
     return _logical_result(count > 0, input)
+
+
+def _bool_scalar(value):
+    """A 0-d CPU bool tensor holding `value` (a NumPy bool)."""
+    out = empty((), _dtype.bool)
+    out._array[()] = value
+    return out
 
 
 def _logical_result(mask, x):
