@@ -14,9 +14,9 @@ into a Python value, data-dependent control flow, an in-place write the graph
 cannot replay, an op with no recorded form) runs eagerly, with the reason in
 ``compiled.fallback_reasons`` and a warning; with ``fullgraph=True`` it is a
 `CompileError` instead. Python values the trace read (module attributes such
-as LeakyReLU's slope, and the numbers, flags and strings the function names as
-globals or closure variables) are constants of the graph and guarded
-(`_Baked`): changing one recompiles.
+as LeakyReLU's slope, and the numbers, flags, strings and tensors the user's
+functions the trace ran name as globals, or the function as closure variables)
+are constants of the graph and guarded (`_Baked`): changing one recompiles.
 
 ``dynamic=True`` leaves the batch dim (dim 0 of each tensor argument) out of
 the guards: a new batch size re-specialises the graph (a trace, no kernel
@@ -140,16 +140,17 @@ def _code_owner(fn):
 
 class _Baked:
     """The Python values a graph was traced with (they are constants in it): the
-    number, flag, string (or tuple of those) attributes of modules the trace read, and
-    the globals and closure variables of that kind (or tensors, by identity) the compiled
-    function's own code names, and which submodules the modules hold.
+    number, flag, string (or tuple of those) attributes of modules the trace read, the
+    globals of that kind (or tensors, by identity) that the user's functions the trace ran
+    name (`_user_calls`), the compiled function's closure variables, and which submodules
+    the modules hold.
     A change to any of them is a guard failure (a recompile), as torch.compile guards
     them, and so is a user's hook registered on a module after the capture (the graph
     would skip it); module attributes and hooks are looked at only after some module
     attribute was assigned or a hook registered (both counted in ATTR_WRITES), the few
     names at every call."""
 
-    def __init__(self, fn, reads, modules):
+    def __init__(self, fn, reads, modules, calls=None):
         from ..nn.modules._hooks import ATTR_WRITES
         self.writes = ATTR_WRITES
         self.version = ATTR_WRITES[0]
@@ -157,15 +158,14 @@ class _Baked:
         self.modules = list(modules)
         self.children = [tuple(m._modules.values()) for m in self.modules]
         self.names = []
+        seen = set()
+        for code, g in (calls or {}).items():       # the user's functions the trace ran
+            self._globals(code, g, seen)
         f = _code_owner(fn)
         code = getattr(f, "__code__", None)
         if code is None:
             return
-        g = getattr(f, "__globals__", {})
-        for name in code.co_names:
-            v = g.get(name, _MISSING)
-            if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
-                self.names.append((g, name, v))
+        self._globals(code, getattr(f, "__globals__", {}), seen)
         for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
             try:
                 v = cell.cell_contents
@@ -173,6 +173,16 @@ class _Baked:
                 continue
             if _scalar(v) or isinstance(v, Tensor):
                 self.names.append((_Cell(cell), name, v))
+
+    def _globals(self, code, g, seen):
+        """Watch the numbers, flags, strings and tensors `code` names in its globals `g`."""
+        for name in code.co_names:
+            if (id(g), name) in seen:
+                continue
+            seen.add((id(g), name))
+            v = g.get(name, _MISSING)
+            if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
+                self.names.append((g, name, v))
 
     def changed(self):
         """None, or which value differs from the trace's (a tensor: which object, its
@@ -195,6 +205,60 @@ class _Baked:
                     return f"a {hook[0]} was registered on {type(m).__name__}"
             self.version = self.writes[0]
         return None
+
+
+def _library_dirs():
+    """Where code that is not the user's lives: nbtorch (and its kernels), the standard
+    library and installed packages."""
+    import os
+    import sys
+    import sysconfig
+    from .. import kernels
+    dirs = {os.path.dirname(os.path.dirname(__file__)), os.path.dirname(kernels.__file__),
+            sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(path)
+    return tuple(os.path.realpath(d) + os.sep for d in dirs) + ("<",)
+
+
+_LIBRARY_DIRS = []
+
+
+def _user_calls(calls):
+    """``with _user_calls(calls):`` collects into `calls` (code -> globals) the Python
+    functions that run in this thread outside nbtorch and installed libraries: the user's
+    helpers a compiled function calls, whose globals `_Baked` guards too (a profile hook
+    for the trace's duration; a profiler already set is put back)."""
+    import contextlib
+    import os
+    import sys
+    if not _LIBRARY_DIRS:
+        _LIBRARY_DIRS.append(_library_dirs())
+    library = _LIBRARY_DIRS[0]
+    real = {}
+
+    def hook(frame, event, arg):
+        if event != "call":
+            return
+        code = frame.f_code
+        if code in calls or code in real:
+            return
+        path = real[code] = os.path.realpath(code.co_filename) if \
+            not code.co_filename.startswith("<") else code.co_filename
+        if not path.startswith(library):
+            calls[code] = frame.f_globals
+
+    @contextlib.contextmanager
+    def scope():
+        old = sys.getprofile()
+        sys.setprofile(hook)
+        try:
+            yield
+        finally:
+            sys.setprofile(old)
+    return scope()
 
 
 class _Cell:
@@ -389,7 +453,7 @@ class _Compiled:
         try:                        # made again by the first compiled run, as eager would
             entry = self._capture_once(args, kwargs, tensors)
             if entry.__class__ is not _Eager:
-                entry.baked = _Baked(self._fn, self._reads, self._modules)
+                entry.baked = _Baked(self._fn, self._reads, self._modules, self._calls)
             return entry
         finally:
             for b, v in saved:
@@ -458,8 +522,10 @@ class _Compiled:
         flat.__name__ = self._name().replace(".", "_").replace("<", "").replace(">", "")
         with warnings.catch_warnings(record=True) as caught, static_shapes():
             warnings.simplefilter("always", TracerWarning)
+            calls = {}
             try:
-                tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
+                with _user_calls(calls):
+                    tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
                 traced = _build(None, flat, flat.__name__, tracer, graph)
             except Exception as e:          # the code itself failed, or cannot be traced
                 hint = (" (a traced value reached a method of a tensor the trace does not "
@@ -472,6 +538,7 @@ class _Compiled:
                 raise _Break(_reason(str(w.message), w.filename, w.lineno))
         live = types.SimpleNamespace(**tracer.extra_modules)
         self._reads = list(tracer.attr_reads.values())
+        self._calls = calls
         return traced.graph_module, live, tuple(updates)
 
 

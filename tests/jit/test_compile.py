@@ -816,6 +816,10 @@ def _scaled(x):
     return x * SCALE
 
 
+def _calls_helper(x):
+    return _scaled(x) + 1
+
+
 def test_python_values_the_graph_baked_in_are_guarded():
     """A global, a closure variable or a module attribute the trace read is a constant of
     the graph: changing it recompiles (compiled calls kept the old value, silently), as
@@ -823,10 +827,12 @@ def test_python_values_the_graph_baked_in_are_guarded():
     global SCALE
     x = torch.ones(2)
     fast = torch.compile(_scaled)
+    through = torch.compile(_calls_helper)          # a global of a function it calls
     try:
-        assert fast(x).tolist() == [2.0, 2.0]
+        assert fast(x).tolist() == [2.0, 2.0] and through(x).tolist() == [3.0, 3.0]
         SCALE = 3.0
         assert fast(x).tolist() == [3.0, 3.0] and fast.recompiles == 1
+        assert through(x).tolist() == [4.0, 4.0] and through.recompiles == 1
     finally:
         SCALE = 2.0
 
