@@ -230,7 +230,7 @@ def _user_calls(calls):
     """``with _user_calls(calls):`` collects into `calls` (code -> globals) the Python
     functions that run in this thread outside nbtorch and installed libraries: the user's
     helpers a compiled function calls, whose globals `_Baked` guards too (a profile hook
-    for the trace's duration; a profiler already set is put back)."""
+    for the trace's duration; none while a profiler such as cProfile runs)."""
     import contextlib
     import os
     import sys
@@ -252,12 +252,16 @@ def _user_calls(calls):
 
     @contextlib.contextmanager
     def scope():
-        old = sys.getprofile()
+        if sys.getprofile() is not None:
+            # a profiler runs (cProfile: a C hook that Python cannot put back): it keeps
+            # running, and only the compiled function's own globals are guarded
+            yield
+            return
         sys.setprofile(hook)
         try:
             yield
         finally:
-            sys.setprofile(old)
+            sys.setprofile(None)
     return scope()
 
 

@@ -955,3 +955,20 @@ def test_replaced_submodules_recompile():
         assert fast.recompiles == k
     fast(x)
     assert fast.recompiles == len(changes)
+
+
+def test_compiling_under_cprofile_keeps_the_profiler():
+    """The capture's profile hook (for the helpers' globals) stands aside while a profiler
+    runs: under cProfile the trace failed ("'Profile' object is not callable") and the
+    profiler was switched off."""
+    import cProfile
+    import sys
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        fast = torch.compile(_calls_helper)
+        out = fast(torch.ones(2)).tolist()
+        still = sys.getprofile() is prof
+    finally:
+        prof.disable()
+    assert out == [3.0, 3.0] and not fast.fallback_reasons and still
