@@ -16,7 +16,7 @@ cannot replay, an op with no recorded form) runs eagerly, with the reason in
 `CompileError` instead. Python values the trace read (module attributes such
 as LeakyReLU's slope, and the numbers, flags, strings and tensors the user's
 functions the trace ran name as globals, or the function as closure variables)
-are constants of the graph and guarded (`_Baked`): changing one recompiles.
+are constants of the graph and guarded (`_guards.Baked`): changing one recompiles.
 
 ``dynamic=True`` leaves the batch dim (dim 0 of each tensor argument) out of
 the guards: a new batch size re-specialises the graph (a trace, no kernel
@@ -32,6 +32,7 @@ from .._tensor import Tensor
 from ..amp._hooks import state_key as autocast_key
 from ..autograd import grad_mode
 from ._compiled import build, flatten, unflatten
+from ._guards import Baked, Unhashable, aliasing, describe, user_calls, value_key
 
 __all__ = ["compile", "CompileError", "OptimizedModule", "CompiledFunctionWrapper", "config",
            "reset"]
@@ -58,225 +59,7 @@ def reset():
         c._reset()
 
 
-# ---- guards ------------------------------------------------------------------------------
-
-def _value_key(v, dynamic):
-    if isinstance(v, Tensor):
-        shape = v._shape
-        if dynamic and shape:
-            shape = (-1,) + tuple(shape[1:])
-        return (shape, v._strides if not dynamic else None, v.dtype, v.device,
-                v._requires_grad)
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return (type(v), v)
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__,) + tuple(_value_key(e, dynamic) for e in v)
-    if isinstance(v, dict):
-        return ("dict",) + tuple((k, _value_key(e, dynamic)) for k, e in v.items())
-    try:
-        hash(v)
-    except TypeError:
-        raise _Unhashable(type(v).__name__) from None
-    return (type(v), v)
-
-
-class _Unhashable(Exception):
-    pass
-
-
-def _aliasing(tensors):
-    """Which tensor arguments share memory (a graph captured for f(x, x) reads one input
-    twice: it must not serve f(x, y)); None when none do (the usual case)."""
-    if len(tensors) < 2:
-        return None
-    ids = [id(t._storage) for t in tensors]
-    if len(set(ids)) == len(ids):
-        return None
-    return tuple(ids.index(i) for i in ids)
-
-
-def _describe(key, old):
-    """A short reason why `key` differs from `old` (for recompile messages)."""
-    if key[0] != old[0]:
-        return f"grad mode changed to {key[0]}"
-    if key[1] != old[1]:
-        return "autocast changed"
-    if key[2] != old[2]:
-        return f"the default dtype changed to {key[2]}"
-    if key[3] != old[3]:
-        return "a module's training flag changed"
-    for i, (a, b) in enumerate(zip(key[4], old[4])):
-        if a != b:
-            return f"argument {i} changed: {_fmt(a)} (was {_fmt(b)})"
-    return "the arguments' structure changed"
-
-
-def _fmt(k):
-    if isinstance(k, tuple) and len(k) == 5 and not isinstance(k[0], str):
-        shape, strides, dtype, device, rg = k
-        return (f"Tensor(shape={list(shape)}, dtype={dtype}, device={device}"
-                f"{', requires_grad=True' if rg else ''})")
-    return repr(k)
-
-
 # ---- entries -------------------------------------------------------------------------------
-
-_SCALARS = (bool, int, float, complex, str, type(None))
-_MISSING = object()
-
-
-def _scalar(v):
-    return isinstance(v, _SCALARS) or (
-        isinstance(v, tuple) and all(isinstance(e, _SCALARS) for e in v))
-
-
-def _code_owner(fn):
-    """The Python function whose code runs first: a module's forward, a method's function."""
-    from ..nn import Module
-    if isinstance(fn, Module):
-        fn = type(fn).forward
-    return getattr(fn, "__func__", fn)
-
-
-class _Baked:
-    """The Python values a graph was traced with (they are constants in it): the
-    number, flag, string (or tuple of those) attributes of modules the trace read, the
-    globals of that kind (or tensors, by identity) that the user's functions the trace ran
-    name (`_user_calls`), the compiled function's closure variables, and which submodules
-    the modules hold.
-    A change to any of them is a guard failure (a recompile), as torch.compile guards
-    them, and so is a user's hook registered on a module after the capture (the graph
-    would skip it); module attributes and hooks are looked at only after some module
-    attribute was assigned or a hook registered (both counted in ATTR_WRITES), the few
-    names at every call."""
-
-    def __init__(self, fn, reads, modules, calls=None):
-        from ..nn.modules._hooks import ATTR_WRITES
-        self.writes = ATTR_WRITES
-        self.version = ATTR_WRITES[0]
-        self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v)]
-        self.modules = list(modules)
-        self.children = [tuple(m._modules.values()) for m in self.modules]
-        self.names = []
-        seen = set()
-        for code, g in (calls or {}).items():       # the user's functions the trace ran
-            self._globals(code, g, seen)
-        f = _code_owner(fn)
-        code = getattr(f, "__code__", None)
-        if code is None:
-            return
-        self._globals(code, getattr(f, "__globals__", {}), seen)
-        for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
-            try:
-                v = cell.cell_contents
-            except ValueError:
-                continue
-            if _scalar(v) or isinstance(v, Tensor):
-                self.names.append((_Cell(cell), name, v))
-
-    def _globals(self, code, g, seen):
-        """Watch the numbers, flags, strings and tensors `code` names in its globals `g`."""
-        for name in code.co_names:
-            if (id(g), name) in seen:
-                continue
-            seen.add((id(g), name))
-            v = g.get(name, _MISSING)
-            if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
-                self.names.append((g, name, v))
-
-    def changed(self):
-        """None, or which value differs from the trace's (a tensor: which object, its
-        in-place changes being read by the graph)."""
-        for where, name, v in self.names:
-            now = where.get(name, _MISSING)
-            if now is not v and (isinstance(v, Tensor) or now != v):
-                return f"{name} changed to {now!r} (was {v!r})"
-        if self.version != self.writes[0]:
-            for m, k, v in self.attrs:
-                now = m.__dict__.get(k, _MISSING)
-                if now is not v and now != v:
-                    return f"{type(m).__name__}.{k} changed to {now!r} (was {v!r})"
-            from ._concrete import _user_hook
-            for m, children in zip(self.modules, self.children):
-                if tuple(m._modules.values()) != children:
-                    return f"a submodule of {type(m).__name__} was replaced"
-                hook = _user_hook(m)
-                if hook is not None:
-                    return f"a {hook[0]} was registered on {type(m).__name__}"
-            self.version = self.writes[0]
-        return None
-
-
-def _library_dirs():
-    """Where code that is not the user's lives: nbtorch (and its kernels), the standard
-    library and installed packages."""
-    import os
-    import sys
-    import sysconfig
-    from .. import kernels
-    dirs = {os.path.dirname(os.path.dirname(__file__)), os.path.dirname(kernels.__file__),
-            sys.prefix, sys.base_prefix, sys.exec_prefix}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            dirs.add(path)
-    return tuple(os.path.realpath(d) + os.sep for d in dirs) + ("<",)
-
-
-_LIBRARY_DIRS = []
-
-
-def _user_calls(calls):
-    """``with _user_calls(calls):`` collects into `calls` (code -> globals) the Python
-    functions that run in this thread outside nbtorch and installed libraries: the user's
-    helpers a compiled function calls, whose globals `_Baked` guards too (a profile hook
-    for the trace's duration; none while a profiler such as cProfile runs)."""
-    import contextlib
-    import os
-    import sys
-    if not _LIBRARY_DIRS:
-        _LIBRARY_DIRS.append(_library_dirs())
-    library = _LIBRARY_DIRS[0]
-    real = {}
-
-    def hook(frame, event, arg):
-        if event != "call":
-            return
-        code = frame.f_code
-        if code in calls or code in real:
-            return
-        path = real[code] = os.path.realpath(code.co_filename) if \
-            not code.co_filename.startswith("<") else code.co_filename
-        if not path.startswith(library):
-            calls[code] = frame.f_globals
-
-    @contextlib.contextmanager
-    def scope():
-        if sys.getprofile() is not None:
-            # a profiler runs (cProfile: a C hook that Python cannot put back): it keeps
-            # running, and only the compiled function's own globals are guarded
-            yield
-            return
-        sys.setprofile(hook)
-        try:
-            yield
-        finally:
-            sys.setprofile(None)
-    return scope()
-
-
-class _Cell:
-    """A closure cell read like a dict (`_Baked.changed`)."""
-
-    def __init__(self, cell):
-        self.cell = cell
-
-    def get(self, name, default):
-        try:
-            return self.cell.cell_contents
-        except ValueError:
-            return default
-
 
 class _Eager:
     """A guard set that runs the original code (with the reason it is not compiled)."""
@@ -303,12 +86,13 @@ def _apply_updates(result, updates):
 class _Graph:
     """A guard set with a compiled graph."""
 
-    def __init__(self, cg, resolve_root, attr_meta, updates=()):
+    def __init__(self, cg, resolve_root, attr_meta, updates, baked):
         self.cg = cg
         self.root = resolve_root
         self.paths = [tuple(n.split(".")) for n in cg.attr_names]
         self.attr_meta = attr_meta
         self.updates = updates
+        self.baked = baked
 
     def attrs(self):
         out = []
@@ -368,10 +152,10 @@ class _Compiled:
         try:
             key = (grad_mode.STATE.enabled, autocast_key(), _DEFAULT_DTYPE[0],
                    tuple([m.training for m in self._modules]),
-                   tuple([_value_key(a, self._dynamic) for a in args]),
-                   tuple([(k, _value_key(v, self._dynamic)) for k, v in kwargs.items()]),
-                   _aliasing(tensors))
-        except _Unhashable as e:
+                   tuple([value_key(a, self._dynamic) for a in args]),
+                   tuple([(k, value_key(v, self._dynamic)) for k, v in kwargs.items()]),
+                   aliasing(tensors))
+        except Unhashable as e:
             return self._eager_call(f"an argument of type {e.args[0]} cannot be guarded",
                                     args, kwargs)
         entry = self._cache.get(key)
@@ -408,7 +192,7 @@ class _Compiled:
         limit = config.cache_size_limit
         if len(self._order) >= limit:
             reason = (f"cache_size_limit ({limit}) reached: "
-                      f"{_describe(key, self._order[-1]) if self._order else ''}")
+                      f"{describe(key, self._order[-1]) if self._order else ''}")
             if not self._warned_limit:
                 self._warned_limit = True
                 warnings.warn(f"nbtorch.compile: {self._name()} was recompiled {limit} times "
@@ -455,10 +239,7 @@ class _Compiled:
         saved += [(t, t.detach().clone()) for t in tensors]
         rng = get_rng_state()       # and the random draws the capture made (dropout's) are
         try:                        # made again by the first compiled run, as eager would
-            entry = self._capture_once(args, kwargs, tensors)
-            if entry.__class__ is not _Eager:
-                entry.baked = _Baked(self._fn, self._reads, self._modules, self._calls)
-            return entry
+            return self._capture_once(args, kwargs, tensors)
         finally:
             for b, v in saved:
                 b._array[...] = v._array
@@ -468,13 +249,14 @@ class _Compiled:
         from ._concrete import TracerWarning
         from ..fx.passes.lower import CaptureError
         try:
-            gm, live, updates = self._trace(args, kwargs, tensors)
+            gm, live, updates, reads, calls = self._trace(args, kwargs, tensors)
         except _Break as e:
             return self._fallback(str(e))
         self._new_modules(live)
+        baked = Baked(self._fn, reads, self._modules, calls)
         backend = self._backend
         if callable(backend):
-            return _Custom(backend(gm, list(tensors)), updates)
+            return _Custom(backend(gm, list(tensors)), updates, baked)
         try:
             wrt = [t.requires_grad for t in tensors]
             with warnings.catch_warnings():
@@ -484,7 +266,7 @@ class _Compiled:
             return self._fallback(str(e).split("\n\nWhile executing")[0])
         except TracerWarning as e:
             return self._fallback(str(e))
-        entry = _Graph(cg, live, [], updates)
+        entry = _Graph(cg, live, [], updates, baked)
         try:
             entry.attr_meta = _attr_meta(entry.attrs())
         except AttributeError as e:
@@ -502,11 +284,13 @@ class _Compiled:
                     seen.add(id(m))
 
     def _trace(self, args, kwargs, tensors):
-        """(traced GraphModule over the flat tensors, live root, updates): other arguments
-        are constants; the live root holds the real modules the code called (weights are
-        read from them at every call, so a replaced submodule is seen). Values the code
-        assigns to module attributes (``self.avg = ...``, ``self.n += 1``) are extra
-        outputs of the graph, `updates` their (module, name) targets."""
+        """(traced GraphModule over the flat tensors, live root, updates, reads, calls):
+        other arguments are constants; the live root holds the real modules the code called
+        (weights are read from them at every call, so a replaced submodule is seen). Values
+        the code assigns to module attributes (``self.avg = ...``, ``self.n += 1``) are extra
+        outputs of the graph, `updates` their (module, name) targets; `reads` (the module
+        attributes the trace read) and `calls` (the user's functions it ran) are for
+        `Baked`."""
         import types
         from ..fx._patch import RECORDING
         from ._concrete import TracerWarning, static_shapes
@@ -528,7 +312,7 @@ class _Compiled:
             warnings.simplefilter("always", TracerWarning)
             calls = {}
             try:
-                with _user_calls(calls):
+                with user_calls(calls):
                     tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
                 traced = _build(None, flat, flat.__name__, tracer, graph)
             except Exception as e:          # the code itself failed, or cannot be traced
@@ -541,9 +325,8 @@ class _Compiled:
             if issubclass(w.category, TracerWarning):
                 raise _Break(_reason(str(w.message), w.filename, w.lineno))
         live = types.SimpleNamespace(**tracer.extra_modules)
-        self._reads = list(tracer.attr_reads.values())
-        self._calls = calls
-        return traced.graph_module, live, tuple(updates)
+        return (traced.graph_module, live, tuple(updates), list(tracer.attr_reads.values()),
+                calls)
 
 
 class _Break(Exception):
@@ -563,9 +346,10 @@ def _reason(message, filename, lineno):
 class _Custom:
     """A guard set run by a user's backend callable (given the fx GraphModule)."""
 
-    def __init__(self, fn, updates=()):
+    def __init__(self, fn, updates, baked):
         self.fn = fn
         self.updates = updates
+        self.baked = baked
 
     def attrs(self):
         return []

@@ -17,12 +17,14 @@ import operator
 import threading
 import warnings
 
+from ..autograd import grad_mode
 from ..fx._frames import user_frame
 from ..fx.node import map_arg
 from ..fx.passes.shape_prop import metadata_of
 from ..fx._patch import RECORDING
 from ..fx.proxy import Proxy
 from ..fx.tracer import Tracer
+from ._guards import SCALARS, user_hook
 
 __all__ = ["TracerWarning", "ConcreteProxy", "ConcreteTracer", "is_tracing"]
 
@@ -229,7 +231,7 @@ _ASSIGN_MSG = ("Assigning a traced tensor to the module attribute '{}' is not re
                "traced module will not update it (it holds the value of this trace). "
                "nbtorch.compile replays such assignments")
 _MISSING = object()
-_SCALARS = frozenset((bool, int, float, complex, str, type(None), tuple))
+_RECORDED = frozenset(SCALARS + (tuple,))   # attribute classes the guards may bake in
 
 
 _BACKWARD_MSG = ("backward() (or autograd.grad) inside traced code cannot be recorded: a "
@@ -238,29 +240,7 @@ _BACKWARD_MSG = ("backward() (or autograd.grad) inside traced code cannot be rec
                  "outside it, as torch.compile breaks its graph there")
 
 
-_HOOK_KINDS = (("_forward_pre_hooks", "forward pre-hook"), ("_forward_hooks", "forward hook"),
-               ("_backward_hooks", "backward hook"), ("_backward_pre_hooks",
-                                                      "backward pre-hook"))
-
-
-def _user_hook(mod):
-    """(kind, name) of a module hook not registered by nbtorch itself (weight_norm's and
-    the parametrizations' are: tensor ops the trace records), or None."""
-    d = mod.__dict__
-    for attr, kind in _HOOK_KINDS:
-        for fn in (d.get(attr) or {}).values():
-            owner = getattr(fn, "__module__", None) or type(fn).__module__ or ""
-            if not owner.startswith("nbtorch."):
-                return kind, getattr(fn, "__qualname__", None) or type(fn).__name__
-    return None
-
-
 _GRAD_HOOKS = frozenset(("register_hook", "retain_grad", "register_post_accumulate_grad_hook"))
-
-
-def _grad_enabled():
-    from ..autograd import grad_mode
-    return grad_mode.is_grad_enabled()
 
 
 def _is_backward(kind, target):
@@ -321,7 +301,7 @@ class ConcreteTracer(Tracer):
 
         def checked_call(mod, *args, **kwargs):
             if threading.get_ident() == thread:
-                hook = _user_hook(mod)
+                hook = user_hook(mod)
                 if hook is not None:        # before it runs: its effects happen once, eagerly
                     raise RuntimeError(
                         f"{type(mod).__name__} has a {hook[0]} ({hook[1]}) registered by user "
@@ -333,7 +313,7 @@ class ConcreteTracer(Tracer):
 
         def module_getattribute(mod, name):
             value = get(mod, name)
-            if (value.__class__ in _SCALARS and name != "training"
+            if (value.__class__ in _RECORDED and name != "training"
                     and threading.get_ident() == thread and name in get(mod, "__dict__")):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value
@@ -420,14 +400,14 @@ class ConcreteTracer(Tracer):
             # `w is None` must hold); the node stays for what it did (x[i] = 0)
             return None
         if (kind in ("call_function", "call_method", "call_module") and _is_tensor(value)
-                and self._grad_at_start and not _grad_enabled()):
+                and self._grad_at_start and not grad_mode.is_grad_enabled()):
             # made under no_grad() inside the traced code: the graph, run with gradients,
             # must not differentiate through it
+            made = proxy.node.meta.get("tensor_meta")
             proxy = super().create_proxy("call_method", "detach", (proxy,), {}, None, None,
                                          lambda node: ConcreteProxy(node, self, value))
-            proxy.node.meta = dict(proxy.node.meta, **{k: v for k, v in
-                                                       proxy.node.args[0].meta.items()
-                                                       if k == "tensor_meta"})
+            if made is not None:
+                proxy.node.meta["tensor_meta"] = made
         return proxy
 
     def create_node(self, kind, target, args, kwargs, name=None, type_expr=None):
@@ -490,7 +470,6 @@ class ConcreteTracer(Tracer):
 
     def trace(self, root, example_args=(), example_kwargs=None):
         """Run `root` on the example inputs and record the graph of what ran."""
-        from ..autograd import grad_mode
         self._example_args = tuple(example_args)
         self._example_kwargs = dict(example_kwargs or {})
         self._grad_at_start = grad_mode.is_grad_enabled()

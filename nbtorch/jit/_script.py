@@ -48,9 +48,9 @@ class _Scripted(CompiledFunctionWrapper):
             _STATE.depth -= 1
 
     def _trace(self, args, kwargs, tensors):
-        gm, live, updates = super()._trace(args, kwargs, tensors)
-        self.last_graph_module = gm
-        return gm, live, updates
+        traced = super()._trace(args, kwargs, tensors)
+        self.last_graph_module = traced[0]
+        return traced
 
 
 class ScriptFunction:

@@ -1,0 +1,247 @@
+"""nbtorch.compile's guards: what a compiled graph was specialised to, checked per call.
+
+`value_key` and `aliasing` make the per-call key of the arguments (shapes, strides,
+dtypes, devices, requires_grad, Python values, which arguments share memory); `Baked`
+holds the Python values the trace read and froze into the graph (module attributes,
+globals of the user's functions it ran, closure variables, the module hierarchy, users'
+hooks), re-checked cheaply each call (see its docstring); `user_calls` finds the user's
+functions a trace runs, `user_hook` a hook that is not nbtorch's own.
+"""
+from .._tensor import Tensor
+
+__all__ = ["value_key", "Unhashable", "aliasing", "describe", "SCALARS", "Baked", "user_calls",
+           "user_hook"]
+
+
+def value_key(v, dynamic):
+    """What of argument `v` a graph depends on: a tensor's layout, dtype, device and
+    requires_grad (the batch size left out when `dynamic`), a Python value itself."""
+    if isinstance(v, Tensor):
+        shape = v._shape
+        if dynamic and shape:
+            shape = (-1,) + tuple(shape[1:])
+        return (shape, v._strides if not dynamic else None, v.dtype, v.device,
+                v._requires_grad)
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return (type(v), v)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(value_key(e, dynamic) for e in v)
+    if isinstance(v, dict):
+        return ("dict",) + tuple((k, value_key(e, dynamic)) for k, e in v.items())
+    try:
+        hash(v)
+    except TypeError:
+        raise Unhashable(type(v).__name__) from None
+    return (type(v), v)
+
+
+class Unhashable(Exception):
+    """An argument that cannot be part of the key (the call runs eagerly)."""
+
+
+def aliasing(tensors):
+    """Which tensor arguments share memory (a graph captured for f(x, x) reads one input
+    twice: it must not serve f(x, y)); None when none do (the usual case)."""
+    if len(tensors) < 2:
+        return None
+    ids = [id(t._storage) for t in tensors]
+    if len(set(ids)) == len(ids):
+        return None
+    return tuple(ids.index(i) for i in ids)
+
+
+def describe(key, old):
+    """A short reason why `key` differs from `old` (for recompile messages)."""
+    if key[0] != old[0]:
+        return f"grad mode changed to {key[0]}"
+    if key[1] != old[1]:
+        return "autocast changed"
+    if key[2] != old[2]:
+        return f"the default dtype changed to {key[2]}"
+    if key[3] != old[3]:
+        return "a module's training flag changed"
+    for i, (a, b) in enumerate(zip(key[4], old[4])):
+        if a != b:
+            return f"argument {i} changed: {_format_key(a)} (was {_format_key(b)})"
+    return "the arguments' structure changed"
+
+
+def _format_key(k):
+    if isinstance(k, tuple) and len(k) == 5 and not isinstance(k[0], str):
+        shape, strides, dtype, device, rg = k
+        return (f"Tensor(shape={list(shape)}, dtype={dtype}, device={device}"
+                f"{', requires_grad=True' if rg else ''})")
+    return repr(k)
+
+
+_HOOK_KINDS = (("_forward_pre_hooks", "forward pre-hook"), ("_forward_hooks", "forward hook"),
+               ("_backward_hooks", "backward hook"), ("_backward_pre_hooks",
+                                                      "backward pre-hook"))
+
+
+def user_hook(mod):
+    """(kind, name) of a module hook not registered by nbtorch itself (weight_norm's and
+    the parametrizations' are: tensor ops the trace records), or None."""
+    d = mod.__dict__
+    for attr, kind in _HOOK_KINDS:
+        for fn in (d.get(attr) or {}).values():
+            owner = getattr(fn, "__module__", None) or type(fn).__module__ or ""
+            if not owner.startswith("nbtorch."):
+                return kind, getattr(fn, "__qualname__", None) or type(fn).__name__
+    return None
+
+
+SCALARS = (bool, int, float, complex, str, type(None))    # Python values a graph bakes in
+_MISSING = object()
+
+
+def _scalar(v):
+    return isinstance(v, SCALARS) or (
+        isinstance(v, tuple) and all(isinstance(e, SCALARS) for e in v))
+
+
+def _code_owner(fn):
+    """The Python function whose code runs first: a module's forward, a method's function."""
+    from ..nn import Module
+    if isinstance(fn, Module):
+        fn = type(fn).forward
+    return getattr(fn, "__func__", fn)
+
+
+class Baked:
+    """The Python values a graph was traced with (they are constants in it): the
+    number, flag, string (or tuple of those) attributes of modules the trace read, the
+    globals of that kind (or tensors, by identity) that the user's functions the trace ran
+    name (`user_calls`), the compiled function's closure variables, and which submodules
+    the modules hold.
+    A change to any of them is a guard failure (a recompile), as torch.compile guards
+    them, and so is a user's hook registered on a module after the capture (the graph
+    would skip it); module attributes and hooks are looked at only after some module
+    attribute was assigned or a hook registered (both counted in ATTR_WRITES), the few
+    names at every call."""
+
+    def __init__(self, fn, reads, modules, calls=None):
+        from ..nn.modules._hooks import ATTR_WRITES
+        self.writes = ATTR_WRITES
+        self.version = ATTR_WRITES[0]
+        self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v)]
+        self.modules = list(modules)
+        self.children = [tuple(m._modules.values()) for m in self.modules]
+        self.names = []
+        seen = set()
+        for code, g in (calls or {}).items():       # the user's functions the trace ran
+            self._globals(code, g, seen)
+        f = _code_owner(fn)
+        code = getattr(f, "__code__", None)
+        if code is None:
+            return
+        self._globals(code, getattr(f, "__globals__", {}), seen)
+        for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if _scalar(v) or isinstance(v, Tensor):
+                self.names.append((_Cell(cell), name, v))
+
+    def _globals(self, code, g, seen):
+        """Watch the numbers, flags, strings and tensors `code` names in its globals `g`."""
+        for name in code.co_names:
+            if (id(g), name) in seen:
+                continue
+            seen.add((id(g), name))
+            v = g.get(name, _MISSING)
+            if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
+                self.names.append((g, name, v))
+
+    def changed(self):
+        """None, or which value differs from the trace's (a tensor: which object, its
+        in-place changes being read by the graph)."""
+        for where, name, v in self.names:
+            now = where.get(name, _MISSING)
+            if now is not v and (isinstance(v, Tensor) or now != v):
+                return f"{name} changed to {now!r} (was {v!r})"
+        if self.version != self.writes[0]:
+            for m, k, v in self.attrs:
+                now = m.__dict__.get(k, _MISSING)
+                if now is not v and now != v:
+                    return f"{type(m).__name__}.{k} changed to {now!r} (was {v!r})"
+            for m, children in zip(self.modules, self.children):
+                if tuple(m._modules.values()) != children:
+                    return f"a submodule of {type(m).__name__} was replaced"
+                hook = user_hook(m)
+                if hook is not None:
+                    return f"a {hook[0]} was registered on {type(m).__name__}"
+            self.version = self.writes[0]
+        return None
+
+
+def _library_dirs():
+    """Where code that is not the user's lives: nbtorch (and its kernels), the standard
+    library and installed packages."""
+    import os
+    import sys
+    import sysconfig
+    from .. import kernels
+    dirs = {os.path.dirname(os.path.dirname(__file__)), os.path.dirname(kernels.__file__),
+            sys.prefix, sys.base_prefix, sys.exec_prefix}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            dirs.add(path)
+    return tuple(os.path.realpath(d) + os.sep for d in dirs) + ("<",)
+
+
+_LIBRARY_DIRS = []
+
+
+def user_calls(calls):
+    """``with user_calls(calls):`` collects into `calls` (code -> globals) the Python
+    functions that run in this thread outside nbtorch and installed libraries: the user's
+    helpers a compiled function calls, whose globals `_Baked` guards too (a profile hook
+    for the trace's duration; none while a profiler such as cProfile runs)."""
+    import contextlib
+    import os
+    import sys
+    if not _LIBRARY_DIRS:
+        _LIBRARY_DIRS.append(_library_dirs())
+    library = _LIBRARY_DIRS[0]
+    real = {}
+
+    def hook(frame, event, arg):
+        if event != "call":
+            return
+        code = frame.f_code
+        if code in calls or code in real:
+            return
+        path = real[code] = os.path.realpath(code.co_filename) if \
+            not code.co_filename.startswith("<") else code.co_filename
+        if not path.startswith(library):
+            calls[code] = frame.f_globals
+
+    @contextlib.contextmanager
+    def scope():
+        if sys.getprofile() is not None:
+            # a profiler runs (cProfile: a C hook that Python cannot put back): it keeps
+            # running, and only the compiled function's own globals are guarded
+            yield
+            return
+        sys.setprofile(hook)
+        try:
+            yield
+        finally:
+            sys.setprofile(None)
+    return scope()
+
+
+class _Cell:
+    """A closure cell read like a dict (`_Baked.changed`)."""
+
+    def __init__(self, cell):
+        self.cell = cell
+
+    def get(self, name, default):
+        try:
+            return self.cell.cell_contents
+        except ValueError:
+            return default
