@@ -17,7 +17,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
-from .indexing_basic import basic_getitem, is_basic
+from .indexing_basic import basic_getitem, is_basic, slice_extent
 from .views import Select, slice_view
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
@@ -232,10 +232,7 @@ def _slices_and_ints(x, index):
                 step = 1
             elif step.__class__ is not int or step <= 0:
                 return None
-            start, stop, _ = i.indices(n)
-            length = (stop - start + step - 1) // step
-            if length <= 0:
-                start = length = 0
+            start, length = slice_extent(i.start, i.stop, step, n)
             starts.append(start)
             lengths.append(length)
             steps.append(step)

@@ -8,7 +8,7 @@ import numpy as np
 from .._tensor import Tensor
 from .views import slice_view
 
-__all__ = ["parse_basic", "is_basic"]
+__all__ = ["parse_basic", "is_basic", "slice_extent"]
 
 
 def _is_int(x):
@@ -20,6 +20,14 @@ def is_basic(index):
     return all(i is None or i is Ellipsis or isinstance(i, slice) or _is_int(i) or
                (isinstance(i, Tensor) and i.dim() == 0 and not i.dtype.is_floating_point
                 and i.dtype.name != "bool") for i in items)
+
+
+def slice_extent(start, stop, step, n):
+    """(first index, length) of start:stop:step (step > 0) over a dim of size n; an empty
+    slice starts at 0."""
+    start, stop, _ = slice(start, stop, step).indices(n)
+    length = max(0, (stop - start + step - 1) // step)
+    return (start if length else 0), length
 
 
 def basic_getitem(x, index):
@@ -51,9 +59,8 @@ def basic_getitem(x, index):
             step = 1 if i.step is None else int(i.step)
             if step <= 0:
                 raise ValueError("step must be greater than zero")
-            start, stop, _ = slice(i.start, i.stop, step).indices(n)
-            length = max(0, (stop - start + step - 1) // step)
-            starts.append(start if length else 0)
+            start, length = slice_extent(i.start, i.stop, step, n)
+            starts.append(start)
             lengths.append(length)
             steps.append(step)
             out_pos += 1

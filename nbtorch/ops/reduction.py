@@ -8,9 +8,11 @@ dims fall back to `move_reduced_last` (permute + one contiguous copy).
 """
 import builtins
 
+import numpy as np
+
 from .. import _dtype
 from .._capture import recorded_whole
-from .._tensor import empty
+from .._tensor import empty, wrap
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function, renamed
@@ -410,7 +412,7 @@ def all(input, dim=None, keepdim=False):
     """True where every element (over `dim`) is non-zero (bool; uint8 stays uint8)."""
     if dim is None and not keepdim and input.dtype is _dtype.bool and \
             input.device.type == "cpu":
-        return _bool_scalar(input._array.all())     # a mask's all(): NumPy's, 15 -> 3 us
+        return wrap(np.array(input._array.all()))   # a mask's all(): NumPy's, 15 -> 3 us
     count, n = _count(input, dim, keepdim)
     return _logical_result(count == n, input)
 
@@ -421,16 +423,10 @@ def any(input, dim=None, keepdim=False):
     """True where some element (over `dim`) is non-zero."""
     if dim is None and not keepdim and input.dtype is _dtype.bool and \
             input.device.type == "cpu":
-        return _bool_scalar(input._array.any())
+        return wrap(np.array(input._array.any()))
     count, _ = _count(input, dim, keepdim)
     return _logical_result(count > 0, input)
 
-
-def _bool_scalar(value):
-    """A 0-d CPU bool tensor holding `value` (a NumPy bool)."""
-    out = empty((), _dtype.bool)
-    out._array[()] = value
-    return out
 
 
 def _logical_result(mask, x):
