@@ -12,7 +12,8 @@ from .. import _dtype
 from .._capture import host_computed, recorded_whole
 from .._tensor import empty
 from .._registry import get_kernel
-from ..autograd.function import Function
+from ..autograd import grad_mode
+from ..autograd.function import APPLY_WRAPPERS, Function
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 from .reduction import dtype_label
@@ -28,6 +29,8 @@ def _sort_last(x, dim, descending):
     work = x.dtype.compute
     if x.dim() == 0:
         return x.clone(), empty((), _dtype.int64, x.device).fill_(0)
+    if x.device.type == "cpu" and work is x.dtype:
+        return _sort_cpu(x, dim, descending)
     moved = x.movedim(dim, -1).contiguous()
     if work is not x.dtype:
         moved = moved.to(work)
@@ -43,6 +46,47 @@ def _sort_last(x, dim, descending):
     if work is not x.dtype:
         values = values.to(x.dtype)
     return values.contiguous(), indices.contiguous()
+
+
+def _sort_cpu(x, dim, descending, k=None):
+    """`_sort_last` on the CPU for a dtype the kernel sorts as is, with NumPy moving `dim`
+    last and back instead of view ops (each a Function call: topk of 8x16 40 -> 9 us); the
+    first `k` along dim only when k is given (topk). The same kernel, so the same order of
+    equal elements. Returns new contiguous tensors."""
+    a = x._array
+    last = a.ndim - 1
+    dim %= a.ndim
+    if dim != last:
+        a = a.transpose(tuple(i for i in range(a.ndim) if i != dim) + (dim,))
+    moved = a.shape
+    n = moved[-1]
+    final = dim == last and k is None       # the kernel's output is the result
+    if final:
+        out_v, out_i = empty(moved, x.dtype, x.device), empty(moved, _dtype.int64, x.device)
+        values, indices = out_v._arr, out_i._arr
+    else:                                   # scratch, copied from below
+        values, indices = np.empty(moved, a.dtype), np.empty(moved, np.int64)
+    if values.size:
+        rows = values.size // n
+        get_kernel("sort", "cpu")(np.ascontiguousarray(a).reshape(rows, n),
+                                  values.reshape(rows, n), indices.reshape(rows, n),
+                                  descending)
+    if final:
+        return out_v, out_i
+    m = n if k is None else k
+    back = tuple(range(dim)) + (last,) + tuple(range(dim, last))   # dim back in place
+    shape = x._shape[:dim] + (m,) + x._shape[dim + 1:]
+    out_v, out_i = empty(shape, x.dtype, x.device), empty(shape, _dtype.int64, x.device)
+    np.copyto(out_v._arr, values[..., :m].transpose(back))
+    np.copyto(out_i._arr, indices[..., :m].transpose(back))
+    return out_v, out_i
+
+
+def _unrecorded_cpu(x):
+    """True where a selection of CPU tensor `x` records nothing and nothing watches the
+    ops (no graph capture or profiler), so it may skip the Sort node and its views."""
+    return (x.device.type == "cpu" and not APPLY_WRAPPERS[0] and x.dtype.compute is x.dtype
+            and not (grad_mode.STATE.enabled and x._requires_grad))
 
 
 class Sort(Function):
@@ -107,6 +151,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     n = input._shape[d] if input.dim() else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range (k={k}, dim size {n})")
+    if input.dim() and _unrecorded_cpu(input):
+        return rt.topk(*_sort_cpu(input, d, bool(largest), k))
     values, indices = Sort.apply(input, d, bool(largest))
     if input.dim() == 0:
         return rt.topk(values, indices)

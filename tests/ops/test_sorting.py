@@ -55,6 +55,26 @@ def test_topk(device):
         x.topk(5)
 
 
+@pytest.mark.parametrize("dim", [0, 1, 2, -1])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_and_sort_without_a_node_equal_the_recorded_path(dim, largest):
+    """Unrecorded CPU topk/sort skip the Sort node and its views (NumPy moves the dim):
+    the same values, the same indices of tied elements, contiguous results as PyTorch's."""
+    x = torch.tensor(np.random.default_rng(dim + 7).integers(0, 4, (3, 5, 6)).astype("f4"))
+    for k in (0, 1, 3, x.shape[dim]):
+        fast = x.topk(k, dim, largest)
+        ref = x.detach().requires_grad_().topk(k, dim, largest)   # through the Sort node
+        assert fast.values.is_contiguous() and fast.indices.is_contiguous()
+        assert fast.values.tolist() == ref.values.tolist()
+        assert fast.indices.tolist() == ref.indices.tolist()
+        assert fast.indices.dtype is torch.int64 and fast.values.shape == ref.values.shape
+    got = x.sort(dim, descending=largest)
+    order = np.argsort(-x.numpy() if largest else x.numpy(), dim, kind="stable")
+    assert got.indices.tolist() == order.tolist() and got.values.is_contiguous()
+    assert torch.tensor(x.numpy().T.copy()).permute(2, 1, 0).topk(2, dim).values.tolist() == \
+        x.topk(2, dim).values.tolist()     # a transposed (non-contiguous) input
+
+
 def test_kthvalue_median(device):
     a = np.array([[3.0, 1.0, 2.0, 5.0], [4.0, 4.0, 0.0, 1.0]])
     x = torch.tensor(a)
