@@ -73,13 +73,33 @@ def _product(a, b):
     return out
 
 
+def _raw_ready(a, b):
+    """True where `a` and `b` may multiply on the CPU without recording: no node would be
+    made (grad mode off, or neither needs grad) and no capture or profiler watches."""
+    return a.device.type == "cpu" and not APPLY_WRAPPERS[0] and not (
+        grad_mode.STATE.enabled and (a._requires_grad or b._requires_grad))
+
+
+def _raw_product(a, b, rows, cols, like):
+    """The registered CPU kernel on raw arrays `a` @ `b` into a new (rows, cols) tensor of
+    `like`'s dtype: the transposed operand passed as NumPy's `.T` view, the array a
+    transposed tensor view would hand the kernel anyway, without making that tensor."""
+    out = empty((rows, cols), like.dtype, like.device)
+    get_kernel("matmul", "cpu")(a, b, out._arr)
+    return out
+
+
 def mm_nt(a, b):
     """a @ b.T for matrices that multiply so (a helper of fused nodes: no checks)."""
+    if _raw_ready(a, b):
+        return _raw_product(a._array, b._array.T, a._shape[0], b._shape[0], a)
     return _product(a, _mT(b))
 
 
 def mm_tn(a, b):
     """a.T @ b for matrices that multiply so (a helper of fused nodes: no checks)."""
+    if _raw_ready(a, b):
+        return _raw_product(a._array.T, b._array, a._shape[1], b._shape[1], a)
     return _product(_mT(a), b)
 
 

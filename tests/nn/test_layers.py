@@ -32,6 +32,26 @@ def test_linear_forward_matches_numpy():
     assert out.shape == (4, 2)
 
 
+def test_linear_without_a_node_equals_the_recorded_one():
+    """Inference (no_grad, or no tensor needing grad) skips Addmm's node: the same bits,
+    nothing recorded; a non-contiguous input and a transposed weight too."""
+    m = nn.Linear(6, 4)
+    x = torch.randn(5, 6)
+    recorded = m(x)
+    assert recorded.grad_fn is not None
+    with torch.no_grad():
+        inferred = m(x)
+    plain = F.linear(x, m.weight.detach(), m.bias.detach())
+    for y in (inferred, plain):
+        assert y.grad_fn is None and not y.requires_grad
+        assert y.tolist() == recorded.tolist()
+    xt = torch.randn(6, 5).t()
+    wt = torch.randn(6, 4).t()
+    np.testing.assert_allclose(F.linear(xt, wt, m.bias.detach()).numpy(),
+                               xt.numpy() @ wt.numpy().T + m.bias.detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_linear_nd_input_and_no_bias():
     m = nn.Linear(3, 5, bias=False)
     assert m.bias is None and [n for n, _ in m.named_parameters()] == ["weight"]

@@ -1,6 +1,7 @@
 """`linear` and `bilinear`: the affine maps behind nn.Linear and nn.Bilinear."""
 import nbtorch as torch
-from nbtorch.autograd.function import Function
+from nbtorch.autograd import grad_mode
+from nbtorch.autograd.function import APPLY_WRAPPERS, Function
 from nbtorch.ops.linalg import add_rows_, mm_nt, mm_tn
 
 __all__ = ["linear", "bilinear"]
@@ -38,9 +39,18 @@ def _plain_affine(input, weight, bias):
     if len(si) != 2 or len(sw) != 2 or len(sb) != 1:
         return False
     (_, k), (n, k2), (n2,) = si, sw, sb
+    d = input.device
     return (k == k2 and n == n2 and input.dtype is weight.dtype is bias.dtype
             and input.dtype.is_floating_point
-            and input.device == weight.device == bias.device)
+            and (weight.device is d or weight.device == d)
+            and (bias.device is d or bias.device == d))
+
+
+def _unrecorded(input, weight, bias):
+    """True where nothing records the affine map and nothing watches the ops (no graph
+    capture or profiler): inference, under no_grad or with no tensor requiring grad."""
+    return not APPLY_WRAPPERS[0] and not (grad_mode.STATE.enabled and (
+        input._requires_grad or weight._requires_grad or bias._requires_grad))
 
 
 def _folded(input, weight, bias):
@@ -64,6 +74,8 @@ def linear(input, weight, bias=None):
     """
     if input.dim() == 2 and bias is not None:
         if _plain_affine(input, weight, bias):
+            if _unrecorded(input, weight, bias) and not input.dtype.is_half:
+                return add_rows_(mm_nt(input, weight), bias)   # Addmm's forward, no node
             return Addmm.apply(input, weight, bias)
         return torch.addmm(bias, input, weight.t())
     if input.dim() > 2 and weight.dim() == 2 and input.shape[-1] == weight.shape[1]:
