@@ -62,6 +62,8 @@ unbroadcast = sum_to
 
 def normalize_dim(dim, ndim):
     """A dim in [0, ndim) from one in [-ndim, ndim) (0-d tensors accept 0 and -1)."""
+    if dim.__class__ is int and -ndim <= dim < ndim:    # the common case, answered first
+        return dim + ndim if dim < 0 else dim
     n = max(ndim, 1)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")
@@ -75,6 +77,8 @@ def normalize_dims(dim, ndim):
     """A sorted tuple of dims (None or () means all); error on repeats."""
     if dim is None:
         return tuple(range(ndim))
+    if dim.__class__ is int and -ndim <= dim < ndim:    # one dim: nothing to sort
+        return (dim + ndim if dim < 0 else dim,)
     if isinstance(dim, (int, np.integer)):
         dim = (dim,)
     out = tuple(sorted(normalize_dim(d, ndim) for d in dim))

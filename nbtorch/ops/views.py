@@ -99,7 +99,7 @@ class View(Function):
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list, Size)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return tuple(map(int, shape))
 
 
 @tensor_method()
@@ -243,8 +243,9 @@ def permute(self, *dims):
                            f"does not match the length of the desired ordering of dimensions "
                            f"i.e. input.dim() = {self.dim()} is not equal to len(dims) = "
                            f"{len(dims)}")
-    dims = tuple(normalize_dim(d, self.dim()) for d in dims)
-    if len(set(dims)) != len(dims):
+    ndim = len(dims)
+    dims = tuple([normalize_dim(d, ndim) for d in dims])
+    if len(set(dims)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return Permute.apply(self, dims)
 
