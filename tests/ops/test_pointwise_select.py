@@ -64,6 +64,42 @@ def test_where(device):
         torch.where(x, x, x)
 
 
+def test_small_where_equals_the_kernel():
+    """Small CPU selects run NumPy's where (pointwise_select.small_where): the kernel's
+    dtypes and bits for numbers, broadcasting, mixed dtypes and NaN; a user's "where"
+    kernel still runs itself."""
+    from nbtorch.ops import pointwise_select as ps
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 1, 5)).astype("f4")
+    a[0, 0, 0] = np.nan
+    c = torch.tensor(rng.standard_normal((3, 1)) > 0)
+    x, x64 = torch.tensor(a), torch.tensor(a.astype("f8"))
+    cases = [(c, x, 0.0), (c, 1, x64), (c, x, x64), (c, 2, 0), (c, True, False),
+             (c, x, torch.tensor(2.5)), (c, torch.tensor([1, 2, 3, 4, 5]), 7)]
+    limit = ps._SMALL_SELECT
+    for cond, p, q in cases:
+        small = torch.where(cond, p, q)
+        try:
+            ps._SMALL_SELECT = 0        # every call through the kernel
+            ref = torch.where(cond, p, q)
+        finally:
+            ps._SMALL_SELECT = limit
+        assert small.dtype is ref.dtype and small.shape == ref.shape
+        np.testing.assert_array_equal(small.numpy(), ref.numpy())
+    calls = []
+    original = torch._registry.get_kernel("where", "cpu")
+
+    def mine(out, *args):
+        calls.append(1)
+        return original(out, *args)
+    torch.register_kernel("where", "cpu", mine, override=True)
+    try:
+        assert torch.where(c, x, 0.0).shape == (4, 3, 5) and calls
+        assert x.masked_fill(x > 0, 0.0).shape == (4, 1, 5) and len(calls) == 2
+    finally:
+        torch.register_kernel("where", "cpu", original, override=True)
+
+
 def test_lerp_addcmul_addcdiv(device):
     check_op(lambda a, b: torch.lerp(a, b, 0.3), lambda a, b: a + 0.3 * (b - a), S, S,
              gradgrad=True, device=device)
