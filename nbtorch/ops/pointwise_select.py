@@ -220,10 +220,12 @@ _SMALL_SELECT = 1 << 12     # elements: larger selects take the kernel (its thre
 def small_where(cond, x, y, d):
     """where(cond, x, y) computed in dtype `d` by NumPy's `where` when every operand is on
     the CPU and small, each tensor already of dtype `d` (numbers are cast to it, as the
-    kernel casts them), `d` not half, and the registered "where" kernel is nbtorch's own
-    (a user's kernel runs itself); None otherwise. A select copies values, so the bits are
-    the kernel's (where of 8x16 10 -> 4 us, masked_fill 12.5 -> 5)."""
-    if (d.is_half or cond.device.type != "cpu" or cond.numel() >= _SMALL_SELECT
+    kernel casts them), `d` not half, the registered "where" kernel is nbtorch's own (a
+    user's kernel runs itself) and no graph capture or profiler watches (a capture records
+    the elementwise call); None otherwise. A select copies values, so the bits are the
+    kernel's (where of 8x16 10 -> 6.7 us, masked_fill 12.5 -> 6.4)."""
+    if (APPLY_WRAPPERS[0] or d.is_half or cond.device.type != "cpu"
+            or cond.numel() >= _SMALL_SELECT
             or getattr(get_kernel("where", "cpu"), "ufunc_name", None) != "where"):
         return None
     a = x._array if x.__class__ is Tensor else wrap_scalar(x, d)
