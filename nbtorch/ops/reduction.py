@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from .._capture import recorded_whole
-from .._tensor import empty, wrap
+from .._tensor import _LAYOUTS, _layout, empty, wrap
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function, renamed
@@ -192,6 +192,11 @@ def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
             a3 = x._storage.data[x._offset:x._offset + n].reshape(1, n, 1)
             get_kernel(op, "cpu")(a3, out._arr.reshape(1, 1), *args)
             return out if work is out_dtype else out.to(out_dtype)
+    if (dims and x.dtype is work and x.device.type == "cpu"
+            and dims[-1] - dims[0] + 1 == len(dims)):
+        out = _contiguous_run(op, x, dims, args)
+        if out is not None:
+            return out if work is out_dtype else out.to(out_dtype)
     kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
     if x.numel() == 0:
         out = empty(kept, work, x.device)
@@ -204,6 +209,32 @@ def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
         get_kernel(op, x.device.type)(lay.a3, raw, *args)
         out = lay.finish(out)
     return out if work is out_dtype else out.to(out_dtype)
+
+
+def _contiguous_run(op, x, dims, args):
+    """run_reduction's common CPU case: x contiguous (in its own dtype, not empty) and
+    `dims` one run d0..d1 - the (outer, n, inner) view of x's array straight into the
+    kernel, without a layout plan (sum(-1) of 8x16 6.6 -> 4.5 us). None for the rest."""
+    shape = x._shape
+    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+    if x._strides != strides or not numel:
+        return None
+    d0, d1 = dims[0], dims[-1]
+    outer = n = inner = 1
+    kept = []
+    for i, s in enumerate(shape):
+        if i < d0:
+            outer *= s
+            kept.append(s)
+        elif i > d1:
+            inner *= s
+            kept.append(s)
+        else:
+            n *= s
+    out = empty(tuple(kept), x.dtype, x.device)
+    get_kernel(op, "cpu")(x._array.reshape(outer, n, inner), out._arr.reshape(outer, inner),
+                          *args)
+    return out
 
 
 # ---- sum, mean, nansum ------------------------------------------------------------
