@@ -51,7 +51,8 @@ def optimize_for_inference(mod, other_methods=None):
 
 
 def save(m, f, _extra_files=None):
-    """Save a traced module/function (graph + weights) in nbtorch's safe format."""
+    """Save a traced, scripted (the trace of its last call's input signature) or loaded
+    module/function (graph + weights) in nbtorch's safe format; ``m.save(f)`` is the same."""
     from ._save import save as _save
     return _save(m, f, _extra_files)
 

@@ -167,11 +167,10 @@ def _graph_module_of(m):
     compiled = getattr(m, "_compiled", None)
     if compiled is not None:
         from ._script import _Scripted
-        what = ("a nbtorch.jit.script'ed one: it holds one graph per input signature, with "
-                "that signature's shapes" if isinstance(compiled, _Scripted) else
-                "a nbtorch.compile'd one")
+        if isinstance(compiled, _Scripted):
+            return _graph_module_of(compiled.saved_trace())
         raise TypeError("nbtorch.jit.save: save the traced module (nbtorch.jit.trace(model, "
-                        f"example_inputs)), not {what}")
+                        "example_inputs)), not a nbtorch.compile'd one")
     raise TypeError(f"nbtorch.jit.save expects a traced module or function (nbtorch.jit.trace),"
                     f" got {type(m).__name__}")
 
@@ -217,7 +216,9 @@ def _encode_arg(a):
 
 
 def save(m, f, _extra_files=None):
-    """Save traced module/function `m` (graph + weights) to path or file `f`.
+    """Save traced module/function `m` (graph + weights) to path or file `f`; a scripted
+    one is saved as the trace of its last call's input signature (with a warning: its
+    shape-dependent branches are fixed there), a loaded one as it was loaded.
 
     Layers with no functional form in `fx.passes.normalize` (pooling, padding,
     attention...) are traced through on examples of their input shapes and saved as
@@ -358,8 +359,8 @@ def load(f, map_location=None, _extra_files=None):
     map_location: as for `nbtorch.load` (None, a device, a dict or a callable).
     """
     from .. import serialization
-    from ..fx.graph_module import GraphModule
     from ..nn import Parameter
+    from ._traced import LoadedModule
     path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
     archive = serialization.load(f, map_location=map_location)
     if not isinstance(archive, dict) or archive.get("format") != _FORMAT:
@@ -414,7 +415,7 @@ def load(f, map_location=None, _extra_files=None):
         if name not in root:
             _check_attr_name(name, path, "state")
             root[name] = Parameter(t, requires_grad=params[name]) if name in params else t
-    gm = GraphModule(root, graph, str(archive.get("class_name", "LoadedModule")))
+    gm = LoadedModule(root, graph, str(archive.get("class_name", "LoadedModule")))
     _install_state(gm, root, buffers, params)
     gm.train(bool(archive.get("training", False)))
     if _extra_files is not None:

@@ -50,11 +50,100 @@ class _Scripted(CompiledFunctionWrapper):
     def _trace(self, args, kwargs, tensors):
         traced = super()._trace(args, kwargs, tensors)
         self.last_graph_module = traced[0]
+        self.last_signature = _signature((args, kwargs))
+        self.last_updates = traced[2]
         return traced
+
+    def saved_trace(self):
+        """What `jit.save` writes for this scripted code: `jit.trace` of it on inputs like
+        its last call's (zeros of those shapes, dtypes and devices; Python values as
+        given). Script refuses control flow on tensor values, so the trace follows the
+        path that call took; a UserWarning says that shape-dependent branches stay fixed
+        there (PyTorch's TorchScript keeps them: it compiles the Python source)."""
+        from ._trace import trace
+        signature = getattr(self, "last_signature", None)
+        if signature is None:
+            raise RuntimeError(
+                f"nbtorch.jit.save: {self._name()} has not been called yet. nbtorch scripts "
+                "code by tracing it on its first call, so there is no graph to save: call it "
+                "once on an example input, or pass example_inputs=[(x,)] to jit.script, then "
+                "save")
+        if self.last_updates:
+            names = ", ".join(dict.fromkeys(name for _, name in self.last_updates))
+            raise TypeError(
+                f"nbtorch.jit.save: {self._name()} assigns module attributes in forward "
+                f"({names}), which a saved graph cannot replay; save the state_dict (and the "
+                "model's code), or move that state out of forward")
+        from ..random import fork_rng
+        args, kwargs = _example(signature)
+        # a copy of the module, and the random streams put back: saving never changes the
+        # model (BatchNorm statistics in training mode) or what the user draws next
+        target = copy.deepcopy(self._module) if self._module is not None else self._fn
+        warnings.warn(
+            f"nbtorch.jit.save: saving {self._name()} as the trace of its last call "
+            f"({_describe(signature)}); shape-dependent control flow is fixed to that call's "
+            "path in the saved graph", UserWarning, stacklevel=5)
+        with fork_rng():
+            return trace(target, args, check_trace=False,
+                         example_kwarg_inputs=kwargs or None)
+
+
+def _signature(value):
+    """`value` (nested args) with each tensor replaced by its (shape, dtype, device)."""
+    from .._tensor import Tensor
+    if isinstance(value, Tensor):
+        return _TensorSpec((tuple(value.shape), value.dtype, value.device))
+    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
+        return type(value)(_signature(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _signature(v) for k, v in value.items()}
+    return value
+
+
+class _TensorSpec(tuple):
+    """A tensor argument of the last scripted call: (shape, dtype, device)."""
+
+
+def _example(signature):
+    """(args, kwargs) with zeros where `_signature` left a `_TensorSpec`."""
+    from ..ops.creation import zeros
+
+    def build(v):
+        if isinstance(v, _TensorSpec):
+            return zeros(v[0], dtype=v[1], device=v[2])
+        if isinstance(v, (tuple, list)):
+            return type(v)(build(e) for e in v)
+        if isinstance(v, dict):
+            return {k: build(e) for k, e in v.items()}
+        return v
+    args, kwargs = build(signature)
+    return tuple(args), dict(kwargs)
+
+
+def _describe(signature):
+    specs = []
+
+    def walk(v):
+        if isinstance(v, _TensorSpec):
+            specs.append(f"{list(v[0])} {str(v[1]).replace('torch.', '')}")
+        elif isinstance(v, (tuple, list)):
+            for e in v:
+                walk(e)
+        elif isinstance(v, dict):
+            for e in v.values():
+                walk(e)
+    walk(signature)
+    return "inputs " + ", ".join(specs) if specs else "no tensor inputs"
 
 
 class ScriptFunction:
-    """A scripted function: call it like the original; `graph`/`code` of the last trace."""
+    """A scripted function: call it like the original; `graph`/`code` of the last trace;
+    ``save(f)`` as `jit.save`."""
+
+    def save(self, f, _extra_files=None):
+        """Save the trace of the last call's signature (see `_Scripted.saved_trace`)."""
+        from ._save import save
+        return save(self, f, _extra_files)
 
     def __init__(self, fn):
         self._compiled = _Scripted(fn, None, False, False, "numba", None, None)
@@ -105,6 +194,11 @@ def _script_module_class():
             return self._compiled(*args, **kwargs)
 
         forward = __call__
+
+        def save(self, f, _extra_files=None):
+            """Save the trace of the last call's signature (`_Scripted.saved_trace`)."""
+            from ._save import save
+            return save(self, f, _extra_files)
 
         def __getattr__(self, name):
             try:

@@ -9,7 +9,16 @@ original's, as with ``torch.jit.trace``.
 from ..fx.graph_module import GraphModule
 from ..nn import Module
 
-__all__ = ["TracedModule", "TracedFunction", "module_view"]
+__all__ = ["TracedModule", "TracedFunction", "LoadedModule", "module_view", "Saveable"]
+
+
+class Saveable:
+    """``.save(f)``, as PyTorch's ScriptModule/ScriptFunction have it: `nbtorch.jit.save`."""
+
+    def save(self, f, _extra_files=None):
+        """Save this graph and its weights to path or file `f` (see `nbtorch.jit.save`)."""
+        from ._save import save
+        return save(self, f, _extra_files)
 
 
 def module_view(root, extras=None):
@@ -32,7 +41,7 @@ def module_view(root, extras=None):
     return view
 
 
-class TracedModule(GraphModule):
+class TracedModule(Saveable, GraphModule):
     """A traced nn.Module: ``.graph``, ``.code``, and the original's state (shared)."""
 
     def _init_attrs(self, root, graph):
@@ -55,7 +64,7 @@ class TracedModule(GraphModule):
         return self.graph
 
 
-class TracedFunction:
+class TracedFunction(Saveable):
     """A traced function: call it like the original; ``.graph`` and ``.code`` show the trace."""
 
     def __init__(self, graph_module, name):
@@ -79,3 +88,7 @@ class TracedFunction:
 
     def __repr__(self):
         return f"<nbtorch.jit.TracedFunction {self.name}>"
+
+
+class LoadedModule(Saveable, GraphModule):
+    """What `nbtorch.jit.load` returns: the saved graph and weights, no model class needed."""

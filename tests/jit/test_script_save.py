@@ -152,6 +152,73 @@ def test_save_load_roundtrip(tmp_path):
                                (torch.tanh(x) @ _t(4, 2)).numpy(), rtol=1e-6)
 
 
+class _ConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(1, 4, 3)
+        self.bn = nn.BatchNorm2d(4)
+        self.drop = nn.Dropout(0.5)
+        self.l = nn.Linear(4 * 6 * 6, 10)
+
+    def forward(self, x):
+        return self.l(self.drop(self.bn(self.c(x)).relu()).flatten(1)).softmax(-1)
+
+
+def test_save_scripted_traced_and_loaded_with_their_save_method(tmp_path):
+    """PyTorch's deployment idioms: ``torch.jit.script(model).save(f)``, ``traced.save(f)``
+    and saving a loaded module again. A scripted module is saved as the trace of its
+    last call's input signature (said in a warning); before any call there is none."""
+    torch.manual_seed(0)
+    model = _ConvNet().eval()
+    scripted = jit.script(model)
+    with pytest.raises(RuntimeError, match="has not been called yet.*example_inputs"):
+        scripted.save(tmp_path / "s.nbj")
+    scripted(_t(3, 1, 8, 8))
+    with pytest.warns(UserWarning, match=r"trace of its last call \(inputs \[3, 1, 8, 8\] "
+                                         r"float32\)"):
+        scripted.save(tmp_path / "s.nbj")
+    x = _t(5, 1, 8, 8, seed=1)                      # another batch size
+    loaded = jit.load(tmp_path / "s.nbj")
+    np.testing.assert_allclose(loaded(x).detach().numpy(), model(x).detach().numpy(),
+                               rtol=1e-6)
+    assert list(loaded.state_dict()) == list(model.state_dict())
+    loaded.save(tmp_path / "again.nbj")
+    np.testing.assert_allclose(jit.load(tmp_path / "again.nbj")(x).detach().numpy(),
+                               model(x).detach().numpy(), rtol=1e-6)
+    traced = jit.trace(model, x)
+    traced.save(tmp_path / "t.nbj")
+    np.testing.assert_allclose(jit.load(tmp_path / "t.nbj")(x).detach().numpy(),
+                               model(x).detach().numpy(), rtol=1e-6)
+    fn = jit.script(lambda a, b: (a * b).sum(-1) + 1, example_inputs=[(_t(2, 3), _t(2, 3))])
+    with pytest.warns(UserWarning, match=r"inputs \[2, 3\] float32, \[2, 3\] float32"):
+        jit.save(fn, tmp_path / "f.nbj")
+    a, b = _t(4, 3, seed=2), _t(4, 3, seed=3)
+    np.testing.assert_allclose(jit.load(tmp_path / "f.nbj")(a, b).numpy(),
+                               ((a * b).sum(-1) + 1).numpy(), rtol=1e-6)
+    tf = jit.trace(lambda a: a.exp(), _t(2))
+    tf.save(tmp_path / "g.nbj")
+    assert jit.load(tmp_path / "g.nbj")(torch.zeros(3)).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_saving_a_scripted_module_changes_neither_the_model_nor_the_random_stream(tmp_path):
+    """The save traces a copy on zeros with the random streams put back: BatchNorm's
+    statistics in training mode and the next random numbers are as without the save
+    (which then refuses a training-mode BatchNorm, as saving a trace does)."""
+    torch.manual_seed(0)
+    model = _ConvNet().train()
+    scripted = jit.script(model)
+    scripted(_t(3, 1, 8, 8))
+    stats = {k: v.clone() for k, v in model.state_dict().items()}
+    state = torch.get_rng_state()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="module 'bn' .* call .eval()"):
+            scripted.save(tmp_path / "s.nbj")
+    assert torch.equal(torch.get_rng_state(), state)
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, stats[k]), k
+
+
 def test_load_refuses_bad_files(tmp_path):
     m = Small().eval()
     x = _t(5, 4)
