@@ -8,7 +8,14 @@ flow on shapes and Python values stays correct; `save`/`load` store a traced
 graph with its weights in nbtorch's safe format; `freeze` and
 `optimize_for_inference` fold weights into constants and compile; `inspect`
 shows the generated fused kernels of a compiled model (`nbtorch.compile`).
+TorchScript's annotations and switches (`export`, `Final`, `annotate`, `isinstance`,
+`fork`/`wait`, `fuser`...) have their eager meanings (`_annotations.py`).
 """
+from ._annotations import (Attribute, Error, Final, Future, ScriptWarning, annotate,
+                           enable_onednn_fusion, export, fork, fuser, interface, isinstance,
+                           onednn_fusion_enabled, optimized_execution, script_if_tracing,
+                           script_method, set_fusion_strategy, strict_fusion, trace_module,
+                           wait)
 from ._check import TracingCheckError
 from ._concrete import TracerWarning, is_tracing
 from ._scripting import is_scripting
@@ -17,7 +24,11 @@ from ._traced import TracedFunction, TracedModule
 
 __all__ = ["trace", "TracerWarning", "TracingCheckError", "is_tracing", "is_scripting",
            "TracedModule", "TracedFunction", "script", "ignore", "unused", "freeze",
-           "optimize_for_inference", "save", "load", "inspect", "ScriptError"]
+           "optimize_for_inference", "save", "load", "inspect", "ScriptError", "export",
+           "interface", "script_method", "script_if_tracing", "Final", "annotate",
+           "isinstance", "Attribute", "fork", "wait", "Future", "Error", "ScriptWarning",
+           "optimized_execution", "fuser", "enable_onednn_fusion", "onednn_fusion_enabled",
+           "set_fusion_strategy", "strict_fusion", "trace_module"]
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
