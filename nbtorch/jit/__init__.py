@@ -20,10 +20,11 @@ from ._check import TracingCheckError
 from ._concrete import TracerWarning, is_tracing
 from ._scripting import is_scripting
 from ._trace import trace
-from ._traced import TracedFunction, TracedModule
+from ._traced import ScriptFunction, ScriptModule, TracedFunction, TracedModule
 
 __all__ = ["trace", "TracerWarning", "TracingCheckError", "is_tracing", "is_scripting",
-           "TracedModule", "TracedFunction", "script", "ignore", "unused", "freeze",
+           "TracedModule", "TracedFunction", "ScriptModule", "ScriptFunction", "script",
+           "ignore", "unused", "freeze",
            "optimize_for_inference", "save", "load", "inspect", "ScriptError", "export",
            "interface", "script_method", "script_if_tracing", "Final", "annotate",
            "isinstance", "Attribute", "fork", "wait", "Future", "Error", "ScriptWarning",
@@ -81,7 +82,7 @@ def inspect(compiled, code=True):
 
 
 def __getattr__(name):
-    if name in ("ScriptError", "ScriptModule", "ScriptFunction"):
+    if name == "ScriptError":
         from . import _script
         return getattr(_script, name)
     if name == "CompileError":

@@ -171,6 +171,11 @@ def _graph_module_of(m):
             return _graph_module_of(compiled.saved_trace())
         raise TypeError("nbtorch.jit.save: save the traced module (nbtorch.jit.trace(model, "
                         "example_inputs)), not a nbtorch.compile'd one")
+    from ._traced import ScriptModule
+    if isinstance(m, ScriptModule):
+        raise TypeError(f"nbtorch.jit.save: {type(m).__name__} subclasses ScriptModule (the "
+                        "legacy API: its methods run as Python, there is no graph to save); "
+                        "save nbtorch.jit.trace(model, example_inputs) instead")
     raise TypeError(f"nbtorch.jit.save expects a traced module or function (nbtorch.jit.trace),"
                     f" got {type(m).__name__}")
 

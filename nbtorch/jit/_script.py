@@ -19,6 +19,7 @@ import functools
 import warnings
 
 from ._compile import CompiledFunctionWrapper
+from ._traced import ScriptFunction, ScriptModule
 
 __all__ = ["script", "ignore", "unused", "is_scripting", "freeze", "optimize_for_inference",
            "ScriptModule", "ScriptFunction", "ScriptError"]
@@ -136,14 +137,9 @@ def _describe(signature):
     return "inputs " + ", ".join(specs) if specs else "no tensor inputs"
 
 
-class ScriptFunction:
+class ScriptedFunction(ScriptFunction):
     """A scripted function: call it like the original; `graph`/`code` of the last trace;
-    ``save(f)`` as `jit.save`."""
-
-    def save(self, f, _extra_files=None):
-        """Save the trace of the last call's signature (see `_Scripted.saved_trace`)."""
-        from ._save import save
-        return save(self, f, _extra_files)
+    ``save(f)`` saves the trace of the last call's signature (`_Scripted.saved_trace`)."""
 
     def __init__(self, fn):
         self._compiled = _Scripted(fn, None, False, False, "numba", None, None)
@@ -176,79 +172,61 @@ class ScriptFunction:
         return f"<nbtorch.jit.ScriptFunction {self.name}>"
 
 
-def _script_module_class():
-    from ..nn import Module
+class ScriptedModule(ScriptModule):
+    """A scripted module: shares the original's parameters; calls run compiled graphs (one
+    per guard set); `graph`/`code` show the last trace; ``save(f)`` saves the trace of the
+    last call's signature."""
 
-    class ScriptModule(Module):
-        """A scripted module: shares the original's parameters; calls run compiled graphs
-        (one per guard set); `graph`/`code` show the last trace."""
+    def __init__(self, mod):
+        super().__init__()
+        self._orig_mod = mod
+        compiled = _Scripted(mod, mod, False, False, "numba", None, None)
+        object.__setattr__(self, "_compiled", compiled)
+        self.training = mod.training
 
-        def __init__(self, mod):
-            super().__init__()
-            self._orig_mod = mod
-            compiled = _Scripted(mod, mod, False, False, "numba", None, None)
-            object.__setattr__(self, "_compiled", compiled)
-            self.training = mod.training
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
 
-        def __call__(self, *args, **kwargs):
-            return self._compiled(*args, **kwargs)
+    forward = __call__
 
-        forward = __call__
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._orig_mod, name)
 
-        def save(self, f, _extra_files=None):
-            """Save the trace of the last call's signature (`_Scripted.saved_trace`)."""
-            from ._save import save
-            return save(self, f, _extra_files)
+    def train(self, mode=True):
+        self._orig_mod.train(mode)
+        return super().train(mode)
 
-        def __getattr__(self, name):
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                return getattr(self._orig_mod, name)
+    def state_dict(self, *args, **kwargs):
+        return self._orig_mod.state_dict(*args, **kwargs)
 
-        def train(self, mode=True):
-            self._orig_mod.train(mode)
-            return super().train(mode)
+    def load_state_dict(self, *args, **kwargs):
+        return self._orig_mod.load_state_dict(*args, **kwargs)
 
-        def state_dict(self, *args, **kwargs):
-            return self._orig_mod.state_dict(*args, **kwargs)
+    def _last(self):
+        gm = getattr(self._compiled, "last_graph_module", None)
+        if gm is None:
+            raise RuntimeError(f"nbtorch.jit.script: {self.original_name} has not run "
+                               "yet: its graph is made on the first call")
+        return gm
 
-        def load_state_dict(self, *args, **kwargs):
-            return self._orig_mod.load_state_dict(*args, **kwargs)
+    @property
+    def original_name(self):
+        return type(self._orig_mod).__name__
 
-        def _last(self):
-            gm = getattr(self._compiled, "last_graph_module", None)
-            if gm is None:
-                raise RuntimeError(f"nbtorch.jit.script: {self.original_name} has not run "
-                                   "yet: its graph is made on the first call")
-            return gm
+    @property
+    def graph(self):
+        return self._last().graph
 
-        @property
-        def original_name(self):
-            return type(self._orig_mod).__name__
+    @property
+    def code(self):
+        return self._last().code
 
-        @property
-        def graph(self):
-            return self._last().graph
-
-        @property
-        def code(self):
-            return self._last().code
-
-        @property
-        def graph_module(self):
-            return self._last()
-
-    return ScriptModule
-
-
-_SM = []
-
-
-def ScriptModule(mod):                   # noqa: N802 - the class, made on first use
-    if not _SM:
-        _SM.append(_script_module_class())
-    return _SM[0](mod)
+    @property
+    def graph_module(self):
+        return self._last()
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
@@ -260,12 +238,16 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         >>> scripted(x)          # traced and compiled for x's shape, then reused
     """
     from ..nn import Module
+    if isinstance(obj, ScriptModule):
+        return obj                      # traced, scripted or loaded already (as PyTorch)
     if isinstance(obj, Module):
-        s = ScriptModule(obj)
+        s = ScriptedModule(obj)
+    elif isinstance(obj, ScriptFunction):
+        return obj
     elif callable(obj) and not isinstance(obj, type):
         if getattr(obj, "_nbtorch_ignored", False):
             return obj
-        s = ScriptFunction(obj)
+        s = ScriptedFunction(obj)
     else:
         raise RuntimeError(f"nbtorch.jit.script: expected a function or an nn.Module, got "
                            f"{type(obj).__name__}")

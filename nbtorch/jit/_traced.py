@@ -9,16 +9,28 @@ original's, as with ``torch.jit.trace``.
 from ..fx.graph_module import GraphModule
 from ..nn import Module
 
-__all__ = ["TracedModule", "TracedFunction", "LoadedModule", "module_view", "Saveable"]
+__all__ = ["ScriptModule", "ScriptFunction", "TracedModule", "TracedFunction", "LoadedModule",
+           "module_view"]
 
 
-class Saveable:
+class _Saveable:
     """``.save(f)``, as PyTorch's ScriptModule/ScriptFunction have it: `nbtorch.jit.save`."""
 
     def save(self, f, _extra_files=None):
         """Save this graph and its weights to path or file `f` (see `nbtorch.jit.save`)."""
         from ._save import save
         return save(self, f, _extra_files)
+
+
+class ScriptModule(_Saveable, Module):
+    """The base of every traced, scripted and loaded module, so ``isinstance(m,
+    torch.jit.ScriptModule)`` holds for them as in PyTorch. Subclassed directly (the legacy
+    API, with ``@torch.jit.script_method`` methods) it is a Module whose methods run as
+    Python."""
+
+
+class ScriptFunction(_Saveable):
+    """The base of traced and scripted functions (``torch.jit.ScriptFunction``)."""
 
 
 def module_view(root, extras=None):
@@ -41,7 +53,7 @@ def module_view(root, extras=None):
     return view
 
 
-class TracedModule(Saveable, GraphModule):
+class TracedModule(GraphModule, ScriptModule):
     """A traced nn.Module: ``.graph``, ``.code``, and the original's state (shared)."""
 
     def _init_attrs(self, root, graph):
@@ -64,7 +76,7 @@ class TracedModule(Saveable, GraphModule):
         return self.graph
 
 
-class TracedFunction(Saveable):
+class TracedFunction(ScriptFunction):
     """A traced function: call it like the original; ``.graph`` and ``.code`` show the trace."""
 
     def __init__(self, graph_module, name):
@@ -90,5 +102,5 @@ class TracedFunction(Saveable):
         return f"<nbtorch.jit.TracedFunction {self.name}>"
 
 
-class LoadedModule(Saveable, GraphModule):
+class LoadedModule(GraphModule, ScriptModule):
     """What `nbtorch.jit.load` returns: the saved graph and weights, no model class needed."""

@@ -128,3 +128,41 @@ def test_trace_module_traces_forward_and_other_methods():
                                m.features(x).detach().numpy(), rtol=1e-6)
     with pytest.raises(NotImplementedError, match="'forward'"):
         jit.trace_module(m, {"features": (x,)})
+
+
+class _Legacy(jit.ScriptModule):
+    """The legacy API: a ScriptModule subclass with @script_method methods."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(2, 3)
+
+    @jit.script_method
+    def forward(self, x):
+        return self.lin(x).tanh()
+
+
+def test_script_module_is_the_base_of_traced_scripted_loaded_and_legacy_modules(tmp_path):
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    x = torch.randn(4, 2)
+    traced, scripted = jit.trace(m, x), jit.script(m)
+    scripted(x)
+    traced.save(tmp_path / "m.nbj")
+    loaded = jit.load(tmp_path / "m.nbj")
+    for s in (traced, scripted, loaded):
+        assert isinstance(s, jit.ScriptModule) and isinstance(s, nn.Module)
+    assert not isinstance(m, jit.ScriptModule)
+    assert jit.script(scripted) is scripted and jit.script(traced) is traced
+    fn = jit.trace(lambda a: a * 2, x)
+    assert isinstance(fn, jit.ScriptFunction)
+    assert isinstance(jit.script(lambda a: a + 1), jit.ScriptFunction)
+    legacy = _Legacy()
+    np.testing.assert_allclose(legacy(x).detach().numpy(),
+                               legacy.lin(x).tanh().detach().numpy(), rtol=1e-6)
+    assert [n for n, _ in legacy.named_parameters()] == ["lin.weight", "lin.bias"]
+    with pytest.raises(TypeError, match=r"_Legacy subclasses ScriptModule \(the legacy API"):
+        legacy.save(tmp_path / "legacy.nbj")
+    jit.trace(legacy, x).save(tmp_path / "legacy.nbj")
+    np.testing.assert_allclose(jit.load(tmp_path / "legacy.nbj")(x).detach().numpy(),
+                               legacy(x).detach().numpy(), rtol=1e-6)
