@@ -131,8 +131,12 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             if (ufunc is not None and size and x._strides == strides
                     and (n == 1 or args[1].__class__ is not np.ndarray or y._strides == strides)):
                 try:
-                    data = (_QUIET_RUN(ufunc, args[0], args[1], signature=small[2]) if n == 2
-                            else _QUIET_RUN(ufunc, args[0], signature=small[2]))
+                    if small[6] if raw else small[5]:
+                        data = (_QUIET_RUN(ufunc, args[0], args[1]) if n == 2
+                                else _QUIET_RUN(ufunc, args[0]))
+                    else:
+                        data = (_QUIET_RUN(ufunc, args[0], args[1], signature=small[2])
+                                if n == 2 else _QUIET_RUN(ufunc, args[0], signature=small[2]))
                 except RuntimeError:    # another thread is in the context: the path below
                     pass
                 else:
@@ -188,17 +192,22 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
 
 
 def _small_result(op, x, y, c):
-    """run_elementwise's small CPU call for unrecorded `op` on a contiguous floating tensor
-    `x` under `_SMALL_LIMIT` elements and `y` (None for a unary op, a Python float, or a
-    tensor of x's dtype, shape and layout: `c` is its class; one of two tensors may be a
-    single value broadcast, as the gradient of a sum is), skipping the layers between
-    (the same pre-resolved ufunc call, so the same bits); None where any of that, or the
-    call's resolution, does not hold. The caller has checked that nothing is recorded and
+    """run_elementwise's small CPU call for unrecorded `op` (its `_SmallKeys`) on a
+    contiguous floating tensor `x` under `_SMALL_LIMIT` elements and `y` (None for a unary
+    op, a Python float, or a tensor of x's dtype, shape and layout: `c` is its class; one
+    of two tensors may be a single value broadcast, as the gradient of a sum is), skipping
+    the layers between (the same pre-resolved ufunc call, so the same bits); None where any
+    of that, or the call's resolution, does not hold. The caller has checked that nothing is recorded and
     no wrapper (graph capture, profiler) is installed."""
     d = x.dtype
-    small = _SMALL.get((op, d, d, 1 if y is None else 2))
-    if (small is None or small[1] is None or not d.is_floating_point
-            or small[0] is not _KERNELS.get((op, "cpu"))):   # a swapped kernel runs itself
+    small = op.by_dtype.get(d)
+    kernel = _KERNELS.get(op.kernel_key)
+    if small is None or small[0] is not kernel:         # first call, or a swapped kernel
+        small = _SMALL.get((op.name, d, d, op.n))
+        if small is None or small[0] is not kernel:     # (a user's kernel runs itself)
+            return None
+        op.by_dtype[d] = small
+    if small[1] is None or not d.is_floating_point:
         return None
     shape = x._shape
     layout = _LAYOUTS.get(shape)
@@ -225,14 +234,27 @@ def _small_result(op, x, y, c):
     elif x._strides != strides or xa is None:
         return None
     try:
-        data = (_QUIET_RUN(small[1], xa, signature=small[2]) if y is None else
-                _QUIET_RUN(small[1], xa, y, signature=small[2]))
+        if small[6] if c is float else small[5]:
+            data = _QUIET_RUN(small[1], xa) if y is None else _QUIET_RUN(small[1], xa, y)
+        else:
+            data = (_QUIET_RUN(small[1], xa, signature=small[2]) if y is None else
+                    _QUIET_RUN(small[1], xa, y, signature=small[2]))
     except RuntimeError:                # another thread is in the context: the layers
         return None
     size = layout[0]
     return _new_tensor(Tensor)._init(
         Storage(data if len(size) == 1 else data.reshape(-1), device), 0, size, layout[1],
         d, data)
+
+
+class _SmallKeys:
+    """`_small_result`'s keys of one op and arity, made once per operator or method: its
+    `_SMALL` entries by dtype and its `_KERNELS` key (no tuple built per call)."""
+
+    __slots__ = ("name", "n", "kernel_key", "by_dtype")
+
+    def __init__(self, name, n):
+        self.name, self.n, self.kernel_key, self.by_dtype = name, n, (name, "cpu"), {}
 
 
 def _broadcast_value(t):
@@ -252,7 +274,7 @@ def tensor_operator(cls, generic):
     float, nothing recorded. ``a + b`` on one element 2.2 -> 1.5 us, ``a * 2.0`` 2.9 -> 1.7
     (NumPy's own a + b: 0.3 us; PyTorch's 1.1 and 2.4). Everything else, and anything a
     wrapper or a swapped kernel must see, takes `generic`."""
-    op = cls.kernel
+    op = _SmallKeys(cls.kernel, 2)
 
     def operator(self, other):
         c = other.__class__
@@ -272,7 +294,7 @@ def tensor_method(cls):
     unrecorded case answered first by `_small_result` (x.exp() on one element 2.0 ->
     1.2 us; PyTorch 1.0) when the op's unrecorded call is run_elementwise alone
     (`cls._fast`)."""
-    op = cls.kernel
+    op = _SmallKeys(cls.kernel, 1)
     if not cls._fast:
         return lambda self: cls.apply(self)
 
@@ -289,7 +311,7 @@ def tensor_method(cls):
 def _ufunc_into(small, args, out):
     """The pre-resolved small call (a `_SMALL` entry) of one or two operands, writing `out`,
     with NumPy's floating-point errors ignored (positional operands: `*args` costs ~0.3 us)."""
-    _, ufunc, types, errstate, ignore = small
+    _, ufunc, types, errstate, ignore = small[:5]
     token = errstate.set(ignore)
     try:
         if len(args) == 2:
@@ -307,11 +329,28 @@ def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
     from ..kernels.cpu import ufuncs
     types = compute_dtype.np.char * n + "->" + out_dtype.np.char
     found = ufuncs.small_call(kernel, types)
-    entry = (kernel, None, None, None, None) if found is None else (
-        kernel, found[0], found[1], ufuncs.ERRSTATE, ufuncs.IGNORE)
+    entry = (kernel, None, None, None, None, False, False) if found is None else (
+        kernel, found[0], found[1], ufuncs.ERRSTATE, ufuncs.IGNORE,
+        _picks(found[0], types, False), n == 2 and _picks(found[0], types, True))
     if found is not None or getattr(kernel, "ufunc_name", None) is None:
         _SMALL[(op, compute_dtype, out_dtype, n)] = entry
     return entry
+
+
+def _picks(ufunc, types, weak_float):
+    """True when NumPy's own loop choice for operands of `types`' input dtypes (the second a
+    Python float with `weak_float`) is the `types` loop, so a small call may leave out
+    ``signature=`` (~40 ns). Loops added to the ufunc later go after this one, so the
+    first match - the one chosen - stays."""
+    ins, out = types.split("->")
+    dtypes = [np.dtype(c) for c in ins]
+    if weak_float:
+        dtypes[1] = float
+    try:
+        got = ufunc.resolve_dtypes(tuple(dtypes) + (None,) * len(out))
+    except Exception:                   # older NumPy, or no loop for these without a cast
+        return False
+    return [g.char for g in got] == list(ins + out)
 
 
 def promote(a, b):

@@ -156,3 +156,19 @@ def test_against_pytorch():
     m, e = nbtorch.frexp(na)
     tm, te = torch.frexp(ta)
     assert m.tolist() == tm.tolist() and e.tolist() == te.tolist()
+
+
+def test_small_calls_leave_out_the_signature_only_where_numpy_picks_that_loop():
+    """_elementwise._picks: a small call may omit signature= only when NumPy's own choice
+    for those operand dtypes is the loop (a float64 loop listed first would take float32
+    operands: then the signature stays)."""
+    import numba
+    from nbtorch.ops._elementwise import _picks
+    both = numba.vectorize(["float64(float64, float64)", "float32(float32, float32)"])(
+        lambda a, b: a + b).ufunc
+    f32 = numba.vectorize(["float32(float32, float32)"])(lambda a, b: a + b).ufunc
+    assert not _picks(both, "ff->f", False) and _picks(both, "dd->d", False)
+    assert _picks(f32, "ff->f", False) and _picks(f32, "ff->f", True)
+    assert _picks(np.add, "ff->f", True) and _picks(np.exp, "f->f", False)
+    a, b = nbtorch.tensor([1.5]), nbtorch.tensor([2.25])
+    assert (a + b).item() == 3.75 and (a * 0.1).item() == np.float32(1.5) * np.float32(0.1)
