@@ -7,7 +7,9 @@ from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, empty
 from .._kernel_args import copy_values, fill_values
 from .._scalars import checked
-from ..autograd.function import Function
+from .._lazy import kernel_module
+from .._registry import get_kernel
+from ..autograd.function import APPLY_WRAPPERS, Function
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
 from .._dtype import type_name
@@ -141,13 +143,34 @@ def clone(self, *, memory_format=None):
     return Clone.apply(self, _mf.check_format("clone", memory_format))
 
 
+_SMALL_COPY = 1 << 14     # elements: NumPy's copy, as the copy launcher does below this
+
+
+def _numpy_contiguous(x):
+    """A contiguous copy of small CPU tensor `x` by one np.copyto, for an unrecorded call
+    (nothing needs its grad, no capture or profiler watching) while the registered copy
+    kernel is nbtorch's own, whose launcher does the same np.copyto at this size: the Clone
+    node and the launcher's layers skipped (t().contiguous() of 8x16 9.5 -> 4 us). None
+    for anything else."""
+    if (x.device.type != "cpu" or x.dtype.is_half or x.numel() >= _SMALL_COPY
+            or APPLY_WRAPPERS[0] or (grad_mode.STATE.enabled and x._requires_grad)
+            or get_kernel("copy_", "cpu") is not kernel_module("cpu.copy").copy_):
+        return None
+    out = empty(x._shape, x.dtype, x.device)
+    np.copyto(out._arr, x._array)
+    return out
+
+
 @tensor_method()
 def contiguous(self, memory_format=None):
     """This tensor if already laid out in `memory_format` (default contiguous), else a
     copy that is."""
     fmt = _mf.check_format("contiguous", memory_format)
     if fmt is None or fmt is _mf.contiguous_format:
-        return self if self.is_contiguous() else Clone.apply(self)
+        if self.is_contiguous():
+            return self
+        out = _numpy_contiguous(self)
+        return out if out is not None else Clone.apply(self)
     if fmt is _mf.preserve_format or _mf.is_format(self._shape, self._strides, fmt):
         return self
     return Clone.apply(self, fmt)

@@ -54,3 +54,29 @@ def test_frombuffer_shares_memory():
 def test_empty_permuted_and_new_empty_strided():
     assert torch.empty_permuted((2, 3, 4), (2, 0, 1)).stride() == (3, 1, 6)
     assert torch.zeros(2).new_empty_strided((2, 3), (1, 2)).stride() == (1, 2)
+
+
+def test_small_contiguous_without_a_node_is_the_clone_and_respects_a_swapped_kernel():
+    """Unrecorded small CPU contiguous() is one np.copyto (ops/copy._numpy_contiguous): the
+    values, dtype and a fresh contiguous storage as Clone gives them; with grad, or with a
+    user's copy kernel registered, the Clone path runs."""
+    x = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4).permute(2, 0, 1)
+    c = x.contiguous()
+    assert c.is_contiguous() and c.dtype is torch.float64 and c._base is None
+    assert np.array_equal(c.numpy(), np.ascontiguousarray(x.numpy()))
+    assert c.data_ptr() != x.data_ptr()
+    g = x.detach().requires_grad_().contiguous()
+    assert g.grad_fn is not None and np.array_equal(g.detach().numpy(), c.numpy())
+    b = torch.tensor([[True, False], [False, True]]).t().contiguous()
+    assert b.tolist() == [[True, False], [False, True]] and b.is_contiguous()
+    calls = []
+    original = torch._registry.get_kernel("copy_", "cpu")
+
+    def mine(*args):
+        calls.append(1)
+        return original(*args)
+    torch.register_kernel("copy_", "cpu", mine, override=True)
+    try:
+        assert np.array_equal(x.contiguous().numpy(), c.numpy()) and calls
+    finally:
+        torch.register_kernel("copy_", "cpu", original, override=True)
