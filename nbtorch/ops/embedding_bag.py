@@ -1,23 +1,31 @@
 """Bags of embeddings: ``embedding_bag`` sums, averages or takes the max of the rows of
 ``weight`` that each bag of indices names, without materialising (B, N, D) first.
 
-Written with other ops (autograd gives the gradients, every device has them):
+One autograd node, `EmbeddingBag`, whose forward reads the indices and offsets on the host
+(checked there, as PyTorch does before its kernels run) and reduces with other ops:
 
     rows = embedding(input[kept], weight)            kept: indices != padding_idx
     sum:  out = zeros(B, D).index_add(0, bag, rows * per_sample_weights)
     mean: the sum / the bag's number of kept indices (an empty bag gives 0)
     max:  out = zeros(B, D).scatter_reduce(0, bag, rows, "amax", include_self=False)
 
-The bag of each index comes from ``offsets`` on the host (the indices are checked
-there anyway, as PyTorch does before its kernels run).
+Its backward is another node, `EmbeddingBagBackward`, given the same index tensors: it
+reads them again when it runs, so a graph capture (`nbtorch.compile`) replays both with
+each call's indices instead of baking the first call's into constants. The weight's
+gradient goes through embedding's backward kernel (padding_idx, scale_grad_by_freq); in
+mode 'max' each (bag, column) sends it to the first row holding the maximum, as PyTorch's
+max_indices do. Double backward works for sum and mean (the gradient is linear in the
+output's); it is refused with the reason in mode 'max', with per_sample_weights or
+scale_grad_by_freq.
 """
 import warnings
 
 import numpy as np
 
 from .. import _dtype
+from ..autograd import Function
 from ._common import check_same_device
-from .embedding import _renorm_, embedding
+from .embedding import EmbeddingBackward, _renorm_, embedding
 
 __all__ = ["embedding_bag"]
 
@@ -34,28 +42,6 @@ def _check_index_dtype(t):
                            f"following scalar types: Long, Int; but got "
                            f"torch.{_dtype.type_name(t.dtype)}Tensor instead (while checking "
                            "arguments for embedding_bag)")
-
-
-def _flatten_batch(input, offsets, per_sample_weights):
-    """(1-D input, offsets, weights, include_last_offset override) as PyTorch's checks order."""
-    if input.dim() == 2:
-        if offsets is not None:
-            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
-                             "is a mini-batch of fixed length sequences. However, found offsets "
-                             f"of type {type(offsets)}")
-        offsets = np.arange(0, input.numel(), max(input.shape[1], 1), dtype=np.int64)
-        if per_sample_weights is not None:
-            per_sample_weights = per_sample_weights.reshape(-1)
-        return input.reshape(-1), offsets, per_sample_weights, False
-    if input.dim() == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.dim() != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
-        _check_index_dtype(offsets)
-        return input, _host(offsets).astype(np.int64), per_sample_weights, None
-    raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
-                     f"{input.dim()}")
 
 
 def _bags(offsets, n, include_last_offset):
@@ -115,8 +101,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if weight.dim() != 2:
         raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
                          f"{weight.dim()}")
-    input, offs, per_sample_weights, last = _flatten_batch(input, offsets, per_sample_weights)
-    include_last_offset = include_last_offset if last is None else last
+    _check_batch(input, offsets)
+    if input.dim() == 2:
+        include_last_offset = False
     if mode not in _MODES:
         raise ValueError("mode has to be one of sum, mean or max")
     if mode == "max" and scale_grad_by_freq:
@@ -128,24 +115,152 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   "(use sparse=False)")
     _check_index_dtype(input)
     check_same_device("embedding_bag", weight, input, per_sample_weights)
-    V, D = weight.shape
-    idx = _host(input).astype(np.int64)
-    bad = np.flatnonzero((idx < 0) | (idx >= V))
-    if bad.size:
-        raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not in "
-                           f"the valid range [0, {V})")
+    V = weight.shape[0]
     if max_norm is not None:
+        _check_range(_host(input).reshape(-1), V)
         _renorm_(weight, input, float(max_norm), float(norm_type))
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError("embedding_bag: per_sample_weights was not None. "
                                   "per_sample_weights is only supported for mode='sum' "
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
-    B, bag = _bags(offs, idx.size, include_last_offset)
     pad = _padding(padding_idx, V)
+    return EmbeddingBag.apply(weight, input, offsets if input.dim() == 1 else None,
+                              per_sample_weights, mode, bool(include_last_offset), pad,
+                              bool(scale_grad_by_freq))
+
+
+def _check_batch(input, offsets):
+    """PyTorch's checks of the input's rank and of the offsets that go with it."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        return
+    if input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        _check_index_dtype(offsets)
+        return
+    raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                     f"{input.dim()}")
+
+
+def _check_range(idx, V):
+    bad = np.flatnonzero((idx < 0) | (idx >= V))
+    if bad.size:
+        raise RuntimeError(f"Index {bad[0]} of input takes value {idx[bad[0]]} which is not in "
+                           f"the valid range [0, {V})")
+
+
+def _plan(V, input, offsets, include_last_offset, pad):
+    """(B, flat input, kept positions, their bags), read from the index tensors on the host,
+    checked as PyTorch checks them."""
+    flat = input.reshape(-1)
+    idx = _host(flat).astype(np.int64)
+    if offsets is None:                     # (B, N): bags of N
+        offs = np.arange(0, idx.size, max(input.shape[1], 1), dtype=np.int64)
+    else:
+        offs = _host(offsets).astype(np.int64)
+    _check_range(idx, V)
+    B, bag = _bags(offs, idx.size, include_last_offset)
     keep = np.flatnonzero((bag >= 0) & (idx != (-1 if pad is None else pad)))
-    return _reduce_bags(weight, input, per_sample_weights, keep, bag[keep], B, mode,
-                        bool(scale_grad_by_freq))
+    return B, flat, idx, keep, bag[keep]
+
+
+class EmbeddingBag(Function):
+    """out (B, D) from `weight` at the bags of `input` (see the module docstring)."""
+
+    @staticmethod
+    def forward(ctx, weight, input, offsets, psw, mode, include_last_offset, pad, freq):
+        B, flat, idx, keep, bag = _plan(weight.shape[0], input, offsets, include_last_offset,
+                                        pad)
+        psw_flat = None if psw is None else psw.reshape(-1)
+        out = _reduce_bags(weight, flat, psw_flat, keep, bag, B, mode, freq)
+        need_w, need_p = ctx.needs_input_grad[0], ctx.needs_input_grad[3]
+        ctx.save_for_backward(weight if need_p or mode == "max" else None, input, offsets,
+                              psw if need_w else None, out if mode == "max" else None)
+        ctx.flags, ctx.V = (mode, include_last_offset, pad, freq), weight.shape[0]
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        weight, input, offsets, psw, out = ctx.saved_tensors
+        need_w, need_p = ctx.needs_input_grad[0], ctx.needs_input_grad[3]
+        grads = EmbeddingBagBackward.apply(g, weight, input, offsets, psw, out, ctx.V, need_w,
+                                           need_p, *ctx.flags)
+        gw, gp = grads if need_p else (grads, None)
+        return gw if need_w else None, None, None, gp, None, None, None, None
+
+
+class EmbeddingBagBackward(Function):
+    """The gradients of `EmbeddingBag`: the weight's (V, D) and per_sample_weights' (as the
+    input); the index tensors read again here (see the module docstring)."""
+
+    @staticmethod
+    def forward(ctx, g, weight, input, offsets, psw, out, V, need_w, need_p, mode,
+                include_last_offset, pad, freq):
+        from .creation import tensor, zeros
+        B, flat, idx, keep, bag = _plan(V, input, offsets, include_last_offset, pad)
+        dev, D = g.device, g.shape[1]
+        pos, bag_t = tensor(keep, device=dev), tensor(bag, device=dev)
+        gw = gp = None
+        if need_w:
+            if mode == "max":
+                rows_g = _max_grads(g, weight, idx[keep], bag, out)
+            else:
+                if mode == "mean":
+                    count = np.maximum(np.bincount(bag, minlength=B), 1).astype(np.float64)
+                    g = g / tensor(count, dtype=g.dtype, device=dev).unsqueeze(1)
+                rows_g = g.index_select(0, bag_t)
+                if psw is not None:
+                    rows_g = rows_g * psw.reshape(-1).index_select(0, pos).unsqueeze(1).to(
+                        rows_g.dtype)
+            gw = EmbeddingBackward.apply(rows_g, flat.index_select(0, pos), V,
+                                         -1 if pad is None else pad, freq)
+        if need_p:
+            rows = embedding(flat.index_select(0, pos), weight)
+            picked = (g.index_select(0, bag_t) * rows).sum(1).to(psw.dtype)
+            gp = zeros(flat.shape[0], dtype=psw.dtype, device=dev).index_add(0, pos, picked)
+            gp = gp.reshape(psw.shape)
+        if D == 0 and gw is not None:
+            gw = zeros(V, 0, dtype=g.dtype, device=dev)
+        ctx.save_for_backward(input, offsets)
+        ctx.flags = (mode, include_last_offset, pad, freq, psw is not None, need_p)
+        return (gw, gp) if need_p else gw
+
+    @staticmethod
+    def backward(ctx, ggw, *_):
+        """The weight's gradient is linear in g: for sum and mean (no per-sample weights, no
+        frequency scaling) its own gradient is the bag reduction of ggw."""
+        mode, include_last_offset, pad, freq, has_psw, need_p = ctx.flags
+        if mode == "max" or freq or has_psw or need_p:
+            raise RuntimeError("embedding_bag: double backward is not supported in mode "
+                               "'max', with per_sample_weights or with scale_grad_by_freq")
+        input, offsets = ctx.saved_tensors
+        gg = EmbeddingBag.apply(ggw, input, offsets, None, mode, include_last_offset, pad,
+                                False)
+        return (gg,) + (None,) * 12
+
+
+def _max_grads(g, weight, rows_idx, bag, out):
+    """(K, D) gradient rows for mode 'max': g[b, d] at the first kept row of bag b whose
+    column d holds the bag's maximum, zero elsewhere."""
+    from .creation import tensor
+    w = _host(weight)[rows_idx]
+    o = _host(out)
+    gh = _host(g)
+    rows_g = np.zeros(w.shape, gh.dtype)
+    taken = np.zeros(o.shape, bool)
+    for k in range(w.shape[0]):             # in order: the first maximum takes it
+        b = bag[k]
+        hit = (w[k] == o[b]) & ~taken[b]
+        rows_g[k, hit] = gh[b, hit]
+        taken[b] |= hit
+    return tensor(rows_g, device=g.device)
 
 
 def _reduce_bags(weight, input, psw, keep, bag, B, mode, freq):
@@ -154,7 +269,7 @@ def _reduce_bags(weight, input, psw, keep, bag, B, mode, freq):
     dev = weight.device
     out = zeros(B, weight.shape[1], dtype=weight.dtype, device=dev)
     if keep.size == 0:
-        return out + weight.sum() * 0 if weight.requires_grad else out
+        return out
     pos = tensor(keep, device=dev)
     rows = embedding(input.index_select(0, pos), weight, scale_grad_by_freq=freq)
     bag_t = tensor(bag, device=dev)

@@ -131,3 +131,72 @@ def test_embedding_bag_errors():
     for fn, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             fn()
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_compiles_whole_and_trains_as_eager(mode):
+    """One node whose forward and backward read each call's indices (a capture replays
+    them): fullgraph compile, new indices every step, the same losses and weights."""
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bag = nn.EmbeddingBag(20, 4, mode=mode, padding_idx=3)
+            self.lin = nn.Linear(4, 2)
+
+        def forward(self, ids, offs, psw=None):
+            return self.lin(self.bag(ids, offs, per_sample_weights=psw))
+
+    nbtorch.manual_seed(0)
+    eager, twin = Model(), Model()
+    twin.load_state_dict(eager.state_dict())
+    fast = nbtorch.compile(twin, fullgraph=True)
+    opts = [nbtorch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, twin)]
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        ids, offs = _t(rng.integers(0, 20, 10)), _t(np.array([0, 3, 3, 7]))
+        psw = _t(rng.standard_normal(10).astype("f4"), True) if mode == "sum" else None
+        psw2 = psw.detach().clone().requires_grad_() if psw is not None else None
+        losses = [m(ids, offs, p).pow(2).sum() for m, p in ((eager, psw), (fast, psw2))]
+        for opt, loss in zip(opts, losses):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        assert abs(losses[0].item() - losses[1].item()) < 1e-5
+        if psw is not None:
+            np.testing.assert_allclose(psw.grad.numpy(), psw2.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(eager.bag.weight.detach().numpy(),
+                               twin.bag.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_bag_max_gradient_goes_to_the_first_maximum():
+    """Tied maxima: the gradient goes to the first row holding it, as PyTorch's max_indices;
+    double backward is refused with the reason."""
+    w = _t(np.array([[1.0, 5.0], [1.0, 2.0], [0.0, 5.0]]), True)
+    y = F.embedding_bag(_t(np.array([1, 0, 2])), w, _t(np.array([0])), mode="max")
+    assert y.tolist() == [[1.0, 5.0]]
+    y.sum().backward()
+    assert w.grad.tolist() == [[0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        tw = torch.tensor(w.detach().numpy(), requires_grad=True)
+        torch.nn.functional.embedding_bag(torch.tensor([1, 0, 2]), tw, torch.tensor([0]),
+                                          mode="max").sum().backward()
+        assert tw.grad.tolist() == w.grad.tolist()
+    y = F.embedding_bag(_t(np.array([1, 0, 2])), w, _t(np.array([0])), mode="max")
+    v = nbtorch.ones(1, 2, dtype=w.dtype, requires_grad=True)
+    (g,) = nbtorch.autograd.grad(y, w, grad_outputs=v, create_graph=True)
+    with pytest.raises(RuntimeError, match="double backward is not supported in mode 'max'"):
+        g.sum().backward()
+
+
+def test_embedding_bag_double_backward_sum_and_mean():
+    """The weight's gradient is linear in the output's: gradgradcheck for sum and mean."""
+    from nbtorch.autograd import gradgradcheck
+    w = _t(np.random.default_rng(0).standard_normal((10, 3)), True)
+    idx, offs = _t(np.array([1, 2, 4, 5, 7, 3, 2, 9, 0])), _t(OFFS)
+    for mode in ("sum", "mean"):
+        assert gradgradcheck(lambda w: F.embedding_bag(idx, w, offs, mode=mode, padding_idx=2),
+                             (w,))
