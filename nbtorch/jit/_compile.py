@@ -44,12 +44,26 @@ class CompileError(RuntimeError):
 
 class _Config:
     """nbtorch._dynamo.config: `cache_size_limit` compiled entries per function (8, as in
-    PyTorch); `verbose` warns at every eager fallback (default True)."""
+    PyTorch; `recompile_limit` is its newer name); `verbose` warns at every eager fallback
+    (default True); `suppress_errors` is accepted (nbtorch always falls back to eager unless
+    fullgraph=True)."""
     cache_size_limit = 8
     verbose = True
+    suppress_errors = False
+
+    @property
+    def recompile_limit(self):
+        return self.cache_size_limit
+
+    @recompile_limit.setter
+    def recompile_limit(self, n):
+        self.cache_size_limit = n
 
 
 config = _Config()
+STANCE = ["default"]    # torch.compiler.set_stance: default, force_eager, eager_on_recompile,
+                        # fail_on_recompile
+MARKED = [0]            # torch._dynamo.mark_dynamic calls so far (0: no input can be marked)
 _ALL = weakref.WeakSet()        # every compiled wrapper, for reset()
 
 
@@ -128,6 +142,7 @@ class _Compiled:
         self._fn = fn
         self._module = module
         self._dynamic = bool(dynamic)
+        self._dynamic_arg = dynamic
         self._fullgraph = fullgraph
         self._backend = backend
         self._mode = mode
@@ -145,10 +160,14 @@ class _Compiled:
 
     # ---- the call path ------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        if STANCE[0] == "force_eager":
+            return self._fn(*args, **kwargs)
         if not kwargs and all([a.__class__ is Tensor for a in args]):
             tensors = args
         else:
             tensors, _ = flatten((args, kwargs))
+        if MARKED[0] and not self._dynamic and self._dynamic_arg is None:
+            self._mark_dynamic(tensors)
         try:
             key = (grad_mode.STATE.enabled, autocast_key(), _DEFAULT_DTYPE[0],
                    tuple([m.training for m in self._modules]),
@@ -188,7 +207,25 @@ class _Compiled:
             return entry.run(self, args, kwargs)
         return entry.run(self, args, kwargs, tensors, entry.attrs())
 
+    def _mark_dynamic(self, tensors):
+        """dynamic=None and an input whose batch dim (0) was marked with
+        torch._dynamo.mark_dynamic: from now on as dynamic=True (one graph per batch size
+        without recompiling kernels). Marks of other dims change nothing: every shape gets
+        its own graph, which is correct, only not shared."""
+        for t in tensors:
+            if 0 in getattr(t, "_dynamo_dynamic_indices", ()):
+                self._dynamic = True
+                self._reset()
+                return
+
     def _new_entry(self, key, args, kwargs, tensors):
+        if self._order and STANCE[0] != "default":
+            if STANCE[0] == "fail_on_recompile":
+                raise RuntimeError(
+                    f"Detected recompile when torch.compile stance is 'fail_on_recompile' "
+                    f"({self._name()}: {describe(key, self._order[-1])})")
+            if STANCE[0] == "eager_on_recompile":
+                return _Eager("torch.compiler.set_stance('eager_on_recompile')")
         limit = config.cache_size_limit
         if len(self._order) >= limit:
             reason = (f"cache_size_limit ({limit}) reached: "

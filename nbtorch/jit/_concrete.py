@@ -65,9 +65,12 @@ def warn_at_user_line(message, outside_nbtorch=False):
         warnings.warn(message, TracerWarning, stacklevel=3)
         return
     g = frame.f_globals
-    warnings.warn_explicit(message, TracerWarning, frame.f_code.co_filename, frame.f_lineno,
-                           module=g.get("__name__", "<traced>"),
-                           registry=g.setdefault("__warningregistry__", {}), module_globals=g)
+    where = (message, TracerWarning, frame.f_code.co_filename, frame.f_lineno,
+             g.get("__name__", "<traced>"), g.setdefault("__warningregistry__", {}))
+    try:
+        warnings.warn_explicit(*where, module_globals=g)
+    except ImportError:     # a loader that has no source to show (`python -c`'s __main__)
+        warnings.warn_explicit(*where)
 
 
 def _is_tensor(v):

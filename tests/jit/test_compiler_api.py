@@ -1,0 +1,138 @@
+"""torch.compiler / torch._dynamo calls that PyTorch code makes around torch.compile:
+set_stance, mark_dynamic, graph_break, explain and the markers (nbtorch/compiler.py,
+nbtorch/_dynamo)."""
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import nbtorch as torch
+from nbtorch.jit import CompileError
+
+
+def _wrapper(c):
+    return getattr(c, "_compiled", c)
+
+
+def test_set_stance_force_eager_fail_and_eager_on_recompile():
+    calls = []
+
+    def f(x):
+        calls.append(1)                 # runs once per trace, or per call when eager
+        return x.sin() * 2
+
+    c = torch.compile(f)
+    c(torch.ones(3))
+    c(torch.ones(3))
+    traced = len(calls)
+    with torch.compiler.set_stance("force_eager"):
+        c(torch.ones(3))
+        c(torch.ones(3))
+    assert len(calls) == traced + 2
+    with torch.compiler.set_stance("fail_on_recompile"):
+        assert c(torch.ones(3)).shape == (3,)           # a graph it has: fine
+        with pytest.raises(RuntimeError, match="Detected recompile when torch.compile stance "
+                                               "is 'fail_on_recompile'"):
+            c(torch.ones(5))
+    before = len(calls)
+    with torch.compiler.set_stance("eager_on_recompile"):
+        assert torch.equal(c(torch.ones(6)), torch.ones(6).sin() * 2)
+        c(torch.ones(6))
+    assert len(calls) == before + 2 and _wrapper(c).recompiles == 0
+
+    @torch.compiler.set_stance("force_eager")
+    def run_eagerly(x):
+        return c(x)
+    n = len(calls)
+    run_eagerly(torch.ones(3))
+    assert len(calls) == n + 1
+    c(torch.ones(3))                    # the default stance again outside
+    assert len(calls) == n + 1
+    with pytest.raises(RuntimeError, match="invalid torch.compiler.set_stance stance"):
+        torch.compiler.set_stance("sometimes")
+    torch.compiler.set_stance("default")
+
+
+def test_mark_dynamic_batch_dim_shares_one_entry():
+    def f(x):
+        return (x * 3).relu().sum(1)
+
+    marked, plain = torch.compile(f), torch.compile(f)
+    for n in (2, 3, 5):
+        x = torch.randn(n, 4)
+        torch._dynamo.mark_dynamic(x, 0)
+        assert torch.allclose(marked(x), f(x))
+        plain(torch.randn(n, 4))
+    assert _wrapper(marked)._dynamic and _wrapper(marked).recompiles == 0
+    assert _wrapper(plain).recompiles == 2
+    y = torch.randn(2, 3)
+    torch._dynamo.mark_dynamic(y, [0, -1])
+    assert y._dynamo_dynamic_indices == {0, 1}
+    torch._dynamo.mark_static(y, 1)
+    assert y._dynamo_dynamic_indices == {0}
+    with pytest.raises(IndexError, match="dim 2 out of range"):
+        torch._dynamo.mark_dynamic(y, 2)
+
+
+def test_graph_break_and_explain():
+    def f(x):
+        y = x.cos()
+        torch._dynamo.graph_break()
+        return y + 1
+
+    with pytest.warns(UserWarning, match=r"\.f eagerly: torch._dynamo.graph_break\(\) called"):
+        assert torch.allclose(torch.compile(f)(torch.zeros(2)), torch.full((2,), 2.0))
+    with pytest.raises(CompileError, match="graph_break"):
+        torch.compile(f, fullgraph=True)(torch.zeros(2))
+    torch._dynamo.graph_break()         # outside compiled code: nothing
+    out = torch._dynamo.explain(f)(torch.zeros(2))
+    assert out.graph_count == 0 and out.graph_break_count == 1
+    assert "graph_break() called" in out.break_reasons[0] and "Graph Break Count: 1" in str(out)
+    good = torch._dynamo.explain(lambda x: (x * 2).exp())(torch.zeros(3))
+    assert good.graph_count == 1 and good.graph_break_count == 0 and good.op_count >= 1
+
+
+def test_markers_and_settings():
+    def f(x):
+        return x
+    assert torch.compiler.allow_in_graph(f) is f and torch.compiler.assume_constant_result(f) is f
+    assert torch._dynamo.allow_in_graph(f) is f and torch._dynamo.disable(f) is f
+    assert "inductor" in torch.compiler.list_backends()
+    assert torch.compiler.cudagraph_mark_step_begin() is None
+    assert not torch.compiler.is_exporting() and not torch.compiler.is_dynamo_compiling()
+    seen = []
+    torch.compile(lambda x: seen.append(torch.compiler.is_compiling()) or x * 2)(torch.ones(1))
+    assert seen == [True]
+    old = torch._dynamo.config.recompile_limit
+    torch._dynamo.config.recompile_limit = 3
+    try:
+        assert torch._dynamo.config.cache_size_limit == 3
+    finally:
+        torch._dynamo.config.cache_size_limit = old
+    assert torch._dynamo.config.suppress_errors is False
+
+
+def test_tracer_warnings_from_code_without_a_source_file():
+    """Code run by `python -c` (a __main__ whose loader has no source): the TracerWarning
+    is emitted and compile falls back with the reason (the trace failed with ImportError)."""
+    code = (
+        "import warnings, nbtorch as torch\n"
+        "def f(x):\n"
+        "    return x * 2 if x.sum() > 0 else x\n"
+        "with warnings.catch_warnings(record=True) as w:\n"
+        "    warnings.simplefilter('always')\n"
+        "    torch.jit.trace(f, torch.ones(2))\n"
+        "    torch.compile(f)(torch.ones(2))\n"
+        "print([type(m.message).__name__ for m in w])\n"
+        "print(any('converted to a Python boolean at <string>:3' in str(m.message) for m in w))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "TracerWarning" in r.stdout and r.stdout.strip().endswith("True")
+
+
+def test_set_stance_needs_no_warnings_filter():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.compiler.set_stance("force_eager"):
+            assert torch.compile(lambda x: x + 1)(torch.zeros(1)).item() == 1.0
