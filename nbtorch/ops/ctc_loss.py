@@ -12,8 +12,7 @@ import numpy as np
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import Tensor, empty
-from ..autograd import Function, grad_mode
-from ..autograd.function import delayed_error
+from ..autograd import Function
 from ._common import check_same_device
 
 __all__ = ["ctc_loss"]
@@ -22,38 +21,90 @@ _WHERE = "(while checking arguments for ctc_loss_allocate_outputs)"
 
 
 class CTCNegLogLikelihood(Function):
-    """nll[n] = -log p(target_n | log_probs[:input_lengths[n], n]) for (T, N, C) log_probs."""
+    """nll[n] = -log p(target_n | log_probs[:input_lengths[n], n]) for (T, N, C) log_probs.
+
+    Takes the caller's targets and lengths (tensors or int sequences) and reads them on the
+    host itself, so a graph capture (`nbtorch.compile`) replays it with each call's values;
+    returns (nll, alpha, target lengths as a tensor): the last two carry no gradient and
+    are there for the backward node and the 'mean' reduction (graph values, not constants).
+    """
 
     @staticmethod
-    def forward(ctx, lp, targets, offsets, tlen, ilen, blank, zero_infinity):
+    def forward(ctx, lp, targets, input_lengths, target_lengths, blank, zero_infinity):
+        raw = _host_args(lp, targets, input_lengths, target_lengths)
         T, N, _ = lp.shape
-        S = 2 * (int(tlen.max().item()) if N else 0) + 1
-        lpc = lp.contiguous()
+        tl = raw[2]
+        S = 2 * (int(tl.max()) if N else 0) + 1
         alpha = empty((N, T, S), lp.dtype, lp.device)
         nll = empty((N,), lp.dtype, lp.device)
         get_kernel("ctc_loss_forward", lp.device.type)(
-            lpc._array, targets._array, offsets._array, tlen._array, ilen._array, int(blank),
+            lp._array, *(a._array for a in _device_args(raw, lp.device)), int(blank),
             alpha._array, nll._array)
-        ctx.save_for_backward(lpc)
-        ctx.raw = (targets, offsets, tlen, ilen, int(blank), alpha, nll, bool(zero_infinity))
-        if zero_infinity:
-            return nll.masked_fill(nll == float("inf"), 0.0)
-        return nll
+        tl_t = _int64(tl, lp.device)
+        ctx.mark_non_differentiable(alpha, tl_t)
+        given = (targets, input_lengths, target_lengths)
+        ctx.save_for_backward(lp, alpha, nll,
+                              *(t if isinstance(t, Tensor) else None for t in given))
+        ctx.python_args = tuple(None if isinstance(t, Tensor) else t for t in given)
+        ctx.flags = (int(blank), bool(zero_infinity))
+        return nll, alpha, tl_t         # zero_infinity's masking follows, as a recorded op
 
     @staticmethod
-    def backward(ctx, grad_nll):
-        lpc, = ctx.saved_tensors
-        targets, offsets, tlen, ilen, blank, alpha, nll, zero_inf = ctx.raw
-        beta = empty(tuple(alpha.shape), lpc.dtype, lpc.device)
-        grad = empty(tuple(lpc.shape), lpc.dtype, lpc.device)
-        g = grad_nll.to(lpc.dtype).contiguous()
-        get_kernel("ctc_loss_backward", lpc.device.type)(
-            lpc._array, targets._array, offsets._array, tlen._array, ilen._array, blank,
-            alpha._array, beta._array, nll._array, g._array, zero_inf, grad._array)
-        if grad_mode.is_grad_enabled():     # create_graph=True: the kernel records nothing
-            grad = delayed_error(grad, "derivative for _ctc_loss_backward is not "
-                                       "implemented", (lpc, grad_nll))   # PyTorch's words
-        return grad, None, None, None, None, None, None
+    def backward(ctx, grad_nll, _g_alpha, _g_tl):
+        lp, alpha, nll, *tensors = ctx.saved_tensors
+        args = [t if t is not None else p for t, p in zip(tensors, ctx.python_args)]
+        grad = CTCGrad.apply(grad_nll, lp, alpha, nll, *args, *ctx.flags)
+        return grad, None, None, None, None, None
+
+
+class CTCGrad(Function):
+    """The gradient with respect to log_probs from the saved alpha and nll (the beta
+    recursion), the targets and lengths read again here (see CTCNegLogLikelihood)."""
+
+    @staticmethod
+    def forward(ctx, grad_nll, lp, alpha, nll, targets, input_lengths, target_lengths, blank,
+                zero_infinity):
+        raw = _host_args(lp, targets, input_lengths, target_lengths)
+        beta = empty(tuple(alpha.shape), lp.dtype, lp.device)
+        grad = empty(tuple(lp.shape), lp.dtype, lp.device)
+        g = grad_nll.to(lp.dtype).contiguous()
+        get_kernel("ctc_loss_backward", lp.device.type)(
+            lp._array, *(a._array for a in _device_args(raw, lp.device)), blank,
+            alpha._array, beta._array, nll._array, g._array, zero_infinity, grad._array)
+        return grad
+
+    @staticmethod
+    def backward(ctx, gg):              # create_graph=True through ctc_loss: PyTorch's words
+        raise RuntimeError("derivative for _ctc_loss_backward is not implemented")
+
+
+def _host_args(lp, targets, input_lengths, target_lengths):
+    """(flat labels, their offsets, target lengths, input lengths) as host int64 arrays,
+    checked as PyTorch checks them."""
+    T, N, C = lp.shape
+    il = _lengths("input_lengths", input_lengths, N, lp.device)
+    tl = _lengths("target_lengths", target_lengths, N, lp.device)
+    if il.size and il.max() > T:
+        raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value "
+                           f"{il.max()} {_WHERE}")
+    flat, offsets = _flat_targets(targets, tl, N)
+    used = np.concatenate([flat[o:o + n] for o, n in zip(offsets, tl)]) if N else flat[:0]
+    if used.size and (used.min() < 0 or used.max() >= C):
+        raise RuntimeError(f"ctc_loss: target labels must lie in [0, {C}), got "
+                           f"{used.min() if used.min() < 0 else used.max()}")
+    return flat, offsets, tl, il
+
+
+def _int64(a, device):
+    from .creation import tensor
+    return tensor(np.asarray(a, np.int64), device=device)
+
+
+def _device_args(raw, device):
+    """The kernels' (labels, offsets, target lengths, input lengths) on `device`."""
+    flat, offsets, tl, il = raw
+    return (_int64(flat if flat.size else np.zeros(1, np.int64), device),
+            _int64(offsets, device), _int64(tl, device), _int64(il, device))
 
 
 def _lengths(name, value, N, device):
@@ -125,26 +176,20 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     T, N, C = lp.shape
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")
-    il = _lengths("input_lengths", input_lengths, N, lp.device)
-    tl = _lengths("target_lengths", target_lengths, N, lp.device)
-    if il.size and il.max() > T:
-        raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value "
-                           f"{il.max()} {_WHERE}")
-    flat, offsets = _flat_targets(targets, tl, N)
-    used = np.concatenate([flat[o:o + n] for o, n in zip(offsets, tl)]) if N else flat[:0]
-    if used.size and (used.min() < 0 or used.max() >= C):
-        raise RuntimeError(f"ctc_loss: target labels must lie in [0, {C}), got "
-                           f"{used.min() if used.min() < 0 else used.max()}")
-    from .creation import tensor
-    dev = lp.device
+    if isinstance(input_lengths, Tensor) and (input_lengths.dtype.is_floating_point
+                                              or input_lengths.dtype is _dtype.bool):
+        raise RuntimeError("input_lengths must be integral")
+    if isinstance(target_lengths, Tensor) and (target_lengths.dtype.is_floating_point
+                                               or target_lengths.dtype is _dtype.bool):
+        raise RuntimeError("target_lengths must be integral")
     work = lp if lp.dtype in (_dtype.float32, _dtype.float64) else lp.to(_dtype.float32)
-    nll = CTCNegLogLikelihood.apply(
-        work, tensor(flat if flat.size else np.zeros(1, np.int64), device=dev),
-        tensor(offsets, device=dev), tensor(tl, device=dev), tensor(il, device=dev), blank,
-        bool(zero_infinity)).to(lp.dtype)
+    nll, _, tl = CTCNegLogLikelihood.apply(work.contiguous(), targets, input_lengths,
+                                           target_lengths, blank, bool(zero_infinity))
+    if zero_infinity:                   # impossible alignments: 0, and no gradient
+        nll = nll.masked_fill(nll == float("inf"), 0.0)
+    nll = nll.to(lp.dtype)
     if reduction == "mean":
-        div = tensor(np.maximum(tl, 1), dtype=nll.dtype, device=dev)
-        return (nll / div).mean()
+        return (nll / tl.clamp(min=1).to(nll.dtype)).mean()
     if reduction == "sum":
         return nll.sum()
     return nll.squeeze(0) if unbatched else nll

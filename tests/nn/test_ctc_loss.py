@@ -142,3 +142,31 @@ def test_ctc_loss_errors():
     for fn, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             fn()
+
+
+@pytest.mark.parametrize("lengths_as", ["tensors", "lists"])
+def test_ctc_loss_compiles_whole_with_new_targets_each_call(lengths_as):
+    """The loss node reads each call's targets and lengths itself (a capture replays it;
+    they were made on the host outside it and the function ran eagerly): fullgraph compile
+    of log_softmax + ctc_loss, new targets every call, the same loss and gradient."""
+    def loss_fn(x, targets, il, tl):
+        return F.ctc_loss(x.log_softmax(2), targets, il, tl, zero_infinity=True)
+
+    fast = nbtorch.compile(loss_fn, fullgraph=True)
+    rng = np.random.default_rng(3)
+    il = [6, 5]
+    for step in range(3):
+        x = _t(rng.standard_normal((6, 2, 5)), True)
+        x2 = x.detach().clone().requires_grad_()
+        targets = _t(rng.integers(1, 5, (2, 3)))
+        tl = [3, 2 + step % 2]
+        if lengths_as == "tensors":
+            il_arg, tl_arg = _t(il), _t(tl)
+        else:
+            il_arg, tl_arg = il, tl
+        want = loss_fn(x, targets, il_arg, tl_arg)
+        got = fast(x2, targets, il_arg, tl_arg)
+        want.backward()
+        got.backward()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-12)
+        np.testing.assert_allclose(x2.grad.numpy(), x.grad.numpy(), rtol=1e-10, atol=1e-12)
