@@ -16,12 +16,15 @@ __all__ = ["softmax", "log_softmax"]
 
 def _along_dim(x, dim):
     """(outer, n, inner) sizes for `dim` of a contiguous x."""
-    outer = inner = 1
-    for s in x._shape[:dim]:
-        outer *= s
-    for s in x._shape[dim + 1:]:
-        inner *= s
-    return outer, (x._shape[dim] if x.dim() else 1), inner
+    outer = n = inner = 1
+    for i, s in enumerate(x._shape):
+        if i < dim:
+            outer *= s
+        elif i > dim:
+            inner *= s
+        else:
+            n = s
+    return outer, n, inner
 
 
 def _half_log_softmax(x, dim):
@@ -59,10 +62,11 @@ def softmax_forward(op, x, dim):
         return _half_log_softmax(x, dim)
     work = x.dtype.compute
     src = x.to(work) if x.dtype is not work else x
-    src = src.contiguous()
+    if not src.is_contiguous():
+        src = src.contiguous()
     out = empty(x._shape, work, x.device)
-    if x.numel():
-        shape3 = _along_dim(src, dim)
+    shape3 = _along_dim(src, dim)
+    if shape3[0] * shape3[1] * shape3[2]:
         get_kernel(op, x.device.type)(src._array.reshape(shape3), out._array.reshape(shape3))
     return out if work is x.dtype else out.to(x.dtype)
 
