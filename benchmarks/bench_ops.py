@@ -188,7 +188,25 @@ def _shape_case(name, fn, numpy_fn=None):
                 numpy=_shaped(None, numpy_fn) if numpy_fn else None)
 
 
+def _layer_ops(fn):
+    """fn(lib, x, w, b) with x 8x16, w 16x16 and b 16 float32, under no_grad."""
+    def setup(lib):
+        x, w, b = (_operands(lib, n, 1)[0] for n in (128, 256, 16))
+        x, w = x.reshape(8, 16), w.reshape(16, 16)
+
+        def step():
+            with lib.no_grad():
+                return fn(lib, x, w, b)
+        return step
+    return setup
+
+
+def _common_case(name, fn):
+    return Case(name, _COMMON, **both(_layer_ops(fn)))
+
+
 _OVERHEAD = "per-op overhead, float32, no grad"
+_COMMON = "common ops on 8x16 float32, no grad"
 _SHAPES = "shape ops and joins on 8x16 float32, no grad"
 _SMALL = "ten small ops on 64 float32"
 CASES = (
@@ -213,6 +231,15 @@ CASES = (
                     lambda np, x, s: np.stack(s)),
         _shape_case("x.masked_fill(x > 0, 0.0)", lambda lib, x, s: x.masked_fill(x > 0, 0.0),
                     lambda np, x, s: np.where(x > 0, np.float32(0), x)),
+        _common_case("F.linear(x, w, b)",
+                     lambda lib, x, w, b: lib.nn.functional.linear(x, w, b)),
+        _common_case("x.sum(-1)", lambda lib, x, w, b: x.sum(-1)),
+        _common_case("x.mean(-1)", lambda lib, x, w, b: x.mean(-1)),
+        _common_case("x.softmax(-1)", lambda lib, x, w, b: x.softmax(-1)),
+        _common_case("x.topk(3)", lambda lib, x, w, b: x.topk(3)),
+        _common_case("x.sort(-1)", lambda lib, x, w, b: x.sort(-1)),
+        _common_case("zeros(8, 16)", lambda lib, x, w, b: lib.zeros(8, 16)),
+        _common_case("where(x > 0, x, 0.0)", lambda lib, x, w, b: lib.where(x > 0, x, 0.0)),
         Case("ten small ops, forward+backward", _SMALL, **both(_ten_fwd_bwd)),
         Case("ten small ops, no grad", _SMALL, **both(_ten_no_grad), numpy=_ten_no_grad),
     ])
