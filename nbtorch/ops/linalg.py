@@ -115,6 +115,25 @@ def add_rows_(out, bias):
     return out
 
 
+def _same_batch(sa, sb):
+    """The product's shape when shapes `sa` and `sb` have the same rank and batch dims (no
+    broadcast), else None; read by iterating (indexing a Size is a Python call)."""
+    nd = len(sa)
+    if nd != len(sb):
+        return None
+    dims = []
+    for i, (x, y) in enumerate(zip(sa, sb)):
+        if i == nd - 2:
+            dims.append(x)
+        elif i == nd - 1:
+            dims.append(y)
+        elif x != y:
+            return None
+        else:
+            dims.append(x)
+    return tuple(dims)
+
+
 class Matmul(Function):
     """a (..., M, K) @ b (..., K, N), both at least 2-D, batch dims broadcast."""
 
@@ -128,6 +147,11 @@ class Matmul(Function):
         if len(sa) == 2 and len(sb) == 2:
             (m, _), (_, n) = sa, sb
             out = empty((m, n), a.dtype, a.device)
+            get_kernel("matmul", a.device.type)(a._array, b._array, out._array)
+            return out
+        dims = _same_batch(sa, sb)
+        if dims is not None:            # bmm, attention: no broadcast to plan
+            out = empty(dims, a.dtype, a.device)
             get_kernel("matmul", a.device.type)(a._array, b._array, out._array)
             return out
         batch = broadcast_shapes(sa[:-2], sb[:-2])
