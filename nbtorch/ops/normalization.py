@@ -31,7 +31,7 @@ def _kernel_array(t, dtype):
     """Contiguous raw array of ``t`` in ``dtype`` (a view when nothing needs changing)."""
     if t.dtype is not dtype:
         t = t.to(dtype)
-    return t.contiguous()._array
+    return (t if t.is_contiguous() else t.contiguous())._array
 
 
 def _param_array(p, n, fill, dtype, device):
@@ -323,12 +323,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_floating("layer_norm", input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+    if k == 0 or input.dim() < k or tuple(input._shape)[input.dim() - k:] != shape:
         dims = ", ".join(str(s) for s in shape)
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {dims}], but got input of size{list(input.shape)}")
     for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != shape:
+        if t is not None and t._shape != shape:
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
                                f"got {name} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(shape)}")
@@ -481,7 +481,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_floating("rms_norm", input)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
-    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != shape:
+    if k == 0 or input.dim() < k or tuple(input._shape)[input.dim() - k:] != shape:
         dims = ", ".join(str(s) for s in shape)
         raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
                            f"[*, {dims}], but got input of size{list(input.shape)}")
