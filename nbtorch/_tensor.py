@@ -4,6 +4,10 @@ Views share the storage and its version counter; every op reaches the raw
 array through `Tensor._array` (a NumPy view on CPU, a numba device array on
 CUDA) and never copies behind the user's back. Ops and their Tensor methods
 live in `nbtorch/ops/`; this module holds only what a tensor *is*.
+
+`_shape` is a plain tuple for the tensors ops make (a Size only where a caller built
+one): Size indexes through a Python `__getitem__` (~100 ns, to return Size for slices),
+and ops read shapes many times per call. `.shape` and `.size()` return a Size.
 """
 import numpy as np
 
@@ -114,7 +118,7 @@ class Tensor:
     def _view(self, shape, strides, offset=None):
         """A new tensor over the same storage (no autograd: see ops.views)."""
         t = Tensor.__new__(Tensor)._init(self._storage, self._offset if offset is None
-                                          else offset, Size(shape), tuple(strides),
+                                          else offset, tuple(shape), tuple(strides),
                                           self.dtype)
         t._base = self if self._base is None else self._base
         return t
@@ -130,18 +134,21 @@ class Tensor:
     # ---- metadata -------------------------------------------------------
     @property
     def shape(self):
-        return self._shape
+        s = self._shape         # a plain tuple inside (indexing a Size is a Python call)
+        return s if s.__class__ is Size else Size(s)
 
     @property
     def _static_shape(self):
         """The shape, for input checks in layers: a concrete trace (jit.trace) reads it from
         its example without a node or a TracerWarning (a check only raises; nothing of it
         enters the graph)."""
-        return self._shape
+        s = self._shape
+        return s if s.__class__ is Size else Size(s)
 
     def size(self, dim=None):
         if dim is None:
-            return self._shape
+            s = self._shape
+            return s if s.__class__ is Size else Size(s)
         return self._shape[_wrap_dim(dim, len(self._shape))]
 
     def stride(self, dim=None):
@@ -483,11 +490,11 @@ def wrap(array, device=None, requires_grad=False):
             array = np.asarray(array, order="C")
         base, offset = _flat_base(array)
         strides = tuple(s // isz for s in array.strides)
-        t = Tensor.__new__(Tensor)._init(Storage(base, dev), offset, Size(array.shape),
+        t = Tensor.__new__(Tensor)._init(Storage(base, dev), offset, array.shape,
                                          strides, dtype, array)
     else:
         flat = array.reshape(array.size) if array.size else array
-        t = Tensor.__new__(Tensor)._init(Storage(flat, dev), 0, Size(array.shape),
+        t = Tensor.__new__(Tensor)._init(Storage(flat, dev), 0, tuple(array.shape),
                                          contiguous_strides(array.shape), dtype, array)
     if requires_grad:
         t.requires_grad = True
@@ -525,7 +532,7 @@ _CPU_CACHED = 1 << 15   # elements: from here (128 KiB in float32) ask the cachi
 _ALLOCATORS["cpu"] = _alloc_cpu
 
 
-_LAYOUTS = {}       # shape -> (Size, contiguous strides, numel): ops reuse few shapes
+_LAYOUTS = {}       # shape -> (shape tuple, contiguous strides, numel): ops reuse few shapes
 
 
 def _layout(shape):
@@ -540,7 +547,7 @@ def _layout(shape):
         n *= s
     if len(_LAYOUTS) >= 4096:
         _LAYOUTS.clear()
-    entry = _LAYOUTS[shape] = (Size(shape), contiguous_strides(shape), n)
+    entry = _LAYOUTS[shape] = (tuple(shape), contiguous_strides(shape), n)
     return entry
 
 

@@ -21,6 +21,25 @@ def test_metadata():
     assert repr(t.shape) == "torch.Size([2, 3, 4])"
 
 
+def test_every_shape_users_see_is_a_torch_size():
+    """Tensors keep a plain tuple inside (indexing a Size is a Python call); `.shape`,
+    `.size()` and slices of them are torch.Size for every way a tensor is made."""
+    x = torch.randn(2, 3, 4)
+    made = [x, x.view(6, 4), x[0], x.t() if x.dim() == 2 else x.permute(2, 0, 1), x + 1,
+            x.sum(-1), x.reshape(-1), torch.from_numpy(np.zeros((5, 2), np.float32)),
+            torch.tensor(3.0), torch.zeros(()), x.unsqueeze(0), x.transpose(0, 1).contiguous(),
+            x.topk(2).values, torch.cat([x, x]), x.detach(), torch.empty(0, 3)]
+    for t in made:
+        for shape in (t.shape, t.size()):
+            assert type(shape) is torch.Size and repr(shape).startswith("torch.Size(")
+            assert shape == tuple(t.shape) and hash(shape) == hash(tuple(shape))
+        if t.dim():
+            assert type(t.shape[1:]) is torch.Size
+            assert t.shape[1:].numel() == int(np.prod(tuple(t.shape)[1:]))
+            assert type(t.shape + (1,)) is torch.Size
+    assert x.shape[1:] == torch.Size([3, 4]) and x.size(1) == 3 and x.shape[-1] == 4
+
+
 def test_numpy_shares_memory():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     t = torch.from_numpy(a)
