@@ -13,6 +13,7 @@ Example:
 """
 import contextlib
 import functools
+import sys
 import warnings
 
 from .. import _dtype
@@ -137,6 +138,22 @@ def set_autocast_gpu_dtype(dtype):
     set_autocast_dtype("cuda", dtype)
 
 
+def _refuse_inside_a_trace(region):
+    """A TracerWarning (nbtorch.compile: run eagerly with this reason) when code being
+    traced changes autocast: a trace records the ops' calls, not the casts autocast makes
+    inside them, so its graph would replay them in the outer precision (float32 where
+    the code gave bfloat16). Enter autocast around the compiled call instead: its state
+    is part of the graph's guards and the graph then replays under it."""
+    concrete = sys.modules.get("nbtorch.jit._concrete")
+    if concrete is None or not concrete.is_tracing():
+        return
+    if (region._enabled, region.fast_dtype) != (is_autocast_enabled(region.device),
+                                               get_autocast_dtype(region.device)):
+        concrete.warn_at_user_line(
+            "autocast entered inside traced code: the graph cannot record its casts (enter "
+            "autocast around the compiled or traced call instead)", outside_nbtorch=True)
+
+
 class autocast:
     """Run the ops of a region in mixed precision: matmuls and convolutions in the
     low-precision dtype, precision-sensitive ops (losses, reductions...) in float32,
@@ -174,6 +191,7 @@ class autocast:
         self._enabled = enabled
 
     def __enter__(self):
+        _refuse_inside_a_trace(self)
         _hooks.retain()                 # the cast hooks stay in while the region is open
         self.prev_suspended = STATE.suspended   # a region opened inside an op or backward
         STATE.suspended = 0                     # (checkpoint's recompute) autocasts

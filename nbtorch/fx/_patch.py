@@ -15,6 +15,7 @@ so ``target == torch.sigmoid`` inside a Transformer still holds.
 import builtins
 import contextlib
 import math
+import sys
 import threading
 import types
 
@@ -132,6 +133,17 @@ class Patcher:
                 delattr(where, name)
             else:
                 setattr(where, name, orig)
+        _forget_autocast_scan()
+
+
+def _forget_autocast_scan():
+    """Autocast's hooks scan the modules for the functions to wrap once and put the
+    bindings they found back on exit; a scan made while this patcher's wrappers were in
+    place (autocast entered inside traced code) took those for the originals and would
+    put them back after every later autocast region. So the next autocast rescans."""
+    hooks = sys.modules.get("nbtorch.amp._hooks")
+    if hooks is not None and not hooks._USERS[0]:
+        hooks._SCANNED[0] = -1
 
 
 _TABLE = None       # [(module dict, name, PatchedFunction)] for the public namespaces

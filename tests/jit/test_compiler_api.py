@@ -136,3 +136,53 @@ def test_set_stance_needs_no_warnings_filter():
         warnings.simplefilter("error")
         with torch.compiler.set_stance("force_eager"):
             assert torch.compile(lambda x: x + 1)(torch.zeros(1)).item() == 1.0
+
+
+def test_autocast_entered_inside_compiled_code_runs_eagerly():
+    """A trace records the ops, not the casts autocast makes inside them: code that enters
+    autocast itself ran its graph in float32 (eager: bfloat16). Now it runs eagerly with
+    the reason; autocast around the compiled call stays compiled (a guard)."""
+    lin = torch.nn.Linear(8, 3)
+    x = torch.randn(4, 8)
+
+    def f(x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            return lin(x)
+
+    with pytest.warns(UserWarning, match="autocast entered inside traced code"):
+        y = torch.compile(f)(x)
+    assert y.dtype is torch.bfloat16 and torch.equal(y, f(x))
+    with pytest.warns(torch.jit.TracerWarning, match="autocast entered inside traced code"):
+        torch.jit.trace(f, x, check_trace=False)
+    outer = torch.compile(lambda x: lin(x).relu())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            assert outer(x).dtype is torch.bfloat16
+        assert outer(x).dtype is torch.float32
+    assert not _wrapper(outer).fallback_reasons
+
+
+def test_autocast_inside_a_trace_leaves_no_tracer_function_behind():
+    """Autocast's first scan of the modules during a trace took the tracer's wrappers for
+    the originals and put them back after every later region (F.linear stayed the trace's
+    wrapper, and jit.save refused it). A fresh process, as the scan happens once."""
+    code = (
+        "import warnings, nbtorch as torch, nbtorch.nn.functional as F\n"
+        "orig = F.linear\n"
+        "with torch.autocast('cpu'):\n"
+        "    pass\n"
+        "lin, x = torch.nn.Linear(8, 3), torch.randn(4, 8)\n"
+        "def f(x):\n"
+        "    with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "        return lin(x)\n"
+        "with warnings.catch_warnings():\n"
+        "    warnings.simplefilter('ignore')\n"
+        "    torch.jit.trace(f, x, check_trace=False)\n"
+        "    torch.compile(f)(x)\n"
+        "with torch.autocast('cpu'):\n"
+        "    pass\n"
+        "print(F.linear is orig)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "True"
