@@ -133,6 +133,36 @@ def _attr_meta(attrs):
     return [(t._shape, t.dtype, t.device, t._requires_grad) for t in attrs]
 
 
+def _reachable_modules(fn, known):
+    """`known` and the modules a compiled function can reach before it runs: those its
+    code names as globals, its closure's, its bound object's, and one attribute level
+    into those objects (``trainer.model``), with their submodules - so a first capture
+    puts back the BatchNorm statistics of a model the function calls (it counted one
+    update more than eager)."""
+    from ..nn import Module
+    seeds = []
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        g = getattr(fn, "__globals__", {})
+        seeds += [g[n] for n in code.co_names if n in g]
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                seeds.append(cell.cell_contents)
+            except ValueError:          # an empty cell
+                pass
+    if getattr(fn, "__self__", None) is not None:
+        seeds.append(fn.__self__)
+    found = {id(m): m for m in known}
+    for obj in seeds:
+        inner = [obj] if isinstance(obj, Module) else [
+            v for v in getattr(obj, "__dict__", {}).values() if isinstance(v, Module)] \
+            if not isinstance(obj, type) and not callable(obj) else []
+        for top in inner:
+            for m in top.modules():
+                found.setdefault(id(m), m)
+    return list(found.values())
+
+
 # ---- the compiled callable ---------------------------------------------------------------
 
 class _Compiled:
@@ -271,7 +301,9 @@ class _Compiled:
         # (BatchNorm's running statistics, num_batches_tracked), the arguments themselves
         # (x.add_(1) in the code), parameters - is put back, so that the first call updates
         # it once, as an eager call would
-        saved = [(b, b.detach().clone()) for m in self._modules
+        modules = self._modules if self._module is not None else _reachable_modules(
+            self._fn, self._modules)
+        saved = [(b, b.detach().clone()) for m in modules
                  for b in (*m._buffers.values(), *m._parameters.values()) if b is not None]
         saved += [(t, t.detach().clone()) for t in tensors]
         rng = get_rng_state()       # and the random draws the capture made (dropout's) are

@@ -358,3 +358,31 @@ def test_compiling_under_cprofile_keeps_the_profiler():
     finally:
         prof.disable()
     assert out == [3.0, 3.0] and not fast.fallback_reasons and still
+
+
+class _Trainer:
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3))
+
+    def forward(self, x):
+        return self.model(x)
+
+
+def test_compiled_function_calling_a_model_updates_its_statistics_once_per_call():
+    """A compiled function (not module) calling a model from its closure or through a
+    bound object: the first capture's BatchNorm updates are put back (num_batches_tracked
+    counted one call more than eager, and the running statistics drifted)."""
+    rng = np.random.default_rng(0)
+    xs = [torch.tensor(rng.standard_normal((4, 3)).astype("f4")) for _ in range(3)]
+    eager, twin = nn.BatchNorm1d(3), nn.BatchNorm1d(3)
+    fast = torch.compile(lambda x: twin(x) * 2)
+    t_eager, t_comp = _Trainer(), _Trainer()
+    t_comp.model.load_state_dict(t_eager.model.state_dict())
+    fast_method = torch.compile(t_comp.forward)
+    for x in xs:
+        assert torch.allclose(fast(x), eager(x) * 2, atol=1e-6)
+        assert torch.allclose(fast_method(x), t_eager.forward(x), atol=1e-6)
+    for a, b in ((eager, twin), (t_eager.model[1], t_comp.model[1])):
+        assert a.num_batches_tracked.item() == b.num_batches_tracked.item() == 3
+        assert torch.allclose(a.running_mean, b.running_mean)
+        assert torch.allclose(a.running_var, b.running_var)
