@@ -22,6 +22,7 @@ through it is refused with a clear error.
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..fx.graph import Graph
+from ..amp._hooks import STATE as _AUTOCAST, refresh as _autocast_refresh
 from ..fx.graph_module import GraphModule
 from ..fx.passes.lower import capture_joint, lower
 
@@ -138,6 +139,21 @@ class CompiledGraph:
         self.with_grad = False
 
     def __call__(self, *inputs):
+        amp = _AUTOCAST
+        if amp.on:
+            # a graph captured under autocast holds the casts it made; its ops run as the
+            # eager ops ran inside autocast's wrappers, with autocast suspended (Addmm's
+            # float32 product of bfloat16 inputs was cast down again: 1 ulp off eager)
+            amp.suspended += 1
+            amp.on = False
+            try:
+                return self._run(inputs)
+            finally:
+                amp.suspended -= 1
+                _autocast_refresh(amp)
+        return self._run(inputs)
+
+    def _run(self, inputs):
         if self.with_grad:
             out = CompiledFunction.apply(self, *inputs)
             outs = (out,) if self.n_outputs == 1 else out

@@ -186,3 +186,19 @@ def test_autocast_inside_a_trace_leaves_no_tracer_function_behind():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip() == "True"
+
+
+def test_compiled_graph_under_autocast_equals_eager_bit_for_bit():
+    """A graph captured under autocast holds its casts and runs its ops with autocast
+    suspended, as eager ops run inside autocast's wrappers (Addmm's float32 product of
+    bfloat16 inputs was cast down to bfloat16 again: 1 ulp from eager)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    fast = torch.compile(model)
+    x = torch.randn(5, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        for _ in range(2):
+            got, want = fast(x), model(x)
+            assert got.dtype is want.dtype is torch.bfloat16 and torch.equal(got, want)
+            assert torch.is_autocast_enabled("cpu")      # the region is as it was
+    assert not _wrapper(fast).fallback_reasons
