@@ -137,23 +137,14 @@ def _describe(signature):
     return "inputs " + ", ".join(specs) if specs else "no tensor inputs"
 
 
-class ScriptedFunction(ScriptFunction):
-    """A scripted function: call it like the original; `graph`/`code` of the last trace;
-    ``save(f)`` saves the trace of the last call's signature (`_Scripted.saved_trace`)."""
-
-    def __init__(self, fn):
-        self._compiled = _Scripted(fn, None, False, False, "numba", None, None)
-        functools.update_wrapper(self, fn, updated=())
-        self.name = getattr(fn, "__name__", "function")
-
-    def __call__(self, *args, **kwargs):
-        return self._compiled(*args, **kwargs)
+class _LastTrace:
+    """`graph`, `code` and `graph_module` of a scripted callable's last trace."""
 
     def _last(self):
         gm = getattr(self._compiled, "last_graph_module", None)
         if gm is None:
-            raise RuntimeError(f"nbtorch.jit.script: {self.name} has not run yet: its graph "
-                               "is made on the first call (per input shapes)")
+            raise RuntimeError(f"nbtorch.jit.script: {self._compiled._name()} has not run yet: "
+                               "its graph is made on the first call (per input shapes)")
         return gm
 
     @property
@@ -168,11 +159,24 @@ class ScriptedFunction(ScriptFunction):
     def graph_module(self):
         return self._last()
 
+
+class ScriptedFunction(_LastTrace, ScriptFunction):
+    """A scripted function: call it like the original; `graph`/`code` of the last trace;
+    ``save(f)`` saves the trace of the last call's signature (`_Scripted.saved_trace`)."""
+
+    def __init__(self, fn):
+        self._compiled = _Scripted(fn, None, False, False, "numba", None, None)
+        functools.update_wrapper(self, fn, updated=())
+        self.name = getattr(fn, "__name__", "function")
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
     def __repr__(self):
         return f"<nbtorch.jit.ScriptFunction {self.name}>"
 
 
-class ScriptedModule(ScriptModule):
+class ScriptedModule(_LastTrace, ScriptModule):
     """A scripted module: shares the original's parameters; calls run compiled graphs (one
     per guard set); `graph`/`code` show the last trace; ``save(f)`` saves the trace of the
     last call's signature."""
@@ -205,28 +209,9 @@ class ScriptedModule(ScriptModule):
     def load_state_dict(self, *args, **kwargs):
         return self._orig_mod.load_state_dict(*args, **kwargs)
 
-    def _last(self):
-        gm = getattr(self._compiled, "last_graph_module", None)
-        if gm is None:
-            raise RuntimeError(f"nbtorch.jit.script: {self.original_name} has not run "
-                               "yet: its graph is made on the first call")
-        return gm
-
     @property
     def original_name(self):
         return type(self._orig_mod).__name__
-
-    @property
-    def graph(self):
-        return self._last().graph
-
-    @property
-    def code(self):
-        return self._last().code
-
-    @property
-    def graph_module(self):
-        return self._last()
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
