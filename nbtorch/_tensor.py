@@ -489,7 +489,8 @@ def wrap(array, device=None, requires_grad=False):
         if not array.flags.c_contiguous and not _positive_strides(array):
             array = np.asarray(array, order="C")
         base, offset = _flat_base(array)
-        strides = tuple(s // isz for s in array.strides)
+        strides = (tuple(s // isz for s in array.strides) if array.size else
+                   contiguous_strides(array.shape))     # NumPy may give an empty one 0s
         t = Tensor.__new__(Tensor)._init(Storage(base, dev), offset, array.shape,
                                          strides, dtype, array)
     else:

@@ -174,3 +174,12 @@ def test_classification_and_nan_to_num(device):
     y = torch.tensor([1.0, np.nan], requires_grad=True)
     torch.nan_to_num(y).sum().backward()
     assert y.grad.tolist() == [1.0, 0.0]
+
+
+def test_small_where_of_empty_tensors_is_contiguous():
+    """NumPy gives an empty result strides of 0; the tensor made from it has the row-major
+    strides PyTorch gives an empty tensor."""
+    e = torch.zeros(0, 5)
+    for r in (torch.where(e > 0, e, 0.0), e.masked_fill(e < 0, 1.0),
+              torch.from_numpy(np.zeros((0, 5), np.float32))):
+        assert r.shape == (0, 5) and r.stride() == (5, 1) and r.is_contiguous()
