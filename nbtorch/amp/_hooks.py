@@ -40,6 +40,7 @@ STATE = _State()
 _LOCK = threading.RLock()
 _USERS = [0]                # open autocast regions (all threads) + pinned threads
 _SITES = []                 # where the wrappers go (see `_scan`)
+WRAPPERS = {}               # id(original function) -> its wrapper, as of the last scan
 _SCANNED = [-1]             # how many modules were loaded at the last scan
 
 
@@ -155,6 +156,8 @@ def _scan():
         if originals:
             namespace = None if isinstance(owner, type) else vars(owner)
             sites.append((owner, namespace, originals, wrapped))
+    WRAPPERS.clear()
+    WRAPPERS.update((i, w) for i, w in wrappers.items())
     return sites
 
 

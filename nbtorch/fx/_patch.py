@@ -56,6 +56,16 @@ def find_proxy(args, kwargs):
     return None
 
 
+def _eager_target(fn):
+    """`fn` as eager code would reach it: through autocast's wrapper while autocast is on
+    (a layer run for real inside a trace under autocast mixed float32 weights with
+    bfloat16 activations: "self and mat2 must have the same dtype")."""
+    hooks = sys.modules.get("nbtorch.amp._hooks")
+    if hooks is not None and hooks.STATE.on:
+        return hooks.WRAPPERS.get(id(fn), fn)
+    return fn
+
+
 class PatchedFunction:
     """`orig` as seen during tracing: records a node when called with a Proxy."""
 
@@ -76,7 +86,7 @@ class PatchedFunction:
         else:
             tracer = getattr(RECORDING, "tracer", None)
             if tracer is None or tracer._executing:
-                return self.__fx_orig__(*args, **kwargs)
+                return _eager_target(self.__fx_orig__)(*args, **kwargs)
         out = tracer.create_proxy("call_function", self.__fx_orig__, args, kwargs)
         if self._mark_wrapped:
             out.node.meta["is_wrapped"] = True

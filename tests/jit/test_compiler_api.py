@@ -202,3 +202,27 @@ def test_compiled_graph_under_autocast_equals_eager_bit_for_bit():
             assert got.dtype is want.dtype is torch.bfloat16 and torch.equal(got, want)
             assert torch.is_autocast_enabled("cpu")      # the region is as it was
     assert not _wrapper(fast).fallback_reasons
+
+
+def test_compiled_functional_calls_and_layers_under_autocast_equal_eager():
+    """Functions called directly in compiled code (F.linear, torch.matmul) under an outer
+    autocast ran without its casts (float32 results, silently: the graph named the
+    function itself, not autocast's wrapper), and a Transformer layer in eval mode failed
+    to trace under autocast (its layers run for real mixed float32 and bfloat16): both
+    compile now and equal eager bit for bit."""
+    torch.manual_seed(0)
+    w, b = torch.randn(3, 8, requires_grad=True), torch.randn(3, requires_grad=True)
+    x = torch.randn(4, 8)
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True).eval()
+    cases = [(lambda x: F_linear(x, w, b), x), (lambda x: torch.matmul(x, w.t()).relu(), x),
+             (layer, torch.randn(2, 5, 8))]
+    for fn, arg in cases:
+        fast = torch.compile(fn)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            want, got = fn(arg), fast(arg)
+        assert got.dtype is want.dtype and torch.equal(got, want)
+        assert not _wrapper(fast).fallback_reasons
+
+
+def F_linear(x, w, b):
+    return torch.nn.functional.linear(x, w, b)

@@ -27,6 +27,8 @@ duration of a capture only, and only the capturing thread records.
 import operator
 
 from ..graph_module import GraphModule
+from ...amp import _hooks as _autocast_hooks
+from ...amp._hooks import STATE as _AUTOCAST
 from ..interpreter import Interpreter
 from .lowered_ops import (CaptureError, ElementwiseCall, FunctionCall,  # noqa: F401
                           FunctionForward, InplaceCall, elementwise_call, function_call,
@@ -74,6 +76,11 @@ class _Runner(Interpreter):
             rec.record_outputs(node, out)
             return out
         target = FACTORY_WRAPPERS.get(id(target), target)   # torch.zeros(...) in user code
+        if _AUTOCAST.on:
+            # a node names the function itself; under autocast eager code reaches it
+            # through autocast's wrapper, whose casts must be recorded too (F.linear in
+            # compiled code under autocast ran in float32: eager gives bfloat16)
+            target = _autocast_hooks.WRAPPERS.get(id(target), target)
         return super().call_function(target, args, kwargs)
 
     def _bind(self, node, value):
