@@ -138,20 +138,29 @@ def set_autocast_gpu_dtype(dtype):
     set_autocast_dtype("cuda", dtype)
 
 
-def _refuse_inside_a_trace(region):
-    """A TracerWarning (nbtorch.compile: run eagerly with this reason) when code being
-    traced changes autocast: a trace records the ops' calls, not the casts autocast makes
-    inside them, so its graph would replay them in the outer precision (float32 where
-    the code gave bfloat16). Enter autocast around the compiled call instead: its state
-    is part of the graph's guards and the graph then replays under it."""
-    concrete = sys.modules.get("nbtorch.jit._concrete")
-    if concrete is None or not concrete.is_tracing():
-        return
-    if (region._enabled, region.fast_dtype) != (is_autocast_enabled(region.device),
-                                               get_autocast_dtype(region.device)):
-        concrete.warn_at_user_line(
-            "autocast entered inside traced code: the graph cannot record its casts (enter "
-            "autocast around the compiled or traced call instead)", outside_nbtorch=True)
+def _tracer():
+    """The tracer recording this thread's code (jit.trace, nbtorch.compile, fx), unless
+    it is running a layer for real (then the layer's own code runs autocast)."""
+    patch = sys.modules.get("nbtorch.fx._patch")
+    tracer = getattr(patch.RECORDING, "tracer", None) if patch is not None else None
+    return tracer if tracer is not None and not tracer._executing else None
+
+
+def _enter_autocast(device, dtype, enabled, cache_enabled):
+    """A graph node: enter the autocast region the traced code entered here (PyTorch's
+    graphs hold the same pair); returns it for `_exit_autocast`. Replaying the graph runs
+    the ops after it through autocast's casts, as the code did."""
+    region = autocast(device, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+    region.__enter__()
+    return region
+
+
+def _exit_autocast(region):
+    """A graph node: leave the region `_enter_autocast` entered."""
+    region.__exit__(None, None, None)
+
+
+_enter_autocast._fx_impure = _exit_autocast._fx_impure = True   # kept by dead-code passes
 
 
 class autocast:
@@ -191,7 +200,10 @@ class autocast:
         self._enabled = enabled
 
     def __enter__(self):
-        _refuse_inside_a_trace(self)
+        tracer = _tracer()
+        self._node = None if tracer is None else tracer.create_proxy(
+            "call_function", _enter_autocast,
+            (self.device, self.fast_dtype, self._enabled, self._cache_enabled), {})
         _hooks.retain()                 # the cast hooks stay in while the region is open
         self.prev_suspended = STATE.suspended   # a region opened inside an op or backward
         STATE.suspended = 0                     # (checkpoint's recompute) autocasts
@@ -213,6 +225,10 @@ class autocast:
         STATE.suspended = self.prev_suspended
         _hooks.refresh(STATE)
         _hooks.release()
+        node = getattr(self, "_node", None)
+        if node is not None:            # traced code left the region: so does the graph
+            self._node = None
+            node.tracer.create_proxy("call_function", _exit_autocast, (node,), {})
         return False
 
     def __call__(self, func):

@@ -180,8 +180,19 @@ def _graph_module_of(m):
                     f" got {type(m).__name__}")
 
 
+def _autocast_nodes():
+    """The autocast region nodes a traced graph may hold, by their saved names (PyTorch's
+    graphs name them torch.amp._enter_autocast / _exit_autocast)."""
+    from ..amp.autocast_mode import _enter_autocast, _exit_autocast
+    return {"torch.amp._enter_autocast": _enter_autocast,
+            "torch.amp._exit_autocast": _exit_autocast}
+
+
 def _target_name(fn):
     from ..fx._names import qualified_name
+    for name, node_fn in _autocast_nodes().items():
+        if fn is node_fn:
+            return name
     q = qualified_name(fn)
     if _resolve_target(q) is fn:
         return q
@@ -289,6 +300,8 @@ def _resolve_target(q):
     import nbtorch
     from nbtorch import linalg
     from nbtorch.nn import functional
+    if isinstance(q, str) and q.startswith("torch.amp._"):
+        return _autocast_nodes().get(q)
     if not isinstance(q, str) or "._" in q or q.startswith("_"):
         return None
     prefix, _, name = q.rpartition(".")
@@ -342,7 +355,7 @@ def _decode_arg(a, env, path):
     raise _bad(path, f"unknown argument kind {kind!r}")
 
 
-_OWN_PREFIXES = ("_tensor_constant", "_folded_constant", "_inlined_")
+_OWN_PREFIXES = ("_tensor_constant", "_folded_constant", "_inlined_", "_module_")
 
 
 def _allowed_atom(atom):

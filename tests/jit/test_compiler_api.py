@@ -138,22 +138,35 @@ def test_set_stance_needs_no_warnings_filter():
             assert torch.compile(lambda x: x + 1)(torch.zeros(1)).item() == 1.0
 
 
-def test_autocast_entered_inside_compiled_code_runs_eagerly():
-    """A trace records the ops, not the casts autocast makes inside them: code that enters
-    autocast itself ran its graph in float32 (eager: bfloat16). Now it runs eagerly with
-    the reason; autocast around the compiled call stays compiled (a guard)."""
+def test_autocast_entered_inside_compiled_or_traced_code_is_part_of_the_graph():
+    """Code that enters autocast itself: the graph holds the region (_enter_autocast /
+    _exit_autocast nodes, as PyTorch's graphs do), so the compiled code and a traced module
+    cast as the code does (the graph held the layer call alone and replayed it in float32
+    where eager gave bfloat16, silently); bit-equal to eager, no fallback."""
+    torch.manual_seed(0)
     lin = torch.nn.Linear(8, 3)
     x = torch.randn(4, 8)
 
     def f(x):
+        y = lin(x)                                  # float32 before the region
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            return lin(x)
+            z = lin(y.relu().repeat(1, 3)[:, :8])
+        return y, z, z.float() * 2                  # and after it
 
-    with pytest.warns(UserWarning, match="autocast entered inside traced code"):
-        y = torch.compile(f)(x)
-    assert y.dtype is torch.bfloat16 and torch.equal(y, f(x))
-    with pytest.warns(torch.jit.TracerWarning, match="autocast entered inside traced code"):
-        torch.jit.trace(f, x, check_trace=False)
+    fast = torch.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            got, want = fast(x), f(x)
+            for g, w in zip(got, want):
+                assert g.dtype is w.dtype and torch.equal(g, w)
+    assert [t.dtype for t in got] == [torch.float32, torch.bfloat16, torch.float32]
+    assert not _wrapper(fast).fallback_reasons and not torch.is_autocast_enabled("cpu")
+    traced = torch.jit.trace(f, x)
+    assert "_enter_autocast" in traced.code and "_exit_autocast" in traced.code
+    for g, w in zip(traced(x), f(x)):
+        assert g.dtype is w.dtype and torch.equal(g, w)
+    assert not torch.is_autocast_enabled("cpu")
     outer = torch.compile(lambda x: lin(x).relu())
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -450,3 +450,36 @@ def test_layers_traced_as_the_root_warn_nothing(make, x):
     other = torch.randn(5, *x[1:])
     np.testing.assert_allclose(traced(other).detach().numpy(), m(other).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+class _Mixed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 3)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            y = self.lin(x)
+        return y.float().relu()
+
+
+def test_save_load_autocast_regions_and_closure_modules(tmp_path):
+    """A traced autocast region is two graph nodes saved as torch.amp._enter_autocast /
+    _exit_autocast (the loaded module casts as the code did); a traced function calling a
+    module from its closure saves that module as `_module_0` (the loader refused the
+    name it was saved under)."""
+    torch.manual_seed(0)
+    model = _Mixed()
+    x, x5 = _t(2, 8), _t(5, 8, seed=1)
+    jit.trace(model, x).save(tmp_path / "m.nbj")
+    loaded = jit.load(tmp_path / "m.nbj")
+    assert "_enter_autocast" in loaded.code
+    got, want = loaded(x5), model(x5)
+    assert got.dtype is want.dtype is torch.float32 and torch.equal(got, want)
+    assert not torch.is_autocast_enabled("cpu")
+    lin = model.lin
+    jit.trace(lambda a: lin(a).tanh(), x).save(tmp_path / "f.nbj")
+    f = jit.load(tmp_path / "f.nbj")
+    assert list(f.state_dict()) == ["_module_0.weight", "_module_0.bias"]
+    np.testing.assert_allclose(f(x5).detach().numpy(), lin(x5).tanh().detach().numpy(),
+                               rtol=1e-6)
