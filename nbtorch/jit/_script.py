@@ -316,7 +316,12 @@ def _frozen_module(mod):
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """Freeze a traced or scripted module in eval mode: its weights become constants of a
     copy (later changes to the original do not reach it) and the computations on them
-    alone are folded ahead of time. Returns a GraphModule."""
+    alone are folded ahead of time. Returns a GraphModule - or, for a scripted module not
+    called yet (``freeze(jit.script(model))``, no graph to freeze), a `FrozenModule` that
+    freezes the graph of each input signature on its first call."""
+    if isinstance(mod, ScriptedModule) and getattr(
+            mod._compiled, "last_graph_module", None) is None:
+        return FrozenModule(mod._orig_mod)
     return _frozen_module(mod)
 
 
@@ -324,7 +329,72 @@ def optimize_for_inference(mod, other_methods=None):
     """`freeze` (when needed) and compile for inference: calls run fused kernels without
     recording gradients."""
     frozen = mod if getattr(mod, "meta", {}).get("frozen") else freeze(mod)
+    if isinstance(frozen, FrozenModule):
+        return frozen.optimized()
     return _InferenceModule(frozen)
+
+
+class FrozenModule(ScriptModule):
+    """`freeze` of a scripted module before its first call: a frozen copy of the model (eval
+    mode, weights detached: later changes to the original do not reach it) whose graph is
+    traced and frozen per input signature (shapes, dtypes, devices), as script compiles."""
+
+    def __init__(self, mod, optimize=False, model=None):
+        super().__init__()
+        if model is None:
+            if mod.training:
+                raise RuntimeError("Freezing is currently only implemented for modules in "
+                                   "eval mode. Please call .eval() on your module before "
+                                   "freezing.")
+            model = copy.deepcopy(mod)
+            for p in model.parameters():
+                p.requires_grad_(False)
+        object.__setattr__(self, "_model", model)      # not a submodule: no state of its own
+        object.__setattr__(self, "_optimize", optimize)
+        object.__setattr__(self, "_graphs", {})        # signature -> (frozen graph, runner)
+        object.__setattr__(self, "_last_key", None)
+        self.meta = {"frozen": True}
+        self.eval()
+
+    def optimized(self):
+        """`optimize_for_inference`: each frozen graph also compiled, run without grad."""
+        return FrozenModule(None, optimize=True, model=self._model)
+
+    def forward(self, *args):
+        from ._guards import value_key
+        key = tuple(value_key(a, False) for a in args)
+        entry = self._graphs.get(key)
+        if entry is None:
+            entry = self._graphs[key] = self._freeze_for(args)
+        object.__setattr__(self, "_last_key", key)
+        if not self._optimize:
+            return entry[1](*args)
+        from .. import no_grad
+        with no_grad():
+            return entry[1](*args)
+
+    def _freeze_for(self, args):
+        from ._compile import compile as compile_
+        from ._trace import trace
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            gm = _frozen_module(trace(self._model, args, check_trace=False))
+        return gm, (compile_(gm) if self._optimize else gm)
+
+    @property
+    def graph(self):
+        return self._last().graph
+
+    @property
+    def code(self):
+        return self._last().code
+
+    def _last(self):
+        gm = self._graphs[self._last_key][0] if self._last_key is not None else None
+        if gm is None:
+            raise RuntimeError("nbtorch.jit.freeze: the frozen module has not run yet: its "
+                               "graph is made on the first call (per input shapes)")
+        return gm
 
 
 def _inference_class():

@@ -483,3 +483,30 @@ def test_save_load_autocast_regions_and_closure_modules(tmp_path):
     assert list(f.state_dict()) == ["_module_0.weight", "_module_0.bias"]
     np.testing.assert_allclose(f(x5).detach().numpy(), lin(x5).tanh().detach().numpy(),
                                rtol=1e-6)
+
+
+def test_freeze_and_optimize_a_scripted_module_before_its_first_call():
+    """PyTorch's deployment idiom ``optimize_for_inference(script(model.eval()))`` (and
+    ``freeze``) with no call yet: a FrozenModule that freezes each input signature's graph
+    on its first call; a frozen copy (later changes to the model do not reach it), no grad."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                          nn.Flatten(), nn.Linear(4 * 6 * 6, 2)).eval()
+    frozen = jit.freeze(jit.script(model))
+    fast = jit.optimize_for_inference(jit.script(model))
+    with pytest.raises(RuntimeError, match="has not run yet"):
+        frozen.code
+    for n in (2, 5, 2):
+        x = _t(n, 3, 6, 6, seed=n)
+        want = model(x).detach().numpy()
+        for m in (frozen, fast):
+            y = m(x)
+            assert not y.requires_grad
+            np.testing.assert_allclose(y.numpy(), want, rtol=1e-5, atol=1e-6)
+    assert "conv2d" in frozen.code and isinstance(fast, jit.ScriptModule)
+    with torch.no_grad():
+        model[0].weight.mul_(2)
+    x = _t(2, 3, 6, 6, seed=2)
+    assert not np.allclose(frozen(x).numpy(), model(x).detach().numpy())
+    with pytest.raises(RuntimeError, match="only implemented for modules in eval mode"):
+        jit.freeze(jit.script(model.train()))
