@@ -23,6 +23,7 @@ the guards: a new batch size re-specialises the graph (a trace, no kernel
 compile: the generated kernels do not depend on sizes) without counting as a
 recompile.
 """
+import types
 import warnings
 import weakref
 
@@ -133,14 +134,23 @@ def _attr_meta(attrs):
     return [(t._shape, t.dtype, t.device, t._requires_grad) for t in attrs]
 
 
-def _reachable_modules(fn, known):
-    """`known` and the modules a compiled function can reach before it runs: those its
-    code names as globals, its closure's, its bound object's, and one attribute level
-    into those objects (``trainer.model``), with their submodules - so a first capture
-    puts back the BatchNorm statistics of a model the function calls (it counted one
-    update more than eager)."""
+def _reachable_modules(fn, known, arguments=()):
+    """`known` and the modules a compiled function can reach before it runs: its module
+    arguments, those its code names as globals, its closure's, its bound object's, and
+    one attribute level into those objects (``trainer.model``), with their submodules -
+    so a first capture puts back the BatchNorm statistics of a model the function calls
+    (it counted one update more than eager)."""
     from ..nn import Module
     seeds = []
+    stack = [arguments]
+    while stack:                        # modules passed in (nested tuples, lists, dicts)
+        a = stack.pop()
+        if isinstance(a, Module):
+            seeds.append(a)
+        elif isinstance(a, (tuple, list)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
     code = getattr(fn, "__code__", None)
     if code is not None:
         g = getattr(fn, "__globals__", {})
@@ -302,7 +312,7 @@ class _Compiled:
         # (x.add_(1) in the code), parameters - is put back, so that the first call updates
         # it once, as an eager call would
         modules = self._modules if self._module is not None else _reachable_modules(
-            self._fn, self._modules)
+            self._fn, self._modules, (args, kwargs))
         saved = [(b, b.detach().clone()) for m in modules
                  for b in (*m._buffers.values(), *m._parameters.values()) if b is not None]
         saved += [(t, t.detach().clone()) for t in tensors]
@@ -431,7 +441,14 @@ class _Custom:
 
 
 class CompiledFunctionWrapper(_Compiled):
-    """``nbtorch.compile(fn)``: call it like `fn` (``__wrapped__`` is `fn`)."""
+    """``nbtorch.compile(fn)``: call it like `fn` (``__wrapped__`` is `fn`). A descriptor
+    as a function is: ``@torch.compile`` on a method binds ``self`` (the instance is then
+    an argument, guarded by identity)."""
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return types.MethodType(self, obj)
 
 
 def _optimized_module_class():

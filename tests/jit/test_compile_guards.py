@@ -386,3 +386,53 @@ def test_compiled_function_calling_a_model_updates_its_statistics_once_per_call(
         assert a.num_batches_tracked.item() == b.num_batches_tracked.item() == 3
         assert torch.allclose(a.running_mean, b.running_mean)
         assert torch.allclose(a.running_var, b.running_var)
+
+
+class _Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.bn, self.l2 = nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.l2(self.bn(self.l1(x)).relu())
+
+
+class _CompiledForward(_Net):
+    @torch.compile
+    def forward(self, x):
+        return self.l2(self.bn(self.l1(x)).relu())
+
+
+def test_compile_as_a_method_decorator_and_with_the_model_as_an_argument():
+    """``@torch.compile`` on forward binds self (it raised "missing 1 required positional
+    argument"), one graph per instance; a compiled function given the model as an argument
+    puts back its BatchNorm update after the first capture (one update more than eager)."""
+    rng = np.random.default_rng(0)
+    torch.manual_seed(0)
+    eager = _Net()
+    torch.manual_seed(0)
+    decorated = _CompiledForward()
+    torch.manual_seed(0)
+    passed = _Net()
+
+    @torch.compile
+    def loss_of(model, x):
+        return model(x).pow(2).sum()
+
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1) for m in (eager, decorated, passed)]
+    for _ in range(3):
+        x = torch.tensor(rng.standard_normal((6, 4)).astype("f4"))
+        losses = [eager(x).pow(2).sum(), decorated(x).pow(2).sum(), loss_of(passed, x)]
+        for opt, loss in zip(opts, losses):
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    for m in (decorated, passed):
+        for p, q in zip(eager.parameters(), m.parameters()):
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5,
+                                       atol=1e-6)
+        assert m.bn.num_batches_tracked.item() == eager.bn.num_batches_tracked.item() == 3
+        assert torch.allclose(m.bn.running_mean, eager.bn.running_mean, atol=1e-6)
+    other = _CompiledForward().eval()
+    x = torch.randn(3, 4)
+    assert torch.allclose(other(x), _Net.forward(other, x))
