@@ -334,7 +334,7 @@ def optimize_for_inference(mod, other_methods=None):
     return _InferenceModule(frozen)
 
 
-class FrozenModule(ScriptModule):
+class FrozenModule(_LastTrace, ScriptModule):
     """`freeze` of a scripted module before its first call: a frozen copy of the model (eval
     mode, weights detached: later changes to the original do not reach it) whose graph is
     traced and frozen per input signature (shapes, dtypes, devices), as script compiles."""
@@ -380,14 +380,6 @@ class FrozenModule(ScriptModule):
             warnings.simplefilter("ignore")
             gm = _frozen_module(trace(self._model, args, check_trace=False))
         return gm, (compile_(gm) if self._optimize else gm)
-
-    @property
-    def graph(self):
-        return self._last().graph
-
-    @property
-    def code(self):
-        return self._last().code
 
     def _last(self):
         gm = self._graphs[self._last_key][0] if self._last_key is not None else None
