@@ -450,9 +450,11 @@ class ConcreteTracer(Tracer):
         params = list(sig.parameters.values())[1:] if is_module else list(sig.parameters.values())
         bound = inspect.Signature(params).bind(*self._example_args, **self._example_kwargs)
         args, kwargs = [], {}
+        skipped = False
         for p in params:
             if p.name not in bound.arguments:
-                continue                             # a default: a constant of the trace
+                skipped = True                       # a default: a constant of the trace
+                continue
             value = bound.arguments[p.name]
             if p.kind is p.VAR_POSITIONAL:
                 for i, v in enumerate(value):
@@ -460,7 +462,9 @@ class ConcreteTracer(Tracer):
             elif p.kind is p.VAR_KEYWORD:
                 for k, v in value.items():
                     kwargs[k] = self._placeholder(k, v)
-            elif p.kind is p.KEYWORD_ONLY:
+            elif p.kind is p.KEYWORD_ONLY or (skipped and p.kind is p.POSITIONAL_OR_KEYWORD):
+                # after a parameter left at its default, by name (forward(x, scale=1.0,
+                # bias=None) traced with x and bias: bias was passed as scale)
                 kwargs[p.name] = self._placeholder(p.name, value)
             else:
                 args.append(self._placeholder(p.name, value))

@@ -329,3 +329,21 @@ def test_op_functions_held_by_modules_are_recorded():
     x = torch.randn(4, 3, 8)
     np.testing.assert_allclose(traced(x).detach().numpy(), layer(x).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_example_kwarg_inputs_after_a_defaulted_parameter_bind_by_name():
+    """forward(x, scale=1.0, bias=None) traced with x and bias: bias was passed as scale
+    (the graph computed x * bias, silently; check_trace only warned)."""
+    class M(nn.Module):
+        def forward(self, x, scale=1.0, bias=None):
+            y = x * scale
+            return y if bias is None else y + bias
+
+    m = M()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        traced = torch.jit.trace(m, example_kwarg_inputs={"x": torch.randn(3),
+                                                          "bias": torch.randn(3)})
+    x, b = torch.randn(3), torch.randn(3)
+    assert torch.equal(traced(x=x, bias=b), m(x, bias=b))
+    assert torch.equal(traced(x, bias=b), x * 1.0 + b)
