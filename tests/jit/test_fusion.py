@@ -280,3 +280,17 @@ def test_cuda_sources_compile_to_ptx():
         argtypes += scalars + [arr(o) for o in outs]
         ptx, _ = cuda.compile_ptx(module.fused.py_func, tuple(argtypes), cc=CC)
         assert ".entry" in ptx
+
+
+def test_fused_row_reduction_over_a_row_of_one_element():
+    """softmax over a length-1 last dim (the first step of a growing attention cache): a
+    size-1 dim read as stride 0 made every operand 'constant along the row' and the code
+    generator raised ValueError inside the compiled call. Rows of one element now fuse."""
+    def f(x, b):
+        return (x / 2 + b).softmax(-1), (x * b).sum(-1), (x - b).amax(-1)
+
+    fast = torch.compile(f)
+    for n in (1, 1, 3):
+        x, b = _t(4, 2, n), _t(4, 1, 1, seed=3)
+        for got, want in zip(fast(x, b), f(x, b)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -156,6 +156,12 @@ class FusedKernel:
             lead_dims = [R]
             lead_st = [[ROW_BLOCK if c == 1 else 0] for c in col]
             C = ROW_BLOCK
+        if C == 1:
+            # a row of one element (softmax over a length-1 dim: the first step of a
+            # growing sequence) broadcasts nothing along it: every operand is read at its
+            # row's base, as a contiguous one (a size-1 dim gave stride 0, "constant along
+            # the row", and the code generator refused the reduction)
+            col = [1] * len(col)
         kinds = []
         for c, ls in zip(col, lead_st):
             if c == 1:
