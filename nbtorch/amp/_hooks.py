@@ -157,7 +157,7 @@ def _scan():
             namespace = None if isinstance(owner, type) else vars(owner)
             sites.append((owner, namespace, originals, wrapped))
     WRAPPERS.clear()
-    WRAPPERS.update((i, w) for i, w in wrappers.items())
+    WRAPPERS.update(wrappers)
     return sites
 
 

@@ -32,6 +32,19 @@ _ANOMALY = anomaly_mode.STATE
 APPLY_WRAPPERS = [0]
 
 
+def unrecorded(*tensors):
+    """True when an op on `tensors` records no node (grad mode off, or none requires grad)
+    and no wrapper of `Function.apply` watches: the condition for an op's fast path that
+    skips `Function.apply` (a capture or the profiler must see every call)."""
+    if APPLY_WRAPPERS[0]:
+        return False
+    if grad_mode.STATE.enabled:
+        for t in tensors:
+            if t._requires_grad:
+                return False
+    return True
+
+
 class FunctionCtx:
     """What `forward` may store for `backward` (PyTorch's ctx API)."""
 

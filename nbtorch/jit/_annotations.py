@@ -180,7 +180,8 @@ def set_fusion_strategy(strategy):
     one. Remembered only: `nbtorch.compile(dynamic=...)` decides nbtorch's."""
     for entry in strategy:
         if (not builtins_isinstance(entry, (tuple, list)) or len(entry) != 2
-                or entry[0] not in ("STATIC", "DYNAMIC") or not builtins_isinstance(entry[1], int)):
+                or entry[0] not in ("STATIC", "DYNAMIC")
+                or not builtins_isinstance(entry[1], int)):
             raise RuntimeError(f"set_fusion_strategy: expected (\"STATIC\" or \"DYNAMIC\", "
                                f"depth) pairs, got {entry!r}")
     old, _SETTINGS["strategy"] = _SETTINGS["strategy"], [tuple(e) for e in strategy]

@@ -162,14 +162,16 @@ def _reachable_modules(fn, known, arguments=()):
                 pass
     if getattr(fn, "__self__", None) is not None:
         seeds.append(fn.__self__)
-    found = {id(m): m for m in known}
+    tops = []
     for obj in seeds:
-        inner = [obj] if isinstance(obj, Module) else [
-            v for v in getattr(obj, "__dict__", {}).values() if isinstance(v, Module)] \
-            if not isinstance(obj, type) and not callable(obj) else []
-        for top in inner:
-            for m in top.modules():
-                found.setdefault(id(m), m)
+        if isinstance(obj, Module):
+            tops.append(obj)
+        elif not isinstance(obj, type) and not callable(obj):   # trainer.model
+            tops += [v for v in getattr(obj, "__dict__", {}).values() if isinstance(v, Module)]
+    found = {id(m): m for m in known}
+    for top in tops:
+        for m in top.modules():
+            found.setdefault(id(m), m)
     return list(found.values())
 
 
@@ -451,10 +453,26 @@ class CompiledFunctionWrapper(_Compiled):
         return types.MethodType(self, obj)
 
 
+class CompiledCalls:
+    """A Module wrapping `_orig_mod` whose calls run `_compiled` (nbtorch.compile's
+    OptimizedModule, jit.script's module): attributes it lacks are the original's."""
+
+    def __call__(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
+
+    forward = __call__
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._orig_mod, name)
+
+
 def _optimized_module_class():
     from ..nn import Module
 
-    class OptimizedModule(Module):
+    class OptimizedModule(CompiledCalls, Module):
         """``nbtorch.compile(model)``: a Module whose calls run compiled graphs of
         ``_orig_mod`` (parameters, state_dict and attributes are the original's)."""
 
@@ -462,17 +480,6 @@ def _optimized_module_class():
             super().__init__()
             self._orig_mod = mod
             object.__setattr__(self, "_compiled", compiled)
-
-        def __call__(self, *args, **kwargs):
-            return self._compiled(*args, **kwargs)
-
-        forward = __call__
-
-        def __getattr__(self, name):
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                return getattr(self._orig_mod, name)
 
         @property
         def fallback_reasons(self):

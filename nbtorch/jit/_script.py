@@ -18,7 +18,8 @@ import copy
 import functools
 import warnings
 
-from ._compile import CompiledFunctionWrapper
+from ._compile import CompiledCalls, CompiledFunctionWrapper
+from ._compiled import flatten, unflatten
 from ._traced import ScriptFunction, ScriptModule
 
 __all__ = ["script", "ignore", "unused", "is_scripting", "freeze", "optimize_for_inference",
@@ -51,7 +52,7 @@ class _Scripted(CompiledFunctionWrapper):
     def _trace(self, args, kwargs, tensors):
         traced = super()._trace(args, kwargs, tensors)
         self.last_graph_module = traced[0]
-        self.last_signature = _signature((args, kwargs))
+        self.last_signature = _signature(args, kwargs)
         self.last_updates = traced[2]
         return traced
 
@@ -89,52 +90,27 @@ class _Scripted(CompiledFunctionWrapper):
                          example_kwarg_inputs=kwargs or None)
 
 
-def _signature(value):
-    """`value` (nested args) with each tensor replaced by its (shape, dtype, device)."""
-    from .._tensor import Tensor
-    if isinstance(value, Tensor):
-        return _TensorSpec((tuple(value.shape), value.dtype, value.device))
-    if isinstance(value, (tuple, list)) and not hasattr(value, "_fields"):
-        return type(value)(_signature(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _signature(v) for k, v in value.items()}
-    return value
-
-
-class _TensorSpec(tuple):
-    """A tensor argument of the last scripted call: (shape, dtype, device)."""
+def _signature(args, kwargs):
+    """The last call's arguments as (structure, [(shape, dtype, device) per tensor]): what
+    `saved_trace` rebuilds with zeros, without keeping the tensors alive."""
+    tensors, spec = flatten((args, kwargs))
+    return spec, [(tuple(t._shape), t.dtype, t.device) for t in tensors]
 
 
 def _example(signature):
-    """(args, kwargs) with zeros where `_signature` left a `_TensorSpec`."""
+    """(args, kwargs) like the last call's, zeros in place of its tensors."""
     from ..ops.creation import zeros
-
-    def build(v):
-        if isinstance(v, _TensorSpec):
-            return zeros(v[0], dtype=v[1], device=v[2])
-        if isinstance(v, (tuple, list)):
-            return type(v)(build(e) for e in v)
-        if isinstance(v, dict):
-            return {k: build(e) for k, e in v.items()}
-        return v
-    args, kwargs = build(signature)
+    spec, metas = signature
+    args, kwargs = unflatten([zeros(s, dtype=d, device=dev) for s, d, dev in metas], spec)
     return tuple(args), dict(kwargs)
 
 
 def _describe(signature):
-    specs = []
-
-    def walk(v):
-        if isinstance(v, _TensorSpec):
-            specs.append(f"{list(v[0])} {str(v[1]).replace('torch.', '')}")
-        elif isinstance(v, (tuple, list)):
-            for e in v:
-                walk(e)
-        elif isinstance(v, dict):
-            for e in v.values():
-                walk(e)
-    walk(signature)
-    return "inputs " + ", ".join(specs) if specs else "no tensor inputs"
+    metas = signature[1]
+    if not metas:
+        return "no tensor inputs"
+    return "inputs " + ", ".join(f"{list(s)} {str(d).replace('torch.', '')}"
+                                 for s, d, _ in metas)
 
 
 class _LastTrace:
@@ -176,7 +152,7 @@ class ScriptedFunction(_LastTrace, ScriptFunction):
         return f"<nbtorch.jit.ScriptFunction {self.name}>"
 
 
-class ScriptedModule(_LastTrace, ScriptModule):
+class ScriptedModule(_LastTrace, CompiledCalls, ScriptModule):
     """A scripted module: shares the original's parameters; calls run compiled graphs (one
     per guard set); `graph`/`code` show the last trace; ``save(f)`` saves the trace of the
     last call's signature."""
@@ -187,17 +163,6 @@ class ScriptedModule(_LastTrace, ScriptModule):
         compiled = _Scripted(mod, mod, False, False, "numba", None, None)
         object.__setattr__(self, "_compiled", compiled)
         self.training = mod.training
-
-    def __call__(self, *args, **kwargs):
-        return self._compiled(*args, **kwargs)
-
-    forward = __call__
-
-    def __getattr__(self, name):
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            return getattr(self._orig_mod, name)
 
     def train(self, mode=True):
         self._orig_mod.train(mode)

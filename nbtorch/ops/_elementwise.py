@@ -197,8 +197,8 @@ def _small_result(op, x, y, c):
     op, a Python float, or a tensor of x's dtype, shape and layout: `c` is its class; one
     of two tensors may be a single value broadcast, as the gradient of a sum is), skipping
     the layers between (the same pre-resolved ufunc call, so the same bits); None where any
-    of that, or the call's resolution, does not hold. The caller has checked that nothing is recorded and
-    no wrapper (graph capture, profiler) is installed."""
+    of that, or the call's resolution, does not hold. The caller has checked that nothing
+    is recorded and no wrapper (graph capture, profiler) is installed."""
     d = x.dtype
     small = op.by_dtype.get(d)
     kernel = _KERNELS.get(op.kernel_key)
@@ -485,7 +485,6 @@ class Elementwise(Function):
 
     @staticmethod
     def backward(ctx, g):
-        cls = ctx._forward_cls
         if g.dtype.is_complex:
             return _holomorphic(Elementwise._real_backward, ctx, g)
         return Elementwise._real_backward(ctx, g)

@@ -9,7 +9,7 @@ from .._kernel_args import copy_values, fill_values
 from .._scalars import checked
 from .._lazy import kernel_module
 from .._registry import get_kernel
-from ..autograd.function import APPLY_WRAPPERS, Function
+from ..autograd.function import Function, unrecorded
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
 from .._dtype import type_name
@@ -153,8 +153,7 @@ def _numpy_contiguous(x):
     node and the launcher's layers skipped (t().contiguous() of 8x16 9.5 -> 4 us). None
     for anything else."""
     if (x.device.type != "cpu" or x.dtype.is_half or x.numel() >= _SMALL_COPY
-            or APPLY_WRAPPERS[0] or (grad_mode.STATE.enabled and x._requires_grad)
-            or get_kernel("copy_", "cpu") is not kernel_module("cpu.copy").copy_):
+            or not unrecorded(x) or get_kernel("copy_", "cpu") is not kernel_module("cpu.copy").copy_):
         return None
     out = empty(x._shape, x.dtype, x.device)
     np.copyto(out._arr, x._array)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from .. import _dtype
-from .._device import CPU, factory_device
+from .._device import factory_device
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from ._common import get_kernel
@@ -91,6 +91,9 @@ def _plain_shape(size):
     return tuple(size)
 
 
+_SMALL_FILL = 1 << 15      # elements: larger fills take the kernel (its threads)
+
+
 def _filled(op, size, value, dtype, device, kwargs):
     """zeros/ones: a small CPU tensor (under the caching allocator's threshold) filled by
     NumPy (zeros 8x16 4.6 -> 1.7 us); the fill kernel, and every check, for the rest."""
@@ -104,9 +107,6 @@ def _filled(op, size, value, dtype, device, kwargs):
             return t
         return t.fill_(value)
     return empty(*_size_kwarg(op, size, kwargs), dtype=dtype, device=device).fill_(value)
-
-
-_SMALL_FILL = 1 << 15      # elements: larger fills take the kernel (its threads)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,

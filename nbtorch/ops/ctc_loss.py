@@ -176,12 +176,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     T, N, C = lp.shape
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")
-    if isinstance(input_lengths, Tensor) and (input_lengths.dtype.is_floating_point
-                                              or input_lengths.dtype is _dtype.bool):
-        raise RuntimeError("input_lengths must be integral")
-    if isinstance(target_lengths, Tensor) and (target_lengths.dtype.is_floating_point
-                                               or target_lengths.dtype is _dtype.bool):
-        raise RuntimeError("target_lengths must be integral")
     work = lp if lp.dtype in (_dtype.float32, _dtype.float64) else lp.to(_dtype.float32)
     nll, _, tl = CTCNegLogLikelihood.apply(work.contiguous(), targets, input_lengths,
                                            target_lengths, blank, bool(zero_infinity))

@@ -205,7 +205,7 @@ class EmbeddingBagBackward(Function):
                 include_last_offset, pad, freq):
         from .creation import tensor, zeros
         B, flat, idx, keep, bag = _plan(V, input, offsets, include_last_offset, pad)
-        dev, D = g.device, g.shape[1]
+        dev = g.device
         pos, bag_t = tensor(keep, device=dev), tensor(bag, device=dev)
         gw = gp = None
         if need_w:
@@ -213,8 +213,7 @@ class EmbeddingBagBackward(Function):
                 rows_g = _max_grads(g, weight, idx[keep], bag, out)
             else:
                 if mode == "mean":
-                    count = np.maximum(np.bincount(bag, minlength=B), 1).astype(np.float64)
-                    g = g / tensor(count, dtype=g.dtype, device=dev).unsqueeze(1)
+                    g = g / _bag_sizes(bag, B, g)
                 rows_g = g.index_select(0, bag_t)
                 if psw is not None:
                     rows_g = rows_g * psw.reshape(-1).index_select(0, pos).unsqueeze(1).to(
@@ -226,8 +225,6 @@ class EmbeddingBagBackward(Function):
             picked = (g.index_select(0, bag_t) * rows).sum(1).to(psw.dtype)
             gp = zeros(flat.shape[0], dtype=psw.dtype, device=dev).index_add(0, pos, picked)
             gp = gp.reshape(psw.shape)
-        if D == 0 and gw is not None:
-            gw = zeros(V, 0, dtype=g.dtype, device=dev)
         ctx.save_for_backward(input, offsets)
         ctx.flags = (mode, include_last_offset, pad, freq, psw is not None, need_p)
         return (gw, gp) if need_p else gw
@@ -280,6 +277,12 @@ def _reduce_bags(weight, input, psw, keep, bag, B, mode, freq):
         rows = rows * psw.index_select(0, pos).unsqueeze(1).to(rows.dtype)
     out = out.index_add(0, bag_t, rows)
     if mode == "mean":
-        count = np.maximum(np.bincount(bag, minlength=B), 1).astype(np.float64)
-        out = out / tensor(count, dtype=weight.dtype, device=dev).unsqueeze(1)
+        out = out / _bag_sizes(bag, B, out)
     return out
+
+
+def _bag_sizes(bag, B, like):
+    """(B, 1): each bag's number of kept indices (1 for an empty bag), in `like`'s dtype."""
+    from .creation import tensor
+    count = np.maximum(np.bincount(bag, minlength=B), 1).astype(np.float64)
+    return tensor(count, dtype=like.dtype, device=like.device).unsqueeze(1)

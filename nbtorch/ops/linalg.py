@@ -21,7 +21,7 @@ from .. import _dtype
 from .._registry import register_kernel, get_kernel
 from .._tensor import Tensor, empty
 from ..autograd import grad_mode
-from ..autograd.function import APPLY_WRAPPERS, Function, renamed
+from ..autograd.function import APPLY_WRAPPERS, Function, renamed, unrecorded
 from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
 from .._dtype import type_name
 from .creation import zeros
@@ -55,7 +55,7 @@ def _mT(t):
     """t.mT; a bare view (no view node) when no node would be recorded for it - no grad
     mode, or t needs no grad - and no graph capture or profiler watches the ops
     (APPLY_WRAPPERS): backward formulas then skip the view op's overhead."""
-    if APPLY_WRAPPERS[0] or (grad_mode.STATE.enabled and t._requires_grad):
+    if not unrecorded(t):
         return t.mT
     shape, strides = t._shape, t._strides
     return t._view(shape[:-2] + (shape[-1], shape[-2]),
@@ -73,13 +73,6 @@ def _product(a, b):
     return out
 
 
-def _raw_ready(a, b):
-    """True where `a` and `b` may multiply on the CPU without recording: no node would be
-    made (grad mode off, or neither needs grad) and no capture or profiler watches."""
-    return a.device.type == "cpu" and not APPLY_WRAPPERS[0] and not (
-        grad_mode.STATE.enabled and (a._requires_grad or b._requires_grad))
-
-
 def _raw_product(a, b, rows, cols, like):
     """The registered CPU kernel on raw arrays `a` @ `b` into a new (rows, cols) tensor of
     `like`'s dtype: the transposed operand passed as NumPy's `.T` view, the array a
@@ -91,14 +84,14 @@ def _raw_product(a, b, rows, cols, like):
 
 def mm_nt(a, b):
     """a @ b.T for matrices that multiply so (a helper of fused nodes: no checks)."""
-    if _raw_ready(a, b):
+    if a.device.type == "cpu" and unrecorded(a, b):
         return _raw_product(a._array, b._array.T, a._shape[0], b._shape[0], a)
     return _product(a, _mT(b))
 
 
 def mm_tn(a, b):
     """a.T @ b for matrices that multiply so (a helper of fused nodes: no checks)."""
-    if _raw_ready(a, b):
+    if a.device.type == "cpu" and unrecorded(a, b):
         return _raw_product(a._array.T, b._array, a._shape[1], b._shape[1], a)
     return _product(_mT(a), b)
 

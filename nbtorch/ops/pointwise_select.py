@@ -10,8 +10,7 @@ from .. import _dtype
 from .._registry import get_kernel
 from .._scalars import wrap as wrap_scalar
 from .._tensor import Tensor, wrap
-from ..autograd.function import APPLY_WRAPPERS, Function, renamed
-from ..autograd.grad_mode import STATE as _STATE
+from ..autograd.function import APPLY_WRAPPERS, Function, renamed, unrecorded
 from ._common import sum_to
 from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
                            shape_of, type_name, native_out_of)
@@ -166,10 +165,9 @@ def clamp(input, min=None, max=None, *, out=None):
         >>> nbtorch.clamp(nbtorch.tensor([-2., 0.5, 3.]), min=0, max=1)
         tensor([0.0000, 0.5000, 1.0000])
     """
-    if (out is None and input.__class__ is Tensor and not APPLY_WRAPPERS[0]
+    if (out is None and input.__class__ is Tensor
             and min.__class__ in _NUMBERS and max.__class__ in _NUMBERS
-            and (min is not None or max is not None)
-            and not (_STATE.enabled and input._requires_grad)):
+            and (min is not None or max is not None) and unrecorded(input)):
         d = input.dtype
         if d.is_floating_point:
             # number bounds of a floating tensor, nothing recorded: the kernel straight
@@ -228,12 +226,12 @@ def small_where(cond, x, y, d):
             or cond.numel() >= _SMALL_SELECT
             or getattr(get_kernel("where", "cpu"), "ufunc_name", None) != "where"):
         return None
-    a = x._array if x.__class__ is Tensor else wrap_scalar(x, d)
-    b = y._array if y.__class__ is Tensor else wrap_scalar(y, d)
     for v in (x, y):
         if v.__class__ is Tensor and (v.dtype is not d or v.device.type != "cpu"
                                       or v.numel() >= _SMALL_SELECT):
             return None
+    a = x._array if x.__class__ is Tensor else wrap_scalar(x, d)
+    b = y._array if y.__class__ is Tensor else wrap_scalar(y, d)
     return wrap(np.where(cond._array, a, b), cond.device)
 
 

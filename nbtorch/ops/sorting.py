@@ -12,8 +12,7 @@ from .. import _dtype
 from .._capture import host_computed, recorded_whole
 from .._tensor import empty
 from .._registry import get_kernel
-from ..autograd import grad_mode
-from ..autograd.function import APPLY_WRAPPERS, Function
+from ..autograd.function import Function, unrecorded
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 from .reduction import dtype_label
@@ -85,8 +84,7 @@ def _sort_cpu(x, dim, descending, k=None):
 def _unrecorded_cpu(x):
     """True where a selection of CPU tensor `x` records nothing and nothing watches the
     ops (no graph capture or profiler), so it may skip the Sort node and its views."""
-    return (x.device.type == "cpu" and not APPLY_WRAPPERS[0] and x.dtype.compute is x.dtype
-            and not (grad_mode.STATE.enabled and x._requires_grad))
+    return x.device.type == "cpu" and x.dtype.compute is x.dtype and unrecorded(x)
 
 
 class Sort(Function):

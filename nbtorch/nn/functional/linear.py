@@ -1,7 +1,6 @@
 """`linear` and `bilinear`: the affine maps behind nn.Linear and nn.Bilinear."""
 import nbtorch as torch
-from nbtorch.autograd import grad_mode
-from nbtorch.autograd.function import APPLY_WRAPPERS, Function
+from nbtorch.autograd.function import Function, unrecorded
 from nbtorch.ops.linalg import add_rows_, mm_nt, mm_tn
 
 __all__ = ["linear", "bilinear"]
@@ -46,13 +45,6 @@ def _plain_affine(input, weight, bias):
             and (bias.device is d or bias.device == d))
 
 
-def _unrecorded(input, weight, bias):
-    """True where nothing records the affine map and nothing watches the ops (no graph
-    capture or profiler): inference, under no_grad or with no tensor requiring grad."""
-    return not APPLY_WRAPPERS[0] and not (grad_mode.STATE.enabled and (
-        input._requires_grad or weight._requires_grad or bias._requires_grad))
-
-
 def _folded(input, weight, bias):
     """linear over (..., in) as one 2-D product on (prod(...), in), as PyTorch folds it:
     the weight gradient is then one GEMM over all rows, not a product per leading index
@@ -74,7 +66,7 @@ def linear(input, weight, bias=None):
     """
     if input.dim() == 2 and bias is not None:
         if _plain_affine(input, weight, bias):
-            if _unrecorded(input, weight, bias) and not input.dtype.is_half:
+            if unrecorded(input, weight, bias) and not input.dtype.is_half:
                 return add_rows_(mm_nt(input, weight), bias)   # Addmm's forward, no node
             return Addmm.apply(input, weight, bias)
         return torch.addmm(bias, input, weight.t())
