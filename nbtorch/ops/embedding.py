@@ -30,7 +30,7 @@ def _gather(weight, idx, shape):
     D = weight.shape[1]
     out = empty(tuple(shape) + (D,), weight.dtype, weight.device)
     get_kernel("embedding_forward", weight.device.type)(
-        weight.contiguous()._array, idx, out._array.reshape(-1, D))
+        weight.contiguous()._array, idx, out._array.reshape(idx.size, D))   # D may be 0
     return out
 
 
@@ -62,7 +62,7 @@ class EmbeddingBackward(Function):
         idx = _flat_indices(indices)
         D = grad_out.shape[-1]
         dt = grad_out.dtype.compute
-        g2 = grad_out.to(dt).contiguous()._array.reshape(-1, D)
+        g2 = grad_out.to(dt).contiguous()._array.reshape(idx.size, D)
         gw = empty((V, D), dt, grad_out.device)
         gw.zero_()
         get_kernel("embedding_backward", grad_out.device.type)(

@@ -276,6 +276,18 @@ def test_embedding_errors():
         nn.Embedding(5, 3, padding_idx=5)
 
 
+def test_embedding_of_zero_width_rows():
+    """A (V, 0) weight gives (*indices, 0) and a (V, 0) gradient, as PyTorch's (the
+    reshape of the kernel's output could not infer -1 from zero elements)."""
+    w = nbtorch.zeros(10, 0, requires_grad=True)
+    out = F.embedding(_t(np.array([[1, 2], [3, 9]])), w)
+    assert out.shape == (2, 2, 0)
+    out.sum().backward()
+    assert w.grad.shape == (10, 0)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(_t(np.array([10])), w)        # indices still checked
+
+
 def test_embedding_module_and_from_pretrained():
     emb = nn.Embedding(10, 4, padding_idx=-1)
     assert emb.padding_idx == 9
