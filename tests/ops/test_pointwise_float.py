@@ -159,11 +159,11 @@ def test_against_pytorch():
 
 
 def test_small_calls_leave_out_the_signature_only_where_numpy_picks_that_loop():
-    """_elementwise._picks: a small call may omit signature= only when NumPy's own choice
+    """_small_calls._picks: a small call may omit signature= only when NumPy's own choice
     for those operand dtypes is the loop (a float64 loop listed first would take float32
     operands: then the signature stays)."""
     import numba
-    from nbtorch.ops._elementwise import _picks
+    from nbtorch.ops._small_calls import _picks
     both = numba.vectorize(["float64(float64, float64)", "float32(float32, float32)"])(
         lambda a, b: a + b).ufunc
     f32 = numba.vectorize(["float32(float32, float32)"])(lambda a, b: a + b).ufunc

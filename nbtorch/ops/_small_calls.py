@@ -1,0 +1,155 @@
+"""Pre-resolved NumPy ufunc calls for small CPU tensors: the elementwise ops' fast path.
+
+Below `_SMALL_LIMIT` elements a kernel call's own checks (threads, SIMD, layouts) cost
+more than the arithmetic, so an op whose CPU kernel is a NumPy ufunc (`kernels/cpu/
+ufuncs.py`) is called as that ufunc directly, with its loop resolved once per op and dtype
+(`_SMALL`) and NumPy's floating-point errors ignored as the kernels do: the same loop, so
+the same bits. `run_elementwise` uses the entries inline; `_small_result` answers a whole
+unrecorded ``a + b`` / ``x.exp()`` before any other layer runs.
+"""
+import numpy as np
+
+from .._registry import _KERNELS
+from .._tensor import Tensor, Storage, _LAYOUTS
+
+_new_tensor = Tensor.__new__
+
+
+def _quiet_run():
+    """`run(fn, *args, **kw)`: fn called in a context of its own where NumPy ignores
+    floating-point errors (PyTorch never warns about inf or nan results). Entering a
+    context costs ~20 ns where setting and resetting NumPy's error state costs ~150;
+    a context is entered by one thread at a time (RuntimeError in another)."""
+    try:
+        from numpy._core.umath import _extobj_contextvar, _make_extobj
+    except ImportError:  # pragma: no cover - other NumPy versions: no small-call path
+        return None
+    import contextvars
+    ctx = contextvars.Context()
+    ctx.run(_extobj_contextvar.set, _make_extobj(all="ignore"))
+    return ctx.run
+
+_SMALL = {}     # (op, compute dtype, out dtype, operands) -> pre-resolved CPU ufunc call
+_SMALL_LIMIT = 1 << 12  # elements; larger calls take the kernel's own checks (threads, SIMD)
+_QUIET_RUN = _quiet_run()
+
+
+def _small_result(op, x, y, c):
+    """run_elementwise's small CPU call for unrecorded `op` (its `_SmallKeys`) on a
+    contiguous floating tensor `x` under `_SMALL_LIMIT` elements and `y` (None for a unary
+    op, a Python float, or a tensor of x's dtype, shape and layout: `c` is its class; one
+    of two tensors may be a single value broadcast, as the gradient of a sum is), skipping
+    the layers between (the same pre-resolved ufunc call, so the same bits); None where any
+    of that, or the call's resolution, does not hold. The caller has checked that nothing
+    is recorded and no wrapper (graph capture, profiler) is installed."""
+    d = x.dtype
+    small = op.by_dtype.get(d)
+    kernel = _KERNELS.get(op.kernel_key)
+    if small is None or small[0] is not kernel:         # first call, or a swapped kernel
+        small = _SMALL.get((op.name, d, d, op.n))
+        if small is None or small[0] is not kernel:     # (a user's kernel runs itself)
+            return None
+        op.by_dtype[d] = small
+    if small[1] is None or not d.is_floating_point:
+        return None
+    shape = x._shape
+    layout = _LAYOUTS.get(shape)
+    xa, device = x._arr, x.device
+    if layout is None or not 0 < layout[2] < _SMALL_LIMIT or device.type != "cpu":
+        return None
+    strides = layout[1]
+    if c is Tensor:
+        if (y.dtype is not d or y._shape != shape
+                or not (y.device is device or y.device == device)):
+            return None
+        ya = y._arr
+        if x._strides != strides or xa is None:
+            # one value broadcast (a reduction's gradient, `g.expand(shape)`) with a dense
+            # tensor: the value as a NumPy scalar, as the loop would read it every time
+            if y._strides != strides or ya is None:
+                return None
+            xa = _broadcast_value(x)
+        elif y._strides != strides or ya is None:
+            ya = _broadcast_value(y)
+        if xa is None or ya is None:
+            return None
+        y = ya
+    elif x._strides != strides or xa is None:
+        return None
+    try:
+        if small[6] if c is float else small[5]:
+            data = _QUIET_RUN(small[1], xa) if y is None else _QUIET_RUN(small[1], xa, y)
+        else:
+            data = (_QUIET_RUN(small[1], xa, signature=small[2]) if y is None else
+                    _QUIET_RUN(small[1], xa, y, signature=small[2]))
+    except RuntimeError:                # another thread is in the context: the layers
+        return None
+    size = layout[0]
+    return _new_tensor(Tensor)._init(
+        Storage(data if len(size) == 1 else data.reshape(-1), device), 0, size, layout[1],
+        d, data)
+
+
+class _SmallKeys:
+    """`_small_result`'s keys of one op and arity, made once per operator or method: its
+    `_SMALL` entries by dtype and its `_KERNELS` key (no tuple built per call)."""
+
+    __slots__ = ("name", "n", "kernel_key", "by_dtype")
+
+    def __init__(self, name, n):
+        self.name, self.n, self.kernel_key, self.by_dtype = name, n, (name, "cpu"), {}
+
+
+def _broadcast_value(t):
+    """The single value that CPU tensor `t` repeats (every stride 0: an expanded scalar), as
+    a NumPy scalar of its dtype; None for any other layout."""
+    for s in t._strides:
+        if s:
+            return None
+    data = t._storage.data
+    return data[t._offset] if data.dtype is t.dtype.np else None
+
+
+def _ufunc_into(small, args, out):
+    """The pre-resolved small call (a `_SMALL` entry) of one or two operands, writing `out`,
+    with NumPy's floating-point errors ignored (positional operands: `*args` costs ~0.3 us)."""
+    _, ufunc, types, errstate, ignore = small[:5]
+    token = errstate.set(ignore)
+    try:
+        if len(args) == 2:
+            ufunc(args[0], args[1], out, signature=types)
+        else:
+            ufunc(args[0], out, signature=types)
+    finally:
+        errstate.reset(token)
+
+
+def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
+    """The `_SMALL` entry of a CPU kernel: (kernel, ufunc, types, NumPy's error-state
+    variable, its 'ignore all' value); ufunc is None where the kernel must be called
+    (a user's kernel, or a first call that compiles the loop: not cached then)."""
+    from ..kernels.cpu import ufuncs
+    types = compute_dtype.np.char * n + "->" + out_dtype.np.char
+    found = ufuncs.small_call(kernel, types)
+    entry = (kernel, None, None, None, None, False, False) if found is None else (
+        kernel, found[0], found[1], ufuncs.ERRSTATE, ufuncs.IGNORE,
+        _picks(found[0], types, False), n == 2 and _picks(found[0], types, True))
+    if found is not None or getattr(kernel, "ufunc_name", None) is None:
+        _SMALL[(op, compute_dtype, out_dtype, n)] = entry
+    return entry
+
+
+def _picks(ufunc, types, weak_float):
+    """True when NumPy's own loop choice for operands of `types`' input dtypes (the second a
+    Python float with `weak_float`) is the `types` loop, so a small call may leave out
+    ``signature=`` (~40 ns). Loops added to the ufunc later go after this one, so the
+    first match - the one chosen - stays."""
+    ins, out = types.split("->")
+    dtypes = [np.dtype(c) for c in ins]
+    if weak_float:
+        dtypes[1] = float
+    try:
+        got = ufunc.resolve_dtypes(tuple(dtypes) + (None,) * len(out))
+    except Exception:                   # older NumPy, or no loop for these without a cast
+        return False
+    return [g.char for g in got] == list(ins + out)
