@@ -18,8 +18,8 @@ import threading
 import warnings
 
 from ..autograd import grad_mode
-from ..fx._frames import user_frame
-from ..fx.node import map_arg
+from ..fx._frames import describe_line, user_frame
+from ..fx.node import Node, map_arg
 from ..fx.passes.shape_prop import metadata_of
 from ..fx._patch import RECORDING
 from ..fx.proxy import Proxy
@@ -29,6 +29,7 @@ from ._guards import SCALARS, user_hook
 __all__ = ["TracerWarning", "ConcreteProxy", "ConcreteTracer", "is_tracing"]
 
 _STATE = threading.local()         # .depth: nested jit.trace calls in this thread
+_PLAIN_VALUES = frozenset((int, float, bool))
 
 
 def is_tracing():
@@ -71,6 +72,38 @@ def warn_at_user_line(message, outside_nbtorch=False):
         warnings.warn_explicit(*where, module_globals=g)
     except ImportError:     # a loader that has no source to show (`python -c`'s __main__)
         warnings.warn_explicit(*where)
+
+
+def record_conversions():
+    """``with record_conversions() as events:`` every traced value the code turns into a
+    Python value in this thread, as (what, data, value, where, witness): `data` is True when a
+    tensor's data was read (``bool(t)``, ``t.item()``), False for a size or another Python
+    value the trace carried (``int(x.shape[0])``, ``if n > 4``). nbtorch.export refuses
+    the first kind and checks that the second does not depend on a dynamic dim."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def scope():
+        prev = getattr(_STATE, "conversions", None)
+        events = _STATE.conversions = []
+        try:
+            yield events
+        finally:
+            _STATE.conversions = prev
+    return scope()
+
+
+def _note_conversion(what, source, value, node=None):
+    events = getattr(_STATE, "conversions", None)
+    if events is None:
+        return
+    # the Python values the converted one was computed from (`n > 4`: n and 4), so that a
+    # comparison reads as depending on a size even where its outcome does not change
+    witness = None if node is None else tuple(
+        a.meta.get("value") if isinstance(a, Node) else a for a in node.args)
+    events.append((what, _is_tensor(source), value,
+                   describe_line(user_frame(skip_nbtorch=False)) or "<unknown line>",
+                   witness))
 
 
 def _is_tensor(v):
@@ -144,11 +177,13 @@ class ConcreteProxy(Proxy):
 
     # ---- values leaving the trace: warn, then give the concrete value ----------------
     def __bool__(self):
+        _note_conversion("Python boolean", self.value, bool(self.value), self.node)
         warn_at_user_line(_CONSTANT_MSG.format("Python boolean"))
         return bool(self.value)
 
     def __len__(self):
         if _is_tensor(self.value) and not getattr(_STATE, "static_shapes", False):
+            _note_conversion("len", None, len(self.value))     # a size, not data
             warn_at_user_line(_LEN_MSG)
         return len(self.value)
 
@@ -159,9 +194,11 @@ class ConcreteProxy(Proxy):
         return (self[i] for i in range(len(value)))
 
     def _convert(self, what, fn):
+        result = fn(self.value)
+        _note_conversion(what, self.value, result, self.node)
         if _is_tensor(self.value):
             warn_at_user_line(_CONSTANT_MSG.format(what))
-        return fn(self.value)
+        return result
 
     def __int__(self):
         return self._convert("Python integer", int)
@@ -395,6 +432,8 @@ class ConcreteTracer(Tracer):
         if meta is not None:
             proxy.node.meta["tensor_meta"] = meta
         proxy.node.meta["type"] = type(value)
+        if value.__class__ in _PLAIN_VALUES:
+            proxy.node.meta["value"] = value        # a size or a number: record_conversions
         frame = user_frame()
         if frame is not None:
             proxy.node.meta["stack_trace"] = f"{frame.f_code.co_filename}:{frame.f_lineno}"

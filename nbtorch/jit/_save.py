@@ -245,8 +245,14 @@ def save(m, f, _extra_files=None):
         >>> nbtorch.jit.save(traced, "model.nbj")
         >>> loaded = nbtorch.jit.load("model.nbj")     # no model class needed
     """
-    import copy
     from .. import serialization
+    archive = archive_of(m, _extra_files)
+    serialization.save(archive, os.fspath(f) if isinstance(f, os.PathLike) else f)
+
+
+def archive_of(m, _extra_files=None):
+    """The dict `save` writes for `m` (nbtorch.export.save adds its own entries)."""
+    import copy
     from ..fx.passes.normalize import normalize
     from .._tensor import Tensor
     gm = _graph_module_of(m)
@@ -290,7 +296,7 @@ def save(m, f, _extra_files=None):
                "training": bool(getattr(gm, "training", False)), "graph": nodes,
                "state": {k: v.detach() for k, v in state.items()},
                "parameters": params, "buffers": buffers, "extra_files": extra}
-    serialization.save(archive, os.fspath(f) if isinstance(f, os.PathLike) else f)
+    return archive
 
 
 # ---- loading -------------------------------------------------------------------------------
@@ -377,13 +383,21 @@ def load(f, map_location=None, _extra_files=None):
     map_location: as for `nbtorch.load` (None, a device, a dict or a callable).
     """
     from .. import serialization
-    from ..nn import Parameter
-    from ._traced import LoadedModule
     path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
     archive = serialization.load(f, map_location=map_location)
     if not isinstance(archive, dict) or archive.get("format") != _FORMAT:
         raise _bad(path, "no nbtorch.jit graph in it (an nbtorch.save checkpoint? use "
                          "nbtorch.load)")
+    gm = module_from_archive(archive, path)
+    if _extra_files is not None:
+        _extra_files.update(archive.get("extra_files", {}))
+    return gm
+
+
+def module_from_archive(archive, path):
+    """The LoadedModule of a read archive (checked entry by entry: see the module doc)."""
+    from ..nn import Parameter
+    from ._traced import LoadedModule
     try:
         nodes, state = archive["graph"], archive["state"]
         params, buffers = archive["parameters"], set(archive["buffers"])
@@ -436,8 +450,6 @@ def load(f, map_location=None, _extra_files=None):
     gm = LoadedModule(root, graph, str(archive.get("class_name", "LoadedModule")))
     _install_state(gm, root, buffers, params)
     gm.train(bool(archive.get("training", False)))
-    if _extra_files is not None:
-        _extra_files.update(archive.get("extra_files", {}))
     return gm
 
 
