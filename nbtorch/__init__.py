@@ -123,7 +123,9 @@ __version__ = "0.1.0"
 
 
 def is_tensor(obj):
-    return isinstance(obj, Tensor)
+    """True for a Tensor (and, in traced code, for a traced value standing for one)."""
+    return isinstance(obj, Tensor) or (getattr(type(obj), "_carries_value", False)
+                                       and isinstance(obj.value, Tensor))
 
 
 def numel(input):

@@ -207,6 +207,25 @@ def patch_namespaces(patcher, extra_functions=()):
             by_id[id(fn)] = PatchedFunction(fn)
 
 
+_isinstance = builtins.isinstance
+
+
+def _traced_isinstance(obj, cls):
+    """isinstance in traced code: a concrete proxy answers for the value it carries (a
+    traced tensor is a Tensor, a traced tuple a tuple, as the real values would be: code
+    branching on it took the wrong branch, silently)."""
+    if getattr(type(obj), "_carries_value", False):
+        obj = obj.value
+    return _isinstance(obj, cls)
+
+
+def patch_isinstance(patcher, frame_dict):
+    """Make ``isinstance`` in traced code with globals `frame_dict` see through concrete
+    proxies (plain fx proxies carry no value: unchanged)."""
+    if frame_dict is not None and frame_dict.get("isinstance") is not _traced_isinstance:
+        patcher.patch(frame_dict, "isinstance", _traced_isinstance)
+
+
 def patch_globals(patcher, frame_dict):
     """Patch the globals of traced code that name op functions (``from nbtorch import relu``)."""
     if frame_dict is None or not patcher.visit_once(frame_dict):

@@ -20,7 +20,8 @@ import threading
 
 from .graph import Graph
 from .proxy import TracerBase
-from ._patch import Patcher, patch_globals, patch_namespaces, _wrapped_fns_to_patch
+from ._patch import (Patcher, patch_globals, patch_isinstance, patch_namespaces,
+                     _wrapped_fns_to_patch)
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "is_fx_tracing"]
 
@@ -198,8 +199,9 @@ class Tracer(TracerBase):
         def module_call(mod, *args, **kwargs):
             if tracer._executing or threading.get_ident() != thread:
                 return orig_call(mod, *args, **kwargs)
-            patch_globals(patcher, getattr(getattr(type(mod), "forward", None), "__globals__",
-                                           None))
+            forward_globals = getattr(getattr(type(mod), "forward", None), "__globals__", None)
+            patch_globals(patcher, forward_globals)
+            patch_isinstance(patcher, forward_globals)
             patch_globals(patcher, vars(mod))     # self.act = F.relu: an op held by the module
             return tracer.call_module(mod, lambda *a, **k: orig_call(mod, *a, **k), args,
                                       kwargs)
@@ -236,6 +238,7 @@ class Tracer(TracerBase):
                 for mod in self._autowrap_modules:
                     patch_globals(patcher, vars(mod))
                 patch_globals(patcher, getattr(inspect.unwrap(fn), "__globals__", None))
+                patch_isinstance(patcher, getattr(inspect.unwrap(fn), "__globals__", None))
                 if is_module:
                     patch_globals(patcher, vars(root))
                 fn_call, args, kwargs = self.create_args_for_root(fn, is_module, concrete_args)

@@ -132,7 +132,7 @@ _STATIC_ATTRS = frozenset(("dtype", "device", "ndim", "is_cuda", "is_cpu", "layo
                            "requires_grad", "is_leaf", "is_sparse", "is_quantized", "itemsize",
                            "grad_fn", "is_meta", "_static_shape"))
 _STATIC_METHODS = frozenset(("dim", "ndimension", "is_floating_point", "is_complex",
-                             "is_contiguous", "element_size", "get_device", "type"))
+                             "is_contiguous", "element_size", "get_device"))
 # Read from the value too when the caller specialises the trace to the input shapes
 # (nbtorch.compile and jit.script guard on them): `static_shapes()`.
 _SHAPE_ATTRS = frozenset(("shape", "size", "numel", "nelement", "stride"))
@@ -156,6 +156,8 @@ def static_shapes():
 
 class ConcreteProxy(Proxy):
     """A Proxy with the real value (``.value``) the traced code would have seen."""
+
+    _carries_value = True       # isinstance in traced code answers for the value (fx._patch)
 
     def __init__(self, node, tracer, value):
         self.node = node
@@ -264,6 +266,8 @@ class ConcreteAttribute(ConcreteProxy):
         return self._node
 
     def __call__(self, *args, **kwargs):
+        if self.attr == "type" and not args and not kwargs:
+            return self.root.value.type()       # the type's name: static, as dtype is
         return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
 
 

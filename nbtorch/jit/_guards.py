@@ -203,6 +203,7 @@ def user_calls(calls):
     import contextlib
     import os
     import sys
+    from ..fx._patch import RECORDING, patch_isinstance
     if not _LIBRARY_DIRS:
         _LIBRARY_DIRS.append(_library_dirs())
     library = _LIBRARY_DIRS[0]
@@ -218,6 +219,10 @@ def user_calls(calls):
             not code.co_filename.startswith("<") else code.co_filename
         if not path.startswith(library):
             calls[code] = frame.f_globals
+            tracer = getattr(RECORDING, "tracer", None)
+            patcher = getattr(tracer, "_patcher", None)
+            if patcher is not None:         # its isinstance sees through traced values
+                patch_isinstance(patcher, frame.f_globals)
 
     @contextlib.contextmanager
     def scope():

@@ -39,6 +39,9 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        # the range is checked here, in the node a compiled graph replays (checked in
+        # `embedding` only, a compiled call read memory past the weight)
+        _check_range(indices, weight.shape[0])
         ctx.save_for_backward(indices)   # version-checked: indices edited in place -> error
         ctx.V, ctx.padding_idx, ctx.freq = weight.shape[0], padding_idx, scale_grad_by_freq
         return _gather(weight, _flat_indices(indices), indices.shape)
@@ -89,11 +92,14 @@ def _row_mask(V, padding_idx, like):
     return tensor(keep, dtype=like.dtype, device=like.device)
 
 
-def _check_indices(indices, V):
+def _check_indices(indices):
     if indices.dtype not in _INDEX_DTYPES:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"{indices.dtype} instead (while checking arguments for embedding)")
+
+
+def _check_range(indices, V):
     if indices.numel() == 0:
         return
     if indices.device.type == "cpu":
@@ -135,9 +141,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                                   "(use sparse=False)")
     V = weight.shape[0]
     check_same_device("embedding", weight, input)
-    _check_indices(input, V)
+    _check_indices(input)
     pad = _resolve_padding_idx(padding_idx, V)
     if max_norm is not None:
+        _check_range(input, V)                  # before the rows are touched
         _renorm_(weight, input, float(max_norm), float(norm_type))
     return Embedding.apply(weight, input, pad, bool(scale_grad_by_freq))
 

@@ -105,9 +105,15 @@ def _attributes(gm):
     return out
 
 
-def _output(rec, value):
+def _output(rec, value, forward_arg=None):
+    """The output node of `value`; a joint graph's (outputs, grads) with the outputs' nodes
+    taken before the backward ran (`forward_arg`)."""
     graph = rec.graph
-    out = graph.output(rec.to_arg(value, "the graph's output"))
+    if forward_arg is None:
+        arg = rec.to_arg(value, "the graph's output")
+    else:
+        arg = (forward_arg, rec.to_arg(value[1], "the graph's output"))
+    out = graph.output(arg)
     out.meta["tensor_meta"] = metadata_of(value)
     graph.eliminate_dead_code()
     return out
@@ -140,6 +146,9 @@ def capture_joint(gm, example_inputs, wrt):
     rec = Recorder(attrs=_attributes(gm))
     with grad_mode.enable_grad(), recording(rec):
         out = _Runner(gm, rec).run(*example_inputs)
+        # the outputs' nodes now: a backward formula may record a node for the same tensor
+        # object (a view of an output that is the output itself), which is no forward node
+        out_arg = rec.to_arg(out, "the graph's output")
         forward_nodes = set(rec.graph.nodes)
         tensors = [o for o in _flatten(out) if _is_tensor(o)]
         flat = [o for o in tensors if o.requires_grad]
@@ -160,7 +169,7 @@ def capture_joint(gm, example_inputs, wrt):
                 state.first_order = False
         else:
             grads = [None] * len(sources)
-        out_node = _output(rec, (out, tuple(grads)))
+        out_node = _output(rec, (out, tuple(grads)), out_arg)
     return rec.graph, forward_nodes, out_node, [o.requires_grad for o in tensors]
 
 

@@ -3,6 +3,7 @@ SyncBatchNorm."""
 import warnings
 
 from ... import _dtype
+from ..._capture import refuse_capture
 from .. import functional as F, init
 from ..parameter import Parameter
 from .module import Module
@@ -92,6 +93,9 @@ class _BatchNorm(_NormBase):
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:       # cumulative moving average
+                # a Python number from a buffer: a captured graph would keep the first one
+                refuse_capture("BatchNorm with momentum=None", "reads its batch count on "
+                               "the host")
                 factor = 1.0 / float(self.num_batches_tracked.item())
         batch_stats = self.training or (self.running_mean is None and self.running_var is None)
         use_running = not self.training or self.track_running_stats

@@ -1,0 +1,102 @@
+"""compile / trace / script cases a sweep of user code found wrong (each was a silent wrong
+result, a crash, or memory read past a tensor), checked against eager."""
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import nbtorch
+import nbtorch.nn as nn
+import nbtorch.nn.functional as F
+
+
+def _quiet(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def _branch_on_tensor(x):
+    z = x * 2
+    return z + 1 if isinstance(z, nbtorch.Tensor) else z - 100
+
+
+def _branch_on_is_tensor(x):
+    return x + 1 if nbtorch.is_tensor(x) else x - 100
+
+
+def test_isinstance_of_traced_values_answers_for_the_value():
+    x = nbtorch.ones(3)
+    want = _branch_on_tensor(x).tolist()
+    assert nbtorch.compile(_branch_on_tensor)(x).tolist() == want
+    assert nbtorch.jit.trace(_branch_on_tensor, (x,))(x).tolist() == want
+    assert nbtorch.jit.script(_branch_on_tensor)(x).tolist() == want
+    assert nbtorch.compile(_branch_on_is_tensor)(x).tolist() == [2.0] * 3
+
+
+class _TupleOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.GRU(4, 6, batch_first=True)
+
+    def forward(self, x):
+        out = self.rnn(x)
+        if isinstance(out, tuple):          # the common idiom for layers returning tuples
+            out = out[0]
+        return out.relu()
+
+
+def test_isinstance_tuple_of_a_layers_traced_output():
+    nbtorch.manual_seed(0)
+    m, x = _TupleOut(), nbtorch.randn(2, 5, 4)
+    want = m(x).detach().numpy()
+    c = nbtorch.compile(m)
+    np.testing.assert_allclose(c(x).detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    assert not c.fallback_reasons       # a tuple came back (compiled) or trace failed before
+    np.testing.assert_allclose(nbtorch.jit.trace(m, x)(x).detach().numpy(), want, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_compiled_embedding_checks_the_index_range():
+    emb = nn.Embedding(4, 2)
+    c = nbtorch.compile(emb)
+    c(nbtorch.tensor([0, 3]))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        c(nbtorch.tensor([0, 9]))       # read memory past the weight before
+
+
+def test_one_hot_without_num_classes_follows_the_data():
+    c = nbtorch.compile(lambda i: F.one_hot(i) * 1.0)
+    assert _quiet(c, nbtorch.tensor([0, 1, 4])).shape == (3, 5)
+    assert _quiet(c, nbtorch.tensor([0, 1, 2])).shape == (3, 3)   # was (3, 5)
+
+
+def test_batch_norm_with_cumulative_average_matches_eager():
+    nbtorch.manual_seed(0)
+    m1 = nn.BatchNorm2d(3, momentum=None)
+    m2 = copy.deepcopy(m1)
+    c = nbtorch.compile(m2)
+    for step in range(3):
+        x = nbtorch.randn(4, 3, 5, 5) + step
+        m1(x)
+        _quiet(c, x)
+    np.testing.assert_allclose(m2.running_mean.numpy(), m1.running_mean.numpy(), rtol=1e-6)
+    assert int(m2.num_batches_tracked) == 3
+
+
+def test_tensor_type_conversion_traces():
+    x = nbtorch.randn(3)
+    t = nbtorch.jit.trace(lambda x: x.type(nbtorch.float64) * 2, (x,))
+    assert t(x).dtype is nbtorch.float64
+    c = nbtorch.compile(lambda x: x.type(nbtorch.float64) * 2)
+    assert c(x).dtype is nbtorch.float64 and not c.fallback_reasons
+
+
+def test_compiled_keepdim_reduction_returned_directly_trains():
+    x = nbtorch.randn(3, 5, requires_grad=True)
+    x.amin(1, keepdim=True).sum().backward()
+    want = x.grad.clone()
+    x.grad = None
+    nbtorch.compile(lambda x: x.amin(1, keepdim=True))(x).sum().backward()   # KeyError before
+    np.testing.assert_array_equal(x.grad.numpy(), want.numpy())
