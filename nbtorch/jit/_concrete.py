@@ -24,7 +24,7 @@ from ..fx.passes.shape_prop import metadata_of
 from ..fx._patch import RECORDING
 from ..fx.proxy import Proxy
 from ..fx.tracer import Tracer
-from ._guards import SCALARS, user_hook
+from ._guards import SCALARS, guardable as _guardable, user_hook
 
 __all__ = ["TracerWarning", "ConcreteProxy", "ConcreteTracer", "is_tracing"]
 
@@ -357,7 +357,7 @@ class ConcreteTracer(Tracer):
 
         def module_getattribute(mod, name):
             value = get(mod, name)
-            if (value.__class__ in _RECORDED and name != "training"
+            if ((value.__class__ in _RECORDED or _guardable(value)) and name != "training"
                     and threading.get_ident() == thread and name in get(mod, "__dict__")):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value

@@ -7,6 +7,8 @@ globals of the user's functions it ran, closure variables, the module hierarchy,
 hooks), re-checked cheaply each call (see its docstring); `user_calls` finds the user's
 functions a trace runs, `user_hook` a hook that is not nbtorch's own.
 """
+import copy
+
 from .._tensor import Tensor
 
 __all__ = ["value_key", "Unhashable", "aliasing", "describe", "SCALARS", "Baked", "user_calls",
@@ -100,6 +102,24 @@ def _scalar(v):
         isinstance(v, tuple) and all(isinstance(e, SCALARS) for e in v))
 
 
+def _plain_container(v):
+    """A small list or dict of numbers, flags and strings (its contents guarded per call:
+    ``self.scales[0] = 2`` changes no attribute)."""
+    if v.__class__ is list and len(v) <= 64:
+        return all(isinstance(e, SCALARS) for e in v)
+    if v.__class__ is dict and len(v) <= 64:
+        return all(isinstance(e, SCALARS) for e in (*v.keys(), *v.values()))
+    return False
+
+
+def guardable(v):
+    """A module attribute value, besides numbers and strings, whose change a graph must see:
+    an unregistered tensor, a dtype, an Enum member (by identity), a plain container."""
+    import enum
+    from .._dtype import dtype
+    return isinstance(v, (Tensor, dtype, enum.Enum)) or _plain_container(v)
+
+
 def _code_owner(fn):
     """The Python function whose code runs first: a module's forward, a method's function."""
     from ..nn import Module
@@ -124,10 +144,12 @@ class Baked:
         from ..nn.modules._hooks import ATTR_WRITES
         self.writes = ATTR_WRITES
         self.version = ATTR_WRITES[0]
-        self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v)]
+        self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v) or guardable(v)]
         self.modules = list(modules)
         self.children = [tuple(m._modules.values()) for m in self.modules]
-        self.names = []
+        # containers change in place (no attribute write): checked at every call
+        self.names = [(m.__dict__, k, copy.deepcopy(v)) for m, k, v in reads
+                      if _plain_container(v)]
         seen = set()
         for code, g in (calls or {}).items():       # the user's functions the trace ran
             self._globals(code, g, seen)
@@ -164,7 +186,7 @@ class Baked:
         if self.version != self.writes[0]:
             for m, k, v in self.attrs:
                 now = m.__dict__.get(k, _MISSING)
-                if now is not v and now != v:
+                if now is not v and (isinstance(v, Tensor) or now != v):
                     return f"{type(m).__name__}.{k} changed to {now!r} (was {v!r})"
             for m, children in zip(self.modules, self.children):
                 if tuple(m._modules.values()) != children:

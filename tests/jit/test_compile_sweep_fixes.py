@@ -100,3 +100,26 @@ def test_compiled_keepdim_reduction_returned_directly_trains():
     x.grad = None
     nbtorch.compile(lambda x: x.amin(1, keepdim=True))(x).sum().backward()   # KeyError before
     np.testing.assert_array_equal(x.grad.numpy(), want.numpy())
+
+
+class _Attrs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = [1.0]                 # a list, changed in place
+        self.w = nbtorch.ones(3)            # an unregistered tensor, reassigned
+        self.out_dtype = nbtorch.float32    # a dtype, reassigned
+
+    def forward(self, x):
+        return (x * self.scales[0] * self.w).to(self.out_dtype)
+
+
+def test_module_attributes_beyond_numbers_are_guarded():
+    m, x = _Attrs(), nbtorch.ones(3)
+    c = nbtorch.compile(m)
+    c(x)
+    m.scales[0] = 2.0
+    assert c(x).tolist() == [2.0] * 3               # the first graph's 1.0 before
+    m.w = nbtorch.full((3,), 5.0)
+    assert c(x).tolist() == [10.0] * 3
+    m.out_dtype = nbtorch.float64
+    assert c(x).dtype is nbtorch.float64
