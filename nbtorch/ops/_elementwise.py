@@ -152,7 +152,10 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
         if out._shape != shape:
             raise RuntimeError(f"output with shape {list(out._shape)} doesn't match the "
                                f"broadcast shape {list(shape)}")
-        if out.dtype is not out_dtype:
+        if out.dtype is not out_dtype or not out.is_contiguous():
+            # a strided out (out=base[:, 0]): the kernels write their output densely (a
+            # Numba ufunc given contiguous inputs ignores the output's strides), so the
+            # result is computed apart and copied in
             from .copy import raw_copy_
             return raw_copy_(out, run_elementwise(op, inputs, compute_dtype, out_dtype))
     if 0 in shape:

@@ -288,7 +288,17 @@ def __setitem__(self, index, value):
         else:
             target.fill_(value)
         return
+    if index.__class__ is list and _plain_list(index):
+        # x[[0, 2]] = v: the list is one index (as x[[0, 2]] reads), where index_put_
+        # takes a list as one index per dim (it set x[0, 2] alone before)
+        index = (index,)
     self.index_put_(index, value)
+
+
+def _plain_list(index):
+    """A (nested) list of Python ints and bools: one index, not one per dim."""
+    return all(e.__class__ in (int, bool) or (e.__class__ is list and _plain_list(e))
+               for e in index)
 
 
 Tensor.__getitem__ = __getitem__
