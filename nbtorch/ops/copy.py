@@ -13,7 +13,6 @@ from ..autograd.function import Function, unrecorded
 from ..autograd import grad_mode
 from ._common import tensor_method, sum_to, check_same_device
 from .._dtype import type_name
-from .._overlap import check_no_internal_overlap
 from ._inplace import inplace_guard
 
 __all__ = ["clone"]
@@ -80,7 +79,8 @@ def fill_(self, value):
     if self.requires_grad and grad_mode.STATE.enabled and self.is_leaf:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    check_no_internal_overlap(self)
+    # no overlap check: elements sharing memory all get the same value (PyTorch fills an
+    # expanded tensor too)
     if self.numel():
         fill_values(self, value)
     self._bump()

@@ -11,20 +11,24 @@ import numpy as np
 from .. import _dtype
 from .._tensor import Tensor
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
-                           unary_api, native_out_of)
+                           shape_of, unary_api, native_out_of)
+from ._common import broadcast_shapes
 
 __all__ = ["floor_divide", "remainder", "fmod", "pow", "float_power", "abs", "absolute",
            "reciprocal", "square", "sign", "sgn", "floor", "ceil", "round", "trunc", "fix",
            "frac"]
 
 
-def _check_int_divisor(b, dtype, kernel):
-    """PyTorch raises for integer division by zero instead of returning garbage, and has
-    no bool kernel (`kernel`: the name its error gives)."""
+def _check_int_divisor(a, b, dtype, kernel):
+    """PyTorch raises for integer division by zero instead of returning garbage (a zero
+    divisor of an empty result divides nothing), and has no bool kernel (`kernel`: the
+    name its error gives)."""
     if dtype.is_floating_point:
         return
     if dtype is _dtype.bool:
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if 0 in broadcast_shapes(shape_of(a), shape_of(b)):
+        return
     zero = (b._host() == 0).any() if isinstance(b, Tensor) else b == 0
     if zero:
         raise RuntimeError("ZeroDivisionError")
@@ -43,7 +47,7 @@ class DivRounded(Binary):
     @classmethod
     def compute(cls, a, b, mode, out=None):
         d = promote(a, b)
-        _check_int_divisor(b, d, f"div_{mode}_cpu")
+        _check_int_divisor(a, b, d, f"div_{mode}_cpu")
         k = "div_" + mode + ("" if d.is_floating_point else "_int")
         return run_elementwise(k, (a, b), d, out=out)
 
@@ -87,7 +91,7 @@ class Remainder(Binary):
     @classmethod
     def compute(cls, a, b, out=None):
         d = promote(a, b)
-        _check_int_divisor(b, d, "remainder_cpu")
+        _check_int_divisor(a, b, d, "remainder_cpu")
         return run_elementwise(_int_or_float("remainder", "remainder_int", d), (a, b), d, out=out)
 
     @staticmethod
@@ -103,7 +107,7 @@ class Fmod(Binary):
     @classmethod
     def compute(cls, a, b, out=None):
         d = promote(a, b)
-        _check_int_divisor(b, d, "fmod_cpu")
+        _check_int_divisor(a, b, d, "fmod_cpu")
         return run_elementwise(_int_or_float("fmod", "fmod_int", d), (a, b), d, out=out)
 
     @staticmethod

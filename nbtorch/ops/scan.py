@@ -46,6 +46,8 @@ def _work_dtype(dtype):
 def _accumulating_scan(op, x, dim, reverse, dtype):
     if dtype.is_complex and op == "cumsum":     # (real, imag) pairs through the real kernel
         from .._complex_views import as_complex, as_real
+        if x.dim() == 0:                        # as_real's pair dim would be dim 0
+            return _accumulating_scan(op, x.reshape(1), 0, reverse, dtype).reshape(())
         return as_complex(_accumulating_scan(op, as_real(x.to(dtype).contiguous()), dim,
                                              reverse, dtype.to_real()))
     work = _work_dtype(dtype)
@@ -134,6 +136,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
     """
     d = normalize_dim(dim, input.dim())
     dt = _scan_dtype(input, dtype)
+    if dt.is_complex and input.dim() == 0:
+        return input.to(dt).clone()
     if dt.is_complex:                   # step by step: one complex mul per position
         from .joining import stack
         steps, acc = [], None

@@ -1,0 +1,36 @@
+"""Edge cases where nbtorch answered differently from PyTorch 2.13 (found by a
+differential sweep): 0-d complex scans, integer division of empty results, filling an
+expanded tensor, all/any over no dim, contiguity of empty tensors."""
+import nbtorch
+
+
+def test_scans_of_a_zero_dim_complex_tensor_are_the_value():
+    x = nbtorch.tensor(1 + 2j)
+    assert x.cumsum(0).item() == 1 + 2j          # 1+3j: real and imag were summed
+    assert x.cumprod(0).item() == 1 + 2j         # IndexError before
+
+
+def test_integer_division_of_an_empty_result_by_zero_is_empty():
+    a = nbtorch.zeros(0, 3, dtype=nbtorch.int64)
+    b = nbtorch.tensor([1, 0, 1])
+    assert (a // b).shape == (0, 3) and (a % b).shape == (0, 3)
+    assert nbtorch.fmod(a, b).shape == (0, 3)
+
+
+def test_fill_and_zero_of_an_expanded_tensor():
+    x = nbtorch.arange(6.0).reshape(2, 3)
+    x[:, :1].expand(2, 3).fill_(7)
+    assert x.tolist() == [[7, 1, 2], [7, 4, 5]]
+    y = nbtorch.ones(1)
+    y.expand(3).zero_()
+    assert y.tolist() == [0.0]
+
+
+def test_all_and_any_over_no_dim_keep_every_element():
+    x = nbtorch.tensor([[0.0, 1.0], [2.0, 0.0]])
+    assert x.any(dim=()).tolist() == [[False, True], [True, False]]
+    assert x.all(dim=()).tolist() == [[False, True], [True, False]]
+
+
+def test_a_tensor_without_elements_is_contiguous():
+    assert nbtorch.zeros(2, 0, 3).transpose(0, 2).is_contiguous()
