@@ -112,11 +112,12 @@ def _unpack(saved, ctx):
         return None
     t, version = saved[0], saved[1]
     if t._storage.version != version:
-        node = t.grad_fn.name() if t.grad_fn is not None else "a leaf"
+        fn = ctx if len(saved) == 3 else t.grad_fn      # a saved output: of this node
+        node = fn.name() if fn is not None else "a leaf"
         raise RuntimeError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [{_type_name(t)} {list(t.shape)}], which is output "
-            f"{t._output_nr} of {node}, is at version {t._storage.version}; expected "
+            f"{saved[2] if len(saved) == 3 else t._output_nr} of {node}, is at version {t._storage.version}; expected "
             f"version {version} instead. Hint: the backtrace further above can point to "
             "the operation that failed to compute its gradient.")
     if len(saved) == 3:            # a saved output: re-attach it to this node

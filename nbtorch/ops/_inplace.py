@@ -63,9 +63,26 @@ def inplace_guard(self, fn_cls, args, raw, kwargs=None):
         self._bump()
         self.grad_fn, self._output_nr, self._requires_grad = out.grad_fn, out._output_nr, \
             out._requires_grad
+        _saved_as_self(out, self)
     else:
         rebase_view(self, out)
     return self
+
+
+def _saved_as_self(out, self):
+    """The node saved its output `out` (relu_, sigmoid_...): it saves `self` instead, which
+    now holds that value, as PyTorch's in-place ops do - the temporary is freed, a later
+    in-place write to `self` is caught by the version check, and a graph capture finds the
+    saved value (the temporary was made inside the in-place op, where nothing records)."""
+    ctx = out.grad_fn
+    saved = getattr(ctx, "_saved", None)
+    if not saved or saved.__class__ is not tuple or out.dtype is not self.dtype or \
+            out.device != self.device:
+        return
+    storage = out._storage
+    ctx._saved = tuple([
+        (self.detach(), self._storage.version, s[2]) if s is not None and len(s) == 3
+        and s[0]._storage is storage else s for s in saved])
 
 
 def _current_value(t):

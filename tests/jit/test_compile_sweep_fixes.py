@@ -123,3 +123,46 @@ def test_module_attributes_beyond_numbers_are_guarded():
     assert c(x).tolist() == [10.0] * 3
     m.out_dtype = nbtorch.float64
     assert c(x).dtype is nbtorch.float64
+
+
+class _ResidualBlock(nn.Module):
+    """ResNet's basic block: ReLU(inplace=True) and an in-place residual add."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(4, 4, 3, padding=1), nn.BatchNorm2d(4)
+        self.c2, self.b2 = nn.Conv2d(4, 4, 3, padding=1), nn.BatchNorm2d(4)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.relu(self.b1(self.c1(x)))
+        y = self.b2(self.c2(y))
+        y += x
+        return self.relu(y)
+
+
+def test_in_place_activations_on_intermediates_compile():
+    nbtorch.manual_seed(0)
+    m = _ResidualBlock()
+    m2 = copy.deepcopy(m)
+    c = nbtorch.compile(m2)
+    x = nbtorch.randn(2, 4, 6, 6, requires_grad=True)
+    for _ in range(2):
+        a, b = m(x), c(x)
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        a.sum().backward()
+        b.sum().backward()
+    assert not c.fallback_reasons                   # ran eagerly before (relu_grad's input)
+    np.testing.assert_array_equal(m.c1.weight.grad.numpy(), m2.c1.weight.grad.numpy())
+    f = nbtorch.compile(lambda x: (x * 2).sigmoid_() * 3)
+    f(x).sum().backward()
+    assert not f.fallback_reasons
+
+
+def test_in_place_op_saves_self_as_pytorchs_do():
+    x = nbtorch.randn(3, requires_grad=True)
+    y = (x * 2).relu_()
+    y.add_(1)                   # relu_ saved y itself: its backward sees the change
+    with pytest.raises(RuntimeError, match="modified by an inplace operation.*output 0 of "
+                                           "ReluBackward"):
+        y.sum().backward()
