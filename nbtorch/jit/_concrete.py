@@ -245,6 +245,16 @@ def _install_inplace_operators():
 _install_inplace_operators()
 
 
+def run_without_grad(method, obj, *args, **kwargs):
+    """``obj.method(*args)`` under no_grad: a traced in-place call made inside a no_grad()
+    block keeps it when the graph runs."""
+    with grad_mode.no_grad():
+        return getattr(obj, method)(*args, **kwargs)
+
+
+run_without_grad._fx_impure = True     # it writes: dead-code elimination keeps it
+
+
 class ConcreteAttribute(ConcreteProxy):
     """``proxy.attr``: a method call when called, else a getattr node (made on first use)."""
 
@@ -430,6 +440,11 @@ class ConcreteTracer(Tracer):
                                "would never run (register it outside, on an input or a "
                                "parameter, or run the code eagerly)")
         value = self._run(kind, target, args, kwargs)
+        if (kind == "call_method" and target.endswith("_") and self._grad_at_start
+                and not grad_mode.is_grad_enabled()):
+            # an in-place method under no_grad() in the traced code (a weight clamped in
+            # forward): the graph runs with gradients, so the node keeps the region
+            kind, target, args = "call_function", run_without_grad, (target,) + tuple(args)
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr,
                                      lambda node: ConcreteProxy(node, self, value))
         meta = metadata_of(value)

@@ -166,3 +166,31 @@ def test_in_place_op_saves_self_as_pytorchs_do():
     with pytest.raises(RuntimeError, match="modified by an inplace operation.*output 0 of "
                                            "ReluBackward"):
         y.sum().backward()
+
+
+class _ClampedWeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 3)
+
+    def forward(self, x):
+        with nbtorch.no_grad():
+            self.l.weight.clamp_(-0.1, 0.1)         # a max-norm style constraint
+        return self.l(x)
+
+
+def test_in_place_update_of_a_weight_under_no_grad_in_forward():
+    nbtorch.manual_seed(0)
+    m = _ClampedWeight()
+    m2 = copy.deepcopy(m)
+    c = nbtorch.compile(m2)                         # raised 'a leaf Variable ...' before
+    o1 = nbtorch.optim.SGD(m.parameters(), lr=0.5)
+    o2 = nbtorch.optim.SGD(m2.parameters(), lr=0.5)
+    for _ in range(3):
+        x = nbtorch.randn(2, 3)
+        for opt, f in ((o1, m), (o2, c)):
+            opt.zero_grad()
+            f(x).pow(2).sum().backward()
+            opt.step()
+    np.testing.assert_array_equal(m.l.weight.detach().numpy(), m2.l.weight.detach().numpy())
+    assert not c.fallback_reasons
