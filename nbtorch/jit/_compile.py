@@ -74,6 +74,21 @@ def reset():
         c._reset()
 
 
+def _generators(value, modules):
+    """The torch.Generator objects among the arguments (nested) and the modules' attributes."""
+    from .._generator import Generator
+    found, stack = {}, [value] + [vars(m) for m in modules]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Generator):
+            found[id(v)] = v
+        elif isinstance(v, (tuple, list)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return list(found.values())
+
+
 # ---- entries -------------------------------------------------------------------------------
 
 class _Eager:
@@ -319,12 +334,16 @@ class _Compiled:
                  for b in (*m._buffers.values(), *m._parameters.values()) if b is not None]
         saved += [(t, t.detach().clone()) for t in tensors]
         rng = get_rng_state()       # and the random draws the capture made (dropout's) are
-        try:                        # made again by the first compiled run, as eager would
+        # made again by the first compiled run, as eager would - the user's generators' too
+        generators = [(g, g.get_state()) for g in _generators((args, kwargs), modules)]
+        try:
             return self._capture_once(args, kwargs, tensors)
         finally:
             for b, v in saved:
                 b._array[...] = v._array
             set_rng_state(rng)
+            for g, state in generators:
+                g.set_state(state)
 
     def _capture_once(self, args, kwargs, tensors):
         from ._concrete import TracerWarning

@@ -288,6 +288,9 @@ _MISSING = object()
 _RECORDED = frozenset(SCALARS + (tuple,))   # attribute classes the guards may bake in
 
 
+_ENABLE_GRAD_MSG = ("Gradients are enabled inside code traced under no_grad(): the graph, "
+                    "specialised to the call's grad mode, records no backward, so its results "
+                    "would not require grad")
 _BACKWARD_MSG = ("backward() (or autograd.grad) inside traced code cannot be recorded: a "
                  "graph records the forward computation. Trace or compile the model (or the "
                  "function computing the loss) and call backward() and optimizer.step() "
@@ -440,6 +443,10 @@ class ConcreteTracer(Tracer):
                                "would never run (register it outside, on an input or a "
                                "parameter, or run the code eagerly)")
         value = self._run(kind, target, args, kwargs)
+        if (not self._grad_at_start and grad_mode.is_grad_enabled() and _is_tensor(value)
+                and kind != "placeholder" and not self._warned_grad):
+            self._warned_grad = True            # enable_grad() inside code called under
+            warn_at_user_line(_ENABLE_GRAD_MSG)   # no_grad(): the graph has no backward
         if (kind == "call_method" and target.endswith("_") and self._grad_at_start
                 and not grad_mode.is_grad_enabled()):
             # an in-place method under no_grad() in the traced code (a weight clamped in
@@ -538,6 +545,7 @@ class ConcreteTracer(Tracer):
         self._example_args = tuple(example_args)
         self._example_kwargs = dict(example_kwargs or {})
         self._grad_at_start = grad_mode.is_grad_enabled()
+        self._warned_grad = False
         _STATE.depth = getattr(_STATE, "depth", 0) + 1
         outer = getattr(RECORDING, "tracer", None)
         RECORDING.tracer = self

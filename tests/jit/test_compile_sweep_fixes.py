@@ -194,3 +194,27 @@ def test_in_place_update_of_a_weight_under_no_grad_in_forward():
             opt.step()
     np.testing.assert_array_equal(m.l.weight.detach().numpy(), m2.l.weight.detach().numpy())
     assert not c.fallback_reasons
+
+
+def test_enable_grad_inside_code_called_under_no_grad_runs_eagerly():
+    lin = nn.Linear(3, 3)
+
+    def f(x):
+        with nbtorch.enable_grad():
+            return lin(x) * 2
+    c = nbtorch.compile(f)
+    with nbtorch.no_grad():
+        out = _quiet(c, nbtorch.randn(2, 3))
+    assert out.requires_grad                        # False (no backward) before
+    out.sum().backward()
+    assert lin.weight.grad is not None and c.fallback_reasons
+
+
+def test_a_capture_leaves_the_users_generator_where_it_was():
+    def f(x, g):
+        return x + nbtorch.randn(x.shape, generator=g)
+    c = nbtorch.compile(f)
+    x = nbtorch.zeros(3)
+    g1, g2 = nbtorch.Generator().manual_seed(3), nbtorch.Generator().manual_seed(3)
+    want = [f(x, g1).tolist() for _ in range(2)]
+    assert [_quiet(c, x, g2).tolist() for _ in range(2)] == want    # one draw ahead before
