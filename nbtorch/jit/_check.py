@@ -7,6 +7,7 @@ original Python code on copies of the inputs and warn where outputs differ.
 Graphs that differ (Python control flow or Python values that depend on the
 inputs) raise `TracingCheckError` with both graphs' diff.
 """
+import dataclasses
 import difflib
 
 import numpy as np
@@ -71,6 +72,8 @@ def _map_values(fn, a):
 
 def _leaves(value):
     out = []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):    # an output record
+        value = tuple(getattr(value, f.name) for f in dataclasses.fields(value))
     map_aggregate(value, out.append)
     return out
 

@@ -19,6 +19,8 @@ directly, with gradients one `CompiledFunction` node on the tape, whose
 backward runs the backward GraphModule. Double backward (create_graph=True)
 through it is refused with a clear error.
 """
+import dataclasses
+
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..fx.graph import Graph
@@ -46,6 +48,9 @@ def flatten(value):
             return (type(v).__name__, tuple(walk(e) for e in v))
         if isinstance(v, dict):
             return ("dict", tuple(v.keys()), tuple(walk(e) for e in v.values()))
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            names = tuple(f.name for f in dataclasses.fields(v) if f.init)
+            return ("dc", type(v), names, tuple(walk(getattr(v, n)) for n in names))
         return ("c", v)
     return leaves, walk(value)
 
@@ -65,6 +70,8 @@ def unflatten(leaves, spec):
             return s[1](*(build_(e) for e in s[2]))
         if kind == "dict":
             return dict(zip(s[1], (build_(e) for e in s[2])))
+        if kind == "dc":
+            return s[1](**dict(zip(s[2], (build_(e) for e in s[3]))))
         items = [build_(e) for e in s[1]]
         return tuple(items) if kind == "tuple" else items
     return build_(spec)
@@ -295,6 +302,10 @@ def _flatten_nodes(value):
     leaves = []
 
     def walk(v):
+        if isinstance(v, Node) and v.op == "call_function" and isinstance(v.target, type) \
+                and dataclasses.is_dataclass(v.target):         # an output record's node
+            names = tuple(v.kwargs)
+            return ("dc", v.target, names, tuple(walk(v.kwargs[n]) for n in names))
         if isinstance(v, Node):
             leaves.append(v)
             return ("t",)
@@ -304,6 +315,9 @@ def _flatten_nodes(value):
             return (type(v).__name__, tuple(walk(e) for e in v))
         if isinstance(v, dict):
             return ("dict", tuple(v.keys()), tuple(walk(e) for e in v.values()))
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            names = tuple(f.name for f in dataclasses.fields(v) if f.init)
+            return ("dc", type(v), names, tuple(walk(getattr(v, n)) for n in names))
         return ("c", v)
     return leaves, walk(value)
 

@@ -12,6 +12,7 @@ code follows the example inputs and is frozen into the graph, as in
 ``x.dim()``, ``x.dtype`` and ``x.device`` are static, as in PyTorch.
 Every node gets ``meta['tensor_meta']`` (shape, dtype, stride, device).
 """
+import dataclasses
 import inspect
 import operator
 import threading
@@ -562,4 +563,10 @@ class ConcreteTracer(Tracer):
     def create_arg(self, a):
         if isinstance(a, ConcreteAttribute):
             return a.node
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            # a dataclass holding traced values (a model's output record): a node that
+            # builds it from its fields
+            fields = {f.name: self.create_arg(getattr(a, f.name))
+                      for f in dataclasses.fields(a) if f.init}
+            return self.create_node("call_function", type(a), (), fields)
         return super().create_arg(a)

@@ -1,6 +1,7 @@
 """compile / trace / script cases a sweep of user code found wrong (each was a silent wrong
 result, a crash, or memory read past a tensor), checked against eager."""
 import copy
+import dataclasses
 import warnings
 
 import numpy as np
@@ -218,3 +219,37 @@ def test_a_capture_leaves_the_users_generator_where_it_was():
     g1, g2 = nbtorch.Generator().manual_seed(3), nbtorch.Generator().manual_seed(3)
     want = [f(x, g1).tolist() for _ in range(2)]
     assert [_quiet(c, x, g2).tolist() for _ in range(2)] == want    # one draw ahead before
+
+
+@dataclasses.dataclass
+class _Output:                   # a model output record, as Hugging Face's ModelOutput
+    logits: nbtorch.Tensor
+    loss: object = None
+
+
+class _RecordModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 3)
+
+    def forward(self, x, y=None):
+        z = self.l(x)
+        return _Output(z, None if y is None else (z - y).pow(2).mean())
+
+
+def test_dataclass_outputs_compile_and_trace():
+    nbtorch.manual_seed(0)
+    m = _RecordModel()
+    c = nbtorch.compile(m, fullgraph=True)         # CompileError before (fell back)
+    x, y, x2 = nbtorch.randn(2, 4), nbtorch.randn(2, 3), nbtorch.randn(2, 4)
+    out = c(x, y)
+    assert isinstance(out, _Output) and out.loss.requires_grad
+    out.loss.backward()
+    g = m.l.weight.grad.clone()
+    m.l.weight.grad = None
+    m(x, y).loss.backward()
+    np.testing.assert_array_equal(g.numpy(), m.l.weight.grad.numpy())
+    np.testing.assert_array_equal(c(x2).logits.detach().numpy(), m(x2).logits.detach().numpy())
+    assert c(x2).loss is None
+    t = nbtorch.jit.trace(m, (x,))
+    np.testing.assert_array_equal(t(x2).logits.detach().numpy(), m(x2).logits.detach().numpy())

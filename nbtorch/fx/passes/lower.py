@@ -24,6 +24,8 @@ eager mode.
 The recording patches `Function.apply` (and the `run_elementwise` helper) for the
 duration of a capture only, and only the capturing thread records.
 """
+import dataclasses
+
 import operator
 
 from ..graph_module import GraphModule
@@ -185,6 +187,10 @@ def _flatten(v):
     elif isinstance(v, dict):
         for e in v.values():
             yield from _flatten(e)
+    elif dataclasses.is_dataclass(v) and not isinstance(v, type):     # an output record
+        for f in dataclasses.fields(v):
+            if f.init:
+                yield from _flatten(getattr(v, f.name))
     else:
         yield v
 

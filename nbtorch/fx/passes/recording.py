@@ -8,6 +8,7 @@ duration of a capture only: `Function.apply`, every nbtorch binding of
 `run_elementwise`, `inplace_guard` and the tensor factories, and the autograd
 engine's zero gradients; other threads pass straight through them.
 """
+import dataclasses
 import operator
 import threading
 
@@ -116,6 +117,11 @@ class Recorder:
             return tuple(items) if isinstance(a, tuple) else items
         if isinstance(a, dict):
             return {k: self.to_arg(v, what) for k, v in a.items()}
+        if dataclasses.is_dataclass(a) and not isinstance(a, type):
+            # an output record (a model's dataclass output): rebuilt from its fields
+            return self.graph.call_function(type(a), (), {
+                f.name: self.to_arg(getattr(a, f.name), what)
+                for f in dataclasses.fields(a) if f.init})
         return a
 
     def record_outputs(self, node, out):
