@@ -165,9 +165,12 @@ class Baked:
                 continue
             if _scalar(v) or isinstance(v, Tensor):
                 self.names.append((_Cell(cell), name, v))
+            elif _plain_container(v):                   # changed in place: by value
+                self.names.append((_Cell(cell), name, copy.deepcopy(v)))
 
     def _globals(self, code, g, seen):
-        """Watch the numbers, flags, strings and tensors `code` names in its globals `g`."""
+        """Watch the numbers, flags, strings, tensors and small lists/dicts of scalars `code`
+        names in its globals `g`."""
         for name in code.co_names:
             if (id(g), name) in seen:
                 continue
@@ -175,6 +178,8 @@ class Baked:
             v = g.get(name, _MISSING)
             if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
                 self.names.append((g, name, v))
+            elif v is not _MISSING and _plain_container(v):
+                self.names.append((g, name, copy.deepcopy(v)))
 
     def changed(self):
         """None, or which value differs from the trace's (a tensor: which object, its

@@ -253,3 +253,12 @@ def test_dataclass_outputs_compile_and_trace():
     assert c(x2).loss is None
     t = nbtorch.jit.trace(m, (x,))
     np.testing.assert_array_equal(t(x2).logits.detach().numpy(), m(x2).logits.detach().numpy())
+
+
+def test_a_closure_list_changed_in_place_recompiles():
+    conf = [1.0]
+    f = nbtorch.compile(lambda x: x * conf[0])
+    x = nbtorch.ones(3)
+    f(x)
+    conf[0] = 3.0
+    assert f(x).tolist() == [3.0] * 3              # the first graph's 1.0 before
