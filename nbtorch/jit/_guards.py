@@ -112,6 +112,27 @@ def _plain_container(v):
     return False
 
 
+_MUTATORS = frozenset(("append", "extend", "insert", "pop", "remove", "clear", "update",
+                       "setdefault", "popitem", "sort", "reverse", "add", "discard"))
+
+
+def _mutated_names(codes):
+    """Names the code objects (and those nested in them) call a mutating method on
+    (``calls.append(1)``, ``self.log.extend(...)``): containers the code writes."""
+    import dis
+    names, stack = set(), [c for c in codes if c is not None]
+    while stack:
+        code = stack.pop()
+        prev = None
+        for ins in dis.get_instructions(code):
+            if (prev is not None and ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+                    and ins.argval in _MUTATORS and prev.opname.startswith("LOAD_")):
+                names.add(prev.argval)
+            prev = ins
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_code"))
+    return names
+
+
 def guardable(v):
     """A module attribute value, besides numbers and strings, whose change a graph must see:
     an unregistered tensor, a dtype, an Enum member (by identity), a plain container."""
@@ -147,14 +168,17 @@ class Baked:
         self.attrs = [(m, k, v) for m, k, v in reads if _scalar(v) or guardable(v)]
         self.modules = list(modules)
         self.children = [tuple(m._modules.values()) for m in self.modules]
-        # containers change in place (no attribute write): checked at every call
+        f = _code_owner(fn)
+        code = getattr(f, "__code__", None)
+        # containers change in place (no attribute write): checked at every call, unless the
+        # code itself appends to them (a log of calls: a side effect, not an input)
+        self.sinks = _mutated_names([code, *(calls or {})] if code is not None else
+                                    list(calls or {}))
         self.names = [(m.__dict__, k, copy.deepcopy(v)) for m, k, v in reads
-                      if _plain_container(v)]
+                      if _plain_container(v) and k not in self.sinks]
         seen = set()
         for code, g in (calls or {}).items():       # the user's functions the trace ran
             self._globals(code, g, seen)
-        f = _code_owner(fn)
-        code = getattr(f, "__code__", None)
         if code is None:
             return
         self._globals(code, getattr(f, "__globals__", {}), seen)
@@ -165,7 +189,7 @@ class Baked:
                 continue
             if _scalar(v) or isinstance(v, Tensor):
                 self.names.append((_Cell(cell), name, v))
-            elif _plain_container(v):                   # changed in place: by value
+            elif _plain_container(v) and name not in self.sinks:   # changed in place
                 self.names.append((_Cell(cell), name, copy.deepcopy(v)))
 
     def _globals(self, code, g, seen):
@@ -178,7 +202,7 @@ class Baked:
             v = g.get(name, _MISSING)
             if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
                 self.names.append((g, name, v))
-            elif v is not _MISSING and _plain_container(v):
+            elif v is not _MISSING and _plain_container(v) and name not in self.sinks:
                 self.names.append((g, name, copy.deepcopy(v)))
 
     def changed(self):

@@ -262,3 +262,15 @@ def test_a_closure_list_changed_in_place_recompiles():
     f(x)
     conf[0] = 3.0
     assert f(x).tolist() == [3.0] * 3              # the first graph's 1.0 before
+
+
+def test_a_list_the_code_appends_to_is_a_side_effect_not_a_guard():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2
+    c = nbtorch.compile(f)
+    for _ in range(4):
+        c(nbtorch.ones(3))
+    assert c.recompiles == 0
