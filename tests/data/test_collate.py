@@ -82,7 +82,7 @@ def test_collate_with_a_custom_type_map():
         return sum(box.v for box in batch)
 
     batch = collate([(Box(1), 2), (Box(5), 3)], collate_fn_map={Box: collate_boxes, int: lambda b, **k: b})
-    assert batch == [6, [2, 3]]
+    assert batch == [6, (2, 3)]             # the zip tuple, as PyTorch passes it
 
 
 def test_default_convert_converts_without_batching():
@@ -115,3 +115,16 @@ def test_unequal_numpy_shapes_and_unsupported_numpy_dtypes():
         default_collate([np.zeros(2), np.zeros(1)])
     with pytest.raises(TypeError, match="uint16"):
         default_collate([np.zeros(2, np.uint16), np.zeros(2, np.uint16)])
+
+
+def test_numbers_led_by_an_int_or_bool_take_the_inferred_dtype():
+    """PyTorch's torch.tensor(batch): a later float is not cut to an int (a DataLoader's
+    targets [3, 2.5] came back as [3, 2])."""
+    for batch, dtype, values in (([2, 1.5], nbtorch.float32, [2.0, 1.5]),
+                                 ([True, 2], nbtorch.int64, [1, 2]),
+                                 ([True, 0.5], nbtorch.float32, [1.0, 0.5]),
+                                 ([True, False], nbtorch.bool, [True, False]),
+                                 ([1, 2], nbtorch.int64, [1, 2])):
+        out = default_collate(batch)
+        assert out.dtype is dtype and out.tolist() == values
+    assert default_collate([(1, "a"), (2, "b")])[1] == ("a", "b")

@@ -2,7 +2,8 @@
 
 ``default_collate`` follows ``torch.utils.data.default_collate``: tensors are stacked
 along a new first dimension, NumPy arrays and Python numbers become tensors (floats as
-float64, ints as int64, bools as bool), strings pass through as a list, and mappings,
+float64, ints and bools as ``torch.tensor`` infers from the whole batch), strings pass
+through as they come (a tuple from a tuple sample), and mappings,
 namedtuples and sequences are collated field by field (a tuple sample gives a list of
 fields, as in PyTorch). ``collate`` takes a ``collate_fn_map`` from type to function to
 extend that recursion with types of your own.
@@ -64,11 +65,9 @@ def _collate_floats(batch, *, collate_fn_map=None):
 
 
 def _collate_ints(batch, *, collate_fn_map=None):
-    return nbtorch.tensor(batch, dtype=nbtorch.int64)
-
-
-def _collate_bools(batch, *, collate_fn_map=None):
-    return nbtorch.tensor(batch, dtype=nbtorch.bool)
+    """A batch led by an int (or a bool): the dtype inferred from all of it, as PyTorch's
+    ``torch.tensor(batch)`` (``[2, 1.5]`` is float32, ``[True, 2]`` int64, all-bool bool)."""
+    return nbtorch.tensor(list(batch))
 
 
 def _collate_strings(batch, *, collate_fn_map=None):
@@ -88,7 +87,6 @@ def _default_collate_fn_map():
             str: _collate_strings,
             bytes: _collate_strings,
             np.generic: _collate_numpy_scalars,
-            bool: _collate_bools,
             float: _collate_floats,
             int: _collate_ints,
         }
@@ -138,7 +136,7 @@ def collate(batch, *, collate_fn_map=None):
         except TypeError:  # the mapping type cannot be built from a dict
             return fields
     if _is_namedtuple(elem):
-        return type(elem)(*(collate(list(samples), collate_fn_map=collate_fn_map)
+        return type(elem)(*(collate(samples, collate_fn_map=collate_fn_map)
                             for samples in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
@@ -147,8 +145,8 @@ def collate(batch, *, collate_fn_map=None):
                 raise RuntimeError(
                     "each element in list of batch should be of equal size (entry 0 has "
                     f"{size} elements, entry {position} has {len(sample)})")
-        transposed = [collate(list(samples), collate_fn_map=collate_fn_map)
-                      for samples in zip(*batch)]
+        transposed = [collate(samples, collate_fn_map=collate_fn_map)   # a tuple each, as
+                      for samples in zip(*batch)]                         # PyTorch's zip
         if isinstance(elem, tuple):
             return transposed  # PyTorch returns a list for tuple samples
         if isinstance(elem, collections.abc.MutableSequence):
