@@ -35,6 +35,7 @@ _STORAGE_NAMES = {
     "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
     "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
     "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
+    "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
 }
 _ALIGN = 64
 _PRIMITIVES = (type(None), bool, int, float, complex, str, bytes, bytearray)
