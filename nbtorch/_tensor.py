@@ -31,6 +31,31 @@ class Storage:
     def nbytes(self):
         return self.data.size * self.data.dtype.itemsize
 
+    # ---- torch.UntypedStorage's reading API (bytes) -----------------------------------
+    def size(self):
+        """Bytes (an untyped storage's size, as PyTorch's ``untyped_storage().size()``)."""
+        return self.nbytes()
+
+    __len__ = size
+
+    def __bool__(self):             # a storage is always an object, even of 0 bytes
+        return True
+
+    def element_size(self):
+        return 1
+
+    def data_ptr(self):
+        """The address of the first byte: equal for tensors sharing this storage."""
+        if self.device.type == "cpu":
+            return self.data.ctypes.data
+        return self.data.device_ctypes_pointer.value or 0
+
+    def tolist(self):
+        """The bytes as ints (CPU copy)."""
+        import numpy as np
+        data = self.data if self.device.type == "cpu" else self.data.copy_to_host()
+        return np.ascontiguousarray(data).view(np.uint8).tolist()
+
 
 class Size(tuple):
     """A tensor's shape; a tuple that prints like ``torch.Size([2, 3])``."""

@@ -213,3 +213,14 @@ def test_copy_between_partly_overlapping_tensors_is_refused_as_in_pytorch():
     y = torch.arange(6.)
     y[:3].copy_(y[3:])
     assert y.tolist() == [3., 4., 5., 3., 4., 5.]
+
+
+def test_untyped_storage_reads_like_pytorchs():
+    """size() in bytes, data_ptr() shared by views: the 'do these share memory' idiom."""
+    t = torch.arange(4.0)
+    s = t.untyped_storage()
+    assert s.size() == len(s) == s.nbytes() == 16 and s.element_size() == 1
+    assert t[1:].untyped_storage().data_ptr() == s.data_ptr()
+    assert torch.arange(4.0).untyped_storage().data_ptr() != s.data_ptr()
+    assert torch.tensor([1], dtype=torch.uint8).untyped_storage().tolist() == [1]
+    assert bool(torch.empty(0).untyped_storage())
