@@ -8,16 +8,19 @@ fused kernel from the device registry.
 """
 import copy
 import functools
+import warnings
 from collections import defaultdict
 from itertools import chain
 
 from .. import _dtype
 from .._tensor import Tensor
 from ..autograd import enable_grad, no_grad
-from ..autograd.graph import RemovableHandle
+from ._hooks import (GLOBAL_STEP_POST_HOOKS, GLOBAL_STEP_PRE_HOOKS, OptimizerHooks,
+                     register_optimizer_step_post_hook, register_optimizer_step_pre_hook)
 from ..ops.creation import full, tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
+           "register_optimizer_step_post_hook"]
 
 
 class _RequiredParameter:
@@ -35,10 +38,6 @@ _SET_MESSAGE = ("optimizer parameters need to be organized in ordered collection
                 "instead.")
 
 
-class _HookDict(dict):
-    """A dict of hooks that `RemovableHandle` can reference weakly."""
-
-
 def _typename(obj):
     if isinstance(obj, Tensor):
         return obj.type()
@@ -47,7 +46,7 @@ def _typename(obj):
     return name if module == "builtins" else f"{module}.{name}"
 
 
-class Optimizer:
+class Optimizer(OptimizerHooks):
     """Base class of all optimizers.
 
     Args:
@@ -64,8 +63,7 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self._step_pre_hooks = _HookDict()
-        self._step_post_hooks = _HookDict()
+        self._init_hooks()
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable "
                             "of Tensors or dicts, but got " + _typename(params))
@@ -121,8 +119,10 @@ class Optimizer:
             param_group.setdefault(name, default)
         ids = {id(p) for p in params}
         if len(ids) != len(params):
-            raise ValueError("optimizer contains a parameter group with duplicate "
-                             "parameters (each would be updated twice per step)")
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
+                          "future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
         if any(id(p) in ids for group in self.param_groups for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -166,19 +166,6 @@ class Optimizer:
         parameter's state is ``self.state[param]``)."""
         raise NotImplementedError
 
-    # ---- hooks ------------------------------------------------------------
-    def register_step_pre_hook(self, hook):
-        """`hook(optimizer, args, kwargs)` before each step; may return new (args, kwargs)."""
-        handle = RemovableHandle(self._step_pre_hooks)
-        self._step_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_step_post_hook(self, hook):
-        """`hook(optimizer, args, kwargs)` after each step."""
-        handle = RemovableHandle(self._step_post_hooks)
-        self._step_post_hooks[handle.id] = hook
-        return handle
-
     # ---- saving and loading -----------------------------------------------
     def state_dict(self):
         """{'state': {param index: state}, 'param_groups': [options + param indices]}.
@@ -187,6 +174,8 @@ class Optimizer:
         tensors are returned by reference (save or deep-copy them to keep a
         snapshot).
         """
+        for hook in list(self._state_dict_pre_hooks.values()):
+            hook(self)
         index = {}
         groups = []
         for group in self.param_groups:
@@ -197,11 +186,18 @@ class Optimizer:
             groups.append(packed)
         state = {(index[id(k)] if isinstance(k, Tensor) else k): v
                  for k, v in self.state.items()}
-        return {"state": state, "param_groups": groups}
+        out = {"state": state, "param_groups": groups}
+        for hook in list(self._state_dict_post_hooks.values()):
+            result = hook(self, out)
+            out = out if result is None else result
+        return out
 
     def load_state_dict(self, state_dict):
         """Load a `state_dict()`; state tensors are copied to each parameter's dtype
         and device (a loaded optimizer never shares memory with the source)."""
+        for hook in list(self._load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            state_dict = state_dict if result is None else result
         groups = self.param_groups
         saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
@@ -225,6 +221,8 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
         self.__setstate__({"state": state, "param_groups": saved_groups})
+        for hook in list(self._load_state_dict_post_hooks.values()):
+            hook(self)
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state,
@@ -232,8 +230,7 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self.__dict__.setdefault("_step_pre_hooks", _HookDict())
-        self.__dict__.setdefault("_step_post_hooks", _HookDict())
+        self._init_hooks()
         for group in self.param_groups:        # options added since the dict was saved
             for name, default in self.defaults.items():
                 if default is not required:
@@ -263,7 +260,8 @@ def _with_step_hooks(step):
                                "parameters and optimizer state in place, outside any graph. "
                                "Call it outside the traced or compiled function (its update "
                                "is already one fused kernel per parameter)")
-        for hook in list(self._step_pre_hooks.values()):
+        args = (self,) + args           # the hooks see the optimizer first, as PyTorch's
+        for hook in [*GLOBAL_STEP_PRE_HOOKS.values(), *self._step_pre_hooks.values()]:
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -273,10 +271,10 @@ def _with_step_hooks(step):
         self._opt_called = True
         self._in_step = True
         try:
-            out = step(self, *args, **kwargs)
+            out = step(*args, **kwargs)
         finally:
             self._in_step = False
-        for hook in list(self._step_post_hooks.values()):
+        for hook in [*self._step_post_hooks.values(), *GLOBAL_STEP_POST_HOOKS.values()]:
             hook(self, args, kwargs)
         return out
     wrapper._with_hooks = True
