@@ -15,7 +15,7 @@ from .._registry import get_kernel
 from .._tensor import empty
 from ..autograd import Function
 from .conv import _out, _raw, _size
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 from .resampling_taps import antialias_taps, apply_taps, cubic_taps
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
@@ -238,12 +238,15 @@ def _scale(in_size, out_size, scale, ftype):
     return ftype(in_size) / ftype(out_size)
 
 
-def _nearest_index(in_size, out_size, scale, exact):
-    """Source index of each output position (float32 arithmetic, as PyTorch's CPU kernel)."""
+def _nearest_index(in_size, out_size, scale, exact, shortcuts=True):
+    """Source index of each output position (float32 arithmetic, as PyTorch's CPU kernel).
+    `shortcuts`: equal and doubled sizes map directly, whatever the scale factor (PyTorch's
+    2-D kernel does; its 1-D and 3-D ones apply a given scale_factor: 4 -> 4 at 1.2 reads
+    0, 0, 1, 2)."""
     dst = np.arange(out_size, dtype=np.int64)
-    if not exact and out_size == in_size:
+    if shortcuts and not exact and out_size == in_size:
         return dst
-    if not exact and out_size == 2 * in_size:
+    if shortcuts and not exact and out_size == 2 * in_size:
         return dst >> 1
     s = _scale(in_size, out_size, scale, np.float32)
     pos = (dst.astype(np.float32) + np.float32(0.5 if exact else 0.0)) * s
@@ -273,8 +276,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         size: output spatial size (int or tuple), or
         scale_factor: multiplier(s) of the input size (output = floor(in * s)).
         mode: 'nearest', 'nearest-exact', 'linear' (3-D input), 'bilinear' (4-D),
-            'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling, 3-D/4-D)
-            or 'lanczos' (4-D, antialias only).
+            'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling)
+            or 'lanczos' (4-D, antialias only). uint8 input (images) in bilinear/bicubic
+            modes is resized in float32 per axis and rounded back (within 1 of PyTorch's
+            fixed-point uint8 kernels).
         align_corners: interpolating modes only; True maps corner pixels onto corner pixels.
         recompute_scale_factor: True indexes with in/out instead of 1/scale_factor.
         antialias: bilinear/bicubic/lanczos on 4-D input: when downscaling, each output
@@ -313,12 +318,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                            f"({', '.join(map(str, input.shape[2:]))}) and output "
                            f"({', '.join(map(str, out_sizes))})")
     if mode == "area":
-        if dims == 3:
-            raise NotImplementedError("interpolate: mode 'area' supports 3D and 4D input")
-        return (adaptive_avg_pool1d if dims == 1 else adaptive_avg_pool2d)(input, out_sizes)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](
+            input, out_sizes)
     ftype = np.float64 if input.dtype is _dtype.float64 else np.float32
+    integral = not (input.dtype.is_floating_point or input.dtype.is_complex)
+    if integral and mode not in ("nearest", "nearest-exact"):
+        if input.dtype is not _dtype.uint8 or mode not in _TAP_MODES:
+            raise NotImplementedError(f'"upsample_{mode}" not implemented for '
+                                      f"'{_dtype.type_name(input.dtype)}'")
     out = input
     for d in reversed(range(dims)):          # last axis first, as PyTorch's bilinear sums
+        if integral and mode not in ("nearest", "nearest-exact"):
+            # uint8 images (PyTorch's bilinear/bicubic take them): each pass in float32,
+            # rounded back to uint8 as PyTorch's separable uint8 kernels do between passes
+            out = _uint8_pass(out, d + 2, input.shape[d + 2], out_sizes[d], scales[d],
+                              align_corners, mode, antialias)
+            continue
         dim, n_in, n_out = d + 2, input.shape[d + 2], out_sizes[d]
         if antialias:
             out = apply_taps(out, dim, *antialias_taps(n_in, n_out, scales[d],
@@ -329,10 +344,26 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         elif mode in _LINEAR_MODES:
             taps = _linear_taps(n_in, n_out, scales[d], bool(align_corners), ftype)
             out = LerpAxisFn.apply(out, dim, taps)
-        elif n_in != n_out or mode == "nearest-exact":
-            index = _nearest_index(n_in, n_out, scales[d], mode == "nearest-exact")
+        elif n_in != n_out or mode == "nearest-exact" or (dims != 2 and scales[d]):
+            index = _nearest_index(n_in, n_out, scales[d], mode == "nearest-exact",
+                                   shortcuts=dims == 2)
             out = GatherAxisFn.apply(out, dim, index, 0.0)
     return out if out is not input else input.clone()
+
+
+def _uint8_pass(x, dim, n_in, n_out, scale, align_corners, mode, antialias):
+    """One axis of a uint8 bilinear/bicubic resize: in float32, rounded and clamped."""
+    f = x.to(_dtype.float32)
+    if antialias:
+        f = apply_taps(f, dim, *antialias_taps(n_in, n_out, scale, bool(align_corners), mode,
+                                               np.float32))
+    elif mode == "bicubic":
+        f = apply_taps(f, dim, *cubic_taps(n_in, n_out, scale, bool(align_corners),
+                                           np.float32))
+    else:
+        f = LerpAxisFn.apply(f, dim, _linear_taps(n_in, n_out, scale, bool(align_corners),
+                                                  np.float32))
+    return f.round().clamp(0, 255).to(_dtype.uint8)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

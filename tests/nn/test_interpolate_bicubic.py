@@ -102,3 +102,38 @@ def test_bicubic_and_antialias_errors():
     for fn, exc, msg in cases:
         with pytest.raises(exc, match=msg):
             fn()
+
+
+def test_uint8_images_resize_within_one_of_pytorch():
+    """bilinear/bicubic on uint8 (images) gave zeros; now float32 per axis, rounded back."""
+    img = (np.arange(16, dtype=np.uint8) * 10).reshape(1, 1, 4, 4)
+    out = F.interpolate(nbtorch.tensor(img), size=(3, 5), mode="bilinear")
+    assert out.dtype is nbtorch.uint8
+    assert out.flatten()[:5].tolist() == [7, 14, 22, 30, 37]          # PyTorch's values
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 256, (1, 3, 17, 23), dtype=np.uint8)
+    for kw in (dict(mode="bilinear"), dict(mode="bicubic"), dict(mode="bicubic", antialias=True),
+               dict(mode="bilinear", align_corners=True)):
+        want = torch.nn.functional.interpolate(torch.tensor(a), size=(9, 31), **kw).numpy()
+        got = F.interpolate(nbtorch.tensor(a), size=(9, 31), **kw).numpy()
+        assert np.abs(want.astype(int) - got.astype(int)).max() <= 1
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        F.interpolate(nbtorch.zeros(1, 1, 4, 4, dtype=nbtorch.int64), size=3, mode="bilinear")
+
+
+def test_nearest_on_1d_and_3d_input_applies_the_scale_factor():
+    x = nbtorch.arange(4.0).reshape(1, 1, 4)
+    assert F.interpolate(x, scale_factor=1.2).flatten().tolist() == [0, 0, 1, 2]
+    assert F.interpolate(x[..., :3], scale_factor=2.3).flatten().tolist() == [0, 0, 0, 1, 1, 2]
+    x5 = nbtorch.arange(64.0).reshape(1, 1, 4, 4, 4)
+    assert F.interpolate(x5, scale_factor=1.2)[0, 0, 0, 0].tolist() == [0, 0, 1, 2]
+    x4 = nbtorch.arange(16.0).reshape(1, 1, 4, 4)          # PyTorch's 2-D kernel: size 4 -> 4
+    assert F.interpolate(x4, scale_factor=1.2)[0, 0, 0].tolist() == [0, 1, 2, 3]
+
+
+def test_area_mode_on_5d_input():
+    x = nbtorch.arange(128.0).reshape(1, 2, 4, 4, 4)
+    out = F.interpolate(x, size=(2, 2, 2), mode="area")
+    assert out.shape == (1, 2, 2, 2, 2)
+    np.testing.assert_allclose(out.numpy(), F.adaptive_avg_pool3d(x, 2).numpy())
