@@ -501,3 +501,31 @@ def test_cross_entropy_all_targets_ignored_is_nan_like_pytorch():
     assert np.isnan(out.item())
     assert F.cross_entropy(torch.zeros(2, 3), torch.tensor([-100, -100]),
                            reduction="sum").item() == 0.0
+
+
+def test_a_fully_ignored_batch_has_a_nan_loss_and_zero_gradients():
+    """PyTorch's 0 / 0: the loss is nan, the gradients 0 (they were nan: a padded batch
+    corrupted the weights after one step)."""
+    x0 = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    ignored = torch.tensor([-100, -100])
+    for fn in (lambda x: F.cross_entropy(x, ignored),
+               lambda x: F.cross_entropy(x, ignored, label_smoothing=0.1),
+               lambda x: F.nll_loss(x, ignored, weight=torch.arange(1.0, 6.0))):
+        x = torch.tensor(x0, requires_grad=True)
+        loss = fn(x)
+        loss.backward()
+        assert np.isnan(loss.item()) and np.all(x.grad.numpy() == 0)
+    c = torch.compile(lambda x, t: F.cross_entropy(x, t))
+    x = torch.tensor(x0, requires_grad=True)
+    c(x, torch.tensor([1, 2]))
+    x.grad = None
+    c(x, ignored).backward()                            # the graph's denominator is a tensor
+    assert np.all(x.grad.numpy() == 0)
+
+
+def test_cross_entropy_of_an_empty_batch_is_nan():
+    x = torch.zeros(0, 4, requires_grad=True)
+    loss = F.cross_entropy(x, torch.zeros(0, dtype=torch.int64))  # ZeroDivisionError before
+    assert np.isnan(loss.item())
+    loss.backward()
+    assert x.grad.shape == (0, 4)

@@ -253,7 +253,7 @@ def _half_cross_entropy_grad(x, safe, w, grad, reduction, denominator):
     nll_loss gradient (-grad / total_weight * w_i, ops of x's dtype) scattered into
     zeros, then log_softmax's backward in float32, rounded once."""
     coef = grad.reshape(-1, 1) if reduction == "none" else \
-        (grad if reduction == "sum" else grad / denominator).reshape(1, 1)
+        (grad if reduction == "sum" else _mean_grad(grad, denominator)).reshape(1, 1)
     coef = -coef.expand(safe.shape[0], 1)
     if w is not None:
         coef = coef * w.reshape(-1, 1)
@@ -268,6 +268,28 @@ def _picked_loss(flat_logp, safe, w):
     return -picked if w is None else -(picked * w)
 
 
+def _mean(total, denominator):
+    """total / denominator for 'mean'. An empty or fully ignored batch (0 / 0) gives nan, as
+    PyTorch's, with a zero gradient (no term to differentiate) where a plain division's
+    backward spread nan over the weights (a padded batch corrupted a model)."""
+    if isinstance(denominator, Tensor):             # a graph capture's: per call
+        zero = denominator == 0
+        return (total / torch.where(zero, torch.ones_like(denominator), denominator)
+                + torch.where(zero, torch.full_like(denominator, float("nan")),
+                              torch.zeros_like(denominator)))
+    if denominator == 0:
+        return total * 0.0 + float("nan")
+    return total / denominator
+
+
+def _mean_grad(grad, denominator):
+    """The gradient `_mean` passes to the total: grad / denominator, 0 where it is 0."""
+    if isinstance(denominator, Tensor):
+        zero = denominator == 0
+        return grad / torch.where(zero, torch.ones_like(denominator), denominator) * ~zero
+    return grad * 0.0 if denominator == 0 else grad / denominator
+
+
 def _reduce_weighted(loss, reduction, denominator, input, node=None):
     """'none' restores the target's shape; 'mean' divides the sum by `denominator`;
     `node` names the last node as PyTorch's fused loss prints it (NllLossBackward0)."""
@@ -275,8 +297,8 @@ def _reduce_weighted(loss, reduction, denominator, input, node=None):
         return loss.reshape(_target_shape(input))
     if reduction == "sum":
         return loss.sum() if node is None else _named_reduction(node, False)(loss)
-    if node is None:
-        return loss.sum() / denominator
+    if node is None or not denominator:
+        return _mean(loss.sum(), denominator)
     from ...ops.arithmetic import Div
     return renamed(Div, node).apply(loss.sum(), denominator)
 
@@ -301,9 +323,11 @@ class _CrossEntropyIndices(Function):
                 return loss
         else:
             loss = torch.log_softmax(x, 1).gather(1, safe)    # the common case: 4 ops
-            return loss.sum() * (-1.0 if reduction == "sum" else -1.0 / denominator)
+            if reduction == "sum" or denominator:
+                return loss.sum() * (-1.0 if reduction == "sum" else -1.0 / denominator)
+            return _mean(-loss.sum(), denominator)
         total = loss.sum()
-        return total if reduction == "sum" else total / denominator
+        return total if reduction == "sum" else _mean(total, denominator)
 
     @staticmethod
     def backward(ctx, grad):
@@ -314,7 +338,7 @@ class _CrossEntropyIndices(Function):
         if ctx.reduction == "none":
             coef = grad.reshape(-1, 1)
         else:
-            coef = grad if ctx.reduction == "sum" else grad / ctx.denominator
+            coef = grad if ctx.reduction == "sum" else _mean_grad(grad, ctx.denominator)
         if w is not None:
             coef = coef * w.reshape(-1, 1)
         probs = torch.softmax(x, 1)
