@@ -162,3 +162,21 @@ def test_legacy_hook_norms_against_torch():
             getattr(nn.utils, "remove_" + kind)(ours)
     with pytest.warns(FutureWarning, match="`torch.nn.utils.weight_norm` is deprecated"):
         nn.utils.weight_norm(nn.Linear(2, 2))
+
+
+def test_a_convolutions_parametrized_weight_is_computed_once_per_forward():
+    """spectral_norm's power iteration ran twice per Conv forward (the channel check read
+    the weight), drifting from PyTorch."""
+    class Count(nn.Module):
+        calls = 0
+
+        def forward(self, w):
+            Count.calls += 1
+            return w
+
+    for layer, x in ((nn.Conv2d(2, 3, 3), nbtorch.randn(1, 2, 5, 5)),
+                     (nn.ConvTranspose1d(2, 3, 3), nbtorch.randn(1, 2, 5))):
+        nn.utils.parametrize.register_parametrization(layer, "weight", Count())
+        Count.calls = 0
+        layer(x)
+        assert Count.calls == 1

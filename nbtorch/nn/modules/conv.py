@@ -147,8 +147,9 @@ def _batched(module, input, expected, run):
             f"Expected {expected - 1}D (unbatched) or {expected}D (batched) input to "
             f"{name}, but got input of size: {list(input.shape)}")
     channel = input._static_shape[-expected + 1]
-    w_shape = module.weight._static_shape
-    wanted = w_shape[1] * module.groups if not module.transposed else w_shape[0]
+    # in_channels, not the weight's shape: reading `weight` would run a parametrization
+    # (spectral_norm's power iteration) a second time per forward
+    wanted = module.in_channels
     if channel != wanted:
         raise RuntimeError(
             f"Given groups={module.groups}, weight of size {list(module.weight.shape)}, "
