@@ -529,3 +529,9 @@ def test_cross_entropy_of_an_empty_batch_is_nan():
     assert np.isnan(loss.item())
     loss.backward()
     assert x.grad.shape == (0, 4)
+
+
+def test_gaussian_nll_passes_the_gradient_through_the_variance_clamp():
+    var = torch.tensor([1e-8, 0.5], requires_grad=True)       # below eps: was a 0 gradient
+    nn.GaussianNLLLoss()(torch.tensor([0.0, 0.0]), torch.tensor([1.0, 1.0]), var).backward()
+    np.testing.assert_allclose(var.grad.numpy(), [-2.4999975e11, -0.5], rtol=1e-5)

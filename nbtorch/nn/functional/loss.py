@@ -600,7 +600,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         var = var.unsqueeze(-1)
     if (var.detach() < 0).any():
         raise ValueError("var has negative entry/entries")
-    var = var.clamp(min=eps)
+    var = var.clone()
+    with torch.no_grad():               # clamped for stability only, as PyTorch's: the
+        var.clamp_(min=eps)             # gradient passes straight through to var
     loss = 0.5 * (var.log() + (input - target) ** 2 / var)
     if full:
         loss = loss + 0.5 * float(np.log(2 * np.pi))
