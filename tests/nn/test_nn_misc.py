@@ -162,3 +162,11 @@ def test_attention_backends_and_factory_kwargs():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert SDPBackend.FLASH_ATTENTION == 1 and SDPBackend.ERROR == -1
+
+
+def test_prelu_keeps_a_0d_input_0d_and_rrelu_eval_takes_the_slope_at_zero():
+    assert nn.PReLU()(nbtorch.tensor(-2.0)).shape == ()
+    assert F.prelu(nbtorch.tensor(-2.0), nbtorch.tensor([0.25])).item() == -0.5
+    x = nbtorch.tensor([0.0, -1.0, 1.0], requires_grad=True)
+    nn.RReLU(0.1, 0.3).eval()(x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.2, 0.2, 1.0])   # 1.0 at 0 before

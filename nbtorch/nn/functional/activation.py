@@ -107,6 +107,8 @@ def prelu(input, weight):
                 f"numbers = {weight.numel()} and channel size = "
                 f"{input.shape[1] if input.dim() >= 2 else 1}.")
         weight = weight.reshape([1, -1] + [1] * (input.dim() - 2))
+    else:
+        weight = weight.reshape(())         # one slope: the input's shape (a 0-d stays 0-d)
     return torch.where(input > 0, input, input * weight)
 
 
@@ -161,9 +163,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if training:
         slope = torch.rand(tuple(input.shape), device=input.device).to(input.dtype)
         slope = slope * (upper - lower) + lower
-        result = torch.where(input >= 0, input, input * slope)
-    else:
-        result = torch.where(input >= 0, input, input * ((lower + upper) / 2))
+        result = torch.where(input > 0, input, input * slope)
+    else:                   # at 0 the slope's side, as PyTorch's (leaky_relu's gradient)
+        result = torch.where(input > 0, input, input * ((lower + upper) / 2))
     return _maybe_inplace(input, result, inplace)
 
 
