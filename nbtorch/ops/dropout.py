@@ -4,6 +4,8 @@ The masks are PyTorch's: ``noise = empty(shape).bernoulli_(1 - p); noise.div_(1 
 (one Bernoulli draw per element, or per channel for the feature variants), so after
 ``manual_seed`` they equal PyTorch's CPU masks.
 """
+import warnings
+
 from .._tensor import CPU, empty
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
@@ -82,14 +84,50 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout(input, p, training, inplace, 1, "dropout1d")
 
 
+def _feature_dropout(input, p, training, inplace, batched):
+    """Zero whole (sample, channel) slices: dims 0 and 1 of `input`, or, not `batched`,
+    dim 0 (a batch dim of one added), as PyTorch's feature_dropout."""
+    _check_p(p)
+    if input.dim() < (2 if batched else 1):
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    keep = 2 if batched else 1
+    mask_shape = tuple(input.shape[:keep]) + (1,) * (input.dim() - keep)
+    return _apply_mask(input, _keep_mask(input, p, mask_shape), inplace)
+
+
+def _deprecated_rank(name, rank, wanted):
+    warnings.warn(f"{name}: Received a {rank}-D input to {name}, which is deprecated and will "
+                  f"result in an error in a future release. To retain the behavior and silence "
+                  f"this warning, please use dropout instead. Note that {name} exists to "
+                  f"provide channel-wise dropout on inputs with {wanted} spatial dimensions, a "
+                  f"channel dimension, and an optional batch dimension (i.e. {wanted + 1}D or "
+                  f"{wanted + 2}D inputs).", stacklevel=3)
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of (N, C, H, W) / (C, H, W) inputs with probability p."""
-    return _channel_dropout(input, p, training, inplace, 2, "dropout2d")
+    """Zero whole channels of (N, C, H, W) inputs with probability p. As PyTorch's, a 3-D
+    input is read as (N, C, L) (with a warning) and other ranks are deprecated but run."""
+    if input.dim() not in (3, 4):
+        _deprecated_rank("dropout2d", input.dim(), 2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise "
+                      "dropout behavior, please switch to using dropout1d instead.",
+                      stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, True)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) inputs with probability p."""
-    return _channel_dropout(input, p, training, inplace, 3, "dropout3d")
+    """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) inputs with probability p
+    (other ranks are deprecated but run, unbatched below 5-D, as PyTorch's)."""
+    if input.dim() not in (4, 5):
+        _deprecated_rank("dropout3d", input.dim(), 3)
+    return _feature_dropout(input, p, training, inplace, input.dim() == 5)
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):

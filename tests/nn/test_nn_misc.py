@@ -170,3 +170,17 @@ def test_prelu_keeps_a_0d_input_0d_and_rrelu_eval_takes_the_slope_at_zero():
     x = nbtorch.tensor([0.0, -1.0, 1.0], requires_grad=True)
     nn.RReLU(0.1, 0.3).eval()(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [0.2, 0.2, 1.0])   # 1.0 at 0 before
+
+
+def test_channel_dropout_ranks_as_pytorchs():
+    """dropout2d reads a 3-D input as (N, C, L) and runs other ranks with a warning;
+    dropout3d treats a non-5-D input as unbatched (it raised for both before)."""
+    nbtorch.manual_seed(0)
+    with pytest.warns(UserWarning, match=r"interpreted as\s+shape \(N, C, L\)"):
+        y = F.dropout2d(nbtorch.ones(4, 6, 5), 0.5, True)
+    assert bool((y.amax(-1) == y.amin(-1)).all())           # one mask value per (n, c) row
+    with pytest.warns(UserWarning, match="Received a 2-D input to dropout2d"):
+        assert nn.Dropout2d(0.5).eval()(nbtorch.ones(3, 4)).shape == (3, 4)
+    with pytest.warns(UserWarning, match="Received a 3-D input to dropout3d"):
+        y = F.dropout3d(nbtorch.ones(6, 4, 5), 0.5, True)
+    assert bool((y.flatten(1).amax(1) == y.flatten(1).amin(1)).all())   # per channel (dim 0)
