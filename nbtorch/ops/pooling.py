@@ -39,6 +39,15 @@ def _planes(t, dt):
     return _raw(t, dt).reshape((n * c,) + tuple(t.shape[2:]))
 
 
+def _integral_in_float64(x):
+    """float64 for an integer (not bool) input, whose max pooling runs in it - exact below
+    2**53, as PyTorch pools integer images - else None."""
+    d = x.dtype
+    if d.is_floating_point or d.is_complex or d is _dtype.bool:
+        return None
+    return _dtype.float64
+
+
 def _new(shape, dt, like):
     """A fresh (N, C, *S) kernel output and its (N*C, *S) raw view."""
     shape = tuple(shape)
@@ -54,7 +63,7 @@ class MaxPoolFn(Function):
 
     @staticmethod
     def forward(ctx, x, geom):
-        dt = _kernel_dtype("max_pool2d", x)
+        dt = _integral_in_float64(x) or _kernel_dtype("max_pool2d", x)
         out, out_k = _new(x.shape[:2] + geom[0], dt, x)
         idx, idx_k = _new(x.shape[:2] + geom[0], _dtype.int64, x)
         if len(geom) == 1:
@@ -121,13 +130,16 @@ class AvgPoolFn(Function):
 
     @staticmethod
     def forward(ctx, x, geom):
-        dt = _kernel_dtype("avg_pool2d", x)
+        wide = x.dtype is _dtype.int64 and len(geom) > 1     # PyTorch averages longs too
+        dt = _dtype.float64 if wide else _kernel_dtype("avg_pool2d", x)
         out, out_k = _new(x.shape[:2] + geom[0], dt, x)
         if len(geom) == 1:
             get_kernel("adaptive_avg_pool2d", x.device.type)(_planes(x, dt), out_k)
         else:
             get_kernel("avg_pool2d", x.device.type)(_planes(x, dt), out_k, *geom[1:])
         ctx.geom, ctx.in_shape = geom, tuple(x.shape)
+        if wide:
+            out = out.trunc()                   # the integer division's quotient
         return _out(out, x.dtype)
 
     @staticmethod

@@ -477,3 +477,13 @@ def test_matches_pytorch_when_installed():
         _close(S.interpolate(_t(x), size=(3, 9), mode=mode, align_corners=ac), ref.numpy())
     _close(S.interpolate(_t(x5), size=(5, 3, 7), mode="trilinear"),
            tF.interpolate(torch.tensor(x5), size=(5, 3, 7), mode="trilinear").numpy())
+
+
+def test_integer_images_pool_as_in_pytorch():
+    x = nbtorch.arange(16).reshape(1, 1, 4, 4)
+    for dt in (nbtorch.int64, nbtorch.int32, nbtorch.uint8):
+        out = nbtorch.nn.functional.max_pool2d(x.to(dt), 2)       # NotImplementedError before
+        assert out.dtype is dt and out.flatten().tolist() == [5, 7, 13, 15]
+    assert nbtorch.nn.functional.avg_pool2d(x, 2).flatten().tolist() == [2, 4, 10, 12]
+    got = nbtorch.nn.functional.avg_pool2d(-x - 1, 2).flatten().tolist()
+    assert got == [-3, -5, -11, -13]                     # the quotient truncated
