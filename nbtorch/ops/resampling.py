@@ -130,7 +130,9 @@ def _pad_index(size, lo, hi, mode):
         return np.where(src >= size, 2 * (size - 1) - src, src)
     if mode == "replicate":
         return np.clip(src, 0, size - 1)
-    return src % size   # circular
+    # circular: a negative side crops first, and the wrap reads the cropped span (PyTorch's)
+    start, length = max(0, -lo), size + min(lo, 0) + min(hi, 0)
+    return (np.arange(-max(lo, 0), length + max(hi, 0), dtype=np.int64) % length) + start
 
 
 def _check_pad_mode(input, pad, mode, value):
@@ -157,8 +159,6 @@ def _check_pad_mode(input, pad, mode, value):
         if mode == "replicate" and size == 0:
             raise RuntimeError(f"Expected non-empty dimension {dim} of input for replicate "
                                f"padding, but got input {_size(input)}")
-        if min(lo, hi) < 0:
-            raise RuntimeError(f"negative padding is not supported for mode {mode!r}")
 
 
 def pad(input, pad, mode="constant", value=None):

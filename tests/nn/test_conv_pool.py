@@ -487,3 +487,20 @@ def test_integer_images_pool_as_in_pytorch():
     assert nbtorch.nn.functional.avg_pool2d(x, 2).flatten().tolist() == [2, 4, 10, 12]
     got = nbtorch.nn.functional.avg_pool2d(-x - 1, 2).flatten().tolist()
     assert got == [-3, -5, -11, -13]                     # the quotient truncated
+
+
+def test_negative_padding_crops_in_every_mode():
+    """reflect/replicate mirror the original span, circular wraps the cropped one, as
+    PyTorch's (negative padding raised for the three before)."""
+    pad = nbtorch.nn.functional.pad
+    x = nbtorch.arange(5.0).reshape(1, 1, 5)
+    assert pad(x, (-1, 2), mode="reflect").flatten().tolist() == [1, 2, 3, 4, 3, 2]
+    assert pad(x, (-1, 2), mode="replicate").flatten().tolist() == [1, 2, 3, 4, 4, 4]
+    assert pad(x, (-1, 2), mode="circular").flatten().tolist() == [1, 2, 3, 4, 1, 2]
+    assert pad(x, (2, -2), mode="circular").flatten().tolist() == [1, 2, 0, 1, 2]
+    torch = pytest.importorskip("torch")
+    a = np.arange(40, dtype=np.float32).reshape(1, 2, 4, 5)
+    for mode in ("reflect", "replicate", "circular"):
+        for p in ((-1, 2, 1, -1), (2, -2, -1, 3), (-3, 4)):
+            want = torch.nn.functional.pad(torch.tensor(a), p, mode=mode).numpy()
+            np.testing.assert_array_equal(pad(nbtorch.tensor(a), p, mode=mode).numpy(), want)
