@@ -403,9 +403,11 @@ def one_hot(tensor, num_classes=-1):
     if vals.size and vals.min() < 0:
         raise RuntimeError("Class values must be non-negative.")
     if num_classes == -1:
+        if not vals.size:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
         refuse_capture("one_hot() without num_classes", "has an output shape that depends on "
                        "the data")
-        num_classes = int(vals.max()) + 1 if vals.size else 0
+        num_classes = int(vals.max()) + 1
     elif vals.size and vals.max() >= num_classes:
         raise RuntimeError("Class values must be smaller than num_classes.")
     from .creation import zeros

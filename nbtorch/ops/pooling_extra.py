@@ -12,7 +12,8 @@
 """
 from .. import _dtype
 from .conv import _ntuple, _size
-from .pooling import avg_pool1d, avg_pool2d, avg_pool3d
+from .pooling import (avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d,
+                      max_pool3d)
 
 __all__ = ["max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
            "lp_pool3d", "fractional_max_pool2d", "fractional_max_pool3d",
@@ -111,6 +112,16 @@ def _lp(out, norm_type, window):
     return (out.sign() * out.abs().relu()).mul(window).pow(1.0 / norm_type)
 
 
+def _lp_extreme(max_pool, input, norm_type, kernel_size, stride, ceil_mode):
+    """p = +-inf: the window's largest (smallest) magnitude, as max pooling of |x|; else
+    None (x^inf would overflow the power average)."""
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    return None
+
+
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling over (N, C, L): (sum over the window of x^p)^(1/p).
 
@@ -118,6 +129,9 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         >>> F.lp_pool1d(nbtorch.tensor([[[3., 4., 1., 1.]]]), 2, 2)
         tensor([[[5.0000, 1.4142]]])
     """
+    extreme = _lp_extreme(max_pool1d, input, norm_type, kernel_size, stride, ceil_mode)
+    if extreme is not None:
+        return extreme
     k = _ntuple(kernel_size, 1, "kernel_size")[0]
     out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp(out, norm_type, k)
@@ -125,6 +139,9 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling over (N, C, H, W); p = inf is max pooling, p = 1 sum pooling."""
+    extreme = _lp_extreme(max_pool2d, input, norm_type, kernel_size, stride, ceil_mode)
+    if extreme is not None:
+        return extreme
     kh, kw = _ntuple(kernel_size, 2, "kernel_size")
     out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp(out, norm_type, kh * kw)
@@ -132,6 +149,9 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling over (N, C, D, H, W)."""
+    extreme = _lp_extreme(max_pool3d, input, norm_type, kernel_size, stride, ceil_mode)
+    if extreme is not None:
+        return extreme
     kd, kh, kw = _ntuple(kernel_size, 3, "kernel_size")
     out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return _lp(out, norm_type, kd * kh * kw)

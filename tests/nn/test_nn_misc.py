@@ -184,3 +184,20 @@ def test_channel_dropout_ranks_as_pytorchs():
     with pytest.warns(UserWarning, match="Received a 3-D input to dropout3d"):
         y = F.dropout3d(nbtorch.ones(6, 4, 5), 0.5, True)
     assert bool((y.flatten(1).amax(1) == y.flatten(1).amin(1)).all())   # per channel (dim 0)
+
+
+def test_loss_and_pooling_edge_cases_as_pytorchs():
+    x = nbtorch.tensor([[[0.3, -0.8848, 1.2, -1.466]]])
+    np.testing.assert_allclose(F.lp_pool1d(x, float("inf"), 2).flatten().numpy(),
+                               [0.8848, 1.466], rtol=1e-6)           # [1, 1] before
+    out = F.hinge_embedding_loss(nbtorch.tensor([0.3, 2.0]), nbtorch.tensor([0.0, 0.0]),
+                                 reduction="none")
+    assert out.tolist() == pytest.approx([1.0, 2.0])   # both terms where y is neither +-1
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        F.binary_cross_entropy(nbtorch.tensor([0.5]), nbtorch.tensor([2.0]))
+    with pytest.raises(RuntimeError, match="same number of dimensions"):
+        F.triplet_margin_loss(nbtorch.randn(2, 3), nbtorch.randn(3), nbtorch.randn(2, 3))
+    with pytest.raises(RuntimeError, match="Can not infer total number of classes"):
+        F.one_hot(nbtorch.zeros(0, dtype=nbtorch.int64))
+    assert repr(nn.RNN(3, 4, nonlinearity="relu")) == "RNN(3, 4)"
+    assert repr(nn.Hardswish(inplace=True)) == "Hardswish()"

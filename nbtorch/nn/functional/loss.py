@@ -478,6 +478,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         lo, hi = float(input.detach().min()), float(input.detach().max())
         if not (lo >= 0 and hi <= 1):
             raise RuntimeError("all elements of input should be between 0 and 1")
+        lo, hi = float(target.detach().min()), float(target.detach().max())
+        if not (lo >= 0 and hi <= 1):
+            raise RuntimeError("all elements of target should be between 0 and 1")
     if weight is not None:
         weight = weight.expand(broadcast_shapes(target.shape, weight.shape))
     return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction,
@@ -554,11 +557,12 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
-    """x where y == 1, max(0, margin - x) where y == -1."""
+    """x where y == 1, max(0, margin - x) where y == -1 (both where y is neither, as
+    PyTorch's: x where y != -1 plus the margin term where y != 1)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
     zeros = torch.zeros_like(input)
-    pos = torch.where(target == 1, input, zeros)
-    neg = torch.where(target == -1, (margin - input).clamp(min=0), zeros)
+    pos = torch.where(target != -1, input, zeros)
+    neg = torch.where(target != 1, (margin - input).clamp(min=0), zeros)
     return _reduce(pos + neg, reduction)
 
 
@@ -614,6 +618,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     """max(d(a, p) - d(a, n) + margin, 0) with d the p-norm pairwise distance."""
     from .distance import pairwise_distance
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not anchor.dim() == positive.dim() == negative.dim():
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {anchor.dim()}D, "
+                           f"positive {positive.dim()}D, and negative {negative.dim()}D inputs")
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
     if swap:

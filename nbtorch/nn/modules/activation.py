@@ -160,12 +160,18 @@ class Hardswish(SiLU):
     def forward(self, input):
         return F.hardswish(input, self.inplace)
 
+    def extra_repr(self):
+        return ""               # PyTorch's Hardswish prints no inplace flag
+
 
 class Hardsigmoid(SiLU):
     """relu6(x + 3) / 6."""
 
     def forward(self, input):
         return F.hardsigmoid(input, self.inplace)
+
+    def extra_repr(self):
+        return ""               # PyTorch's Hardsigmoid prints no inplace flag
 
 
 class _NoArg(Module):

@@ -331,10 +331,6 @@ class RNN(RNNBase):
                          device=device, dtype=dtype)
         self.nonlinearity = nonlinearity
 
-    def extra_repr(self):
-        s = super().extra_repr()
-        return s if self.nonlinearity == "tanh" else s + ", nonlinearity='relu'"
-
 
 class LSTM(RNNBase):
     """Long short-term memory; returns ``output, (h_n, c_n)``.
