@@ -34,6 +34,15 @@ def fused_update(op, param, grad, buffers, *scalars):
     floating dtypes (float16, bfloat16) and non-contiguous tensors go through
     working copies, written back afterwards. Bumps `param`'s version counter.
     """
+    if param.dtype.is_complex and grad.dtype.is_complex:
+        # as PyTorch's: a complex parameter updates as its (real, imag) pairs, through
+        # views of the parameter, its gradient and its (complex) state
+        from .complex import view_as_real
+        with no_grad():
+            real = [None if b is None else view_as_real(b) for b in buffers]
+            fused_update(op, view_as_real(param), view_as_real(grad), real, *scalars)
+        param._bump()
+        return
     kernel = get_kernel(op, param.device.type)
     _check(op, param, grad, buffers)
     work = param.dtype if param.dtype in _KERNEL_DTYPES else _dtype.float32

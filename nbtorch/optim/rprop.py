@@ -41,7 +41,9 @@ class Rprop(Optimizer):
         if not state:
             state["step"] = new_step()
             state["prev"] = zeros_state(param)
-            state["step_size"] = zeros_state(param, float(group["lr"]))
+            lr = float(group["lr"])     # a complex parameter steps both parts by lr
+            state["step_size"] = zeros_state(param, complex(lr, lr) if param.is_complex()
+                                             else lr)
         bump_step(state["step"])
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]

@@ -1,6 +1,8 @@
-"""Optimizer hooks as PyTorch's: step hooks see (optimizer, (optimizer, *args), kwargs),
+"""Optimizer behaviour as PyTorch's: step hooks see (optimizer, (optimizer, *args), kwargs),
 global step hooks run around every optimizer, state_dict / load_state_dict hooks may
-replace the dict; a duplicated parameter warns (PyTorch 2.13) instead of raising."""
+replace the dict, a duplicated parameter warns (PyTorch 2.13), complex parameters step as
+their real and imaginary parts."""
+import numpy as np
 import pytest
 
 import nbtorch
@@ -57,3 +59,20 @@ def test_a_duplicated_parameter_warns_as_in_pytorch():
     p = nbtorch.nn.Parameter(nbtorch.ones(2))
     with pytest.warns(UserWarning, match="duplicate parameters"):
         nbtorch.optim.SGD([p, p], lr=0.1)
+
+
+def test_complex_parameters_step_as_their_real_and_imaginary_parts():
+    """As PyTorch's view_as_real updates (every optimizer refused complex before)."""
+    torch = pytest.importorskip("torch")
+    names = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam",
+             "RAdam", "ASGD", "Rprop")
+    for name in names:
+        got = []
+        for lib in (nbtorch, torch):
+            p = lib.nn.Parameter(lib.tensor([1 + 2j, -0.5 + 1j], dtype=lib.complex128))
+            opt = getattr(lib.optim, name)([p], lr=0.1)
+            for _ in range(3):
+                p.grad = 2 * p.detach()
+                opt.step()
+            got.append(np.array(p.detach().tolist()))
+        np.testing.assert_allclose(got[0], got[1], rtol=1e-12, err_msg=name)
