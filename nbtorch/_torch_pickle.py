@@ -102,10 +102,15 @@ class _Restricted(pickle.Unpickler):
                 return _scalar
         if module == "numpy" and name in ("ndarray", "dtype"):
             return getattr(np, name)
+        from .serialization import _SAFE_GLOBALS
+        allowed = _SAFE_GLOBALS.get(f"{module}.{name}")
+        if allowed is not None:                 # serialization.add_safe_globals
+            return allowed
         raise pickle.UnpicklingError(
             f"refusing to load global '{module}.{name}': only tensors, NumPy arrays, "
             "containers and primitives can be loaded (no code is executed from checkpoint "
-            "files)")
+            "files); if you trust it, allow it with "
+            f"nbtorch.serialization.add_safe_globals([{name}])")
 
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):

@@ -41,6 +41,15 @@ _ALIGN = 64
 _PRIMITIVES = (type(None), bool, int, float, complex, str, bytes, bytearray)
 
 
+def _user_allowed(cls):
+    """`cls` was allowed by `serialization.add_safe_globals` (its instances then load)."""
+    from .serialization import _SAFE_GLOBALS
+    if not _SAFE_GLOBALS or not hasattr(cls, "__module__"):
+        return False
+    name = f"{cls.__module__}.{getattr(cls, '__qualname__', getattr(cls, '__name__', ''))}"
+    return _SAFE_GLOBALS.get(name) is cls
+
+
 class _Global:
     """A reference to ``module.name`` written as a GLOBAL opcode (torch need not exist)."""
 
@@ -109,13 +118,16 @@ class _Pickler(pickle._Pickler):
             if obj.dtype.hasobject:
                 raise TypeError("nbtorch.save cannot store NumPy arrays of Python objects")
             return super().save(obj, save_persistent_id)
+        if _user_allowed(t) or _user_allowed(obj):    # serialization.add_safe_globals:
+            return super().save(obj, save_persistent_id)   # instances or the class itself
         if isinstance(obj, (dict, list, tuple)):        # subclasses: as their base type
             base = dict if isinstance(obj, dict) else (list if isinstance(obj, list) else tuple)
             return super().save(base(obj), save_persistent_id)
         raise TypeError(f"nbtorch.save cannot store objects of type {t.__name__}: only "
                         "tensors, NumPy arrays, dicts, lists, tuples, sets, numbers, strings, "
                         "bytes and None, what torch.load(weights_only=True) accepts (use "
-                        "state_dict() for models and optimizers)")
+                        "state_dict() for models and optimizers, or allow the class with "
+                        "nbtorch.serialization.add_safe_globals)")
 
     def _save_global_ref(self, g):
         memo = self.memo.get(id(g))

@@ -6,8 +6,10 @@ dicts, and PyTorch's own checkpoints load here. Saving writes a temporary file b
 the target and renames it into place, so a crash mid-save never destroys the previous
 checkpoint. `load` unpickles through an allow-list (`_torch_pickle.py`): tensors,
 parameters, NumPy arrays, containers and primitives come back as what they were; any
-other global in the pickle is refused, whatever ``weights_only`` says. Files in
-nbtorch's first format (``nbtorch.json`` + ``.npy`` records) still load.
+other global in the pickle is refused, whatever ``weights_only`` says, except the classes
+and functions the user allows with `add_safe_globals` / `safe_globals` (PyTorch's API for
+its weights_only loader). Files in nbtorch's first format (``nbtorch.json`` + ``.npy``
+records) still load.
 """
 import os
 import tempfile
@@ -15,7 +17,45 @@ import zipfile
 
 from ._tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals"]
+
+_SAFE_GLOBALS = {}      # "module.qualname" -> the object a checkpoint may name
+
+
+def add_safe_globals(safe_globals):
+    """Allow checkpoints to name these classes/functions (objects, or (object, "module.name")
+    pairs): their instances load (built by the class, as pickle does) instead of being
+    refused. Only allow what you trust: loading may call them."""
+    for entry in safe_globals:
+        obj, name = entry if isinstance(entry, tuple) else (entry, None)
+        if name is None:
+            name = f"{obj.__module__}.{getattr(obj, '__qualname__', obj.__name__)}"
+        _SAFE_GLOBALS[name] = obj
+
+
+def get_safe_globals():
+    """The objects `add_safe_globals` allowed."""
+    return list(_SAFE_GLOBALS.values())
+
+
+def clear_safe_globals():
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """``with safe_globals([Cls]):`` allow them for the duration of the block."""
+
+    def __init__(self, safe_globals):
+        self.entries = list(safe_globals)
+
+    def __enter__(self):
+        self.saved = dict(_SAFE_GLOBALS)
+        add_safe_globals(self.entries)
+
+    def __exit__(self, *exc):
+        _SAFE_GLOBALS.clear()
+        _SAFE_GLOBALS.update(self.saved)
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,

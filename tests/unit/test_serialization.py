@@ -185,3 +185,28 @@ def test_complex_tensors_round_trip(tmp_path):
     assert real.load(path, weights_only=True)["b"].tolist() == [1 + 2j, 3 - 4j]
     real.save({"c": real.tensor([5 - 1j])}, tmp_path / "t.pt")
     assert torch.load(tmp_path / "t.pt")["c"].tolist() == [5 - 1j]
+
+
+class _Config:
+    """A user's class in a checkpoint (as argparse namespaces and configs are)."""
+
+    def __init__(self, lr):
+        self.lr = lr
+
+
+def test_safe_globals_allow_a_users_class_both_ways(tmp_path):
+    path = tmp_path / "cfg.pt"
+    with pytest.raises(TypeError, match="add_safe_globals"):
+        torch.save({"cfg": _Config(0.1)}, path)
+    with torch.serialization.safe_globals([_Config]):
+        torch.save({"cfg": _Config(0.1), "w": torch.ones(2)}, path)
+        back = torch.load(path)
+        assert back["cfg"].lr == 0.1 and isinstance(back["cfg"], _Config)
+    assert torch.serialization.get_safe_globals() == []
+    with pytest.raises(pickle.UnpicklingError, match="add_safe_globals"):
+        torch.load(path)
+    torch.serialization.add_safe_globals([_Config])
+    try:
+        assert torch.load(path)["cfg"].lr == 0.1
+    finally:
+        torch.serialization.clear_safe_globals()
