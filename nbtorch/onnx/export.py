@@ -267,6 +267,10 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, verbose=N
     that may vary (``{'input': {0: 'batch'}, 'output': [0]}``). Writes to `f` (a
     path or a binary file object) when given; returns the ``onnx.ModelProto``.
     An op ONNX cannot express raises `UnsupportedOperatorError` naming it.
+    With ``dynamo=True`` (PyTorch 2.13's default; nbtorch's default stays False, so the
+    ModelProto keeps being returned) the result is an `ONNXProgram` (``.save(path)``,
+    ``.model_proto``, callable); `model` may be an ``nbtorch.export.ExportedProgram`` and
+    `dynamic_shapes` (torch.export's form) names the varying dims instead of dynamic_axes.
 
     Example:
         >>> nbtorch.onnx.export(model, nbtorch.randn(1, 3, 32, 32), "model.onnx",
@@ -275,6 +279,9 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, verbose=N
     onnx = require_onnx()
     if export_modules_as_functions:
         raise NotImplementedError("nbtorch.onnx.export: export_modules_as_functions")
+    from ._program import ONNXProgram, dynamo_arguments
+    model, args, kwargs, input_names, dynamic_axes, program = dynamo_arguments(
+        model, args, kwargs, dynamic_shapes, input_names, dynamic_axes)
     proto = build_model(model, args, kwargs, input_names=input_names,
                         output_names=output_names, dynamic_axes=dynamic_axes,
                         opset_version=opset_version, do_constant_folding=do_constant_folding,
@@ -297,4 +304,4 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, verbose=N
         else:
             raise TypeError(f"nbtorch.onnx.export: f must be a path or a binary file, got "
                             f"{type(f).__name__}")
-    return proto
+    return ONNXProgram(proto, program) if dynamo else proto

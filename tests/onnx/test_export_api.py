@@ -313,3 +313,28 @@ def test_plain_function_with_captured_tensor(ort_run):
     x = torch.randn(3, 2)
     proto = torch.onnx.export(f, (x,), None, input_names=["x"])
     np.testing.assert_allclose(ort_run(proto, {"x": x.numpy()})[0], f(x).numpy(), rtol=1e-5)
+
+
+def test_dynamo_export_returns_an_onnx_program_and_takes_export_style_arguments(tmp_path):
+    """PyTorch 2.13's `torch.onnx.export(..., dynamo=True)`: an ONNXProgram (.save,
+    .model_proto, callable), dynamic_shapes with Dims, an ExportedProgram as the model."""
+    import onnxruntime as ort
+    from nbtorch.export import Dim
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)).eval()
+    x, x7 = torch.randn(3, 4), torch.randn(7, 4)
+    program = torch.onnx.export(m, (x,), dynamo=True,
+                                dynamic_shapes={"input": {0: Dim("batch")}})
+    path = tmp_path / "m.onnx"
+    program.save(path)
+    sess = ort.InferenceSession(str(path))
+    assert sess.get_inputs()[0].shape == ["batch", 4]
+    got = sess.run(None, {"input": x7.numpy()})[0]
+    np.testing.assert_allclose(got, m(x7).detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(program(x7)[0].detach().numpy(), got, rtol=1e-5, atol=1e-6)
+    ep = torch.export.export(m, (x,), dynamic_shapes={"input": {0: Dim("batch")}})
+    from_ep = torch.onnx.export(ep, dynamo=True, dynamic_shapes={"input": {0: Dim("batch")}})
+    assert from_ep.exported_program is ep
+    assert [d.dim_param for d in from_ep.model_proto.graph.input[0].type.tensor_type.shape.dim
+            ][:1] == ["batch"]
+    assert isinstance(torch.onnx.export(m, (x,)), type(program.model_proto))  # dynamo=False
