@@ -274,3 +274,34 @@ def test_a_list_the_code_appends_to_is_a_side_effect_not_a_guard():
     for _ in range(4):
         c(nbtorch.ones(3))
     assert c.recompiles == 0
+
+
+class _SharedNorm(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn, self.l = nn.BatchNorm1d(4), nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.bn(self.l(self.bn(x)))          # one BatchNorm applied twice
+
+
+def test_more_code_that_ran_eagerly_now_compiles():
+    nbtorch.manual_seed(0)
+    m = _SharedNorm()
+    m2 = copy.deepcopy(m)
+    c = nbtorch.compile(m2)
+    for _ in range(3):
+        x = nbtorch.randn(8, 4)
+        a, b = m(x), c(x)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    np.testing.assert_array_equal(m.bn.running_mean.numpy(), m2.bn.running_mean.numpy())
+    fn = lambda x: x * nbtorch.bernoulli(nbtorch.full_like(x, 0.5))   # noqa: E731
+    nbtorch.manual_seed(1)
+    want = [fn(nbtorch.ones(6)).tolist() for _ in range(2)]
+    f = nbtorch.compile(fn)
+    nbtorch.manual_seed(1)
+    assert [f(nbtorch.ones(6)).tolist() for _ in range(2)] == want   # drawn per call
+    g = nbtorch.compile(lambda x: x + x.new_tensor([1.0, 2.0, 3.0]) + x.new_full((3,), 2.0))
+    assert g(nbtorch.ones(3)).tolist() == [4.0, 5.0, 6.0]
+    for compiled in (c, f, g):
+        assert not compiled.fallback_reasons

@@ -142,6 +142,7 @@ class Recorder:
         # arguments are looked up before the call: an op that updates one in place
         # (BatchNorm's running statistics) changes its version
         mapped, mapped_kw = self.to_arg(args, what), self.to_arg(kwargs, what)
+        before = [(a, a._storage.version, m) for a, m in zip(args, mapped) if _is_tensor(a)]
         self.depth += 1
         outer, self.elementwise_calls = self.elementwise_calls, []
         try:
@@ -150,6 +151,13 @@ class Recorder:
         finally:
             self.depth -= 1
             self.elementwise_calls = outer
+        for a, version, m in before:
+            if a._storage.version != version:
+                # the op updated this argument in place (BatchNorm's running statistics):
+                # later reads are of the same tensor, which the replayed node updates too
+                # (a BatchNorm used twice in one forward read an unknown value)
+                self.values[_key(a)] = m
+                self.storages.setdefault((id(a._storage), a._storage.version), (a, m))
         call = _elementwise_of(self, out, calls)
         extras = _ctx_tensors(self, cls, out) if call is None else None
         if call is not None:
@@ -294,7 +302,10 @@ def _bindings(functions):
 # graph values): torch.rand in dropout, torch.zeros(...) in user code.
 FACTORIES = ("rand", "randn", "rand_like", "randn_like", "randint", "zeros", "ones", "full",
              "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange",
-             "linspace", "eye", "tensor")
+             "linspace", "eye", "tensor", "bernoulli", "randperm", "randint_like", "normal",
+             "poisson", "multinomial")
+# Tensor methods that make new tensors, recorded as factories (new_tensor: of literals only)
+METHOD_FACTORIES = ("new_zeros", "new_ones", "new_full", "new_empty", "new_tensor")
 # ...of which these are recorded only when the traced code itself calls them, with Python
 # numbers for data (``torch.tensor([1., 2.])``): an array, or a list an op built from a
 # tensor's values, may hold data of the graph, which a node would replay as it was (left
@@ -327,6 +338,21 @@ def _factory(orig):
         return rec.on_factory(orig, args, kwargs)
     factory.__fx_orig__ = orig
     return factory
+
+
+def _method_factory(orig):
+    import functools
+
+    literal_only = orig.__name__ == "new_tensor"
+
+    @functools.wraps(orig)
+    def method(self, *args, **kwargs):
+        rec = getattr(_LOCAL, "recorder", None)
+        if rec is None or literal_only and not (args and _literal(args[0])):
+            return orig(self, *args, **kwargs)
+        return rec.on_factory(orig, (self,) + args, kwargs)
+    method.__fx_orig__ = orig
+    return method
 
 
 def _literal(data):
@@ -399,8 +425,12 @@ def _install():
                      if fn is not orig_guard and fn is not orig_run
                      and fn.__name__ not in _LITERAL_ONLY
                      for d, k in found[i]]
+        from ..._tensor import Tensor
+        methods = [(name, Tensor.__dict__[name]) for name in METHOD_FACTORIES]
         _SAVED[:] = [(Function, orig_apply), (bindings, orig_run), (engine, orig_zeros),
-                     factories, (guard_bindings, orig_guard)]
+                     factories, (guard_bindings, orig_guard), methods]
+        for name, fn in methods:
+            setattr(Tensor, name, _method_factory(fn))
         for d, k in guard_bindings:
             d[k] = inplace_guard
         wrapped = FACTORY_WRAPPERS
@@ -425,7 +455,10 @@ def _uninstall():
         if _PATCH_DEPTH[0]:
             return
         ((_, orig_apply), (bindings, orig_run), (engine, orig_zeros), factories,
-         (guard_bindings, orig_guard)) = _SAVED
+         (guard_bindings, orig_guard), methods) = _SAVED
+        from ..._tensor import Tensor
+        for name, fn in methods:
+            setattr(Tensor, name, fn)
         for d, k in guard_bindings:
             d[k] = orig_guard
         for d, k, fn in factories:
