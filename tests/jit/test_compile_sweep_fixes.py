@@ -305,3 +305,25 @@ def test_more_code_that_ran_eagerly_now_compiles():
     assert g(nbtorch.ones(3)).tolist() == [4.0, 5.0, 6.0]
     for compiled in (c, f, g):
         assert not compiled.fallback_reasons
+
+
+def test_module_compile_in_place():
+    """model.compile() (PyTorch 2.2+): the module itself runs compiled graphs, train/eval
+    switches recompile, the state_dict is unchanged."""
+    nbtorch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Dropout(0.1),
+                      nn.Linear(8, 2))
+    m2 = copy.deepcopy(m)
+    assert m2.compile() is None
+    for i in range(2):
+        x = nbtorch.randn(6, 4)
+        nbtorch.manual_seed(i)
+        a = m(x)
+        nbtorch.manual_seed(i)
+        np.testing.assert_array_equal(a.detach().numpy(), m2(x).detach().numpy())
+    m.eval()
+    m2.eval()
+    x = nbtorch.randn(6, 4)
+    np.testing.assert_array_equal(m(x).detach().numpy(), m2(x).detach().numpy())
+    assert m2._compiled_call_impl.recompiles == 1 and not m2._compiled_call_impl.fallback_reasons
+    assert list(m2.state_dict()) == list(m.state_dict())

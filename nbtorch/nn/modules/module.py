@@ -742,6 +742,18 @@ class Module(HookRegistration):
         self.__dict__.setdefault("_non_persistent_buffers_set", set())
         self.__dict__.setdefault("_is_full_backward_hook", None)
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's forward in place with `nbtorch.compile` (its arguments as
+        given): later calls run the compiled graphs; hooks still run around them."""
+        from ...jit._compile import CompiledFunctionWrapper, compile as _compile
+        forward = type(self).forward.__get__(self)          # the class's, bound
+        wrapper = _compile(forward, *args, **kwargs)
+        if isinstance(wrapper, CompiledFunctionWrapper):    # guard this module's flags
+            wrapper = CompiledFunctionWrapper(forward, self, wrapper._dynamic_arg,
+                                              wrapper._fullgraph, wrapper._backend,
+                                              wrapper._mode, wrapper._options)
+        self.__dict__["forward"] = self.__dict__["_compiled_call_impl"] = wrapper
+
     def share_memory(self):
         """Move every parameter, gradient and buffer into shared memory, in place.
 
