@@ -401,6 +401,19 @@ class Module(HookRegistration):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at dotted path `target` (its parents must exist; with `strict`, the
+        attribute itself too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        *path, name = target.split(".")
+        parent = self.get_submodule(".".join(path))
+        if strict and not hasattr(parent, name):
+            raise AttributeError(parent._get_name() + " has no attribute `" + name + "`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError("`" + name + "` is not an nn.Module")
+        setattr(parent, name, module)
+
     def get_parameter(self, target):
         """The parameter at dotted path `target`."""
         module_path, _, name = target.rpartition(".")
@@ -508,6 +521,12 @@ class Module(HookRegistration):
             return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
                         non_blocking=non_blocking)
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers moved to `device` without copying their values (fresh,
+        uninitialised storage: for modules built on another device, then initialised)."""
+        from ... import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cuda(self, device=None):
         """Move all parameters and buffers to a CUDA device."""
