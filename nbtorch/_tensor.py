@@ -303,7 +303,7 @@ class Tensor:
         self._grad = None
 
     def requires_grad_(self, requires_grad=True):
-        if not self.is_leaf:
+        if not self.is_leaf and not (requires_grad and self._requires_grad):   # True: no-op
             raise RuntimeError(
                 "you can only change requires_grad flags of leaf variables. If you want to "
                 "use a computed variable in a subgraph that doesn't require differentiation "

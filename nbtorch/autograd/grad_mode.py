@@ -4,6 +4,8 @@ The mode is per thread, as PyTorch's: `no_grad` in one thread leaves the others
 recording, and every new thread starts with grad enabled and inference mode off.
 """
 import functools
+import inspect
+import sys
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
@@ -40,14 +42,18 @@ class _GradModeContext:
     _mode = True
 
     def __new__(cls, *args, **kwargs):
-        if cls in (no_grad, enable_grad) and args and callable(args[0]):
-            return cls()(args[0])          # bare decorator: @no_grad
+        if cls in (no_grad, enable_grad, inference_mode) and args and callable(args[0]):
+            return cls()(args[0])          # bare decorator: @no_grad, @inference_mode
         return super().__new__(cls)
 
     def __call__(self, fn):
+        make = functools.partial(self.__class__, *self._args())
+        if inspect.isgeneratorfunction(fn):
+            return _generator_in(make, fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args()):
+            with make():
                 return fn(*args, **kwargs)
         return wrapper
 
@@ -61,6 +67,33 @@ class _GradModeContext:
     def __exit__(self, *exc):
         STATE.enabled = self._prev
         return False
+
+
+def _generator_in(make, fn):
+    """A generator function whose every step runs inside a fresh `make()` context (the
+    caller's mode in between, as PyTorch's decorated generators)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        try:
+            with make():
+                response = gen.send(None)
+            while True:
+                try:
+                    request = yield response
+                except GeneratorExit:
+                    with make():
+                        gen.close()
+                    raise
+                except BaseException:
+                    with make():
+                        response = gen.throw(*sys.exc_info())
+                else:
+                    with make():
+                        response = gen.send(request)
+        except StopIteration as e:
+            return e.value
+    return wrapper
 
 
 class no_grad(_GradModeContext):
@@ -85,6 +118,10 @@ class set_grad_enabled(_GradModeContext):
 
     def _args(self):
         return (self._mode,)
+
+    def __call__(self, fn):
+        STATE.enabled = self._prev          # as a decorator: the mode is the call's only
+        return super().__call__(fn)
 
     def __enter__(self):
         STATE.enabled = self._mode

@@ -100,6 +100,28 @@ def _grads(outputs, inputs, grad_outputs, create_graph):
     return [zeros_like(x) if g is None else g for g, x in zip(got, inputs)]
 
 
+def _reaches_outer(outputs, inner):
+    """True when the outputs' graph reaches a leaf that requires grad other than the
+    transform's own inputs `inner` (a model's parameter the function closes over): the
+    results then stay differentiable with respect to it, as functorch's do."""
+    from ..autograd import grad_mode
+    if not grad_mode.is_grad_enabled():
+        return False
+    own = {id(x) for x in inner}
+    seen, stack = set(), [o.grad_fn for o in outputs
+                          if isinstance(o, Tensor) and o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None) if node._is_accumulate else None
+        if variable is not None and id(variable) not in own:
+            return True
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return False
+
+
 def _finish(tree, keep_graph):
     """Detach every tensor of `tree` at the top level (functorch returns plain tensors)."""
     if keep_graph:
@@ -132,7 +154,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"scalar Tensor, got tensor with {out.dim()} dims. Maybe "
                                    "you wanted to use the vjp or jacrev APIs instead?")
             keep = lv.outer or any(isinstance(x, Tensor) and x.requires_grad
-                                   for i in nums for x in tree_flatten(args[i])[0])
+                                   for i in nums for x in tree_flatten(args[i])[0]) \
+                or _reaches_outer([out], flat)
             g = _regroup(_grads([out], flat, [None], keep), trees, isinstance(argnums, tuple))
         value = (out, aux) if has_aux else out
         return _finish(g, keep), _finish(value, keep)
@@ -166,7 +189,8 @@ def vjp(func, *primals, has_aux=False):
                 raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has "
                                    f"only Tensors as outputs, got {type(o)}")
         keep = lv.outer or any(isinstance(x, Tensor) and x.requires_grad
-                               for x in tree_flatten(primals)[0])
+                               for x in tree_flatten(primals)[0]) \
+            or _reaches_outer(out_leaves, flat)
 
     def vjp_fn(cotangents):
         cot_leaves, cot_spec = tree_flatten(cotangents)
@@ -208,7 +232,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         args, flat, trees = _diff_args(primals, tuple(range(len(primals))), "jvp")
         out, aux = _split_aux(func(*args), has_aux, "jvp")
         out_leaves, out_spec = tree_flatten(out)
-        keep = lv.outer or any(x.requires_grad for x in p_flat if isinstance(x, Tensor))
+        keep = lv.outer or any(x.requires_grad for x in p_flat if isinstance(x, Tensor)) \
+            or _reaches_outer(out_leaves, flat)
         # the dummy cotangents: any value gives the same result (the backward is linear in
         # them), but formulas that take their logarithm (logcumsumexp's) are NaN at 0
         u = [ones_like(o).requires_grad_(True) for o in out_leaves]
@@ -236,7 +261,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             out, aux = _split_aux(func(*args2, **kwargs), has_aux, "jacrev")
             out_leaves, out_spec = tree_flatten(out)
             keep = lv.outer or any(isinstance(x, Tensor) and x.requires_grad
-                                   for i in nums for x in tree_flatten(args[i])[0])
+                                   for i in nums for x in tree_flatten(args[i])[0]) \
+                or _reaches_outer(out_leaves, flat)
             jacs = []
             for o in out_leaves:
                 if not isinstance(o, Tensor):

@@ -1,0 +1,46 @@
+"""Autograd behaviour a sweep against PyTorch found different: grad-mode decorators,
+requires_grad_ on non-leaves, torch.func results connected to closed-over parameters."""
+import nbtorch as torch
+
+
+def test_set_grad_enabled_as_a_decorator_leaves_the_mode_alone():
+    @torch.set_grad_enabled(False)
+    def f(x):
+        return x * 2
+    assert torch.is_grad_enabled()                  # turned off for the program before
+    x = torch.ones(2, requires_grad=True)
+    assert not f(x).requires_grad and (x * 2).requires_grad
+
+
+def test_bare_inference_mode_decorator_and_decorated_generators():
+    @torch.inference_mode
+    def f(x):
+        return x * 2
+    assert f(torch.ones(2)).tolist() == [2.0, 2.0]  # returned a function before
+
+    @torch.no_grad()
+    def gen(x):
+        yield (x * 2).requires_grad
+        yield (x * 3).requires_grad
+    x = torch.ones(2, requires_grad=True)
+    assert list(gen(x)) == [False, False]           # the context closed at the first yield
+    assert torch.is_grad_enabled()
+
+
+def test_requires_grad_true_on_a_non_leaf_that_requires_grad_is_a_no_op():
+    h = torch.ones(2, requires_grad=True) * 2
+    assert h.requires_grad_(True) is h
+
+
+def test_func_results_stay_differentiable_for_closed_over_parameters():
+    """A gradient penalty / meta-learning: grad(f)(x) must depend on the weights f reads."""
+    w = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    x = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float64)
+    g = torch.func.grad(lambda a: (a * w).sin().sum())(x)
+    assert g.requires_grad
+    got, = torch.autograd.grad(g.sum(), w)
+    # d/dw sum_i w_i cos(a_i w_i) = cos(a w) - a w sin(a w)
+    want = (x * w).cos() - x * w * (x * w).sin()
+    assert torch.allclose(got, want.detach())
+    assert torch.func.jacrev(lambda a: (a * w).sin())(x).requires_grad
+    assert not torch.func.grad(lambda a: (a * 2.0).sin().sum())(x).requires_grad
