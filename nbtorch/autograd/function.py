@@ -165,6 +165,23 @@ class _FunctionMeta(type):
                 name + ("Backward0" if builtin else "Backward"))
         cls._backward_cls = type(node_name, (BackwardNode,), node_attrs)
         cls._unrecorded_cls = type(name + "Ctx", (_UnrecordedCtx,), {"_forward_cls": cls})
+        if "setup_context" in attrs and "forward" in attrs:
+            _split_forward(cls, attrs["forward"], attrs["setup_context"])
+
+
+def _split_forward(cls, forward, setup_context):
+    """PyTorch 2's style: ``forward(*args)`` without ctx plus ``setup_context(ctx, inputs,
+    output)``; run as one ``forward(ctx, *args)`` so every apply path stays as it is."""
+    forward = forward.__func__ if isinstance(forward, staticmethod) else forward
+    setup = setup_context.__func__ if isinstance(setup_context, staticmethod) else \
+        setup_context
+
+    def joined(ctx, *args, **kwargs):
+        out = forward(*args, **kwargs)
+        setup(ctx, args, out)
+        return out
+    joined.__name__, joined.__doc__ = forward.__name__, forward.__doc__
+    cls.forward = staticmethod(joined)
 
 
 _RENAMED = {}
@@ -207,6 +224,11 @@ class Function(metaclass=_FunctionMeta):
                                   "backward mode AD.")
 
     vjp = backward
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch 2's style: define it (and ``forward`` without ctx) to save for backward."""
+        raise NotImplementedError("setup_context is not overridden")
 
     # True for Functions whose `forward` without recording is `compute(*args)` (the
     # elementwise ops): when nothing is recorded, `apply` calls `compute` directly,

@@ -44,3 +44,33 @@ def test_func_results_stay_differentiable_for_closed_over_parameters():
     assert torch.allclose(got, want.detach())
     assert torch.func.jacrev(lambda a: (a * w).sin())(x).requires_grad
     assert not torch.func.grad(lambda a: (a * 2.0).sin().sum())(x).requires_grad
+
+
+class _Sin(torch.autograd.Function):
+    """PyTorch 2's style: forward without ctx, setup_context saves."""
+
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x.sin()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, = inputs
+        ctx.save_for_backward(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * x.cos()
+
+
+def test_functions_in_the_setup_context_style():
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)   # TypeError before
+    _Sin.apply(x).sum().backward()
+    assert torch.allclose(x.grad, x.detach().cos())
+    assert torch.autograd.gradcheck(_Sin.apply, (x[0].detach().requires_grad_(),))
+    assert torch.vmap(_Sin.apply)(x).shape == (4, 3)
+    g = torch.func.grad(lambda a: _Sin.apply(a).sum())(torch.zeros(3))
+    assert g.tolist() == [1.0, 1.0, 1.0]
