@@ -11,6 +11,7 @@ Function's node (see dirty.py).
 """
 import functools
 
+from .saved_hooks import ACTIVE as SAVED_HOOKS, Packed, pack_saved
 from .._dtype import type_name
 from .._tensor import Tensor
 from . import anomaly_mode, grad_mode
@@ -111,6 +112,12 @@ def _unpack(saved, ctx):
     if saved is None:
         return None
     t, version = saved[0], saved[1]
+    if t.__class__ is Packed:           # saved_tensors_hooks: the unpack hook's tensor
+        t = t.unpack(t.value)
+        if len(saved) == 3:
+            t = t.detach()
+            t.grad_fn, t._output_nr, t._requires_grad = ctx, saved[2], True
+        return t
     if t._storage.version != version:
         fn = ctx if len(saved) == 3 else t.grad_fn      # a saved output: of this node
         node = fn.name() if fn is not None else "a leaf"
@@ -326,6 +333,8 @@ def _record(ctx, args, out):
                     if s is not None and s[0] is out:
                         _detach_saved_outputs(ctx)
                         break
+                if SAVED_HOOKS[0]:
+                    pack_saved(ctx)
         return out
     single = not isinstance(out, tuple)
     outs = [out] if single else list(out)
@@ -356,6 +365,8 @@ def _record(ctx, args, out):
         finish_dirty(ctx, views)
     if ctx._saved and any(s is not None and s[0].grad_fn is ctx for s in ctx._saved):
         _detach_saved_outputs(ctx)
+    if SAVED_HOOKS[0] and ctx._saved:
+        pack_saved(ctx)
     return outs[0] if single else tuple(outs)
 
 

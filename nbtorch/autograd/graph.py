@@ -9,9 +9,11 @@ import weakref
 from .._cpu_allocator import owns
 from .._kernel_args import copy_values
 from .._tensor import Tensor, empty
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
-           "RemovableHandle"]
+           "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks"]
 
 
 class RemovableHandle:

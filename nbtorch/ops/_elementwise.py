@@ -25,6 +25,7 @@ from .._registry import _KERNELS, get_kernel
 from ..autograd import anomaly_mode, grad_mode
 from ..autograd.function import (APPLY_WRAPPERS, Function, _apply_recorded,
                                   _detach_saved_outputs)
+from ..autograd.saved_hooks import ACTIVE as SAVED_HOOKS, pack_saved
 from ..autograd.graph import NO_EDGE, gradient_edge
 from ._common import broadcast_shapes, result_device, sum_to
 from ._elementwise_operands import (half_params, half_pointwise as _half_pointwise,
@@ -536,6 +537,8 @@ def _record_fast(cls, args, d, kind):
     out._requires_grad = True
     if saves_out:
         _detach_saved_outputs(ctx)      # no out -> node -> out cycle
+    if SAVED_HOOKS[0] and save:
+        pack_saved(ctx)
     return out
 
 

@@ -74,3 +74,33 @@ def test_functions_in_the_setup_context_style():
     assert torch.vmap(_Sin.apply)(x).shape == (4, 3)
     g = torch.func.grad(lambda a: _Sin.apply(a).sum())(torch.zeros(3))
     assert g.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_saved_tensors_hooks_pack_and_unpack_what_nodes_save():
+    packed, unpacked = [], []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t.clone()
+
+    def unpack(t):
+        unpacked.append(tuple(t.shape))
+        return t
+    x = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (x.exp() * x).sin().sum()           # exp: its output; mul: both; sin: its input
+    y.backward()
+    assert len(packed) == len(unpacked) == 4
+    e = x.detach().exp()
+    assert torch.allclose(x.grad, (e * x.detach()).cos() * (e * x.detach() + e))
+    lin = torch.nn.Linear(3, 2).double()
+    x.grad = None
+    with torch.autograd.graph.save_on_cpu():
+        lin(x).relu().sum().backward()
+    assert x.grad is not None
+    with torch.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        try:
+            with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+                raise AssertionError("entered")
+        except RuntimeError as e:
+            assert "no hooks here" in str(e)
