@@ -118,6 +118,9 @@ def _call_tensor_hooks(node, grads):
                 continue
             r = fn(grads[slot])
             if r is not None:
+                if isinstance(r, Tensor) and r._shape != grads[slot]._shape:
+                    name = getattr(fn, "__name__", type(fn).__name__)
+                    raise RuntimeError(f"hook '{name}' has changed the size of value")
                 grads[slot] = r
     return grads
 
@@ -178,13 +181,22 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                 if node._retain:
                     _retain(node, grads)
                 if node._is_accumulate:
+                    if node._pre_hooks:         # hooks on the AccumulateGrad node itself
+                        for fn in list(node._pre_hooks.values()):
+                            r = fn(tuple(grads))
+                            if r is not None:
+                                grads = list(r)
                     if accumulate and grads and grads[0] is not None:
                         # a tensor hook may have kept the gradient or returned its own
                         node.accumulate(grads[0], create_graph,
-                                        node in owned and not node._tensor_hooks)
+                                        node in owned and not node._tensor_hooks
+                                        and not node._pre_hooks)
                         if node._post_acc_hooks:
                             for fn in list(node._post_acc_hooks.values()):
                                 fn(node.variable)
+                    if node._post_hooks:
+                        for fn in list(node._post_hooks.values()):
+                            fn((), tuple(grads))
                     continue
                 if must_run is not None and node not in must_run:
                     continue            # nothing requested lies further up
@@ -276,7 +288,8 @@ def _retain(node, grads):
     for slot, ref in node._retain.items():
         t = ref()
         if t is not None and slot < len(grads) and grads[slot] is not None:
-            g = grads[slot].detach()
+            # under create_graph the retained gradient keeps its graph, as PyTorch's
+            g = grads[slot] if grad_mode.STATE.enabled else grads[slot].detach()
             t._grad = g.clone() if t._grad is None else t._grad + g
 
 
@@ -327,7 +340,12 @@ def _apply(node, grads, retain_graph):
         i += 1
     if node._post_hooks:
         for fn in list(node._post_hooks.values()):
-            fn(tuple(checked), tuple(grads))
+            r = fn(tuple(checked), tuple(grads))
+            if r is not None:           # a hook may return the gradients to use instead
+                if len(r) != len(checked):
+                    raise RuntimeError(f"hook returned {len(r)} gradients for "
+                                       f"{node.name()}, expected {len(checked)}")
+                checked = list(r)
     if not retain_graph:
         node._release()
     return checked

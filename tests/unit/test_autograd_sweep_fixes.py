@@ -104,3 +104,30 @@ def test_saved_tensors_hooks_pack_and_unpack_what_nodes_save():
                 raise AssertionError("entered")
         except RuntimeError as e:
             assert "no hooks here" in str(e)
+
+
+def test_node_hooks_and_retained_gradients_as_pytorchs():
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = x.exp()
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 0,))
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]            # the post-hook's return was ignored
+    x.grad, calls = None, []
+    y = x * 2
+    acc = y.grad_fn.next_functions[0][0]
+    acc.register_prehook(lambda go: calls.append("pre") or (go[0] * 5,))
+    acc.register_hook(lambda gi, go: calls.append("post"))
+    y.sum().backward()
+    assert calls == ["pre", "post"] and x.grad.tolist() == [10.0, 10.0]   # never ran
+    h = x * 3
+    h.retain_grad()
+    (h * h).sum().backward(create_graph=True)
+    assert h.grad.requires_grad                     # detached before
+    w = torch.ones(2, 3, requires_grad=True)
+    w.register_hook(lambda g: g.sum())
+    try:
+        w.sum().backward()
+    except RuntimeError as e:
+        assert "has changed the size of value" in str(e)
+    else:
+        raise AssertionError("a hook changing the gradient's size was accepted")
