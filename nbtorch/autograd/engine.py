@@ -425,7 +425,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated).
+    `is_grads_batched`: each grad_output has a leading batch dim; the result is the batch
+    of vector-Jacobian products (one backward per row, stacked)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     outputs = _as_tuple(outputs)
     single = isinstance(inputs, Tensor)
     inputs = _as_tuple(inputs)
@@ -455,6 +463,42 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         elif not create_graph:
             g = g.detach()
         result.append(g)
+    return tuple(result)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """grad(..., is_grads_batched=True): a backward per row of the grad_outputs, stacked
+    (PyTorch vmaps it; the rows are the same vector-Jacobian products)."""
+    from ..ops.creation import zeros_like
+    from ..ops.joining import stack
+    outs = _as_tuple(outputs)
+    gos = _as_tuple(grad_outputs)
+    if not gos or any(g is None for g in gos):
+        raise RuntimeError("grad: is_grads_batched=True needs a grad_output (with a batch "
+                           "dim) for every output")
+    n = gos[0].shape[0]
+    ins = _as_tuple(inputs)
+    rows = []
+    for i in range(n):
+        last = i == n - 1
+        rows.append(grad(outs, ins, tuple(g[i] for g in gos),
+                         retain_graph=retain_graph if last else True,
+                         create_graph=create_graph, allow_unused=True))
+    result = []
+    for k, t in enumerate(ins):
+        col = [r[k] for r in rows]
+        if all(c is None for c in col):
+            if materialize_grads:
+                result.append(stack([zeros_like(t)] * n))
+                continue
+            if not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this "
+                                   "is the desired behavior.")
+            result.append(None)
+            continue
+        result.append(stack([zeros_like(t) if c is None else c for c in col]))
     return tuple(result)
 
 

@@ -131,3 +131,18 @@ def test_node_hooks_and_retained_gradients_as_pytorchs():
         assert "has changed the size of value" in str(e)
     else:
         raise AssertionError("a hook changing the gradient's size was accepted")
+
+
+def test_grad_with_batched_grad_outputs_gives_the_jacobian():
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    y = x * x
+    jac, = torch.autograd.grad(y, x, torch.eye(3, dtype=torch.float64),
+                               is_grads_batched=True)        # 'Mismatch in shape' before
+    assert jac.tolist() == [[2, 0, 0], [0, 4, 0], [0, 0, 6]]
+    try:
+        torch.autograd.grad(y, x, torch.ones(3, dtype=torch.float64), allow_unused=False,
+                            materialize_grads=True)
+    except ValueError as e:
+        assert "materialize_grads" in str(e)
+    else:
+        raise AssertionError("materialize_grads with allow_unused=False was accepted")
