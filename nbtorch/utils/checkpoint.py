@@ -155,8 +155,12 @@ class _NonReentrant(Function):
     def backward(ctx, *grads):
         function, rebuild, n_args, rng, recompute_ctx, amp_state = ctx.state
         saved = list(ctx.saved_tensors)
-        args = [x.detach().requires_grad_(True) if x.requires_grad else x.detach()
-                for x in saved[:n_args]]
+        # under create_graph (grad mode on in backward) the recomputation runs on the
+        # inputs themselves, so the gradients it gives have a graph (double backward)
+        create = grad_mode.STATE.enabled
+        args = saved[:n_args] if create else [
+            x.detach().requires_grad_(True) if x.requires_grad else x.detach()
+            for x in saved[:n_args]]
         wrt_all = args + saved[n_args:]
         with _rng_restored(rng), grad_mode.enable_grad(), recompute_ctx, \
                 _autocast_restored(amp_state):
@@ -166,7 +170,8 @@ class _NonReentrant(Function):
         wrt = [x for x in wrt_all if x.requires_grad]
         got = [None] * len(wrt)
         if pairs and wrt:
-            got = _grad([o for o, _ in pairs], wrt, [g for _, g in pairs], allow_unused=True)
+            got = _grad([o for o, _ in pairs], wrt, [g for _, g in pairs], allow_unused=True,
+                        create_graph=create)
         got = iter(got)
         return (None, None) + tuple(next(got) if x.requires_grad else None for x in wrt_all)
 

@@ -146,3 +146,13 @@ def test_grad_with_batched_grad_outputs_gives_the_jacobian():
         assert "materialize_grads" in str(e)
     else:
         raise AssertionError("materialize_grads with allow_unused=False was accepted")
+
+
+def test_non_reentrant_checkpoint_supports_double_backward():
+    from nbtorch.utils.checkpoint import checkpoint
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = checkpoint(lambda a: a ** 3, x, use_reentrant=False)
+    g, = torch.autograd.grad(y.sum(), x, create_graph=True)
+    assert g.requires_grad                          # no graph before
+    gg, = torch.autograd.grad(g.sum(), x)
+    assert gg.tolist() == [3.0, -6.0, 12.0]
