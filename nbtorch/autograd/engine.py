@@ -411,12 +411,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     roots = _roots(outputs)
     if inputs is not None:
         inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         capture = {gradient_edge(t): i for i, t in enumerate(inputs)}
         got = run_backward(roots, grads, retain_graph, create_graph, capture,
                            accumulate=False)
         for i, t in enumerate(inputs):
             g = got.get(i)
-            if g is not None:
+            if g is None:
+                continue
+            node = gradient_edge(t)[0]
+            if node is not None and node._is_accumulate:
+                # a leaf: accumulated as a plain backward would (in place, post-accumulate
+                # hooks called)
+                node.accumulate(g, create_graph, False)
+                for fn in list((node._post_acc_hooks or {}).values()):
+                    fn(node.variable)
+            elif not t.retains_grad:    # (a retained non-leaf got it during the run)
                 g = g if create_graph else g.detach()
                 t._grad = g.clone() if t._grad is None else t._grad + g
         return

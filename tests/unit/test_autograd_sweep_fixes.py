@@ -156,3 +156,23 @@ def test_non_reentrant_checkpoint_supports_double_backward():
     assert g.requires_grad                          # no graph before
     gg, = torch.autograd.grad(g.sum(), x)
     assert gg.tolist() == [3.0, -6.0, 12.0]
+
+
+def test_backward_with_inputs_accumulates_once_as_a_plain_backward():
+    x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    h = x * 3
+    h.retain_grad()
+    (h * 2).sum().backward(inputs=[h])
+    assert h.grad.tolist() == [2.0, 2.0, 2.0]              # counted twice before
+    seen = []
+    x.register_post_accumulate_grad_hook(lambda p: seen.append(1))
+    (x * 2).sum().backward(inputs=[x])
+    g = x.grad
+    (x * 2).sum().backward(inputs=[x])
+    assert seen == [1, 1] and g is x.grad and x.grad.tolist() == [4.0, 4.0, 4.0]
+    try:
+        (x * 2).sum().backward(inputs=[])
+    except RuntimeError as e:
+        assert "cannot be empty" in str(e)
+    else:
+        raise AssertionError("inputs=[] was accepted")
