@@ -176,3 +176,14 @@ def test_backward_with_inputs_accumulates_once_as_a_plain_backward():
         assert "cannot be empty" in str(e)
     else:
         raise AssertionError("inputs=[] was accepted")
+
+
+def test_full_backward_hook_of_a_module_returning_a_dict_is_not_called():
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return {"a": x * 2, "n": 3}
+    m, calls = M(), []
+    m.register_full_backward_hook(lambda mod, gi, go: calls.append(go))
+    a = torch.ones(2, requires_grad=True)
+    m(a)["a"].sum().backward()          # called with grad_output None before (user crash)
+    assert calls == [] and a.grad.tolist() == [2.0, 2.0]

@@ -175,6 +175,10 @@ class BackwardHook:
     def _on_input_grads(self, grads):
         from ..._tensor import Tensor
         from ...ops.creation import zeros_like
+        if self.grad_outputs is None:
+            # no tensor output carried the gradient (a dict output): PyTorch's hooks do
+            # not run then (they were called with grad_output None)
+            return grads
         full = [None] * len(self.args)
         for i, a in enumerate(self.args):
             if isinstance(a, Tensor):
