@@ -139,6 +139,12 @@ def _stack_outputs(results, out_dims, size, fname):
     for i, d in enumerate(odims):
         vals = [leaves[i] for leaves in per_elem]
         if d is None:
+            if isinstance(vals[0], Tensor) and any(
+                    not isinstance(v, Tensor) or v.shape != vals[0].shape
+                    or not bool((v == vals[0]).all()) for v in vals[1:]):
+                # it varies over the batch: one value cannot stand for it (PyTorch refuses)
+                raise ValueError(f"vmap({fname}, ...): `{fname}` can not return a "
+                                 f"BatchedTensor when out_dim is None")
             out.append(vals[0])
             continue
         if not isinstance(vals[0], Tensor):

@@ -187,3 +187,13 @@ def test_full_backward_hook_of_a_module_returning_a_dict_is_not_called():
     a = torch.ones(2, requires_grad=True)
     m(a)["a"].sum().backward()          # called with grad_output None before (user crash)
     assert calls == [] and a.grad.tolist() == [2.0, 2.0]
+
+
+def test_vmap_refuses_a_batched_output_with_out_dims_none():
+    try:
+        torch.vmap(lambda x: x * 2, out_dims=None)(torch.arange(3.0))
+    except ValueError as e:
+        assert "out_dim is None" in str(e)        # returned element 0 before
+    else:
+        raise AssertionError("a batched output with out_dims=None was accepted")
+    assert torch.vmap(lambda x: torch.ones(2), out_dims=None)(torch.arange(3.0)).shape == (2,)
