@@ -12,26 +12,41 @@ class GradcheckError(RuntimeError):
 
 def _flat_outputs(out):
     return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,))
-                 if isinstance(o, Tensor) and o.dtype.is_floating_point)
+                 if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex))
+
+
+def _real_parts(values):
+    """A complex array as its (real, imag) pairs, a real one as it is (float64, flat)."""
+    a = np.asarray(values).ravel()
+    if np.iscomplexobj(a):
+        return np.stack([a.real, a.imag], axis=1).ravel().astype(np.float64)
+    return a.astype(np.float64)
 
 
 def _numerical(fn, inputs, wrt, eps):
-    """d(outputs)/d(inputs[wrt]) by central differences: one (numel_in, numel_out) matrix."""
+    """d(outputs)/d(inputs[wrt]) by central differences, complex values as their real and
+    imaginary parts (PyTorch's convention: a real loss's gradient is dL/dx + i dL/dy):
+    one (real inputs, real outputs) matrix."""
     x = inputs[wrt]
     arr = x.detach()._host()
+    complex_in = x.dtype.is_complex
+    parts = (1.0, 1j) if complex_in else (1.0,)
     # outputs are read detached; fn may itself need autograd (gradgradcheck)
-    n_out = sum(o.numel() for o in _flat_outputs(fn(*inputs)))
-    jac = np.zeros((x.numel(), n_out))
-    for i, idx in enumerate(np.ndindex(*x.shape)):
+    n_out = sum(_real_parts(o.detach()._host()).size for o in _flat_outputs(fn(*inputs)))
+    jac = np.zeros((x.numel() * len(parts), n_out))
+    row = 0
+    for idx in np.ndindex(*x.shape):
         orig = arr[idx].item()
-        vals = []
-        for delta in (eps, -eps):
-            _poke(x, idx, orig + delta)
-            vals.append(np.concatenate([o.detach()._host().astype(np.float64).ravel()
-                                        for o in _flat_outputs(fn(*inputs))] or
-                                       [np.zeros(0)]))
-        _poke(x, idx, orig)
-        jac[i] = (vals[0] - vals[1]) / (2 * eps)
+        for part in parts:
+            vals = []
+            for delta in (eps, -eps):
+                _poke(x, idx, orig + delta * part)
+                vals.append(np.concatenate([_real_parts(o.detach()._host())
+                                            for o in _flat_outputs(fn(*inputs))] or
+                                           [np.zeros(0)]))
+            _poke(x, idx, orig)
+            jac[row] = (vals[0] - vals[1]) / (2 * eps)
+            row += 1
     return jac
 
 
@@ -45,27 +60,46 @@ def _poke(t, idx, value):
 
 
 def _analytical(fn, inputs, wrt_list):
+    """The same matrices from backward: a cotangent per real output part (1 on a real
+    part, i on an imaginary one); a complex input's gradient gives its (x, y) rows."""
     from .engine import grad
+    from ..ops.creation import tensor
     outs = _flat_outputs(fn(*inputs))
-    n_out = sum(o.numel() for o in outs)
-    jacs = [np.zeros((inputs[w].numel(), n_out)) for w in wrt_list]
+    n_out = sum(o.numel() * (2 if o.dtype.is_complex else 1) for o in outs)
+    jacs = [np.zeros((inputs[w].numel() * (2 if inputs[w].dtype.is_complex else 1), n_out))
+            for w in wrt_list]
     col = 0
     for o in outs:
+        parts = (1.0, 1j) if o.dtype.is_complex else (1.0,)
         for j in range(o.numel()):
-            g = np.zeros(o.numel())
-            g[j] = 1.0
-            from ..ops.creation import tensor
-            go = tensor(g.reshape(o.shape), dtype=o.dtype, device=o.device)
-            if o.grad_fn is None and not o.requires_grad:
+            for part in parts:
+                if o.grad_fn is None and not o.requires_grad:
+                    col += 1
+                    continue
+                g = np.zeros(o.numel(), dtype=np.complex128 if o.dtype.is_complex
+                             else np.float64)
+                g[j] = part
+                go = tensor(g.reshape(o.shape), dtype=o.dtype, device=o.device)
+                gs = grad((o,), tuple(inputs[w] for w in wrt_list), (go,),
+                          retain_graph=True, allow_unused=True)
+                for k, gk in enumerate(gs):
+                    if gk is not None:
+                        jacs[k][:, col] = _real_parts(gk.detach()._host())
                 col += 1
-                continue
-            gs = grad((o,), tuple(inputs[w] for w in wrt_list), (go,), retain_graph=True,
-                      allow_unused=True)
-            for k, gk in enumerate(gs):
-                if gk is not None:
-                    jacs[k][:, col] = gk.detach()._host().astype(np.float64).ravel()
-            col += 1
     return jacs
+
+
+def _vjp_of_sum(fn, inputs, wrt_list):
+    """One backward of all outputs (cotangent ones) as host arrays: run twice, the results
+    must agree (PyTorch's reentrancy check, within nondet_tol)."""
+    from .engine import grad
+    from ..ops.creation import ones_like
+    outs = [o for o in _flat_outputs(fn(*inputs)) if o.requires_grad]
+    if not outs:
+        return [None] * len(wrt_list)
+    gs = grad(tuple(outs), tuple(inputs[w] for w in wrt_list),
+              tuple(ones_like(o) for o in outs), allow_unused=True)
+    return [None if g is None else _real_parts(g.detach()._host()) for g in gs]
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
@@ -83,10 +117,22 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     for i in wrt:
         if inputs[i].dtype.name != "float64":
             import warnings
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision "
-                          "floating point. This check will likely fail if all the inputs "
-                          "are not of double precision floating point.")
+            if inputs[i].dtype.name != "complex128":
+                warnings.warn(f"Input #{i} requires gradient and is not a double precision "
+                              "floating point or complex. This check will likely fail if all "
+                              "the inputs are not of double precision floating point or "
+                              "complex.")
     analytical = _analytical(func, inputs, wrt)
+    first, second = _vjp_of_sum(func, inputs, wrt), _vjp_of_sum(func, inputs, wrt)
+    for a, b in zip(first, second):
+        if a is not None and a.size and np.abs(a - b).max() > nondet_tol:
+            if not raise_exception:
+                return False
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                "gradient matches numerical gradient.The tolerance for nondeterminism was "
+                f"{nondet_tol}.")
     for k, i in enumerate(wrt):
         numerical = _numerical(func, inputs, i, eps)
         if not np.allclose(analytical[k], numerical, atol=atol, rtol=rtol):

@@ -197,3 +197,33 @@ def test_vmap_refuses_a_batched_output_with_out_dims_none():
     else:
         raise AssertionError("a batched output with out_dims=None was accepted")
     assert torch.vmap(lambda x: torch.ones(2), out_dims=None)(torch.arange(3.0)).shape == (2,)
+
+
+def test_gradcheck_checks_complex_gradients_and_reentrancy():
+    class Wrong(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            return z * (1 + 1j)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (1 + 1j)                     # PyTorch's convention: g * (1 - 1j)
+    z = torch.tensor([1 + 2j, -0.5 + 0.3j], dtype=torch.complex128, requires_grad=True)
+    assert not torch.autograd.gradcheck(Wrong.apply, (z,), raise_exception=False)
+    for f in (lambda a: a * a, lambda a: a.abs(), lambda a: a.exp()):
+        assert torch.autograd.gradcheck(f, (z,))
+
+    import random
+    r = random.Random(0)
+
+    class Noisy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2 + r.random() * 1e-7
+    x = torch.tensor([0.1, 0.2], dtype=torch.float64, requires_grad=True)
+    assert not torch.autograd.gradcheck(Noisy.apply, (x,), raise_exception=False)
+    assert torch.autograd.gradcheck(Noisy.apply, (x,), nondet_tol=1e-6)
