@@ -125,6 +125,9 @@ class Eigh(Function):
         except np.linalg.LinAlgError:
             raise _lapack_error("linalg.eigh", "eigenvalues") from None
         ctx.save_for_backward(L, V)
+        # unused eigenvectors give no gradient (None), not zeros: zeros took the general
+        # path and divided 0 by a zero eigen-gap (nan for repeated eigenvalues)
+        ctx.set_materialize_grads(False)
         return L, V
 
     @staticmethod
@@ -217,6 +220,7 @@ class SVD(Function):
             raise _lapack_error("linalg.svd", "singular values") from None
         ctx.save_for_backward(U, S, Vh)
         ctx.full = full_matrices
+        ctx.set_materialize_grads(False)      # as Eigh's: unused vectors give None
         return U, S, Vh
 
     @staticmethod

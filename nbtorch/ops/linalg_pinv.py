@@ -61,6 +61,9 @@ class _Unrecorded:
     def mark_non_differentiable(self, *a):
         pass
 
+    def set_materialize_grads(self, value):
+        pass
+
 
 def _maximum(a, b):
     from .pointwise_select import maximum

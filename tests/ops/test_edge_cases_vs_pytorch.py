@@ -34,3 +34,13 @@ def test_all_and_any_over_no_dim_keep_every_element():
 
 def test_a_tensor_without_elements_is_contiguous():
     assert nbtorch.zeros(2, 0, 3).transpose(0, 2).is_contiguous()
+
+
+def test_spectral_gradients_with_repeated_eigenvalues_are_finite():
+    """Unused eigen/singular vectors give no gradient: repeated values gave nan before."""
+    for fn in (lambda a: nbtorch.linalg.eigvalsh(a).sum(),
+               lambda a: nbtorch.linalg.svdvals(a).sum(),
+               lambda a: nbtorch.linalg.matrix_norm(a, "nuc")):
+        a = nbtorch.eye(3, dtype=nbtorch.float64, requires_grad=True)
+        fn(a).backward()
+        assert a.grad.tolist() == nbtorch.eye(3, dtype=nbtorch.float64).tolist()
