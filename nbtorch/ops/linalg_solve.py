@@ -24,15 +24,13 @@ _InvEx = _struct("linalg_inv_ex", ("inverse", "info"))
 _Slogdet = _struct("slogdet", ("sign", "logabsdet"))
 
 
-def with_out(result, out):
-    """`result`, or copied into `out` (a tensor, or a tuple for tuple results)."""
+def with_out(result, out, name="linalg"):
+    """`result`, or written into `out` (a tensor, or a tuple for tuple results) by the
+    out= rules every op follows (resized when its shape differs, dtype and device checks)."""
     if out is None:
         return result
-    if isinstance(result, tuple):
-        for o, r in zip(out, result):
-            o.copy_(r)
-        return type(result)(*out)
-    return out.copy_(result)
+    from .._conventions import write_out
+    return write_out(name, result, out)
 
 
 def _singular(code):

@@ -236,13 +236,21 @@ def _norm_p(p):
     return float(p)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """The vector p-norm of x over `dim` (all elements if None), as torch.linalg.vector_norm.
 
     Example:
         >>> nbtorch.linalg.vector_norm(nbtorch.tensor([3., 4.]))
         tensor(5.)
     """
+    result = _vector_norm(x, ord, dim, keepdim, dtype)
+    if out is None:
+        return result
+    from .._conventions import write_out
+    return write_out("linalg.vector_norm", result, out)
+
+
+def _vector_norm(x, ord, dim, keepdim, dtype):
     if dtype is not None:
         x = x.to(_dtype.to_dtype(dtype))
     if x.dtype.is_complex:              # the norm of the magnitudes (a real result)
@@ -266,10 +274,17 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 @tensor_method()
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm.
+    """Vector p-norm over `dim` (all elements by default); 'fro' is the 2-norm; 'nuc' the
+    nuclear norm of the matrices over two dims (the last two by default), as PyTorch's.
 
     Example:
         >>> nbtorch.tensor([[3., 4.], [0., 0.]]).norm(dim=1)
         tensor([5., 0.])
     """
+    if p == "nuc":
+        from .. import linalg
+        if dtype is not None:
+            input = input.to(_dtype.to_dtype(dtype))
+        return linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else dim,
+                                  keepdim=keepdim)
     return vector_norm(input, _norm_p(p), dim, keepdim, dtype=dtype)

@@ -1,6 +1,8 @@
 """Edge cases where nbtorch answered differently from PyTorch 2.13 (found by a
 differential sweep): 0-d complex scans, integer division of empty results, filling an
 expanded tensor, all/any over no dim, contiguity of empty tensors."""
+import pytest
+
 import nbtorch
 
 
@@ -44,3 +46,17 @@ def test_spectral_gradients_with_repeated_eigenvalues_are_finite():
         a = nbtorch.eye(3, dtype=nbtorch.float64, requires_grad=True)
         fn(a).backward()
         assert a.grad.tolist() == nbtorch.eye(3, dtype=nbtorch.float64).tolist()
+
+
+def test_linalg_out_is_resized_and_norm_takes_nuc():
+    a = nbtorch.tensor([[[2.0, 1.0], [1.0, 3.0]], [[1.0, 0.0], [0.0, 4.0]]])
+    out = nbtorch.empty(0)
+    nbtorch.linalg.det(a, out=out)                  # shape mismatch error before
+    assert out.shape == (2,) and out.tolist() == pytest.approx([5.0, 4.0])
+    vout = nbtorch.empty(0)
+    nbtorch.linalg.vector_norm(nbtorch.tensor([3.0, 4.0]), out=vout)   # TypeError before
+    assert vout.item() == pytest.approx(5.0)
+    x = nbtorch.tensor([[3.0, 4.0], [1.0, 2.0]])
+    want = nbtorch.linalg.matrix_norm(x, "nuc").item()
+    assert nbtorch.norm(x, p="nuc").item() == pytest.approx(want)      # 'unsupported p'
+    assert x.norm("nuc", (0, 1)).item() == pytest.approx(want)

@@ -126,8 +126,9 @@ def test_norm_specials():
     assert ST.vector_norm(torch.tensor([1, 2]), dtype=torch.float64).dtype is torch.float64
     with pytest.raises(RuntimeError, match="floating point"):
         ST.vector_norm(torch.tensor([1, 2]))
+    assert torch.ones(2, 2).norm("nuc").item() == pytest.approx(2.0)   # PyTorch's nuclear norm
     with pytest.raises(RuntimeError, match="unsupported p"):
-        torch.ones(2, 2).norm("nuc")
+        torch.ones(2, 2).norm("bogus")
     with pytest.raises(IndexError, match="Dimension out of range"):
         torch.ones(2, 2).norm(2, 3)
     assert torch.zeros(0).norm().item() == 0.0
