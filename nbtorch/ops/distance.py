@@ -97,8 +97,11 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     check_same_device("cdist", x1, x2)
     batch = broadcast_shapes(tuple(x1._shape[:-2]), tuple(x2._shape[:-2]))
     P, R, M = x1._shape[-2], x2._shape[-2], x1._shape[-1]
-    a = x1.expand(batch + (P, M)).reshape(-1, P, M)
-    b = x2.expand(batch + (R, M)).reshape(-1, R, M)
+    count = 1
+    for n in batch:
+        count *= n
+    a = x1.expand(batch + (P, M)).reshape(count, P, M)      # (not -1: empty inputs)
+    b = x2.expand(batch + (R, M)).reshape(count, R, M)
     mode = compute_mode or _MODES[0]
     if p == 2.0 and (mode == _MODES[1] or (mode == _MODES[0] and (P > 25 or R > 25))):
         out = _euclid_mm(a, b)

@@ -47,6 +47,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         return with_out(vector_norm(A, 2, (d0, d1), keepdim), out)
     if ord not in ("nuc", _INF, -_INF, 1, -1, 2, -2):
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    if (A.shape[d0] == 0 or A.shape[d1] == 0) and ord in ("nuc", 2, 1, _INF):
+        # no element: every norm of the kind is 0, as PyTorch's (amax of nothing raised)
+        return with_out(vector_norm(A.abs(), 1, (d0, d1), keepdim), out)
     if ord in ("nuc", 2, -2):
         x = A.movedim((d0, d1), (-2, -1))
         s = svdvals(x)
@@ -100,6 +103,10 @@ def cond(A, p=None, *, out=None):
     """The condition number: s_max / s_min for p None, 2 (s_min / s_max for -2); else
     matrix_norm(A, p) * matrix_norm(inv(A), p) (inf for a singular A)."""
     check_matrix("linalg.cond", A)
+    if p in (None, 2, -2) and 0 in A.shape[-2:]:
+        from .creation import zeros
+        return with_out(zeros(tuple(A.shape[:-2]), dtype=A.dtype.to_real(),
+                              device=A.device), out)     # PyTorch's 0 for no element
     if p in (None, 2, -2):
         s = svdvals(A)
         r = s.amax(-1) / s.amin(-1) if p != -2 else s.amin(-1) / s.amax(-1)

@@ -142,8 +142,9 @@ def _permutation(pivots, m, dtype, device):
     piv = pivots._host().astype(np.int64) - 1
     batch = piv.shape[:-1]
     perm = np.broadcast_to(np.arange(m), batch + (m,)).copy()
-    flat_perm = perm.reshape(-1, m)
-    flat_piv = piv.reshape(-1, piv.shape[-1])
+    count = int(np.prod(batch, dtype=np.int64))        # (not -1: empty matrices)
+    flat_perm = perm.reshape(count, m)
+    flat_piv = piv.reshape(count, piv.shape[-1])
     rows = np.arange(flat_perm.shape[0])
     for j in range(flat_piv.shape[1]):
         p = flat_piv[:, j]

@@ -144,12 +144,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if vector:
         X = X.squeeze(-1)
     full = bool((rank == min(m, n)).all()) if rank.numel() else True
-    if driver in ("gelsd", "gelss") and m > n and full:
+    if driver in ("gels", "gelsd", "gelss") and m > n and full:   # not gelsy's
         if A.requires_grad or B.requires_grad:      # |A X - B|^2 again, differentiable (X
             res = ((A @ Xm - Bm).abs() ** 2).sum(-2)  # is stationary: its share is zero)
         residuals = res
     else:
-        residuals = X.new_empty((0,))
+        residuals = X.new_empty((0,), dtype=X.dtype.to_real())
     rank = rank if driver != "gels" else rank.new_empty((0,))
     sv = sv if driver in ("gelsd", "gelss") else sv.new_empty((0,))
     return _Lstsq(X, residuals, rank, sv)

@@ -50,7 +50,7 @@ def _batched(t, batch, rows, cols, dtype):
     arr = np.ascontiguousarray(arr, dtype=dtype.np)
     if not arr.flags.writeable:         # a read-only broadcast view: one kernel signature
         arr = arr.copy()                # (writable arrays) instead of two
-    return arr.reshape(-1, rows, cols)
+    return arr.reshape(int(np.prod(batch, dtype=np.int64)), rows, cols)   # 0x0 too
 
 
 def _factor(A):

@@ -60,3 +60,22 @@ def test_linalg_out_is_resized_and_norm_takes_nuc():
     want = nbtorch.linalg.matrix_norm(x, "nuc").item()
     assert nbtorch.norm(x, p="nuc").item() == pytest.approx(want)      # 'unsupported p'
     assert x.norm("nuc", (0, 1)).item() == pytest.approx(want)
+
+
+def test_linalg_on_empty_matrices_and_lstsq_residuals():
+    z = nbtorch.zeros(2, 0, 0)
+    assert nbtorch.linalg.cholesky(z).shape == (2, 0, 0)           # reshape errors before
+    assert nbtorch.linalg.solve_triangular(z, nbtorch.zeros(2, 0, 2), upper=False).shape \
+        == (2, 0, 2)
+    assert [t.shape for t in nbtorch.linalg.lu(nbtorch.zeros(0, 3))] == [(0, 0), (0, 0),
+                                                                       (0, 3)]
+    assert nbtorch.linalg.matrix_norm(nbtorch.zeros(2, 0, 3), 2).tolist() == [0.0, 0.0]
+    assert nbtorch.linalg.cond(nbtorch.zeros(0, 3)).item() == 0.0
+    assert nbtorch.cdist(nbtorch.zeros(0, 3), nbtorch.zeros(4, 3)).shape == (0, 4)
+    assert nbtorch.cdist(nbtorch.zeros(2, 0), nbtorch.zeros(4, 0)).tolist() == [[0.0] * 4] * 2
+    a = nbtorch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], dtype=nbtorch.float64)
+    b = nbtorch.tensor([[1.0], [2.0], [0.0]], dtype=nbtorch.float64)
+    r = nbtorch.linalg.lstsq(a, b, driver="gels").residuals        # empty before
+    assert r.shape == (1,) and r.item() == pytest.approx(3.0)
+    rc = nbtorch.linalg.lstsq(a.to(nbtorch.complex128), b.to(nbtorch.complex128)).residuals
+    assert rc.dtype is nbtorch.float64
