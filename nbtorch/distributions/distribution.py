@@ -107,6 +107,12 @@ class Distribution:
         with nbtorch.no_grad():
             return self.rsample(sample_shape)
 
+    def sample_n(self, n):
+        """`n` samples (PyTorch's deprecated form of ``sample((n,))``)."""
+        import warnings
+        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        return self.sample(Size((n,)))
+
     def rsample(self, sample_shape=Size()):
         """A reparameterised sample: gradients flow to the parameters."""
         raise NotImplementedError

@@ -89,6 +89,30 @@ def _contract(a, la, b, lb, keep, sizes):
     return out, batch + left + right
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _from_sublists(args):
+    """(equation, operands) of the sublist format: operand, sublist pairs, then optionally
+    the output sublist; ints 0-51 name dims, Ellipsis stands for '...'."""
+    def letters(sub):
+        out = []
+        for s in sub:
+            if s is Ellipsis:
+                out.append("...")
+            elif isinstance(s, int) and 0 <= s < len(_LETTERS):
+                out.append(_LETTERS[s])
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the "
+                                 f"valid range [0, 52), got {s!r}")
+        return "".join(out)
+    pairs = len(args) // 2
+    operands = tuple(args[2 * i] for i in range(pairs))
+    inputs = ",".join(letters(args[2 * i + 1]) for i in range(pairs))
+    equation = inputs + ("->" + letters(args[-1]) if len(args) % 2 else "")
+    return equation, operands
+
+
 def einsum(equation, *operands):
     """Einstein summation, e.g. ``einsum('bij,bjk->bik', a, b)``.
 
@@ -101,9 +125,8 @@ def einsum(equation, *operands):
         >>> nbtorch.einsum("ij,kj->ik", a, a).shape
         torch.Size([2, 2])
     """
-    if not isinstance(equation, str):
-        raise TypeError("einsum(): the sublist format is not supported; pass an equation "
-                        "string such as 'ij,jk->ik'")
+    if not isinstance(equation, str):           # einsum(a, [0, 1], b, [1, 2], [0, 2])
+        equation, operands = _from_sublists((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     for i, c in enumerate(equation):

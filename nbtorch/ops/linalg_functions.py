@@ -23,7 +23,12 @@ _INF = math.inf
 
 
 def _dims(A, dim):
-    d = tuple(x % A.dim() for x in dim)
+    n = A.dim()
+    for x in dim:
+        if not -n <= x < n:             # (x % n wrapped it round: dim=(1, 2) of a matrix)
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {x})")
+    d = tuple(x % n for x in dim)
     if len(d) != 2 or d[0] == d[1]:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
                            f"{dim[1]})")

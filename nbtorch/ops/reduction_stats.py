@@ -260,7 +260,7 @@ def _vector_norm(x, ord, dim, keepdim, dtype):
                            f"as input. Got {dtype_label(x.dtype)}")
     p = _norm_p(ord)
     dims = normalize_dims(dim, x.dim())
-    if x.numel() == 0 and p < 0 and reduce_numel(x._shape, dims) == 0:
+    if x.numel() == 0 and (p < 0 or p == float("inf")) and reduce_numel(x._shape, dims) == 0:
         raise RuntimeError("linalg.vector_norm cannot compute the {} norm on an empty tensor "
                            "because the operation does not have an identity".format(ord))
     if p != 0 and x.numel() and reduce_numel(x._shape, dims) == 1:

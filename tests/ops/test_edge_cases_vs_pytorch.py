@@ -79,3 +79,15 @@ def test_linalg_on_empty_matrices_and_lstsq_residuals():
     assert r.shape == (1,) and r.item() == pytest.approx(3.0)
     rc = nbtorch.linalg.lstsq(a.to(nbtorch.complex128), b.to(nbtorch.complex128)).residuals
     assert rc.dtype is nbtorch.float64
+
+
+def test_einsum_sublist_format_norm_dims_and_sample_n():
+    a, b = nbtorch.randn(2, 3), nbtorch.randn(3, 4)
+    assert nbtorch.allclose(nbtorch.einsum(a, [0, 1], b, [1, 2], [0, 2]), a @ b)
+    assert nbtorch.einsum(a, [Ellipsis, 1], [Ellipsis]).shape == (2,)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        nbtorch.linalg.norm(nbtorch.ones(4, 5), dim=(1, 2))    # wrapped round to (1, 0)
+    with pytest.raises(RuntimeError, match="does not have an identity"):
+        nbtorch.linalg.vector_norm(nbtorch.zeros(0), float("inf"))
+    with pytest.warns(UserWarning, match="sample_n"):
+        assert nbtorch.distributions.Normal(0.0, 1.0).sample_n(3).shape == (3,)
