@@ -204,16 +204,27 @@ class Graph:
         result.meta = copy.copy(node.meta)
         return result
 
-    def graph_copy(self, g, val_map, return_output_values=False):
-        """Copy every node of `g` but its output here; `val_map` maps g's nodes to ours."""
+    def graph_copy(self, g, val_map, return_output_node=False, return_output_values=True):
+        """Copy every node of `g` but its output here; `val_map` maps g's nodes to ours.
+        Returns the value g outputs, in our nodes (with g's output node too, as PyTorch's,
+        when `return_output_node`)."""
         for node in g.nodes:
             if node in val_map:
                 continue
             if node.op == "output":
                 rv = map_arg(node.args[0], lambda n: val_map[n])
-                return rv if return_output_values else None
+                return (rv, node) if return_output_node else rv
             val_map[node] = self.node_copy(node, lambda n: val_map[n])
-        return None
+        return (None, None) if return_output_node else None
+
+    def __reduce__(self):
+        """Pickled as its nodes in order (a linked list of nodes would pickle recursively,
+        one level per node), rebuilt by `_rebuild_graph`."""
+        def ref(a):
+            return _NodeRef(a.name) if isinstance(a, Node) else a
+        specs = [(n.op, n.name, n.target, map_arg(n.args, ref), map_arg(n.kwargs, ref),
+                  n.type, dict(n.meta)) for n in self.nodes]
+        return (_rebuild_graph, (specs, self._tracer_cls, self._tracer_extras))
 
     def __deepcopy__(self, memo=None):
         g = Graph(tracer_cls=self._tracer_cls, tracer_extras=self._tracer_extras)
@@ -255,3 +266,41 @@ class Graph:
         """Print the nodes as a table (opcode, name, target, args, kwargs)."""
         from ._lint import tabular
         print(tabular(self))
+
+
+class _NodeRef:
+    """A node named in a pickled graph's arguments (see `Graph.__reduce__`)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __reduce__(self):
+        return (_NodeRef, (self.name,))
+
+
+def _resolve_refs(a, env):
+    if isinstance(a, _NodeRef):
+        return env[a.name]
+    if isinstance(a, tuple) and hasattr(a, "_fields"):
+        return type(a)(*(_resolve_refs(e, env) for e in a))
+    if isinstance(a, (tuple, list)):
+        return type(a)(_resolve_refs(e, env) for e in a)
+    if isinstance(a, dict):
+        return {k: _resolve_refs(v, env) for k, v in a.items()}
+    if isinstance(a, slice):
+        return slice(_resolve_refs(a.start, env), _resolve_refs(a.stop, env),
+                     _resolve_refs(a.step, env))
+    return a
+
+
+def _rebuild_graph(specs, tracer_cls, tracer_extras):
+    g = Graph(tracer_cls=tracer_cls, tracer_extras=tracer_extras)
+    env = {}
+    for op, name, target, args, kwargs, type_expr, meta in specs:
+        node = g.create_node(op, target, _resolve_refs(args, env), _resolve_refs(kwargs, env),
+                             name, type_expr)
+        node.meta = meta
+        env[name] = node
+    return g

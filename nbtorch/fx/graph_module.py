@@ -226,6 +226,12 @@ class GraphModule(Module):
                 res.__dict__.setdefault(k, v)
         return res
 
+    def __reduce__(self):
+        """Pickled as its attributes, its graph and its class name (the class is made per
+        instance, so pickle could not find it by name)."""
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        return (_rebuild_graph_module, (state, self._graph, type(self).__name__))
+
     def __copy__(self):
         res = GraphModule(self, self._graph, type(self).__name__)
         res.meta = dict(self.meta)
@@ -235,3 +241,19 @@ class GraphModule(Module):
         """Write the module as importable Python (module.py) plus its weights (state.pt)."""
         from ._to_folder import write_folder
         write_folder(self, os.fspath(folder), module_name)
+
+
+def _rebuild_graph_module(state, graph, class_name):
+    """A pickled GraphModule back: a Module with its attributes as the root."""
+    root = Module()
+    root.__dict__.update(state)
+    gm = GraphModule(root, graph, class_name)
+    for k, v in state.items():              # what the graph does not name: keep it too
+        if k in ("_parameters", "_buffers", "_modules"):
+            for name, val in v.items():
+                gm.__dict__[k].setdefault(name, val)
+        elif k == "_non_persistent_buffers_set":
+            gm.__dict__[k] |= v
+        else:
+            gm.__dict__.setdefault(k, v)
+    return gm

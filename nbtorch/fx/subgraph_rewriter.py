@@ -3,7 +3,9 @@
 The pattern and the replacement are functions (or GraphModules) with the
 same inputs; both are traced symbolically. A match maps each pattern node to
 a graph node with the same op and target and matching literal arguments;
-pattern placeholders match any value (the same placeholder, the same value).
+pattern placeholders match any value, a literal argument included (the same
+placeholder, the same value); a match reading an earlier match's output reads what
+replaced it.
 Matched nodes other than the pattern's outputs may have no users outside the
 match, and matches do not overlap (earlier ones win, as in PyTorch).
 """
@@ -26,7 +28,21 @@ def _as_graph(fn_or_gm):
 
 def _match_arg(pa, ga, m):
     if isinstance(pa, Node):
-        return isinstance(ga, Node) and _match_node(pa, ga, m)
+        if isinstance(ga, Node):
+            return _match_node(pa, ga, m)
+        if pa.op != "placeholder":
+            return False
+        # a pattern input bound to a literal argument (torch.add(x, 1) matches add(x, y)),
+        # as PyTorch's matcher does
+        if pa in m:
+            bound = m[pa]
+            try:
+                return not isinstance(bound, Node) and type(bound) is type(ga) and \
+                    bool(bound == ga)
+            except Exception:   # noqa: BLE001 - values that cannot be compared do not match
+                return False
+        m[pa] = ga
+        return True
     if isinstance(pa, (tuple, list)):
         return (isinstance(ga, (tuple, list)) and len(pa) == len(ga)
                 and all(_match_arg(a, b, m) for a, b in zip(pa, ga)))
@@ -46,11 +62,11 @@ def _match_node(pn, gn, m):
     if pn in m:
         return m[pn] is gn
     if pn.op == "placeholder":
-        if gn in m.values():
+        if any(v is gn for v in m.values()):
             return False                # one graph value per pattern input
         m[pn] = gn
         return True
-    if pn.op != gn.op or pn.target != gn.target or gn in m.values():
+    if pn.op != gn.op or pn.target != gn.target or any(v is gn for v in m.values()):
         return False
     if len(pn.args) != len(gn.args) or pn.kwargs.keys() != gn.kwargs.keys():
         return False
@@ -115,7 +131,15 @@ def replace_pattern(gm, pattern, replacement):
         raise ValueError(f"replace_pattern: the pattern takes {len(p_inputs)} inputs but the "
                          f"replacement takes {len(r_inputs)}")
     results = []
+    replaced = {}           # an earlier match's output -> what replaced it (chained matches)
+
+    def current(v):
+        while isinstance(v, Node) and v in replaced:
+            v = replaced[v]
+        return v
     for m, anchors in _find_matches(graph, pattern_graph):
+        m = {p: current(g) for p, g in m.items()}
+        anchors = [current(a) for a in anchors]
         order = {n: i for i, n in enumerate(graph.nodes)}
         users = {u for a in anchors for u in a.users}
         # As PyTorch: the replacement goes right before the first user of the match's
@@ -131,7 +155,9 @@ def replace_pattern(gm, pattern, replacement):
                              f"the replacement returns {len(outs)}")
         for old, new in zip(anchors, outs):
             old.replace_all_uses_with(new)
-        for node in sorted((g for p, g in m.items() if p.op != "placeholder"),
+            replaced[old] = new
+        for node in sorted((g for p, g in m.items() if p.op != "placeholder"
+                            and isinstance(g, Node) and g in order),
                            key=order.__getitem__, reverse=True):
             if not node.users:
                 graph.erase_node(node)
