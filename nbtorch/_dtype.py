@@ -173,13 +173,13 @@ def to_dtype(d):  # noqa: C901 - a flat table of accepted spellings
     if d.__class__ is dtype or d is bfloat16:
         return d
     if d is builtin_float:
-        return get_default_dtype()
+        return float64                  # PyTorch maps Python's float type to float64
     if d is builtin_int:
         return int64
     if d is builtin_bool:
         return bool
     if d is builtin_complex:
-        return default_complex()
+        return complex128               # and complex to complex128
     if isinstance(d, str) and d in _NAMES:
         return _NAMES[d]
     return from_numpy_dtype(d)

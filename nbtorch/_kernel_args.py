@@ -20,7 +20,9 @@ def copy_values(dst, src):
     A complex source into a real destination gives its real part, with PyTorch's warning."""
     if src.is_quantized:                # its integers are not its values: refuse a cast
         src._array                      # raises PyTorch's QuantizedCPU error
-    if src.dtype.is_complex and not dst.dtype.is_complex:
+    if src.dtype.is_complex and dst.dtype.name == "bool":
+        src = src != 0                  # truth of the whole value, as PyTorch's (2j is True)
+    elif src.dtype.is_complex and not dst.dtype.is_complex:
         import warnings
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)

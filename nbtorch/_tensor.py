@@ -399,11 +399,17 @@ class Tensor:
         """A NumPy array with this tensor's values (copied from the device if needed)."""
         return self._array if self.device.type == "cpu" else self.cpu()._array
 
+    # NumPy defers to the tensor in mixed operations (np.float64(2) * t, ndarray + t: a
+    # tensor with its graph, as PyTorch's), instead of computing through __array__
+    __array_priority__ = 1000
+
     def __array__(self, dtype=None, copy=None):
         if self.dtype is _dtype.bfloat16:
             self.numpy()                # PyTorch's TypeError: NumPy has no bfloat16
         a = self.detach()._host()
-        return a if dtype is None else a.astype(dtype)
+        if dtype is not None:
+            return a.astype(dtype)
+        return a.copy() if copy else a  # np.array(t) copies (it shared memory before)
 
     def item(self):
         if self.numel() != 1:

@@ -10,6 +10,8 @@ nbtorch ops beside the forward. This module holds `add`/`sub`/`mul`/`div`/
 `logical.py`, and are re-exported here, so ``from .ops.arithmetic import *``
 brings every elementwise op.
 """
+import numpy as np
+
 from .. import _dtype
 from .._conventions import native_out
 from .._tensor import Tensor
@@ -258,17 +260,28 @@ for _name, _fn in (("add", add), ("sub", sub), ("mul", mul), ("div", div), ("rsu
     setattr(Tensor, _name, _fn)
 
 
+def _array_operand(other):
+    """A NumPy array met by a tensor operator, as the tensor PyTorch makes of it (NumPy
+    defers these to the tensor: Tensor.__array_priority__); None for anything else."""
+    if isinstance(other, np.ndarray):
+        from .creation import as_tensor
+        return as_tensor(other)
+    return None
+
+
 def _binary_operator(cls, reflected=False):
     if reflected:
         def op(self, other):
             if isinstance(other, NUMBER):
                 return cls.apply(other, self)
-            return NotImplemented
+            arr = _array_operand(other)
+            return NotImplemented if arr is None else cls.apply(arr, self)
     else:
         def op(self, other):
             if other.__class__ is Tensor or isinstance(other, (Tensor,) + NUMBER):
                 return cls.apply(self, other)
-            return NotImplemented
+            arr = _array_operand(other)
+            return NotImplemented if arr is None else cls.apply(self, arr)
     return op
 
 
@@ -282,7 +295,8 @@ def _rtruediv(self, other):
     """number / tensor, computed as PyTorch does: self.reciprocal() * other."""
     if isinstance(other, NUMBER):
         return self.reciprocal() * other
-    return NotImplemented
+    arr = _array_operand(other)
+    return NotImplemented if arr is None else Div.apply(arr, self)
 
 
 Tensor.__rtruediv__ = _rtruediv
@@ -294,7 +308,8 @@ def _compare_operator(cls):
     def op(self, other):
         if other.__class__ is Tensor or isinstance(other, (Tensor,) + NUMBER):
             return cls.compute(self, other)
-        return NotImplemented
+        arr = _array_operand(other)
+        return NotImplemented if arr is None else cls.compute(self, arr)
     return op
 
 

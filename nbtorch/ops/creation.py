@@ -182,26 +182,29 @@ def _infer_dtype(data):
             flat.append(x)
     if not flat:
         return _dtype.get_default_dtype()
-    cat = 0
-    tensor_dt = None
+    # PyTorch's rule: the promotion of every element's type, a tensor's and a NumPy
+    # scalar's own dtype, Python's bool/int/float/complex as bool/int64/the defaults
+    # ([tensor(1.5), 2] is float32: it was int64, the 1.5 truncated)
+    result = None
     for x in flat:
         if isinstance(x, _dtype.dtype):
-            tensor_dt = x if tensor_dt is None else _dtype.promote_types(tensor_dt, x)
-        elif isinstance(x, (bool, np.bool_)):
-            pass
-        elif isinstance(x, (int, np.integer)):
-            cat = max(cat, 1)
-        elif isinstance(x, (float, np.floating)):
-            cat = max(cat, 2)
-        elif isinstance(x, (complex, np.complexfloating)):
-            cat = max(cat, 3)
+            d = x
+        elif isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_)):
+            d = _dtype.from_numpy_dtype(x.dtype)
+        elif isinstance(x, bool):
+            d = _dtype.bool
+        elif isinstance(x, int):
+            d = _dtype.int64
+        elif isinstance(x, float):
+            d = _dtype.get_default_dtype()
+        elif isinstance(x, complex):
+            d = _dtype.default_complex()
         elif isinstance(x, str):
             raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
         else:                              # None, objects: PyTorch's RuntimeError
             raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
-    if tensor_dt is not None and cat == 0:
-        return tensor_dt
-    return (_dtype.bool, _dtype.int64, _dtype.get_default_dtype(), _dtype.default_complex())[cat]
+        result = d if result is None else _dtype.promote_types(result, d)
+    return result
 
 
 def _to_numpy_data(data):

@@ -227,11 +227,23 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         >>> nbtorch.nan_to_num(nbtorch.tensor([float('nan'), float('inf'), 1.]), posinf=9.)
         tensor([0., 9., 1.])
     """
+    if input.dtype.is_complex and out is None:
+        return _complex_nan_to_num(input, nan, posinf, neginf)
     return NanToNum.call((input, *_replacements("nan_to_num", nan, posinf, neginf)), out)
 
 
-Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.apply(
-    self, *_replacements("nan_to_num", nan, posinf, neginf))
+def _complex_nan_to_num(x, nan, posinf, neginf):
+    """A complex tensor's real and imaginary parts each replaced, as PyTorch's."""
+    from .complex import complex as make_complex
+    part = x.real.dtype
+    reps = _replacements("nan_to_num", nan, posinf, neginf)
+    return make_complex(NanToNum.apply(x.real.to(part), *reps),
+                        NanToNum.apply(x.imag.to(part), *reps))
+
+
+Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: (
+    _complex_nan_to_num(self, nan, posinf, neginf) if self.dtype.is_complex else
+    NanToNum.apply(self, *_replacements("nan_to_num", nan, posinf, neginf)))
 Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.inplace(
     self, (self, *_replacements("nan_to_num_", nan, posinf, neginf)))
 

@@ -47,7 +47,18 @@ def _finish(values, dtype, device, requires_grad):
 
 
 def _sample_(op, t, generator, *params):
-    """Fill contiguous `t` with sampler kernel `op` of its device; return it."""
+    """Fill contiguous `t` with sampler kernel `op` of its device; return it. A complex
+    tensor is filled as its (real, imag) pairs, from one stream of twice the values, as
+    PyTorch's (normal samples scaled by 1/sqrt(2): unit variance in total)."""
+    if t.dtype.is_complex and 0 not in t._shape and op in ("uniform_", "normal_"):
+        from .._complex_views import as_real
+        pairs = as_real(t)
+        if op == "normal_":
+            mean, std = params
+            _sample_(op, pairs, generator, mean, std / 2 ** 0.5)
+        else:
+            _sample_(op, pairs, generator, *params)
+        return t
     if 0 not in t._shape:
         kind = t.device.type
         (_KERNELS.get((op, kind)) or get_kernel(op, kind))(t._array, _rng(generator),
