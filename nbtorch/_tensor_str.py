@@ -7,8 +7,19 @@ PRINT_OPTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80
               "sci_mode": None}
 
 
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=float("inf"), edgeitems=3, linewidth=80)}
+
+
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None):
+    """PyTorch's print options; a `profile` ('default', 'short', 'full') sets all four,
+    the explicit ones given with it win."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"Unknown profile {profile!r} (default, short or full)")
+        PRINT_OPTS.update(_PROFILES[profile])
     for k, v in (("precision", precision), ("threshold", threshold),
                  ("edgeitems", edgeitems), ("linewidth", linewidth)):
         if v is not None:

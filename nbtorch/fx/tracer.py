@@ -54,6 +54,24 @@ def wrap(fn_or_name):
     return fn_or_name
 
 
+def _guardable(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    return isinstance(value, tuple) and all(_guardable(v) for v in value)
+
+
+def assert_specialized(value, expected, name):
+    """The guard of a concrete_args value: the traced code took its branch."""
+    same = value is expected if expected is None or isinstance(expected, bool) else \
+        (type(value) is type(expected) and value == expected)
+    if not same:
+        raise AssertionError(f"{name} has been specialized to have value {expected!r} but "
+                             "got another value")
+
+
+assert_specialized._fx_impure = True        # a check: dead-code elimination keeps it
+
+
 class Tracer(TracerBase):
     """Records a module's or function's forward into a `Graph` (fx's Tracer)."""
 
@@ -171,7 +189,10 @@ class Tracer(TracerBase):
                                    "function's signature is not supported; name the inputs")
             if p.name in concrete_args:          # a constant: the placeholder keeps the
                 value = concrete_args[p.name]    # signature, the code sees the value
-                self.create_proxy("placeholder", p.name, (value,), {})
+                ph = self.create_proxy("placeholder", p.name, (value,), {})
+                if _guardable(value):            # and a call with another value raises,
+                    self.create_proxy("call_function", assert_specialized,  # as PyTorch's
+                                      (ph, value, p.name), {})
             else:
                 default = () if p.default is p.empty else (p.default,)
                 ann = None if p.annotation is p.empty else p.annotation

@@ -212,15 +212,28 @@ def chunk(self, chunks, dim=0):
 
 @tensor_method()
 def tensor_split(self, indices_or_sections, dim=0):
+    """Views along `dim`: `k` near-equal pieces (an int or a 0-d tensor), or the slices
+    x[0:i0], x[i0:i1], ..., x[ik:] of the indices (a list or a 1-D tensor; Python slice
+    rules: negative indices count from the end, a decreasing pair gives an empty piece)."""
     d = normalize_dim(dim, self.dim())
     n = self._shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dtype.is_floating_point or indices_or_sections.dim() > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor of integers")
+        indices_or_sections = indices_or_sections.tolist()
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
-    else:
-        bounds = [0] + [min(max(i, 0), n) for i in indices_or_sections] + [n]
-        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
-    return self.split(sizes, d)
+        return self.split(sizes, d)
+
+    def clamp(i):
+        i = i + n if i < 0 else i
+        return min(max(i, 0), n)
+    bounds = [0] + [clamp(int(i)) for i in indices_or_sections] + [n]
+    return tuple(self.narrow(d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))
 
 
 @tensor_method()
@@ -326,8 +339,23 @@ def tile(self, *dims):
 
 
 @tensor_method()
-def repeat_interleave(self, repeats, dim=None):
-    """Repeat each element `repeats` times (along dim, or of the flattened tensor)."""
+def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element `repeats` times (along dim, or of the flattened tensor). With
+    one tensor argument, `repeat_interleave(r)` is ``arange(len(r))`` repeated by `r`, as
+    PyTorch's; `output_size` (the total) is checked when given."""
+    if repeats is None:                             # torch.repeat_interleave(repeats)
+        if self.dim() > 1 or self.dtype.is_floating_point:
+            raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim tensor of "
+                               "integers")
+        from .creation import arange
+        return arange(self.numel(), device=self.device).repeat_interleave(
+            self.reshape(-1), output_size=output_size)
+    if output_size is not None:
+        total = (int(repeats.sum()) if isinstance(repeats, Tensor) and repeats.numel() > 1
+                 else None)
+        if total is not None and total != output_size:
+            raise RuntimeError(f"allocated size does not match required size: "
+                               f"{output_size} vs {total}")
     if isinstance(repeats, Tensor) and repeats.numel() > 1:
         refuse_capture("repeat_interleave() with a tensor of repeats",
                        "has a data-dependent output shape")

@@ -44,3 +44,16 @@ def test_replace_pattern_over_chained_matches_and_literal_arguments():
     got = fx.replace_pattern(gm, lambda x, y: torch.add(x, y), lambda x, y: torch.mul(x, y))
     assert len(got) == 2                                 # the literal 1 did not match before
     assert gm(torch.tensor([2.0]), torch.tensor([3.0])).tolist() == [6.0]
+
+
+def test_concrete_args_are_guarded():
+    def f(x, flag):
+        return x + 1 if flag else x - 1
+    gm = fx.symbolic_trace(f, concrete_args={"flag": False})
+    assert gm(torch.ones(2), False).tolist() == [0.0, 0.0]
+    try:
+        gm(torch.ones(2), True)             # took the False branch silently before
+    except AssertionError as e:
+        assert "specialized to have value False" in str(e)
+    else:
+        raise AssertionError("a different concrete value was accepted")

@@ -46,3 +46,22 @@ def test_complex_casts_and_samples():
     torch.manual_seed(0)
     want = torch.randn(3, dtype=torch.complex64)
     np.testing.assert_allclose(z.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_tensor_split_repeat_interleave_and_print_profiles():
+    x = nbtorch.arange(8)
+    assert [t.tolist() for t in x.tensor_split(nbtorch.tensor([1, 5]))] == \
+        [[0], [1, 2, 3, 4], [5, 6, 7]]                          # ValueError before
+    assert len(x.tensor_split(nbtorch.tensor(3))) == 3
+    assert [t.tolist() for t in x.tensor_split([5, 2])] == [[0, 1, 2, 3, 4], [],
+                                                           [2, 3, 4, 5, 6, 7]]
+    assert [t.tolist() for t in x.tensor_split([-2])] == [[0, 1, 2, 3, 4, 5], [6, 7]]
+    assert nbtorch.repeat_interleave(nbtorch.tensor([2, 0, 1])).tolist() == [0, 0, 2]
+    assert nbtorch.tensor([1, 2]).repeat_interleave(nbtorch.tensor([1, 3]),
+                                                    output_size=4).tolist() == [1, 2, 2, 2]
+    try:
+        nbtorch.set_printoptions(profile="full")
+        assert "..." not in repr(nbtorch.arange(2000))
+    finally:
+        nbtorch.set_printoptions(profile="default")
+    assert "..." in repr(nbtorch.arange(2000))
