@@ -156,23 +156,8 @@ class ExportedModule(GraphModule):
 
 
 def _install(gm, name, value, buffer=False, persistent=True):
-    """Put `value` at dotted `name` in `gm` (empty parent modules made as needed)."""
-    from ..nn import Module
-    *prefix, field = name.split(".")
-    mod = gm
-    for atom in prefix:
-        nxt = mod._modules.get(atom)
-        if nxt is None:
-            nxt = Module()
-            mod.add_module(atom, nxt)
-        mod = nxt
-    if buffer:
-        if mod._buffers.get(field) is not value:
-            mod._buffers.pop(field, None)
-            mod.register_buffer(field, value, persistent=persistent)
-    elif mod._parameters.get(field) is not value:
-        setattr(mod, field, value)
-
+    from ..jit._save import install_tensor
+    install_tensor(gm, name, value, buffer, persistent)
 
 def _flatten(traced):
     """The traced module's graph with layers as functional calls reading get_attr weights

@@ -216,14 +216,7 @@ class GraphModule(Module):
         res = GraphModule.__new__(base)
         memo[id(self)] = res
         GraphModule.__init__(res, fake, copy.deepcopy(self._graph, memo), type(self).__name__)
-        for k, v in fake.__dict__.items():     # what the graph does not name: keep it too
-            if k in ("_parameters", "_buffers", "_modules"):
-                for name, val in v.items():
-                    res.__dict__[k].setdefault(name, val)
-            elif k == "_non_persistent_buffers_set":
-                res.__dict__[k] |= v
-            else:
-                res.__dict__.setdefault(k, v)
+        _keep_unnamed(res, fake.__dict__)
         return res
 
     def __reduce__(self):
@@ -248,7 +241,14 @@ def _rebuild_graph_module(state, graph, class_name):
     root = Module()
     root.__dict__.update(state)
     gm = GraphModule(root, graph, class_name)
-    for k, v in state.items():              # what the graph does not name: keep it too
+    _keep_unnamed(gm, state)
+    return gm
+
+
+def _keep_unnamed(gm, attrs):
+    """Add to `gm` the attributes `attrs` (a module's __dict__) holds that its graph does
+    not name (GraphModule's init copies only those): a copy keeps all of the original."""
+    for k, v in attrs.items():
         if k in ("_parameters", "_buffers", "_modules"):
             for name, val in v.items():
                 gm.__dict__[k].setdefault(name, val)
@@ -256,4 +256,3 @@ def _rebuild_graph_module(state, graph, class_name):
             gm.__dict__[k] |= v
         else:
             gm.__dict__.setdefault(k, v)
-    return gm

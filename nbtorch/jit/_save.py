@@ -456,20 +456,30 @@ def module_from_archive(archive, path):
 def _install_state(gm, root, buffers, params):
     """Every saved tensor at its place: parameters, buffers (persistent as saved), and the
     graph's constants as non-persistent buffers (not part of the original state_dict)."""
-    from ..nn import Module
     for name, value in root.items():
-        *prefix, field = name.split(".")
-        mod = gm
-        for atom in prefix:
-            nxt = mod._modules.get(atom)
-            if nxt is None:
-                nxt = Module()
-                mod.add_module(atom, nxt)
-            mod = nxt
-        if name in params:
-            if mod._parameters.get(field) is not value:
-                setattr(mod, field, value)
-            continue
-        mod._buffers.pop(field, None)
-        mod.__dict__.pop(field, None)
-        mod.register_buffer(field, value, persistent=name in buffers)
+        install_tensor(gm, name, value, buffer=name not in params,
+                       persistent=name in buffers)
+
+
+def install_tensor(gm, name, value, buffer=False, persistent=True):
+    """Put `value` at dotted `name` in `gm` as a parameter or a buffer (empty parent
+    modules made as needed; what is there already as the same tensor stays)."""
+    from ..nn import Module
+    *prefix, field = name.split(".")
+    mod = gm
+    for atom in prefix:
+        nxt = mod._modules.get(atom)
+        if nxt is None:
+            nxt = Module()
+            mod.add_module(atom, nxt)
+        mod = nxt
+    if not buffer:
+        if mod._parameters.get(field) is not value:
+            setattr(mod, field, value)
+        return
+    if mod._buffers.get(field) is value and (field in mod._non_persistent_buffers_set) \
+            != persistent:
+        return
+    mod._buffers.pop(field, None)
+    mod.__dict__.pop(field, None)
+    mod.register_buffer(field, value, persistent=persistent)
