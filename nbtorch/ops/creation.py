@@ -189,6 +189,8 @@ def _infer_dtype(data):
     for x in flat:
         if isinstance(x, _dtype.dtype):
             d = x
+        elif isinstance(x, np.ndarray) and x.dtype.kind in "biufc":     # [arr, arr]
+            d = _dtype.from_numpy_dtype(x.dtype)
         elif isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_)):
             d = _dtype.from_numpy_dtype(x.dtype)
         elif isinstance(x, bool):
@@ -231,6 +233,10 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         if dtype is not None or device is not None:
             t = t.to(device=device or t.device, dtype=dtype or t.dtype)
         return _finish(t, requires_grad)
+    if isinstance(data, range):
+        data = list(data)
+    elif isinstance(data, (memoryview, bytearray)):
+        data = np.frombuffer(data, dtype=np.uint8)          # bytes, as PyTorch's
     d = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
     values = _to_numpy_data(data)
     with np.errstate(over="ignore"):        # 1e39 -> inf without a warning, as PyTorch
@@ -272,15 +278,36 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(device=dev or data.device, dtype=dtype or data.dtype)
     dev = dev or factory_device(None)
-    if isinstance(data, np.ndarray) and dtype is None and dev.type == "cpu":
+    same = dtype is None or (isinstance(data, np.ndarray) and
+                             _dtype.to_dtype(dtype).np == data.dtype)
+    if isinstance(data, np.ndarray) and same and dev.type == "cpu":
         try:
-            return from_numpy(data)
+            return from_numpy(data)         # the array's own dtype given: shared too
         except (TypeError, ValueError):
             pass
     return tensor(data, dtype=dtype, device=device)
 
 
-asarray = as_tensor
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """`as_tensor` with PyTorch's `copy` (True: always a copy; False: share or raise) and
+    `requires_grad`."""
+    if copy:
+        src = obj.detach() if isinstance(obj, Tensor) else obj
+        out = tensor(src._host() if isinstance(src, Tensor) else src,
+                     dtype=dtype or (src.dtype if isinstance(src, Tensor) else None),
+                     device=device or (src.device if isinstance(src, Tensor) else None))
+    else:
+        out = as_tensor(obj, dtype=dtype, device=device)
+        if copy is False and isinstance(obj, (Tensor, np.ndarray)):
+            base = obj._storage.data if isinstance(obj, Tensor) else obj
+            if not np.shares_memory(out._storage.data, base) if out.device.type == "cpu" \
+                    else out is not obj:
+                raise ValueError("asarray: copy=False, but the data cannot be shared "
+                                 "(another dtype or device)")
+    if requires_grad:
+        out = out.detach().requires_grad_(True) if out.requires_grad else \
+            out.requires_grad_(True)
+    return out
 
 
 def from_numpy(ndarray):

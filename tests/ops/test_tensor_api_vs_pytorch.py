@@ -65,3 +65,19 @@ def test_tensor_split_repeat_interleave_and_print_profiles():
     finally:
         nbtorch.set_printoptions(profile="default")
     assert "..." in repr(nbtorch.arange(2000))
+
+
+def test_tensor_and_asarray_inputs():
+    assert nbtorch.tensor(range(4)).tolist() == [0, 1, 2, 3]
+    assert nbtorch.tensor(memoryview(b"ab")).tolist() == [97, 98]
+    assert nbtorch.tensor([np.ones(2), np.zeros(2)]).dtype is nbtorch.float64
+    a = np.ones(3)
+    t = nbtorch.asarray(a, copy=True)
+    t[0] = 5
+    assert a[0] == 1.0                                  # copy= was a TypeError
+    shared = nbtorch.as_tensor(a, dtype=nbtorch.float64)
+    shared[1] = 7
+    assert a[1] == 7.0                                  # the array's own dtype: shared
+    assert nbtorch.asarray([1.0, 2.0], requires_grad=True).requires_grad
+    with pytest.raises(ValueError, match="copy=False"):
+        nbtorch.asarray(a, dtype=nbtorch.float32, copy=False)
