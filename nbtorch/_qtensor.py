@@ -91,6 +91,41 @@ def _kernels():
     return quantized
 
 
+def _channel_qparams(q, shape, strides, offset):
+    """The per-channel qparams of a view (shape, strides, offset) of per-channel `q`: the
+    channels its elements come from, read through the same strides from a map of q's
+    storage; they must vary along one dim of the view (the new axis; a view of a single
+    channel has that channel's per-tensor qparams), else the view mixes channels, which
+    PyTorch refuses too (views kept q's scales before: dequantize was wrong)."""
+    scales, zps, axis = q._qparams
+    size = q._storage.data.size
+    chan = np.full(size, -1, np.int64)
+    idx = np.lib.stride_tricks.as_strided(
+        chan[q._offset:], q._shape, [s * chan.itemsize for s in q._strides], writeable=True)
+    shape_c = [1] * len(q._shape)
+    shape_c[axis] = q._shape[axis]
+    idx[...] = np.arange(q._shape[axis]).reshape(shape_c)
+    if not shape:
+        c = int(chan[offset])
+        return (float(scales[c]), int(zps[c])) if c >= 0 else q._qparams
+    view = np.lib.stride_tricks.as_strided(chan[offset:], shape,
+                                           [s * chan.itemsize for s in strides])
+    if view.size == 0:
+        return q._qparams
+    varying = [d for d in range(len(shape)) if shape[d] > 1 and
+               not (view == view.take([0], axis=d)).all()]
+    if not varying:                     # one channel left: its scale for every element
+        c = int(view.reshape(-1)[0])
+        return (float(scales[c]), int(zps[c]))
+    d = varying[0]
+    lines = np.moveaxis(view, d, 0).reshape(shape[d], -1)
+    if len(varying) > 1 or not (lines == lines[:, :1]).all() or (lines < 0).any():
+        raise RuntimeError("this view of a per-channel quantized tensor mixes its channels "
+                           "(PyTorch refuses it too); call .dequantize() first")
+    channels = lines[:, 0]
+    return (scales[channels], zps[channels], d)
+
+
 class QTensor(Tensor):
     """A quantized tensor (see the module docstring); made by `quantize_per_tensor`,
     `quantize_per_channel` or a quantized module."""
@@ -114,11 +149,14 @@ class QTensor(Tensor):
         return q
 
     def _view(self, shape, strides, offset=None):
-        v = QTensor.__new__(QTensor)._init(self._storage, self._offset if offset is None
-                                           else offset, Size(shape), tuple(strides),
-                                           self.dtype)
+        offset = self._offset if offset is None else offset
+        qparams = self._qparams
+        if len(qparams) == 3:           # per channel: which channel each element of the
+            qparams = _channel_qparams(self, tuple(shape), tuple(strides), offset)  # view is
+        v = QTensor.__new__(QTensor)._init(self._storage, offset, Size(shape),
+                                           tuple(strides), self.dtype)
         v._base = self if self._base is None else self._base
-        v._qparams = self._qparams
+        v._qparams = qparams
         return v
 
     def _ints(self):

@@ -116,11 +116,11 @@ def qmax_pool2d(x, out, kh, kw, sh, sw, ph, pw):
             h0 = oh * sh - ph
             for ow in range(OW):
                 w0 = ow * sw - pw
-                best = -1
-                for i in range(max(h0, 0), min(h0 + kh, H)):
+                best = np.int32(-2147483648)   # below every int8/uint8 (qint8 windows
+                for i in range(max(h0, 0), min(h0 + kh, H)):     # may be all negative)
                     for j in range(max(w0, 0), min(w0 + kw, W)):
                         v = np.int32(x[p, i, j])
-                        if best < 0 or v > best:
+                        if v > best:
                             best = v
                 out[p, oh, ow] = best
 

@@ -1,0 +1,29 @@
+"""Quantized tensors a sweep against PyTorch found wrong: qint8 max pooling over negative
+windows, views of per-channel tensors."""
+import numpy as np
+import pytest
+
+import nbtorch
+import nbtorch.nn.functional as F
+
+
+def test_qint8_max_pool_of_an_all_negative_window():
+    x = nbtorch.tensor([[[[-1.7, -1.6], [-2.0, -1.65]]]])
+    q = nbtorch.quantize_per_tensor(x, 0.05, 3, nbtorch.qint8)
+    got = F.max_pool2d(q, 2).dequantize()
+    assert got.flatten().tolist() == pytest.approx([-1.6])    # -1.65 (the last) before
+
+
+def test_views_of_per_channel_tensors_carry_their_channels_qparams():
+    x = nbtorch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    q = nbtorch.quantize_per_channel(x, nbtorch.tensor([0.1, 0.2, 0.5]),
+                                     nbtorch.tensor([0, 0, 0]), 0, nbtorch.quint8)
+    np.testing.assert_allclose(q[1:].dequantize().numpy(), [[3, 4], [5, 6]], atol=1e-6)
+    np.testing.assert_allclose(q[2].dequantize().numpy(), [5, 6], atol=1e-6)
+    u = q.unsqueeze(0)
+    assert u.q_per_channel_axis() == 1
+    np.testing.assert_allclose(u.dequantize().numpy(), x.unsqueeze(0).numpy(), atol=1e-6)
+    np.testing.assert_allclose(q.reshape(-1).dequantize().numpy(), x.reshape(-1).numpy(),
+                               atol=1e-6)      # a scale per element along the one dim
+    with pytest.raises(RuntimeError, match="mixes its channels"):
+        q.reshape(2, 3)                        # channels varying along both dims
