@@ -228,6 +228,10 @@ class QTensor(Tensor):
     def contiguous(self, memory_format=None):
         return self if self.is_contiguous() else self.clone()
 
+    def detach(self):
+        """A quantized view of the same integers (a plain Tensor of quint8 before)."""
+        return self._view(self._shape, self._strides)
+
     # ---- the ops float code reaches (F.relu, F.max_pool2d, F.adaptive_avg_pool2d) ------
     def relu(self):
         from .ao.nn.quantized import functional as qF

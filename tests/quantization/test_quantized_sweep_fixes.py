@@ -27,3 +27,16 @@ def test_views_of_per_channel_tensors_carry_their_channels_qparams():
                                atol=1e-6)      # a scale per element along the one dim
     with pytest.raises(RuntimeError, match="mixes its channels"):
         q.reshape(2, 3)                        # channels varying along both dims
+
+
+def test_observers_carry_eps_and_int32_zero_points_and_detach_stays_quantized():
+    obs = nbtorch.ao.quantization.MinMaxObserver()
+    assert "eps" in obs.state_dict()                   # PyTorch's observers' key
+    with pytest.warns(UserWarning, match="must run observer"):
+        scale, zp = obs.calculate_qparams()            # raised before any data
+    assert scale.tolist() == [1.0] and zp.tolist() == [0]
+    obs(nbtorch.tensor([-1.0, 2.0]))
+    assert obs.calculate_qparams()[1].dtype is nbtorch.int32
+    q = nbtorch.quantize_per_tensor(nbtorch.tensor([0.5, -1.0, 2.0]), 0.1, 10, nbtorch.quint8)
+    d = q.detach()
+    assert d.is_quantized and d.dequantize().tolist() == pytest.approx([0.5, -1.0, 2.0])

@@ -154,10 +154,10 @@ def test_static_roundtrip_through_save_and_errors(tmp_path):
     fresh.load_state_dict(nbtorch.load(path))
     np.testing.assert_array_equal(fresh(nbtorch.tensor(x))._host(), out)
     assert q.fc.weight().dtype is nbtorch.qint8
-    # converting before calibration is a clear error
+    # converting before calibration warns and uses default qparams, as PyTorch's
     m = _net(nbtorch, nq)
     m.qconfig = nq.get_default_qconfig("x86")
-    with pytest.raises(RuntimeError, match="saw no data"):
+    with pytest.warns(UserWarning, match="must run observer before"):
         nq.convert(nq.prepare(m))
     # a weight observer for activations, a dynamic qconfig for static convert
     for qconfig in (nq.QConfig(activation=nq.default_weight_observer,

@@ -137,7 +137,8 @@ class UniformQuantizationObserverBase(ObserverBase):
                           "observers. reduce_range will be deprecated in a future "
                           "release of PyTorch.", stacklevel=2)
         self.reduce_range = reduce_range
-        self.eps = float(eps)
+        # a buffer, as PyTorch's (its observers' state_dicts carry 'eps')
+        self.register_buffer("eps", nbtorch.tensor([float(eps)], dtype=nbtorch.float32))
         if qscheme not in (per_tensor_affine, per_tensor_symmetric, per_channel_affine,
                            per_channel_symmetric, per_channel_affine_float_qparams):
             raise AssertionError("Default Observer only works for per_tensor_affine, "
@@ -151,11 +152,18 @@ class UniformQuantizationObserverBase(ObserverBase):
         self.quant_min, self.quant_max = _qrange(dtype, reduce_range, quant_min, quant_max)
 
     def _calculate_qparams(self, min_val, max_val):
+        if np.all(np.isinf(min_val)) and np.all(np.isinf(max_val)):
+            # no data seen: PyTorch's warning and default qparams (it raised before)
+            warnings.warn("must run observer before calling calculate_qparams. Returning "
+                          "default values.", stacklevel=3)
+            return nbtorch.tensor([1.0]), nbtorch.tensor([0])
         scale, zp = _qparams_from_minmax(min_val, max_val, self.quant_min, self.quant_max,
-                                         self.qscheme, self.dtype, self.eps,
+                                         self.qscheme, self.dtype, float(self.eps[0]),
                                          self.has_customized_qrange)
         if scale.ndim == 0:
             scale, zp = scale.reshape(1), zp.reshape(1)
+        if zp.dtype.kind == "i":
+            zp = zp.astype(np.int32)    # PyTorch's zero points are int32
         return nbtorch.tensor(scale), nbtorch.tensor(zp)
 
 

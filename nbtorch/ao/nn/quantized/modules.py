@@ -57,10 +57,8 @@ def _output_qparams(mod):
     if post is None:
         raise RuntimeError(f"convert: {type(mod).__name__} was not prepared (no "
                            "activation_post_process): call prepare() and calibrate first")
-    if hasattr(post, "min_val") and post.min_val.numel() == 1 and \
-            np.isinf(post.min_val.item()):
-        raise RuntimeError(f"convert: the observer of {type(mod).__name__} saw no data: "
-                           "run calibration batches through the prepared model first")
+    # an observer that saw no data gives PyTorch's default qparams (1.0, 0) with its
+    # warning (calculate_qparams), as PyTorch's convert does
     if getattr(post, "dtype", quint8) is not quint8 or getattr(post, "is_dynamic", False):
         raise RuntimeError(f"convert: {type(mod).__name__}'s qconfig observes its output as "
                            f"{getattr(post, 'dtype', None)}"
