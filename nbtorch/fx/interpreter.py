@@ -42,6 +42,13 @@ class Interpreter:
                         seen.add(n)
                         self.user_to_last_uses.setdefault(node, []).append(n)
 
+    def boxed_run(self, args_list):
+        """`run` on the values of list `args_list`, which is emptied first (so that the
+        graph may free them as it goes), as PyTorch's."""
+        args = list(args_list)
+        args_list.clear()
+        return self.run(*args)
+
     def run(self, *args, initial_env=None, enable_io_processing=True):
         """Run the graph on `args`; returns what its output node returns."""
         self.env = dict(initial_env) if initial_env is not None else {}

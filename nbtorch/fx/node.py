@@ -16,7 +16,15 @@ in O(1). ``meta`` is a free dict for passes: ShapeProp and jit.trace put a
 """
 from ._names import pretty_target, type_repr
 
-__all__ = ["Node", "map_arg", "map_aggregate", "immutable_list", "immutable_dict"]
+__all__ = ["Node", "map_arg", "map_aggregate", "immutable_list", "immutable_dict",
+           "has_side_effect"]
+
+
+def has_side_effect(fn):
+    """Mark `fn` as having side effects: a graph's call of it survives dead-code
+    elimination (PyTorch's decorator). Returns `fn`."""
+    fn._fx_impure = True
+    return fn
 
 OPS = ("placeholder", "call_method", "call_module", "call_function", "get_attr", "output",
        "root")

@@ -15,7 +15,8 @@ from .graph_module import GraphModule
 from .node import Node
 from .tracer import symbolic_trace
 
-__all__ = ["Match", "replace_pattern"]
+__all__ = ["Match", "replace_pattern", "replace_pattern_with_filters", "InternalMatch",
+           "ReplacedPatterns"]
 
 Match = namedtuple("Match", ["anchor", "nodes_map"])
 Match.__doc__ = "One replaced occurrence: `anchor` (the matched output node) and the node map."
@@ -114,6 +115,12 @@ def _find_matches(graph, pattern):
     return matches
 
 
+InternalMatch = namedtuple("InternalMatch", ["anchors", "nodes_map", "placeholder_nodes",
+                                             "returning_nodes"])
+InternalMatch.__doc__ = "What a match filter sees (PyTorch's matcher_utils.InternalMatch)."
+ReplacedPatterns = namedtuple("ReplacedPatterns", ["anchor", "nodes_map", "replacements"])
+
+
 def replace_pattern(gm, pattern, replacement):
     """Replace every match of `pattern` in `gm` by `replacement`; returns the `Match`es.
 
@@ -122,6 +129,23 @@ def replace_pattern(gm, pattern, replacement):
         >>> def replacement(x, y): return torch.mul(x, y)
         >>> replace_pattern(gm, pattern, replacement)
     """
+    return [Match(anchor=r.anchor, nodes_map=r.nodes_map)
+            for r in _replace(gm, pattern, replacement, ())]
+
+
+def replace_pattern_with_filters(gm, pattern, replacement=None, match_filters=None,
+                                 ignore_literals=False, replacement_callback=None,
+                                 node_name_match=""):
+    """`replace_pattern` for the matches every `match_filters` callable accepts
+    (``f(internal_match, original_graph, pattern_graph) -> bool``); returns
+    `ReplacedPatterns` (anchor, nodes_map, the replacement's nodes)."""
+    if ignore_literals or replacement_callback is not None or node_name_match:
+        raise NotImplementedError("replace_pattern_with_filters: ignore_literals, "
+                                  "replacement_callback and node_name_match are not supported")
+    return _replace(gm, pattern, replacement, tuple(match_filters or ()))
+
+
+def _replace(gm, pattern, replacement, match_filters):
     _, pattern_graph = _as_graph(pattern)
     replacement_gm, replacement_graph = _as_graph(replacement)
     graph = gm.graph
@@ -140,6 +164,11 @@ def replace_pattern(gm, pattern, replacement):
     for m, anchors in _find_matches(graph, pattern_graph):
         m = {p: current(g) for p, g in m.items()}
         anchors = [current(a) for a in anchors]
+        if match_filters:
+            internal = InternalMatch(anchors, dict(m),
+                                     [m[p] for p in p_inputs if p in m], list(anchors))
+            if not all(f(internal, graph, pattern_graph) for f in match_filters):
+                continue
         order = {n: i for i, n in enumerate(graph.nodes)}
         users = {u for a in anchors for u in a.users}
         # As PyTorch: the replacement goes right before the first user of the match's
@@ -161,7 +190,8 @@ def replace_pattern(gm, pattern, replacement):
                            key=order.__getitem__, reverse=True):
             if not node.users:
                 graph.erase_node(node)
-        results.append(Match(anchor=anchors[0], nodes_map=dict(m)))
+        results.append(ReplacedPatterns(anchors[0], dict(m),
+                                        [n for n in outs if isinstance(n, Node)]))
     if results:
         _copy_replacement_attrs(gm, replacement_gm, replacement_graph)
     graph.lint()

@@ -85,6 +85,14 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
             result.uniform_(low / 2, high / 2).mul_(2)
         else:
             result.uniform_(low, high)
+    elif dtype in (_dtype.complex64, _dtype.complex128):
+        part = dtype.to_real()          # real and imaginary parts each in [low, high)
+        info = nbtorch.finfo(part)
+        low, high = _low_high(low, high, part, info.min, info.max, -9, 9)
+        result = nbtorch.complex(nbtorch.empty(shape, device=device, dtype=part)
+                                 .uniform_(low, high),
+                                 nbtorch.empty(shape, device=device, dtype=part)
+                                 .uniform_(low, high))
     else:
         raise TypeError(f"The requested dtype '{dtype}' is not supported by "
                         "torch.testing.make_tensor(). To request support, file an issue at: "
@@ -95,6 +103,6 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         result = result.clone(memory_format=memory_format)
     if exclude_zero:
         result[result == 0] = 1 if dtype not in _FLOATING else nbtorch.finfo(dtype).tiny
-    if dtype in _FLOATING:
+    if dtype in _FLOATING or dtype.is_complex:
         result.requires_grad = requires_grad
     return result

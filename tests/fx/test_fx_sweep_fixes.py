@@ -57,3 +57,21 @@ def test_concrete_args_are_guarded():
         assert "specialized to have value False" in str(e)
     else:
         raise AssertionError("a different concrete value was accepted")
+
+
+def test_filters_side_effects_boxed_run_and_complex_make_tensor():
+    def f(x, y):
+        return torch.relu(torch.add(torch.add(x, y), 1))
+    gm = fx.symbolic_trace(f)
+    only_nodes = [lambda m, g, p: all(isinstance(a, fx.Node) for a in m.placeholder_nodes)]
+    got = fx.subgraph_rewriter.replace_pattern_with_filters(
+        gm, lambda x, y: torch.add(x, y), lambda x, y: torch.mul(x, y), only_nodes)
+    assert len(got) == 1 and gm(torch.tensor([2.0]), torch.tensor([3.0])).tolist() == [7.0]
+    marked = fx.node.has_side_effect(lambda x: None)
+    assert marked._fx_impure
+    args = [torch.tensor([1.0, -2.0])]
+    assert fx.Interpreter(fx.symbolic_trace(lambda x: x.relu())).boxed_run(args).tolist() \
+        == [1.0, 0.0] and args == []
+    from nbtorch.testing import make_tensor
+    z = make_tensor(3, dtype=torch.complex64, device="cpu", low=-1, high=1)
+    assert z.dtype is torch.complex64 and bool((z.real.abs() <= 1).all())
