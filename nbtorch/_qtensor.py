@@ -241,6 +241,12 @@ class QTensor(Tensor):
         from .ao.nn.quantized import functional as qF
         return qF.adaptive_avg_pool2d(self, output_size)
 
+    def avg_pool2d(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                   count_include_pad=True, divisor_override=None):
+        from .ao.nn.quantized import functional as qF
+        return qF.avg_pool2d(self, kernel_size, stride, padding, ceil_mode,
+                             count_include_pad, divisor_override)
+
     def max_pool2d(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                    return_indices=False):
         from .ao.nn.quantized import functional as qF

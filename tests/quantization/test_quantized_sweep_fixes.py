@@ -40,3 +40,10 @@ def test_observers_carry_eps_and_int32_zero_points_and_detach_stays_quantized():
     q = nbtorch.quantize_per_tensor(nbtorch.tensor([0.5, -1.0, 2.0]), 0.1, 10, nbtorch.quint8)
     d = q.detach()
     assert d.is_quantized and d.dequantize().tolist() == pytest.approx([0.5, -1.0, 2.0])
+
+
+def test_quantized_avg_pool2d():
+    x = nbtorch.arange(16.0).reshape(1, 1, 4, 4)
+    q = nbtorch.quantize_per_tensor(x, 1.0, 0, nbtorch.quint8)
+    assert F.avg_pool2d(q, 2).int_repr().flatten().tolist() == [2, 4, 10, 12]  # raised
+    assert nbtorch.nn.AvgPool2d(2)(q).is_quantized
