@@ -76,6 +76,7 @@ from .ops.torch_rnn import *  # noqa: F401,F403  (torch.lstm, torch.gru_cell, ..
 from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_norm_stats...)
 from .storage import *  # noqa: F401,F403  (TypedStorage, FloatStorage, ...)
 from ._torch_extras import *  # noqa: F401,F403  (Stream, Event, strided, cond, ...)
+from ._symbolic import *  # noqa: F401,F403,E402  (_check, _assert, sym_max, SymInt, ...)
 from .ops.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from .ops.lobpcg import lobpcg  # noqa: F401
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
