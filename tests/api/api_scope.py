@@ -43,9 +43,9 @@ OUT_OF_SCOPE = {
         "LockingLogger", "LoggerBase", "NoopLogger", "AggregationType", "AVG", "SUM",
         "PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
         "DeserializationStorageContext",
-        # the dispatcher and symbolic shapes (internals of torch.compile / torch.export)
+        # the dispatcher (internals of torch.compile / torch.export)
         "DispatchKey", "DispatchKeySet", "ExcludeDispatchKeyGuard", "Tag", "OperatorInfo",
-        "DisableTorchFunction*", "PRIVATE_OPS", "Sym*", "sym_*", "classproperty",
+        "DisableTorchFunction*", "PRIVATE_OPS", "classproperty",
         "get_file_path", "classes", "cpp",
         # autocast state of devices other than cpu and cuda
         "get_autocast_ipu_dtype", "get_autocast_xla_dtype", "set_autocast_ipu_*",
