@@ -142,7 +142,7 @@ _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", 
                     "compiler", "backends", "func", "hub", "safetensors", "special",
                     "accelerator", "ao", "quantization", "fft", "onnx",
                     "cpu", "version", "torch_version", "types", "functional", "distributed",
-                    "signal", "windows", "futures", "masked", "export"}
+                    "signal", "windows", "futures", "masked", "export", "quasirandom"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
