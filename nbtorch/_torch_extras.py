@@ -9,7 +9,8 @@ from . import _dtype
 from ._tensor import Tensor
 
 __all__ = ["AcceleratorError", "OutOfMemoryError", "FatalError", "Stream", "Event", "layout",
-           "strided", "get_device", "get_device_module", "get_num_interop_threads",
+           "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
+           "get_device", "get_device_module", "get_num_interop_threads",
            "set_num_interop_threads", "init_num_threads", "is_warn_always_enabled",
            "set_warn_always", "set_default_tensor_type", "set_flush_denormal",
            "is_distributed", "is_inference", "cond", "while_loop", "vander", "solve",
@@ -116,7 +117,7 @@ class Event:
 # ---- layout ---------------------------------------------------------------------------
 
 class layout:
-    """A tensor's memory layout; nbtorch has one, `strided`."""
+    """A tensor's memory layout: `strided` (dense), or a sparse one (`nbtorch.sparse`)."""
 
     __slots__ = ("name",)
 
@@ -138,6 +139,10 @@ class layout:
 
 
 strided = layout("strided")
+# sparse tensors (nbtorch/sparse/) have sparse_coo or sparse_csr; csc/bsr/bsc are named only
+sparse_coo, sparse_csr = layout("sparse_coo"), layout("sparse_csr")
+sparse_csc, sparse_bsr = layout("sparse_csc"), layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 
 
 # ---- settings -------------------------------------------------------------------------
