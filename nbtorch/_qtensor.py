@@ -274,6 +274,36 @@ class QTensor(Tensor):
     __matmul__ = _refuse
 
 
+def rebuild_quantized(view, dtype, quantizer_params):
+    """A QTensor over the storage of `view` (a plain integer tensor) with PyTorch's pickled
+    qparams: (per_tensor_affine, scale, zero_point) or (per_channel_affine, scales,
+    zero_points, axis); checked, since they come from a file."""
+    scheme = quantizer_params[0] if quantizer_params else None
+    if scheme is per_tensor_affine and len(quantizer_params) == 3:
+        qparams = check_qparams(quantizer_params[1], quantizer_params[2], dtype)
+    elif (scheme in (per_channel_affine, per_channel_affine_float_qparams)
+          and len(quantizer_params) == 4):
+        _, scales, zps, axis = quantizer_params
+        scales = np.asarray(scales._host() if isinstance(scales, Tensor) else scales,
+                            np.float64).reshape(-1)
+        zps = np.asarray(zps._host() if isinstance(zps, Tensor) else zps).reshape(-1)
+        ok = isinstance(axis, int) and 0 <= axis < max(view.dim(), 1)
+        if not ok or scales.shape != zps.shape or scales.size != view.shape[axis]:
+            raise RuntimeError(f"corrupted checkpoint: per-channel qparams ({scales.size} "
+                               f"scales, axis {axis}) do not fit a tensor of size "
+                               f"{list(view.shape)}")
+        for sc, zp in zip(scales, zps):
+            check_qparams(sc, zp, dtype)
+        qparams = (scales, zps.astype(np.int64), axis)
+    else:
+        raise RuntimeError(f"unsupported quantization parameters in checkpoint: "
+                           f"{quantizer_params!r}")
+    q = QTensor.__new__(QTensor)._init(view._storage, view._offset, view._shape,
+                                       view._strides, dtype)
+    q._qparams = qparams
+    return q
+
+
 def _rebuild_q(ints, dtype_name, qparams):
     q = QTensor._from_int(ints, _QDTYPES[dtype_name], 1.0, 0)
     q._qparams = qparams

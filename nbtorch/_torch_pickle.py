@@ -2,7 +2,8 @@
 executing code from them.
 
 The pickle may name only the globals on `_ALLOWED` and a few handled here: tensor and
-parameter rebuilds, storage types, ``collections.OrderedDict``/``Counter``, ``torch.<dtype>``,
+parameter rebuilds, quantized tensors (``_rebuild_qtensor``, ``torch.QUInt8Storage``,
+``torch.per_tensor_affine`` ...), storage types, ``collections.OrderedDict``/``Counter``, ``torch.<dtype>``,
 ``torch.device``, ``torch.Size``, Python's set/frozenset/complex/slice/bytearray,
 ``_codecs.encode`` (how protocol 2 writes bytes) and NumPy's array, dtype and scalar
 reconstruction (arrays of Python objects are refused). Anything else (``os.system``,
@@ -19,7 +20,7 @@ import sys
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _qtensor
 from ._device import device as _device_cls
 from ._tensor import Size, Tensor, wrap
 
@@ -32,6 +33,8 @@ _STORAGE_DTYPES = {
     "BoolStorage": "bool", "ComplexFloatStorage": "complex64",
     "ComplexDoubleStorage": "complex128",
 }
+_QSTORAGE_DTYPES = {"QUInt8Storage": "quint8", "QInt8Storage": "qint8",
+                    "QInt32Storage": "qint32"}
 _BUILTINS = {"set": set, "frozenset": frozenset, "complex": complex, "slice": slice,
              "bytearray": bytearray}
 
@@ -40,7 +43,9 @@ class _StorageType:
     """A storage class named in the pickle (``torch.FloatStorage``): its element dtype."""
 
     def __init__(self, dtype_name):
-        self.dtype = _dtype.to_dtype(dtype_name)
+        qdtype = _qtensor._QDTYPES.get(dtype_name)
+        self.qdtype = qdtype                      # quantized: the bytes are its integers
+        self.dtype = qdtype.underlying if qdtype is not None else _dtype.to_dtype(dtype_name)
 
 
 def _np_multiarray():
@@ -68,6 +73,7 @@ class _Restricted(pickle.Unpickler):
         super().__init__(fileobj)
         self.archive, self.prefix, self.place = archive, prefix, place
         self.storages = {}
+        self.qdtypes = {}           # id(storage tensor) -> its quantized dtype
 
     def find_class(self, module, name):
         if module == "collections" and name in ("OrderedDict", "Counter"):
@@ -76,12 +82,19 @@ class _Restricted(pickle.Unpickler):
             fn = {"_rebuild_tensor_v2": self._rebuild_tensor_v2,
                   "_rebuild_tensor_v3": self._rebuild_tensor_v3,
                   "_rebuild_parameter": _rebuild_parameter,
-                  "_rebuild_parameter_with_state": _rebuild_parameter}.get(name)
+                  "_rebuild_parameter_with_state": _rebuild_parameter,
+                  "_rebuild_qtensor": self._rebuild_qtensor}.get(name)
             if fn is not None:
                 return fn
         if module == "torch":
             if name in _STORAGE_DTYPES:
                 return _StorageType(_STORAGE_DTYPES[name])
+            if name in _QSTORAGE_DTYPES:
+                return _StorageType(_QSTORAGE_DTYPES[name])
+            if name in _qtensor._QDTYPES:
+                return _qtensor._QDTYPES[name]
+            if name in _qtensor._QSCHEMES:
+                return _qtensor._QSCHEMES[name]
             if name == "device":
                 return _device_cls
             if name == "Size":
@@ -116,8 +129,11 @@ class _Restricted(pickle.Unpickler):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"):
             raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
         _, storage_type, key, location, numel = pid
+        qdtype = None
         if isinstance(storage_type, _StorageType):
-            dtype = storage_type.dtype
+            dtype, qdtype = storage_type.dtype, storage_type.qdtype
+        elif isinstance(storage_type, _qtensor._QDtype):
+            dtype, qdtype = storage_type.underlying, storage_type
         elif isinstance(storage_type, _dtype.dtype):
             dtype = storage_type
         else:
@@ -135,6 +151,8 @@ class _Restricted(pickle.Unpickler):
             arr = arr.byteswap()
         base = self.place(wrap(arr), str(location))
         self.storages[key] = base
+        if qdtype is not None:
+            self.qdtypes[id(base)] = qdtype
         return base
 
     def _rebuild_tensor_v2(self, storage, offset, size, stride, requires_grad=False,
@@ -146,6 +164,17 @@ class _Restricted(pickle.Unpickler):
         if storage.dtype is not dtype:
             storage = storage.view(dtype)
         return _view(storage, offset, size, stride, requires_grad)
+
+
+    def _rebuild_qtensor(self, storage, offset, size, stride, quantizer_params,
+                         requires_grad=False, hooks=None):
+        """A quantized tensor over `storage` (PyTorch's ``_rebuild_qtensor``)."""
+        qdtype = self.qdtypes.get(id(storage))
+        if qdtype is None:
+            raise pickle.UnpicklingError("quantized tensor rebuilt from a storage that is "
+                                         "not quantized")
+        view = _view(storage, offset, size, stride, False)      # checks that it fits
+        return _qtensor.rebuild_quantized(view, qdtype, quantizer_params)
 
 
 def _view(base, offset, size, stride, requires_grad):

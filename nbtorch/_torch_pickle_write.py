@@ -8,7 +8,8 @@ and ``.data/serialization_id``. The pickle names only what PyTorch's weights-onl
 loader accepts: ``torch._utils._rebuild_tensor_v2`` / ``_rebuild_parameter`` over
 persistent storage references (``('storage', torch.FloatStorage, key, location,
 numel)``), ``collections.OrderedDict``, ``torch.<dtype>``, ``torch.device``,
-``torch.Size`` and Python's containers (dict, list, tuple, set, OrderedDict, Counter)
+``torch.Size``, ``torch._utils._rebuild_qtensor`` (quantized tensors), ``torch.<qscheme>``
+and Python's containers (dict, list, tuple, set, OrderedDict, Counter)
 and primitives (None, bool, int, float, complex, str, bytes, bytearray). NumPy arrays and scalars are
 pickled as NumPy pickles them (``torch.load`` needs ``weights_only=False`` or NumPy on
 its safe list for those, as for PyTorch's own checkpoints holding arrays). Anything else
@@ -27,7 +28,8 @@ import numpy as np
 
 from . import _dtype
 from ._device import device as _device_cls
-from ._tensor import Size, Tensor
+from ._qtensor import qscheme
+from ._tensor import Size, Tensor, wrap
 
 __all__ = ["write_torch_zip"]
 
@@ -36,6 +38,7 @@ _STORAGE_NAMES = {
     "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
     "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage", "bool": "BoolStorage",
     "complex64": "ComplexFloatStorage", "complex128": "ComplexDoubleStorage",
+    "quint8": "QUInt8Storage", "qint8": "QInt8Storage", "qint32": "QInt32Storage",
 }
 _ALIGN = 64
 _PRIMITIVES = (type(None), bool, int, float, complex, str, bytes, bytearray)
@@ -70,6 +73,7 @@ class _Global:
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
 _DEVICE = _Global("torch", "device")
 _SIZE = _Global("torch", "Size")
 
@@ -105,6 +109,8 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, Tensor):
             return self._save_tensor(obj)
         if isinstance(obj, _dtype.dtype):
+            return self._save_global_ref(_Global("torch", obj.name))
+        if isinstance(obj, qscheme):
             return self._save_global_ref(_Global("torch", obj.name))
         if isinstance(obj, _device_cls):
             return self.save_reduce(_DEVICE, (str(obj),), obj=obj)
@@ -150,6 +156,10 @@ class _Pickler(pickle._Pickler):
         location = "cpu" if t.device.type == "cpu" else str(t.device)
         pid = ("storage", _Global("torch", _STORAGE_NAMES[t.dtype.name]), key, location,
                int(storage.data.size))
+        if t.is_quantized:          # PyTorch's _rebuild_qtensor(storage, ..., qparams, ...)
+            args = (_StorageRef(pid), t._offset, tuple(t._shape), tuple(t._strides),
+                    _quantizer_params(t), t.requires_grad, collections.OrderedDict())
+            return self.save_reduce(_REBUILD_QTENSOR, args, obj=t)
         is_param = type(t).__name__ == "Parameter"
         args = (_StorageRef(pid), t._offset, tuple(t._shape), tuple(t._strides),
                 False if is_param else t.requires_grad, collections.OrderedDict())
@@ -158,6 +168,16 @@ class _Pickler(pickle._Pickler):
                                                   collections.OrderedDict()), obj=t)
         else:
             self.save_reduce(_REBUILD_TENSOR, args, obj=t)
+
+
+def _quantizer_params(q):
+    """PyTorch's pickled qparams: (torch.per_tensor_affine, scale, zero_point) or
+    (torch.per_channel_affine, scales (float64), zero_points (int64), axis)."""
+    if len(q._qparams) == 2:
+        return (_Global("torch", "per_tensor_affine"),) + tuple(q._qparams)
+    scales, zps, axis = q._qparams
+    return (_Global("torch", "per_channel_affine"), wrap(np.asarray(scales, np.float64)),
+            wrap(np.asarray(zps, np.int64)), int(axis))
 
 
 class _TensorReduce:

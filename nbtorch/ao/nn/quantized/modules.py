@@ -2,10 +2,9 @@
 modules. Each holds an int8 weight (`functional.PackedWeight`) and its output's
 (scale, zero_point), and runs the int8 kernels through `functional`.
 
-State dicts hold plain tensors (``weight_int8``, ``weight_scale``,
-``weight_zero_point``, ``bias``, ``scale``, ``zero_point``), so ``nbtorch.save`` writes
-an int8 model at a quarter of its float size; PyTorch's keys (``_packed_params``) are
-opaque TorchScript objects that nbtorch does not reproduce.
+State dicts have PyTorch's keys and values (quantized weights as qint8 tensors), so a
+converted model's checkpoint loads in either framework; nbtorch's first layout
+(``weight_int8``, ``weight_scale``, ...) still loads.
 """
 import numpy as np
 
@@ -30,6 +29,16 @@ class Quantize(nn.Module):
 
     def forward(self, X):
         return quantize_per_tensor(X, self.scale, self.zero_point, self.dtype)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        _save_qparams(destination, prefix, self.scale, self.zero_point, (1,))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        _pop_qparams(self, state_dict, prefix, missing_keys)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
 
     @staticmethod
     def from_float(mod):
@@ -85,44 +94,107 @@ def _quantize_weight(weight, observer):
                                qint8)
 
 
+def _save_qparams(destination, prefix, scale, zero_point, shape=()):
+    """PyTorch's state-dict entries for an output's qparams: float32 scale, int64 zero
+    point (0-d, or shape (1,) for Quantize)."""
+    destination[prefix + "scale"] = nbtorch.tensor(scale, dtype=nbtorch.float32).reshape(shape)
+    destination[prefix + "zero_point"] = nbtorch.tensor(zero_point,
+                                                        dtype=nbtorch.int64).reshape(shape)
+
+
+def _save_packed(destination, prefix, weight, bias):
+    """PyTorch's linear layout: a LinearPackedParams child (version 3) holding dtype and
+    the (weight, bias) pair; PyTorch's loader reads the child's version from metadata."""
+    destination[prefix + "_packed_params.dtype"] = qint8
+    destination[prefix + "_packed_params._packed_params"] = (weight, bias)
+    metadata = getattr(destination, "_metadata", None)
+    if metadata is not None:
+        metadata[prefix + "_packed_params"] = {"version": 3}
+
+
+def _pop_qparams(module, state_dict, prefix, missing_keys):
+    """Take (scale, zero_point) from a state dict into `module`; a missing one is reported."""
+    for name, cast in (("scale", float), ("zero_point", int)):
+        v = state_dict.pop(prefix + name, None)
+        if v is None:
+            missing_keys.append(prefix + name)
+        else:
+            setattr(module, name, cast(v.reshape(-1)[0].item()))
+
+
+def _pop_weight_bias(state_dict, prefix):
+    """(quantized weight, float bias) from a state dict in any layout it may come in:
+    PyTorch's conv (``weight``, ``bias``), PyTorch's linear (``_packed_params.dtype``,
+    ``_packed_params._packed_params`` = (weight, bias)) or nbtorch's first one
+    (``weight_int8``, ``weight_scale``, ``weight_zero_point``, ``bias_``); None if absent."""
+    packed = state_dict.pop(prefix + "_packed_params._packed_params", None)
+    state_dict.pop(prefix + "_packed_params.dtype", None)
+    if packed is not None:
+        return packed[0], packed[1]
+    if prefix + "weight" in state_dict:
+        return state_dict.pop(prefix + "weight"), state_dict.pop(prefix + "bias", None)
+    if prefix + "weight_int8" in state_dict:
+        keys = ("weight_int8", "weight_scale", "weight_zero_point", "bias_")
+        w, s, z, b = (state_dict.pop(prefix + k, None) for k in keys)
+        return qF.PackedWeight.from_buffers(w, s, z, b).qweight, b
+    return None
+
+
 class _WeightedQuantized(nn.Module):
-    """Shared by Linear and Conv2d: the packed int8 weight and the output qparams."""
+    """Shared by Linear and Conv2d: the packed int8 weight and the output qparams.
+
+    State dicts are PyTorch's: a conv saves ``weight`` (a qint8 tensor), ``bias``,
+    ``scale``, ``zero_point``; a linear ``scale``, ``zero_point``,
+    ``_packed_params.dtype`` and ``_packed_params._packed_params`` (weight, bias), so
+    checkpoints go both ways between nbtorch and PyTorch."""
 
     _FUSED_RELU = False
+    _PACKED_KEYS = False            # Linear: weight and bias under _packed_params
 
     def _get_name(self):
         return "Quantized" + type(self).__name__       # PyTorch's reprs
 
     def _set_weight_bias(self, qweight, bias):
+        if qweight.dtype is not qint8:
+            raise RuntimeError(f"quantized {type(self).__name__}: the weight must be "
+                               f"torch.qint8, got {qweight.dtype}")
         self._packed = qF.PackedWeight(qweight, bias)
-        w, scales, zps = self._packed.buffers()
-        self.register_buffer("weight_int8", w)
-        self.register_buffer("weight_scale", scales)
-        self.register_buffer("weight_zero_point", zps)
-        self.register_buffer("bias_", None if bias is None else bias.detach().float())
 
     def weight(self):
         return self._packed.qweight
 
     def bias(self):
-        return self.bias_
+        p = self._packed
+        return nbtorch.from_numpy(p.bias) if p.has_bias else None
 
     def set_weight_bias(self, w, b):
         self._set_weight_bias(w, b)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "scale"] = nbtorch.tensor(self.scale)
-        destination[prefix + "zero_point"] = nbtorch.tensor(self.zero_point)
+        if self._PACKED_KEYS:
+            _save_qparams(destination, prefix, self.scale, self.zero_point)
+            _save_packed(destination, prefix, self.weight(), self.bias())
+        else:
+            destination[prefix + "weight"] = self.weight()
+            destination[prefix + "bias"] = self.bias()
+            _save_qparams(destination, prefix, self.scale, self.zero_point)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
-        self.scale = float(state_dict.pop(prefix + "scale").item())
-        self.zero_point = int(state_dict.pop(prefix + "zero_point").item())
-        packed = qF.PackedWeight.from_buffers(
-            state_dict[prefix + "weight_int8"], state_dict[prefix + "weight_scale"],
-            state_dict[prefix + "weight_zero_point"], state_dict.get(prefix + "bias_"))
-        self._set_weight_bias(packed.qweight, state_dict.get(prefix + "bias_"))
+        wb = _pop_weight_bias(state_dict, prefix)
+        if wb is None:
+            missing_keys.append(prefix + ("_packed_params._packed_params"
+                                          if self._PACKED_KEYS else "weight"))
+        else:
+            w, b = wb
+            if tuple(w.shape) != tuple(self._packed.shape):
+                error_msgs.append(f"size mismatch for {prefix}weight: copying a param with "
+                                  f"shape {w.shape} from checkpoint, the shape in current "
+                                  f"model is {self.weight().shape}.")
+            else:
+                self._set_weight_bias(w, b)
+        _pop_qparams(self, state_dict, prefix, missing_keys)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 
@@ -149,6 +221,9 @@ class _WeightedQuantized(nn.Module):
 
 class Linear(_WeightedQuantized):
     """Quantized Linear: quint8 in, quint8 out, int8 weight, float bias."""
+
+    _PACKED_KEYS = True
+    _version = 3                    # PyTorch's: its loader checks it
 
     def __init__(self, in_features, out_features, bias_=True, dtype=qint8):
         super().__init__()
@@ -208,7 +283,7 @@ class Conv2d(_WeightedQuantized):
                 s += f", {name}={getattr(self, name)}"
         if self.groups != 1:
             s += f", groups={self.groups}"
-        return s + (", bias=False" if self.bias_ is None else "")
+        return s + (", bias=False" if not self._packed.has_bias else "")
 
 
 class LinearReLU(Linear):
@@ -314,6 +389,16 @@ class QFunctional(nn.Module):
         q = cls()
         q.scale, q.zero_point = _output_qparams(mod)
         return q
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        _save_qparams(destination, prefix, self.scale, self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        _pop_qparams(self, state_dict, prefix, missing_keys)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
 
     def extra_repr(self):
         return f"scale={self.scale}, zero_point={self.zero_point}"

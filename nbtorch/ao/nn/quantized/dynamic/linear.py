@@ -11,7 +11,8 @@ from nbtorch import nn
 from nbtorch._qtensor import qint8
 
 from .. import functional as qF
-from ..modules import _quantize_weight
+from ..modules import (_quantize_weight, _save_qparams, _save_packed,
+                       _pop_weight_bias)
 
 __all__ = ["Linear", "choose_qparams_dynamic", "linear_dynamic"]
 
@@ -78,22 +79,22 @@ class Linear(nn.Module):
         w = nbtorch.quantize_per_tensor(nbtorch.zeros(out_features, in_features), 1.0, 0,
                                         qint8)
         self._packed = qF.PackedWeight(w, nbtorch.zeros(out_features) if bias_ else None)
-        self._register()
 
-    def _register(self):
-        w, scales, zps = self._packed.buffers()
-        self.register_buffer("weight_int8", w)
-        self.register_buffer("weight_scale", scales)
-        self.register_buffer("weight_zero_point", zps)
-        p = self._packed
-        self.register_buffer("bias_", nbtorch.from_numpy(p.bias) if p.has_bias else None)
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """PyTorch's keys: scale/zero_point (1.0, 0: unused) and the packed weight, bias."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        _save_qparams(destination, prefix, 1.0, 0)
+        _save_packed(destination, prefix, self.weight(), self.bias())
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
-        self._packed = qF.PackedWeight.from_buffers(
-            state_dict[prefix + "weight_int8"], state_dict[prefix + "weight_scale"],
-            state_dict[prefix + "weight_zero_point"], state_dict.get(prefix + "bias_"))
-        self._register()
+        wb = _pop_weight_bias(state_dict, prefix)
+        if wb is None:
+            missing_keys.append(prefix + "_packed_params._packed_params")
+        else:
+            self._packed = qF.PackedWeight(*wb)
+        state_dict.pop(prefix + "scale", None)
+        state_dict.pop(prefix + "zero_point", None)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 
@@ -104,7 +105,8 @@ class Linear(nn.Module):
         return self._packed.qweight
 
     def bias(self):
-        return self.bias_
+        p = self._packed
+        return nbtorch.from_numpy(p.bias) if p.has_bias else None
 
     def forward(self, x):
         return linear_dynamic(x, self._packed)
@@ -122,5 +124,4 @@ class Linear(nn.Module):
         qweight = _quantize_weight(mod.weight, qconfig.weight())
         q = cls(mod.in_features, mod.out_features, mod.bias is not None)
         q._packed = qF.PackedWeight(qweight, mod.bias)
-        q._register()
         return q
