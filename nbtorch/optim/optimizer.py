@@ -240,11 +240,11 @@ class Optimizer(OptimizerHooks):
                 s["step"] = new_step(float(s["step"]))
 
     def __repr__(self):
-        lines = [self.__class__.__name__ + " ("]
-        for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {k}: {group[k]}" for k in sorted(group) if k != "params"]
-        return "\n".join(lines) + "\n)"
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):       # a blank line between groups
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {k}: {group[k]}\n" for k in sorted(group) if k != "params")
+        return text + ")"
 
 
 def _with_step_hooks(step):

@@ -8,6 +8,7 @@ serve `step(epoch)`). `get_last_lr()` returns what was written last;
 """
 import warnings
 
+from ..._tensor import Tensor
 from ..optimizer import Optimizer
 
 __all__ = ["LRScheduler", "EPOCH_DEPRECATION_WARNING"]
@@ -25,40 +26,76 @@ def _check_optimizer(optimizer):
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
+def _copy(value):
+    """A tensor rate cloned (never aliased), a number as it is."""
+    return value.clone() if isinstance(value, Tensor) else value
+
+
 def _format_param(name, optimizer, value):
-    """`value` repeated per param group, or checked to have one entry per group."""
+    """`value` repeated per param group, or checked to have one entry per group
+    (tensors cloned)."""
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
                              f"{name} has {len(value)} values, param_groups has {n}.")
-        return list(value)
-    return [value] * n
+    else:
+        value = [value] * n
+    return [_copy(v) for v in value]
+
+
+def _group_values(optimizer, key):
+    """``group[key]`` of every param group, tensors cloned."""
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _set_group_value(group, key, value):
+    """Write `value` into ``group[key]``: a tensor rate is filled in place (it stays
+    the same tensor, as PyTorch's), anything else replaced."""
+    old = group[key]
+    if isinstance(old, Tensor):
+        old.fill_(value.reshape(()) if isinstance(value, Tensor) and value.dim() else value)
+    else:
+        group[key] = value
 
 
 class LRScheduler:
     """Base class: subclasses implement `get_lr()` (the chainable formula, from the
-    groups' current rates) and optionally `_get_closed_form_lr()`."""
+    groups' current rates) and optionally `_get_closed_form_lr()`.
+
+    The constructor makes one initial step with `_is_initial` set: most schedules
+    then keep the groups' rates as they are (so ``last_epoch=`` resumes where a
+    checkpoint stopped, as in PyTorch 2.13)."""
+
+    _is_initial = False
 
     def __init__(self, optimizer, last_epoch=-1, verbose="deprecated"):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy(group["lr"]))
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming an optimizer")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when "
+                        "resuming scheduler with last_epoch >= 0.\nThis typically happens "
+                        "when:\n1. You're trying to resume training from a checkpoint but "
+                        "haven't properly loaded the optimizer state\n2. You're using "
+                        "last_epoch >= 0 for a fresh training run (not recommended)")
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._get_lr_called_within_step = False
         self._initial_step()
 
     def _initial_step(self):
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     def get_lr(self):
         raise NotImplementedError
@@ -84,21 +121,27 @@ class LRScheduler:
                 "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
                 UserWarning, stacklevel=2)
         self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Advance `last_epoch` (or set it to `epoch`, closed form where there is
+        one) and write the new rates; no warnings, `_step_count` untouched."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
                 self.last_epoch += 1
                 values = self.get_lr()
             else:
-                warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
                 self.last_epoch = epoch
                 closed_form = getattr(self, "_get_closed_form_lr", None)
                 values = closed_form() if closed_form is not None else self.get_lr()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            _set_group_value(group, "lr", lr)
+        self._last_lr = self._lrs()
 
     def state_dict(self):
         """Every attribute except the optimizer."""
@@ -108,6 +151,7 @@ class LRScheduler:
         self.__dict__.update(state_dict)
 
     def _lrs(self):
-        return [group["lr"] for group in self.optimizer.param_groups]
+        """The groups' current rates (tensor rates cloned)."""
+        return _group_values(self.optimizer, "lr")
 
 _LRScheduler = LRScheduler

@@ -1,8 +1,7 @@
 """Schedulers made of other schedulers: SequentialLR, ChainedScheduler."""
-import warnings
 from bisect import bisect_right
 
-from .base import LRScheduler
+from .base import LRScheduler, _set_group_value
 from .plateau import ReduceLROnPlateau
 
 __all__ = ["SequentialLR", "ChainedScheduler"]
@@ -31,12 +30,20 @@ class SequentialLR(LRScheduler):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:          # undo the schedulers' own first steps
-            group["lr"] = group["initial_lr"]
-        for sched in self._schedulers:
-            sched.last_epoch -= 1
+            _set_group_value(group, "lr", group["initial_lr"])
+        self.recursive_undo()
         first = self._schedulers[bisect_right(self._milestones, 0)]   # milestones may hold 0
         first._initial_step()
         self._last_lr = first.get_last_lr()
+
+    def recursive_undo(self, sched=None):
+        """Take back the initial step of every scheduler inside (nested ones too)."""
+        sched = self if sched is None else sched
+        if hasattr(sched, "_schedulers"):
+            for inner in sched._schedulers:
+                self.recursive_undo(inner)
+        elif hasattr(sched, "last_epoch"):
+            sched.last_epoch -= 1
 
     @staticmethod
     def _check_schedulers(name, optimizer, schedulers):
@@ -61,9 +68,7 @@ class SequentialLR(LRScheduler):
         idx = bisect_right(self._milestones, self.last_epoch)
         sched = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            with warnings.catch_warnings():           # step(0) restarts it: not user misuse
-                warnings.simplefilter("ignore", UserWarning)
-                sched.step(0)
+            sched._update_lr(0)                       # restart it (closed form at epoch 0)
         else:
             sched.step()
         self._last_lr = sched.get_last_lr()

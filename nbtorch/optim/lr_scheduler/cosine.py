@@ -1,7 +1,7 @@
 """Cosine schedules: CosineAnnealingLR, CosineAnnealingWarmRestarts."""
 import math
 
-from .base import LRScheduler
+from .base import LRScheduler, _set_group_value
 
 __all__ = ["CosineAnnealingLR", "CosineAnnealingWarmRestarts"]
 
@@ -21,7 +21,7 @@ class CosineAnnealingLR(LRScheduler):
     def get_lr(self):
         self._warn_if_outside_step()
         e, T, lo = self.last_epoch, self.T_max, self.eta_min
-        if e == 0:
+        if self._is_initial:
             return self._lrs()
         if self._step_count == 1 and e > 0:
             return [lo + (base - lo) * (1 + math.cos(e * math.pi / T)) / 2
@@ -75,7 +75,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             epoch = self.last_epoch + 1
             self.T_cur += 1
             if self.T_cur >= self.T_i:
-                self.T_cur -= self.T_i
+                self.T_cur %= self.T_i
                 self.T_i *= self.T_mult
         elif epoch < 0:
             raise ValueError(f"Expected non-negative epoch, but got {epoch}")
@@ -96,5 +96,5 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_group_value(group, "lr", lr)
         self._last_lr = self._lrs()

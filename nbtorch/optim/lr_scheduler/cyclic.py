@@ -3,7 +3,7 @@ import math
 import types
 from functools import partial
 
-from .base import LRScheduler, _check_optimizer, _format_param
+from .base import LRScheduler, _check_optimizer, _format_param, _set_group_value
 
 __all__ = ["CyclicLR"]
 
@@ -32,7 +32,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
         step_size_down = float(step_size_down) if step_size_down is not None else step_size_up

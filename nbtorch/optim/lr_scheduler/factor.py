@@ -53,11 +53,18 @@ class MultiplicativeLR(LambdaLR):
         >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.95)
     """
 
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose="deprecated"):
+        fns = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
+        for fn in fns:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, lr_lambda, last_epoch, verbose)
+
     def get_lr(self):
         self._warn_if_outside_step()
-        if self.last_epoch > 0:
-            return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
-        return self._lrs()
+        if self._is_initial:       # step(epoch) multiplies too, even step(0)
+            return self._lrs()
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
 
 class StepLR(LRScheduler):
     """Multiply the rate by `gamma` every `step_size` epochs.
@@ -119,7 +126,7 @@ class ExponentialLR(LRScheduler):
 
     def get_lr(self):
         self._warn_if_outside_step()
-        if self.last_epoch == 0:
+        if self._is_initial:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
 
@@ -150,7 +157,7 @@ class LinearLR(LRScheduler):
         e, s, f = self.last_epoch, self.start_factor, self.end_factor
         if e == 0:
             return [lr * s for lr in self._lrs()]
-        if e > self.total_iters:
+        if self._is_initial or e > self.total_iters:
             return self._lrs()
         ratio = 1.0 + (f - s) / (self.total_iters * s + (e - 1) * (f - s))
         return [lr * ratio for lr in self._lrs()]
@@ -182,10 +189,10 @@ class ConstantLR(LRScheduler):
             return [lr * self.factor for lr in self._lrs()]
         if self.last_epoch != self.total_iters:
             return self._lrs()
-        return [lr / self.factor for lr in self._lrs()]
+        return [lr * (1.0 / self.factor) for lr in self._lrs()]
 
     def _get_closed_form_lr(self):
-        f = self.factor if self.last_epoch < self.total_iters else 1.0
+        f = self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)
         return [base * f for base in self.base_lrs]
 
 class PolynomialLR(LRScheduler):
@@ -204,7 +211,7 @@ class PolynomialLR(LRScheduler):
     def get_lr(self):
         self._warn_if_outside_step()
         e, n = self.last_epoch, self.total_iters
-        if e == 0 or e > n:
+        if self._is_initial or e > n:
             return self._lrs()
         factor = ((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power
         return [lr * factor for lr in self._lrs()]

@@ -2,7 +2,7 @@
 import warnings
 from math import inf
 
-from .base import EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer
+from .base import EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer, _set_group_value
 
 __all__ = ["ReduceLROnPlateau"]
 
@@ -67,7 +67,7 @@ class ReduceLROnPlateau(LRScheduler):
     def in_cooldown(self):
         return self.cooldown_counter > 0
 
-    def is_better(self, a, best):
+    def _is_better(self, a, best):
         """Whether metric value `a` improves on `best` by more than the threshold."""
         t = self.threshold
         if self.mode == "min":
@@ -82,7 +82,7 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
         self.last_epoch = epoch
-        if self.is_better(current, self.best):
+        if self._is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
         else:
@@ -91,12 +91,14 @@ class ReduceLROnPlateau(LRScheduler):
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
-            self._reduce_lr()
+            self._reduce_lr(epoch)
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
         self._last_lr = self._lrs()
 
-    def _reduce_lr(self):
+    is_better = _is_better       # the name before PyTorch 2.6
+
+    def _reduce_lr(self, epoch=None):
         groups = self.optimizer.param_groups
         if len(groups) != len(self.min_lrs):
             if self.default_min_lr is None:
@@ -111,7 +113,7 @@ class ReduceLROnPlateau(LRScheduler):
             old = float(group["lr"])
             new = max(old * self.factor, min_lr)
             if old - new > self.eps:
-                group["lr"] = new
+                _set_group_value(group, "lr", new)
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
