@@ -90,6 +90,9 @@ KERNELS = {
     "embedding_forward": "embedding.embedding_forward",
     "embedding_backward": "embedding.embedding_backward",
     "embedding_renorm_": "embedding.embedding_renorm_",
+    # sparse tensors (nbtorch/sparse/): CSR row pointers, SpMM, its values' gradient, to_dense
+    "sparse_row_pointers": "sparse.row_pointers", "sparse_csr_mm": "sparse.csr_mm",
+    "sparse_sampled_dot": "sparse.sampled_dot", "sparse_scatter_add": "sparse.scatter_add_rows",
     # CTC loss (alpha/beta recursions per sample)
     "ctc_loss_forward": "ctc.ctc_loss_forward", "ctc_loss_backward": "ctc.ctc_loss_backward",
     # grid_sample (per-point taps; bilinear/nearest/bicubic, 2-D and 3-D)

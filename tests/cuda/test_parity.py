@@ -30,6 +30,9 @@ CPU_ONLY = {
     # dropout fused with relu or with a residual add before a LayerNorm: CPU fast paths of
     # the Transformer layers; CUDA runs the separate kernels
     "relu_dropout", "relu_dropout_backward", "dropout_add", "dropout_grad",
+    # sparse tensors live on the CPU only so far (nbtorch.sparse refuses CUDA with a
+    # NotImplementedError): their kernels have no CUDA version yet
+    "sparse_row_pointers", "sparse_csr_mm", "sparse_sampled_dot", "sparse_scatter_add",
 }
 
 
