@@ -159,6 +159,34 @@ class QTensor(Tensor):
         v._qparams = qparams
         return v
 
+    def _int_tensor(self):
+        """A plain integer tensor viewing the same elements: what shape ops run on."""
+        return Tensor.__new__(Tensor)._init(self._storage, self._offset, self._shape,
+                                            self._strides, self.dtype.underlying)
+
+    def _with_ints(self, ints):
+        """`ints` (an op's result on `_int_tensor()`) as a quantized tensor: a view of
+        the same storage is a view of this tensor (its channels found as `_view` finds
+        them); a copy keeps these per-tensor qparams (PyTorch refuses copies of
+        per-channel tensors, with this message)."""
+        if ints._storage is self._storage:
+            return self._view(ints._shape, ints._strides, ints._offset)
+        if len(self._qparams) != 2:
+            raise RuntimeError("Setting strides is possible only on uniformly quantized "
+                               "tensor")
+        q = QTensor.__new__(QTensor)._init(ints._storage, ints._offset, ints._shape,
+                                           ints._strides, self.dtype)
+        q._qparams = self._qparams
+        return q
+
+    def __getitem__(self, index):
+        """Basic indexing gives a quantized view, advanced indexing a quantized copy
+        (same qparams), as PyTorch's."""
+        return self._with_ints(self._int_tensor()[index])
+
+    def flip(self, *dims, **kwargs):
+        return self._with_ints(self._int_tensor().flip(*dims, **kwargs))
+
     def _ints(self):
         """The stored integers as a NumPy array (a view)."""
         return Tensor._array.fget(self).view(self.dtype.underlying.np)
@@ -302,6 +330,24 @@ def rebuild_quantized(view, dtype, quantizer_params):
                                        view._strides, dtype)
     q._qparams = qparams
     return q
+
+
+def quantized_cat(tensors, dim, out=None):
+    """``torch.cat`` of quantized tensors: PyTorch's rule, the first input's qparams for
+    the result, the others requantized to them (dequantize, then quantize)."""
+    from .ao.nn.quantized.functional import cat
+    first = tensors[0]
+    for t in tensors:
+        if not isinstance(t, QTensor):
+            raise RuntimeError("torch.cat(): cannot concatenate quantized and "
+                               "non-quantized tensors; dequantize() first")
+        if t.dtype is not first.dtype:
+            raise RuntimeError("All dtypes must be the same.")
+        if len(t._qparams) != 2:
+            raise RuntimeError("Only per-tensor quantization is supported in 'cat'!")
+    if out is not None:
+        raise RuntimeError("torch.cat(): out= is not supported for quantized tensors")
+    return cat(tensors, dim)
 
 
 def _rebuild_q(ints, dtype_name, qparams):

@@ -84,6 +84,9 @@ def _cat(tensors, dim, out, fn):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref._shape[k]} but got size "
                                    f"{t._shape[k]} for tensor number {i} in the list.")
+    if ref.is_quantized:            # first input's qparams, the others requantized
+        from .._qtensor import quantized_cat
+        return quantized_cat(real, d, out)
     dtype = _promote_all(real)
     result = fn.apply(d, dtype, *real)
     if out is not None:
@@ -113,7 +116,8 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
     d = normalize_dim(dim, len(shape) + 1)
-    if out is None and not APPLY_WRAPPERS[0] and _unrecorded_cpu(tensors):
+    if out is None and not APPLY_WRAPPERS[0] and _unrecorded_cpu(tensors) and \
+            not tensors[0].is_quantized:
         # nothing to record (a DataLoader's collate, inference): one np.stack, not an
         # unsqueeze per tensor and a cat (64 tensors of 1x28x28: see the commit)
         first = tensors[0]
@@ -278,6 +282,8 @@ def flip(self, *dims, **kwargs):
     for i, d in enumerate(dims):
         if d in dims[:i]:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    if self.is_quantized:           # on its integers, same qparams
+        return self._with_ints(Flip.apply(self._int_tensor(), dims))
     return Flip.apply(self, dims)
 
 
