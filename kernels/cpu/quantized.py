@@ -11,7 +11,8 @@ import numpy as np
 from ..fma import fma
 
 __all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize_per_tensor",
-           "dequantize_per_channel", "qadd", "qrelu", "qmax_pool2d", "qadaptive_avg_pool2d"]
+           "dequantize_per_channel", "qadd", "qrelu", "qmax_pool2d", "qadaptive_avg_pool2d",
+           "qbatch_norm"]
 
 @numba.njit(cache=True)
 def quantize_per_tensor(x, out, scale, zero_point, qmin, qmax):
@@ -144,3 +145,19 @@ def qadaptive_avg_pool2d(x, out):
                         s += np.int32(x[p, i, j])
                 n = np.float32((h1 - h0) * (w1 - w0))
                 out[p, oh, ow] = np.int32(np.rint(np.float32(s) / n))
+
+
+@numba.njit(cache=True)
+def qbatch_norm(x, out, alpha, beta, zin, zout, qmin, qmax, relu):
+    """x, out (N, C, L) integers; for each element of channel c:
+    out = clamp(rint(fma(alpha[c], x - zin, beta[c])) + zout, zout if relu else qmin, qmax)
+    (fbgemm's quantized batch norm: alpha, beta fold the statistics and both scales)."""
+    lo = zout if relu else qmin
+    for n in range(x.shape[0]):
+        for c in range(x.shape[1]):
+            a = alpha[c]
+            b = beta[c]
+            for i in range(x.shape[2]):
+                v = np.rint(fma(a, np.float32(x[n, c, i]) - np.float32(zin), b))
+                r = np.int64(min(max(v, np.float32(-1e9)), np.float32(1e9))) + zout
+                out[n, c, i] = min(max(r, lo), qmax)

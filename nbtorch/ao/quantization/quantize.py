@@ -29,6 +29,8 @@ _STATIC = {
     QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize,
     nn.Linear: nnq.Linear, nn.Conv2d: nnq.Conv2d, nn.ReLU6: nnq.ReLU6,
     nni.LinearReLU: nnq.LinearReLU, nni.ConvReLU2d: nnq.ConvReLU2d,
+    nn.BatchNorm2d: nnq.BatchNorm2d, nn.BatchNorm3d: nnq.BatchNorm3d,
+    nni.BNReLU2d: nnq.BNReLU2d,
     nnq.FloatFunctional: nnq.QFunctional,
     nnqat.Linear: nnq.Linear, nnqat.Conv2d: nnq.Conv2d,
     nnqat.LinearReLU: nnq.LinearReLU, nnqat.ConvReLU2d: nnq.ConvReLU2d,

@@ -1,8 +1,9 @@
 """``nbtorch.ao.nn.quantized``: modules over quantized tensors, run by int8 Numba kernels."""
 from .modules import (Quantize, DeQuantize, Linear, Conv2d, ReLU, ReLU6, MaxPool2d,
                       FloatFunctional, QFunctional, LinearReLU, ConvReLU2d)
+from .batchnorm import BatchNorm2d, BatchNorm3d, BNReLU2d
 from . import functional, dynamic  # noqa: F401
 
 __all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "ReLU", "ReLU6", "MaxPool2d",
-           "FloatFunctional", "QFunctional", "LinearReLU", "ConvReLU2d", "functional",
-           "dynamic"]
+           "FloatFunctional", "QFunctional", "LinearReLU", "ConvReLU2d", "BatchNorm2d",
+           "BatchNorm3d", "BNReLU2d", "functional", "dynamic"]
