@@ -1,4 +1,5 @@
-"""Vision helpers: image ``transforms`` and ``datasets`` (``Digits`` ships with nbtorch).
+"""Vision helpers: image ``transforms`` (v1 and ``transforms.v2``), ``datasets`` (``Digits``
+ships with nbtorch; ``ImageFolder`` reads a folder tree) and ``utils`` (``make_grid``).
 
 Example:
     >>> from nbtorch.vision import datasets, transforms
@@ -6,6 +7,6 @@ Example:
     >>> len(train)
     1438
 """
-from nbtorch.vision import datasets, functional, transforms
+from nbtorch.vision import datasets, functional, transforms, utils
 
-__all__ = ["datasets", "functional", "transforms"]
+__all__ = ["datasets", "functional", "transforms", "utils"]

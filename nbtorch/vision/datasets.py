@@ -1,6 +1,7 @@
-"""Image datasets: ``Digits`` (shipped with nbtorch) and ``MNIST`` read from local IDX files.
+"""Image datasets: ``Digits`` (shipped with nbtorch), ``MNIST`` read from local IDX files,
+and ``ImageFolder``/``DatasetFolder`` over a ``root/<class>/<file>`` tree (``_folder.py``).
 
-Both follow torchvision's interface: ``dataset[i]`` is ``(image, target)`` after
+All follow torchvision's interface: ``dataset[i]`` is ``(image, target)`` after
 ``transform`` / ``target_transform``, with ``.data``, ``.targets`` and ``.classes``.
 """
 import functools
@@ -12,8 +13,12 @@ import numpy as np
 
 import nbtorch
 from nbtorch.utils.data import Dataset
+from nbtorch.vision._folder import (IMG_EXTENSIONS, DatasetFolder, ImageFolder,  # noqa: F401
+                                    default_loader, find_classes, has_file_allowed_extension,
+                                    make_dataset, pil_loader)
 
-__all__ = ["VisionDataset", "Digits", "MNIST", "FashionMNIST", "read_idx"]
+__all__ = ["VisionDataset", "Digits", "MNIST", "FashionMNIST", "read_idx", "DatasetFolder",
+           "ImageFolder"]
 
 _DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _DIGITS_FILE = "digits.csv.gz"

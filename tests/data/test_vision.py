@@ -35,26 +35,6 @@ def test_to_tensor_2d_and_other_dtypes():
     np.testing.assert_allclose(scaled.numpy(), np.full((1, 2, 2), 0.2), rtol=1e-6)
 
 
-class FakePILImage:
-    """Quacks like a PIL image (mode, getbands, __array__) without needing Pillow."""
-
-    def __init__(self, array, mode):
-        self.array, self.mode = array, mode
-
-    def getbands(self):
-        return tuple(self.mode)
-
-    def __array__(self, dtype=None, copy=None):
-        return self.array
-
-
-def test_to_tensor_accepts_pil_like_images():
-    gray = transforms.ToTensor()(FakePILImage(np.full((2, 3), 255, np.uint8), "L"))
-    assert gray.shape == (1, 2, 3) and gray.numpy().min() == 1.0
-    binary = transforms.ToTensor()(FakePILImage(np.array([[True, False]]), "1"))
-    assert binary.numpy().tolist() == [[[1.0, 0.0]]]
-
-
 def test_to_tensor_with_real_pil():
     Image = pytest.importorskip("PIL.Image")
     rgb = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
@@ -91,7 +71,7 @@ def test_normalize_errors():
         transforms.Normalize([0], [0])(nbtorch.zeros(1, 2, 2))
     with pytest.raises(ValueError, match="Expected tensor to be a tensor image"):
         transforms.Normalize([0], [1])(nbtorch.zeros(2, 2))
-    with pytest.raises(ValueError, match="mean has 2 values but the image has 3 channels"):
+    with pytest.raises(RuntimeError, match="must match the size"):
         transforms.Normalize([0, 0], [1])(nbtorch.zeros(3, 2, 2))
     with pytest.raises(TypeError, match="img should be Tensor Image"):
         transforms.Normalize([0], [1])(np.zeros((1, 2, 2)))
@@ -132,7 +112,7 @@ def test_random_crop_pad_if_needed_and_errors():
     assert transforms.RandomCrop(4, pad_if_needed=True)(small).shape == (1, 4, 4)
     with pytest.raises(ValueError, match=r"Required crop size \(4, 4\) is larger than input image size \(2, 3\)"):
         transforms.RandomCrop(4)(small)
-    with pytest.raises(ValueError, match="Padding mode should be one of"):
+    with pytest.raises(ValueError, match="Padding mode should be either constant, edge, reflect or symmetric"):
         transforms.RandomCrop(2, padding=1, padding_mode="wrap")(small)
 
 
@@ -190,7 +170,7 @@ def test_resize_nearest_and_bilinear_match_loops(size):
     tensor = nbtorch.from_numpy(data)
     nearest = transforms.Resize(size, interpolation=transforms.InterpolationMode.NEAREST)(tensor)
     np.testing.assert_array_equal(nearest.numpy(), reference_nearest(data, *size))
-    bilinear = transforms.Resize(size, interpolation="bilinear")(tensor)
+    bilinear = transforms.Resize(size, interpolation="bilinear", antialias=False)(tensor)
     np.testing.assert_allclose(bilinear.numpy(), reference_bilinear(data, *size), rtol=1e-12)
 
 
@@ -199,7 +179,7 @@ def test_resize_int_keeps_aspect_and_rounds_uint8():
     assert transforms.Resize(4)(nbtorch.zeros(1, 6, 3)).shape == (1, 8, 4)
     assert transforms.Resize(4, max_size=5)(nbtorch.zeros(1, 2, 3)).shape == (1, 3, 5)
     data = np.array([[[0, 255]]], dtype=np.uint8)
-    out = transforms.Resize((1, 4))(nbtorch.from_numpy(data))
+    out = transforms.Resize((1, 4), antialias=False)(nbtorch.from_numpy(data))
     assert out.dtype == nbtorch.uint8
     assert out.numpy().tolist() == [[np.round(reference_bilinear(data.astype(float), 1, 4)[0, 0]).tolist()]]
 
@@ -210,13 +190,21 @@ def test_resize_matches_torch_interpolate():
     for mode in ("nearest", "bilinear"):
         kwargs = {} if mode == "nearest" else {"align_corners": False}
         expected = torch.nn.functional.interpolate(torch.from_numpy(data), size=(4, 9), mode=mode, **kwargs)
-        out = transforms.Resize((4, 9), interpolation=mode)(nbtorch.from_numpy(data))
+        out = transforms.Resize((4, 9), interpolation=mode, antialias=False)(nbtorch.from_numpy(data))
         np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-5, atol=1e-6)
+    # torchvision's default: antialiased bilinear/bicubic when downscaling
+    for mode in ("bilinear", "bicubic"):
+        expected = torch.nn.functional.interpolate(torch.from_numpy(data), size=(3, 4), mode=mode,
+                                                   align_corners=False, antialias=True)
+        out = transforms.Resize((3, 4), interpolation=mode)(nbtorch.from_numpy(data))
+        np.testing.assert_allclose(out.numpy(), expected.numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_resize_errors():
     with pytest.raises(ValueError):
-        transforms.Resize((4, 4), interpolation="bicubic")
+        transforms.Resize((4, 4), interpolation="bicubicc")
+    with pytest.raises(ValueError, match="Interpolation mode 'lanczos' is unsupported with Tensor input"):
+        transforms.Resize((4, 4), interpolation="lanczos")(nbtorch.zeros(1, 2, 2))
     with pytest.raises(ValueError, match="max_size should only be passed"):
         transforms.Resize((4, 4), max_size=8)(nbtorch.zeros(1, 2, 2))
 
