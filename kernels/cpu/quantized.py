@@ -12,7 +12,7 @@ from ..fma import fma
 
 __all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize_per_tensor",
            "dequantize_per_channel", "qadd", "qrelu", "qmax_pool2d", "qadaptive_avg_pool2d",
-           "qbatch_norm"]
+           "qbatch_norm", "qmul", "qrequantize_shift"]
 
 @numba.njit(cache=True)
 def quantize_per_tensor(x, out, scale, zero_point, qmin, qmax):
@@ -161,3 +161,25 @@ def qbatch_norm(x, out, alpha, beta, zin, zout, qmin, qmax, relu):
                 v = np.rint(fma(a, np.float32(x[n, c, i]) - np.float32(zin), b))
                 r = np.int64(min(max(v, np.float32(-1e9)), np.float32(1e9))) + zout
                 out[n, c, i] = min(max(r, lo), qmax)
+
+
+@numba.njit(cache=True)
+def qmul(a, za, b, zb, out, multiplier, zo, qmin, qmax, relu):
+    """for i: out[i] = clamp(rint(float32((a[i] - za) * (b[i] - zb)) * multiplier) + zo),
+    multiplier = float32(sa * sb / so) (fbgemm's qmul: an integer product requantized)."""
+    lo = zo if relu else qmin
+    for i in range(a.size):
+        c = (np.int32(a[i]) - np.int32(za)) * (np.int32(b[i]) - np.int32(zb))
+        r = np.int64(np.rint(np.float32(c) * multiplier)) + zo
+        out[i] = min(max(r, lo), qmax)
+
+
+@numba.njit(cache=True)
+def qrequantize_shift(a, za, shift, out, multiplier, zo, qmin, qmax, relu):
+    """for i: out[i] = clamp(rint(float32(a[i] - za + shift) * multiplier) + zo)
+    (add_scalar's requantization, ``requantize_from_int``)."""
+    lo = zo if relu else qmin
+    for i in range(a.size):
+        c = np.int32(a[i]) - np.int32(za) + np.int32(shift)
+        r = np.int64(np.rint(np.float32(c) * multiplier)) + zo
+        out[i] = min(max(r, lo), qmax)

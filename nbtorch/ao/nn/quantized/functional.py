@@ -8,7 +8,8 @@ import numpy as np
 from nbtorch._qtensor import QTensor, qint8, quint8, check_qparams
 
 __all__ = ["linear", "conv2d", "relu", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d",
-           "add", "add_relu", "cat", "PackedWeight"]
+           "add", "add_relu", "mul", "mul_scalar", "add_scalar", "matmul", "cat",
+           "PackedWeight"]
 
 
 def _k():
@@ -182,14 +183,25 @@ def _refuse_avg():
                               "of the kernel in nbtorch")
 
 
+def _second_like_first(a, b, fn):
+    """b's integers broadcast to a's shape (PyTorch's binary quantized ops give an output
+    of a's size), C-contiguous."""
+    qb = b._ints()
+    try:
+        shape = np.broadcast_shapes(tuple(a.shape), qb.shape)
+    except ValueError:
+        shape = None
+    if shape != tuple(a.shape):
+        raise RuntimeError(f"{fn}: output with shape {list(a.shape)} doesn't match the "
+                           f"broadcast shape {list(shape or b.shape)}")
+    return np.ascontiguousarray(np.broadcast_to(qb, shape))
+
+
 def add(a, b, scale, zero_point, relu=False):
-    """Quantized a + b (same shape), requantized to (scale, zero_point)."""
+    """Quantized a + b (b broadcast to a's shape), requantized to (scale, zero_point)."""
     a, b = _check_q(a, "quantized::add"), _check_q(b, "quantized::add")
-    if a.shape != b.shape:
-        raise RuntimeError("quantized::add: broadcasting is not implemented in nbtorch "
-                           f"(got {tuple(a.shape)} and {tuple(b.shape)})")
     scale, zero_point = check_qparams(scale, zero_point, a.dtype)
-    qa, qb = np.ascontiguousarray(a._ints()), np.ascontiguousarray(b._ints())
+    qa, qb = np.ascontiguousarray(a._ints()), _second_like_first(a, b, "quantized::add")
     out = np.empty(qa.shape, a.dtype.underlying.np)
     (sa, za), (sb, zb) = a._qparams, b._qparams
     _k().qadd(qa.reshape(-1), za, sa, qb.reshape(-1), zb, sb, out.reshape(-1), scale,
@@ -199,6 +211,75 @@ def add(a, b, scale, zero_point, relu=False):
 
 def add_relu(a, b, scale, zero_point):
     return add(a, b, scale, zero_point, relu=True)
+
+
+def mul(a, b, scale, zero_point, relu=False):
+    """Quantized a * b (b broadcast to a's shape): the integer product requantized with
+    float32(sa * sb / scale), as fbgemm's qmul."""
+    a, b = _check_q(a, "quantized::mul"), _check_q(b, "quantized::mul")
+    scale, zero_point = check_qparams(scale, zero_point, a.dtype)
+    qa, qb = np.ascontiguousarray(a._ints()), _second_like_first(a, b, "quantized::mul")
+    out = np.empty(qa.shape, a.dtype.underlying.np)
+    (sa, za), (sb, zb) = a._qparams, b._qparams
+    mult = np.float32(sa) * np.float32(sb) * (np.float32(1) / np.float32(scale))
+    _k().qmul(qa.reshape(-1), za, qb.reshape(-1), zb, out.reshape(-1), np.float32(mult),
+              zero_point, a.dtype.qmin, a.dtype.qmax, relu)
+    return QTensor._from_int(out, a.dtype, scale, zero_point)
+
+
+def mul_scalar(a, c, relu=False):
+    """``quantized::mul_scalar``: the integers are kept (c > 0: scale * c), zeroed
+    (c == 0: scale 1, zero point 0) or mirrored (c < 0: q' = qmax + qmin - q)."""
+    a = _check_q(a, "quantized::mul_scalar")
+    (s, z), dt, c = a._qparams, a.dtype, float(c)
+    q = np.ascontiguousarray(a._ints())
+    if c > 0:
+        out, s2, z2 = q.copy(), c * s, z
+    elif c == 0:
+        out, s2, z2 = np.zeros_like(q), 1.0, 0
+    else:
+        out = (dt.qmax + dt.qmin - q.astype(np.int64)).astype(q.dtype)
+        s2, z2 = abs(c) * s, dt.qmax - (z - dt.qmin)
+    if relu:
+        out = np.maximum(out, z2).astype(q.dtype)
+    return QTensor._from_int(out, dt, s2, z2)
+
+
+def add_scalar(a, c, relu=False):
+    """``quantized::add_scalar``: c rounds to c_q = rint(c / scale) steps; the zero point
+    moves by -c_q, and where it would leave the dtype's range the scale widens instead
+    and the integers are requantized (PyTorch's rule)."""
+    a = _check_q(a, "quantized::add_scalar")
+    (s, z), dt = a._qparams, a.dtype
+    qmin, qmax = dt.qmin, dt.qmax
+    cq = int(np.rint(float(c) / s))
+    q = np.ascontiguousarray(a._ints())
+    if qmin <= z - cq <= qmax:
+        out = q.copy()
+        if relu:
+            out = np.maximum(out, z - cq).astype(q.dtype)
+        return QTensor._from_int(out, dt, s, z - cq)
+    if qmin > z - cq:
+        s2, z2 = (float(qmax) - (z - cq)) / (float(qmax) - qmin) * s, qmin
+    else:
+        s2, z2 = (float(z - cq) - qmin) / (float(qmax) - qmin) * s, qmax
+    mult = np.float32(s) * (np.float32(1) / np.float32(s2))
+    out = np.empty_like(q)
+    _k().qrequantize_shift(q.reshape(-1), z, cq, out.reshape(-1), np.float32(mult), z2,
+                           qmin, qmax, relu)
+    return QTensor._from_int(out, dt, s2, z2)
+
+
+def matmul(a, b, scale, zero_point):
+    """``quantized::matmul``: float matmul of the dequantized inputs, quantized to
+    (scale, zero_point) (PyTorch's x86 path)."""
+    import nbtorch
+    a, b = _check_q(a, "quantized::matmul"), _check_q(b, "quantized::matmul")
+    if a.dtype is not b.dtype:
+        raise RuntimeError("MatMul operands should have same data type.")
+    from nbtorch._qtensor import quantize_per_tensor
+    return quantize_per_tensor(nbtorch.matmul(a.dequantize(), b.dequantize()), scale,
+                               zero_point, a.dtype)
 
 
 def cat(xs, dim=0, scale=None, zero_point=None):

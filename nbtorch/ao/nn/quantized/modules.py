@@ -362,6 +362,15 @@ class FloatFunctional(nn.Module):
     def mul(self, x, y):
         return self.activation_post_process(x * y)
 
+    def add_scalar(self, x, y):
+        return x + y                # not observed: the quantized op picks its qparams
+
+    def mul_scalar(self, x, y):
+        return x * y                # not observed either
+
+    def matmul(self, x, y):
+        return self.activation_post_process(nbtorch.matmul(x, y))
+
 
 class QFunctional(nn.Module):
     """The quantized counterpart of `FloatFunctional`, with its output (scale, zp)."""
@@ -381,8 +390,16 @@ class QFunctional(nn.Module):
         return qF.cat(x, dim, self.scale, self.zero_point)
 
     def mul(self, x, y):
-        out = x.dequantize() * y.dequantize()
-        return quantize_per_tensor(out, self.scale, self.zero_point, x.dtype)
+        return qF.mul(x, y, self.scale, self.zero_point)
+
+    def add_scalar(self, x, y):
+        return qF.add_scalar(x, y)
+
+    def mul_scalar(self, x, y):
+        return qF.mul_scalar(x, y)
+
+    def matmul(self, x, y):
+        return qF.matmul(x, y, self.scale, self.zero_point)
 
     @classmethod
     def from_float(cls, mod):
