@@ -85,6 +85,8 @@ def _small_result(op, x, y, c):
     except RuntimeError:                # another thread is in the context: the layers
         return None
     size = layout[0]
+    if not size:                # 0-d operands: the ufunc returned a NumPy scalar, not a view
+        data = np.asarray(data)
     return _new_tensor(Tensor)._init(
         Storage(data if len(size) == 1 else data.reshape(-1), device), 0, size, layout[1],
         d, data)
