@@ -11,16 +11,36 @@ Example:
     ...     x = nbtorch.ones(3, device='cuda')
     ...     print(nbtorch.cuda.memory_allocated())
 """
+from typing import Optional, Union
+
 from .. import _registry, _tensor
 from . import _runtime, _tensors
 from ._allocator import OutOfMemoryError
 from .memory import (memory_allocated, max_memory_allocated, memory_reserved,  # noqa: F401
-                     max_memory_reserved, reset_peak_memory_stats,
-                     reset_max_memory_allocated, empty_cache, memory_stats, memory_summary,
-                     mem_get_info)
-from .random import manual_seed, manual_seed_all, seed, seed_all, initial_seed  # noqa: F401
-from .streams import (Stream, Event, StreamContext, stream, current_stream,  # noqa: F401
-                      default_stream, set_stream, synchronize)
+                     max_memory_reserved, reset_peak_memory_stats, empty_cache, memory_stats,
+                     memory_summary, mem_get_info)
+from ._deprecated import (memory_cached, max_memory_cached,  # noqa: F401
+                          reset_max_memory_cached, reset_max_memory_allocated)
+from .memory_tools import (set_per_process_memory_fraction,  # noqa: F401
+                           get_per_process_memory_fraction, caching_allocator_alloc,
+                           caching_allocator_delete, caching_allocator_enable,
+                           memory_stats_as_nested_dict, reset_accumulated_memory_stats,
+                           memory_snapshot, host_memory_stats, host_memory_stats_as_nested_dict,
+                           reset_accumulated_host_memory_stats, reset_peak_host_memory_stats)
+from .random import (manual_seed, manual_seed_all, seed, seed_all, initial_seed,  # noqa: F401
+                     get_rng_state, get_rng_state_all, set_rng_state, set_rng_state_all)
+from .streams import (Stream, ExternalStream, Event, StreamContext, stream,  # noqa: F401
+                      current_stream, default_stream, set_stream, synchronize,
+                      get_stream_from_external)
+from .properties import (get_device_properties, is_bf16_supported,  # noqa: F401
+                         is_tf32_supported, can_device_access_peer, get_arch_list,
+                         get_gencode_flags)
+from .monitoring import (utilization, temperature, power_draw, clock_rate,  # noqa: F401
+                         memory_usage, device_memory_used, list_gpu_processes)
+from .graphs import (CUDAGraph, graph, make_graphed_callables,  # noqa: F401
+                     is_current_stream_capturing, graph_pool_handle)
+from .errors import CudaError, DeferredCudaCallError, check_error  # noqa: F401
+from . import nvtx, graphs  # noqa: F401
 from . import amp  # noqa: F401  (PyTorch's deprecated torch.cuda.amp spellings)
 from .._tensor_types import CUDA_TYPES as _CUDA_TYPES
 
@@ -33,12 +53,34 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "seed_all", "initial_seed", "memory_allocated", "max_memory_allocated",
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "empty_cache", "memory_stats", "memory_summary",
-           "mem_get_info",
-           "OutOfMemoryError"]
+           "mem_get_info", "OutOfMemoryError",
+           # less common torch.cuda API (properties, RNG state, memory tools, graphs...)
+           "get_device_properties", "is_bf16_supported", "is_tf32_supported",
+           "can_device_access_peer", "get_arch_list", "get_gencode_flags", "device_of",
+           "get_rng_state", "get_rng_state_all", "set_rng_state", "set_rng_state_all",
+           "memory_cached", "max_memory_cached", "reset_max_memory_cached",
+           "reset_max_memory_allocated", "reset_accumulated_memory_stats",
+           "memory_stats_as_nested_dict", "memory_snapshot", "set_per_process_memory_fraction",
+           "get_per_process_memory_fraction", "caching_allocator_alloc",
+           "caching_allocator_delete", "host_memory_stats", "list_gpu_processes",
+           "utilization", "temperature", "power_draw", "clock_rate", "memory_usage",
+           "device_memory_used", "ExternalStream", "get_stream_from_external", "ipc_collect",
+           "is_current_stream_capturing", "CUDAGraph", "graph", "make_graphed_callables",
+           "graph_pool_handle", "CudaError", "check_error", "nvtx", "Device"]
 
 _tensor.VIEW_MAKERS["cuda"] = _tensors.view_cuda
 _tensor._ALLOCATORS["cuda"] = _tensors.alloc_cuda
 _registry.register_device_loader("cuda", "nbtorch.cuda._register")
+
+
+Device = Optional[Union["nbtorch.device", str, int]]    # torch.cuda.Device: a device argument
+
+
+def __getattr__(name):
+    if name == "default_generators":          # one per device, known once CUDA is probed
+        from .random import default_generators
+        return default_generators()
+    raise AttributeError(f"module 'nbtorch.cuda' has no attribute '{name}'")
 
 
 def is_available():
@@ -86,6 +128,20 @@ class device:
         if self.prev is not None:
             set_device(self.prev)
         return False
+
+
+class device_of(device):
+    """Context manager making the device of tensor `obj` current (a no-op for a CPU tensor)."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else None)
+
+
+def ipc_collect():
+    """Release memory of CUDA tensors shared with other processes once they are done with
+    it: nbtorch shares CUDA tensors by IPC handles that Numba closes with the array, so
+    there is nothing left to collect; it initialises CUDA, as PyTorch's does."""
+    _runtime.lazy_init()
 
 
 def get_device_name(device=None):

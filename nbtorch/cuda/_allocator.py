@@ -16,7 +16,8 @@ costs tens of microseconds; a cache hit costs a dict lookup.
   that stream is done, as in PyTorch without ``record_stream``.)
 - Out of memory: release every cached block to the driver (after a device
   synchronize) and retry once; then raise `OutOfMemoryError` naming the
-  request and what is held.
+  request and what is held. `set_limit` caps the reserved bytes (PyTorch's
+  per-process memory fraction): a driver allocation past the cap is an OOM too.
 
 The driver is an object with ``alloc(nbytes) -> ptr`` (raising `DriverOOM`
 when memory is exhausted), ``free(ptr)`` and ``synchronize()``; the real one
@@ -30,6 +31,8 @@ __all__ = ["CachingAllocator", "OutOfMemoryError", "DriverOOM", "round_size"]
 
 MIN_BLOCK = 512
 SMALL_LIMIT = 1 << 20
+_ACCUMULATED = ("num_alloc_retries", "num_ooms", "num_device_alloc", "num_device_free",
+                "num_cache_hits")
 
 
 class OutOfMemoryError(RuntimeError):
@@ -62,6 +65,10 @@ class CachingAllocator(CountedStats):
         self.blocks = {}                                     # ptr -> (size, stream)
         self.active = set()                                  # ptrs handed out
         self.stats = collections.Counter()
+        self.requested = {}                                  # ptr -> bytes asked for
+        self.limit = None                                    # reserved-bytes cap, or None
+        self.fraction = 1.0                                  # what set the cap (reported)
+        self.total = None                                    # device bytes the cap is of
 
     # ---- allocation -------------------------------------------------------
     def malloc(self, nbytes, stream=0):
@@ -75,6 +82,7 @@ class CachingAllocator(CountedStats):
             ptr = self._driver_alloc(nbytes, size)
             self.blocks[ptr] = (size, stream)
         self.active.add(ptr)
+        self.requested[ptr] = nbytes
         self._count("allocated_bytes", size)
         self._count("allocation", 1)
         self.stats["requested_bytes.all.allocated"] += nbytes
@@ -85,19 +93,26 @@ class CachingAllocator(CountedStats):
         if ptr not in self.active:
             raise RuntimeError(f"free of a pointer not allocated by this allocator: {ptr!r}")
         self.active.discard(ptr)
+        self.requested.pop(ptr, None)
         size, stream = self.blocks[ptr]
         self.free_blocks[(stream, size)].append(ptr)
         self._uncount("allocated_bytes", size)
         self._uncount("allocation", 1)
 
+    def _alloc_within_limit(self, size):
+        """The driver's block, or DriverOOM past the cap `set_limit` put on reserved bytes."""
+        if self.limit is not None and self.memory_reserved() + size > self.limit:
+            raise DriverOOM(size)
+        return self.driver.alloc(size)
+
     def _driver_alloc(self, nbytes, size):
         try:
-            ptr = self.driver.alloc(size)
+            ptr = self._alloc_within_limit(size)
         except DriverOOM:
             self.stats["num_alloc_retries"] += 1
             self.empty_cache()
             try:
-                ptr = self.driver.alloc(size)
+                ptr = self._alloc_within_limit(size)
             except DriverOOM:
                 self.stats["num_ooms"] += 1
                 raise OutOfMemoryError(self._oom_message(nbytes)) from None
@@ -107,11 +122,21 @@ class CachingAllocator(CountedStats):
         return ptr
 
     def _oom_message(self, nbytes):
+        allowed = ""
+        if self.limit is not None:
+            allowed = (f"{_mib(self.limit)} allowed (per-process memory fraction "
+                       f"{self.fraction:g} of {_mib(self.total or 0)}); ")
         return (f"CUDA out of memory. Tried to allocate {_mib(nbytes)} on device "
-                f"{self.device_index}. {_mib(self.memory_allocated())} is allocated by "
-                f"tensors and {_mib(self.memory_reserved())} is reserved by nbtorch's "
+                f"{self.device_index}. {allowed}{_mib(self.memory_allocated())} is allocated "
+                f"by tensors and {_mib(self.memory_reserved())} is reserved by nbtorch's "
                 f"caching allocator (the cache was emptied and the allocation retried). "
                 f"Free tensors you no longer need, or use smaller batches.")
+
+    def set_limit(self, fraction, total):
+        """Cap reserved memory at `fraction` of `total` device bytes (PyTorch's
+        ``set_per_process_memory_fraction``); blocks already held stay."""
+        self.fraction, self.total = float(fraction), int(total)
+        self.limit = int(fraction * total)
 
     def empty_cache(self):
         """Give every cached (free) block back to the driver, after a device synchronize."""
@@ -142,6 +167,30 @@ class CachingAllocator(CountedStats):
 
     def reset_peak_stats(self):
         reset_peaks(self.stats)
+
+    def reset_accumulated_stats(self):
+        """Zero the historical counters: every ``.allocated``/``.freed`` total, the
+        driver call counts, retries and OOMs (PyTorch's resetAccumulatedStats)."""
+        for key in list(self.stats):
+            if key.endswith((".allocated", ".freed")) or key in _ACCUMULATED:
+                self.stats[key] = 0
+
+    def snapshot(self):
+        """The segments as ``torch.cuda.memory_snapshot`` lists them: one driver block
+        each (blocks are never split), active or inactive (cached)."""
+        segments = []
+        for ptr, (size, stream) in sorted(self.blocks.items()):
+            active = ptr in self.active
+            req = self.requested.get(ptr, 0) if active else 0
+            block = {"address": ptr, "size": size, "requested_size": req,
+                     "state": "active_allocated" if active else "inactive", "frames": []}
+            segments.append({
+                "device": self.device_index, "address": ptr, "total_size": size,
+                "stream": stream, "segment_type": "small" if size <= SMALL_LIMIT else "large",
+                "segment_pool_id": (0, 0), "allocated_size": size if active else 0,
+                "active_size": size if active else 0, "requested_size": req,
+                "is_expandable": False, "frames": [], "blocks": [block]})
+        return segments
 
     def memory_stats(self):
         """An ordered dict of every counter, named like ``torch.cuda.memory_stats``."""

@@ -11,6 +11,7 @@ tests/cuda/test_parity.py.
 """
 from .._registry import register_device
 from . import _runtime
+from ._capture import ACTIVE as _CAPTURING
 
 
 def _floats(a):
@@ -38,6 +39,9 @@ def on_stream(launcher):
     alert = _NONDETERMINISTIC.get(getattr(launcher, "__name__", None))
     if alert is None:
         def run(*args):
+            rec = _CAPTURING[0]          # a CUDA graph capture records the call (_capture.py)
+            if rec is not None and rec.here():
+                return rec.launch(launcher, args, _runtime.raw_stream())
             return launcher(*args, stream=_runtime.raw_stream())
     else:
         from .._settings import _STATE, alert_not_deterministic
@@ -46,6 +50,9 @@ def on_stream(launcher):
         def run(*args):
             if _STATE["deterministic"] and (applies is None or applies(args)):
                 alert_not_deterministic(caller)
+            rec = _CAPTURING[0]
+            if rec is not None and rec.here():
+                return rec.launch(launcher, args, _runtime.raw_stream())
             return launcher(*args, stream=_runtime.raw_stream())
     run.__name__ = getattr(launcher, "__name__", "kernel")
     run.__qualname__ = "cuda." + getattr(launcher, "__qualname__", run.__name__)

@@ -84,6 +84,27 @@ def _index(device):
     return d.index if d.index is not None else current_device()
 
 
+def device_index(device, optional=False):
+    """PyTorch's ``_get_device_index`` for CUDA: an int as it is, a cuda device (str,
+    nbtorch.device, nbtorch.cuda.device) by its index; None or an index-less 'cuda' is
+    the current device when `optional`, else a ValueError, as PyTorch's."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    if hasattr(device, "idx") and not isinstance(device, str):      # nbtorch.cuda.device
+        return device.idx
+    if device is not None:
+        from .._device import to_device
+        d = to_device(device)
+        if d.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {d}")
+        if d.index is not None:
+            return d.index
+    if not optional:
+        raise ValueError("Expected a torch.device with a specified index or an integer, "
+                         f"but got:{device}")
+    return current_device()
+
+
 def check_index(idx):
     n = device_count()
     if not 0 <= idx < n:

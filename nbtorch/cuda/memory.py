@@ -1,44 +1,46 @@
 """Memory statistics and cache control of the caching allocator (``torch.cuda.memory_*``).
 
 Counts are in bytes of the allocator's size-rounded blocks (as PyTorch's are).
+Before CUDA is initialised (and so without CUDA) the statistics are PyTorch's:
+an empty `memory_stats`, zero bytes, and `empty_cache` does nothing.
 """
+import collections
+
 from . import _runtime
 
 __all__ = ["memory_allocated", "max_memory_allocated", "memory_reserved",
-           "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
+           "max_memory_reserved", "reset_peak_memory_stats",
            "empty_cache", "memory_stats", "memory_summary", "mem_get_info"]
 
 
 def _alloc(device):
     _runtime.lazy_init()
-    return _runtime.allocator(_runtime._index(device))
+    return _runtime.allocator(_runtime.device_index(device, optional=True))
 
 
 def memory_allocated(device=None):
     """Bytes held by live tensors (and Numba device arrays) on the device."""
-    return _alloc(device).memory_allocated()
+    return memory_stats(device).get("allocated_bytes.all.current", 0)
 
 
 def max_memory_allocated(device=None):
     """The peak of `memory_allocated` since start or `reset_peak_memory_stats`."""
-    return _alloc(device).max_memory_allocated()
+    return memory_stats(device).get("allocated_bytes.all.peak", 0)
 
 
 def memory_reserved(device=None):
     """Bytes obtained from the driver: allocated plus cached free blocks."""
-    return _alloc(device).memory_reserved()
+    return memory_stats(device).get("reserved_bytes.all.current", 0)
 
 
 def max_memory_reserved(device=None):
-    return _alloc(device).max_memory_reserved()
+    return memory_stats(device).get("reserved_bytes.all.peak", 0)
 
 
 def reset_peak_memory_stats(device=None):
     """Restart the peak counters from the current values."""
     _alloc(device).reset_peak_stats()
 
-
-reset_max_memory_allocated = reset_peak_memory_stats
 
 
 def empty_cache():
@@ -47,14 +49,18 @@ def empty_cache():
     Example:
         >>> del big; nbtorch.cuda.empty_cache()
     """
-    _runtime.lazy_init()
+    if not _runtime._STATE["initialized"]:
+        return
     for a in list(_runtime._STATE["allocators"].values()):
         a.empty_cache()
 
 
 def memory_stats(device=None):
-    """A dict of the allocator's counters, named as in ``torch.cuda.memory_stats``."""
-    return dict(_alloc(device).memory_stats())
+    """An ordered dict of the allocator's counters, named as in ``torch.cuda.memory_stats``
+    (empty before CUDA is initialised, as PyTorch's)."""
+    if not _runtime._STATE["initialized"]:
+        return collections.OrderedDict()
+    return collections.OrderedDict(sorted(_alloc(device).memory_stats().items()))
 
 
 def memory_summary(device=None, abbreviated=False):

@@ -9,8 +9,8 @@ import time
 
 from . import _runtime
 
-__all__ = ["Stream", "Event", "StreamContext", "stream", "current_stream", "default_stream",
-           "set_stream", "synchronize"]
+__all__ = ["Stream", "ExternalStream", "get_stream_from_external", "Event", "StreamContext",
+           "stream", "current_stream", "default_stream", "set_stream", "synchronize"]
 
 
 class Stream:
@@ -78,6 +78,39 @@ class Stream:
     def __repr__(self):
         return (f"<nbtorch.cuda.Stream device=cuda:{self.device_index} "
                 f"cuda_stream={self._key:#x}>")
+
+
+class ExternalStream(Stream):
+    """A stream created elsewhere (CuPy, a C library...), given as its raw ``cudaStream_t``
+    int; nbtorch kernels launched under ``with nbtorch.cuda.stream(ext):`` queue on it.
+    The caller keeps the stream alive. On the simulator any pointer is accepted (all work
+    runs synchronously there).
+
+    Example:
+        >>> ext = nbtorch.cuda.ExternalStream(cupy_stream.ptr)
+    """
+
+    def __init__(self, stream_ptr, device=None, **kwargs):
+        if isinstance(stream_ptr, bool) or not isinstance(stream_ptr, int):
+            raise TypeError(f"ExternalStream: stream_ptr must be an int (a cudaStream_t), "
+                            f"got {type(stream_ptr).__name__}")
+        _runtime.lazy_init()
+        cuda = _runtime.cuda_module()
+        idx = _runtime.device_index(device, optional=True)
+        if stream_ptr == 0:
+            numba_stream = 0
+        elif _runtime.simulator():
+            numba_stream = cuda.stream()
+        else:
+            with cuda.gpus[_runtime.check_index(idx)]:
+                numba_stream = cuda.external_stream(stream_ptr)
+        super().__init__(idx, _numba=numba_stream)
+        self._key = stream_ptr
+
+
+def get_stream_from_external(data_ptr, device=None):
+    """An `ExternalStream` over the raw stream `data_ptr` (kept alive by the caller)."""
+    return ExternalStream(data_ptr, device)
 
 
 def _handle(numba_stream):
