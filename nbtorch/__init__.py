@@ -90,6 +90,8 @@ from . import library, profiler  # noqa: F401
 from .autograd import profiler as _autograd_profiler  # noqa: F401  (torch.autograd.profiler)
 from . import _inspect  # noqa: F401  (installs nbtorch.kernels.inspect)
 from . import linalg  # noqa: F401
+from . import sparse  # noqa: F401  (torch.sparse; Tensor.to_sparse/to_dense...)
+from .sparse import sparse_coo_tensor, sparse_csr_tensor, spmm  # noqa: F401
 from .ops.fft_stft import stft, istft  # noqa: F401  (also Tensor.stft/istft)
 from .ops import _return_types as return_types  # noqa: F401
 from . import cuda  # noqa: F401  (light: numba.cuda is imported on first CUDA use)

@@ -258,6 +258,12 @@ def _plain_mm(a, b):
             and a.device is b.device)
 
 
+def _sparse_operand(a, b):
+    """True when a or b is a sparse tensor: nbtorch/sparse computes the product."""
+    return any(getattr(x, "is_sparse", False) or getattr(x, "is_sparse_csr", False)
+               for x in (a, b))
+
+
 @tensor_method()
 def matmul(input, other, *, out=None):
     """Matrix product with PyTorch's rules for 1-D to N-D operands.
@@ -270,6 +276,10 @@ def matmul(input, other, *, out=None):
         >>> nbtorch.matmul(nbtorch.ones(5, 2, 3), nbtorch.ones(3, 4)).shape
         torch.Size([5, 2, 4])
     """
+    if (input.__class__ is not Tensor or other.__class__ is not Tensor) and \
+            _sparse_operand(input, other):
+        from ..sparse._ops import route_matmul
+        return route_matmul(input, other, out)
     if out is None and _plain_mm(input, other):
         return _Mm.apply(input, other)
     da, db = (x.dim() if isinstance(x, Tensor) else 1 for x in (input, other))
@@ -300,6 +310,10 @@ def matmul(input, other, *, out=None):
 @tensor_method()
 def mm(input, mat2, *, out=None):
     """Product of two matrices, (n, m) @ (m, p) -> (n, p); no broadcasting."""
+    if (input.__class__ is not Tensor or mat2.__class__ is not Tensor) and \
+            _sparse_operand(input, mat2):
+        from ..sparse._ops import route_mm
+        return route_mm(input, mat2, out)
     if out is None and _plain_mm(input, mat2):
         return _Mm.apply(input, mat2)
     _check_pair("mm", input, mat2, "mm", ("input", "mat2"))
