@@ -69,6 +69,8 @@ def _space(num_bins, shear, translate_x, translate_y, rotate, enhance, posterize
         "AutoContrast": (np.array(0.0), False),
         "Equalize": (np.array(0.0), False),
     })
+    if not identity:                      # AutoAugment's space: no Identity, but Invert
+        space["Invert"] = (np.array(0.0), False)
     return space
 
 
