@@ -230,7 +230,7 @@ def dense_of(s):
     sd = s._idx._shape[0]
     n_sparse = int(np.prod(s._shape[:sd], dtype=np.int64))
     vals = s._vals._host()
-    vals2 = np.ascontiguousarray(vals.reshape(vals.shape[0], -1))
+    vals2 = np.ascontiguousarray(vals.reshape(vals.shape[0], int(np.prod(vals.shape[1:]))))
     out = np.zeros((n_sparse, vals2.shape[1]), vals.dtype)
     k = keys(s._idx._host(), s._shape[:sd])
     if vals.dtype in _SCATTER_DTYPES:
