@@ -93,8 +93,8 @@ def device_index(device, optional=False):
     if hasattr(device, "idx") and not isinstance(device, str):      # nbtorch.cuda.device
         return device.idx
     if device is not None:
-        from .._device import to_device
-        d = to_device(device)
+        from .._device import device as device_type
+        d = device if isinstance(device, device_type) else device_type(device)
         if d.type != "cuda":
             raise ValueError(f"Expected a cuda device, but got: {d}")
         if d.index is not None:

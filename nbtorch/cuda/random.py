@@ -96,10 +96,10 @@ def default_generators():
 
 def _rng_index(device):
     """The device index of get/set_rng_state's `device` (int, str, nbtorch.device)."""
-    from .._device import device as _device, to_device
+    from .._device import device as device_type
     if isinstance(device, int) and not isinstance(device, bool):
         return device
-    d = to_device(device) if isinstance(device, (str, _device)) else device
+    d = device_type(device) if isinstance(device, str) else device
     if getattr(d, "type", None) != "cuda":
         raise ValueError(f"Expected a cuda device, but got: {d}")
     return _runtime.current_device() if d.index is None else d.index
