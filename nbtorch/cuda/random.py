@@ -127,9 +127,9 @@ def get_rng_state_all():
 def set_rng_state(new_state, device="cuda"):
     """Restore a state from `get_rng_state`. Without CUDA this does nothing, as PyTorch's
     (which defers it to a CUDA initialisation that never comes)."""
-    idx = _rng_index(device)
     if not _runtime.is_available():
         return
+    idx = _rng_index(device)
     if not 0 <= idx < _runtime.device_count():
         raise IndexError("tuple index out of range")
     default_generator.set_state(new_state)
