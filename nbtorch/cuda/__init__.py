@@ -14,6 +14,7 @@ Example:
 from typing import Optional, Union
 
 from .. import _registry, _tensor
+from .._device import device as _device_type
 from . import _runtime, _tensors
 from ._allocator import OutOfMemoryError
 from .memory import (memory_allocated, max_memory_allocated, memory_reserved,  # noqa: F401
@@ -73,7 +74,7 @@ _tensor._ALLOCATORS["cuda"] = _tensors.alloc_cuda
 _registry.register_device_loader("cuda", "nbtorch.cuda._register")
 
 
-Device = Optional[Union["nbtorch.device", str, int]]    # torch.cuda.Device: a device argument
+Device = Optional[Union[_device_type, str, int]]     # torch.cuda.Device: a device argument
 
 
 def __getattr__(name):

@@ -77,3 +77,8 @@ def mem_get_info(device=None):
     ctx = _runtime.cuda_module().current_context()
     info = ctx.get_memory_info()
     return info.free, info.total
+
+
+# the rest of torch.cuda.memory's public names live beside it (one concern each)
+from .memory_tools import *  # noqa: E402,F401,F403
+from ._deprecated import *  # noqa: E402,F401,F403
