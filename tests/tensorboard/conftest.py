@@ -1,8 +1,6 @@
 """Shared helpers of the SummaryWriter tests: read a run's event files back."""
 import pytest
 
-pytest.importorskip("tensorboard")
-
 
 @pytest.fixture
 def read():

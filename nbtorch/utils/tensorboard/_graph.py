@@ -66,8 +66,8 @@ def submodule(root, path):
 class _Scopes:
     """Module paths to TensorBoard name scopes: ``seq.0`` -> ``Net/Sequential[seq]/ReLU[0]``."""
 
-    def __init__(self, root, name):
-        self.root_module, self.root = root, name
+    def __init__(self, root, name, model=None):
+        self.root_module, self.root, self.model = root, name, model
         self._cache = {"": name}
 
     def of(self, path):
@@ -75,7 +75,9 @@ class _Scopes:
             parent, _, attr = path.rpartition(".")
             module = submodule(self.root_module, path)
             kind = type(module).__name__ if module is not None else "Module"
-            self._cache[path] = f"{self.of(parent)}/{kind}[{attr}]"
+            # a recurrent layer traced on its own is one call of itself: the top scope
+            self._cache[path] = (self.root if module is not None and module is self.model
+                                 else f"{self.of(parent)}/{kind}[{attr}]")
         return self._cache[path]
 
 
@@ -86,11 +88,11 @@ def _attributes(node):
     return "" if consts == ((), {}) else f"args={consts[0]}, kwargs={consts[1]}"
 
 
-def parse(graph, root=None, name="Function", node_scopes=None):
+def parse(graph, root=None, name="Function", node_scopes=None, model=None):
     """The ``NodeDef`` list of an fx `graph` whose modules live under `root` (the traced
     module; None for a function) and whose top scope is `name`; `node_scopes` maps node
-    names to the module path whose call made them."""
-    scopes = _Scopes(root, name)
+    names to the module path whose call made them; `model` is the module traced."""
+    scopes = _Scopes(root, name, model)
     node_scopes = node_scopes or {}
     names, nodes, weights = {}, [], set()
     for node in graph.nodes:
@@ -206,7 +208,7 @@ def graph(model, args, verbose=False, use_strict_trace=True):
         print(fx_graph)
     name = type(model).__name__ if module is not None else getattr(model, "__name__", "Function")
     root = traced if module is not None else getattr(traced, "graph_module", None)
-    nodes = parse(fx_graph, root, name, node_scopes)
+    nodes = parse(fx_graph, root, name, node_scopes, module)
     stepstats = RunMetadata(step_stats=StepStats(dev_stats=[
         DeviceStepStats(device="/device:CPU:0")]))
     return GraphDef(node=nodes, versions=VersionDef(producer=22)), stepstats
