@@ -9,7 +9,8 @@ reshape, indexing) keep them; arithmetic is the quantized modules' job, as in
 PyTorch, where most float ops refuse a quantized input.
 
 Quantizing rounds half to even after multiplying by ``1 / scale`` in float32 and
-saturates to the dtype's range, as PyTorch's x86 (fbgemm) kernels do.
+saturates to the dtype's range, as PyTorch's x86 (fbgemm) kernels do (8-bit: one
+rounding of ``x * inv + zp``, an FMA; qint32: the product and the sum rounded apart).
 """
 import math
 
@@ -402,21 +403,27 @@ def quantize_per_tensor(input, scale, zero_point, dtype):
     scale, zero_point = check_qparams(scale, zero_point, dtype)
     x = _float_input(input, "quantize_per_tensor")
     out = np.empty(x.shape, dtype.underlying.np)
-    _kernels().quantize_per_tensor(x.reshape(-1), out.reshape(-1), scale, zero_point,
-                                   dtype.qmin, dtype.qmax)
+    # qint32 takes fbgemm's scalar path: two float32 roundings, not the 8-bit loop's FMA
+    kernel = _kernels().quantize_per_tensor_int32 if dtype is qint32 else \
+        _kernels().quantize_per_tensor
+    kernel(x.reshape(-1), out.reshape(-1), scale, zero_point, dtype.qmin, dtype.qmax)
     return QTensor._from_int(out, dtype, scale, zero_point)
 
 
 def quantize_per_tensor_dynamic(input, dtype, reduce_range):
-    """Quantize with qparams chosen from the tensor's own min and max (uint8/int8)."""
-    from .ao.quantization.observer import choose_qparams_from_minmax
+    """Quantize with qparams chosen from the tensor's own min and max (uint8/int8), by
+    ATen's ChooseQuantizationParams (a double scale of at least 6.1e-5: values much
+    smaller than that quantize to the zero point, as in PyTorch)."""
+    from .ao.nn.quantized.dynamic.linear import choose_qparams_dynamic
     dtype = _check_qdtype(dtype, "quantize_per_tensor_dynamic")
+    if dtype is qint32:
+        raise RuntimeError("dtype QInt32not supported")     # PyTorch's words
     x = _float_input(input, "quantize_per_tensor_dynamic")
-    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
-    qmin, qmax = dtype.qmin, dtype.qmax
-    if reduce_range:
-        qmin, qmax = qmin // 2, qmax // 2
-    scale, zp = choose_qparams_from_minmax(lo, hi, qmin, qmax)
+    if x.size == 0:
+        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    scale, zp = choose_qparams_dynamic(float(x.min()), float(x.max()), dtype.qmin,
+                                       dtype.qmax, bool(reduce_range), float32=False)
     return quantize_per_tensor(input, scale, zp, dtype)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..fma import fma
 
-__all__ = ["quantize_per_tensor", "quantize_per_channel", "dequantize_per_tensor",
+__all__ = ["quantize_per_tensor", "quantize_per_tensor_int32", "quantize_per_channel", "dequantize_per_tensor",
            "dequantize_per_channel", "qadd", "qrelu", "qmax_pool2d", "qadaptive_avg_pool2d",
            "qbatch_norm", "qmul", "qrequantize_shift"]
 
@@ -30,12 +30,27 @@ def quantize_per_tensor(x, out, scale, zero_point, qmin, qmax):
 
 
 @numba.njit(cache=True)
-def dequantize_per_tensor(q, out, scale, zero_point):
-    """for i: out[i] = (q[i] - zero_point) * float32(scale)"""
-    s = np.float32(scale)
+def quantize_per_tensor_int32(x, out, scale, zero_point, qmin, qmax):
+    """for i: out[i] = clamp(rint(float32(x[i] * float32(1 / scale)) + float32(zero_point)))
+
+    fbgemm's scalar (qint32) quantize: the product and the sum each round to float32
+    (no FMA), then ties go to even; the clamp is done in double."""
+    inv = np.float32(1.0) / np.float32(scale)
     z = np.float32(zero_point)
+    for i in range(x.size):
+        v = np.float64(np.rint(x[i] * inv + z))
+        out[i] = np.int64(min(max(v, np.float64(qmin)), np.float64(qmax)))
+
+
+@numba.njit(cache=True)
+def dequantize_per_tensor(q, out, scale, zero_point):
+    """for i: out[i] = float32(int32(q[i] - zero_point)) * float32(scale)
+
+    (exact for 8-bit values; for qint32 the difference is rounded once to float32, as
+    PyTorch's dequantize does)."""
+    s = np.float32(scale)
     for i in range(q.size):
-        out[i] = (np.float32(q[i]) - z) * s
+        out[i] = np.float32(np.int32(np.int64(q[i]) - zero_point)) * s
 
 
 def _channel_blocks(shape, axis):

@@ -16,14 +16,17 @@ from ..modules import (_quantize_weight, _save_qparams, _save_packed,
 
 __all__ = ["Linear", "choose_qparams_dynamic", "linear_dynamic"]
 
-_SMALL_SCALE = 6.1e-5
+_SMALL_SCALE = float(np.float32(6.1e-5))     # C++ SMALL_SCALE_THRESHOLD is a float
 
 
-def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True):
+def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True, float32=True):
     """ATen's ChooseQuantizationParams: (scale, zero_point) for values in [lo, hi].
 
-    The range is widened to include 0; the scale is computed in double; the zero point
-    comes from whichever end loses less precision, rounded half to even and clamped.
+    The range is widened to include 0; the scale is computed in double (returned as
+    float32 for fbgemm's dynamic linear, as double for quantize_per_tensor_dynamic:
+    `float32`); scales below 6.1e-5 are raised to it (so tiny inputs quantize to the
+    zero point, as in PyTorch); the zero point comes from whichever end loses less
+    precision, rounded half to even and clamped.
     """
     lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
     if reduce_range:
@@ -31,22 +34,23 @@ def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True):
     scale = (hi - lo) / (qmax - qmin)
     if np.float32(scale) == 0 or math.isinf(1.0 / np.float32(scale)):
         scale = 0.1
-    if scale < _SMALL_SCALE:
-        org = scale
+    if scale < _SMALL_SCALE:          # in float32, as ATen's (min, max are floats there)
+        f32 = np.float32
+        org = f32(scale)
         scale = _SMALL_SCALE
         if lo == 0.0:
-            hi = scale * (qmax - qmin)
+            hi = float(f32(scale) * f32(qmax - qmin))
         elif hi == 0.0:
-            lo = -scale * (qmax - qmin)
+            lo = float(-f32(scale) * f32(qmax - qmin))
         else:
-            amplifier = _SMALL_SCALE / org
-            lo, hi = lo * amplifier, hi * amplifier
+            amplifier = f32(scale) / org
+            lo, hi = float(f32(lo) * amplifier), float(f32(hi) * amplifier)
     zp_min, zp_max = qmin - lo / scale, qmax - hi / scale
     err_min = abs(qmin) - abs(lo / scale)
     err_max = abs(qmax) - abs(hi / scale)
     initial = zp_min if err_min < err_max else zp_max
     zp = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
-    return float(np.float32(scale)), zp
+    return (float(np.float32(scale)) if float32 else float(scale)), zp
 
 
 def linear_dynamic(x, packed, reduce_range=True):
