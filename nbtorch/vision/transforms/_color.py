@@ -53,18 +53,21 @@ def normalize(tensor, mean, std, inplace=False):
     if tensor.dim() < 3:
         raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got "
                          f"tensor.size() = {tuple(tensor.shape)}.")
-    if not inplace:
-        tensor = tensor.clone()
-    mean = nbtorch.as_tensor(mean, dtype=tensor.dtype, device=tensor.device)
-    std = nbtorch.as_tensor(std, dtype=tensor.dtype, device=tensor.device)
-    if bool((std == 0).any()):
+    dtype = tensor.dtype.np
+    mean = np.asarray(mean.tolist() if is_tensor(mean) else mean, dtype=dtype)
+    std = np.asarray(std.tolist() if is_tensor(std) else std, dtype=dtype)
+    if (std == 0).any():
         raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, leading "
                          "to division by zero.")
-    if mean.dim() == 1:
+    if mean.ndim == 1:
         mean = mean.reshape(-1, 1, 1)
-    if std.dim() == 1:
+    if std.ndim == 1:
         std = std.reshape(-1, 1, 1)
-    return tensor.sub_(mean).div_(std)
+    mean = nbtorch.from_numpy(mean).to(device=tensor.device, dtype=tensor.dtype)
+    std = nbtorch.from_numpy(std).to(device=tensor.device, dtype=tensor.dtype)
+    if inplace:
+        return tensor.sub_(mean).div_(std)
+    return (tensor - mean) / std
 
 
 def _gray_tensor(img, num_output_channels):

@@ -13,7 +13,7 @@ import nbtorch
 import nbtorch.nn.functional as NF
 from nbtorch.vision.transforms._kinds import (_PIL_RESAMPLE, InterpolationMode, apply,
                                               check_image_tensor, get_dimensions,
-                                              interpolation_mode, is_pil, is_tensor)
+                                              interpolation_mode, is_pil, is_tensor, pil_module)
 
 __all__ = ["pad", "crop", "center_crop", "resized_crop", "hflip", "vflip", "resize",
            "resized_shape", "rotate", "affine"]
@@ -56,6 +56,31 @@ def _pad_tensor(img, left, top, right, bottom, fill, padding_mode):
     return out.reshape(lead + tuple(out.shape[-2:]))
 
 
+def _pad_array(array, left, top, right, bottom, fill, padding_mode):
+    """``pad`` of an HW(C) array with NumPy (negative amounts crop)."""
+    height, width = array.shape[:2]
+    array = array[max(-top, 0):height - max(-bottom, 0), max(-left, 0):width - max(-right, 0)]
+    widths = [(max(top, 0), max(bottom, 0)), (max(left, 0), max(right, 0))]
+    widths += [(0, 0)] * (array.ndim - 2)
+    if padding_mode != "constant":
+        return np.pad(array, widths, mode=padding_mode)
+    if isinstance(fill, (tuple, list)) and array.ndim == 3:
+        planes = [np.pad(array[:, :, c], widths[:2], constant_values=fill[c % len(fill)])
+                  for c in range(array.shape[2])]
+        return np.stack(planes, axis=2)
+    fill = fill[0] if isinstance(fill, (tuple, list)) else fill
+    return np.pad(array, widths, constant_values=fill or 0)
+
+
+def _pad_picture(img, left, top, right, bottom, fill, padding_mode):
+    """``pad`` of a NumPy array or PIL image (through its pixel array)."""
+    if isinstance(img, np.ndarray):
+        return _pad_array(img, left, top, right, bottom, fill, padding_mode)
+    out = pil_module().fromarray(_pad_array(np.asarray(img), left, top, right, bottom, fill,
+                                     padding_mode))
+    return out if out.mode == img.mode else out.convert(img.mode)
+
+
 def pad(img, padding, fill=0, padding_mode="constant"):
     """Pad the borders: ``padding`` is an int, ``[left/right, top/bottom]`` or
     ``[left, top, right, bottom]``; modes 'constant' (``fill``), 'edge', 'reflect'
@@ -77,6 +102,8 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     if padding_mode not in _PADDING_MODES:
         raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
     left, top, right, bottom = _padding_ltrb(padding)
+    if isinstance(img, np.ndarray) or is_pil(img):
+        return _pad_picture(img, left, top, right, bottom, fill, padding_mode)
     if is_tensor(img) and isinstance(fill, (tuple, list)):
         raise TypeError("Got inappropriate fill arg")
     if isinstance(fill, (tuple, list)):          # per-channel fill of a PIL image or array
@@ -104,6 +131,9 @@ def crop(img, top, left, height, width):
         return t[..., top:bottom, left:right]
     if is_pil(img):
         return img.crop((left, top, left + width, top + height))
+    if isinstance(img, np.ndarray) and top >= 0 and left >= 0 and \
+            top + height <= img.shape[0] and left + width <= img.shape[1]:
+        return img[top:top + height, left:left + width]
     return apply(img, on_tensor)
 
 
@@ -138,6 +168,8 @@ def hflip(img):
     """Mirror left-right."""
     if is_pil(img):
         return img.transpose(0)           # Image.Transpose.FLIP_LEFT_RIGHT
+    if isinstance(img, np.ndarray):
+        return np.ascontiguousarray(img[:, ::-1])
     return apply(img, lambda t: (check_image_tensor(t), t.flip(-1))[1])
 
 
@@ -145,6 +177,8 @@ def vflip(img):
     """Mirror top-bottom."""
     if is_pil(img):
         return img.transpose(1)           # Image.Transpose.FLIP_TOP_BOTTOM
+    if isinstance(img, np.ndarray):
+        return np.ascontiguousarray(img[::-1])
     return apply(img, lambda t: (check_image_tensor(t), t.flip(-2))[1])
 
 
