@@ -57,6 +57,15 @@ API at a glance:
 - ``Library(ns)``: ``define``, ``impl``, ``elementwise``, ``override``, ``close()``
   (deletes its ops and undoes its overrides; also a context manager)
 
+PyTorch's own API (``torch.library`` 2.4+) works too, on ops whose implementation
+is written with tensors (`CustomOpDef`, nbtorch/_library_torch.py):
+``custom_op(name, mutates_args=...)`` (the keyword tells the two forms apart; PyTorch
+requires it), ``define(qualname, "(Tensor x) -> Tensor")``, ``impl``,
+``register_kernel``, ``register_fake``, ``register_autograd``, ``opcheck``,
+``infer_schema``, ``Library(ns, "DEF" | "FRAGMENT" | "IMPL")`` with schema strings, and
+``torch.ops.<ns>.<op>`` (nbtorch/_library_ns.py; ``torch.ops.aten.add`` resolves to
+``nbtorch.add``).
+
 Errors: defining an existing op or registering a second kernel on a device
 without ``override=True``; a kernel whose returned output disagrees with the
 meta rule (shape or dtype); a backward returning the wrong number of gradients
@@ -76,32 +85,86 @@ from ._library_op import (DEVICES, CustomOp, Launcher, TensorSpec, _OPS, _check_
                           check_device)
 from ._library_override import OverrideHandle, override, restore
 from ._library_elementwise import ElementwiseOp, elementwise
+from ._library_torch import CustomOpDef
+from ._library_api import (impl, register_autograd, register_fake, register_kernel,
+                           impl_dispatch, resolve_op)
+from ._library_opcheck import OpCheckError, opcheck
+from . import _library_api, _library_schema, _library_torch
 
 __all__ = ["TensorSpec", "CustomOp", "ElementwiseOp", "Library", "custom_op", "define",
            "elementwise", "override", "restore", "OverrideHandle", "get_op", "ops", "kernel",
-           "DEVICES", "Launcher"]
+           "DEVICES", "Launcher", "CustomOpDef", "impl", "register_kernel", "register_fake",
+           "register_autograd", "opcheck", "OpCheckError", "infer_schema", "impl_abstract",
+           "get_ctx"]
+
+_UNSET = object()
 
 
-def custom_op(name, meta=None, *, override=False, contiguous=True):
-    """Define op `name` ('namespace::op') whose signature and output rule is `meta`.
+def custom_op(name, fn=None, /, *, mutates_args=_UNSET, device_types=None, schema=None,
+              meta=None, override=False, contiguous=True):
+    """Define op `name` ('namespace::op'); two forms, told apart by `mutates_args`.
 
-    Usable as a decorator on the meta function. Returns the `CustomOp`, which
-    is called like the op and has `register_kernel`, `register_backward`.
+    - PyTorch's (``mutates_args=`` given): `fn` is the implementation, on tensors, with
+      type annotations (the schema); returns a `CustomOpDef` (see `_library_torch`).
+    - nbtorch's (no `mutates_args`): `fn` is the meta function (signature and output
+      rule); returns a `CustomOp`, which takes raw-array kernels (`register_kernel`).
+
+    Usable as a decorator either way.
 
     Example:
         >>> @nbtorch.library.custom_op("myops::double")
         ... def double(x):
         ...     return nbtorch.library.TensorSpec(x.shape, x.dtype)
         >>> double.register_kernel("cpu", numba.njit(lambda x: 2 * x))   # returns its output
+        >>> @nbtorch.library.custom_op("mylib::twice", mutates_args=())
+        ... def twice(x: nbtorch.Tensor) -> nbtorch.Tensor:
+        ...     return x * 2
     """
+    if mutates_args is not _UNSET:
+        return _library_torch.custom_op(name, fn, mutates_args=mutates_args,
+                                        device_types=device_types, schema=schema)
+    if device_types is not None or schema is not None:
+        raise TypeError("custom_op() missing 1 required keyword-only argument: "
+                        "'mutates_args'")
+    fn = meta if fn is None else fn
+
     def deco(m):
         _check_new_name(name, override)
         op = _OPS[name] = CustomOp(name, m, contiguous=contiguous)
         return op
-    return deco if meta is None else deco(meta)
+    return deco if fn is None else deco(fn)
 
 
-define = custom_op          # ``library.define("myops::f", meta)`` reads well without a decorator
+def define(qualname, schema=None, *, lib=None, tags=(), meta=None, override=False,
+           contiguous=True):
+    """A new op: PyTorch's ``define(qualname, "(Tensor x) -> Tensor")`` with a schema
+    string (kernels come from `impl`), or nbtorch's ``define(name, meta)`` (`custom_op`)."""
+    if isinstance(schema, str):
+        return _library_api.define(qualname, schema, lib=lib, tags=tags)
+    return custom_op(qualname, meta=schema if schema is not None else meta,
+                     override=override, contiguous=contiguous)
+
+
+impl_abstract = register_fake          # PyTorch's older name
+
+
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+    """PyTorch's ``torch.library.infer_schema``: the schema string of an annotated function."""
+    s = _library_schema.infer(prototype_function, mutates_args, op_name)
+    return str(s)
+
+
+class _FakeImplCtx:
+    """What `get_ctx()` gives a fake rule (PyTorch's FakeImplCtx)."""
+
+    def new_dynamic_size(self, *, min=0, max=None):
+        raise RuntimeError("nbtorch runs fake rules on real tensors: a data-dependent "
+                           "output size has no symbolic stand-in; compute it from the data")
+
+
+def get_ctx():
+    """PyTorch's ``torch.library.get_ctx`` for fake rules (see `_FakeImplCtx`)."""
+    return _FakeImplCtx()
 
 
 def get_op(name):
@@ -125,8 +188,16 @@ def kernel(op, device="cpu"):
 
 # ---- libraries: a namespace of ops --------------------------------------------------
 
+_DEF_NAMESPACES = set()       # namespaces held by a live Library(ns, "DEF")
+_KINDS = ("DEF", "FRAGMENT", "IMPL")
+
+
 class Library:
     """A namespace of custom ops (PyTorch's ``torch.library.Library``), deletable at once.
+
+    ``Library(ns)`` is nbtorch's form (define with meta functions); ``Library(ns, kind)``
+    is PyTorch's, kind "DEF" (one per namespace), "FRAGMENT" or "IMPL" (no defines),
+    whose `define` takes schema strings. `close()` deletes the ops it defined.
 
     Example:
         >>> lib = nbtorch.library.Library("myops")
@@ -135,29 +206,71 @@ class Library:
         ...     return x.shape
         >>> lib.twice is twice
         True
+        >>> lib2 = nbtorch.library.Library("mylib", "FRAGMENT")
+        >>> lib2.define("axpy(Tensor x, Tensor y, float a=1.0) -> Tensor")
+        'axpy'
+        >>> lib2.impl("axpy", lambda x, y, a=1.0: a * x + y, "CompositeExplicitAutograd")
     """
 
-    def __init__(self, namespace):
+    def __init__(self, namespace, kind=None, dispatch_key=""):
         if not namespace or "::" in namespace:
             raise ValueError(f"invalid library namespace '{namespace}'")
+        if kind is not None and kind not in _KINDS:
+            raise ValueError(f"Unsupported kind: {kind}")
+        if kind == "DEF":
+            if namespace in _DEF_NAMESPACES:
+                raise RuntimeError(
+                    f"Only a single TORCH_LIBRARY can be used to register the namespace "
+                    f"{namespace}; please put all of your definitions in a single "
+                    "TORCH_LIBRARY block.  If you were trying to specify implementations, "
+                    "consider using TORCH_LIBRARY_IMPL (which can be duplicated).  If you "
+                    "really intended to define operators for a single namespace in a "
+                    "distributed way, you can use TORCH_LIBRARY_FRAGMENT to explicitly "
+                    "indicate this.")
+            _DEF_NAMESPACES.add(namespace)
         self.namespace = namespace
+        self.kind, self.dispatch_key = kind, dispatch_key
         self._ops = {}
         self._overrides = []
+
+    @property
+    def ns(self):
+        """The namespace (PyTorch's attribute name)."""
+        return self.namespace
 
     def qualify(self, name):
         return name if "::" in name else f"{self.namespace}::{name}"
 
-    def define(self, name, meta=None, *, override=False, contiguous=True):
-        """Define op `name` in this namespace (see `custom_op`); usable as a decorator."""
+    def define(self, name, meta=None, *, override=False, contiguous=True, alias_analysis="",
+               tags=()):
+        """Define op `name`: a PyTorch schema string (``"foo(Tensor x) -> Tensor"``,
+        returns the op's name) or nbtorch's name + meta function (see `custom_op`; usable
+        as a decorator)."""
+        if "(" in name:
+            opname = name[:name.index("(")].strip()
+            if self.kind == "IMPL":
+                raise RuntimeError(
+                    f'def("{opname}"): Cannot define an operator inside of a '
+                    "TORCH_LIBRARY_IMPL block.  All def()s should be placed in the (unique) "
+                    "TORCH_LIBRARY block for their namespace.")
+            op = _library_api.define(self.qualify(opname), name[name.index("("):])
+            self._ops[opname] = op
+            return opname.split(".")[0]
+
         def deco(m):
-            op = custom_op(self.qualify(name), m, override=override, contiguous=contiguous)
+            op = custom_op(self.qualify(name), meta=m, override=override,
+                           contiguous=contiguous)
             self._ops[op.__name__] = op
             return op
         return deco if meta is None else deco(meta)
 
-    def impl(self, name, fn, device):
-        """Register kernel `fn` of op `name` on `device` (PyTorch's `Library.impl`)."""
-        return get_op(self.qualify(name)).register_kernel(device, fn, override=True)
+    def impl(self, name, fn, dispatch_key="", *, with_keyset=False, allow_override=False):
+        """Register `fn` for op `name` on a device ('cpu', 'cuda') or PyTorch dispatch key
+        ("CPU", "CUDA", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Meta")."""
+        op = resolve_op(self.qualify(name) if isinstance(name, str) else name)
+        if isinstance(op, CustomOp) and dispatch_key in ("cpu", "cuda"):
+            return op.register_kernel(dispatch_key, fn, override=True)
+        return impl_dispatch(op, dispatch_key or self.dispatch_key, fn)
 
     def elementwise(self, scalar_fn=None, *, name=None, **kw):
         """`nbtorch.library.elementwise` with the op named in this namespace."""
@@ -181,6 +294,10 @@ class Library:
             h.restore()
         self._ops.clear()
         self._overrides.clear()
+        if self.kind == "DEF":
+            _DEF_NAMESPACES.discard(self.namespace)
+
+    _destroy = close                  # PyTorch's name
 
     def __getattr__(self, name):
         ops_ = self.__dict__.get("_ops", {})
@@ -195,4 +312,7 @@ class Library:
         self.close()
 
     def __repr__(self):
+        if self.kind is not None:
+            return f"Library(kind={self.kind}, ns={self.namespace}, " \
+                   f"dispatch_key={self.dispatch_key})>"
         return f"<Library {self.namespace}: {', '.join(self._ops) or 'no ops'}>"

@@ -1,0 +1,116 @@
+"""PyTorch's module-level `torch.library` functions over both kinds of nbtorch custom op.
+
+``impl``, ``register_kernel``, ``register_fake``, ``register_autograd`` and ``define``
+with a schema string take an op as PyTorch does (a qualified name, a `CustomOpDef`, or
+``torch.ops.ns.op[.overload]``) and route to the op's own method: a `CustomOpDef`
+(tensor-level implementations) or nbtorch's `CustomOp` (raw-array kernels).
+"""
+from ._library_op import _OPS, CustomOp
+from ._library_torch import CustomOpDef, define_schema, device_types_of
+
+__all__ = ["resolve_op", "define", "impl", "register_kernel", "register_fake",
+           "register_autograd", "impl_dispatch"]
+
+
+def resolve_op(op):
+    """The custom op that `op` names: a CustomOpDef/CustomOp, 'ns::name[.overload]', or
+    an OpOverload / OpOverloadPacket of ``torch.ops``."""
+    if isinstance(op, (CustomOpDef, CustomOp)):
+        return op
+    target = getattr(op, "op", None)                 # an OpOverload
+    if isinstance(target, (CustomOpDef, CustomOp)):
+        return target
+    if hasattr(op, "_qualified_op_name"):            # an OpOverloadPacket
+        return resolve_op(op.default)
+    if isinstance(op, str):
+        found = _OPS.get(op)
+        if found is None:
+            ns, _, name = op.partition("::")
+            raise AttributeError(f"'_OpNamespace' '{ns}' object has no attribute '{name}'")
+        return found
+    raise TypeError(f"expected a custom op, its qualified name or a torch.ops overload, "
+                    f"got {type(op).__name__}")
+
+
+def define(qualname, schema, *, lib=None, tags=()):
+    """PyTorch's ``torch.library.define(qualname, schema)``: a new op without kernels."""
+    op = define_schema(qualname, schema)
+    if lib is not None:
+        lib._ops[op._key.split("::", 1)[1]] = op
+    return op
+
+
+# dispatch keys of `impl` / `Library.impl` and the devices they stand for
+_ALL = ("", "default", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+_IMPLICIT = ("CompositeImplicitAutograd", "Autograd", "AutogradCPU", "AutogradCUDA")
+
+
+def impl_dispatch(op, key, fn):
+    """Register `fn` on `op` for dispatch key or device `key` (PyTorch's spellings)."""
+    if isinstance(op, CustomOp):                     # nbtorch's raw-array kernels
+        for d in device_types_of(None if key in _ALL else key.lower()):
+            op.register_kernel(d, fn, override=True)
+        return fn
+    if key in _IMPLICIT:
+        op._composite = fn
+    elif key == "Meta":
+        op.register_fake(fn)
+    else:
+        op.register_kernel(None if key in _ALL else key.lower(), fn)
+    return fn
+
+
+def impl(qualname, types, func=None, *, lib=None):
+    """PyTorch's ``torch.library.impl``: `func` implements op `qualname` on `types` (a
+    device type, dispatch key or a sequence of them); a decorator without `func`.
+
+    ``impl(lib, name, dispatch_key)`` (PyTorch's older form) is a decorator too.
+    """
+    from .library import Library
+    if isinstance(qualname, Library):
+        lib_, name, key = qualname, types, func or ""
+
+        def register(f):
+            lib_.impl(name, f, key)
+            return f
+        return register
+    op = resolve_op(qualname)
+    keys = (types,) if isinstance(types, str) else tuple(types)
+
+    def inner(f):
+        for k in keys:
+            impl_dispatch(op, k, f)
+        return f
+    return inner if func is None else inner(func)
+
+
+def register_kernel(op, device_types, func=None, /, *, lib=None):
+    """PyTorch's ``torch.library.register_kernel``: `func` is `op`'s implementation on
+    `device_types` (raw-array kernels for an nbtorch-style `CustomOp`)."""
+    target = resolve_op(op)
+    if isinstance(target, CustomOp):
+        def inner(f):
+            for d in device_types_of(device_types):
+                target.register_kernel(d, f, override=True)
+            return f
+        return inner if func is None else inner(func)
+    return target.register_kernel(device_types, func)
+
+
+def register_fake(op, func=None, /, *, lib=None, _stacklevel=1, allow_override=False):
+    """PyTorch's ``torch.library.register_fake`` (alias ``impl_abstract``)."""
+    target = resolve_op(op)
+    if isinstance(target, CustomOp):
+        raise RuntimeError(f"{target.name} is an nbtorch-style custom op: its meta function "
+                           "already gives the output's shape and dtype")
+    return target.register_fake(func) if func is not None else target.register_fake
+
+
+def register_autograd(op, backward, /, *, setup_context=None, lib=None):
+    """PyTorch's ``torch.library.register_autograd``: `backward(ctx, *grads)` returns one
+    gradient per input; `setup_context(ctx, inputs, output)` saves what it needs."""
+    target = resolve_op(op)
+    if isinstance(target, CustomOp):
+        target.register_backward(backward, setup_context=setup_context)
+    else:
+        target.register_autograd(backward, setup_context=setup_context)
