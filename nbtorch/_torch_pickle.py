@@ -83,7 +83,8 @@ class _Restricted(pickle.Unpickler):
                   "_rebuild_tensor_v3": self._rebuild_tensor_v3,
                   "_rebuild_parameter": _rebuild_parameter,
                   "_rebuild_parameter_with_state": _rebuild_parameter,
-                  "_rebuild_qtensor": self._rebuild_qtensor}.get(name)
+                  "_rebuild_qtensor": self._rebuild_qtensor,
+                  "_rebuild_sparse_tensor": _rebuild_sparse}.get(name)
             if fn is not None:
                 return fn
         if module == "torch":
@@ -102,6 +103,8 @@ class _Restricted(pickle.Unpickler):
             d = getattr(_dtype, name, None)
             if isinstance(d, _dtype.dtype):
                 return d
+        if module == "torch.serialization" and name == "_get_layout":
+            return _get_layout
         if module == "torch.storage" and name == "UntypedStorage":
             return _StorageType("uint8")
         if module in ("builtins", "__builtin__") and name in _BUILTINS:
@@ -200,6 +203,22 @@ def _view(base, offset, size, stride, requires_grad):
         t = t.detach()
         t.requires_grad_(True)
     return t
+
+
+def _rebuild_sparse(layout, parts):
+    """A sparse tensor from PyTorch's pickled parts, with every index checked (nbtorch's
+    sparse kernels trust them)."""
+    from .sparse._build import rebuild_torch
+    return rebuild_torch(layout, parts)
+
+
+def _get_layout(name):
+    """PyTorch's layout lookup by its printed name ('torch.sparse_coo')."""
+    from . import _torch_extras
+    lay = getattr(_torch_extras, name.rpartition(".")[2], None)
+    if not isinstance(lay, _torch_extras.layout):
+        raise pickle.UnpicklingError(f"unknown tensor layout {name!r} in the checkpoint")
+    return lay
 
 
 def _rebuild_parameter(data, requires_grad, hooks, *state):

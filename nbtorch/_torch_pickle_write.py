@@ -30,6 +30,7 @@ from . import _dtype
 from ._device import device as _device_cls
 from ._qtensor import qscheme
 from ._tensor import Size, Tensor, wrap
+from ._torch_extras import layout as _layout
 
 __all__ = ["write_torch_zip"]
 
@@ -74,6 +75,8 @@ class _Global:
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
+_REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 _DEVICE = _Global("torch", "device")
 _SIZE = _Global("torch", "Size")
 
@@ -112,6 +115,11 @@ class _Pickler(pickle._Pickler):
             return self._save_global_ref(_Global("torch", obj.name))
         if isinstance(obj, qscheme):
             return self._save_global_ref(_Global("torch", obj.name))
+        if isinstance(obj, _layout):        # PyTorch's _get_layout("torch.sparse_coo")
+            memo = self.memo.get(id(obj))
+            if memo is not None:
+                return self.write(self.get(memo[0]))
+            return self.save_reduce(_GET_LAYOUT, (repr(obj),), obj=obj)
         if isinstance(obj, _device_cls):
             return self.save_reduce(_DEVICE, (str(obj),), obj=obj)
         if isinstance(obj, Size):
@@ -148,6 +156,8 @@ class _Pickler(pickle._Pickler):
         if memo is not None:
             self.write(self.get(memo[0]))
             return
+        if t.is_sparse or t.is_sparse_csr:  # PyTorch's _rebuild_sparse_tensor(layout, parts)
+            return self.save_reduce(_REBUILD_SPARSE, (t.layout, t._torch_parts()), obj=t)
         storage = t._storage
         entry = self.storages.get(id(storage))
         if entry is None:

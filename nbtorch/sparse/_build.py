@@ -325,3 +325,23 @@ def rebuild(kind, *parts):
     crow, col, vals, size, _ = parts
     return make_csr(crow, col, vals, size)
 
+
+
+def rebuild_torch(layout, parts):
+    """``torch._utils._rebuild_sparse_tensor(layout, parts)`` of a checkpoint: COO parts
+    (indices, values, size, is_coalesced), CSR parts (crow, col, values, size); checked as
+    the constructors check user input."""
+    if layout is sparse_coo:
+        idx, vals, size, flag = parts
+        out = sparse_coo_tensor(idx, vals, size)
+        return out._coalesced_(flag) if flag and _sorted_unique(out) else out
+    if layout is sparse_csr:
+        crow, col, vals, size = parts
+        return sparse_csr_tensor(crow, col, vals, size)
+    raise RuntimeError(f"rebuilding a sparse tensor of layout {layout} is not supported")
+
+
+def _sorted_unique(s):
+    """True when the COO indices are strictly increasing (what coalesced promises)."""
+    k = keys(s._idx._host(), s._shape[:s._idx._shape[0]])
+    return bool(np.all(np.diff(k) > 0))

@@ -217,6 +217,10 @@ class SparseCooTensor(SparseTensor):
     def _parts(self):
         return ("coo", self._idx, self._vals, tuple(self._shape), self._is_coalesced)
 
+    def _torch_parts(self):
+        """What PyTorch pickles (torch._utils._rebuild_sparse_tensor's second argument)."""
+        return (self._idx, self._vals, Size(self._shape), self._is_coalesced)
+
     def sparse_dim(self):
         return self._idx._shape[0]
 
@@ -257,6 +261,9 @@ class SparseCsrTensor(SparseTensor):
 
     def _parts(self):
         return ("csr", self._crow, self._col, self._vals, tuple(self._shape), True)
+
+    def _torch_parts(self):
+        return (self._crow, self._col, self._vals, Size(self._shape))
 
     def crow_indices(self):
         return self._crow
