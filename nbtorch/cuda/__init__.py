@@ -41,7 +41,8 @@ from .monitoring import (utilization, temperature, power_draw, clock_rate,  # no
 from .graphs import (CUDAGraph, graph, make_graphed_callables,  # noqa: F401
                      is_current_stream_capturing, graph_pool_handle)
 from .errors import CudaError, DeferredCudaCallError, check_error  # noqa: F401
-from . import nvtx, graphs  # noqa: F401
+from .sync_debug import set_sync_debug_mode, get_sync_debug_mode  # noqa: F401
+from . import nvtx, graphs, profiler  # noqa: F401
 from . import amp  # noqa: F401  (PyTorch's deprecated torch.cuda.amp spellings)
 from .._tensor_types import CUDA_TYPES as _CUDA_TYPES
 
@@ -67,7 +68,9 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "utilization", "temperature", "power_draw", "clock_rate", "memory_usage",
            "device_memory_used", "ExternalStream", "get_stream_from_external", "ipc_collect",
            "is_current_stream_capturing", "CUDAGraph", "graph", "make_graphed_callables",
-           "graph_pool_handle", "CudaError", "check_error", "nvtx", "Device"]
+           "graph_pool_handle", "CudaError", "check_error", "nvtx", "Device", "profiler",
+           "set_sync_debug_mode", "get_sync_debug_mode", "has_half", "has_magma",
+           "get_allocator_backend"]
 
 _tensor.VIEW_MAKERS["cuda"] = _tensors.view_cuda
 _tensor._ALLOCATORS["cuda"] = _tensors.alloc_cuda
@@ -136,6 +139,18 @@ class device_of(device):
 
     def __init__(self, obj):
         super().__init__(obj.get_device() if obj.is_cuda else None)
+
+
+has_half = True          # float16 tensors work on CUDA
+has_magma = False        # no MAGMA: linear algebra runs in nbtorch's own kernels
+
+
+def get_allocator_backend():
+    """The CUDA allocator in use: "native" (nbtorch's caching allocator) unless
+    ``NBTORCH_CUDA_ALLOCATOR`` chose Numba's own ("numba")."""
+    import os
+    return "native" if os.environ.get("NBTORCH_CUDA_ALLOCATOR", "caching") == "caching" \
+        else "numba"
 
 
 def ipc_collect():

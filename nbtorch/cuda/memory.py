@@ -71,9 +71,11 @@ def memory_summary(device=None, abbreviated=False):
 def mem_get_info(device=None):
     """(free, total) bytes of device memory as the driver reports them."""
     _runtime.lazy_init()
-    if _runtime.simulator():
-        a = _alloc(device)
-        return (0, a.memory_reserved())
+    if _runtime.simulator():      # simulated device memory is host memory (properties.py)
+        from .properties import get_device_properties
+        idx = _runtime.device_index(device, optional=True)
+        total = get_device_properties(idx).total_memory
+        return (max(total - _alloc(idx).memory_reserved(), 0), total)
     ctx = _runtime.cuda_module().current_context()
     info = ctx.get_memory_info()
     return info.free, info.total

@@ -35,8 +35,8 @@ def transfer(x, device, non_blocking=False):
         _runtime.lazy_init()
         _runtime.check_index(dst.index)
     if dst.type == "cuda" or src.type == "cuda":
-        from ..cuda._capture import check_transfer
-        check_transfer(x, src, dst)          # refused inside CUDA graph capture, as PyTorch
+        from ..cuda._transfer_hooks import on_transfer
+        on_transfer(x, src, dst)             # CUDA graph capture, sync debug mode
     if src.type == "cpu" and dst.type == "cuda":
         return _to_device(x, dst, non_blocking)
     if src.type == "cuda" and dst.type == "cpu":

@@ -178,3 +178,33 @@ def test_nvml_counters_through_pynvml(monkeypatch):
                                          "GPU memory")
     with pytest.raises(RuntimeError, match="device 2 is not visible"):
         cuda.utilization(2)
+
+
+def test_sync_debug_mode_flags_device_to_host_copies():
+    x = nbtorch.ones(3, device="cuda")
+    assert cuda.get_sync_debug_mode() == 0
+    try:
+        cuda.set_sync_debug_mode("warn")
+        assert cuda.get_sync_debug_mode() == 1
+        with pytest.warns(UserWarning, match="called a synchronizing CUDA operation"):
+            x.sum().item()
+        cuda.set_sync_debug_mode(2)
+        with pytest.raises(RuntimeError, match="called a synchronizing CUDA operation"):
+            x.cpu()
+        y = nbtorch.ones(2).to("cuda")                # host -> device: not flagged
+        with pytest.raises(RuntimeError, match="invalid value of debug_mode"):
+            cuda.set_sync_debug_mode("loud")
+    finally:
+        cuda.set_sync_debug_mode("default")
+    assert y.cpu().tolist() == [1.0, 1.0]
+
+
+def test_profiler_range_and_memory_info():
+    with cuda.profiler.profile():
+        nbtorch.ones(2, device="cuda").add_(1)
+    cuda.profiler.start()
+    cuda.profiler.stop()
+    free, total = cuda.mem_get_info()
+    assert 0 <= free <= total and total == cuda.get_device_properties().total_memory
+    assert cuda.get_allocator_backend() in ("native", "numba")
+    assert cuda.has_half is True and cuda.has_magma is False

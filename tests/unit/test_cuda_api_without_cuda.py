@@ -178,3 +178,12 @@ def test_allocator_snapshot_and_accumulated_reset():
     assert s["num_device_alloc"] == 0 and s["allocated_bytes.all.current"] == 1024
     assert s["allocated_bytes.all.peak"] > 0                # peaks are not accumulated stats
     assert isinstance(cuda.memory_stats(), collections.OrderedDict)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: cuda.set_sync_debug_mode("warn"), lambda: cuda.get_sync_debug_mode(),
+    lambda: cuda.profiler.start(), lambda: cuda.profiler.stop(),
+])
+def test_sync_debug_and_profiler_need_a_device(call):
+    with pytest.raises(RuntimeError, match=NO_CUDA):
+        call()
