@@ -40,7 +40,10 @@ class Recorder:
 
     # ---- registry launchers -------------------------------------------------
     def launch(self, launcher, args, stream):
-        """Run a registry launcher now and record it for replay."""
+        """Run a registry launcher now and record it for replay (a launcher run by another
+        launcher is part of that one's replay, not a node of its own)."""
+        if self.inside:
+            return launcher(*args, stream=stream)
         self.inside += 1
         try:
             result = launcher(*args, stream=stream)
@@ -107,4 +110,7 @@ def check_transfer(x, src, dst):
         return
     raise RuntimeError(f"{CAPTURE_ERROR} (nbtorch: a copy from {src} to {dst} inside CUDA "
                        "graph capture would not be repeated by replay; copy inputs into the "
-                       "graph's static tensors before replay() and read outputs after it)")
+                       "graph's static tensors before replay() and read outputs after it. "
+                       "Ops whose CUDA path reads indices on the host - embedding, gather, "
+                       "index_select, tensor indexing, nll_loss/cross_entropy - cannot be "
+                       "captured)")

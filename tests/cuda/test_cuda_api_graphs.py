@@ -52,6 +52,10 @@ def test_host_copies_during_capture_are_refused_and_abort_the_capture():
     with pytest.raises(RuntimeError, match="not permitted"):
         with cuda.graph(cuda.CUDAGraph()):
             nbtorch.tensor([1.0, 2.0], device="cuda")
+    emb = nbtorch.nn.Embedding(5, 2).cuda()            # reads its indices on the host
+    with pytest.raises(RuntimeError, match="embedding, gather"):
+        with cuda.graph(cuda.CUDAGraph()):
+            emb(nbtorch.tensor([1, 2], device="cuda"))
     with cuda.graph(cuda.CUDAGraph()):               # a 0-d host scalar is frozen in, allowed
         y = x * nbtorch.tensor(2.0).to("cuda")
     assert y.cpu().tolist() == [2.0] * 3
