@@ -13,12 +13,14 @@ import numpy as np
 
 import nbtorch
 from nbtorch.utils.data import Dataset
-from nbtorch.vision._folder import (IMG_EXTENSIONS, DatasetFolder, ImageFolder,  # noqa: F401
-                                    default_loader, find_classes, has_file_allowed_extension,
-                                    make_dataset, pil_loader)
+from nbtorch.vision import _folder as folder  # torchvision.datasets.folder's place
+from nbtorch.vision._folder import (IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader,
+                                    find_classes, has_file_allowed_extension, make_dataset,
+                                    pil_loader)
 
 __all__ = ["VisionDataset", "Digits", "MNIST", "FashionMNIST", "read_idx", "DatasetFolder",
-           "ImageFolder"]
+           "ImageFolder", "IMG_EXTENSIONS", "default_loader", "pil_loader", "find_classes",
+           "make_dataset", "has_file_allowed_extension", "folder"]
 
 _DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _DIGITS_FILE = "digits.csv.gz"

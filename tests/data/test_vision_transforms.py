@@ -4,7 +4,6 @@
 Image kinds: CHW tensors, HWC NumPy arrays (processed as pictures, returned as HWC) and
 PIL images (transformed with Pillow's methods, returned as PIL images)."""
 import colorsys
-import math
 
 import numpy as np
 import pytest

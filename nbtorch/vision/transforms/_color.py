@@ -5,8 +5,6 @@ Tensor formulas follow torchvision's tensor backend (a blend ``r * img1 + (1 - r
 clamped to [0, max] and cast back, which truncates for uint8); PIL images use
 ``PIL.ImageEnhance`` / ``ImageOps`` as torchvision's PIL backend does.
 """
-import numbers
-
 import numpy as np
 
 import nbtorch

@@ -17,7 +17,7 @@ Example:
 import nbtorch
 from nbtorch.vision.transforms import _autoaugment, _basic, _convert, _geometric, _photometric
 from nbtorch.vision.transforms import functional  # noqa: F401  (v2.functional)
-from nbtorch.vision.transforms._kinds import InterpolationMode, is_pil, is_tensor
+from nbtorch.vision.transforms._kinds import InterpolationMode, is_pil
 
 __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder", "Lambda", "Identity",
            "ToImage", "ToDtype", "ToPureTensor", "PILToTensor", "ToPILImage", "ToTensor",
