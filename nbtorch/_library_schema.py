@@ -121,7 +121,7 @@ class Schema:
     def bind(self, args, kwargs):
         """One value per schema argument (defaults filled in), checked against its type."""
         n_args = len(self.args)
-        if not kwargs and len(args) == n_args:          # the common call: all positional
+        if not kwargs and len(args) == self.n_positional == n_args:   # the common call
             values = list(args)
             for check, v in zip(self._checks, values):
                 if not check(v):

@@ -89,6 +89,7 @@ class CustomOpDef:
                             "T" if a.type.startswith("Tensor") else None
                             for a in schema.args)
         self._has_lists = "L" in self._kinds
+        self._fx_impure = bool(schema.mutable_args)   # graph passes keep a mutating call
         self._returns_list = schema.returns == ["Tensor[]"]
         self.__name__ = name
         self.__qualname__ = self._key
@@ -347,17 +348,21 @@ def _forward(ctx, *flat):
         if op._setup_context_fn is not None:
             with _per_argument(ctx, op, lens):
                 op._setup_context_fn(ctx, tuple(values), out)
-    _forget_elementwise()
+    _recorded_as_call(op)
     return tuple(out) if isinstance(out, list) else out
 
 
-def _forget_elementwise():
-    """A graph capture records this call as one node calling the op, never as the last
-    elementwise kernel its implementation ran (that would lose a custom backward)."""
+def _recorded_as_call(op):
+    """While a graph capture (compile's lowering) records: this call becomes one node
+    calling the op, never the last elementwise kernel its implementation ran (that would
+    lose a custom backward), and a mutating op's node survives dead-code elimination."""
     rec_mod = sys.modules.get("nbtorch.fx.passes.recording")
     rec = getattr(getattr(rec_mod, "_LOCAL", None), "recorder", None)
     if rec is not None:
         rec.elementwise_calls = []
+        if op._fx_impure:
+            from .fx.passes.lowered_ops import function_call
+            function_call(op._function)._fx_impure = True
 
 
 def _backward(ctx, *grads):
