@@ -12,7 +12,7 @@ applies the same op to the gradient, sparse or dense. As in PyTorch, `to_dense` 
 """
 import numpy as np
 
-from .._tensor import wrap
+from .._tensor import empty, wrap
 from ..autograd.function import Function
 from ._build import coalesced, csr_of, dense_of, keys, _dense_to_coo
 from ._tensor import make_coo
@@ -246,9 +246,10 @@ def spmm(s, d):
     else:
         crow, col, vals = s._crow._host(), s._col._host(), s._vals._host()
     dense = np.ascontiguousarray(d.detach()._host())
-    out = np.zeros((s._shape[0], dense.shape[1]), dense.dtype)
-    get_kernel("sparse_csr_mm", "cpu")(crow, col, np.ascontiguousarray(vals), dense, out)
-    return wrap(out)
+    out = empty((s._shape[0], dense.shape[1]), d.dtype)     # the caching allocator's pages
+    get_kernel("sparse_csr_mm", "cpu")(crow, col, np.ascontiguousarray(vals), dense,
+                                       out._array)
+    return out
 
 
 class SparseMM(Function):
