@@ -513,3 +513,17 @@ def test_autoaugment_ops_are_the_named_ops():
     np.testing.assert_array_equal(shifted[:, :, 2:], image.numpy()[:, :, :6])
     with pytest.raises(ValueError, match="The provided operator Blur is not recognized"):
         _apply_op(image, "Blur", 0.0, nearest, None)
+
+
+def test_five_and_ten_crop():
+    data = np.arange(2 * 5 * 6.0).reshape(2, 5, 6)
+    crops = T.FiveCrop((2, 3))(nbtorch.from_numpy(data))
+    # corners, then the centre at (round(1.5), round(1.5)) = (2, 2)
+    expected = [data[:, :2, :3], data[:, :2, 3:], data[:, 3:, :3], data[:, 3:, 3:], data[:, 2:4, 2:5]]
+    for got, want in zip(crops, expected):
+        np.testing.assert_array_equal(got.numpy(), want)
+    ten = T.TenCrop(2, vertical_flip=True)(data.transpose(1, 2, 0).copy())    # HWC array
+    assert len(ten) == 10 and all(c.shape == (2, 2, 2) for c in ten)
+    np.testing.assert_array_equal(ten[5], data.transpose(1, 2, 0)[::-1][:2, :2])
+    with pytest.raises(ValueError, match="Requested crop size"):
+        F.five_crop(nbtorch.from_numpy(data), 6)

@@ -18,9 +18,10 @@ from nbtorch.vision.transforms._autoaugment import (AutoAugment, AutoAugmentPoli
 from nbtorch.vision.transforms._basic import (Compose, ConvertImageDtype, Lambda, Normalize,
                                               PILToTensor, RandomApply, RandomChoice,
                                               RandomOrder, ToPILImage, ToTensor)
-from nbtorch.vision.transforms._geometric import (CenterCrop, Pad, RandomAffine, RandomCrop,
-                                                  RandomHorizontalFlip, RandomResizedCrop,
-                                                  RandomRotation, RandomVerticalFlip, Resize)
+from nbtorch.vision.transforms._geometric import (CenterCrop, FiveCrop, Pad, RandomAffine,
+                                                  RandomCrop, RandomHorizontalFlip,
+                                                  RandomResizedCrop, RandomRotation,
+                                                  RandomVerticalFlip, Resize, TenCrop)
 from nbtorch.vision.transforms._kinds import InterpolationMode
 from nbtorch.vision.transforms._photometric import (ColorJitter, GaussianBlur, Grayscale,
                                                     RandomAdjustSharpness, RandomAutocontrast,
@@ -29,13 +30,13 @@ from nbtorch.vision.transforms._photometric import (ColorJitter, GaussianBlur, G
                                                     RandomPosterize, RandomSolarize)
 
 __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder", "Lambda", "ToTensor",
-           "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize", "Resize",
-           "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
-           "RandomVerticalFlip", "RandomRotation", "RandomAffine", "ColorJitter", "Grayscale",
-           "RandomGrayscale", "GaussianBlur", "RandomErasing", "RandomInvert",
-           "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast",
-           "RandomEqualize", "AutoAugment", "AutoAugmentPolicy", "RandAugment",
-           "TrivialAugmentWide", "InterpolationMode", "functional", "v2"]
+           "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize", "Resize", "CenterCrop",
+           "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+           "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop", "ColorJitter", "Grayscale",
+           "RandomGrayscale", "GaussianBlur", "RandomErasing", "RandomInvert", "RandomPosterize",
+           "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize",
+           "AutoAugment", "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide",
+           "InterpolationMode", "functional", "v2"]
 
 
 def __getattr__(name):

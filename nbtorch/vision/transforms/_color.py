@@ -231,7 +231,8 @@ def _blurred_degenerate(t):
     if not t.is_floating_point():
         smooth = smooth.round()
     result = t.clone()
-    result[..., 1:-1, 1:-1] = smooth.to(t.dtype).reshape(tuple(t.shape[:-2]) + tuple(smooth.shape[-2:]))
+    inner = tuple(t.shape[:-2]) + tuple(smooth.shape[-2:])
+    result[..., 1:-1, 1:-1] = smooth.to(t.dtype).reshape(inner)
     return result
 
 

@@ -13,7 +13,8 @@ from nbtorch.vision.transforms._basic import Transform
 from nbtorch.vision.transforms._kinds import InterpolationMode, get_dimensions, interpolation_mode
 
 __all__ = ["Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop",
-           "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine"]
+           "RandomHorizontalFlip", "RandomVerticalFlip", "RandomRotation", "RandomAffine",
+           "FiveCrop", "TenCrop"]
 
 _SIZE_MESSAGE = "Please provide only two dimensions (h, w) for size."
 
@@ -349,3 +350,28 @@ class RandomAffine(Transform):
                                  [width, height])
         return F.affine(img, *params, interpolation=self.interpolation,
                         fill=_tensor_fill(self.fill, img), center=self.center)
+
+
+class FiveCrop(Transform):
+    """The four corners and the centre, as a tuple of 5 images (stack them for a batch)."""
+
+    _repr_keys = ("size",)
+
+    def __init__(self, size):
+        self.size = _setup_size(size, _SIZE_MESSAGE)
+
+    def forward(self, img):
+        return F.five_crop(img, self.size)
+
+
+class TenCrop(Transform):
+    """``FiveCrop`` of the image and of its mirror image: a tuple of 10 images."""
+
+    _repr_keys = ("size", "vertical_flip")
+
+    def __init__(self, size, vertical_flip=False):
+        self.size = _setup_size(size, _SIZE_MESSAGE)
+        self.vertical_flip = vertical_flip
+
+    def forward(self, img):
+        return F.ten_crop(img, self.size, self.vertical_flip)

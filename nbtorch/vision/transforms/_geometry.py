@@ -16,7 +16,7 @@ from nbtorch.vision.transforms._kinds import (_PIL_RESAMPLE, InterpolationMode, 
                                               interpolation_mode, is_pil, is_tensor, pil_module)
 
 __all__ = ["pad", "crop", "center_crop", "resized_crop", "hflip", "vflip", "resize",
-           "resized_shape", "rotate", "affine"]
+           "resized_shape", "rotate", "affine", "five_crop", "ten_crop"]
 
 _PADDING_MODES = ("constant", "edge", "reflect", "symmetric")
 
@@ -441,3 +441,29 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
     matrix = _get_inverse_affine_matrix(center_f, angle, [1.0 * t for t in translate], scale,
                                         shear)
     return apply(img, lambda t: _warp_tensor(t, matrix, mode, fill))
+
+
+def five_crop(img, size):
+    """The four corner crops and the centre crop of ``size``: ``(tl, tr, bl, br, center)``."""
+    if isinstance(size, numbers.Number):
+        size = (int(size), int(size))
+    elif isinstance(size, (tuple, list)) and len(size) == 1:
+        size = (size[0], size[0])
+    if len(size) != 2:
+        raise ValueError("Please provide only two dimensions (h, w) for size.")
+    _, image_height, image_width = get_dimensions(img)
+    crop_height, crop_width = size
+    if crop_width > image_width or crop_height > image_height:
+        raise ValueError(f"Requested crop size {size} is bigger than input size "
+                         f"{(image_height, image_width)}")
+    bottom, right = image_height - crop_height, image_width - crop_width
+    return (crop(img, 0, 0, crop_height, crop_width), crop(img, 0, right, crop_height, crop_width),
+            crop(img, bottom, 0, crop_height, crop_width),
+            crop(img, bottom, right, crop_height, crop_width),
+            center_crop(img, [crop_height, crop_width]))
+
+
+def ten_crop(img, size, vertical_flip=False):
+    """``five_crop`` of the image, then of its mirror (left-right, or top-bottom)."""
+    flipped = vflip(img) if vertical_flip else hflip(img)
+    return five_crop(img, size) + five_crop(flipped, size)
