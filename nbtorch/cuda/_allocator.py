@@ -69,6 +69,7 @@ class CachingAllocator(CountedStats):
         self.limit = None                                    # reserved-bytes cap, or None
         self.fraction = 1.0                                  # what set the cap (reported)
         self.total = None                                    # device bytes the cap is of
+        self.history = None          # a memory_history.History while recording, else None
 
     # ---- allocation -------------------------------------------------------
     def malloc(self, nbytes, stream=0):
@@ -86,6 +87,8 @@ class CachingAllocator(CountedStats):
         self._count("allocated_bytes", size)
         self._count("allocation", 1)
         self.stats["requested_bytes.all.allocated"] += nbytes
+        if self.history is not None:
+            self.history.record("alloc", ptr, nbytes, stream)
         return ptr
 
     def free(self, ptr):
@@ -98,6 +101,8 @@ class CachingAllocator(CountedStats):
         self.free_blocks[(stream, size)].append(ptr)
         self._uncount("allocated_bytes", size)
         self._uncount("allocation", 1)
+        if self.history is not None:
+            self.history.record("free", ptr, size, stream)
 
     def _alloc_within_limit(self, size):
         """The driver's block, or DriverOOM past the cap `set_limit` put on reserved bytes."""
@@ -115,10 +120,14 @@ class CachingAllocator(CountedStats):
                 ptr = self._alloc_within_limit(size)
             except DriverOOM:
                 self.stats["num_ooms"] += 1
+                if self.history is not None:
+                    self.history.record("oom", 0, nbytes, 0)
                 raise OutOfMemoryError(self._oom_message(nbytes)) from None
         self.stats["num_device_alloc"] += 1
         self._count("reserved_bytes", size)
         self._count("segment", 1)
+        if self.history is not None:
+            self.history.record("segment_alloc", ptr, size, 0)
         return ptr
 
     def _oom_message(self, nbytes):
@@ -150,6 +159,8 @@ class CachingAllocator(CountedStats):
                 self._uncount("reserved_bytes", size)
                 self._uncount("segment", 1)
                 self.stats["num_device_free"] += 1
+                if self.history is not None:
+                    self.history.record("segment_free", ptr, size, stream)
         self.free_blocks.clear()
 
     # ---- statistics -------------------------------------------------------
@@ -182,8 +193,9 @@ class CachingAllocator(CountedStats):
         for ptr, (size, stream) in sorted(self.blocks.items()):
             active = ptr in self.active
             req = self.requested.get(ptr, 0) if active else 0
+            frames = self.history.frames_of(ptr) if active and self.history is not None else []
             block = {"address": ptr, "size": size, "requested_size": req,
-                     "state": "active_allocated" if active else "inactive", "frames": []}
+                     "state": "active_allocated" if active else "inactive", "frames": frames}
             segments.append({
                 "device": self.device_index, "address": ptr, "total_size": size,
                 "stream": stream, "segment_type": "small" if size <= SMALL_LIMIT else "large",

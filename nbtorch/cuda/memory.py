@@ -84,3 +84,4 @@ def mem_get_info(device=None):
 # the rest of torch.cuda.memory's public names live beside it (one concern each)
 from .memory_tools import *  # noqa: E402,F401,F403
 from ._deprecated import *  # noqa: E402,F401,F403
+from .memory_history import _record_memory_history, _snapshot, _dump_snapshot  # noqa: E402,F401

@@ -97,3 +97,33 @@ def test_nested_stats_accumulated_reset_and_deprecated_names():
     assert cuda.host_memory_stats_as_nested_dict() == {
         k.split(".")[0]: {"current": v} for k, v in hs.items()}
     del x
+
+
+def test_memory_history_snapshot_for_the_visualizer(tmp_path):
+    import pickle
+    mem = cuda.memory
+    mem._record_memory_history(max_entries=1000)
+    try:
+        x = nbtorch.empty(333, device="cuda")
+        y = nbtorch.empty(77, device="cuda")
+        del y
+        snap = mem._snapshot()
+        events = snap["device_traces"][0]
+        actions = [e["action"] for e in events]
+        assert "alloc" in actions and "free_requested" in actions and "free_completed" in actions
+        alloc = [e for e in events if e["action"] == "alloc"][0]
+        assert any(f["filename"] == __file__ for f in alloc["frames"])
+        seg = [s for s in snap["segments"] if s["blocks"][0]["state"] == "active_allocated"
+               and s["blocks"][0]["requested_size"] == 333 * 4]
+        assert seg and any(f["filename"] == __file__ for f in seg[0]["blocks"][0]["frames"])
+        path = tmp_path / "snap.pickle"
+        mem._dump_snapshot(str(path))
+        with open(path, "rb") as f:
+            assert set(pickle.load(f)) == {"segments", "device_traces", "allocator_settings"}
+        with pytest.raises(RuntimeError, match="expected enabled"):
+            mem._record_memory_history(enabled="some")
+    finally:
+        mem._record_memory_history(enabled=None)
+    assert cuda._runtime.allocator(0).history is None
+    assert mem._snapshot()["device_traces"] == [[]]
+    del x
