@@ -57,3 +57,58 @@ def test_quantize_and_dequantize_match_pytorch(dtype):
                                               getattr(nbtorch, dtype))
             np.testing.assert_array_equal(got.int_repr().numpy(), want.int_repr().numpy())
             np.testing.assert_array_equal(got.dequantize().numpy(), want.dequantize().numpy())
+
+
+_FAKE_QUANTS = {
+    "fused_act": lambda tq: tq.default_fused_act_fake_quant(),
+    "fused_weight": lambda tq: tq.default_fused_wt_fake_quant(),
+    "fused_per_channel": lambda tq: tq.default_fused_per_channel_wt_fake_quant(),
+    "qat_x86_act": lambda tq: tq.get_default_qat_qconfig("x86").activation(),
+    "qat_x86_weight": lambda tq: tq.get_default_qat_qconfig("x86").weight(),
+    "qat_v0_weight": lambda tq: tq.get_default_qat_qconfig("x86", 0).weight(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FAKE_QUANTS))
+def test_fake_quantize_steps_match_pytorch(name):
+    """Outputs and qparams after each of several steps (the fused fake-quantize chooses
+    its qparams with ATen's ChooseQuantizationParams: it drifted ~0.4% before)."""
+    torch = _torch()
+    runs = []
+    for t in (torch, nbtorch):
+        fq = _FAKE_QUANTS[name](t.ao.quantization)
+        rng = np.random.default_rng(0)
+        steps = []
+        for i in range(6):
+            x = (rng.standard_normal((4, 6)) * (1 + i) + i * 0.3).astype(np.float32)
+            y = fq(t.from_numpy(x))
+            steps.append((y.detach().numpy().tolist(), fq.scale.tolist(),
+                          fq.zero_point.tolist()))
+        steps.append([v.tolist() for v in fq.calculate_qparams()])
+        runs.append(steps)
+    assert runs[0] == runs[1]
+
+
+def _describe(factory):
+    obs = factory()
+    inner = getattr(obs, "activation_post_process", obs)
+    return (type(obs).__name__, type(inner).__name__, str(inner.dtype), str(inner.qscheme),
+            inner.quant_min, inner.quant_max, getattr(inner, "ch_axis", None))
+
+
+@pytest.mark.parametrize("fn", ["get_default_qconfig", "get_default_qat_qconfig"])
+@pytest.mark.parametrize("backend", ["x86", "fbgemm", "qnnpack", "onednn", "bogus"])
+@pytest.mark.parametrize("version", [None, 0, 1, 2])
+def test_default_qconfigs_match_pytorch(fn, backend, version):
+    torch = _torch()
+    results = []
+    for t in (torch, nbtorch):
+        args = (backend,) if version is None else (backend, version)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                qc = getattr(t.ao.quantization, fn)(*args)
+                results.append((_describe(qc.activation), _describe(qc.weight)))
+        except AssertionError as e:
+            results.append(("AssertionError", str(e)))
+    assert results[0] == results[1]

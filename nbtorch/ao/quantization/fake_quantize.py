@@ -11,7 +11,8 @@ import numpy as np
 import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import (per_channel_affine, per_channel_symmetric,
-                              per_channel_affine_float_qparams, qint8, per_tensor_symmetric)
+                              per_channel_affine_float_qparams, qint8, quint8,
+                              per_tensor_symmetric)
 from nbtorch.autograd import Function
 
 from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
@@ -20,6 +21,8 @@ from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMa
 __all__ = ["FakeQuantize", "FusedMovingAvgObsFakeQuantize", "fake_quantize_per_tensor_affine",
            "fake_quantize_per_channel_affine", "default_fake_quant",
            "default_weight_fake_quant", "default_per_channel_weight_fake_quant",
+           "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
+           "default_fused_per_channel_wt_fake_quant",
            "disable_fake_quant", "enable_fake_quant", "disable_observer", "enable_observer"]
 
 _F32 = np.float32
@@ -132,7 +135,43 @@ class FakeQuantize(nn.Module):
 
 
 class FusedMovingAvgObsFakeQuantize(FakeQuantize):
-    """PyTorch's fused observer + fake-quantize; here the same two steps."""
+    """PyTorch's fused observer + fake-quantize (``torch.fused_moving_avg_obs_fake_quant``).
+
+    The observer's moving-average min/max are updated as usual, but the qparams the
+    forward uses come from ATen's ChooseQuantizationParams, not from the observer's
+    formula: for symmetric int8 weights the scale is max(-min / 128, max / 127), not
+    max(-min, max) / 127.5 (0.4% apart; it drifted before). ``calculate_qparams()``
+    (what `convert` reads) stays the observer's, as in PyTorch."""
+
+    def __init__(self, observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
+                 **observer_kwargs):
+        super().__init__(observer, quant_min, quant_max, **observer_kwargs)
+        self.is_symmetric_quant = self.qscheme in (per_tensor_symmetric,
+                                                   per_channel_symmetric)
+        self.fake_quant_enabled = nbtorch.tensor([1], dtype=nbtorch.long)
+        self.observer_enabled = nbtorch.tensor([1], dtype=nbtorch.long)
+
+    def forward(self, X):
+        obs = self.activation_post_process
+        if self.observer_enabled[0].item() == 1:
+            obs(X.detach())
+        if self.fake_quant_enabled[0].item() != 1:
+            return X
+        lo, hi = _host(obs.min_val).reshape(-1), _host(obs.max_val).reshape(-1)
+        if lo.size and not np.isinf(lo).all():
+            from nbtorch.ao.nn.quantized.dynamic.linear import choose_qparams_dynamic
+            pairs = [choose_qparams_dynamic(a, b, obs.quant_min, obs.quant_max,
+                                            reduce_range=False,
+                                            preserve_sparsity=self.is_symmetric_quant)
+                     for a, b in zip(lo.tolist(), hi.tolist())]
+            self.scale = nbtorch.tensor([p[0] for p in pairs], dtype=nbtorch.float32)
+            self.zero_point = nbtorch.tensor([p[1] for p in pairs], dtype=nbtorch.int32)
+        if self.is_per_channel:
+            return fake_quantize_per_channel_affine(X, self.scale, self.zero_point,
+                                                    self.ch_axis, obs.quant_min,
+                                                    obs.quant_max)
+        return fake_quantize_per_tensor_affine(X, self.scale.item(), self.zero_point.item(),
+                                               obs.quant_min, obs.quant_max)
 
 
 def _toggle(attr, *args):
@@ -155,3 +194,11 @@ default_weight_fake_quant = FakeQuantize.with_args(
 default_per_channel_weight_fake_quant = FakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
     dtype=qint8, qscheme=per_channel_symmetric, reduce_range=False, ch_axis=0)
+default_fused_act_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=quint8)
+default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=qint8,
+    qscheme=per_tensor_symmetric)
+default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+    dtype=qint8, qscheme=per_channel_symmetric)

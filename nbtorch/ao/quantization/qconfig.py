@@ -1,11 +1,15 @@
 """QConfig: which observer (or fake-quantize) each module's activation and weight get,
 and the default configurations of the x86 (fbgemm) backend, as in PyTorch."""
+import warnings
 from collections import namedtuple
 
 from nbtorch._qtensor import qint8, quint8, per_channel_symmetric, per_tensor_symmetric
 
 from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize,
-                            default_fake_quant, default_weight_fake_quant)
+                            default_fake_quant, default_weight_fake_quant,
+                            default_per_channel_weight_fake_quant,
+                            default_fused_wt_fake_quant,
+                            default_fused_per_channel_wt_fake_quant)
 from .observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
                        MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
                        PlaceholderObserver, default_dynamic_quant_observer,
@@ -45,42 +49,58 @@ per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
 default_qat_qconfig = QConfig(activation=default_fake_quant,
                               weight=default_weight_fake_quant)
 
-_BACKENDS = ("x86", "fbgemm", "qnnpack", "onednn")
+_BACKENDS = ["fbgemm", "x86", "qnnpack", "onednn"]     # PyTorch's order (its message)
 
 
 def _check_backend(backend):
     if backend not in _BACKENDS:
         raise AssertionError(f"backend: {backend} not supported. backend must be one of "
-                             f"{list(_BACKENDS)}")
+                             f"{_BACKENDS}")
+
+
+def _vnni_warning():
+    from nbtorch.kernels.cpu import vnni
+    if not vnni.AVAILABLE:
+        warnings.warn("Default qconfig of oneDNN backend with reduce_range of false may have "
+                      "accuracy issues on CPU without Vector Neural Network Instruction "
+                      "support.", stacklevel=3)
 
 
 def get_default_qconfig(backend="x86", version=0):
-    """Post-training static quantization's default: x86/fbgemm use a histogram observer
-    over uint8 with reduce_range (7-bit activations, no overflow in vpmaddubsw) and
-    symmetric per-channel int8 weights."""
+    """Post-training static quantization's default (PyTorch's, version 0 only): a
+    histogram observer over uint8 activations (x86/fbgemm with reduce_range: 7-bit, no
+    overflow in vpmaddubsw) and symmetric int8 weights, per channel except for qnnpack."""
     _check_backend(backend)
-    if backend in ("x86", "fbgemm"):
-        return QConfig(activation=HistogramObserver.with_args(reduce_range=True),
-                       weight=default_per_channel_weight_observer)
-    return QConfig(activation=HistogramObserver.with_args(reduce_range=False),
-                   weight=default_weight_observer)
+    if version != 0:
+        raise AssertionError(f"Version number: {version} in get_default_qconfig is not "
+                             "supported. Version number must be 0")
+    if backend == "onednn":
+        _vnni_warning()
+    weight = (default_weight_observer if backend == "qnnpack"
+              else default_per_channel_weight_observer)
+    return QConfig(activation=HistogramObserver.with_args(
+        reduce_range=backend in ("x86", "fbgemm")), weight=weight)
 
 
 def get_default_qat_qconfig(backend="x86", version=1):
-    """Quantization-aware training's default: fake-quantize with moving-average min/max."""
+    """Quantization-aware training's default (PyTorch's): moving-average min/max
+    fake-quantize, fused with the observer (version 1) or not (version 0); weights
+    symmetric int8, per channel except for qnnpack."""
     _check_backend(backend)
-    act = FusedMovingAvgObsFakeQuantize.with_args(
-        observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
-        reduce_range=backend in ("x86", "fbgemm"))
-    if backend in ("x86", "fbgemm"):
-        weight = FusedMovingAvgObsFakeQuantize.with_args(
-            observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
-            dtype=qint8, qscheme=per_channel_symmetric)
+    if version not in (0, 1):
+        raise AssertionError(f"Version number: {version}in get_default_qat_qconfig is not "
+                             "supported. Version number must be 0 or 1")
+    fq = FusedMovingAvgObsFakeQuantize if version == 1 else FakeQuantize
+    act_kwargs = dict(observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255)
+    if backend != "onednn":
+        act_kwargs["reduce_range"] = backend in ("x86", "fbgemm")
+    if version == 1:
+        weight = (default_fused_wt_fake_quant if backend == "qnnpack"
+                  else default_fused_per_channel_wt_fake_quant)
     else:
-        weight = FusedMovingAvgObsFakeQuantize.with_args(
-            observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127,
-            dtype=qint8, qscheme=per_tensor_symmetric)
-    return QConfig(activation=act, weight=weight)
+        weight = (default_weight_fake_quant if backend == "qnnpack"
+                  else default_per_channel_weight_fake_quant)
+    return QConfig(activation=fq.with_args(**act_kwargs), weight=weight)
 
 
 def qconfig_equals(q1, q2):
@@ -96,5 +116,6 @@ def qconfig_equals(q1, q2):
 
 
 # keep the names PyTorch exports from this module importable
-_unused = (FakeQuantize, MinMaxObserver, PerChannelMinMaxObserver, PlaceholderObserver,
-           quint8)
+_unused = (MinMaxObserver, PerChannelMinMaxObserver, PlaceholderObserver, quint8,
+           MovingAveragePerChannelMinMaxObserver, per_channel_symmetric,
+           per_tensor_symmetric, qint8)

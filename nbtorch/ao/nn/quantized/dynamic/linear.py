@@ -19,23 +19,30 @@ __all__ = ["Linear", "choose_qparams_dynamic", "linear_dynamic"]
 _SMALL_SCALE = float(np.float32(6.1e-5))     # C++ SMALL_SCALE_THRESHOLD is a float
 
 
-def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True, float32=True):
+def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True, float32=True,
+                           preserve_sparsity=False):
     """ATen's ChooseQuantizationParams: (scale, zero_point) for values in [lo, hi].
 
     The range is widened to include 0; the scale is computed in double (returned as
     float32 for fbgemm's dynamic linear, as double for quantize_per_tensor_dynamic:
     `float32`); scales below 6.1e-5 are raised to it (so tiny inputs quantize to the
     zero point, as in PyTorch); the zero point comes from whichever end loses less
-    precision, rounded half to even and clamped.
+    precision, rounded half to even and clamped. `preserve_sparsity` (the fused QAT
+    fake-quantize of symmetric schemes) centres the range: scale max(-lo / 128, hi / 127)
+    for int8, zero point the middle of [qmin, qmax].
     """
-    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    f32 = np.float32
     if reduce_range:
         qmin, qmax = qmin // 2, qmax // 2
+    if preserve_sparsity and lo < 0 < hi:      # float32 arithmetic, as ATen's
+        sym_min, sym_max = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        max_scale = float(max(abs(f32(lo) / f32(sym_min)), abs(f32(hi) / f32(sym_max))))
+        lo, hi = float(f32(max_scale * sym_min)), float(f32(max_scale * sym_max))
+    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
     scale = (hi - lo) / (qmax - qmin)
     if np.float32(scale) == 0 or math.isinf(1.0 / np.float32(scale)):
         scale = 0.1
     if scale < _SMALL_SCALE:          # in float32, as ATen's (min, max are floats there)
-        f32 = np.float32
         org = f32(scale)
         scale = _SMALL_SCALE
         if lo == 0.0:
@@ -49,6 +56,8 @@ def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True, float32=
     err_min = abs(qmin) - abs(lo / scale)
     err_max = abs(qmax) - abs(hi / scale)
     initial = zp_min if err_min < err_max else zp_max
+    if preserve_sparsity and lo < 0 < hi:
+        initial = (qmin + qmax) / 2
     zp = qmin if initial < qmin else qmax if initial > qmax else int(np.rint(initial))
     return (float(np.float32(scale)) if float32 else float(scale)), zp
 
