@@ -95,3 +95,21 @@ def test_untraceable_model_raises(tmp_path, capsys):
     with SummaryWriter(tmp_path) as w, pytest.raises(RuntimeError, match="cannot run"):
         w.add_graph(Bad(), nbtorch.ones(1))
     assert "No graph saved" in capsys.readouterr().out
+
+
+def test_onnx_graph(tmp_path, read):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [3, 2], [0.0] * 6)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]), helper.make_node("Relu", ["y"], ["z"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2])], [weight])
+    onnx.save(helper.make_model(graph), str(tmp_path / "m.onnx"))
+    with SummaryWriter(tmp_path / "run") as w:
+        w.add_onnx_graph(str(tmp_path / "m.onnx"))
+    nodes = {n.name: n for n in read(tmp_path / "run").Graph().node}
+    assert {k: (v.op, list(v.input)) for k, v in nodes.items()} == {
+        "w": ("Const", []), "x": ("Variable", []), "y": ("MatMul", ["x", "w"]),
+        "z": ("Relu", ["y"]), "output/z": ("Variable", ["z"])}
+    assert [d.size for d in nodes["x"].attr["shape"].shape.dim] == [1, 3]

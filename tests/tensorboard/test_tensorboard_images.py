@@ -102,3 +102,23 @@ def test_embedding_projector_files(tmp_path):
     assert list(first.sprite.single_image_dim) == [4, 4]
     assert second.tensor_name == "a/b:00003" and second.metadata_path == "00003/a%2fb/metadata.tsv"
     assert os.path.isdir(tmp_path / "00004" / "default")      # made before the check, as PyTorch
+
+
+def test_boxes_and_video(tmp_path, read, capsys):
+    pytest.importorskip("PIL")
+    image = np.zeros((3, 20, 20), np.float32)
+    with SummaryWriter(tmp_path) as w:
+        w.add_image_with_boxes("boxes", image, np.array([[2, 2, 12, 12]]), 0, labels=["cat"])
+        w.add_image_with_boxes("big", image, nbtorch.tensor([[1, 1, 5, 5]]), 0, rescale=2)
+        w.add_video("clip", np.random.rand(1, 2, 3, 4, 4), 0)
+    acc = read(tmp_path)
+    boxes = _decode(acc.Images("boxes")[0].encoded_image_string)
+    assert boxes[2, 7].tolist() == [255, 0, 0] and boxes[16, 16].tolist() == [0, 0, 0]
+    assert (boxes[3:12, 3:12] != 0).any()                  # the label, drawn inside
+    big = acc.Images("big")[0]
+    assert (big.width, big.height) == (20, 20) and _decode(big.encoded_image_string).shape == (40, 40, 3)
+    try:
+        import moviepy.editor  # noqa: F401
+    except ImportError:                                     # as PyTorch: a message, no image
+        assert "add_video needs package moviepy" in capsys.readouterr().out
+        assert "clip" not in acc.Tags()["images"]

@@ -95,6 +95,7 @@ def test_text_and_tensor(tmp_path, read):
         w.add_tensor("t16", nbtorch.tensor([1.5, -2.0], dtype=nbtorch.float16), 0)
         w.add_tensor("tbf", nbtorch.tensor([1.5, -2.0], dtype=nbtorch.bfloat16), 0)
         w.add_tensor("i64", nbtorch.tensor([1, 2, 3]), 0)
+        w.add_tensor("np", np.array([[True, False]]), 0)
     acc = read(tmp_path)
     text = acc.Tensors("notes/text_summary")[0]
     assert text.step == 3
@@ -106,6 +107,7 @@ def test_text_and_tensor(tmp_path, read):
     bf16 = acc.Tensors("tbf")[0].tensor_proto          # tensorboard's stub cannot decode it
     assert bf16.dtype == 14 and list(bf16.half_val) == [0x3FC0, 0xC000]   # DT_BFLOAT16 bits
     assert tensor_util.make_ndarray(acc.Tensors("i64")[0].tensor_proto).tolist() == [1, 2, 3]
+    assert tensor_util.make_ndarray(acc.Tensors("np")[0].tensor_proto).tolist() == [[True, False]]
 
 
 def test_hparams_plugin_data(tmp_path, read):
@@ -205,3 +207,10 @@ def test_default_logdir_purge_step_close_and_reopen(tmp_path, read, monkeypatch)
     from tensorboard.backend.event_processing import event_file_loader
     events = list(event_file_loader.EventFileLoader(str(tmp_path / "p" / files[0])).Load())
     assert any(e.session_log.status == e.session_log.START and e.step == 5 for e in events)
+
+
+def test_reachable_as_torch_utils_tensorboard():
+    import nbtorch as torch
+    assert torch.utils.tensorboard.SummaryWriter is SummaryWriter
+    from nbtorch.utils.tensorboard import FileWriter, RecordWriter, summary  # noqa: F401
+    assert callable(summary.hparams)

@@ -84,16 +84,18 @@ _TENSOR_TYPES = {
 
 
 def tensor_proto(tag, tensor):
-    """A summary holding a whole tensor (the ``tensor`` plugin); float16/bfloat16 are
-    stored as their bit patterns, which tensorboard's ``make_ndarray`` decodes."""
+    """A summary holding a whole tensor or NumPy array (the ``tensor`` plugin); float16
+    and bfloat16 are stored as their bit patterns (``half_val``), which tensorboard's
+    ``make_ndarray`` decodes (PyTorch stores float32 bits there)."""
+    array = tensor if isinstance(tensor, np.ndarray) else tensor_to_np(tensor)
     name = str(tensor.dtype).replace("torch.", "")
-    if tensor.numel() * tensor.element_size() >= (1 << 31):
+    if array.nbytes >= (1 << 31):
         raise ValueError("tensor is bigger than protocol buffer's hard limit of 2GB in size")
     if name not in _TENSOR_TYPES:
         raise ValueError(f"{tag} has unsupported tensor dtype {tensor.dtype}")
     dtype, field, convert = _TENSOR_TYPES[name]
-    shape = TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in tensor.shape])
-    proto = TensorProto(dtype=dtype, tensor_shape=shape, **{field: convert(tensor_to_np(tensor))})
+    shape = TensorShapeProto(dim=[TensorShapeProto.Dim(size=s) for s in array.shape])
+    proto = TensorProto(dtype=dtype, tensor_shape=shape, **{field: convert(array)})
     metadata = SummaryMetadata(plugin_data=SummaryMetadata.PluginData(plugin_name="tensor"))
     return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])
 
