@@ -527,3 +527,18 @@ def test_five_and_ten_crop():
     np.testing.assert_array_equal(ten[5], data.transpose(1, 2, 0)[::-1][:2, :2])
     with pytest.raises(ValueError, match="Requested crop size"):
         F.five_crop(nbtorch.from_numpy(data), 6)
+
+
+def test_tensor_warps_agree_with_pillow():
+    Image = pytest.importorskip("PIL.Image")
+    image = hwc(26, 34)
+    pil, tensor = Image.fromarray(image), chw(image)
+    warps = [lambda x: F.rotate(x, 37), lambda x: F.rotate(x, -60, expand=True),
+             lambda x: F.rotate(x, 25, center=[5, 7]),
+             lambda x: F.affine(x, 20, [3, -2], 0.9, [10, 5]),
+             lambda x: F.affine(x, -15, [1, 1], 1.1, [0, 12], center=[10, 4])]
+    for warp in warps:
+        from_pil = np.asarray(warp(pil))
+        from_tensor = warp(tensor).numpy().transpose(1, 2, 0)
+        assert from_pil.shape == from_tensor.shape
+        assert np.any(from_pil != from_tensor, axis=2).mean() < 0.01     # nearest: same pixels
