@@ -114,8 +114,9 @@ def parse(graph, root=None, name="Function", node_scopes=None, model=None):
         if node.op == "call_module":
             scope = scopes.of(node.target)
             module = submodule(root, node.target)
-            for kind, tensors in (("Parameter", module.named_parameters()),
-                                  ("Buffer", module.named_buffers())):
+            owned = (() if module is None else
+                     (("Parameter", module.named_parameters()), ("Buffer", module.named_buffers())))
+            for kind, tensors in owned:
                 for pname, tensor in tensors:
                     pnode = f"{scope}/{pname}"
                     if pnode not in weights:        # a module called twice: one node each
@@ -124,7 +125,7 @@ def parse(graph, root=None, name="Function", node_scopes=None, model=None):
                     inputs.append(pnode)
             names[node] = f"{scope}/{node.name}"
             nodes.append(node_proto(names[node], type(module).__name__, inputs, shapes,
-                                    module.extra_repr()))
+                                    module.extra_repr() if module is not None else ""))
         elif node.op == "get_attr":
             owner, _, attr = node.target.rpartition(".")
             names[node] = f"{scopes.of(owner)}/{attr}"
@@ -150,20 +151,22 @@ def _flat_nodes(value):
 def _recording_scopes(model, node_scopes):
     """While tracing, fill `node_scopes` (node name -> path of the innermost submodule
     whose forward made it) from forward pre-hooks and hooks on every submodule."""
-    starts, handles = [], []
+    marks, handles = [], []             # per open call: the graph's last node at its start
 
-    def nodes():
+    def graph_nodes():
         tracer = getattr(RECORDING, "tracer", None)
-        return list(tracer.graph.nodes) if tracer is not None else []
+        return tracer.graph.nodes if tracer is not None else ()
 
     def enter(module, args):
-        starts.append(len(nodes()))
+        marks.append(next(iter(reversed(graph_nodes())), None))
 
     def leave(path):
         def hook(module, args, output):
-            made = nodes()[starts.pop():] if starts else []
-            for node in made:                       # inner calls left first: they win
-                node_scopes.setdefault(node.name, path)
+            mark = marks.pop() if marks else None
+            for node in reversed(graph_nodes()):        # the nodes made since `enter`
+                if node is mark:
+                    break
+                node_scopes.setdefault(node.name, path)     # inner calls left first: they win
         return hook
 
     if model is not None:
