@@ -25,6 +25,7 @@ from ._deprecated import (memory_cached, max_memory_cached,  # noqa: F401
 from .memory_tools import (set_per_process_memory_fraction,  # noqa: F401
                            get_per_process_memory_fraction, caching_allocator_alloc,
                            caching_allocator_delete, caching_allocator_enable,
+                           caching_allocator_disabled,
                            memory_stats_as_nested_dict, reset_accumulated_memory_stats,
                            memory_snapshot, host_memory_stats, host_memory_stats_as_nested_dict,
                            reset_accumulated_host_memory_stats, reset_peak_host_memory_stats)
@@ -80,10 +81,17 @@ _registry.register_device_loader("cuda", "nbtorch.cuda._register")
 Device = Optional[Union[_device_type, str, int]]     # torch.cuda.Device: a device argument
 
 
+def __dir__():
+    return sorted(list(globals()) + ["default_generators", "AcceleratorError"])
+
+
 def __getattr__(name):
     if name == "default_generators":          # one per device, known once CUDA is probed
         from .random import default_generators
         return default_generators()
+    if name == "AcceleratorError":             # torch.AcceleratorError (imported late: cycle)
+        from .._torch_extras import AcceleratorError
+        return AcceleratorError
     raise AttributeError(f"module 'nbtorch.cuda' has no attribute '{name}'")
 
 

@@ -15,7 +15,9 @@ arrays. PyTorch's contract holds:
 What cannot be captured: ops whose CUDA path reads data on the host (embedding,
 gather, index_select, tensor indexing, nll_loss/cross_entropy read their indices;
 exponential_/cauchy_... sample on the host) raise the capture error rather than
-replay stale indices. What it does not do: remove launch overhead. A replay still launches each kernel
+replay stale indices.
+
+What it does not do: remove launch overhead. A replay still launches each kernel
 from Python (it only skips the op layer: argument checks, dispatch, autograd), so
 it is a correctness-preserving way to run PyTorch programs that use graphs, not a
 speed-up. nbtorch's optimizers keep their step count on the host, so capture

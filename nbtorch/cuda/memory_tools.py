@@ -11,11 +11,13 @@ snapshots, nested and host statistics (``torch.cuda.memory`` beyond the counters
   block per segment: nbtorch's blocks are never split; no stack traces).
 """
 import collections
+import contextlib
 
 from . import _runtime
 
 __all__ = ["set_per_process_memory_fraction", "get_per_process_memory_fraction",
            "caching_allocator_alloc", "caching_allocator_delete", "caching_allocator_enable",
+           "caching_allocator_disabled",
            "memory_stats_as_nested_dict", "reset_accumulated_memory_stats", "memory_snapshot",
            "host_memory_stats", "host_memory_stats_as_nested_dict",
            "reset_accumulated_host_memory_stats", "reset_peak_host_memory_stats"]
@@ -86,6 +88,17 @@ def caching_allocator_enable(value=True):
         warnings.warn("nbtorch's CUDA caching allocator cannot be disabled at run time; "
                       "set NBTORCH_CUDA_ALLOCATOR=numba before CUDA is first used",
                       UserWarning, stacklevel=2)
+
+
+@contextlib.contextmanager
+def caching_allocator_disabled():
+    """PyTorch's context manager around ``caching_allocator_enable(False)`` (which nbtorch
+    accepts but cannot honour at run time: see there)."""
+    caching_allocator_enable(False)
+    try:
+        yield
+    finally:
+        caching_allocator_enable(True)
 
 
 def _nest(flat):
