@@ -136,9 +136,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got {weight.dim()}-D weight of shape "
                            f"{list(weight.shape)}")
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported "
-                                  "(use sparse=False)")
     V = weight.shape[0]
     check_same_device("embedding", weight, input)
     _check_indices(input)
@@ -146,6 +143,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         _check_range(input, V)                  # before the rows are touched
         _renorm_(weight, input, float(max_norm), float(norm_type))
+    if sparse:                                  # the weight's gradient: sparse COO rows
+        from ..sparse._embedding import SparseGradEmbedding
+        return SparseGradEmbedding.apply(weight, input, pad, bool(scale_grad_by_freq))
     return Embedding.apply(weight, input, pad, bool(scale_grad_by_freq))
 
 
