@@ -1,7 +1,7 @@
 """Adadelta, as torch.optim.Adadelta."""
 from ..ops.optim_updates import adadelta_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        new_step, zeros_state)
+                        check_lr, new_step, zeros_state)
 
 __all__ = ["Adadelta"]
 
@@ -20,7 +20,8 @@ class Adadelta(Optimizer):
         eps: added inside the square roots (default 1e-6).
         weight_decay: L2 penalty (default 0).
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility (updates are always fused).
+        foreach: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
@@ -28,8 +29,12 @@ class Adadelta(Optimizer):
         >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     """
 
+    _sparse_grad_error = "Adadelta does not support sparse gradients"
+    _capturable_xla = (False, False)          # PyTorch's capturable message
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
+        check_lr(lr)
         check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyper(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")

@@ -1,7 +1,9 @@
 """Adagrad, as torch.optim.Adagrad."""
+from .._tensor import Tensor
 from ..ops.optim_updates import adagrad_update
+from ._sparse import adagrad_sparse_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        new_step, zeros_state)
+                        check_lr, new_step, zeros_state)
 
 __all__ = ["Adagrad"]
 
@@ -30,6 +32,7 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
                  initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None):
+        check_lr(lr)
         check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyper(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
         check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
@@ -54,6 +57,19 @@ class Adagrad(Optimizer):
 
     def _update(self, param, grad, group):
         state = self.state[param] or self._init_state(param, group)
+        if grad.is_sparse:
+            return self._sparse_update(param, grad, state, group)
         adagrad_update(param, grad, state["sum"], bump_step(state["step"]), lr=group["lr"],
                        lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
                        eps=group["eps"], maximize=group["maximize"])
+
+    def _sparse_update(self, param, grad, state, group):
+        """PyTorch's sparse Adagrad: only the rows the gradient touches move."""
+        if group["weight_decay"] != 0:
+            raise RuntimeError("weight_decay option is not compatible with sparse gradients")
+        step = bump_step(state["step"])
+        lr = group["lr"]
+        lr = lr.item() if isinstance(lr, Tensor) else lr
+        clr = lr / (1 + (step - 1) * group["lr_decay"])
+        adagrad_sparse_update(param, -grad if group["maximize"] else grad, state["sum"], clr,
+                              group["eps"])

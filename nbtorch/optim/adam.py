@@ -1,7 +1,8 @@
 """Adam and AMSGrad, as torch.optim.Adam (AdamW shares the kernel: adamw.py)."""
 from ..ops.optim_updates import adam_update
+from .._tensor import Tensor
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        new_step, zeros_state)
+                        check_lr, new_step, zeros_state)
 
 __all__ = ["Adam"]
 
@@ -24,7 +25,8 @@ class Adam(Optimizer):
         amsgrad: use the AMSGrad variant.
         maximize: ascend the objective instead of descending it.
         decoupled_weight_decay: decay the weights directly, as AdamW does.
-        foreach, capturable, fused: accepted for compatibility.
+        foreach, fused: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
@@ -32,10 +34,15 @@ class Adam(Optimizer):
         >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     """
 
+    _sparse_grad_error = ("Adam does not support sparse gradients, please consider "
+                          "SparseAdam instead")
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
+        check_lr(lr, foreach, capturable)
         check_adam_hyper(lr, betas, eps, weight_decay)
+        betas = check_adam_betas(betas, foreach, capturable)
         check_implementation_flags(foreach, fused, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
@@ -62,9 +69,30 @@ class Adam(Optimizer):
 
 
 def check_adam_hyper(lr, betas, eps, weight_decay):
-    """PyTorch's checks of Adam's and AdamW's hyper-parameters."""
+    """PyTorch's checks of Adam's and AdamW's hyper-parameters (and Adamax's,
+    NAdam's, RAdam's)."""
+    check_lr(lr)
     check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
     check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
     check_hyper(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
     check_hyper(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
     check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
+
+
+def check_adam_betas(betas, foreach, capturable):
+    """Adam's and AdamW's betas: both floats or both 1-element tensors (PyTorch's
+    checks); returns them with tensors as 0-d."""
+    floats = all(isinstance(b, float) for b in betas[:2])
+    if not (floats or all(isinstance(b, Tensor) for b in betas[:2])):
+        raise ValueError("betas must be either both floats or both Tensors")
+    out = []
+    for i, b in enumerate(betas):
+        if isinstance(b, Tensor):
+            if not capturable and foreach:
+                raise ValueError(f"betas[{i}] as a Tensor is not supported for "
+                                 "capturable=False and foreach=True")
+            if b.numel() != 1:
+                raise ValueError(f"Tensor betas[{i}] must be 1-element")
+            b = b.reshape(()) if b.dim() else b
+        out.append(b)
+    return tuple(out)

@@ -21,12 +21,15 @@ class Adamax(Optimizer):
         eps: added to |g| (default 1e-8).
         weight_decay: L2 penalty (default 0).
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility (updates are always fused).
+        foreach: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
         >>> opt = torch.optim.Adamax(model.parameters(), lr=2e-3)
     """
+
+    _sparse_grad_error = "Adamax does not support sparse gradients"
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):

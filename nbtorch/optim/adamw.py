@@ -16,7 +16,8 @@ class AdamW(Adam):
         weight_decay: decoupled weight decay (default 1e-2).
         amsgrad: use the AMSGrad variant.
         maximize: ascend the objective instead of descending it.
-        foreach, capturable, fused: accepted for compatibility.
+        foreach, fused: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:

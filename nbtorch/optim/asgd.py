@@ -1,7 +1,7 @@
 """Averaged stochastic gradient descent, as torch.optim.ASGD."""
 from ..ops.optim_updates import asgd_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        new_scalar, new_step, zeros_state)
+                        check_lr, new_scalar, new_step, zeros_state)
 
 __all__ = ["ASGD"]
 
@@ -22,15 +22,20 @@ class ASGD(Optimizer):
         t0: step from which averaging starts (default 1e6).
         weight_decay: L2 penalty (default 0).
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility (updates are always fused).
+        foreach: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
         >>> opt = torch.optim.ASGD(model.parameters(), lr=0.01, t0=100)
     """
 
+    _sparse_grad_error = "ASGD does not support sparse gradients"
+    _capturable_tensors = ("params, mus, etas, and state_steps",) * 2
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):
+        check_lr(lr)
         check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyper(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         check_implementation_flags(foreach, None, differentiable)

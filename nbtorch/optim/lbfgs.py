@@ -5,7 +5,7 @@ from .._tensor import Tensor
 from ..autograd import enable_grad, no_grad
 from ..ops.joining import cat
 from ._line_search import strong_wolfe
-from .optimizer import Optimizer, check_hyper
+from .optimizer import Optimizer, check_hyper, check_lr
 
 __all__ = ["LBFGS"]
 
@@ -44,6 +44,7 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
+        check_lr(lr)
         check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
         if max_eval is None:
             max_eval = max_iter * 5 // 4
@@ -63,7 +64,8 @@ class LBFGS(Optimizer):
         return self._numel_cache
 
     def _gather_flat_grad(self):
-        return cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+        return cat([p.new_zeros(p.numel()) if p.grad is None
+                    else (p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1)
                     for p in self._params], 0)
 
     def _add_grad(self, step_size, update):

@@ -27,12 +27,17 @@ class NAdam(Optimizer):
         decoupled_weight_decay: decay the weights directly (``p *= 1 - lr wd``), as
             AdamW does.
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility (updates are always fused).
+        foreach: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
         >>> opt = torch.optim.NAdam(model.parameters(), lr=2e-3)
     """
+
+    _sparse_grad_error = "NAdam does not support sparse gradients"
+    _capturable_tensors = ("params, mu_products and state_steps",
+                           "params, mu_products, and state_steps")
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,

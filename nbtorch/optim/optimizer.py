@@ -67,8 +67,6 @@ class Optimizer(OptimizerHooks):
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable "
                             "of Tensors or dicts, but got " + _typename(params))
-        if isinstance(params, (set, frozenset)):
-            raise TypeError(_SET_MESSAGE)
         self.state = defaultdict(dict)
         self.param_groups = []
         param_groups = list(params)
@@ -90,12 +88,12 @@ class Optimizer(OptimizerHooks):
     def add_param_group(self, param_group):
         """Add a group of parameters with its own options (others from `defaults`)."""
         if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
             params = [params]
-        elif isinstance(params, (set, frozenset)):
-            raise TypeError(_SET_MESSAGE)
+        elif isinstance(params, set):       # a set of groups' params (PyTorch lets a
+            raise TypeError(_SET_MESSAGE)   # top-level set through: list() orders it)
         else:
             params = list(params)
         named = [isinstance(p, tuple) for p in params]
@@ -123,6 +121,11 @@ class Optimizer(OptimizerHooks):
                           "future, this will cause an error; see "
                           "github.com/pytorch/pytorch/issues/40967 for more information",
                           stacklevel=3)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {which} to the optimizer")
         if any(id(p) in ids for group in self.param_groups for p in group["params"]):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -156,10 +159,33 @@ class Optimizer(OptimizerHooks):
                 loss = closure()
         with no_grad():
             for group in self.param_groups:
+                if group.get("capturable"):
+                    self._check_capturable(group)
                 for p in group["params"]:
                     if p.grad is not None:
+                        if self._sparse_grad_error and p.grad.is_sparse:
+                            raise RuntimeError(self._sparse_grad_error)
                         self._update(p, p.grad, group)
         return loss
+
+    # PyTorch's RuntimeError for a sparse gradient (None: `_update` handles them)
+    _sparse_grad_error = None
+
+    # PyTorch's capturable check, per optimizer: the tensors its message names and
+    # whether 'xla' is listed, for the single-tensor and the foreach implementation
+    _capturable_tensors = ("params and state_steps", "params and state_steps")
+    _capturable_xla = (True, False)
+
+    def _check_capturable(self, group):
+        """capturable=True (CUDA-graph capture) needs every parameter on a GPU: PyTorch
+        refuses CPU parameters at the first step with this AssertionError."""
+        foreach = bool(group.get("foreach"))
+        devices = ["cuda", "xpu", "hpu", "privateuseone"]
+        devices += ["xla"] if self._capturable_xla[foreach] else []
+        for p in group["params"]:
+            if p.grad is not None and p.device.type not in devices:
+                raise AssertionError(f"If capturable=True, {self._capturable_tensors[foreach]}"
+                                     f" must be on supported devices: {devices}.")
 
     def _update(self, param, grad, group):
         """Update one parameter in place with `group`'s options (subclasses; the
@@ -319,9 +345,22 @@ def check_hyper(ok, message):
         raise ValueError(message)
 
 
+def check_lr(lr, foreach=None, capturable=None):
+    """PyTorch's checks of a tensor learning rate (one element; Adam's and AdamW's
+    foreach implementation refuse it unless capturable)."""
+    if isinstance(lr, Tensor):
+        if foreach and capturable is False:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and "
+                             "foreach=True")
+        if lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+
+
 def check_implementation_flags(foreach, fused, differentiable):
     """Accept PyTorch's implementation switches: every update here is already one
     fused kernel per tensor, so `foreach`/`fused` change nothing."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
     if foreach and fused:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
     if differentiable:
@@ -335,7 +374,10 @@ def new_step(value=0.0):
 
 
 def new_scalar(value):
-    """A 0-d CPU tensor of `scalar_dtype()` holding `value` (PyTorch's scalar state)."""
+    """A 0-d CPU tensor of `scalar_dtype()` holding `value` (PyTorch's scalar state;
+    a tensor value, e.g. a tensor lr, is copied)."""
+    if isinstance(value, Tensor):
+        value = value.item()
     return tensor(value, dtype=scalar_dtype())
 
 

@@ -27,12 +27,15 @@ class RAdam(Optimizer):
             (default 0).
         decoupled_weight_decay: decay the weights directly (``p *= 1 - lr wd``).
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility (updates are always fused).
+        foreach: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
         >>> opt = torch.optim.RAdam(model.parameters(), lr=1e-3)
     """
+
+    _sparse_grad_error = "RAdam does not support sparse gradients"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,

@@ -1,7 +1,7 @@
 """RMSprop (optionally centered, with momentum), as torch.optim.RMSprop."""
 from ..ops.optim_updates import rmsprop_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        new_step, zeros_state)
+                        check_lr, new_step, zeros_state)
 
 __all__ = ["RMSprop"]
 
@@ -24,16 +24,21 @@ class RMSprop(Optimizer):
         momentum: momentum factor (default 0).
         centered: normalise by an estimate of the gradient's variance.
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility.
+        foreach: accepted for compatibility.
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
         >>> opt = torch.optim.RMSprop(model.parameters(), lr=1e-3, momentum=0.9)
     """
 
+    _sparse_grad_error = "RMSprop does not support sparse gradients"
+    _capturable_xla = (True, True)            # PyTorch's capturable message
+
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):
+        check_lr(lr)
         check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyper(0.0 <= eps, f"Invalid epsilon value: {eps}")
         check_hyper(0.0 <= momentum, f"Invalid momentum value: {momentum}")

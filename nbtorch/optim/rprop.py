@@ -1,7 +1,7 @@
 """Resilient backpropagation, as torch.optim.Rprop."""
 from ..ops.optim_updates import rprop_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
-                        new_step, zeros_state)
+                        check_lr, new_step, zeros_state)
 
 __all__ = ["Rprop"]
 
@@ -19,15 +19,20 @@ class Rprop(Optimizer):
         etas: (etaminus, etaplus), the shrink and growth factors (default (0.5, 1.2)).
         step_sizes: (min, max) step size (default (1e-6, 50)).
         maximize: ascend the objective instead of descending it.
-        foreach, capturable: accepted for compatibility (updates are always fused).
+        foreach: accepted for compatibility (updates are always fused).
+        capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
         differentiable: must be False.
 
     Example:
         >>> opt = torch.optim.Rprop(model.parameters(), lr=0.01)
     """
 
+    _sparse_grad_error = "Rprop does not support sparse gradients"
+    _capturable_xla = (True, True)            # PyTorch's capturable message
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
+        check_lr(lr)
         check_hyper(0.0 <= lr, f"Invalid learning rate: {lr}")
         check_hyper(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
         check_implementation_flags(foreach, None, differentiable)

@@ -1,7 +1,7 @@
 """Stochastic gradient descent (optionally with momentum), as torch.optim.SGD."""
 from ..ops.optim_updates import sgd_update
-from .optimizer import (Optimizer, check_hyper, check_implementation_flags, required,
-                        zeros_state)
+from .optimizer import (Optimizer, check_hyper, check_implementation_flags, check_lr,
+                        required, zeros_state)
 
 __all__ = ["SGD"]
 
@@ -32,6 +32,7 @@ class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
+        check_lr(lr)
         check_hyper(lr is required or lr >= 0.0, f"Invalid learning rate: {lr}")
         check_hyper(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         check_hyper(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
@@ -44,6 +45,11 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, param, grad, group):
+        if grad.is_sparse:      # the touched rows move; a momentum buffer stays dense
+            if group["weight_decay"] != 0:
+                raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, "
+                                   "sparse) instead.")
+            grad = grad.to_dense()
         momentum = group["momentum"]
         buf, first_step = None, False
         if momentum != 0:

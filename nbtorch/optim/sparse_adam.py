@@ -1,20 +1,17 @@
-"""SparseAdam, as torch.optim.SparseAdam: its constructor, checks and state.
+"""SparseAdam, as torch.optim.SparseAdam: lazy Adam for sparse (COO) gradients.
 
-PyTorch's SparseAdam updates only the rows a sparse gradient touches (e.g. of
-an ``nn.Embedding(sparse=True)``) and refuses dense gradients. nbtorch has no
-sparse tensors yet, so every gradient is dense (``Embedding(sparse=True)``
-produces a dense one) and `step` raises PyTorch's error for dense gradients;
-use Adam, which gives the same result wherever every row has a gradient.
+Only the entries a sparse gradient touches (e.g. the looked-up rows of an
+``nn.Embedding(sparse=True)``) move, and their moments; dense gradients are
+refused with PyTorch's error.
 """
 from .._tensor import Tensor
-from ..autograd import enable_grad
-from .optimizer import Optimizer, check_hyper
+from ..autograd import enable_grad, no_grad
+from ._sparse import sparse_adam_update
+from .optimizer import Optimizer, check_hyper, zeros_state
 
 __all__ = ["SparseAdam"]
 
-_DENSE_MESSAGE = ("SparseAdam does not support dense gradients, please consider Adam instead "
-                  "(nbtorch has no sparse tensors yet, so every gradient is dense, including "
-                  "those of nn.Embedding(sparse=True))")
+_DENSE_MESSAGE = "SparseAdam does not support dense gradients, please consider Adam instead"
 
 
 class SparseAdam(Optimizer):
@@ -29,7 +26,7 @@ class SparseAdam(Optimizer):
 
     Example:
         >>> opt = torch.optim.SparseAdam(list(embedding.parameters()), lr=1e-3)
-        >>> opt.step()     # RuntimeError in nbtorch: gradients are dense
+        >>> opt.step()
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
@@ -50,15 +47,30 @@ class SparseAdam(Optimizer):
                 raise ValueError(f"{kind} params at indices {where}: {why}")
 
     def step(self, closure=None):
-        """Raises for the dense gradients nbtorch has (see the module docstring)."""
+        """Update the entries each sparse gradient touches; returns `closure()`'s loss."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None and not p.grad.is_sparse:
-                    raise RuntimeError(_DENSE_MESSAGE)
+        with no_grad():
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                lr = group["lr"]
+                lr = lr.item() if isinstance(lr, Tensor) else lr
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    if not p.grad.is_sparse:
+                        raise RuntimeError(_DENSE_MESSAGE)
+                    state = self.state[p]
+                    if not state:                  # PyTorch keeps the step as an int here
+                        state["step"] = 0
+                        state["exp_avg"] = zeros_state(p)
+                        state["exp_avg_sq"] = zeros_state(p)
+                    state["step"] = int(state["step"]) + 1
+                    grad = -p.grad if group.get("maximize", False) else p.grad
+                    sparse_adam_update(p, grad, state["exp_avg"], state["exp_avg_sq"],
+                                       state["step"], lr, beta1, beta2, group["eps"])
         return loss
 
 

@@ -323,7 +323,8 @@ def test_non_tensor_parameters():
 def test_sets_duplicates_and_non_leaves_are_refused():
     w = torch.ones(2, requires_grad=True)
     with pytest.raises(TypeError, match="ordering of tensors in sets"):
-        optim.SGD({w}, lr=0.1)
+        optim.SGD([{"params": {w}}], lr=0.1)
+    assert optim.SGD({w}, lr=0.1).param_groups[0]["params"] == [w]   # PyTorch 2.13 lists it
     with pytest.warns(UserWarning, match="duplicate parameters"):   # PyTorch 2.13 warns
         optim.SGD([w, w], lr=0.1)
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter "

@@ -375,6 +375,6 @@ def test_sparse_adam_refuses_dense_gradients():
     opt.step()                                       # no gradient: nothing to do
     w.grad = torch.ones(3)
     with pytest.raises(RuntimeError, match="SparseAdam does not support dense gradients, "
-                                           "please consider Adam instead.*no sparse tensors"):
+                                           "please consider Adam instead$"):
         opt.step()
     np.testing.assert_array_equal(_value(w), [1.0, 1.0, 1.0])
