@@ -148,3 +148,46 @@ def test_save_image_round_trip(tmp_path):
     saved = np.asarray(Image.open(path))
     expected = np.clip(utils.make_grid(batch, nrow=2, padding=0).numpy() * 255 + 0.5, 0, 255).astype(np.uint8)
     np.testing.assert_array_equal(saved, expected.transpose(1, 2, 0))
+
+
+# ---- MixUp / CutMix --------------------------------------------------------------------------
+
+def test_mixup_blends_neighbours_and_labels():
+    images = nbtorch.from_numpy(np.random.default_rng(3).random((4, 3, 5, 5)).astype(np.float32))
+    labels = nbtorch.tensor([0, 2, 1, 2])
+    nbtorch.manual_seed(0)
+    mixed, soft = v2.MixUp(num_classes=3)(images, labels)
+    lam = float(soft[0, 0])                                   # sample 0 keeps lam of class 0
+    x = images.numpy()
+    np.testing.assert_allclose(mixed.numpy(), lam * x + (1 - lam) * np.roll(x, 1, axis=0), rtol=1e-5)
+    one_hot = np.eye(3)[labels.numpy()]
+    np.testing.assert_allclose(soft.numpy(), lam * one_hot + (1 - lam) * np.roll(one_hot, 1, axis=0), rtol=1e-5)
+    nbtorch.manual_seed(0)
+    again, _ = v2.MixUp(num_classes=3)(images, labels)
+    np.testing.assert_array_equal(again.numpy(), mixed.numpy())
+
+
+def test_cutmix_pastes_a_box_and_weights_labels_by_area():
+    x = np.arange(4 * 1 * 8 * 8, dtype=np.float32).reshape(4, 1, 8, 8)     # every pixel distinct
+    labels = nbtorch.tensor([0, 1, 2, 3])
+    for seed in range(5):
+        nbtorch.manual_seed(seed)
+        out, soft = v2.CutMix(num_classes=4)({"image": nbtorch.from_numpy(x), "labels": labels}).values()
+        changed = out.numpy() != x
+        assert (out.numpy()[changed] == np.roll(x, 1, axis=0)[changed]).all()
+        kept = 1.0 - changed[0].mean()
+        np.testing.assert_allclose(soft.numpy()[0, 0], kept, rtol=1e-6)
+        np.testing.assert_allclose(soft.numpy().sum(axis=1), 1.0, rtol=1e-6)
+        rows, cols = np.nonzero(changed[0, 0])
+        if rows.size:                                          # one rectangle
+            assert changed[0, 0, rows.min():rows.max() + 1, cols.min():cols.max() + 1].all()
+
+
+def test_mix_errors():
+    images, labels = nbtorch.zeros(2, 3, 4, 4), nbtorch.tensor([0, 1])
+    with pytest.raises(ValueError, match="num_classes must be passed if the labels are index-based"):
+        v2.MixUp()(images, labels)
+    with pytest.raises(ValueError, match="Expected a batched input with 4 dims"):
+        v2.CutMix(num_classes=2)(images[0], labels)
+    with pytest.raises(ValueError, match="does not match the batch size of the labels: 2 != 3"):
+        v2.MixUp(num_classes=2)(images, nbtorch.tensor([0, 1, 1]))

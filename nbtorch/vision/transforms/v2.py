@@ -18,6 +18,7 @@ import nbtorch
 from nbtorch.vision.transforms import _autoaugment, _basic, _convert, _geometric, _photometric
 from nbtorch.vision.transforms import functional  # noqa: F401  (v2.functional)
 from nbtorch.vision.transforms._kinds import InterpolationMode, is_pil
+from nbtorch.vision.transforms._mix import CutMix, MixUp
 
 __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder", "Lambda", "Identity",
            "ToImage", "ToDtype", "ToPureTensor", "PILToTensor", "ToPILImage", "ToTensor",
@@ -26,7 +27,8 @@ __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder", "Lambda", "I
            "RandomAffine", "ColorJitter", "Grayscale", "RandomGrayscale", "GaussianBlur",
            "RandomErasing", "RandomInvert", "RandomPosterize", "RandomSolarize",
            "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "AutoAugment",
-           "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide", "InterpolationMode"]
+           "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide", "InterpolationMode",
+           "MixUp", "CutMix"]
 
 
 def _leaves(obj):
