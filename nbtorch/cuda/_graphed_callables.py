@@ -45,9 +45,12 @@ def _grads(outputs, inputs, grad_outputs, allow_unused):
 
 
 def make(callables, sample_args, num_warmup_iters, allow_unused_input, pool):
-    from .. import empty_like
+    from .. import empty_like, is_autocast_cache_enabled, is_autocast_enabled
     from ..nn import Module
     from .streams import Stream, stream, synchronize
+    if is_autocast_enabled() and is_autocast_cache_enabled():
+        raise RuntimeError("make_graphed_callables does not support the autocast caching. "
+                           "Please set `cache_enabled=False`.")
     just_one = not isinstance(callables, tuple)
     if just_one:
         callables, sample_args = (callables,), (sample_args,)

@@ -151,3 +151,6 @@ def test_make_graphed_callables_for_a_function_and_checks():
         cuda.make_graphed_callables(m, (nbtorch.zeros(1, 2, device="cuda"),))
     with pytest.raises(AssertionError, match="must contain only Tensors"):
         cuda.make_graphed_callables(f, (a, 2.0))
+    with nbtorch.autocast("cuda"):
+        with pytest.raises(RuntimeError, match="does not support the autocast caching"):
+            cuda.make_graphed_callables(f, (a, b))
