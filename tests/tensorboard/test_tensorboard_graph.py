@@ -63,7 +63,8 @@ def test_small_cnn_graph(tmp_path, read):
     assert nodes["SmallCNN/Block[block]/BatchNorm2d[bn]/running_mean"].op == "Buffer"
     adds = [n for n in nodes.values() if n.op == "operator.add"]
     assert [n.name for n in adds] == ["SmallCNN/Block[block]/add"]
-    assert set(adds[0].input) == {"SmallCNN/Block[block]/BatchNorm2d[bn]/block_bn", "SmallCNN/Conv2d[stem]/stem"}
+    assert set(adds[0].input) == {"SmallCNN/Block[block]/BatchNorm2d[bn]/block_bn",
+                                  "SmallCNN/Conv2d[stem]/stem"}
     pool = [n for n in nodes.values() if "max_pool2d" in n.op]
     assert pool[0].name.startswith("SmallCNN/") and b"1" in pool[0].attr["attr"].s
     linear = nodes["SmallCNN/Sequential[head]/Linear[2]/head_2"]

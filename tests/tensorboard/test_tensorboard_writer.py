@@ -71,7 +71,8 @@ def test_histograms_default_and_numpy_bins(tmp_path, read):
     assert tf.step == 5
     h = tf.histogram_value
     assert (h.num, h.min, h.max) == (1000, values.min(), values.max())
-    assert h.sum == pytest.approx(values.sum()) and h.sum_squares == pytest.approx((values ** 2).sum())
+    assert h.sum == pytest.approx(values.sum())
+    assert h.sum_squares == pytest.approx((values ** 2).sum())
     from nbtorch.utils.tensorboard.writer import _tensorflow_bins
     limits, counts = _reference_histogram(values, _tensorflow_bins())
     assert np.allclose(h.bucket_limit, limits) and list(h.bucket) == counts.tolist()
@@ -212,5 +213,6 @@ def test_default_logdir_purge_step_close_and_reopen(tmp_path, read, monkeypatch)
 def test_reachable_as_torch_utils_tensorboard():
     import nbtorch as torch
     assert torch.utils.tensorboard.SummaryWriter is SummaryWriter
-    from nbtorch.utils.tensorboard import FileWriter, RecordWriter, summary  # noqa: F401
-    assert callable(summary.hparams)
+    from nbtorch.utils.tensorboard import FileWriter, RecordWriter, summary
+    assert callable(summary.hparams) and FileWriter.__name__ == "FileWriter"
+    assert RecordWriter.__module__.startswith("tensorboard.")

@@ -8,7 +8,6 @@ are re-exported here, so ``from torch.utils.tensorboard.summary import hparams``
 keeps working.
 """
 import io
-import logging
 import wave
 
 import numpy as np
@@ -25,8 +24,6 @@ from ._png import encode_png, resize
 __all__ = ["hparams", "scalar", "tensor_proto", "histogram_raw", "histogram", "make_histogram",
            "image", "image_boxes", "draw_boxes", "make_image", "video", "make_video", "audio",
            "custom_scalars", "text", "pr_curve_raw", "pr_curve", "compute_curve", "mesh"]
-
-logger = logging.getLogger(__name__)
 
 
 def scalar(name, tensor, collections=None, new_style=False, double_precision=False):
@@ -100,7 +97,8 @@ def tensor_proto(tag, tensor):
     return Summary(value=[Summary.Value(tag=tag, metadata=metadata, tensor=proto)])
 
 
-def histogram_raw(name, min, max, num, sum, sum_squares, bucket_limits, bucket_counts):  # noqa: A002
+def histogram_raw(name, min, max, num, sum, sum_squares,  # noqa: A002 (PyTorch's names)
+                  bucket_limits, bucket_counts):
     """A histogram from precomputed statistics; `bucket_limits` are right edges."""
     histo = HistogramProto(min=min, max=max, num=num, sum=sum, sum_squares=sum_squares,
                            bucket_limit=bucket_limits, bucket=bucket_counts)
