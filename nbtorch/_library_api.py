@@ -9,7 +9,8 @@ from ._library_op import _OPS, CustomOp
 from ._library_torch import CustomOpDef, define_schema, device_types_of
 
 __all__ = ["resolve_op", "define", "impl", "register_kernel", "register_fake",
-           "register_autograd", "impl_dispatch"]
+           "register_autograd", "register_autocast", "register_vmap",
+           "register_torch_dispatch", "impl_dispatch", "fallthrough_kernel"]
 
 
 def resolve_op(op):
@@ -45,8 +46,16 @@ _ALL = ("", "default", "CompositeExplicitAutograd", "CompositeExplicitAutogradNo
 _IMPLICIT = ("CompositeImplicitAutograd", "Autograd", "AutogradCPU", "AutogradCUDA")
 
 
+def fallthrough_kernel():
+    """PyTorch's marker kernel: registered on a key, it means "skip this key"; nbtorch
+    has no dispatch keys to skip, so `impl` ignores it."""
+    raise NotImplementedError("fallthrough_kernel() should never be called.")
+
+
 def impl_dispatch(op, key, fn):
     """Register `fn` on `op` for dispatch key or device `key` (PyTorch's spellings)."""
+    if fn is fallthrough_kernel:
+        return fn
     if isinstance(op, CustomOp):                     # nbtorch's raw-array kernels
         for d in device_types_of(None if key in _ALL else key.lower()):
             op.register_kernel(d, fn, override=True)
@@ -114,3 +123,28 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
         target.register_backward(backward, setup_context=setup_context)
     else:
         target.register_autograd(backward, setup_context=setup_context)
+
+
+def _pytorch_style(op, what):
+    target = resolve_op(op)
+    if isinstance(target, CustomOp):
+        raise RuntimeError(f"{what}: {target.name} is an nbtorch-style custom op (raw-array "
+                           "kernels); define it with torch.library.custom_op for this")
+    return target
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """PyTorch's ``torch.library.register_autocast`` (see `CustomOpDef.register_autocast`)."""
+    _pytorch_style(op, "register_autocast").register_autocast(device_type, cast_inputs)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """PyTorch's ``torch.library.register_vmap``: stored (nbtorch's vmap loops)."""
+    return _pytorch_style(op, "register_vmap").register_vmap(func)
+
+
+def register_torch_dispatch(op, torch_dispatch_class, func=None, /, *, lib=None):
+    """PyTorch's ``torch.library.register_torch_dispatch``: stored (nbtorch has no
+    TorchDispatchMode to call it)."""
+    return _pytorch_style(op, "register_torch_dispatch").register_torch_dispatch(
+        torch_dispatch_class, func)

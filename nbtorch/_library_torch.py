@@ -83,6 +83,8 @@ class CustomOpDef:
         self._abstract_fn = None
         self._backward_fn = self._setup_context_fn = None
         self._torch_dispatch_fns = {}
+        self._vmap_fn = None
+        self._autocast_dtypes = {}           # device type -> dtype of register_autocast
         self._composite = None               # a CompositeImplicitAutograd kernel (define)
         self._defined_by = defined_by
         self._kinds = tuple("L" if a.type in ("Tensor[]", "Tensor?[]") else
@@ -134,6 +136,20 @@ class CustomOpDef:
             self._torch_dispatch_fns[torch_dispatch_class] = f
             return f
         return inner if fn is None else inner(fn)
+
+    def register_vmap(self, func=None, /):
+        """Stored for PyTorch compatibility: nbtorch's `func.vmap` loops over the batch, so
+        a custom op needs no vmap rule."""
+        def inner(f):
+            self._vmap_fn = f
+            return f
+        return inner if func is None else inner(func)
+
+    def register_autocast(self, device_type, cast_inputs):
+        """Under autocast on `device_type`, floating-point tensor inputs are cast to
+        `cast_inputs` and the op runs with autocast off (PyTorch's rule)."""
+        from ._dtype import to_dtype
+        self._autocast_dtypes[device_types_of(device_type)[0]] = to_dtype(cast_inputs)
 
     @contextlib.contextmanager
     def set_kernel_enabled(self, device_type, enabled=True):
@@ -193,6 +209,24 @@ class CustomOpDef:
             if proxy is not None:
                 return proxy.tracer.create_proxy("call_function", self, args, kwargs)
         values = self._schema.bind(args, kwargs)
+        if self._autocast_dtypes:
+            return self._call_autocast(values)
+        return self._call_bound(values)
+
+    def _call_autocast(self, values):
+        from .amp import autocast_mode
+        device = self._device(values)
+        dt = self._autocast_dtypes.get(device)
+        if dt is None or not autocast_mode.STATE.enabled[device]:
+            return self._call_bound(values)
+
+        def cast(t):
+            return t.to(dt) if isinstance(t, Tensor) and t.is_floating_point() else t
+        values = [[cast(e) for e in v] if isinstance(v, list) else cast(v) for v in values]
+        with autocast_mode.autocast(device, enabled=False):
+            return self._call_bound(values)
+
+    def _call_bound(self, values):
         if self._composite is not None:          # traced through by autograd, like PyTorch
             pos, kw = self._schema.split(values)
             return self._composite(*pos, **kw)
@@ -212,18 +246,20 @@ class CustomOpDef:
             out = self._function.apply(*values)
         return list(out) if self._returns_list else out
 
-    def _kernel(self, values):
+    def _device(self, values):
+        """The device type of the first tensor argument ('cpu' without one)."""
         first = values[0] if values else None
         if first.__class__ is Tensor:
-            device = first.device.type
-        else:
-            device = "cpu"
-            for kind, v in zip(self._kinds, values):
-                t = v if kind == "T" else next((e for e in v if e is not None), None) \
-                    if kind == "L" else None
-                if isinstance(t, Tensor):
-                    device = t.device.type
-                    break
+            return first.device.type
+        for kind, v in zip(self._kinds, values):
+            t = v if kind == "T" else next((e for e in v if e is not None), None) \
+                if kind == "L" else None
+            if isinstance(t, Tensor):
+                return t.device.type
+        return "cpu"
+
+    def _kernel(self, values):
+        device = self._device(values)
         try:
             return _registry.get_kernel(self._key, device)
         except NotImplementedError:

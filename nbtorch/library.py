@@ -86,8 +86,9 @@ from ._library_op import (DEVICES, CustomOp, Launcher, TensorSpec, _OPS, _check_
 from ._library_override import OverrideHandle, override, restore
 from ._library_elementwise import ElementwiseOp, elementwise
 from ._library_torch import CustomOpDef
-from ._library_api import (impl, register_autograd, register_fake, register_kernel,
-                           impl_dispatch, resolve_op)
+from ._library_api import (fallthrough_kernel, impl, impl_dispatch, register_autocast,
+                           register_autograd, register_fake, register_kernel,
+                           register_torch_dispatch, register_vmap, resolve_op)
 from ._library_opcheck import OpCheckError, opcheck
 from . import _library_api, _library_schema, _library_torch
 
@@ -95,7 +96,8 @@ __all__ = ["TensorSpec", "CustomOp", "ElementwiseOp", "Library", "custom_op", "d
            "elementwise", "override", "restore", "OverrideHandle", "get_op", "ops", "kernel",
            "DEVICES", "Launcher", "CustomOpDef", "impl", "register_kernel", "register_fake",
            "register_autograd", "opcheck", "OpCheckError", "infer_schema", "impl_abstract",
-           "get_ctx"]
+           "get_ctx", "register_autocast", "register_vmap", "register_torch_dispatch",
+           "fallthrough_kernel", "triton_op", "wrap_triton"]
 
 _UNSET = object()
 
@@ -152,6 +154,18 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
     """PyTorch's ``torch.library.infer_schema``: the schema string of an annotated function."""
     s = _library_schema.infer(prototype_function, mutates_args, op_name)
     return str(s)
+
+
+def triton_op(name, fn=None, /, *, mutates_args, schema=None):
+    """PyTorch's ``torch.library.triton_op``: a `custom_op` (its body cannot call Triton
+    here: see `wrap_triton`)."""
+    return _library_torch.custom_op(name, fn, mutates_args=mutates_args, schema=schema)
+
+
+def wrap_triton(triton_kernel, /):
+    """PyTorch's ``torch.library.wrap_triton``: nbtorch has no Triton."""
+    raise NotImplementedError("nbtorch has no Triton: write the kernel with numba.cuda.jit "
+                              "(or numba.njit) and call it from a custom op")
 
 
 class _FakeImplCtx:

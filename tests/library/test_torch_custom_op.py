@@ -518,3 +518,33 @@ def test_pytorch_agrees():
     for u, v in zip(results[0], results[2]):
         np.testing.assert_allclose(u, v)
     assert results[1] == results[3]
+
+
+def test_autocast_vmap_and_stored_rules():
+    seen = []
+
+    @torch.library.custom_op("mylib::mm2", mutates_args=())
+    def mm2(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        seen.append((torch.is_autocast_enabled("cpu"), a.dtype))
+        return a @ b
+
+    mm2.register_autocast("cpu", torch.bfloat16)
+    a = torch.randn(2, 2)
+    with torch.autocast("cpu"):
+        assert mm2(a, a).dtype == torch.bfloat16
+    assert mm2(a, a).dtype == torch.float32
+    assert seen == [(False, torch.bfloat16), (False, torch.float32)]     # as PyTorch 2.13
+    x = torch.randn(3, 2, 2)
+    out = torch.func.vmap(mm2, in_dims=(0, None))(x, a)
+    np.testing.assert_allclose(out.numpy(), x.numpy() @ a.numpy(), rtol=1e-6)
+
+    def rule(info, in_dims, a, b):
+        return a @ b, 0
+
+    torch.library.register_vmap("mylib::mm2", rule)
+    assert mm2._vmap_fn is rule
+    torch.library.register_torch_dispatch(mm2, object, lambda *a: None)
+    torch.library.impl("mylib::mm2", "Autograd", torch.library.fallthrough_kernel)
+    assert mm2(a, a).shape == (2, 2)           # the fallthrough changed nothing
+    with pytest.raises(NotImplementedError, match="nbtorch has no Triton"):
+        torch.library.wrap_triton(None)
