@@ -191,3 +191,24 @@ def test_mix_errors():
         v2.CutMix(num_classes=2)(images[0], labels)
     with pytest.raises(ValueError, match="does not match the batch size of the labels: 2 != 3"):
         v2.MixUp(num_classes=2)(images, nbtorch.tensor([0, 1, 1]))
+
+
+# ---- io ------------------------------------------------------------------------------------------
+
+def test_read_write_png_round_trip(tmp_path):
+    pytest.importorskip("PIL.Image")
+    from nbtorch.vision import io
+    image = nbtorch.from_numpy(picture(4).transpose(2, 0, 1).copy())
+    io.write_png(image, tmp_path / "a.png")
+    back = io.read_image(str(tmp_path / "a.png"))
+    assert back.dtype == nbtorch.uint8 and np.array_equal(back.numpy(), image.numpy())
+    gray = io.read_image(str(tmp_path / "a.png"), io.ImageReadMode.GRAY)
+    assert gray.shape == (1, 6, 8)
+    assert np.array_equal(io.decode_image(io.read_file(tmp_path / "a.png")).numpy(), image.numpy())
+    rgba = io.decode_image(io.encode_png(image), mode=io.ImageReadMode.RGB_ALPHA)
+    assert rgba.shape == (4, 6, 8) and (rgba.numpy()[3] == 255).all()
+    smooth = nbtorch.from_numpy(np.broadcast_to(np.arange(0, 240, 15, dtype=np.uint8), (3, 16, 16)).copy())
+    jpeg = io.decode_image(io.encode_jpeg(smooth, quality=95))
+    assert jpeg.shape == (3, 16, 16) and np.abs(jpeg.numpy().astype(int) - smooth.numpy()).mean() < 4
+    with pytest.raises(RuntimeError, match="Input should be a uint8 tensor"):
+        io.encode_png(image.float())
