@@ -81,6 +81,21 @@ def _dense_nnz(self):
                               "backend: _nnz() needs a sparse tensor")
 
 
+def _sparse_mask(self, mask):
+    """``dense.sparse_mask(mask)``: a sparse tensor with `mask`'s (coalesced) pattern and
+    this tensor's values there (differentiable in this tensor)."""
+    from ._autograd import gather_at, from_values
+    from ._build import coalesced
+    if not mask.is_sparse:
+        raise RuntimeError(f"sparse_mask expected sparse coordinate tensor layout but got "
+                           f"{_ops._word(mask)}")
+    if tuple(self._shape) != tuple(mask._shape):
+        raise RuntimeError("sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self._shape)} but mask has size {list(mask._shape)}")
+    m = coalesced(mask)
+    return from_values(m._idx, gather_at(self, m._idx, m._shape), m._shape, True)
+
+
 def _install():
     """Strided tensors get the conversions and PyTorch's refusals; sparse ones their ops."""
     T = Tensor
@@ -90,6 +105,7 @@ def _install():
     T.sparse_dim = lambda self: 0
     T.dense_dim = lambda self: self.dim()
     T._nnz = _dense_nnz
+    T.sparse_mask = _sparse_mask
     for op, wants in (("indices", "sparse coordinate tensor"),
                       ("_indices", "sparse coordinate tensor"),
                       ("values", "sparse tensor"), ("_values", "sparse tensor"),

@@ -18,9 +18,10 @@ OUT_OF_SCOPE = {
         # (nbtorch's live in nbtorch.ao.nn.quantized) and fused observers are not
         "quint4x2", "quint2x4", "quantized_*", "choose_qparams_optimized",
         "fused_moving_avg_obs_fake_quant", "QInt*Storage", "QUInt*Storage", "empty_quantized",
-        # sparse layouts and sparse-only products
-        "sparse", "sparse_*", "*_indices_copy", "values_copy", "indices_copy", "smm", "hsmm",
-        "dsmm", "spmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_", "jagged",
+        # sparse layouts nbtorch.sparse lacks (it has COO and CSR) and sparse-only products
+        "sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_csc_tensor",
+        "sparse_compressed_tensor", "*_indices_copy", "values_copy", "indices_copy", "smm",
+        "hsmm", "dsmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_", "jagged",
         "nested",
         "native_norm",        # ATen's norm kernel for sparse tensors (SparseCPU/SparseCUDA only)
         # vendor backends and their entry points
@@ -58,10 +59,10 @@ OUT_OF_SCOPE = {
         "prepare_multiprocessing_environment", "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12",
     ],
     "Tensor": [
-        # sparse layouts
-        "to_sparse*", "to_dense", "sparse_*", "coalesce", "is_coalesced", "indices", "values",
-        "crow_indices", "col_indices", "ccol_indices", "row_indices", "dense_dim",
-        "is_sparse_csr", "smm", "sspaddmm", "resize_as_sparse_", "to_padded_tensor",
+        # sparse layouts nbtorch.sparse lacks (it has COO and CSR)
+        "to_sparse_bsc", "to_sparse_bsr", "to_sparse_csc", "sparse_resize_",
+        "sparse_resize_and_clear_", "ccol_indices", "row_indices", "smm", "sspaddmm",
+        "resize_as_sparse_", "to_padded_tensor",
         # vendor backends
         "to_mkldnn", "is_mkldnn", "is_vulkan", "is_xla", "is_ipu", "ipu", "is_maia",
         "is_mtia", "mtia", "is_xpu", "xpu", "is_mps", "chalf",

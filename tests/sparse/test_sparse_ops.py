@@ -154,3 +154,13 @@ def test_in_place_add_mul_zero_move_the_version():
     assert s.to_dense().tolist() == DENSE.tolist()
     s.zero_()
     assert s._nnz() == 0 and s.to_dense().tolist() == [[0] * 3] * 2
+
+
+def test_sparse_mask():
+    torch = _torch()
+    dense = np.arange(6.).reshape(2, 3)
+    ours = nbtorch.tensor(dense).sparse_mask(_coo())
+    theirs = torch.tensor(dense).sparse_mask(_tcoo(torch))
+    assert repr(ours) == repr(theirs)
+    with pytest.raises(RuntimeError, match="sparse_mask expected sparse coordinate"):
+        nbtorch.ones(2).sparse_mask(nbtorch.ones(2))
