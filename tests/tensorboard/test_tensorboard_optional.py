@@ -18,7 +18,7 @@ except ImportError as err:
 
 
 def test_import_without_tensorboard():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     out = subprocess.run([sys.executable, "-c", _PROGRAM], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -94,6 +94,12 @@ class SummaryWriter:
         max_queue: events queued before a write to disk is forced.
         flush_secs: seconds between flushes to disk.
         filename_suffix: suffix of the event file names.
+
+    Example:
+        >>> writer = SummaryWriter(comment="_lr0.1")      # runs/Dec06_16-10-00_host_lr0.1
+        >>> writer.add_scalar("loss/train", loss.item(), epoch)
+        >>> writer.add_graph(model, images)
+        >>> writer.close()
     """
 
     def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10,
