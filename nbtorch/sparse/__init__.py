@@ -82,18 +82,17 @@ def _dense_nnz(self):
 
 
 def _sparse_mask(self, mask):
-    """``dense.sparse_mask(mask)``: a sparse tensor with `mask`'s (coalesced) pattern and
-    this tensor's values there (differentiable in this tensor)."""
+    """``dense.sparse_mask(mask)``: a sparse tensor with `mask`'s pattern (its entries as
+    they are) and this tensor's values there (differentiable in this tensor)."""
     from ._autograd import gather_at, from_values
-    from ._build import coalesced
     if not mask.is_sparse:
         raise RuntimeError(f"sparse_mask expected sparse coordinate tensor layout but got "
                            f"{_ops._word(mask)}")
     if tuple(self._shape) != tuple(mask._shape):
         raise RuntimeError("sparse_mask(): operands have incompatible sizes; self has size "
                            f"{list(self._shape)} but mask has size {list(mask._shape)}")
-    m = coalesced(mask)
-    return from_values(m._idx, gather_at(self, m._idx, m._shape), m._shape, True)
+    return from_values(mask._idx, gather_at(self, mask._idx, mask._shape), mask._shape,
+                       mask._is_coalesced)
 
 
 def _install():
