@@ -90,8 +90,8 @@ class OpOverloadPacket:
                     errors.append(str(e))
                     continue
             return op(*args, **kwargs)
-        raise RuntimeError(f"Overloaded torch operator invoked from Python failed to match "
-                           f"any schema:\n" + "\n\n".join(errors))
+        raise RuntimeError("Overloaded torch operator invoked from Python failed to match "
+                           "any schema:\n" + "\n\n".join(errors))
 
     def __repr__(self):
         return f"{self.namespace}.{self.__name__}"

@@ -10,8 +10,9 @@ and `kernels.inspect` see it), a fake (shape) rule for `opcheck`, and the backwa
 A call binds and type-checks its arguments, then runs a generated `autograd.Function`
 (node name ``GeneratedBackwardFor_<ns>_<name>_defaultBackward``, as PyTorch's): the
 implementation runs with grad mode off, `setup_context` runs when a node is recorded,
-and the backward's gradients are checked with PyTorch's messages. Graph captures
-(`nbtorch.compile`, `jit.trace`) record the call as one node calling the op.
+and the backward's gradients are checked with PyTorch's messages
+(`_library_torch_autograd`). Graph captures (`nbtorch.compile`, `jit.trace`) record the
+call as one node calling the op.
 Ops made by `torch.library.define` + `impl` and no `register_autograd` run their kernel
 with autograd on instead, warning at backward as PyTorch does.
 """
@@ -21,11 +22,12 @@ import warnings
 
 from . import _registry
 from ._library_op import _OPS, _register
-from ._library_schema import check_qualname, infer, parse
+from ._library_infer import infer
+from ._library_schema import check_qualname, parse
+from ._library_torch_autograd import Lists, backward, forward
 from ._tensor import Tensor
 from .autograd import grad_mode
 from .autograd.function import Function
-from .autograd.graph import Node
 
 __all__ = ["CustomOpDef", "custom_op", "define_schema", "device_types_of"]
 
@@ -47,19 +49,6 @@ def device_types_of(device_types):
         device_types = (device_types,)
     from ._device import device
     return tuple(device(d).type for d in device_types)
-
-
-class _Lists:
-    """Marks the trailing argument of a Function call whose tensor lists were flattened:
-    `lens[i]` is the length of argument i's list, or None for an argument kept as is."""
-
-    __slots__ = ("lens",)
-
-    def __init__(self, lens):
-        self.lens = lens
-
-    def __repr__(self):
-        return f"_Lists{self.lens}"
 
 
 class CustomOpDef:
@@ -102,7 +91,7 @@ class CustomOpDef:
             "__module__": self.__module__, "__qualname__": self._key, "_op": self,
             "_backward_name": f"GeneratedBackwardFor_{namespace}_{name}_"
                               f"{overload or 'default'}Backward",
-            "forward": staticmethod(_forward), "backward": staticmethod(_backward)})
+            "forward": staticmethod(forward), "backward": staticmethod(backward)})
         for d in _ALL_DEVICES:
             self._sync(d)
 
@@ -241,7 +230,7 @@ class CustomOpDef:
                 else:
                     flat.append(v)
                     lens.append(None)
-            out = self._function.apply(*flat, _Lists(tuple(lens)))
+            out = self._function.apply(*flat, Lists(tuple(lens)))
         else:
             out = self._function.apply(*values)
         return list(out) if self._returns_list else out
@@ -343,109 +332,6 @@ def _detached(v):
     if isinstance(v, list) and v and any(isinstance(e, Tensor) for e in v):
         return [_detached(e) for e in v]
     return v
-
-
-# ---- the generated Function's bodies ------------------------------------------------------
-
-def _unflatten(op, flat):
-    if not op._has_lists:
-        return list(flat)
-    lens, it, values = flat[-1].lens, iter(flat[:-1]), []
-    for n in lens:
-        values.append(next(it) if n is None else [next(it) for _ in range(n)])
-    return values
-
-
-@contextlib.contextmanager
-def _per_argument(ctx, op, lens):
-    """`ctx.needs_input_grad` per schema argument (a list for a tensor-list argument) while
-    the user's setup_context / backward run, as PyTorch shows it."""
-    if not op._has_lists:
-        yield
-        return
-    flat = ctx.needs_input_grad
-    it, view = iter(flat), []
-    for n in lens:
-        view.append(next(it) if n is None else [next(it) for _ in range(n)])
-    ctx.needs_input_grad = tuple(view)
-    try:
-        yield
-    finally:
-        ctx.needs_input_grad = flat
-
-
-def _forward(ctx, *flat):
-    op = ctx._forward_cls._op
-    values = _unflatten(op, flat)
-    out = op.run(values)
-    if isinstance(ctx, Node):               # a node is recorded: autograd will need ctx
-        lens = flat[-1].lens if op._has_lists else None
-        ctx._lib_lens = lens
-        if op._setup_context_fn is not None:
-            with _per_argument(ctx, op, lens):
-                op._setup_context_fn(ctx, tuple(values), out)
-    _recorded_as_call(op)
-    return tuple(out) if isinstance(out, list) else out
-
-
-def _recorded_as_call(op):
-    """While a graph capture (compile's lowering) records: this call becomes one node
-    calling the op, never the last elementwise kernel its implementation ran (that would
-    lose a custom backward), and a mutating op's node survives dead-code elimination."""
-    rec_mod = sys.modules.get("nbtorch.fx.passes.recording")
-    rec = getattr(getattr(rec_mod, "_LOCAL", None), "recorder", None)
-    if rec is not None:
-        rec.elementwise_calls = []
-        if op._fx_impure:
-            from .fx.passes.lowered_ops import function_call
-            function_call(op._function)._fx_impure = True
-
-
-def _backward(ctx, *grads):
-    op = ctx._forward_cls._op
-    if op._backward_fn is None:
-        raise RuntimeError(
-            f"Trying to backward through {op._namespace}.{op._name}."
-            f"{op._overload or 'default'} but no autograd formula was registered. Please use "
-            "register_autograd to add one.")
-    with _per_argument(ctx, op, ctx._lib_lens):
-        result = op._backward_fn(ctx, *grads)
-    if not isinstance(result, tuple):
-        result = (result,)
-    n = len(op._kinds)
-    if len(result) > n and all(g is None for g in result[n:]):
-        result = result[:n]             # trailing Nones are accepted, as PyTorch does
-    if len(result) != n:
-        raise RuntimeError(f"function {ctx.name()} returned an incorrect number of "
-                           f"gradients (expected {n}, got {len(result)})")
-    flat = []
-    for i, (kind, g) in enumerate(zip(op._kinds, result)):
-        if kind == "L":
-            size = ctx._lib_lens[i]
-            if g is None:
-                flat.extend([None] * size)
-                continue
-            if not isinstance(g, (list, tuple)) or len(g) != size:
-                raise RuntimeError(
-                    "Expected the return from backward to be of the same structure as the "
-                    f"inputs. Got: {type(g).__name__} (return from backward at position "
-                    f"{i + 1}), a list of {size} tensor(s) (inputs)")
-            flat.extend(_checked(e) for e in g)
-        elif kind is None and g is not None:
-            raise RuntimeError(
-                f"function {ctx.name()} returned a gradient different than None at position "
-                f"{i + 1}, but the corresponding forward input was not a Variable")
-        else:
-            flat.append(_checked(g))
-    if op._has_lists:
-        flat.append(None)
-    return tuple(flat)
-
-
-def _checked(g):
-    if g is not None and not isinstance(g, Tensor):
-        raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
-    return g
 
 
 # ---- making ops ---------------------------------------------------------------------------

@@ -90,7 +90,7 @@ from ._library_api import (fallthrough_kernel, impl, impl_dispatch, register_aut
                            register_autograd, register_fake, register_kernel,
                            register_torch_dispatch, register_vmap, resolve_op)
 from ._library_opcheck import OpCheckError, opcheck
-from . import _library_api, _library_schema, _library_torch
+from . import _library_api, _library_infer, _library_torch
 
 __all__ = ["TensorSpec", "CustomOp", "ElementwiseOp", "Library", "custom_op", "define",
            "elementwise", "override", "restore", "OverrideHandle", "get_op", "ops", "kernel",
@@ -152,7 +152,7 @@ impl_abstract = register_fake          # PyTorch's older name
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
     """PyTorch's ``torch.library.infer_schema``: the schema string of an annotated function."""
-    s = _library_schema.infer(prototype_function, mutates_args, op_name)
+    s = _library_infer.infer(prototype_function, mutates_args, op_name)
     return str(s)
 
 
