@@ -118,9 +118,8 @@ class ConvBn2d(Conv2d):
         q = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride,
                 conv.padding, conv.dilation, conv.groups, conv.bias is not None,
                 conv.padding_mode)
-        _copy_from(q, conv, qconfig)
-        q.bn = bn
-        return q
+        q.bn = bn                   # registered before weight_fake_quant: PyTorch's key order
+        return _copy_from(q, conv, qconfig)
 
     def folded_weight_bias(self):
         """The weight and bias with the BatchNorm's running statistics folded in."""

@@ -76,6 +76,31 @@ class _QuantizedRNNBase(nn.Module):
                 q._packs.append(tuple(pair))
         return q
 
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """PyTorch's keys (``_all_weight_values.<i>.param``, one per layer and direction);
+        the values are (w_ih, b_ih, w_hh, b_hh) tuples of a qint8 weight and a float bias,
+        not PyTorch's opaque packed objects (it had no weights at all: a reloaded
+        model kept its own)."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for i, pair in enumerate(self._packs):
+            destination[f"{prefix}_all_weight_values.{i}.param"] = tuple(
+                v for p in pair for v in _weight_bias(p))
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        packs = []
+        for i in range(self.num_layers * (2 if self.bidirectional else 1)):
+            value = state_dict.pop(f"{prefix}_all_weight_values.{i}.param", None)
+            if value is None:
+                missing_keys.append(f"{prefix}_all_weight_values.{i}.param")
+            else:
+                packs.append((qF.PackedWeight(value[0], value[1]),
+                              qF.PackedWeight(value[2], value[3])))
+        if len(packs) == self.num_layers * (2 if self.bidirectional else 1):
+            self._packs = packs
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
     def _init_state(self, batch, hx):
         n = self.num_layers * (2 if self.bidirectional else 1)
         return np.zeros((n, batch, self.hidden_size), np.float32) if hx is None else \
@@ -175,7 +200,31 @@ class GRU(_QuantizedRNNBase):
         return self._finish(out, unbatched), nbtorch.from_numpy(hn)
 
 
+def _weight_bias(packed):
+    """(quantized weight, float bias or None) of a PackedWeight."""
+    return packed.qweight, (nbtorch.from_numpy(packed.bias) if packed.has_bias else None)
+
+
 class _CellBase(nn.Module):
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """PyTorch's keys ``_packed_weight_ih``/``_hh``; values (weight, bias) tuples."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        for kind, p in zip(("ih", "hh"), self._packs):
+            destination[f"{prefix}_packed_weight_{kind}"] = _weight_bias(p)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        packs = list(getattr(self, "_packs", (None, None)))
+        for i, kind in enumerate(("ih", "hh")):
+            value = state_dict.pop(f"{prefix}_packed_weight_{kind}", None)
+            if value is None:
+                missing_keys.append(f"{prefix}_packed_weight_{kind}")
+            else:
+                packs[i] = qF.PackedWeight(value[0], value[1])
+        self._packs = tuple(packs)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig

@@ -1,0 +1,91 @@
+"""Workflows end to end against PyTorch: QAT of a small CNN (fused conv-bn-relu, linear)
+step by step and after convert; dynamically quantized RNN checkpoints."""
+import io
+import warnings
+
+import numpy as np
+import pytest
+
+import nbtorch
+from nbtorch import nn
+import nbtorch.ao.quantization as tq
+
+
+def _net(t):
+    q = t.ao.quantization
+
+    class M(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = q.QuantStub(), q.DeQuantStub()
+            self.conv, self.bn, self.relu = t.nn.Conv2d(1, 4, 3, padding=1), \
+                t.nn.BatchNorm2d(4), t.nn.ReLU()
+            self.fc = t.nn.Linear(4 * 6 * 6, 3)
+
+        def forward(self, x):
+            return self.dequant(self.fc(self.relu(self.bn(self.conv(self.quant(x)))).flatten(1)))
+    return M()
+
+
+def _qat(t, sd, x, y):
+    m = _net(t)
+    m.load_state_dict({k: t.from_numpy(v.copy()) for k, v in sd.items()})
+    m.train()
+    q = t.ao.quantization
+    m.qconfig = q.get_default_qat_qconfig("x86")
+    p = q.prepare_qat(q.fuse_modules_qat(m, [["conv", "bn", "relu"]]))
+    params = list(p.parameters())
+    outs = []
+    for _ in range(3):
+        for w in params:
+            w.grad = None
+        o = p(t.from_numpy(x))
+        t.nn.functional.cross_entropy(o, t.from_numpy(y)).backward()
+        with t.no_grad():           # plain SGD (torch.optim's first use imports dynamo: 2 s)
+            for w in params:
+                w -= 0.05 * w.grad
+        outs.append(o.detach().numpy().copy())
+    p.eval()
+    c = q.convert(p)
+    return (outs, list(p.state_dict()), c(t.from_numpy(x)).numpy(),
+            c.conv.weight().int_repr().numpy(), c.fc.weight().int_repr().numpy(),
+            (c.conv.scale, c.conv.zero_point, c.fc.zero_point), c.fc.scale)
+
+
+def test_qat_cnn_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    sd = {k: v.detach().numpy().copy() for k, v in _net(torch).state_dict().items()}
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 1, 6, 6)).astype(np.float32)
+    y = np.array([0, 1, 2, 0] * 4)
+    want, got = _qat(torch, sd, x, y), _qat(nbtorch, sd, x, y)
+    for a, b in zip(want[0], got[0]):               # fake-quantized training outputs
+        np.testing.assert_allclose(b, a, atol=1e-5)
+    assert got[1] == want[1]                        # QAT state-dict keys, in order
+    np.testing.assert_array_equal(got[3], want[3])  # int8 weights
+    np.testing.assert_array_equal(got[4], want[4])
+    assert got[5] == want[5] and got[6] == pytest.approx(want[6], rel=1e-6)
+    assert np.abs(got[2] - want[2]).max() <= want[6] * 1.001    # within one output step
+
+
+def test_dynamic_rnn_state_dict_round_trip():
+    def make(seed):
+        nbtorch.manual_seed(seed)
+        return tq.quantize_dynamic(nn.Sequential(
+            nn.LSTM(3, 4, num_layers=2, bidirectional=True), nn.LSTMCell(3, 4),
+            nn.GRUCell(3, 4)))
+    a, b = make(0), make(1)
+    buf = io.BytesIO()
+    nbtorch.save(a.state_dict(), buf)
+    buf.seek(0)
+    b.load_state_dict(nbtorch.load(buf))
+    assert "0._all_weight_values.3.param" in a.state_dict()
+    assert "1._packed_weight_ih" in a.state_dict()
+    x, xc = nbtorch.randn(5, 2, 3), nbtorch.randn(2, 3)
+    assert a[0](x)[0].tolist() == b[0](x)[0].tolist()
+    assert a[1](xc)[0].tolist() == b[1](xc)[0].tolist()
+    assert a[2](xc).tolist() == b[2](xc).tolist()
+    with pytest.raises(RuntimeError, match="Missing key"):
+        b.load_state_dict({})
