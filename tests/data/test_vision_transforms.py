@@ -542,3 +542,26 @@ def test_tensor_warps_agree_with_pillow():
         from_tensor = warp(tensor).numpy().transpose(1, 2, 0)
         assert from_pil.shape == from_tensor.shape
         assert np.any(from_pil != from_tensor, axis=2).mean() < 0.01     # nearest: same pixels
+
+
+def test_perspective_identity_and_agreement_with_pillow():
+    image = hwc(20, 24)
+    corners = [[0, 0], [23, 0], [23, 19], [0, 19]]
+    same = F.perspective(chw(image), corners, corners, T.InterpolationMode.NEAREST)
+    np.testing.assert_array_equal(same.numpy(), chw(image).numpy())
+    shifted = [[x + 2, y + 1] for x, y in corners]                # a pure translation
+    out = F.perspective(chw(image), corners, shifted, T.InterpolationMode.NEAREST).numpy()
+    np.testing.assert_array_equal(out[:, 1:, 2:], chw(image).numpy()[:, :-1, :-2])
+    assert (out[:, 0, :] == 0).all() and (out[:, :, :2] == 0).all()
+    Image = pytest.importorskip("PIL.Image")
+    moved = [[2, 1], [21, 3], [22, 18], [1, 17]]
+    nearest = T.InterpolationMode.NEAREST
+    from_pil = np.asarray(F.perspective(Image.fromarray(image), corners, moved, nearest))
+    from_tensor = F.perspective(chw(image), corners, moved, nearest).numpy().transpose(1, 2, 0)
+    assert np.any(from_pil != from_tensor, axis=2).mean() < 0.01        # Pillow's pixels
+    nbtorch.manual_seed(0)
+    start, end = T.RandomPerspective.get_params(24, 20, 0.5)
+    assert start == corners
+    assert all(0 <= x <= 23 and 0 <= y <= 19 for x, y in end)
+    assert end[0][0] <= 6 and end[1][0] >= 23 - 7 and end[2][1] >= 19 - 6
+    assert T.RandomPerspective(p=1.0)(chw(image)).shape == (3, 20, 24)

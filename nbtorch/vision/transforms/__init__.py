@@ -23,6 +23,7 @@ from nbtorch.vision.transforms._geometric import (CenterCrop, FiveCrop, Pad, Ran
                                                   RandomResizedCrop, RandomRotation,
                                                   RandomVerticalFlip, Resize, TenCrop)
 from nbtorch.vision.transforms._kinds import InterpolationMode
+from nbtorch.vision.transforms._perspective import RandomPerspective
 from nbtorch.vision.transforms._photometric import (ColorJitter, GaussianBlur, Grayscale,
                                                     RandomAdjustSharpness, RandomAutocontrast,
                                                     RandomEqualize, RandomErasing,
@@ -32,11 +33,11 @@ from nbtorch.vision.transforms._photometric import (ColorJitter, GaussianBlur, G
 __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder", "Lambda", "ToTensor",
            "PILToTensor", "ToPILImage", "ConvertImageDtype", "Normalize", "Resize", "CenterCrop",
            "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
-           "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop", "ColorJitter", "Grayscale",
-           "RandomGrayscale", "GaussianBlur", "RandomErasing", "RandomInvert", "RandomPosterize",
-           "RandomSolarize", "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize",
-           "AutoAugment", "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide",
-           "InterpolationMode", "functional", "v2"]
+           "RandomRotation", "RandomAffine", "FiveCrop", "TenCrop", "RandomPerspective",
+           "ColorJitter", "Grayscale", "RandomGrayscale", "GaussianBlur", "RandomErasing",
+           "RandomInvert", "RandomPosterize", "RandomSolarize", "RandomAdjustSharpness",
+           "RandomAutocontrast", "RandomEqualize", "AutoAugment", "AutoAugmentPolicy",
+           "RandAugment", "TrivialAugmentWide", "InterpolationMode", "functional", "v2"]
 
 
 def __getattr__(name):

@@ -317,7 +317,7 @@ def _fill_list(fill, channels):
     return [float(fill)]
 
 
-def _warp_tensor(img, matrix, mode, fill, out_height=None, out_width=None):
+def _warp_tensor(img, matrix, mode, fill, out_height=None, out_width=None, grid=None):
     """torchvision's grid transform: ``grid_sample`` (zeros outside), then ``fill`` blended
     in through an extra all-ones channel that records where the samples came from."""
     check_image_tensor(img)
@@ -335,7 +335,9 @@ def _warp_tensor(img, matrix, mode, fill, out_height=None, out_width=None):
     if fill is not None:
         ones = nbtorch.ones((batch, 1, height, width), dtype=work_dtype, device=img.device)
         work = nbtorch.cat([work, ones], dim=1)
-    grid = nbtorch.from_numpy(_affine_grid(matrix, width, height, out_width, out_height))
+    if grid is None:
+        grid = _affine_grid(matrix, width, height, out_width, out_height)
+    grid = nbtorch.from_numpy(grid)
     grid = grid.to(device=img.device, dtype=work_dtype).expand(batch, out_height, out_width, 2)
     out = NF.grid_sample(work, grid, mode=mode.value, padding_mode="zeros",
                          align_corners=False)

@@ -15,7 +15,8 @@ Example:
     (torch.Size([3, 2, 2]), 1.0, 7)
 """
 import nbtorch
-from nbtorch.vision.transforms import _autoaugment, _basic, _convert, _geometric, _photometric
+from nbtorch.vision.transforms import (_autoaugment, _basic, _convert, _geometric, _perspective,
+                                      _photometric)
 from nbtorch.vision.transforms import functional  # noqa: F401  (v2.functional)
 from nbtorch.vision.transforms._kinds import InterpolationMode, is_pil
 from nbtorch.vision.transforms._mix import CutMix, MixUp
@@ -28,7 +29,7 @@ __all__ = ["Compose", "RandomApply", "RandomChoice", "RandomOrder", "Lambda", "I
            "RandomErasing", "RandomInvert", "RandomPosterize", "RandomSolarize",
            "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "AutoAugment",
            "AutoAugmentPolicy", "RandAugment", "TrivialAugmentWide", "InterpolationMode",
-           "MixUp", "CutMix"]
+           "MixUp", "CutMix", "RandomPerspective", "FiveCrop", "TenCrop"]
 
 
 def _leaves(obj):
@@ -166,6 +167,9 @@ RandomHorizontalFlip = _v2(_geometric.RandomHorizontalFlip)
 RandomVerticalFlip = _v2(_geometric.RandomVerticalFlip)
 RandomRotation = _v2(_geometric.RandomRotation)
 RandomAffine = _v2(_geometric.RandomAffine)
+RandomPerspective = _v2(_perspective.RandomPerspective)
+FiveCrop = _v2(_geometric.FiveCrop)
+TenCrop = _v2(_geometric.TenCrop)
 ColorJitter = _v2(_photometric.ColorJitter)
 Grayscale = _v2(_photometric.Grayscale)
 RandomGrayscale = _v2(_photometric.RandomGrayscale)
