@@ -57,23 +57,40 @@ class Arg:
         """(alias set, is_write) of a ``Tensor(a!)`` argument, else None."""
         return None if self.alias is None else (self.alias, self.mutable)
 
-    def __str__(self):
+    def text(self, raw=False):
+        """``Tensor(a!) y=...``; `raw`: defaults as `infer_schema` writes them (``2.0``)."""
         t = self.type
         if self.alias:
             t = f"Tensor({self.alias}{'!' if self.mutable else ''}){t[len('Tensor'):]}"
         s = f"{t} {self.name}"
-        return s if not self.has_default else f"{s}={_render(self.default)}"
+        if not self.has_default:
+            return s
+        if not raw and self.type.startswith("Device") and isinstance(self.default, str):
+            return f"{s}={self.default}"             # a registered schema's bare device
+        return f"{s}={_render(self.default, raw)}"
+
+    __str__ = text
 
 
-def _render(v):
-    if v is None or isinstance(v, (bool, int)):
+# c10::ScalarType numbers: how a registered schema prints a dtype default
+_SCALAR_TYPES = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
+                 "float32": 6, "float64": 7, "complex64": 9, "complex128": 10, "bool": 11,
+                 "bfloat16": 15}
+
+
+def _render(v, raw=False):
+    """A default as PyTorch prints it: a registered schema (``2.``, ``1.0000000000000001e-05``,
+    dtypes as ScalarType numbers, devices bare) or, `raw`, as `infer_schema` writes it."""
+    if v is None or isinstance(v, (bool, int)) or raw and isinstance(v, float):
         return str(v)
     if isinstance(v, float):
-        return f"{int(v)}." if v.is_integer() and abs(v) < 1e16 else repr(v)
+        return f"{int(v)}." if v.is_integer() and abs(v) < 1e16 else "%.17g" % v
     if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_render(e) for e in v) + "]"
+        return "[" + ", ".join(_render(e, raw) for e in v) + "]"
     if isinstance(v, _dtype):
-        return v.name
+        return v.name if raw else str(_SCALAR_TYPES.get(v.name, v.name))
+    if isinstance(v, _device) and not raw:
+        return str(v)
     return f'"{v}"'
 
 
@@ -98,13 +115,15 @@ class Schema:
     def overload_name(self):
         return self.overload
 
-    def __str__(self):
+    def text(self, raw=False):
+        """The schema string (`raw`: float defaults as Python prints them, as PyTorch's
+        `infer_schema` returns them; the registered schema prints ``2.``)."""
         parts, star = [], False
         for a in self.args:
             if a.kwarg_only and not star:
                 parts.append("*")
                 star = True
-            parts.append(str(a))
+            parts.append(a.text(raw))
         ret = self.returns
         out = "(" + ", ".join(ret) + ")" if self.tuple_return else ret[0]
         name = self.name or ""
@@ -112,7 +131,7 @@ class Schema:
             name += "." + self.overload
         return f"{name}({', '.join(parts)}) -> {out}"
 
-    __repr__ = __str__
+    __str__ = __repr__ = text
 
     # ---- calling ------------------------------------------------------------------------
     def bind(self, args, kwargs):

@@ -152,8 +152,7 @@ impl_abstract = register_fake          # PyTorch's older name
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
     """PyTorch's ``torch.library.infer_schema``: the schema string of an annotated function."""
-    s = _library_infer.infer(prototype_function, mutates_args, op_name)
-    return str(s)
+    return _library_infer.infer(prototype_function, mutates_args, op_name).text(raw=True)
 
 
 def triton_op(name, fn=None, /, *, mutates_args, schema=None):

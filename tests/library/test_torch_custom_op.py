@@ -195,10 +195,11 @@ def test_schema_inference_as_pytorch():
     def f4(x: torch.Tensor, s: Sequence[float], n: int = None) -> list[torch.Tensor]:
         return [x * 2]
 
-    def f5(x: Optional[torch.Tensor], xs: list[torch.Tensor], a: int, b: bool = False,
-           c: str = "x", d: Optional[int] = None, e: torch.types.Number = 2,
-           f: torch.dtype = torch.float32, g: list[Optional[torch.Tensor]] = None,
-           h: Optional[Sequence[int]] = None) -> torch.Tensor:
+    def f5(x: Optional[torch.Tensor], xs: list[torch.Tensor], a: int,
+           g: list[Optional[torch.Tensor]], b: bool = False, c: str = "x",
+           d: Optional[int] = None, e: torch.types.Number = 2, f: torch.dtype = torch.float32,
+           h: Optional[Sequence[int]] = None, i: float = 1e-5, j: torch.device = "cpu",
+           k: float = -2.0, m: int = -3) -> torch.Tensor:
         return xs[0] * 2
 
     def f6(x: "torch.Tensor") -> "torch.Tensor":
@@ -209,15 +210,16 @@ def test_schema_inference_as_pytorch():
              (f2, "unknown", "mylib::f2(Tensor(a0!) x, Tensor(a1!) y) -> ()"),
              (f3, (), "mylib::f3(Tensor x) -> (Tensor, SymInt)"),
              (f4, (), "mylib::f4(Tensor x, float[] s, SymInt n=None) -> Tensor[]"),
-             (f5, (), "mylib::f5(Tensor? x, Tensor[] xs, SymInt a, bool b=False, str c=\"x\", "
-                      "SymInt? d=None, Scalar e=2, ScalarType f=float32, Tensor?[] g=None, "
-                      "SymInt[]? h=None) -> Tensor"),
+             (f5, (), "mylib::f5(Tensor? x, Tensor[] xs, SymInt a, Tensor?[] g, bool b=False, "
+                      "str c=\"x\", SymInt? d=None, Scalar e=2, ScalarType f=6, "
+                      "SymInt[]? h=None, float i=1.0000000000000001e-05, Device j=cpu, "
+                      "float k=-2., SymInt m=-3) -> Tensor"),
              (f6, (), "mylib::f6(Tensor x) -> Tensor")]
     for fn, mutates, expected in cases:
         op = torch.library.custom_op(f"mylib::{fn.__name__}", fn, mutates_args=mutates)
         assert _schema(op) == expected
     assert torch.library.infer_schema(f1, mutates_args=()) == \
-        "(Tensor x, *, float y=2.) -> Tensor"
+        "(Tensor x, *, float y=2.0) -> Tensor"
 
 
 def test_schema_inference_errors():
