@@ -66,6 +66,28 @@ class PackedWeight:
                      else np.asarray(bias.detach()._host(), np.float32))
         self.has_bias = bias is not None
 
+    def group(self, groups):
+        """One PackedWeight per group (grouped / depthwise conv), built once: the rows of
+        each group's output channels with their qparams and bias."""
+        cache = getattr(self, "_groups", None)
+        if cache is None or len(cache) != groups:
+            q, n = self.qweight, self.shape[0]
+            per, ints = n // groups, np.ascontiguousarray(q._ints())
+            cache = []
+            for g in range(groups):
+                rows = slice(g * per, (g + 1) * per)
+                sub = (QTensor._from_int(ints[rows], qint8, *q._qparams)
+                       if len(q._qparams) == 2 else
+                       QTensor._from_int(ints[rows], qint8, scales=q._qparams[0][rows],
+                                         zero_points=q._qparams[1][rows], axis=0))
+                bias = None
+                if self.has_bias:
+                    import nbtorch
+                    bias = nbtorch.from_numpy(self.bias[rows].copy())
+                cache.append(PackedWeight(sub, bias))
+            self._groups = cache
+        return cache
+
     def buffers(self):
         """The weight as plain tensors for a state dict: int8 values (the layer's shape),
         scales (float64) and zero points (int64), one each for a per-tensor weight."""
@@ -107,11 +129,9 @@ def linear(x, packed, scale, zero_point, relu=False):
 
 
 def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu=False):
-    """Quantized 2-D convolution (groups=1, zero padding = the input's zero point)."""
+    """Quantized 2-D convolution (zero padding = the input's zero point; groups run one
+    by one)."""
     x = _check_q(x, "quantized::conv2d")
-    if groups != 1:
-        raise NotImplementedError("quantized conv2d: groups > 1 is not implemented in "
-                                  "nbtorch yet")
     scale, zero_point = check_qparams(scale, zero_point, quint8)
     xi = np.ascontiguousarray(x._ints())
     n, _, h, w = xi.shape
@@ -120,11 +140,19 @@ def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     sx, zx = x._qparams
-    mult, bias_q = packed.requant_factors(sx, scale)
     out = np.empty((n, o, oh, ow), np.uint8)
-    _kernel("quantized_conv2d")(xi, zx, packed.w.reshape(packed.shape), packed.wp,
-                                packed.zps, packed.colsum, bias_q, mult, zero_point, relu, out,
-                                (sh, sw), (ph, pw), (dh, dw))
+    # grouped / depthwise: each group's channels through the same kernel
+    parts = [packed] if groups == 1 else packed.group(groups)
+    cin, cout = xi.shape[1] // groups, o // groups
+    for g, part in enumerate(parts):
+        xg = xi if groups == 1 else np.ascontiguousarray(xi[:, g * cin:(g + 1) * cin])
+        og = out if groups == 1 else np.empty((n, cout, oh, ow), np.uint8)
+        mult, bias_q = part.requant_factors(sx, scale)
+        _kernel("quantized_conv2d")(xg, zx, part.w.reshape(part.shape), part.wp, part.zps,
+                                    part.colsum, bias_q, mult, zero_point, relu, og,
+                                    (sh, sw), (ph, pw), (dh, dw))
+        if groups != 1:
+            out[:, g * cout:(g + 1) * cout] = og
     return QTensor._from_int(out, quint8, scale, zero_point)
 
 

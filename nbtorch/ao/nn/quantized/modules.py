@@ -246,7 +246,7 @@ class Linear(_WeightedQuantized):
 
 
 class Conv2d(_WeightedQuantized):
-    """Quantized Conv2d (groups=1, zero padding)."""
+    """Quantized Conv2d (zero padding; grouped and depthwise too)."""
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros"):
