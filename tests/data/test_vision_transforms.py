@@ -565,3 +565,13 @@ def test_perspective_identity_and_agreement_with_pillow():
     assert all(0 <= x <= 23 and 0 <= y <= 19 for x, y in end)
     assert end[0][0] <= 6 and end[1][0] >= 23 - 7 and end[2][1] >= 19 - 6
     assert T.RandomPerspective(p=1.0)(chw(image)).shape == (3, 20, 24)
+
+
+def test_palette_images_keep_their_palette():
+    Image = pytest.importorskip("PIL.Image")
+    rgb = Image.fromarray(hwc(8, 8))
+    palette = rgb.convert("P", palette=Image.Palette.ADAPTIVE, colors=16)
+    padded = T.Pad(2, padding_mode="edge")(palette)
+    assert padded.mode == "P" and padded.getpalette() == palette.getpalette()
+    np.testing.assert_array_equal(np.asarray(padded)[2:-2, 2:-2], np.asarray(palette))
+    np.testing.assert_array_equal(np.asarray(padded.convert("RGB"))[2:-2, 2:-2], np.asarray(palette.convert("RGB")))

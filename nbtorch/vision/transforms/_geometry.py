@@ -12,8 +12,9 @@ import numpy as np
 import nbtorch
 import nbtorch.nn.functional as NF
 from nbtorch.vision.transforms._kinds import (_PIL_RESAMPLE, InterpolationMode, apply,
-                                              check_image_tensor, get_dimensions,
-                                              interpolation_mode, is_pil, is_tensor, pil_module)
+                                              array_to_pil_like, check_image_tensor,
+                                              get_dimensions, interpolation_mode, is_pil,
+                                              is_tensor)
 
 __all__ = ["pad", "crop", "center_crop", "resized_crop", "hflip", "vflip", "resize",
            "resized_shape", "rotate", "affine", "five_crop", "ten_crop"]
@@ -76,9 +77,8 @@ def _pad_picture(img, left, top, right, bottom, fill, padding_mode):
     """``pad`` of a NumPy array or PIL image (through its pixel array)."""
     if isinstance(img, np.ndarray):
         return _pad_array(img, left, top, right, bottom, fill, padding_mode)
-    out = pil_module().fromarray(_pad_array(np.asarray(img), left, top, right, bottom, fill,
-                                     padding_mode))
-    return out if out.mode == img.mode else out.convert(img.mode)
+    padded = _pad_array(np.asarray(img), left, top, right, bottom, fill, padding_mode)
+    return array_to_pil_like(padded, img)
 
 
 def pad(img, padding, fill=0, padding_mode="constant"):

@@ -133,14 +133,21 @@ def pil_to_chw(pic):
     return nbtorch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1)))
 
 
-def chw_to_pil(tensor, like):
-    """A CHW tensor to a PIL image of ``like``'s mode."""
+def array_to_pil_like(array, like):
+    """An HW(C) array as a PIL image of ``like``'s mode (palette images keep the palette)."""
     Image = pil_module()
-    array = chw_to_array(tensor, 2)
     if like.mode == "1":
         return Image.fromarray(array.astype(bool))
-    image = Image.fromarray(array)
+    image = Image.fromarray(np.ascontiguousarray(array))
+    if like.mode == "P" and image.mode == "L":
+        image.putpalette(like.getpalette())
+        return image
     return image if image.mode == like.mode else image.convert(like.mode)
+
+
+def chw_to_pil(tensor, like):
+    """A CHW tensor to a PIL image of ``like``'s mode."""
+    return array_to_pil_like(chw_to_array(tensor, 2), like)
 
 
 def apply(img, on_tensor, on_pil=None, name="img"):
