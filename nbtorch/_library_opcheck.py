@@ -160,6 +160,9 @@ def check_aot_dispatch(op, args, kwargs, atol=None, rtol=None):
     eager_out, eager_grads = _grads(op, args, kwargs, op)
     compiled = _compile(lambda *a, **k: op(*a, **k))
     out, grads = _grads(op, args, kwargs, compiled)
+    if compiled.fallback_reasons:
+        raise RuntimeError(f"{_name(op)}: nbtorch.compile could not capture the op and ran "
+                           f"it eagerly: {compiled.fallback_reasons[0]}")
     for i, (a, b) in enumerate(zip(eager_out, out)):
         _close(a, b, atol, rtol, f"output {i} of {_name(op)}: eager vs compiled")
     for i, (a, b) in enumerate(zip(eager_grads, grads)):

@@ -54,6 +54,7 @@ def test_numpy_sin_values_grad_gradcheck_and_torch_ops():
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(x.detach().numpy()))
     assert torch.autograd.gradcheck(numpy_sin, (x,))
+    assert torch.autograd.gradgradcheck(numpy_sin, (x,))     # backward written with ops
     assert torch.ops.mylib.numpy_sin.default(x.detach()).shape == (3, 4)
     with torch.no_grad():
         assert numpy_sin(x).grad_fn is None
