@@ -116,7 +116,14 @@ class CustomOpDef:
 
     def register_autograd(self, backward, /, *, setup_context=None):
         """``backward(ctx, *grads)`` returns one gradient per input (None for
-        non-tensors); ``setup_context(ctx, inputs, output)`` saves what backward needs."""
+        non-tensors); ``setup_context(ctx, inputs, output)`` saves what backward needs.
+        Only a functional op (mutates nothing, returns something) takes one, as in PyTorch."""
+        if self._schema.mutable_args or not self._schema.returns:
+            who = self if self._defined_by == "custom_op" else self._opoverload
+            raise RuntimeError(
+                f"Cannot register autograd formula for non-functional operator {who} with "
+                f"schema {self._schema}. Please create a functional operator and register an "
+                "autograd formula for that.")
         self._backward_fn, self._setup_context_fn = backward, setup_context
 
     def register_torch_dispatch(self, torch_dispatch_class, fn=None, /):

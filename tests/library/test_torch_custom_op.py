@@ -168,6 +168,11 @@ def test_tutorial_mutable_numpy_sin_compiled_and_opcheck():
     v = out._version
     assert numpy_sin(x, out) is None and out._version > v     # a mutation bumps the version
     assert _schema(numpy_sin) == "mylib::numpy_sin(Tensor input, Tensor(a1!) output) -> ()"
+    with pytest.raises(RuntimeError, match=r"^Cannot register autograd formula for "
+                       r"non-functional operator <CustomOpDef\(mylib::numpy_sin\)> with schema "
+                       r"mylib::numpy_sin\(Tensor input, Tensor\(a1!\) output\) -> \(\)\. "
+                       "Please create a functional operator"):
+        numpy_sin.register_autograd(lambda ctx, g: None)
 
 
 def test_undeclared_mutation_is_caught_by_opcheck():
