@@ -575,3 +575,11 @@ def test_palette_images_keep_their_palette():
     assert padded.mode == "P" and padded.getpalette() == palette.getpalette()
     np.testing.assert_array_equal(np.asarray(padded)[2:-2, 2:-2], np.asarray(palette))
     np.testing.assert_array_equal(np.asarray(padded.convert("RGB"))[2:-2, 2:-2], np.asarray(palette.convert("RGB")))
+
+
+def test_chw_shaped_arrays_are_refused():
+    with pytest.raises(ValueError, match="looks like C x H x W"):
+        T.RandomCrop(8)(np.zeros((3, 32, 32), np.float32))
+    with pytest.raises(ValueError, match="looks like C x H x W"):
+        T.RandomHorizontalFlip(1.0)(np.zeros((3, 32, 32), np.float32))
+    assert F.hflip(np.zeros((32, 32, 3))).shape == (32, 32, 3)

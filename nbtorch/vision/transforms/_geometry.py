@@ -12,7 +12,7 @@ import numpy as np
 import nbtorch
 import nbtorch.nn.functional as NF
 from nbtorch.vision.transforms._kinds import (_PIL_RESAMPLE, InterpolationMode, apply,
-                                              array_to_pil_like, check_image_tensor,
+                                              array_to_pil_like, check_hwc, check_image_tensor,
                                               get_dimensions, interpolation_mode, is_pil,
                                               is_tensor)
 
@@ -20,6 +20,14 @@ __all__ = ["pad", "crop", "center_crop", "resized_crop", "hflip", "vflip", "resi
            "resized_shape", "rotate", "affine", "five_crop", "ten_crop"]
 
 _PADDING_MODES = ("constant", "edge", "reflect", "symmetric")
+
+
+def _is_array(img):
+    """True for a NumPy picture (checked to be HW(C), not CHW)."""
+    if isinstance(img, np.ndarray):
+        check_hwc(img)
+        return True
+    return False
 
 
 def _padding_ltrb(padding):
@@ -75,7 +83,7 @@ def _pad_array(array, left, top, right, bottom, fill, padding_mode):
 
 def _pad_picture(img, left, top, right, bottom, fill, padding_mode):
     """``pad`` of a NumPy array or PIL image (through its pixel array)."""
-    if isinstance(img, np.ndarray):
+    if _is_array(img):
         return _pad_array(img, left, top, right, bottom, fill, padding_mode)
     padded = _pad_array(np.asarray(img), left, top, right, bottom, fill, padding_mode)
     return array_to_pil_like(padded, img)
@@ -131,7 +139,7 @@ def crop(img, top, left, height, width):
         return t[..., top:bottom, left:right]
     if is_pil(img):
         return img.crop((left, top, left + width, top + height))
-    if isinstance(img, np.ndarray) and top >= 0 and left >= 0 and \
+    if _is_array(img) and top >= 0 and left >= 0 and \
             top + height <= img.shape[0] and left + width <= img.shape[1]:
         return img[top:top + height, left:left + width]
     return apply(img, on_tensor)
@@ -168,7 +176,7 @@ def hflip(img):
     """Mirror left-right."""
     if is_pil(img):
         return img.transpose(0)           # Image.Transpose.FLIP_LEFT_RIGHT
-    if isinstance(img, np.ndarray):
+    if _is_array(img):
         return np.ascontiguousarray(img[:, ::-1])
     return apply(img, lambda t: (check_image_tensor(t), t.flip(-1))[1])
 
@@ -177,7 +185,7 @@ def vflip(img):
     """Mirror top-bottom."""
     if is_pil(img):
         return img.transpose(1)           # Image.Transpose.FLIP_TOP_BOTTOM
-    if isinstance(img, np.ndarray):
+    if _is_array(img):
         return np.ascontiguousarray(img[::-1])
     return apply(img, lambda t: (check_image_tensor(t), t.flip(-2))[1])
 

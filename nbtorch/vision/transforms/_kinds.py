@@ -93,6 +93,7 @@ def get_dimensions(img):
     if isinstance(img, np.ndarray):
         if img.ndim not in (2, 3):
             raise ValueError(f"pic should be 2/3 dimensional. Got {img.ndim} dimensions.")
+        check_hwc(img)
         return [1 if img.ndim == 2 else img.shape[2], img.shape[0], img.shape[1]]
     if is_pil(img):
         width, height = img.size
@@ -108,6 +109,15 @@ def get_image_size(img):
 
 def get_image_num_channels(img):
     return get_dimensions(img)[0]
+
+
+def check_hwc(array):
+    """Refuse what looks like a CHW array (few leading, many trailing "channels"): NumPy
+    images are HW(C) pictures here, and reading CHW as HWC would give garbage silently."""
+    if array.ndim == 3 and array.shape[2] > 4 and array.shape[0] <= 4:
+        raise ValueError(f"NumPy images are H x W x C pictures; an array of shape "
+                         f"{array.shape} looks like C x H x W: convert it with "
+                         "nbtorch.from_numpy (a CHW tensor) or transpose it to HWC")
 
 
 def array_to_chw(array):
@@ -156,6 +166,7 @@ def apply(img, on_tensor, on_pil=None, name="img"):
     if is_tensor(img):
         return on_tensor(img)
     if isinstance(img, np.ndarray):
+        check_hwc(img)
         return chw_to_array(on_tensor(array_to_chw(img)), img.ndim)
     if is_pil(img):
         if on_pil is not None:
