@@ -16,9 +16,10 @@ __all__ = ["row_pointers", "csr_mm", "sampled_dot", "scatter_add_rows",
            "PARALLEL_MIN_WORK"]
 
 # Multiply-adds (nnz x dense columns) from which the parallel kernels run. Measured on the
-# 2-core machine under load (~5): serial 14 us vs parallel 18 us at 6e4, 57 vs 61 us at
-# 2.5e5, 478 vs 371 us at 4e6; the threshold sits where a quieter machine starts to gain.
-PARALLEL_MIN_WORK = 1 << 18
+# 2-core machine at load ~5: serial 14 vs parallel 18 us at 6e4, 57 vs 61 us at 2.5e5,
+# 104 vs 105 us at 1e6, 478 vs 371 us at 4e6, 1.13 vs 0.64 ms at 6.4e6 (SpMM 1e4 x 1e4,
+# 1e5 nonzeros, 64 columns); at load ~7.5 the parallel variant's median was 5x the serial's.
+PARALLEL_MIN_WORK = 1 << 20
 
 
 @numba.njit(cache=True)
