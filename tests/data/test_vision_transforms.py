@@ -583,3 +583,25 @@ def test_chw_shaped_arrays_are_refused():
     with pytest.raises(ValueError, match="looks like C x H x W"):
         T.RandomHorizontalFlip(1.0)(np.zeros((3, 32, 32), np.float32))
     assert F.hflip(np.zeros((32, 32, 3))).shape == (32, 32, 3)
+
+
+def test_adjust_gamma_matches_numpy():
+    image = np.random.default_rng(11).random((3, 4, 5)).astype(np.float32)
+    out = F.adjust_gamma(nbtorch.from_numpy(image), 2.2, gain=1.1).numpy()
+    np.testing.assert_allclose(out, np.clip(1.1 * image ** 2.2, 0, 1), rtol=1e-5)
+    u8 = chw(hwc())
+    expected = (np.clip((u8.numpy() / 255.0) ** 0.5, 0, 1) * (255 + 1 - 1e-3)).astype(np.uint8)
+    assert np.abs(F.adjust_gamma(u8, 0.5).numpy().astype(int) - expected).max() <= 1
+    with pytest.raises(ValueError, match="Gamma should be a non-negative real number"):
+        F.adjust_gamma(u8, -1)
+
+
+def test_autoaugment_shears_agree_between_pillow_and_tensors():
+    Image = pytest.importorskip("PIL.Image")
+    from nbtorch.vision.transforms._autoaugment import _apply_op
+    image = hwc(16, 20)
+    nearest = T.InterpolationMode.NEAREST
+    for op, magnitude in (("ShearX", 0.3), ("ShearY", -0.25), ("TranslateY", 5.0), ("Rotate", 20.0)):
+        from_pil = np.asarray(_apply_op(Image.fromarray(image), op, magnitude, nearest, None))
+        from_tensor = _apply_op(chw(image), op, magnitude, nearest, None).numpy().transpose(1, 2, 0)
+        assert np.any(from_pil != from_tensor, axis=2).mean() < 0.02, op
