@@ -33,7 +33,7 @@ def test_csr_mm_and_sampled_dot(dtype, variant):
     np.testing.assert_allclose(got, (g @ dense.T)[rows, cols], rtol=1e-5, atol=1e-5)
 
 
-def test_row_pointers_scatter_add_and_launchers():
+def test_row_pointers_scatter_add_and_launchers(monkeypatch):
     rows = np.array([2, 0, 2, 2], np.int64)          # unsorted, row 1 and 3 empty
     crow = np.empty(5, np.int64)
     K.row_pointers(rows, 4, crow)
@@ -41,10 +41,13 @@ def test_row_pointers_scatter_add_and_launchers():
     out = np.zeros((3, 2))
     K.scatter_add_rows(np.array([1, 1, 0]), np.array([[1., 2.], [3., 4.], [5., 6.]]), out)
     assert out.tolist() == [[5, 6], [4, 6], [0, 0]]
-    big = np.zeros((4, K.PARALLEL_MIN_WORK))         # the launcher's parallel branch
-    K.csr_mm(np.array([0, 1, 1, 1, 1]), np.array([0]), np.array([2.]),
-             np.ones((1, K.PARALLEL_MIN_WORK)), big)
-    assert big[0].min() == 2 and big[1:].max() == 0
+    monkeypatch.setattr(K, "PARALLEL_MIN_WORK", 8)  # the launchers' parallel branches
+    big = np.full((4, 8), np.nan)
+    K.csr_mm(np.array([0, 1, 1, 1, 1]), np.array([0]), np.array([2.]), np.ones((1, 8)), big)
+    assert big[0].min() == 2 and big[1:].max() == 0          # every row written
+    dots = np.empty(1)
+    K.sampled_dot(np.array([0]), np.array([0]), np.ones((1, 8)), np.ones((1, 8)), dots)
+    assert dots.tolist() == [8.]
 
 
 def test_every_kernel_caches_on_disk():
