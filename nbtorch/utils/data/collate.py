@@ -27,19 +27,20 @@ def _is_namedtuple(value):
     return isinstance(value, tuple) and hasattr(value, "_fields")
 
 
-def _check_equal_shapes(batch, what):
-    """Raise a RuntimeError naming the first entry whose shape differs from entry 0's."""
+def _check_equal_shapes(batch):
+    """Raise torch.stack's RuntimeError naming the first entry whose shape differs from
+    entry 0's (arrays too: PyTorch stacks them as tensors)."""
     first_shape = tuple(batch[0].shape)
     for position, item in enumerate(batch):
         if tuple(item.shape) != first_shape:
             raise RuntimeError(
-                f"default_collate: stack expects each {what} to be equal size, but got "
+                "stack expects each tensor to be equal size, but got "
                 f"{list(first_shape)} at entry 0 and {list(item.shape)} at entry {position}")
 
 
 def _collate_tensors(batch, *, collate_fn_map=None):
     """Stack equal-shaped tensors along a new first dimension."""
-    _check_equal_shapes(batch, "tensor")
+    _check_equal_shapes(batch)
     if all(t.device.type == "cpu" and not t.requires_grad for t in batch):
         # Plain CPU data (the usual case): one np.stack, ~25x faster than a generic
         # differentiable stack of many small tensors.
@@ -51,7 +52,7 @@ def _collate_numpy_arrays(batch, *, collate_fn_map=None):
     """Stack equal-shaped NumPy arrays into one tensor of their dtype."""
     if batch[0].dtype.char in _NUMPY_STRING_KINDS:
         raise TypeError(_UNSUPPORTED.format(batch[0].dtype))
-    _check_equal_shapes(batch, "array")
+    _check_equal_shapes(batch)
     return nbtorch.from_numpy(np.stack(batch))
 
 
@@ -119,7 +120,7 @@ def collate(batch, *, collate_fn_map=None):
     if collate_fn_map is None:
         collate_fn_map = _default_collate_fn_map()
     if len(batch) == 0:
-        raise ValueError("default_collate: cannot collate an empty batch")
+        raise IndexError("list index out of range")     # PyTorch's (it reads batch[0])
     elem = batch[0]
     function = _lookup(elem, collate_fn_map)
     if function is not None:
@@ -142,9 +143,7 @@ def collate(batch, *, collate_fn_map=None):
         size = len(elem)
         for position, sample in enumerate(batch):
             if len(sample) != size:
-                raise RuntimeError(
-                    "each element in list of batch should be of equal size (entry 0 has "
-                    f"{size} elements, entry {position} has {len(sample)})")
+                raise RuntimeError("each element in list of batch should be of equal size")
         transposed = [collate(samples, collate_fn_map=collate_fn_map)   # a tuple each, as
                       for samples in zip(*batch)]                         # PyTorch's zip
         if isinstance(elem, tuple):

@@ -9,6 +9,8 @@ iterator then walks the index sampler, either fetching in this process
 """
 import itertools
 import multiprocessing
+import os
+import warnings
 
 from nbtorch.utils.data import _random
 from nbtorch.utils.data.collate import default_collate, default_convert
@@ -162,6 +164,27 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self._iterator = None
         self._initialized = True
+        self.check_worker_number_rationality()
+
+    def check_worker_number_rationality(self):
+        """Warn, as PyTorch does, when num_workers exceeds the CPUs this process may use."""
+        if not self.num_workers:
+            return
+        cpuset_checked = hasattr(os, "sched_getaffinity")
+        suggest = len(os.sched_getaffinity(0)) if cpuset_checked else os.cpu_count()
+        if suggest is not None and self.num_workers <= suggest:
+            return
+        if suggest is None:
+            why = ("DataLoader is not able to compute a suggested max number of worker in "
+                   "current system.")
+        else:
+            why = (f"Our suggested max number of worker in current system is {suggest}"
+                   f"{'' if cpuset_checked else ' (`cpuset` is not taken into account)'}, "
+                   "which is smaller than what this DataLoader is going to create.")
+        warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                      f"total. {why} Please be aware that excessive worker creation might get "
+                      "DataLoader running slow or even freeze, lower the worker number to "
+                      "avoid potential slowness/freeze if necessary.", stacklevel=2)
 
     def __setattr__(self, name, value):
         if self._initialized and name in _FROZEN_AFTER_INIT:
@@ -183,6 +206,7 @@ class DataLoader:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
         from nbtorch.utils.data.multiprocess import MultiProcessIter
+        self.check_worker_number_rationality()
         return MultiProcessIter(self)
 
     def __iter__(self):

@@ -74,9 +74,7 @@ class TensorDataset(Dataset):
     def __init__(self, *tensors):
         sizes = [tensor.size(0) for tensor in tensors]
         if any(size != sizes[0] for size in sizes):
-            raise ValueError(
-                f"Size mismatch between tensors: TensorDataset needs every tensor to have "
-                f"the same size in dimension 0, got sizes {sizes}")
+            raise AssertionError("Size mismatch between tensors")      # PyTorch's type
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -123,11 +121,11 @@ class ConcatDataset(Dataset):
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
-        if len(self.datasets) == 0:
-            raise ValueError("datasets should not be an empty iterable")
+        if len(self.datasets) == 0:                      # PyTorch raises AssertionErrors
+            raise AssertionError("datasets should not be an empty iterable")
         for dataset in self.datasets:
             if isinstance(dataset, IterableDataset):
-                raise TypeError("ConcatDataset does not support IterableDataset")
+                raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
     def __len__(self):
@@ -146,10 +144,14 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The concatenation of several iterable datasets, streamed one after the other.
+    """The concatenation of several iterable datasets, streamed one after the other
+    (each must be an ``IterableDataset``, as in PyTorch).
 
     Example:
-        >>> list(ChainDataset([range(2), range(3)]))
+        >>> class Range(IterableDataset):
+        ...     def __init__(self, n): self.n = n
+        ...     def __iter__(self): return iter(range(self.n))
+        >>> list(ChainDataset([Range(2), Range(3)]))
         [0, 1, 0, 1, 2]
     """
 
@@ -158,10 +160,20 @@ class ChainDataset(IterableDataset):
 
     def __iter__(self):
         for dataset in self.datasets:
+            _check_iterable(dataset)
             yield from dataset
 
     def __len__(self):
-        return sum(len(dataset) for dataset in self.datasets)
+        total = 0
+        for dataset in self.datasets:
+            _check_iterable(dataset)
+            total += len(dataset)
+        return total
+
+
+def _check_iterable(dataset):
+    if not isinstance(dataset, IterableDataset):
+        raise AssertionError("ChainDataset only supports IterableDataset")
 
 
 class Subset(Dataset):
@@ -175,11 +187,41 @@ class Subset(Dataset):
     def __init__(self, dataset, indices):
         self.dataset = dataset
         self.indices = indices
+        if (type(self).__getitem__ is not Subset.__getitem__
+                and type(self).__getitems__ is Subset.__getitems__):
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides __getitem__ but not __getitems__. When "
+                "subclassing Subset and overriding __getitem__, you must also override "
+                "__getitems__ to ensure DataLoader works correctly with your custom logic. "
+                "A simple implementation:\n\ndef __getitems__(self, indices):\n    return "
+                "[self.__getitem__(idx) for idx in indices]")
 
     def __getitem__(self, index):
         if isinstance(index, list):
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
+
+    def __getitems__(self, indices):
+        """The samples at ``indices`` (the DataLoader fetches a batch with it); the
+        dataset's own ``__getitems__`` serves them when it has one."""
+        inner = [self.indices[i] for i in indices]
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems(inner)
+        return [self.dataset[i] for i in inner]
+
+    def _collated_batch(self, indices):
+        """The dataset's fast collated batch (TensorDataset's) for these positions, or
+        None (a subclass's own item access, or a dataset without one)."""
+        gather = getattr(self.dataset, "_collated_batch", None)
+        if (gather is None or type(self).__getitem__ is not Subset.__getitem__
+                or type(self).__getitems__ is not Subset.__getitems__):
+            return None
+        try:
+            inner = [self.indices[i] for i in indices]
+        except (IndexError, TypeError):
+            return None                         # the per-sample path raises PyTorch's error
+        return gather(inner)
 
     def __len__(self):
         return len(self.indices)
@@ -214,7 +256,23 @@ class StackDataset(Dataset):
         return tuple(d[index] for d in self.datasets)
 
     def __getitems__(self, indices):
-        return [self[i] for i in indices]
+        """One batch: each dataset's ``__getitems__`` where it has one (PyTorch's)."""
+        if isinstance(self.datasets, dict):
+            columns = {k: self._column(d, indices) for k, d in self.datasets.items()}
+            return [{k: col[i] for k, col in columns.items()} for i in range(len(indices))]
+        columns = [self._column(d, indices) for d in self.datasets]
+        return [tuple(col[i] for col in columns) for i in range(len(indices))]
+
+    @staticmethod
+    def _column(dataset, indices):
+        getitems = getattr(dataset, "__getitems__", None)
+        if not callable(getitems):
+            return [dataset[i] for i in indices]
+        items = getitems(indices)
+        if len(items) != len(indices):
+            raise ValueError("Nested dataset's output size mismatch. Expected "
+                             f"{len(indices)}, got {len(items)}")
+        return items
 
     def __len__(self):
         return self._length

@@ -22,8 +22,9 @@ class MapDatasetFetcher:
         if self.auto_collation:
             getitems = getattr(self.dataset, "__getitems__", None)
             gather = getattr(self.dataset, "_collated_batch", None)
-            if getitems is None and gather is not None and self.collate_fn is default_collate:
-                batch = gather(possibly_batched_index)   # TensorDataset: one gather per tensor
+            if gather is not None and self.collate_fn is default_collate:
+                # TensorDataset (or a Subset of one): one gather per tensor
+                batch = gather(possibly_batched_index)
                 if batch is not None:
                     return batch
             if getitems is not None:

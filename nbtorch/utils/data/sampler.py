@@ -22,10 +22,10 @@ def _check_positive_int(name, value):
         raise ValueError(f"{name} should be a positive integer value, but got {name}={value}")
 
 
-def _check_bool(name, value):
-    """Raise PyTorch's ValueError unless ``value`` is a bool."""
+def _check_bool(name, value, error=ValueError):
+    """Raise PyTorch's ValueError (RandomSampler: TypeError) unless ``value`` is a bool."""
     if not isinstance(value, bool):
-        raise ValueError(f"{name} should be a boolean value, but got {name}={value}")
+        raise error(f"{name} should be a boolean value, but got {name}={value}")
 
 
 class Sampler:
@@ -77,8 +77,10 @@ class RandomSampler(Sampler):
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
-        _check_bool("replacement", replacement)
-        _check_positive_int("num_samples", self.num_samples)
+        _check_bool("replacement", replacement, TypeError)
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:   # bools pass,
+            raise ValueError("num_samples should be a positive integer value, but got "  # as
+                             f"num_samples={self.num_samples}")                   # PyTorch's
 
     @property
     def num_samples(self):
@@ -136,7 +138,9 @@ class WeightedRandomSampler(Sampler):
     Args:
         weights: a 1-D sequence of non-negative weights (need not sum to one).
         num_samples: how many indices per epoch.
-        replacement: draw with replacement (without it, no index repeats in an epoch).
+        replacement: draw with replacement (without it, no index repeats in an epoch;
+            once the non-zero weights are used up, zero-weight indices follow, as in
+            PyTorch, though their order among themselves may differ).
         generator: an ``nbtorch.Generator`` (None: nbtorch's global generator).
 
     Example:
@@ -151,22 +155,23 @@ class WeightedRandomSampler(Sampler):
         if probabilities.ndim != 1:
             raise ValueError("weights should be a 1d sequence but given "
                              f"weights have shape {tuple(probabilities.shape)}")
-        if not np.all(np.isfinite(probabilities)) or np.any(probabilities < 0):
-            raise RuntimeError("invalid multinomial distribution "
-                               "(encountering probability entry < 0, inf or nan)")
-        if probabilities.sum() <= 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-        if not replacement and num_samples > np.count_nonzero(probabilities):
-            raise RuntimeError(
-                f"cannot sample num_samples={num_samples} indices without replacement from "
-                f"{np.count_nonzero(probabilities)} non-zero weights")
-        self._probabilities = probabilities / probabilities.sum()
         self.weights = nbtorch.as_tensor(probabilities)
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
 
     def __iter__(self):
+        # PyTorch checks the weights when it draws (multinomial's CPU messages); without
+        # replacement and too few non-zero weights it goes on with zero-weight indices
+        w = self.weights.numpy()
+        if not np.all(w >= 0):                                   # NaN lands here too
+            raise RuntimeError("invalid multinomial distribution (encountering probability "
+                               "entry < 0)")
+        if not np.all(np.isfinite(w)):
+            raise RuntimeError("invalid multinomial distribution (encountering probability "
+                               "entry = infinity or NaN)")
+        if not w.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
         yield from nbtorch.multinomial(self.weights, self.num_samples, self.replacement,
                                        generator=self.generator).tolist()
 
