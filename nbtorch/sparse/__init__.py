@@ -131,7 +131,7 @@ def _install():
     S.sub, S.__sub__, S.__rsub__ = _ops.sub, _ops.sub, _ops.rsub
     S.__neg__ = S.neg = lambda self: _ops.Scale.apply(self, -1, False)
     S.add_, S.mul_, S.zero_ = _ops.add_, _ops.mul_, _ops.zero_
-    S.sum = lambda self, dim=None, keepdim=False, *, dtype=None: _ops.sum(self, dim, dtype)
+    S.sum = _sum_method
     S.t, S.transpose = _ops.t, _ops.transpose
     S.to, S.clone, S.detach = _ops.to, _ops.clone, _ops.detach
     S.cpu = lambda self, memory_format=None: self
@@ -146,6 +146,14 @@ def _install():
             setattr(S, name, _ops._values_op(name))
     S.softmax = lambda self, dim, dtype=None: _ops.softmax(self, dim, dtype)
     S.log_softmax = lambda self, dim, dtype=None: _ops.log_softmax(self, dim, dtype)
+
+
+def _sum_method(self, dim=None, keepdim=False, *, dtype=None):
+    """``s.sum()`` / ``s.sum(dim)``: `torch.sparse.sum`'s results."""
+    if keepdim:
+        raise NotImplementedError("sum(keepdim=True) of a sparse tensor is not supported by "
+                                  "nbtorch (torch.sparse.sum has no keepdim either)")
+    return _ops.sum(self, dim, dtype)
 
 
 def _caster(name):

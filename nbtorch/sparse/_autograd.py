@@ -115,12 +115,13 @@ class ToDense(Function):
     def forward(ctx, s):
         if s.requires_grad:
             c = coalesced(s) if s.is_sparse else s.to_sparse_coo()
-            ctx.idx, ctx.size = c._idx, c._shape
+            ctx.s, ctx.c = s.detach(), c
         return dense_of(s)
 
     @staticmethod
     def backward(ctx, g):
-        return make_coo(ctx.idx, gather_at(g, ctx.idx, ctx.size), ctx.size, True)
+        c = ctx.c
+        return _like_input(ctx.s, c, gather_at(g, c._idx, c._shape))
 
 
 class ToSparse(Function):
@@ -296,7 +297,7 @@ def transposed(s):
 
 
 def _sampled(s, g, d):
-    """(g @ d.T) at the nonzeros of `s`, as a coalesced sparse tensor."""
+    """(g @ d.T) at the nonzeros of `s`: a coalesced COO tensor, or a CSR one for CSR `s`."""
     from .._registry import get_kernel
     c = coalesced(s) if s.is_sparse else s.to_sparse_coo()
     idx = c._idx._host()
@@ -305,5 +306,14 @@ def _sampled(s, g, d):
     out = np.empty(idx.shape[1], a.dtype)
     get_kernel("sparse_sampled_dot", "cpu")(np.ascontiguousarray(idx[0]),
                                             np.ascontiguousarray(idx[1]), a, b, out)
-    return make_coo(c._idx, wrap(out), c._shape, True)
+    return _like_input(s, c, wrap(out))
+
+
+def _like_input(s, c, vals):
+    """Values `vals` at the entries of coalesced COO `c`, in `s`'s layout (a CSR input's
+    entries are in the same order)."""
+    if s.is_sparse_csr:
+        from ._tensor import make_csr
+        return make_csr(s._crow, s._col, vals, s._shape)
+    return make_coo(c._idx, vals, c._shape, True)
 

@@ -85,7 +85,7 @@ class _SparseStorage:
             "a strided tensor); use indices()/values() or .to_dense()")
 
     def nbytes(self):
-        return self.data
+        return self.data.nbytes           # raises: a sparse tensor has no such buffer
 
 
 def _refuse(name):

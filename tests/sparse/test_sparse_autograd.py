@@ -131,3 +131,15 @@ def test_a_gcn_layer_trains():
         loss.backward()
         opt.step()
     assert loss.item() < 0.05 and edge_w.grad is not None
+
+
+def test_csr_leaf_gets_csr_gradients():
+    torch = _torch()
+    for fn in (lambda m, c: m.sparse.mm(c, m.ones(2, 2)).sum(),
+               lambda m, c: (c @ m.ones(2, 2)).sum(), lambda m, c: (c.to_dense() * 3).sum()):
+        grads = []
+        for m in (nbtorch, torch):
+            c = m.tensor([[0., 1.], [2., 3.]]).to_sparse_csr().requires_grad_()
+            fn(m, c).backward()
+            grads.append(c.grad)
+        assert repr(grads[0]) == repr(grads[1])
