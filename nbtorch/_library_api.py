@@ -10,7 +10,11 @@ from ._library_torch import CustomOpDef, define_schema, device_types_of
 
 __all__ = ["resolve_op", "define", "impl", "register_kernel", "register_fake",
            "register_autograd", "register_autocast", "register_vmap",
-           "register_torch_dispatch", "impl_dispatch", "fallthrough_kernel"]
+           "register_torch_dispatch", "impl_dispatch", "fallthrough_kernel", "OpCheckError"]
+
+
+class OpCheckError(Exception):
+    """One of `opcheck`'s tests failed (the cause holds the original error)."""
 
 
 def resolve_op(op):

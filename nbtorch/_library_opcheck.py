@@ -14,6 +14,7 @@ The checks nbtorch can run, under PyTorch's names (each on fresh copies of the i
 """
 import numpy as np
 
+from ._library_api import OpCheckError
 from ._tensor import Tensor
 
 __all__ = ["opcheck", "OpCheckError", "DEFAULT_TEST_UTILS"]
@@ -22,10 +23,6 @@ DEFAULT_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketen
                       "test_aot_dispatch_dynamic")
 ALL_TEST_UTILS = ("test_schema", "test_autograd_registration", "test_faketensor",
                   "test_aot_dispatch_static", "test_aot_dispatch_dynamic")
-
-
-class OpCheckError(Exception):
-    """One of `opcheck`'s tests failed (the cause holds the original error)."""
 
 
 def _copy(v):

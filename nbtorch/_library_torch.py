@@ -22,7 +22,6 @@ import warnings
 
 from . import _registry
 from ._library_op import _OPS, _register
-from ._library_infer import infer
 from ._library_schema import check_qualname, parse
 from ._library_torch_autograd import Lists, backward, forward
 from ._tensor import Tensor
@@ -355,6 +354,7 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
 
     def inner(f):
         if schema is None:
+            from ._library_infer import infer     # typing machinery: loaded on first use
             s = infer(f, mutates_args)
         else:
             s = parse(schema, what="custom_op(..., schema=...)")

@@ -86,11 +86,11 @@ from ._library_op import (DEVICES, CustomOp, Launcher, TensorSpec, _OPS, _check_
 from ._library_override import OverrideHandle, override, restore
 from ._library_elementwise import ElementwiseOp, elementwise
 from ._library_torch import CustomOpDef
-from ._library_api import (fallthrough_kernel, impl, impl_dispatch, register_autocast,
+from ._library_api import (OpCheckError, fallthrough_kernel, impl, impl_dispatch,
+                           register_autocast,
                            register_autograd, register_fake, register_kernel,
                            register_torch_dispatch, register_vmap, resolve_op)
-from ._library_opcheck import OpCheckError, opcheck
-from . import _library_api, _library_infer, _library_torch
+from . import _library_api, _library_torch
 
 __all__ = ["TensorSpec", "CustomOp", "ElementwiseOp", "Library", "custom_op", "define",
            "elementwise", "override", "restore", "OverrideHandle", "get_op", "ops", "kernel",
@@ -152,7 +152,18 @@ impl_abstract = register_fake          # PyTorch's older name
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
     """PyTorch's ``torch.library.infer_schema``: the schema string of an annotated function."""
-    return _library_infer.infer(prototype_function, mutates_args, op_name).text(raw=True)
+    from ._library_infer import infer
+    return infer(prototype_function, mutates_args, op_name).text(raw=True)
+
+
+def opcheck(op, args, kwargs=None, *, test_utils=None, raise_exception=True, atol=None,
+            rtol=None):
+    """PyTorch's ``torch.library.opcheck``: checks a custom op's registrations on `args`
+    (see nbtorch/_library_opcheck.py for what is checked); ``{test: "SUCCESS"}``."""
+    from ._library_opcheck import DEFAULT_TEST_UTILS, opcheck as run
+    return run(op, args, kwargs, test_utils=test_utils or DEFAULT_TEST_UTILS,
+               raise_exception=raise_exception, atol=atol, rtol=rtol)
+
 
 
 def triton_op(name, fn=None, /, *, mutates_args, schema=None):
@@ -281,6 +292,7 @@ class Library:
         """Register `fn` for op `name` on a device ('cpu', 'cuda') or PyTorch dispatch key
         ("CPU", "CUDA", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Meta")."""
         op = resolve_op(self.qualify(name) if isinstance(name, str) else name)
+        dispatch_key = getattr(dispatch_key, "type", dispatch_key)    # an nbtorch.device
         if isinstance(op, CustomOp) and dispatch_key in ("cpu", "cuda"):
             return op.register_kernel(dispatch_key, fn, override=True)
         return impl_dispatch(op, dispatch_key or self.dispatch_key, fn)
