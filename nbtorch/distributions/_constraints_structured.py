@@ -54,8 +54,7 @@ class _Symmetric(_Square):
         square_check = super().check(value)
         if not square_check.all():
             return square_check
-        close = (value - value.mT).abs() <= 1e-8 + 1e-5 * value.mT.abs()
-        return close.reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        return nbtorch.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):

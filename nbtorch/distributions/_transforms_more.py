@@ -160,7 +160,7 @@ class CorrCholeskyTransform(_Structured):
 
     def forward_shape(self, shape):
         if len(shape) < 1:
-            raise ValueError("Too small input shape.")
+            raise ValueError("Too few dimensions on input")
         n = shape[-1]
         d = round((0.25 + 2 * n) ** 0.5 + 0.5)
         if d * (d - 1) // 2 != n:
@@ -169,9 +169,9 @@ class CorrCholeskyTransform(_Structured):
 
     def inverse_shape(self, shape):
         if len(shape) < 2:
-            raise ValueError("Too small input shape.")
+            raise ValueError("Too few dimensions on input")
         if shape[-2] != shape[-1]:
-            raise ValueError("Input is not square.")
+            raise ValueError("Input is not square")
         n = shape[-1]
         return tuple(shape[:-2]) + (n * (n - 1) // 2,)
 

@@ -19,6 +19,7 @@ class _Half(TransformedDistribution):
     support = constraints.nonnegative
     has_rsample = True
     _base = None
+    _cast_value = False
 
     def __init__(self, scale, validate_args=None):
         base_dist = self._base(0, scale, validate_args=False)
@@ -37,10 +38,11 @@ class _Half(TransformedDistribution):
         return nbtorch.zeros_like(self.scale)
 
     def log_prob(self, value):
-        value = nbtorch.as_tensor(value, dtype=self.base_dist.scale.dtype,
-                                  device=self.base_dist.scale.device)
         if self._validate_args:
             self._validate_sample(value)
+        if self._cast_value:          # HalfCauchy's value takes the scale's dtype, as PyTorch's
+            value = nbtorch.as_tensor(value, dtype=self.base_dist.scale.dtype,
+                                      device=self.base_dist.scale.device)
         log_prob = self.base_dist.log_prob(value) + math.log(2)
         return nbtorch.where(value >= 0, log_prob, -math.inf)
 
@@ -82,6 +84,7 @@ class HalfCauchy(_Half):
     """
 
     _base = Cauchy
+    _cast_value = True
 
     @property
     def mean(self):

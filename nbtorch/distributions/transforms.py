@@ -380,8 +380,7 @@ class ReshapeTransform(Transform):
             raise ValueError("Too few dimensions on input")
         cut = len(shape) - len(src)
         if tuple(shape[cut:]) != tuple(src):
-            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got "
-                             f"{tuple(src)}")
+            raise ValueError(f"Shape mismatch: expected {tuple(shape[cut:])} but got {src}")
         return tuple(shape[:cut]) + tuple(dst)
 
     def forward_shape(self, shape):

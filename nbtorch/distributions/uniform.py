@@ -18,9 +18,13 @@ class Uniform(Distribution):
         >>> Uniform(nbtorch.tensor([0.0]), nbtorch.tensor([5.0])).sample()  # e.g. [2.3]
     """
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        """low < high, checked from each side (PyTorch 2.x's message names `low`)."""
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     @property
     def mean(self):
@@ -45,8 +49,6 @@ class Uniform(Distribution):
         else:
             batch_shape = self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool(nbtorch.lt(self.low, self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Uniform, batch_shape, _instance, ("low", "high"))

@@ -397,7 +397,7 @@ def expand(self, *sizes):
     """Broadcast to a larger shape as a stride-0 view (-1 keeps a dim)."""
     sizes = _shape_args(sizes)
     if len(sizes) < self.dim():
-        raise RuntimeError(f"expand(torch.FloatTensor{{{list(self.shape)}}}, size={list(sizes)}"
+        raise RuntimeError(f"expand({self.type()}{{{list(self.shape)}}}, size={list(sizes)}"
                            f"): the number of sizes provided ({len(sizes)}) must be greater or "
                            f"equal to the number of dimensions in the tensor ({self.dim()})")
     lead = len(sizes) - self.dim()

@@ -18,7 +18,7 @@ from ...autograd.function import renamed
 from ...ops._common import broadcast_shapes
 from ...ops.cross_entropy import fused_cross_entropy
 from ...ops.softmax import half_in_float32, log_softmax_grad
-from .activation import softplus as _softplus
+from .activation import logsigmoid as _logsigmoid
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
@@ -491,7 +491,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduce=None, reduction="mean", pos_weight=None):
     """Sigmoid + binary cross entropy in one stable expression.
 
-    loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), exact for large |x|.
+    loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), exact for large |x|
+    (softplus(-x) as -logsigmoid(x): F.softplus's threshold would drop log1p(exp(-|x|))).
 
     Example:
         >>> F.binary_cross_entropy_with_logits(torch.tensor([100.0]), torch.tensor([0.0]))
@@ -502,7 +503,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    softplus_neg = _softplus(-input)
+    softplus_neg = -_logsigmoid(input)
     if pos_weight is not None:
         log_weight = (pos_weight - 1) * target + 1
         loss = (1 - target) * input + log_weight * softplus_neg
@@ -545,7 +546,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-y x)) for labels y in {-1, 1}."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _reduce(_softplus(-target * input), reduction)
+    return _reduce(-_logsigmoid(target * input), reduction)
 
 
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None,
@@ -634,7 +635,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
                                 reduction="mean"):
     """Per-class binary logistic loss averaged over classes: (N, C) logits, 0/1 targets."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    loss = -(target * -_softplus(-input) + (1 - target) * -_softplus(input))
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     return _reduce(loss.mean(-1), reduction)
