@@ -142,6 +142,16 @@ _ATEN_ALIASES = {
                                         if k in ("dtype", "device")}).clone(),
     "sym_size": lambda x, dim=None: x.size() if dim is None else x.size(dim),
     "sym_numel": lambda x: x.numel(),
+    "slice": lambda x, dim=0, start=None, end=None, step=1:
+        x[(slice(None),) * (dim % max(x.dim(), 1)) + (slice(start, end, step),)],
+    "alias": lambda x: x.view(x.shape),
+    "lift_fresh_copy": lambda x: x.clone(),
+    "index": lambda x, indices: x[tuple(slice(None) if i is None else i for i in indices)],
+    "upsample_nearest2d": lambda x, output_size, *scales: _nb().nn.functional.interpolate(
+        x, size=list(output_size), mode="nearest"),
+    "upsample_bilinear2d": lambda x, output_size, align_corners, *scales:
+        _nb().nn.functional.interpolate(x, size=list(output_size), mode="bilinear",
+                                        align_corners=align_corners),
 }
 
 

@@ -228,6 +228,9 @@ def test_torch_ops_namespaces_and_aten():
     np.testing.assert_array_equal(aten.sum.dim_IntList(a, [1]).numpy(), a.numpy().sum(1))
     np.testing.assert_allclose(aten._softmax.default(a, 1, False).numpy(),
                                torch.softmax(a, 1).numpy())
+    np.testing.assert_array_equal(aten.slice.Tensor(a, 1, 1, 2).numpy(), a.numpy()[:, 1:2])
+    np.testing.assert_array_equal(aten.index.Tensor(a, [None, torch.tensor([1, 0])]).numpy(),
+                                  a.numpy()[:, [1, 0]])
     assert torch.ops.aten is torch.ops.aten
     with pytest.raises(AttributeError, match="'_OpNamespace' 'aten' object has no attribute "):
         aten.no_such_op_here
