@@ -28,6 +28,9 @@ def _where(cond, x, y):
 
 
 def _run(cls, input, params, inplace):
+    if input.is_quantized:          # a QTensor: PyTorch's quantized kernels (or its error)
+        from ..ao.nn.quantized.activation import float_activation
+        return float_activation(cls.__name__, input, params)
     if inplace:
         return cls.inplace(input, (input,) + params)
     return cls.apply(input, *params)

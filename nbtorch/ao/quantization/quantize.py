@@ -31,6 +31,8 @@ _STATIC = {
     nni.LinearReLU: nnq.LinearReLU, nni.ConvReLU2d: nnq.ConvReLU2d,
     nn.BatchNorm2d: nnq.BatchNorm2d, nn.BatchNorm3d: nnq.BatchNorm3d,
     nni.BNReLU2d: nnq.BNReLU2d,
+    nn.Hardswish: nnq.Hardswish, nn.ELU: nnq.ELU, nn.LeakyReLU: nnq.LeakyReLU,
+    nn.Dropout: nnq.Dropout,
     nnq.FloatFunctional: nnq.QFunctional,
     nnqat.Linear: nnq.Linear, nnqat.Conv2d: nnq.Conv2d,
     nnqat.LinearReLU: nnq.LinearReLU, nnqat.ConvReLU2d: nnq.ConvReLU2d,

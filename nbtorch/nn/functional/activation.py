@@ -34,11 +34,17 @@ def _maybe_inplace(input, result, inplace):
 
 def sigmoid(input):
     """1 / (1 + exp(-x))."""
+    if input.is_quantized:          # PyTorch's quantized sigmoid (fixed output qparams)
+        from ...ao.nn.quantized.activation import sigmoid as qsigmoid
+        return qsigmoid(input)
     return torch.sigmoid(input)
 
 
 def tanh(input):
     """tanh(x)."""
+    if input.is_quantized:
+        from ...ao.nn.quantized.activation import tanh as qtanh
+        return qtanh(input)
     return torch.tanh(input)
 
 

@@ -9,7 +9,8 @@ from nbtorch._qtensor import QTensor, qint8, quint8, check_qparams
 
 __all__ = ["linear", "conv2d", "relu", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d",
            "add", "add_relu", "mul", "mul_scalar", "add_scalar", "matmul", "cat",
-           "PackedWeight"]
+           "hardswish", "elu", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
+           "clamp", "PackedWeight"]
 
 
 def _k():
@@ -324,3 +325,7 @@ def cat(xs, dim=0, scale=None, zero_point=None):
         return QTensor._from_int(ints, xs[0].dtype, scale, zero_point)
     floats = nbtorch.cat([x.dequantize() for x in xs], dim)
     return quantize_per_tensor(floats, scale, zero_point, xs[0].dtype)
+
+
+from .activation import (hardswish, elu, leaky_relu, hardtanh, hardsigmoid,  # noqa: E402
+                         sigmoid, tanh, clamp)
