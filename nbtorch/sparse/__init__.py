@@ -133,6 +133,7 @@ def _install():
     S.add_, S.mul_, S.zero_ = _ops.add_, _ops.mul_, _ops.zero_
     S.sum = _sum_method
     S.t, S.transpose = _ops.t, _ops.transpose
+    S.index_select = _ops.index_select
     S.to, S.clone, S.detach = _ops.to, _ops.clone, _ops.detach
     S.cpu = lambda self, memory_format=None: self
     S.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \

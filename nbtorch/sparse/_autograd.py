@@ -18,7 +18,7 @@ from ._build import coalesced, csr_of, dense_of, keys, _dense_to_coo
 from ._tensor import make_coo
 
 __all__ = ["FromValues", "Values", "ToDense", "ToSparse", "Coalesce", "Scale", "Add",
-           "Transpose", "ToDtype", "Clone", "SparseMM", "values_of", "from_values",
+           "Transpose", "ToDtype", "Clone", "SparseMM", "IndexSelect", "values_of", "from_values",
            "gather_at", "spmm"]
 
 
@@ -235,6 +235,36 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+class IndexSelect(Function):
+    """Entries of coalesced COO `s` whose index along sparse dim `dim` is in `idx`,
+    renumbered to their positions in `idx` (once per occurrence of their index)."""
+
+    _backward_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, s, dim, idx):
+        rows = s._idx._host()[dim]
+        order = np.argsort(idx, kind="stable")
+        ranked = idx[order]
+        lo = np.searchsorted(ranked, rows, "left")
+        counts = np.searchsorted(ranked, rows, "right") - lo
+        entry = np.repeat(np.arange(rows.size), counts)
+        first = np.repeat(np.cumsum(counts) - counts, counts)
+        where = order[np.repeat(lo, counts) + np.arange(entry.size) - first]
+        out_idx = s._idx._host()[:, entry]
+        out_idx[dim] = where
+        shape = list(s._shape)
+        shape[dim] = idx.size
+        ctx.entry_idx = wrap(np.ascontiguousarray(s._idx._host()[:, entry]))
+        ctx.out_idx, ctx.in_shape, ctx.out_shape = wrap(out_idx), s._shape, tuple(shape)
+        return make_coo(ctx.out_idx, s._vals.index_select(0, wrap(entry)), shape, False)
+
+    @staticmethod
+    def backward(ctx, g):
+        vals = gather_at(g, ctx.out_idx, ctx.out_shape)
+        return make_coo(ctx.entry_idx, vals, ctx.in_shape, False), None, None
 
 
 # ---- sparse @ dense --------------------------------------------------------------------

@@ -399,3 +399,29 @@ def zero_(self):
     vals = self._vals[:0].clone()
     return _replace(self, make_coo(empty_idx, vals, self._shape, True))
 
+
+
+# ---- selection ------------------------------------------------------------------------
+
+def index_select(self, dim, index):
+    """``s.index_select(dim, index)`` of a COO tensor: the slices at `index` along `dim`
+    (repeats allowed), a sparse result."""
+    from ._autograd import IndexSelect
+    if self.is_sparse_csr:
+        raise dense_only_error(self, "index_select")
+    dim = _dims(dim, self.dim())[0]
+    idx = np.asarray(index.detach()._host() if isinstance(index, Tensor) else index,
+                     np.int64).reshape(-1)
+    size = self._shape[dim]
+    if idx.size and (idx.min() < -size or idx.max() >= size):
+        raise IndexError("index out of range in self")
+    idx = np.where(idx < 0, idx + size, idx)
+    sd = self._idx._shape[0]
+    if dim >= sd:                       # a dense dim: the values' own index_select
+        s = _coalesce_for(self)
+        shape = list(s._shape)
+        shape[dim] = idx.size
+        return from_values(s._idx, values_of(s).index_select(dim - sd + 1, wrap(idx)), shape,
+                           True)
+    return IndexSelect.apply(_coalesce_for(self), dim, idx)   # unique entries: each
+    # position's gradient is then gathered once

@@ -164,3 +164,18 @@ def test_sparse_mask():
     assert repr(ours) == repr(theirs)
     with pytest.raises(RuntimeError, match="sparse_mask expected sparse coordinate"):
         nbtorch.ones(2).sparse_mask(nbtorch.ones(2))
+
+
+@pytest.mark.parametrize("dim, index", [(0, [1, 0, 0]), (1, [2, 1]), (0, [])])
+def test_index_select(dim, index):
+    torch = _torch()
+    ours = _coo().index_select(dim, nbtorch.tensor(index, dtype=nbtorch.int64))
+    theirs = _tcoo(torch).index_select(dim, torch.tensor(index, dtype=torch.long))
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours.to_dense().numpy(), theirs.to_dense().numpy())
+    with pytest.raises(IndexError, match="index out of range in self"):
+        _coo().index_select(0, nbtorch.tensor([5]))
+    v = nbtorch.tensor(V, dtype=nbtorch.float64, requires_grad=True)
+    assert nbtorch.autograd.gradcheck(
+        lambda v: nbtorch.sparse_coo_tensor(I, v, (2, 3)).index_select(dim, nbtorch.tensor(
+            index, dtype=nbtorch.int64)).to_dense(), (v,))
