@@ -1,5 +1,6 @@
 """Image datasets: ``Digits`` (shipped with nbtorch), ``MNIST`` read from local IDX files,
-and ``ImageFolder``/``DatasetFolder`` over a ``root/<class>/<file>`` tree (``_folder.py``).
+``CIFAR10``/``CIFAR100`` from their local batches (``_cifar.py``) and
+``ImageFolder``/``DatasetFolder`` over a ``root/<class>/<file>`` tree (``_folder.py``).
 
 All follow torchvision's interface: ``dataset[i]`` is ``(image, target)`` after
 ``transform`` / ``target_transform``, with ``.data``, ``.targets`` and ``.classes``.
@@ -14,13 +15,14 @@ import numpy as np
 import nbtorch
 from nbtorch.utils.data import Dataset
 from nbtorch.vision import _folder as folder  # torchvision.datasets.folder's place
+from nbtorch.vision._cifar import CIFAR10, CIFAR100
 from nbtorch.vision._folder import (IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader,
                                     find_classes, has_file_allowed_extension, make_dataset,
                                     pil_loader)
 
 __all__ = ["VisionDataset", "Digits", "MNIST", "FashionMNIST", "read_idx", "DatasetFolder",
            "ImageFolder", "IMG_EXTENSIONS", "default_loader", "pil_loader", "find_classes",
-           "make_dataset", "has_file_allowed_extension", "folder"]
+           "make_dataset", "has_file_allowed_extension", "folder", "CIFAR10", "CIFAR100"]
 
 _DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _DIGITS_FILE = "digits.csv.gz"
