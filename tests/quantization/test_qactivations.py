@@ -18,6 +18,7 @@ CASES = {   # name: (fn(t, q), max integer difference allowed)
     "hardsigmoid": (lambda t, q: t.nn.functional.hardsigmoid(q), 0),
     "hardtanh": (lambda t, q: t.nn.Hardtanh(-0.7, 1.3)(q), 0),
     "relu6": (lambda t, q: t.nn.functional.relu6(q), 0),
+    "relu6_module": (lambda t, q: t.ao.nn.quantized.ReLU6()(q), 0),
 }
 
 

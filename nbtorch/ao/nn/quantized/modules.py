@@ -318,9 +318,10 @@ class ReLU6(nn.Module):
         return "QuantizedReLU6"
 
     def forward(self, x):
-        s, z = x._qparams
-        q = np.clip(x._ints(), z, min(255, z + int(np.rint(6.0 / s)))).astype(np.uint8)
-        return QTensor._from_int(q, x.dtype, s, z)
+        # PyTorch's qrelu6: the bounds are quantize(0) and quantize(6) with x's qparams
+        # (it took rint(6 / s) and cast to uint8: wrong for qint8 and on ties)
+        from .activation import clamp
+        return clamp(x, 0.0, 6.0)
 
     @staticmethod
     def from_float(mod):
