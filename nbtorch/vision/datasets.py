@@ -22,7 +22,8 @@ from nbtorch.vision._folder import (IMG_EXTENSIONS, DatasetFolder, ImageFolder, 
 
 __all__ = ["VisionDataset", "Digits", "MNIST", "FashionMNIST", "read_idx", "DatasetFolder",
            "ImageFolder", "IMG_EXTENSIONS", "default_loader", "pil_loader", "find_classes",
-           "make_dataset", "has_file_allowed_extension", "folder", "CIFAR10", "CIFAR100"]
+           "make_dataset", "has_file_allowed_extension", "folder", "CIFAR10", "CIFAR100",
+           "FakeData"]
 
 _DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _DIGITS_FILE = "digits.csv.gz"
@@ -278,3 +279,41 @@ class FashionMNIST(MNIST):
 
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
                "Sneaker", "Bag", "Ankle boot"]
+
+
+class FakeData(Dataset):
+    """``size`` random images with random targets, for trying a pipeline without data.
+
+    Image ``i`` is an ``H x W x C`` uint8 array (``image_size`` is ``(C, H, W)``, as in
+    torchvision) drawn from a generator seeded with ``i + random_offset``, so every epoch
+    and every worker sees the same sample at the same index.
+    """
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):
+        self.size = size
+        self.image_size = tuple(image_size)
+        self.num_classes = num_classes
+        self.transform = transform
+        self.target_transform = target_transform
+        self.random_offset = random_offset
+
+    def __getitem__(self, index):
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"{self.__class__.__name__} index out of range")
+        rng = np.random.default_rng(index + self.random_offset)
+        channels, height, width = self.image_size
+        image = rng.integers(0, 256, (height, width, channels), dtype=np.uint8)
+        target = int(rng.integers(0, self.num_classes))
+        if channels == 1:
+            image = image[:, :, 0]
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
+
+    def __len__(self):
+        return self.size

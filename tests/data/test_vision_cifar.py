@@ -98,3 +98,14 @@ def test_cifar_pickles_from_old_numpy_load(tmp_path):
     path = tmp_path / "cifar-10-batches-py" / "test_batch"
     path.write_bytes(path.read_bytes().replace(b"numpy._core.multiarray", b"numpy.core.multiarray"))
     assert len(datasets.CIFAR10(tmp_path, train=False)) == 3
+
+
+def test_fake_data_is_deterministic_per_index():
+    ds = datasets.FakeData(size=5, image_size=(3, 6, 4), num_classes=3, transform=transforms.ToTensor())
+    image, target = ds[2]
+    assert image.shape == (3, 6, 4) and 0 <= target < 3 and len(ds) == 5
+    np.testing.assert_array_equal(ds[2][0].numpy(), image.numpy())
+    assert not np.array_equal(ds[3][0].numpy(), image.numpy())
+    assert datasets.FakeData(size=2, image_size=(1, 5, 5))[0][0].shape == (5, 5)
+    with pytest.raises(IndexError):
+        ds[5]
