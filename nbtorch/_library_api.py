@@ -5,12 +5,41 @@ with a schema string take an op as PyTorch does (a qualified name, a `CustomOpDe
 ``torch.ops.ns.op[.overload]``) and route to the op's own method: a `CustomOpDef`
 (tensor-level implementations) or nbtorch's `CustomOp` (raw-array kernels).
 """
+import threading
+
 from ._library_op import _OPS, CustomOp
 from ._library_torch import CustomOpDef, define_schema, device_types_of
 
 __all__ = ["resolve_op", "define", "impl", "register_kernel", "register_fake",
            "register_autograd", "register_autocast", "register_vmap",
-           "register_torch_dispatch", "impl_dispatch", "fallthrough_kernel", "OpCheckError"]
+           "register_torch_dispatch", "impl_dispatch", "fallthrough_kernel", "OpCheckError",
+           "get_ctx", "FakeImplCtx"]
+
+
+class FakeImplCtx:
+    """What `get_ctx()` gives a fake rule (PyTorch's FakeImplCtx). nbtorch has no symbolic
+    sizes: fake rules run on real tensors, so a data-dependent size is a stand-in number,
+    which `opcheck` accepts for any real size in [min, max]."""
+
+    _next = [257]
+
+    def __init__(self):
+        self.dynamic = {}                      # stand-in size -> (min, max)
+
+    def new_dynamic_size(self, *, min=0, max=None):
+        n = FakeImplCtx._next[0]
+        FakeImplCtx._next[0] = 257 + (n - 255) % 256        # odd stand-ins in [257, 511]
+        self.dynamic[n] = (min, max)
+        return n
+
+
+_FAKE = threading.local()                      # .ctx: the ctx of the fake rule opcheck runs
+
+
+def get_ctx():
+    """PyTorch's ``torch.library.get_ctx``, called inside a fake rule (see `FakeImplCtx`)."""
+    ctx = getattr(_FAKE, "ctx", None)
+    return ctx if ctx is not None else FakeImplCtx()
 
 
 class OpCheckError(Exception):

@@ -8,13 +8,14 @@ The checks nbtorch can run, under PyTorch's names (each on fresh copies of the i
   (`register_autograd`) or a CompositeImplicitAutograd kernel;
 - test_faketensor: a fake rule is registered (for ops that return tensors) and its
   outputs have the real outputs' shapes, dtypes and devices (nbtorch has no FakeTensor:
-  the fake rule runs on real tensors, so a fake rule reading data is not caught);
+  the fake rule runs on real tensors, so a fake rule reading data is not caught, and a
+  size from ``get_ctx().new_dynamic_size()`` matches any real size in its range);
 - test_aot_dispatch_static / _dynamic: the op under `nbtorch.compile` gives the eager
   outputs, and when inputs require grad, backward runs and gives the eager gradients.
 """
 import numpy as np
 
-from ._library_api import OpCheckError
+from ._library_api import _FAKE, FakeImplCtx, OpCheckError
 from ._tensor import Tensor
 
 __all__ = ["opcheck", "OpCheckError", "DEFAULT_TEST_UTILS"]
@@ -90,10 +91,24 @@ def check_autograd_registration(op, args, kwargs):
             "CompositeImplicitAutograd kernel)")
 
 
-def _meta_mismatch(op, real, fake):
+def _same_shape(real, fake, dynamic):
+    """Shapes equal, a fake size from `new_dynamic_size` matching any real size in range."""
+    if len(real) != len(fake):
+        return False
+    for r, f in zip(real, fake):
+        if f in dynamic:
+            lo, hi = dynamic[f]
+            if r < lo or hi is not None and r > hi:
+                return False
+        elif r != f:
+            return False
+    return True
+
+
+def _meta_mismatch(op, real, fake, dynamic):
     prefix = (f"When comparing the output of {_name(op)} on FakeTensor and concrete Tensors, "
               "found mismatched tensor metadata: ")
-    if real.shape != fake.shape:
+    if not _same_shape(real.shape, fake.shape, dynamic):
         return prefix + f"Shapes {real.shape} and {fake.shape} are not equal!"
     if real.dtype is not fake.dtype:
         return prefix + f"Dtypes {real.dtype} and {fake.dtype} are not equal!"
@@ -112,15 +127,19 @@ def check_faketensor(op, args, kwargs):
             f"`{op._name}.register_fake` to add an fake impl.")
     from .autograd import grad_mode
     real = _outs(op(*_copy(args), **_copy(kwargs)))
-    with grad_mode.no_grad():
-        fake = _outs(op._abstract_fn(*_copy(args), **_copy(kwargs)))
+    ctx = _FAKE.ctx = FakeImplCtx()
+    try:
+        with grad_mode.no_grad():
+            fake = _outs(op._abstract_fn(*_copy(args), **_copy(kwargs)))
+    finally:
+        _FAKE.ctx = None
     if len(real) != len(fake):
         raise RuntimeError(f"When comparing the output of {_name(op)} on FakeTensor and "
                            f"concrete Tensors, found {len(fake)} fake output(s) but "
                            f"{len(real)} real one(s)")
     for r, f in zip(real, fake):
         if isinstance(r, Tensor) and isinstance(f, Tensor):
-            msg = _meta_mismatch(op, r, f)
+            msg = _meta_mismatch(op, r, f, ctx.dynamic)
             if msg:
                 raise RuntimeError(msg)
 

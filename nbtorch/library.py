@@ -86,7 +86,7 @@ from ._library_op import (DEVICES, CustomOp, Launcher, TensorSpec, _OPS, _check_
 from ._library_override import OverrideHandle, override, restore
 from ._library_elementwise import ElementwiseOp, elementwise
 from ._library_torch import CustomOpDef
-from ._library_api import (OpCheckError, fallthrough_kernel, impl, impl_dispatch,
+from ._library_api import (OpCheckError, fallthrough_kernel, get_ctx, impl, impl_dispatch,
                            register_autocast,
                            register_autograd, register_fake, register_kernel,
                            register_torch_dispatch, register_vmap, resolve_op)
@@ -176,19 +176,6 @@ def wrap_triton(triton_kernel, /):
     """PyTorch's ``torch.library.wrap_triton``: nbtorch has no Triton."""
     raise NotImplementedError("nbtorch has no Triton: write the kernel with numba.cuda.jit "
                               "(or numba.njit) and call it from a custom op")
-
-
-class _FakeImplCtx:
-    """What `get_ctx()` gives a fake rule (PyTorch's FakeImplCtx)."""
-
-    def new_dynamic_size(self, *, min=0, max=None):
-        raise RuntimeError("nbtorch runs fake rules on real tensors: a data-dependent "
-                           "output size has no symbolic stand-in; compute it from the data")
-
-
-def get_ctx():
-    """PyTorch's ``torch.library.get_ctx`` for fake rules (see `_FakeImplCtx`)."""
-    return _FakeImplCtx()
 
 
 def get_op(name):

@@ -556,3 +556,54 @@ def test_autocast_vmap_and_stored_rules():
     assert mm2(a, a).shape == (2, 2)           # the fallthrough changed nothing
     with pytest.raises(NotImplementedError, match="nbtorch has no Triton"):
         torch.library.wrap_triton(None)
+
+
+def test_pytorch_docstring_examples():
+    """torch.library's own docstring examples: a data-dependent output size, a factory,
+    an in-place op, a kernel added for one device."""
+    from nbtorch import Tensor
+
+    @torch.library.custom_op("mylib::custom_nonzero", mutates_args=())
+    def custom_nonzero(x: Tensor) -> Tensor:
+        x_np = x.numpy(force=True)
+        res = np.stack(np.nonzero(x_np), axis=1)
+        return torch.tensor(res, device=x.device)
+
+    @custom_nonzero.register_fake
+    def _(x):
+        ctx = torch.library.get_ctx()
+        nnz = ctx.new_dynamic_size()
+        shape = [nnz, x.dim()]
+        result = x.new_empty(shape, dtype=torch.int64)
+        return result
+
+    x = torch.tensor([0, 1, 2, 3, 4, 0])
+    assert custom_nonzero(x).flatten().tolist() == [1, 2, 3, 4]
+    torch.library.opcheck(custom_nonzero, (x,))
+
+    @torch.library.custom_op("mylib::bar", mutates_args={}, device_types="cpu")
+    def bar(device: torch.device) -> Tensor:
+        return torch.ones(3)
+
+    assert bar("cpu").tolist() == [1, 1, 1]
+
+    @torch.library.custom_op("mylib::numpy_sin_inplace", mutates_args={"x"},
+                             device_types="cpu")
+    def numpy_sin_inplace(x: Tensor) -> None:
+        x_np = x.numpy()
+        np.sin(x_np, out=x_np)
+
+    x = torch.randn(3)
+    expected = np.sin(x.numpy())
+    numpy_sin_inplace(x)
+    np.testing.assert_allclose(x.numpy(), expected)
+
+    @torch.library.custom_op("mylib::numpy_cos", mutates_args=(), device_types="cpu")
+    def numpy_cos(x: Tensor) -> Tensor:
+        return torch.from_numpy(np.cos(x.numpy()))
+
+    @torch.library.register_kernel("mylib::numpy_cos", "cuda")
+    def _(x):
+        return torch.from_numpy(np.cos(x.cpu().numpy())).to(device=x.device)
+
+    assert numpy_cos.devices == ("cpu", "cuda")
