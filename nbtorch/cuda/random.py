@@ -132,6 +132,11 @@ def set_rng_state(new_state, device="cuda"):
     idx = _rng_index(device)
     if not 0 <= idx < _runtime.device_count():
         raise IndexError("tuple index out of range")
+    if getattr(new_state, "dtype", None) is not None and new_state.numel() == 16:
+        raise RuntimeError("set_rng_state: this 16-byte state is PyTorch's CUDA Philox state "
+                           "(seed, offset); nbtorch's CUDA draws come from the generator they "
+                           "share with the CPU, whose state nbtorch.cuda.get_rng_state() "
+                           "returns (seed with nbtorch.cuda.manual_seed instead)")
     default_generator.set_state(new_state)
 
 

@@ -81,6 +81,8 @@ def test_rng_state_restores_cuda_draws():
         cuda.get_rng_state("cpu")
     with pytest.raises(TypeError, match="ByteTensor"):
         cuda.set_rng_state(nbtorch.zeros(4))
+    with pytest.raises(RuntimeError, match="PyTorch's CUDA Philox state"):
+        cuda.set_rng_state(nbtorch.zeros(16, dtype=nbtorch.uint8))
 
 
 def test_fork_rng_and_default_generators():
