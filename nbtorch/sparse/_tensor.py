@@ -21,7 +21,8 @@ __all__ = ["SparseTensor", "SparseCooTensor", "SparseCsrTensor", "make_coo", "ma
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # nbtorch/
 _HERE = os.path.dirname(os.path.abspath(__file__))                       # nbtorch/sparse/
 _PLUMBING = {"wrapper", "wrapped", "inner", "<lambda>", "<genexpr>", "<listcomp>", "apply",
-             "call", "forward", "compute", "_apply_recorded", "_call_impl", "__call__"}
+             "call", "forward", "compute", "_apply_recorded", "_call_impl", "__call__",
+             "method", "fn"}
 
 
 def _frame_op(f):
@@ -33,7 +34,7 @@ def _frame_op(f):
         if isinstance(v, str) and v.isidentifier():
             return v
     code = f.f_code
-    if "<locals>" in code.co_qualname or code.co_name in _PLUMBING:
+    if "<locals>" in getattr(code, "co_qualname", "") or code.co_name in _PLUMBING:
         return None
     return code.co_name
 
@@ -54,7 +55,7 @@ def _calling_op():
     for f in reversed(run):
         op = _frame_op(f)
         if op:
-            return op.strip("_") or op
+            return op[2:-2] if op.startswith("__") and op.endswith("__") else op
     return "a dense operation"
 
 
@@ -73,16 +74,18 @@ class _SparseStorage:
     """The storage slot of a sparse tensor: a version counter (autograd's saved-tensor
     check) and a device; its data is refused."""
 
-    __slots__ = ("device", "version", "owner", "__weakref__")
+    __slots__ = ("device", "version", "__weakref__")
 
     def __init__(self, device):
-        self.device, self.version, self.owner = device, 0, None
+        self.device, self.version = device, 0
 
     @property
     def data(self):
+        op = _calling_op()
         raise NotImplementedError(
-            f"Cannot access storage of a sparse tensor ({_calling_op()} reads the storage of "
-            "a strided tensor); use indices()/values() or .to_dense()")
+            f"Could not run 'aten::{op}' with arguments from a sparse tensor: '{op}' reads "
+            "a strided tensor's storage, and a sparse tensor has none (use its "
+            "indices()/values(), or .to_dense() first)")
 
     def nbytes(self):
         return self.data.nbytes           # raises: a sparse tensor has no such buffer
