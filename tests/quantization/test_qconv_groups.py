@@ -9,12 +9,7 @@ import nbtorch
 
 
 def _conv(t, w, b, groups, per_channel, stride, x, relu):
-    q = t.ao.nn.quantized
-    if relu:
-        q = t.ao.nn.intrinsic.quantized if t.__name__ == "torch" else t.ao.nn.quantized
-        cls = q.ConvReLU2d
-    else:
-        cls = q.Conv2d
+    cls = t.ao.nn.intrinsic.quantized.ConvReLU2d if relu else t.ao.nn.quantized.Conv2d
     m = cls(w.shape[1] * groups, w.shape[0], w.shape[2], stride=stride, padding=1,
             groups=groups)
     wt = t.from_numpy(w)

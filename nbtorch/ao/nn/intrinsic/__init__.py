@@ -46,3 +46,5 @@ class BNReLU2d(_FusedModule):
 
     def __init__(self, bn, relu):
         super().__init__(bn, relu)
+
+from . import quantized  # noqa: E402,F401  (torch.ao.nn.intrinsic.quantized)
