@@ -9,4 +9,5 @@ def __getattr__(name):
     if name.startswith("__") or importlib.util.find_spec(f"{__name__}.{name}") is not None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .._library_ns import namespace
-    return namespace(name)
+    ns = globals()[name] = namespace(name)      # found directly from now on
+    return ns
