@@ -154,3 +154,43 @@ def test_make_graphed_callables_for_a_function_and_checks():
     with nbtorch.autocast("cuda"):
         with pytest.raises(RuntimeError, match="does not support the autocast caching"):
             cuda.make_graphed_callables(f, (a, b))
+
+
+def test_whole_training_step_capture_matches_eager_training():
+    """PyTorch's whole-network example: warm up on a side stream, capture forward, backward
+    and an SGD step, then replay on new data copied into the static tensors."""
+    def make():
+        nbtorch.manual_seed(0)
+        return nbtorch.nn.Sequential(nbtorch.nn.Linear(3, 4), nbtorch.nn.ReLU(),
+                                     nbtorch.nn.Linear(4, 1)).cuda()
+
+    def step(model, opt, x, y):
+        opt.zero_grad(set_to_none=True)
+        nbtorch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+
+    data = [(nbtorch.randn(5, 3, device="cuda"), nbtorch.randn(5, 1, device="cuda"))
+            for _ in range(3)]
+    eager = make()
+    opt = nbtorch.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    for x, y in [data[0]] * 3 + data:
+        step(eager, opt, x, y)
+
+    model = make()
+    opt = nbtorch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    sx, sy = data[0][0].clone(), data[0][1].clone()
+    side = cuda.Stream()
+    side.wait_stream(cuda.current_stream())
+    with cuda.stream(side):
+        for _ in range(3):
+            step(model, opt, sx, sy)
+    cuda.current_stream().wait_stream(side)
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):                                 # the 4th step, on data[0]
+        step(model, opt, sx, sy)
+    for x, y in data[1:]:
+        sx.copy_(x)
+        sy.copy_(y)
+        g.replay()
+    for a, b in zip(eager.parameters(), model.parameters()):
+        assert nbtorch.equal(a.cpu(), b.cpu())
