@@ -131,11 +131,9 @@ def can_device_access_peer(device, peer_device):
         raise AssertionError("Invalid peer device id")
     if idx == peer or _runtime.simulator():
         return False
-    from numba.cuda.cudadrv import driver as drv
-    try:
-        return bool(drv.driver.cuDeviceCanAccessPeer(idx, peer))
-    except Exception:                    # an old binding: say no rather than guess
-        return False
+    cuda = _runtime.cuda_module()
+    with cuda.gpus[idx]:
+        return bool(cuda.current_context().can_access_peer(peer))
 
 
 def get_arch_list():
