@@ -384,6 +384,9 @@ def _replace(self, other):
 
 
 def add_(self, other, *, alpha=1):
+    if not isinstance(other, Tensor) or other.layout is strided:
+        raise RuntimeError("add_(sparse, dense) is not supported: a sparse tensor can only "
+                           "take a sparse one in place")
     with grad_mode.no_grad():
         return _replace(self, add(self.detach(), other.detach(), alpha=alpha))
 

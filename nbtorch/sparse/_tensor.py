@@ -26,14 +26,18 @@ _PLUMBING = {"wrapper", "wrapped", "inner", "<lambda>", "<genexpr>", "<listcomp>
 
 
 def _frame_op(f):
-    """The op a frame of nbtorch's code stands for: a string `name`/`op` it holds (the
-    generated wrappers of elementwise ops), else its function's name."""
+    """The op a frame of nbtorch's code stands for: a string `name`/`op` it holds, or the
+    kernel name of the elementwise Function `cls` it runs (generated wrappers), else its
+    function's name."""
     loc = f.f_locals
+    code = f.f_code
     for key in ("name", "op"):
         v = loc.get(key)
         if isinstance(v, str) and v.isidentifier():
             return v
-    code = f.f_code
+    kernel = getattr(loc.get("cls"), "kernel", None)      # an elementwise op's Function
+    if isinstance(kernel, str) and kernel.isidentifier():
+        return kernel + ("_" if code.co_name.endswith("_") else "")
     if "<locals>" in getattr(code, "co_qualname", "") or code.co_name in _PLUMBING:
         return None
     return code.co_name
@@ -56,7 +60,10 @@ def _calling_op():
         op = _frame_op(f)
         if op:
             return op[2:-2] if op.startswith("__") and op.endswith("__") else op
-    return "a dense operation"
+    return _NO_OP
+
+
+_NO_OP = "a dense operation"
 
 
 def dense_only_error(t, op=None):
@@ -149,7 +156,10 @@ class SparseTensor(Tensor):
         return False
 
     def contiguous(self, memory_format=None):
-        raise RuntimeError("unsupported memory format option Contiguous")
+        op = _calling_op()
+        if op == _NO_OP:                # called by the user: PyTorch's answer
+            raise RuntimeError("unsupported memory format option Contiguous")
+        raise dense_only_error(self, op)  # a dense op making its input contiguous
 
     def storage_offset(self):
         raise dense_only_error(self, "storage_offset")
