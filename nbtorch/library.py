@@ -64,7 +64,9 @@ requires it), ``define(qualname, "(Tensor x) -> Tensor")``, ``impl``,
 ``register_kernel``, ``register_fake``, ``register_autograd``, ``opcheck``,
 ``infer_schema``, ``Library(ns, "DEF" | "FRAGMENT" | "IMPL")`` with schema strings, and
 ``torch.ops.<ns>.<op>`` (nbtorch/_library_ns.py; ``torch.ops.aten.add`` resolves to
-``nbtorch.add``).
+``nbtorch.add``). nbtorch has no FakeTensor: fake rules run on real tensors (in
+`opcheck`); ``register_torch_dispatch`` and ``register_vmap`` rules are stored, not
+used (no dispatch modes; `func.vmap` loops over the batch).
 
 Errors: defining an existing op or registering a second kernel on a device
 without ``override=True``; a kernel whose returned output disagrees with the
