@@ -90,6 +90,8 @@ PROGRAM = textwrap.dedent("""
     F.ctc_loss(lp, torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2]).backward()    # ctc
     img = torch.randn(1, 2, 4, 4, requires_grad=True)
     F.grid_sample(img, torch.rand(1, 3, 3, 2), align_corners=False).sum().backward()  # grid
+    sp = torch.sparse_coo_tensor([[0, 1], [1, 0]], [1., 2.], (2, 5), requires_grad=True)
+    torch.sparse.mm(sp, x.detach()[:5]).sum().backward(); sp.detach().to_dense()  # sparse
 
     json.dump(LOG, sys.stdout)
 """)
@@ -97,7 +99,7 @@ PROGRAM = textwrap.dedent("""
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
-            "linalg_ldl", "fft", "ctc", "grid_sample", "attention")
+            "linalg_ldl", "fft", "ctc", "grid_sample", "attention", "sparse")
 
 
 def _run():
