@@ -44,6 +44,7 @@ from .graphs import (CUDAGraph, graph, make_graphed_callables,  # noqa: F401
 from .errors import CudaError, DeferredCudaCallError, check_error  # noqa: F401
 from .sync_debug import set_sync_debug_mode, get_sync_debug_mode  # noqa: F401
 from . import nvtx, graphs, profiler  # noqa: F401
+from .profiler import cudart  # noqa: F401
 from . import amp  # noqa: F401  (PyTorch's deprecated torch.cuda.amp spellings)
 from .._tensor_types import CUDA_TYPES as _CUDA_TYPES
 
@@ -71,7 +72,7 @@ __all__ = ["is_available", "device_count", "current_device", "set_device", "devi
            "is_current_stream_capturing", "CUDAGraph", "graph", "make_graphed_callables",
            "graph_pool_handle", "CudaError", "check_error", "nvtx", "Device", "profiler",
            "set_sync_debug_mode", "get_sync_debug_mode", "has_half", "has_magma",
-           "get_allocator_backend"]
+           "get_allocator_backend", "cudart"]
 
 _tensor.VIEW_MAKERS["cuda"] = _tensors.view_cuda
 _tensor._ALLOCATORS["cuda"] = _tensors.alloc_cuda

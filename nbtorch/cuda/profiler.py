@@ -7,7 +7,7 @@ import contextlib
 from . import _runtime
 from .errors import CudaError
 
-__all__ = ["start", "stop", "profile"]
+__all__ = ["start", "stop", "profile", "cudart"]
 
 
 def _call(name):
@@ -46,3 +46,34 @@ def profile():
         yield
     finally:
         stop()
+
+
+class _Cudart:
+    """The few CUDA runtime calls PyTorch programs make through ``torch.cuda.cudart()``
+    (profiler switches, memory info, error strings); they return CUDA's codes (0: success)."""
+
+    def cudaProfilerStart(self):
+        start()
+        return 0
+
+    def cudaProfilerStop(self):
+        stop()
+        return 0
+
+    def cudaMemGetInfo(self, device):
+        from .memory import mem_get_info
+        return mem_get_info(device)
+
+    def cudaGetErrorString(self, code):
+        from .errors import _MESSAGES
+        return _MESSAGES.get(int(code), "unknown error")
+
+
+_CUDART = _Cudart()
+
+
+def cudart():
+    """``torch.cuda.cudart()``: e.g. ``cudart().cudaProfilerStart()`` around the steps that
+    Nsight Systems should record."""
+    _runtime.lazy_init()
+    return _CUDART

@@ -206,6 +206,10 @@ def test_profiler_range_and_memory_info():
         nbtorch.ones(2, device="cuda").add_(1)
     cuda.profiler.start()
     cuda.profiler.stop()
+    rt = cuda.cudart()
+    assert rt.cudaProfilerStart() == 0 and rt.cudaProfilerStop() == 0
+    assert rt.cudaMemGetInfo(0) == cuda.mem_get_info(0)
+    assert rt.cudaGetErrorString(2) == "out of memory"
     free, total = cuda.mem_get_info()
     assert 0 <= free <= total and total == cuda.get_device_properties().total_memory
     assert cuda.get_allocator_backend() in ("native", "numba")

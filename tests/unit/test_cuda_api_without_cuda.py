@@ -182,7 +182,7 @@ def test_allocator_snapshot_and_accumulated_reset():
 
 @pytest.mark.parametrize("call", [
     lambda: cuda.set_sync_debug_mode("warn"), lambda: cuda.get_sync_debug_mode(),
-    lambda: cuda.profiler.start(), lambda: cuda.profiler.stop(),
+    lambda: cuda.profiler.start(), lambda: cuda.profiler.stop(), lambda: cuda.cudart(),
 ])
 def test_sync_debug_and_profiler_need_a_device(call):
     with pytest.raises(RuntimeError, match=NO_CUDA):
