@@ -21,7 +21,7 @@ def broadcast_all(*values):
     """
     if not all(isinstance(v, (Tensor, numbers.Number)) or hasattr(v, "__torch_function__")
                for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     if not all(isinstance(v, Tensor) for v in values):
         ref = next((v for v in values if isinstance(v, Tensor)), None)
