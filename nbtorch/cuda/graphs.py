@@ -10,7 +10,8 @@ arrays. PyTorch's contract holds:
 - new inputs go in by copying into the static input tensors before `replay()`;
 - host-side Python ran once, at capture (shapes, branches, checks are frozen);
   a host <-> device copy or ``.item()`` during capture raises, as in PyTorch;
-- random ops draw fresh numbers on each replay (the generator advances).
+- random ops draw fresh numbers on each replay (the generator advances);
+- only the capturing thread's kernels are recorded (whatever `capture_error_mode`).
 
 What cannot be captured: ops whose CUDA path reads data on the host (embedding,
 gather, index_select, tensor indexing, nll_loss/cross_entropy read their indices;
