@@ -20,7 +20,7 @@ Example:
     torch.Size([2, 3])
 """
 from .._tensor import Tensor
-from . import _ops
+from . import _ops, _shape
 from ._build import (sparse_coo_tensor, sparse_csr_tensor, to_sparse, to_sparse_coo,
                      to_sparse_csr)
 from ._ops import addmm, log_softmax, mm, softmax, sum  # noqa: A004
@@ -130,11 +130,11 @@ def _install():
     S.add, S.__add__, S.__radd__ = _ops.add, _ops.add, _ops.radd
     S.sub, S.__sub__, S.__rsub__ = _ops.sub, _ops.sub, _ops.rsub
     S.__neg__ = S.neg = lambda self: _ops.Scale.apply(self, -1, False)
-    S.add_, S.mul_, S.zero_ = _ops.add_, _ops.mul_, _ops.zero_
+    S.add_, S.mul_, S.zero_ = _shape.add_, _shape.mul_, _shape.zero_
     S.sum = _sum_method
-    S.t, S.transpose = _ops.t, _ops.transpose
-    S.index_select = _ops.index_select
-    S.to, S.clone, S.detach = _ops.to, _ops.clone, _ops.detach
+    S.t, S.transpose = _shape.t, _shape.transpose
+    S.index_select = _shape.index_select
+    S.to, S.clone, S.detach = _shape.to, _shape.clone, _shape.detach
     S.cpu = lambda self, memory_format=None: self
     S.cuda = lambda self, device=None, non_blocking=False, memory_format=None: \
         _ops.check_cpu(device or "cuda", "cuda")
@@ -161,7 +161,7 @@ def _caster(name):
     from .. import _dtype
 
     def cast(self, memory_format=None):
-        return _ops.to(self, getattr(_dtype, name))
+        return _shape.to(self, getattr(_dtype, name))
     cast.__name__ = name
     return cast
 
