@@ -190,7 +190,7 @@ def mul(self, other):
         if isinstance(other, (bool, int, float, complex, np.number)):
             return Scale.apply(self, other, False)
         return NotImplemented
-    if other.dim() == 0 and other.layout is strided:
+    if other.dim() == 0 and other.layout is strided and not other.requires_grad:
         return mul(self, other.item())
     s = _coalesce_for(self)
     if other.layout is strided:
