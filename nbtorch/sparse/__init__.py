@@ -11,7 +11,16 @@ naming the dense op and the layout, so dense code cannot mistake index or value
 memory for the tensor's elements. Dense ops that accept a sparse operand
 (``torch.mm``, ``torch.matmul``, ``@``, ``dense + sparse``) route here.
 
-CPU only so far: a sparse tensor on CUDA is refused with NotImplementedError.
+Modules: ``_tensor.py`` (the classes, the refusals), ``_build.py`` (constructors,
+checks, coalescing, conversions), ``_autograd.py`` (the Functions; PyTorch's sparse
+gradients), ``_ops.py`` (products, arithmetic, sums, softmax), ``_shape.py``
+(transposes, index_select, casts, copies, in-place updates), ``_format.py`` (repr),
+``_embedding.py`` (``embedding(sparse=True)``'s sparse weight gradient).
+
+Not there yet: CUDA (a sparse tensor on CUDA is refused with NotImplementedError), the
+CSC/BSR/BSC layouts, sparse @ sparse, batched CSR, indexing/slicing of sparse tensors
+(``s[0]``, ``narrow``), and namespace forms such as ``torch.add(dense, sparse)`` (the
+operators and methods work).
 
 Example:
     >>> i = nbtorch.tensor([[0, 1], [1, 0]])
