@@ -168,7 +168,8 @@ BOUNDARY = {
                              [[0], [2]]),
     "OneHotCategorical": (lambda m, l: m.OneHotCategorical(T(l, [[0.0, 0.3, 0.7]])),
                           [[[1., 0., 0.]], [[0., 0., 1.]]]),
-    "Multinomial": (lambda m, l: m.Multinomial(4, T(l, [0.0, 0.3, 0.7])), [[0, 1, 3], [0., 0., 4.]]),
+    "Multinomial": (lambda m, l: m.Multinomial(4, T(l, [0.0, 0.3, 0.7])),
+                    [[0, 1, 3], [0., 0., 4.]]),
     "NegativeBinomial": (lambda m, l: m.NegativeBinomial(T(l, [2.0, 3.0]), T(l, [0.0, 0.5])),
                          [[0., 0.], [3., 2.]]),
     "NegativeBinomialLogits": (lambda m, l: m.NegativeBinomial(
@@ -187,15 +188,19 @@ BOUNDARY = {
     "VonMises": (lambda m, l: m.VonMises(T(l, [0.0, 1.0, 0.0]), T(l, [1e-8, 50.0, 500.0])),
                  [[np.pi, 1.0, 0.01]]),
     "StudentT": (lambda m, l: m.StudentT(T(l, [0.5, 1.0, 2.0, 1e6])), [[0., 1e3, -2., 3.]]),
-    "Pareto": (lambda m, l: m.Pareto(T(l, [1.0, 2.0]), T(l, [0.5, 1.0])), [[1.0, 2.0], [1e300, 5.0]]),
+    "Pareto": (lambda m, l: m.Pareto(T(l, [1.0, 2.0]), T(l, [0.5, 1.0])),
+               [[1.0, 2.0], [1e300, 5.0]]),
     "FisherSnedecor": (lambda m, l: m.FisherSnedecor(T(l, [1.0, 2.0, 5.0]), T(l, [1.0, 2.5, 4.5])),
                        [[0.0, 1e-300, 3.0]]),
-    "Uniform": (lambda m, l: m.Uniform(T(l, [0.0, -1.0]), T(l, [1.0, 1.0])), [[0.0, 1.0], [1.0, -1.0]]),
+    "Uniform": (lambda m, l: m.Uniform(T(l, [0.0, -1.0]), T(l, [1.0, 1.0])),
+                [[0.0, 1.0], [1.0, -1.0]]),
     "HalfNormal": (lambda m, l: m.HalfNormal(T(l, [1.0])), [[0.0], [np.inf]]),
-    "Weibull": (lambda m, l: m.Weibull(T(l, [1.0, 1.0]), T(l, [0.5, 1.0])), [[0.0, 0.0], [1e-300, 1e300]]),
+    "Weibull": (lambda m, l: m.Weibull(T(l, [1.0, 1.0]), T(l, [0.5, 1.0])),
+                [[0.0, 0.0], [1e-300, 1e300]]),
     "Kumaraswamy": (lambda m, l: m.Kumaraswamy(T(l, [1.0, 0.5]), T(l, [1.0, 2.0])),
                     [[0.0, 0.0], [1.0, 1.0]]),
-    "InverseGamma": (lambda m, l: m.InverseGamma(T(l, [0.5, 2.0]), T(l, [1.0, 1.0])), [[0.0, 1e-300]]),
+    "InverseGamma": (lambda m, l: m.InverseGamma(T(l, [0.5, 2.0]), T(l, [1.0, 1.0])),
+                     [[0.0, 1e-300]]),
     "Gumbel": (lambda m, l: m.Gumbel(T(l, [0.0]), T(l, [1.0])), [[-50.0], [800.0]]),
     "RelaxedBernoulli": (lambda m, l: m.RelaxedBernoulli(T(l, 0.5), probs=T(l, [0.0, 1.0, 0.3])),
                          [[0.1, 0.9, 1e-10]]),
@@ -296,7 +301,8 @@ def test_transformed_distributions():
             same(lambda: getattr(ours, prop), lambda: getattr(ref, prop), key)
         same(ours.entropy, ref.entropy, key)
         shape = (4,) + tuple(ref.batch_shape)
-        same(lambda: tuple(ours.expand(shape).batch_shape), lambda: tuple(ref.expand(shape).batch_shape))
+        same(lambda: tuple(ours.expand(shape).batch_shape),
+             lambda: tuple(ref.expand(shape).batch_shape))
         same(lambda: tuple(ours.sample((2, 5)).shape), lambda: tuple(ref.sample((2, 5)).shape))
         nbtorch.manual_seed(0), torch.manual_seed(0)
         same(lambda: ours.rsample((2,)), lambda: ref.rsample((2,)), f"{key}.rsample")
