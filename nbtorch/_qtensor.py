@@ -510,3 +510,5 @@ def install():
 
 
 install()
+from . import _qtensor_ops  # noqa: E402  (comparisons, copy_, mean, max, topk ...)
+_qtensor_ops.install(QTensor)

@@ -274,6 +274,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 def equal(input, other):
     """True if both tensors have the same shape and elements (a Python bool)."""
+    if input.is_quantized:          # qparams and integers, as PyTorch's
+        return input.equal(other)
     if input._shape != other._shape:
         return False
     d = _dtype.result_type(input, other)

@@ -320,6 +320,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[dims - 1](
             input, out_sizes)
+    if input.is_quantized:          # nearest on its integers, as PyTorch's quantized kernel
+        if mode not in ("nearest", "nearest-exact"):
+            raise NotImplementedError(f"quantized interpolate: mode '{mode}' is not "
+                                      "implemented in nbtorch (nearest is)")
+        return input._with_ints(interpolate(input._int_tensor(), size, scale_factor, mode,
+                                            align_corners, recompute_scale_factor))
     ftype = np.float64 if input.dtype is _dtype.float64 else np.float32
     integral = not (input.dtype.is_floating_point or input.dtype.is_complex)
     if integral and mode not in ("nearest", "nearest-exact"):
