@@ -97,8 +97,10 @@ def impl_dispatch(op, key, fn):
         op._composite = fn
     elif key == "Meta":
         op.register_fake(fn)
+    elif key in _ALL:
+        op._push(None, fn, low=True)
     else:
-        op.register_kernel(None if key in _ALL else key.lower(), fn)
+        op._push(key.lower(), fn)
     return fn
 
 

@@ -66,7 +66,7 @@ class CustomOpDef:
         self._schema = schema
         self._init_fn = fn
         self._init_devices = device_types_of(device_types) if fn is not None else ()
-        self._backend_fns = {}               # device type -> register_kernel's function
+        self._backend_fns = {}               # device type -> [kernels], the last one runs
         self._disabled = set()
         self._abstract_fn = None
         self._backward_fn = self._setup_context_fn = None
@@ -104,14 +104,22 @@ class CustomOpDef:
     def register_kernel(self, device_types, fn=None, /):
         """Use `fn` instead of the implementation on `device_types` ('cpu', 'cuda', a
         sequence, or None for every device); a decorator without `fn`."""
-        devices = device_types_of(device_types)
+        devices = device_types_of(device_types)         # PyTorch's error at once
 
         def inner(f):
-            for d in devices:
-                self._backend_fns[d] = f
-                self._sync(d)
+            self._push(devices, f)
             return f
         return inner if fn is None else inner(fn)
+
+    def _push(self, device_types, fn, low=False):
+        """Register kernel `fn` on `device_types`; `low`: below the device's other kernels
+        (a CompositeExplicitAutograd kernel yields to a CPU/CUDA one, as in PyTorch)."""
+        for d in device_types_of(device_types):
+            stack = self._backend_fns.setdefault(d, [])
+            if fn in stack:
+                stack.remove(fn)
+            stack.insert(0, fn) if low else stack.append(fn)
+            self._sync(d)
 
     def register_autograd(self, backward, /, *, setup_context=None):
         """``backward(ctx, *grads)`` returns one gradient per input (None for
@@ -160,7 +168,8 @@ class CustomOpDef:
             self._sync(d)
 
     def _effective(self, device):
-        f = self._backend_fns.get(device)
+        stack = self._backend_fns.get(device)
+        f = stack[-1] if stack else None
         if f is not None and device not in self._disabled:
             return f
         return self._init_fn if device in self._init_devices else None
@@ -173,6 +182,17 @@ class CustomOpDef:
         f = self._effective(device)
         if f is not None:
             _register(self._key, device, f, False)
+
+    def forget(self, fn):
+        """Take back every registration of `fn` (kernel, composite or fake rule)."""
+        for d, stack in self._backend_fns.items():
+            if fn in stack:
+                stack.remove(fn)
+                self._sync(d)
+        if self._composite is fn:
+            self._composite = None
+        if self._abstract_fn is fn:
+            self._abstract_fn = None
 
     def delete(self):
         """Unregister this op's kernels and name."""

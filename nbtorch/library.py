@@ -210,7 +210,8 @@ class Library:
 
     ``Library(ns)`` is nbtorch's form (define with meta functions); ``Library(ns, kind)``
     is PyTorch's, kind "DEF" (one per namespace), "FRAGMENT" or "IMPL" (no defines),
-    whose `define` takes schema strings. `close()` deletes the ops it defined.
+    whose `define` takes schema strings. `close()` deletes the ops it defined and takes
+    back the kernels its `impl` registered (PyTorch's ``_destroy``).
 
     Example:
         >>> lib = nbtorch.library.Library("myops")
@@ -245,6 +246,7 @@ class Library:
         self.kind, self.dispatch_key = kind, dispatch_key
         self._ops = {}
         self._overrides = []
+        self._impls = []
 
     @property
     def ns(self):
@@ -284,6 +286,8 @@ class Library:
         dispatch_key = getattr(dispatch_key, "type", dispatch_key)    # an nbtorch.device
         if isinstance(op, CustomOp) and dispatch_key in ("cpu", "cuda"):
             return op.register_kernel(dispatch_key, fn, override=True)
+        if isinstance(op, CustomOpDef):
+            self._impls.append((op, fn))                 # undone by close()
         return impl_dispatch(op, dispatch_key or self.dispatch_key, fn)
 
     def elementwise(self, scalar_fn=None, *, name=None, **kw):
@@ -306,8 +310,11 @@ class Library:
             op.delete()
         for h in reversed(self._overrides):
             h.restore()
+        for op, fn in reversed(self._impls):
+            op.forget(fn)
         self._ops.clear()
         self._overrides.clear()
+        self._impls.clear()
         if self.kind == "DEF":
             _DEF_NAMESPACES.discard(self.namespace)
 

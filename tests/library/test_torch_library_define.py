@@ -164,7 +164,10 @@ def test_library_kinds():
     def _(x, n):
         return x * n * 10
 
-    assert torch.ops.nbt_kinds.bar(torch.ones(1), 2).tolist() == [20]
+    assert torch.ops.nbt_kinds.bar(torch.ops.nbt_kinds.bar(torch.ones(1), 2), 1).tolist() \
+        == [200]
+    impl_lib.close()                             # its CPU kernel goes: the default is back
+    assert torch.ops.nbt_kinds.bar(torch.ones(1), 2).tolist() == [2]
     with pytest.raises(ValueError, match="Unsupported kind: XYZ"):
         torch.library.Library("nbt_kinds", "XYZ")
     frag.close()
