@@ -260,8 +260,8 @@ def _plain_mm(a, b):
 
 def _sparse_operand(a, b):
     """True when a or b is a sparse tensor: nbtorch/sparse computes the product."""
-    return any(getattr(x, "is_sparse", False) or getattr(x, "is_sparse_csr", False)
-               for x in (a, b))
+    return (getattr(a, "is_sparse", False) or getattr(a, "is_sparse_csr", False)
+            or getattr(b, "is_sparse", False) or getattr(b, "is_sparse_csr", False))
 
 
 @tensor_method()
