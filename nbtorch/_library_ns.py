@@ -38,6 +38,10 @@ class OpOverload:
 
     __str__ = __repr__
 
+    def __reduce__(self):                # pickled by name, found again on loading
+        return (_overload, (self.namespace, self.overloadpacket.__name__,
+                            self._overloadname))
+
     def __eq__(self, other):
         return (isinstance(other, OpOverload) and other.op is self.op
                 and other._overloadname == self._overloadname)
@@ -97,6 +101,15 @@ class OpOverloadPacket:
         return f"{self.namespace}.{self.__name__}"
 
     __str__ = __repr__
+
+    def __reduce__(self):
+        return (_overload, (self.namespace, self.__name__, None))
+
+
+def _overload(namespace_name, op_name, overload):
+    """``torch.ops.<namespace_name>.<op_name>[.<overload>]`` (unpickling)."""
+    packet = getattr(namespace(namespace_name), op_name)
+    return packet if overload is None else getattr(packet, overload)
 
 
 class OpNamespace:

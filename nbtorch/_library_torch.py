@@ -217,6 +217,10 @@ class CustomOpDef:
     def __repr__(self):
         return f"<CustomOpDef({self._key})>"
 
+    def __reduce__(self):                # pickled / deep-copied by name: one op per name
+        from .library import get_op
+        return (get_op, (self._key,))
+
     # ---- calling ------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         if "nbtorch.fx.proxy" in sys.modules:    # fx / jit.trace / compile: one node

@@ -235,6 +235,14 @@ def test_torch_ops_namespaces_and_aten():
     np.testing.assert_array_equal(aten.index.Tensor(a, [None, torch.tensor([1, 0])]).numpy(),
                                   a.numpy()[:, [1, 0]])
     assert torch.ops.aten is torch.ops.aten
+    import copy
+    import pickle
+    for thing in (axpy, axpy.default, aten.add, aten.add.Tensor):      # kept by name
+        back = pickle.loads(pickle.dumps(thing))
+        assert type(back) is type(thing) and str(back) == str(thing)
+    assert pickle.loads(pickle.dumps(axpy.default)) == axpy.default
+    op = _OPS["mylib::axpy"]
+    assert pickle.loads(pickle.dumps(op)) is op and copy.deepcopy(op) is op
     with pytest.raises(AttributeError, match="'_OpNamespace' 'aten' object has no attribute "):
         aten.no_such_op_here
 
