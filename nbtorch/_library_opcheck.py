@@ -32,6 +32,8 @@ def _copy(v):
         return v.detach().clone().requires_grad_(v.requires_grad)
     if isinstance(v, (list, tuple)):
         return type(v)(_copy(e) for e in v)
+    if isinstance(v, dict):
+        return {k: _copy(e) for k, e in v.items()}
     return v
 
 
