@@ -260,8 +260,8 @@ def _plain_mm(a, b):
 
 def _sparse_operand(a, b):
     """True when a or b is a sparse tensor: nbtorch/sparse computes the product."""
-    return (getattr(a, "is_sparse", False) or getattr(a, "is_sparse_csr", False)
-            or getattr(b, "is_sparse", False) or getattr(b, "is_sparse_csr", False))
+    return getattr(type(a), "_sparse_layout", False) or \
+        getattr(type(b), "_sparse_layout", False)
 
 
 @tensor_method()

@@ -116,6 +116,7 @@ class SparseTensor(Tensor):
     _offset = _refuse("_offset")
     _arr = _refuse("_arr")
     is_quantized = False
+    _sparse_layout = True       # what dense ops (ops/linalg.py) test to route a product here
 
     def _setup(self, shape, dtype, device, storage=None):
         self._storage = storage if storage is not None else _SparseStorage(device)
