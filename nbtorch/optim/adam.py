@@ -1,5 +1,6 @@
 """Adam and AMSGrad, as torch.optim.Adam (AdamW shares the kernel: adamw.py)."""
 from ..ops.optim_updates import adam_update
+from ._differentiable import adam_step
 from .._tensor import Tensor
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         check_lr, new_step, zeros_state)
@@ -27,7 +28,7 @@ class Adam(Optimizer):
         decoupled_weight_decay: decay the weights directly, as AdamW does.
         foreach, fused: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -43,7 +44,7 @@ class Adam(Optimizer):
         check_lr(lr, foreach, capturable)
         check_adam_hyper(lr, betas, eps, weight_decay)
         betas = check_adam_betas(betas, foreach, capturable)
-        check_implementation_flags(foreach, fused, differentiable)
+        check_implementation_flags(foreach, fused, differentiable, differentiable_ok=True)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
@@ -59,6 +60,9 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = zeros_state(param)
             if amsgrad:
                 state["max_exp_avg_sq"] = zeros_state(param)
+        if group["differentiable"]:
+            return adam_step(param, grad, state, group,
+                             group.get("decoupled_weight_decay", False))
         beta1, beta2 = group["betas"]
         adam_update(param, grad, state["exp_avg"], state["exp_avg_sq"],
                     state["max_exp_avg_sq"] if amsgrad else None,

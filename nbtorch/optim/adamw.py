@@ -18,7 +18,7 @@ class AdamW(Adam):
         maximize: ascend the objective instead of descending it.
         foreach, fused: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)

@@ -14,7 +14,7 @@ from itertools import chain
 
 from .. import _dtype
 from .._tensor import Tensor
-from ..autograd import enable_grad, no_grad
+from ..autograd import enable_grad, no_grad, set_grad_enabled
 from ._hooks import (GLOBAL_STEP_POST_HOOKS, GLOBAL_STEP_PRE_HOOKS, OptimizerHooks,
                      register_optimizer_step_post_hook, register_optimizer_step_pre_hook)
 from ..ops.creation import full, tensor
@@ -107,7 +107,7 @@ class Optimizer(OptimizerHooks):
             if not isinstance(p, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params "
                                 "is " + _typename(p))
-            if not (p.is_leaf or p.retains_grad):
+            if not (self.defaults.get("differentiable") or p.is_leaf or p.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
         param_group["params"] = params
         for name, default in self.defaults.items():
@@ -157,8 +157,13 @@ class Optimizer(OptimizerHooks):
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        # a differentiable optimizer updates with autograd on (PyTorch's
+        # _use_grad_for_differentiable), the others never record their updates
+        with set_grad_enabled(bool(self.defaults.get("differentiable"))):
             for group in self.param_groups:
+                if (group.get("differentiable") and group.get("foreach")
+                        and not self._foreach_differentiable):
+                    raise AssertionError("_foreach ops don't support autograd")
                 if group.get("capturable"):
                     self._check_capturable(group)
                 for p in group["params"]:
@@ -170,6 +175,8 @@ class Optimizer(OptimizerHooks):
 
     # PyTorch's RuntimeError for a sparse gradient (None: `_update` handles them)
     _sparse_grad_error = None
+    # whether PyTorch's foreach implementation runs with differentiable=True (SGD's)
+    _foreach_differentiable = False
 
     # PyTorch's capturable check, per optimizer: the tensors its message names and
     # whether 'xla' is listed, for the single-tensor and the foreach implementation
@@ -356,16 +363,17 @@ def check_lr(lr, foreach=None, capturable=None):
             raise ValueError("Tensor lr must be 1-element")
 
 
-def check_implementation_flags(foreach, fused, differentiable):
+def check_implementation_flags(foreach, fused, differentiable, differentiable_ok=False):
     """Accept PyTorch's implementation switches: every update here is already one
-    fused kernel per tensor, so `foreach`/`fused` change nothing."""
+    fused kernel per tensor, so `foreach`/`fused` change nothing. `differentiable`
+    is implemented where `differentiable_ok` (SGD, Adam, AdamW)."""
     if fused and differentiable:
         raise RuntimeError("`fused` does not support `differentiable`")
     if foreach and fused:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-    if differentiable:
-        raise NotImplementedError("nbtorch optimizers do not support differentiable=True "
-                                  "(autograd through the update)")
+    if differentiable and not differentiable_ok:
+        raise NotImplementedError("differentiable=True (autograd through the update) is "
+                                  "implemented for SGD, Adam and AdamW only in nbtorch")
 
 
 def new_step(value=0.0):

@@ -1,5 +1,6 @@
 """Stochastic gradient descent (optionally with momentum), as torch.optim.SGD."""
 from ..ops.optim_updates import sgd_update
+from ._differentiable import sgd_step
 from .optimizer import (Optimizer, check_hyper, check_implementation_flags, check_lr,
                         required, zeros_state)
 
@@ -22,12 +23,14 @@ class SGD(Optimizer):
         nesterov: Nesterov momentum (needs momentum > 0 and dampening 0).
         maximize: ascend the objective instead of descending it.
         foreach, fused: accepted for compatibility (updates are always fused).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         >>> opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
     """
+
+    _foreach_differentiable = True      # PyTorch's foreach SGD records its update
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
@@ -38,7 +41,7 @@ class SGD(Optimizer):
         check_hyper(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
         check_hyper(not nesterov or (momentum > 0 and dampening == 0),
                     "Nesterov momentum requires a momentum and zero dampening")
-        check_implementation_flags(foreach, fused, differentiable)
+        check_implementation_flags(foreach, fused, differentiable, differentiable_ok=True)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
                         foreach=foreach, differentiable=differentiable, fused=fused)
@@ -50,6 +53,8 @@ class SGD(Optimizer):
                 raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, "
                                    "sparse) instead.")
             grad = grad.to_dense()
+        if group["differentiable"]:
+            return sgd_step(param, grad, self.state[param], group)
         momentum = group["momentum"]
         buf, first_step = None, False
         if momentum != 0:

@@ -363,8 +363,9 @@ def test_implementation_switches():
     optim.Adam([w], foreach=False, fused=True)        # accepted: updates are fused anyway
     with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
         optim.SGD([w], foreach=True, fused=True)
+    optim.SGD([w * 2], differentiable=True)          # non-leaf params: autograd through
     with pytest.raises(NotImplementedError, match="differentiable"):
-        optim.SGD([w], differentiable=True)
+        optim.Adagrad([w], differentiable=True)
 
 
 def test_missing_kernel_names_op_and_device():
