@@ -110,7 +110,8 @@ class Distribution:
     def sample_n(self, n):
         """`n` samples (PyTorch's deprecated form of ``sample((n,))``)."""
         import warnings
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+                      FutureWarning, stacklevel=2)
         return self.sample(Size((n,)))
 
     def rsample(self, sample_shape=Size()):

@@ -68,6 +68,7 @@ CALLS = {
 
 
 @pytest.mark.filterwarnings("ignore:.*does not define `arg_constraints`")  # both warn
+@pytest.mark.filterwarnings("ignore:`sample_n:FutureWarning")    # both: PyTorch's warning
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_call_matches_pytorch(name):
     same(lambda: CALLS[name](D, nbtorch), lambda: CALLS[name](TD, torch), name)

@@ -89,5 +89,5 @@ def test_einsum_sublist_format_norm_dims_and_sample_n():
         nbtorch.linalg.norm(nbtorch.ones(4, 5), dim=(1, 2))    # wrapped round to (1, 0)
     with pytest.raises(RuntimeError, match="does not have an identity"):
         nbtorch.linalg.vector_norm(nbtorch.zeros(0), float("inf"))
-    with pytest.warns(UserWarning, match="sample_n"):
+    with pytest.warns(FutureWarning, match="sample_n"):
         assert nbtorch.distributions.Normal(0.0, 1.0).sample_n(3).shape == (3,)
