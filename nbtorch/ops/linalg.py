@@ -260,8 +260,7 @@ def _plain_mm(a, b):
 
 def _sparse_operand(a, b):
     """True when a or b is a sparse tensor: nbtorch/sparse computes the product."""
-    return getattr(type(a), "_sparse_layout", False) or \
-        getattr(type(b), "_sparse_layout", False)
+    return getattr(a, "_sparse_layout", False) or getattr(b, "_sparse_layout", False)
 
 
 @tensor_method()

@@ -108,6 +108,7 @@ def _install():
     """Strided tensors get the conversions and PyTorch's refusals; sparse ones their ops."""
     T = Tensor
     T.is_sparse_csr = False
+    T._sparse_layout = False            # (a class attribute: ops/linalg.py reads it cheaply)
     T.to_sparse, T.to_sparse_coo, T.to_sparse_csr = to_sparse, to_sparse_coo, to_sparse_csr
     T.to_dense = _ops.to_dense
     T.sparse_dim = lambda self: 0
