@@ -105,11 +105,12 @@ _UNSET = object()
 
 
 def custom_op(name, fn=None, /, *, mutates_args=_UNSET, device_types=None, schema=None,
-              meta=None, override=False, contiguous=True):
+              tags=None, meta=None, override=False, contiguous=True):
     """Define op `name` ('namespace::op'); two forms, told apart by `mutates_args`.
 
     - PyTorch's (``mutates_args=`` given): `fn` is the implementation, on tensors, with
       type annotations (the schema); returns a `CustomOpDef` (see `_library_torch`).
+      `tags` are accepted and not used.
     - nbtorch's (no `mutates_args`): `fn` is the meta function (signature and output
       rule); returns a `CustomOp`, which takes raw-array kernels (`register_kernel`).
 
@@ -152,7 +153,7 @@ def define(qualname, schema=None, *, lib=None, tags=(), meta=None, override=Fals
 impl_abstract = register_fake          # PyTorch's older name
 
 
-def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
+def infer_schema(prototype_function, /, *, mutates_args, op_name=None, tags=()):
     """PyTorch's ``torch.library.infer_schema``: the schema string of an annotated function."""
     from ._library_infer import infer
     return infer(prototype_function, mutates_args, op_name).text(raw=True)
