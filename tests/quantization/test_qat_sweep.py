@@ -89,3 +89,25 @@ def test_dynamic_rnn_state_dict_round_trip():
     assert a[2](xc).tolist() == b[2](xc).tolist()
     with pytest.raises(RuntimeError, match="Missing key"):
         b.load_state_dict({})
+
+
+def test_dynamic_float16_matches_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LSTM(3, 5, num_layers=2))
+    nm = nn.Sequential(nn.Linear(4, 3), nn.LSTM(3, 5, num_layers=2))
+    nm.load_state_dict({k: nbtorch.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    tqm = torch.ao.quantization.quantize_dynamic(tm, {torch.nn.Linear, torch.nn.LSTM},
+                                                 dtype=torch.float16)
+    nqm = tq.quantize_dynamic(nm, {nn.Linear, nn.LSTM}, dtype=nbtorch.float16)
+    assert repr(nqm) == repr(tqm)
+    x = np.random.default_rng(0).standard_normal((6, 2, 4)).astype(np.float32)
+    np.testing.assert_allclose(nqm(nbtorch.from_numpy(x))[0].numpy(),
+                               tqm(torch.from_numpy(x))[0].detach().numpy(), atol=1e-6)
+    torch.save(tqm[0].state_dict(), tmp_path / "fp16.pt")      # PyTorch's checkpoint
+    lin = nbtorch.ao.nn.quantized.dynamic.Linear(4, 3, dtype=nbtorch.float16)
+    lin.load_state_dict(nbtorch.load(tmp_path / "fp16.pt"))
+    np.testing.assert_allclose(lin(nbtorch.from_numpy(x[0])).numpy(),
+                               tqm[0](torch.from_numpy(x[0])).detach().numpy(), atol=1e-6)

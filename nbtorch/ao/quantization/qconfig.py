@@ -3,6 +3,7 @@ and the default configurations of the x86 (fbgemm) backend, as in PyTorch."""
 import warnings
 from collections import namedtuple
 
+from nbtorch._dtype import float16
 from nbtorch._qtensor import qint8, quint8, per_channel_symmetric, per_tensor_symmetric
 
 from .fake_quantize import (FakeQuantize, FusedMovingAvgObsFakeQuantize,
@@ -18,6 +19,7 @@ from .observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObs
 
 __all__ = ["QConfig", "QConfigDynamic", "default_qconfig", "default_dynamic_qconfig",
            "per_channel_dynamic_qconfig", "default_per_channel_qconfig",
+           "float16_dynamic_qconfig",
            "default_qat_qconfig", "get_default_qconfig", "get_default_qat_qconfig",
            "qconfig_equals"]
 
@@ -46,6 +48,9 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                   weight=default_weight_observer)
 per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                       weight=default_per_channel_weight_observer)
+float16_dynamic_qconfig = QConfig(
+    activation=PlaceholderObserver.with_args(dtype=float16, is_dynamic=True),
+    weight=PlaceholderObserver.with_args(dtype=float16))
 default_qat_qconfig = QConfig(activation=default_fake_quant,
                               weight=default_weight_fake_quant)
 

@@ -14,9 +14,11 @@ import warnings
 from nbtorch import nn
 from nbtorch.ao.nn import intrinsic as nni, qat as nnqat, quantized as nnq
 from nbtorch.ao.nn.quantized import dynamic as nnqd
+from nbtorch._dtype import float16
 from nbtorch._qtensor import qint8
 
-from .qconfig import default_dynamic_qconfig, per_channel_dynamic_qconfig  # noqa: F401
+from .qconfig import (default_dynamic_qconfig, per_channel_dynamic_qconfig,  # noqa: F401
+                      float16_dynamic_qconfig)
 from .qconfig_mapping import QConfigMapping
 from .stubs import DeQuantStub, QuantStub
 
@@ -187,18 +189,20 @@ def quantize_qat(model, run_fn, run_args, inplace=False):
 
 def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplace=False):
     """Swap the listed layer types (default Linear, LSTM, GRU and their cells) for
-    dynamically quantized ones: int8 weights, activations quantized at run time.
+    dynamically quantized ones: int8 weights, activations quantized at run time
+    (``dtype=torch.float16``: float16 weights, float32 arithmetic).
 
     Example:
         >>> qmodel = quantize_dynamic(model, {nn.Linear}, dtype=nbtorch.qint8)
     """
-    if dtype is not qint8:
-        raise NotImplementedError(f"quantize_dynamic: dtype {dtype} is not supported by "
-                                  "nbtorch (only torch.qint8)")
+    if dtype is not qint8 and dtype is not float16:
+        raise ValueError(f"Don't know how to quantize with default settings for {dtype}. "
+                         "Provide full qconfig please")
+    default = default_dynamic_qconfig if dtype is qint8 else float16_dynamic_qconfig
     if qconfig_spec is None:
         qconfig_spec = {nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell}
     if isinstance(qconfig_spec, (set, list, tuple)):
-        qconfig_spec = {k: default_dynamic_qconfig for k in qconfig_spec}
+        qconfig_spec = {k: default for k in qconfig_spec}
     mapping = mapping or _DYNAMIC
     for key in qconfig_spec:
         if isinstance(key, type) and key not in mapping:

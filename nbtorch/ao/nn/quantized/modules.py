@@ -102,10 +102,10 @@ def _save_qparams(destination, prefix, scale, zero_point, shape=()):
                                                         dtype=nbtorch.int64).reshape(shape)
 
 
-def _save_packed(destination, prefix, weight, bias):
+def _save_packed(destination, prefix, weight, bias, dtype=qint8):
     """PyTorch's linear layout: a LinearPackedParams child (version 3) holding dtype and
     the (weight, bias) pair; PyTorch's loader reads the child's version from metadata."""
-    destination[prefix + "_packed_params.dtype"] = qint8
+    destination[prefix + "_packed_params.dtype"] = dtype
     destination[prefix + "_packed_params._packed_params"] = (weight, bias)
     metadata = getattr(destination, "_metadata", None)
     if metadata is not None:

@@ -14,7 +14,8 @@ from .. import functional as qF
 from ..modules import (_quantize_weight, _save_qparams, _save_packed,
                        _pop_weight_bias)
 
-__all__ = ["Linear", "choose_qparams_dynamic", "linear_dynamic"]
+__all__ = ["Linear", "Float16Weight", "choose_qparams_dynamic", "linear_dynamic",
+           "pack_weight", "packed_from_state"]
 
 _SMALL_SCALE = float(np.float32(6.1e-5))     # C++ SMALL_SCALE_THRESHOLD is a float
 
@@ -62,11 +63,50 @@ def choose_qparams_dynamic(lo, hi, qmin=0, qmax=255, reduce_range=True, float32=
     return (float(np.float32(scale)) if float32 else float(scale)), zp
 
 
+class Float16Weight:
+    """A weight kept as float16 (``quantize_dynamic(dtype=torch.float16)``): clamped to
+    float16's range and rounded to it, then multiplied in float32, as fbgemm's fp16
+    GEMM does. The same interface as `PackedWeight` where the layers use it."""
+
+    dtype = nbtorch.float16
+
+    def __init__(self, weight, bias):
+        w = np.asarray(weight.detach()._host(), np.float32)
+        self.w = np.clip(w, -65504, 65504).astype(np.float16).astype(np.float32)
+        self.shape = self.w.shape
+        self.qweight = nbtorch.from_numpy(self.w)       # what weight() gives: float32
+        self.has_bias = bias is not None
+        self.bias = (np.zeros(self.shape[0], np.float32) if bias is None
+                     else np.asarray(bias.detach()._host(), np.float32))
+
+
+def pack_weight(weight, bias, qconfig):
+    """The packed weight `qconfig` asks for: float16 when its weight observer's dtype is
+    float16, else int8 quantized by that observer."""
+    observer = qconfig.weight()
+    if getattr(observer, "dtype", None) is nbtorch.float16:
+        return Float16Weight(weight, bias)
+    return qF.PackedWeight(_quantize_weight(weight, observer), bias)
+
+
+def packed_from_state(weight, bias):
+    """A packed weight from a state dict's (weight, bias): int8 if the weight is
+    quantized, else float16."""
+    if getattr(weight, "is_quantized", False):
+        return qF.PackedWeight(weight, bias)
+    return Float16Weight(weight, bias)
+
+
 def linear_dynamic(x, packed, reduce_range=True):
-    """float x (..., K) @ int8 W^T + b with x quantized on the fly; float32 out."""
+    """float x (..., K) @ int8 W^T + b with x quantized on the fly; float32 out (a float16
+    weight: a float32 product with its values)."""
     from nbtorch.kernels.cpu import quantized as k
     a = np.ascontiguousarray(x.detach()._host(), np.float32)
     a2 = a.reshape(-1, packed.w.shape[1])
+    if isinstance(packed, Float16Weight):
+        out = a2 @ packed.w.T + packed.bias
+        return nbtorch.from_numpy(np.ascontiguousarray(
+            out, np.float32).reshape(a.shape[:-1] + (out.shape[1],)))
     lo, hi = (float(a2.min()), float(a2.max())) if a2.size else (0.0, 0.0)
     scale, zp = choose_qparams_dynamic(lo, hi, reduce_range=reduce_range)
     q = np.empty(a2.shape, np.uint8)
@@ -85,19 +125,22 @@ class Linear(nn.Module):
 
     def __init__(self, in_features, out_features, bias_=True, dtype=qint8):
         super().__init__()
-        if dtype is not qint8:
-            raise RuntimeError("Unsupported dtype specified for dynamic quantized Linear "
-                               "in nbtorch (only torch.qint8)")
+        if dtype is not qint8 and dtype is not nbtorch.float16:
+            raise RuntimeError("Unsupported dtype specified for dynamic quantized Linear!")
         self.in_features, self.out_features = in_features, out_features
-        w = nbtorch.quantize_per_tensor(nbtorch.zeros(out_features, in_features), 1.0, 0,
-                                        qint8)
-        self._packed = qF.PackedWeight(w, nbtorch.zeros(out_features) if bias_ else None)
+        bias = nbtorch.zeros(out_features) if bias_ else None
+        if dtype is nbtorch.float16:
+            self._packed = Float16Weight(nbtorch.zeros(out_features, in_features), bias)
+        else:
+            w = nbtorch.quantize_per_tensor(nbtorch.zeros(out_features, in_features), 1.0,
+                                            0, qint8)
+            self._packed = qF.PackedWeight(w, bias)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         """PyTorch's keys: scale/zero_point (1.0, 0: unused) and the packed weight, bias."""
         super()._save_to_state_dict(destination, prefix, keep_vars)
         _save_qparams(destination, prefix, 1.0, 0)
-        _save_packed(destination, prefix, self.weight(), self.bias())
+        _save_packed(destination, prefix, self.weight(), self.bias(), self.dtype)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
@@ -105,7 +148,7 @@ class Linear(nn.Module):
         if wb is None:
             missing_keys.append(prefix + "_packed_params._packed_params")
         else:
-            self._packed = qF.PackedWeight(*wb)
+            self._packed = packed_from_state(*wb)
         state_dict.pop(prefix + "scale", None)
         state_dict.pop(prefix + "zero_point", None)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
@@ -113,6 +156,10 @@ class Linear(nn.Module):
 
     def _get_name(self):
         return "DynamicQuantizedLinear"
+
+    @property
+    def dtype(self):
+        return getattr(self._packed, "dtype", qint8)
 
     def weight(self):
         return self._packed.qweight
@@ -125,8 +172,10 @@ class Linear(nn.Module):
         return linear_dynamic(x, self._packed)
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"dtype={qint8}, qscheme={self._packed.qweight.qscheme()}")
+        s = f"in_features={self.in_features}, out_features={self.out_features}, " \
+            f"dtype={self.dtype}"
+        return s if self.dtype is not qint8 else \
+            s + f", qscheme={self._packed.qweight.qscheme()}"
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -134,7 +183,6 @@ class Linear(nn.Module):
         per-tensor symmetric min/max)."""
         from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
-        qweight = _quantize_weight(mod.weight, qconfig.weight())
         q = cls(mod.in_features, mod.out_features, mod.bias is not None)
-        q._packed = qF.PackedWeight(qweight, mod.bias)
+        q._packed = pack_weight(mod.weight, mod.bias, qconfig)
         return q

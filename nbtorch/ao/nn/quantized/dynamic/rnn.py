@@ -10,9 +10,7 @@ import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import qint8
 
-from .. import functional as qF
-from ..modules import _quantize_weight
-from .linear import linear_dynamic
+from .linear import linear_dynamic, pack_weight, packed_from_state
 
 __all__ = ["LSTM", "GRU", "LSTMCell", "GRUCell"]
 
@@ -72,7 +70,7 @@ class _QuantizedRNNBase(nn.Module):
                 for kind in ("ih", "hh"):
                     w = getattr(mod, f"weight_{kind}{sfx}")
                     b = getattr(mod, f"bias_{kind}{sfx}") if mod.bias else None
-                    pair.append(qF.PackedWeight(_quantize_weight(w, qconfig.weight()), b))
+                    pair.append(pack_weight(w, b, qconfig))
                 q._packs.append(tuple(pair))
         return q
 
@@ -94,8 +92,8 @@ class _QuantizedRNNBase(nn.Module):
             if value is None:
                 missing_keys.append(f"{prefix}_all_weight_values.{i}.param")
             else:
-                packs.append((qF.PackedWeight(value[0], value[1]),
-                              qF.PackedWeight(value[2], value[3])))
+                packs.append((packed_from_state(value[0], value[1]),
+                              packed_from_state(value[2], value[3])))
         if len(packs) == self.num_layers * (2 if self.bidirectional else 1):
             self._packs = packs
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
@@ -220,7 +218,7 @@ class _CellBase(nn.Module):
             if value is None:
                 missing_keys.append(f"{prefix}_packed_weight_{kind}")
             else:
-                packs[i] = qF.PackedWeight(value[0], value[1])
+                packs[i] = packed_from_state(value[0], value[1])
         self._packs = tuple(packs)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
@@ -231,9 +229,8 @@ class _CellBase(nn.Module):
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
         q = cls()
         q.input_size, q.hidden_size = mod.input_size, mod.hidden_size
-        q._packs = tuple(qF.PackedWeight(_quantize_weight(getattr(mod, f"weight_{k}"),
-                                                          qconfig.weight()),
-                                         getattr(mod, f"bias_{k}", None))
+        q._packs = tuple(pack_weight(getattr(mod, f"weight_{k}"), getattr(mod, f"bias_{k}",
+                                                                          None), qconfig)
                          for k in ("ih", "hh"))
         return q
 
