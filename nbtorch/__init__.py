@@ -77,6 +77,8 @@ from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_no
 from .storage import *  # noqa: F401,F403  (TypedStorage, FloatStorage, ...)
 from ._torch_extras import *  # noqa: F401,F403  (Stream, Event, strided, cond, ...)
 from ._symbolic import *  # noqa: F401,F403,E402  (_check, _assert, sym_max, SymInt, ...)
+from ._torch_function import install as _install_torch_function  # noqa: E402
+_install_torch_function()   # Tensor.__torch_function__, subclass hook (before nn.Parameter)
 from .ops.lowrank import svd_lowrank, pca_lowrank  # noqa: F401
 from .ops.lobpcg import lobpcg  # noqa: F401
 from ._memory_format import (memory_format, contiguous_format, channels_last,  # noqa: F401
@@ -144,7 +146,8 @@ _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", 
                     "compiler", "backends", "func", "hub", "safetensors", "special",
                     "accelerator", "ao", "quantization", "fft", "onnx",
                     "cpu", "version", "torch_version", "types", "functional", "distributed",
-                    "signal", "windows", "futures", "masked", "export", "quasirandom"}
+                    "signal", "windows", "futures", "masked", "export", "quasirandom",
+                    "overrides"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):

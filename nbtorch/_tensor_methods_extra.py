@@ -6,6 +6,7 @@ with one layout (`is_meta`, `is_nested`, `layout`...). Installed on import (by
 """
 from . import _dtype
 from ._tensor import Size, Tensor
+from .autograd.function import Function
 
 
 def _slice_inverse(self, src, dim=0, start=None, end=None, step=1):
@@ -58,11 +59,25 @@ def _set_(self, source=None, storage_offset=0, size=None, stride=None):
 
 
 def _as_subclass(self, cls):
-    """A tensor of class `cls` sharing self's data (without autograd history)."""
-    out = Tensor.__new__(cls)._init(self._storage, self._offset, self._shape, self._strides,
-                                    self.dtype)
-    out._requires_grad = self._requires_grad
-    return out
+    """A tensor of class `cls` sharing self's data and staying in its autograd graph (an
+    AliasBackward0 node, as PyTorch's)."""
+    from ._tensor import Tensor
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass: cls must be a subclass of Tensor, got {cls!r}")
+    return _Alias.apply(self, cls)
+
+
+class _Alias(Function):
+    _backward_name = "AliasBackward0"
+
+    @staticmethod
+    def forward(ctx, x, cls):
+        return Tensor.__new__(cls)._init(x._storage, x._offset, x._shape, x._strides,
+                                         x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, None
 
 
 def _dim_order(self, *, ambiguity_check=False):

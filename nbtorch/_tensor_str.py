@@ -126,7 +126,9 @@ def render_values(a, dtype, indent):
 
 
 def tensor_repr(t):
-    indent = len("tensor(")
+    from ._torch_function import participates
+    prefix = type(t).__name__ + "(" if participates(type(t)) else "tensor("  # a user
+    indent = len(prefix)                                            # subclass: its name
     body = render_values(t.detach()._host(), t.dtype, indent)
     suffix = []
     if t.device.type != "cpu":
@@ -143,7 +145,7 @@ def tensor_repr(t):
         suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffix.append("requires_grad=True")
-    return _add_suffixes("tensor(" + body, suffix, indent)
+    return _add_suffixes(prefix + body, suffix, indent)
 
 
 def _add_suffixes(text, suffixes, indent):

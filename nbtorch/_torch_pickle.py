@@ -103,6 +103,8 @@ class _Restricted(pickle.Unpickler):
             d = getattr(_dtype, name, None)
             if isinstance(d, _dtype.dtype):
                 return d
+        if module == "torch._tensor" and name == "_rebuild_from_type_v2":
+            return _rebuild_from_type_v2
         if module == "torch.serialization" and name == "_get_layout":
             return _get_layout
         if module == "torch.storage" and name == "UntypedStorage":
@@ -219,6 +221,24 @@ def _get_layout(name):
     if not isinstance(lay, _torch_extras.layout):
         raise pickle.UnpicklingError(f"unknown tensor layout {name!r} in the checkpoint")
     return lay
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    """PyTorch's rebuild of a Tensor subclass instance (the class itself must be allowed
+    with serialization.add_safe_globals): the tensor, given the class, then its attributes."""
+    ret = func(*args)
+    if not (isinstance(new_type, type) and issubclass(new_type, Tensor)):
+        raise pickle.UnpicklingError(f"refusing to rebuild a tensor as {new_type!r}")
+    if type(ret) is not new_type:
+        ret = ret.as_subclass(new_type)
+    if getattr(new_type, "__setstate__", None) not in (None, getattr(Tensor, "__setstate__",
+                                                                      None)):
+        ret.__setstate__(state)
+    elif isinstance(state, dict):
+        for k, v in state.items():
+            if isinstance(k, str) and not k.startswith("__"):
+                setattr(ret, k, v)
+    return ret
 
 
 def _rebuild_parameter(data, requires_grad, hooks, *state):

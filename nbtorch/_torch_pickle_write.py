@@ -30,6 +30,7 @@ from . import _dtype
 from ._device import device as _device_cls
 from ._qtensor import qscheme
 from ._tensor import Size, Tensor, wrap
+from ._torch_function import participates
 from ._torch_extras import layout as _layout
 
 __all__ = ["write_torch_zip"]
@@ -76,6 +77,7 @@ _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
 _REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
+_REBUILD_FROM_TYPE = _Global("torch._tensor", "_rebuild_from_type_v2")
 _GET_LAYOUT = _Global("torch.serialization", "_get_layout")
 _DEVICE = _Global("torch", "device")
 _SIZE = _Global("torch", "Size")
@@ -111,6 +113,8 @@ class _Pickler(pickle._Pickler):
             return super().save(obj, save_persistent_id)
         if isinstance(obj, Tensor):
             return self._save_tensor(obj)
+        if isinstance(obj, type) and issubclass(obj, Tensor) and participates(obj):
+            return self._save_global_ref(_Global(obj.__module__, obj.__qualname__))
         if isinstance(obj, _dtype.dtype):
             return self._save_global_ref(_Global("torch", obj.name))
         if isinstance(obj, qscheme):
@@ -176,6 +180,9 @@ class _Pickler(pickle._Pickler):
         if is_param:
             self.save_reduce(_REBUILD_PARAMETER, (_TensorReduce(args), t.requires_grad,
                                                   collections.OrderedDict()), obj=t)
+        elif participates(type(t)):     # a user's Tensor subclass, with its attributes
+            self.save_reduce(_REBUILD_FROM_TYPE, (_REBUILD_TENSOR, type(t), args,
+                                                  dict(vars(t))), obj=t)
         else:
             self.save_reduce(_REBUILD_TENSOR, args, obj=t)
 

@@ -27,6 +27,9 @@ def _seed():
     nbtorch.manual_seed(0)
     np.random.seed(0)
     yield
+    from nbtorch import _torch_function
+    if _torch_function.is_active():     # a test's Tensor subclass or mode switched the
+        _torch_function.deactivate()    # __torch_function__ protocol on: not for the next
 
 
 @pytest.fixture(params=TEST_DEVICES)

@@ -5,6 +5,7 @@ A Parameter shares storage with the tensor it is built from (like PyTorch's
 ``Parameter containing:`` followed by the tensor.
 """
 from .._tensor import Tensor
+from .._torch_function import _disabled_torch_function_impl
 
 __all__ = ["Parameter", "Buffer"]
 
@@ -30,6 +31,8 @@ class Parameter(Tensor):
         >>> w.requires_grad, w.is_leaf
         (True, True)
     """
+
+    __torch_function__ = _disabled_torch_function_impl   # ops on it give plain tensors
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
@@ -73,6 +76,8 @@ class Buffer(Tensor):
 
     ``Buffer(data, persistent=True)`` returns a plain Tensor carrying the flag.
     """
+
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
