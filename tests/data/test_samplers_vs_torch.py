@@ -182,3 +182,28 @@ def test_datasets_as_pytorch():
                  lambda T: T.utils.data.ConcatDataset([_stream(T)])):
         a, b = _error(make)
         assert b == a                 # (!) ValueError/TypeError where PyTorch asserts
+
+
+def test_collate_fn_map_under_pytorchs_import_path():
+    # (!) torch.utils.data._utils.collate (collate, default_collate_fn_map) was missing
+    out = []
+    for T in (torch, nbtorch):
+        from importlib import import_module
+        module = import_module(f"{T.__name__}.utils.data._utils.collate")
+        table = {**module.default_collate_fn_map,
+                 str: lambda batch, *, collate_fn_map=None: "|".join(batch)}
+        joined, numbers = module.collate([("a", 1), ("b", 2)], collate_fn_map=table)
+        out.append((joined, numbers.tolist()))
+    assert out[1] == out[0] == ("a|b", [1, 2])
+
+
+def test_pin_memory_without_accelerator_warns_as_pytorch():
+    messages = []
+    for T in (torch, nbtorch):
+        loader = T.utils.data.DataLoader(range(4), batch_size=2, pin_memory=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            batches = [b.tolist() for b in loader]
+        messages.append((batches, [str(w.message) for w in caught]))
+    if not nbtorch.accelerator.is_available():
+        assert messages[1] == messages[0]

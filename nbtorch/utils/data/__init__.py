@@ -19,6 +19,7 @@ from nbtorch.utils.data.sampler import (
     WeightedRandomSampler,
 )
 from nbtorch.utils.data.worker import WorkerInfo, get_worker_info
+from nbtorch.utils.data import _utils  # noqa: F401,E402  (torch.utils.data._utils)
 
 __all__ = [
     "BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "DistributedSampler",

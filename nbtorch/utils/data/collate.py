@@ -14,8 +14,9 @@ import copy
 import numpy as np
 
 import nbtorch
+from nbtorch._tensor import Tensor
 
-__all__ = ["collate", "default_collate", "default_convert"]
+__all__ = ["collate", "default_collate", "default_convert", "default_collate_fn_map"]
 
 _UNSUPPORTED = ("default_collate: batch must contain tensors, numpy arrays, numbers, "
                 "dicts or lists; found {}")
@@ -75,23 +76,24 @@ def _collate_strings(batch, *, collate_fn_map=None):
     return batch
 
 
-_default_map = None
-
-
 def _default_collate_fn_map():
-    """The type -> function table behind ``default_collate`` (built once, on first use)."""
-    global _default_map
-    if _default_map is None:
-        _default_map = {  # isinstance order matters: np.str_ is a str, np.float64 a float
-            nbtorch.Tensor: _collate_tensors,
-            np.ndarray: _collate_numpy_arrays,
-            str: _collate_strings,
-            bytes: _collate_strings,
-            np.generic: _collate_numpy_scalars,
-            float: _collate_floats,
-            int: _collate_ints,
-        }
-    return _default_map
+    """The type -> function table behind ``default_collate``."""
+    return default_collate_fn_map
+
+
+# PyTorch's ``torch.utils.data._utils.collate.default_collate_fn_map``: copy it, add
+# entries and pass it to ``collate(batch, collate_fn_map=...)`` to collate custom types
+# (changing it in place changes ``default_collate``, as in PyTorch). Lookup order
+# matters: np.str_ is a str, np.float64 a float.
+default_collate_fn_map = {
+    Tensor: _collate_tensors,
+    np.ndarray: _collate_numpy_arrays,
+    str: _collate_strings,
+    bytes: _collate_strings,
+    np.generic: _collate_numpy_scalars,
+    float: _collate_floats,
+    int: _collate_ints,
+}
 
 
 def _lookup(elem, collate_fn_map):

@@ -12,6 +12,7 @@ import multiprocessing
 import os
 import warnings
 
+import nbtorch
 from nbtorch.utils.data import _random
 from nbtorch.utils.data.collate import default_collate, default_convert
 from nbtorch.utils.data.dataset import IterableDataset
@@ -97,7 +98,8 @@ class DataLoader:
             ``shuffle``, ``sampler`` and ``drop_last``).
         num_workers: worker processes loading in parallel (0: load in this process).
         collate_fn: list of samples -> batch (default ``default_collate``).
-        pin_memory: accepted for compatibility; no effect (there is no pinned memory).
+        pin_memory: accepted for compatibility; no effect (there is no pinned memory;
+            without a GPU it warns, as PyTorch's).
         drop_last: drop the final incomplete batch.
         timeout: seconds to wait for one batch from the workers (0: wait forever, while
             still noticing workers that die).
@@ -234,6 +236,13 @@ class BaseIter:
 
     def __init__(self, loader):
         self._dataset = loader.dataset
+        if loader.pin_memory and loader.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be "
+                          "used as the device,ignore pin_memory_device="
+                          f"'{loader.pin_memory_device}'.", stacklevel=2)
+        if loader.pin_memory and not nbtorch.accelerator.is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=2)
         self._is_iterable = loader._is_iterable
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
