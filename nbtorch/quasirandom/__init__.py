@@ -105,6 +105,7 @@ class SobolEngine:
         start = self.num_generated - 1 if self.num_generated else 0
         steps = n if self.num_generated else n - 1
         if steps > 0:
+            self._check_range(start, steps)
             _kernels.fast_forward(self.quasi.numpy(), self.sobolstate.numpy(), start, steps)
         self.num_generated += n
         return self
@@ -118,10 +119,18 @@ class SobolEngine:
         if n < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
                                f"[{n}, {self.dimension}]")
+        self._check_range(start, n)
         out = np.empty((n, self.dimension), dtype=np_dtype)
         quasi = self.quasi.numpy()
         _kernels.draw(quasi, self.sobolstate.numpy(), start, out)
         return nbtorch.from_numpy(out)
+
+    def _check_range(self, start, n):
+        """The Gray-code loop reads direction number l = trailing ones of its index, so
+        indices stop below 2**30 - 1 (PyTorch reads past its table there)."""
+        if start + n > (1 << self.MAXBIT) - 1:
+            raise ValueError(f"SobolEngine generates at most 2**{self.MAXBIT} points: "
+                             f"{self.num_generated} generated, {n} more asked for")
 
     def _scramble(self):
         g = None

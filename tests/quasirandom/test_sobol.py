@@ -81,6 +81,13 @@ def test_errors():
     with pytest.raises(NotImplementedError, match="not implemented for 'Half'"):
         SobolEngine(2).draw(3, dtype=nbtorch.float16)
     assert SobolEngine(2).draw(1, dtype=nbtorch.float16).dtype is nbtorch.float16
+    with pytest.raises(ValueError, match=r"at most 2\*\*30 points"):
+        SobolEngine(2).fast_forward(2 ** 30 + 1)
+    engine = SobolEngine(2)
+    engine.num_generated = 2 ** 30 - 1            # as if drawn: the last point is left
+    engine.draw(1)
+    with pytest.raises(ValueError, match=r"at most 2\*\*30 points"):
+        engine.draw(1)
 
 
 def test_second_process_loads_kernels_from_cache():
