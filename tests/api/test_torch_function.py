@@ -173,3 +173,14 @@ def test_subclass_save_load_and_make_subclass():
     with nbtorch.serialization.safe_globals([Tagged]):
         back = nbtorch.load(buf)["t"]
     assert type(back) is Tagged and back.tag == "hi" and back.tolist() == [1.0, 2.0]
+
+
+def test_torch_C_names_subclass_code_uses():
+    class Plain(nbtorch.Tensor):
+        __torch_function__ = nbtorch._C._disabled_torch_function_impl
+    x = nbtorch.ones(2).as_subclass(Plain)
+    assert type(x * 2) is nbtorch.Tensor and not _torch_function.is_active()
+    assert nbtorch._C._is_torch_function_enabled()
+    with nbtorch._C.DisableTorchFunctionSubclass():
+        assert not nbtorch._C._is_torch_function_enabled()
+    assert nbtorch._C._len_torch_function_stack() == 0 and nbtorch._C._get_tracing_state() is None
