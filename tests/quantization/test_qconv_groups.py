@@ -38,3 +38,47 @@ def test_grouped_conv_matches_pytorch(cin, cout, groups, per_channel):
             want = _conv(torch, w, b, groups, per_channel, stride, x, relu)
         got = _conv(nbtorch, w, b, groups, per_channel, stride, x, relu)
         np.testing.assert_array_equal(got, want)
+
+
+def _conv1d_net(t):
+    q = t.ao.quantization
+
+    class M(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = q.QuantStub(), q.DeQuantStub()
+            self.conv = t.nn.Conv1d(3, 6, 3, padding=1, stride=2)
+            self.bn, self.relu = t.nn.BatchNorm1d(6), t.nn.ReLU()
+            self.conv2 = t.nn.Conv1d(6, 6, 3, groups=3, bias=False)
+
+        def forward(self, x):
+            return self.dequant(self.conv2(self.relu(self.bn(self.conv(self.quant(x))))))
+    return M()
+
+
+def test_conv1d_workflow_matches_pytorch(tmp_path):
+    """Conv1d + BatchNorm1d + ReLU fused, a grouped Conv1d: same model, integers and
+    state dict as PyTorch's, and PyTorch's checkpoint loads."""
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    sd = {k: v.detach().numpy().copy() for k, v in _conv1d_net(torch).state_dict().items()}
+    x = np.random.default_rng(0).standard_normal((4, 3, 11)).astype(np.float32)
+    results = []
+    for t in (torch, nbtorch):
+        m = _conv1d_net(t)
+        m.load_state_dict({k: t.from_numpy(v.copy()) for k, v in sd.items()})
+        m.eval()
+        q = t.ao.quantization
+        m.qconfig = q.get_default_qconfig("x86")
+        p = q.prepare(q.fuse_modules(m, [["conv", "bn", "relu"]]))
+        p(t.from_numpy(x))
+        c = q.convert(p)
+        results.append((c, repr(c), list(c.state_dict()), c(t.from_numpy(x)).numpy()))
+    (tc, *want), (nc, *got) = results
+    assert got[:2] == want[:2]
+    np.testing.assert_array_equal(got[2], want[2])
+    torch.save(tc.state_dict(), tmp_path / "c1.pt")
+    nc.conv2.scale = 1.0
+    nc.load_state_dict(nbtorch.load(tmp_path / "c1.pt"))
+    np.testing.assert_array_equal(nc(nbtorch.from_numpy(x)).numpy(), want[2])

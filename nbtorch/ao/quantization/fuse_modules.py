@@ -71,7 +71,18 @@ def _linear_bn(is_qat, linear, bn):
     return fuse_linear_bn_eval(linear, bn)
 
 
+def _conv1d_bn(is_qat, conv, bn, relu=None):
+    if is_qat:
+        raise NotImplementedError("fuse_modules_qat: Conv1d + BatchNorm1d is not "
+                                  "implemented in nbtorch")
+    fused = fuse_conv_bn_eval(conv, bn)
+    return fused if relu is None else nni.ConvReLU1d(fused, relu)
+
+
 _FUSERS = {
+    (nn.Conv1d, nn.BatchNorm1d): _conv1d_bn,
+    (nn.Conv1d, nn.BatchNorm1d, nn.ReLU): _conv1d_bn,
+    (nn.Conv1d, nn.ReLU): lambda is_qat, c, r: nni.ConvReLU1d(c, r),
     (nn.Conv2d, nn.BatchNorm2d): _conv_bn,
     (nn.Conv2d, nn.BatchNorm2d, nn.ReLU): _conv_bn_relu,
     (nn.Conv2d, nn.ReLU): lambda is_qat, c, r: nni.ConvReLU2d(c, r),

@@ -30,6 +30,7 @@ __all__ = ["quantize_dynamic", "prepare", "convert", "prepare_qat", "quantize",
 _STATIC = {
     QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize,
     nn.Linear: nnq.Linear, nn.Conv2d: nnq.Conv2d, nn.ReLU6: nnq.ReLU6,
+    nn.Conv1d: nnq.Conv1d, nni.ConvReLU1d: nnq.ConvReLU1d,
     nni.LinearReLU: nnq.LinearReLU, nni.ConvReLU2d: nnq.ConvReLU2d,
     nn.BatchNorm2d: nnq.BatchNorm2d, nn.BatchNorm3d: nnq.BatchNorm3d,
     nni.BNReLU2d: nnq.BNReLU2d,

@@ -2,11 +2,20 @@
 that quantize as one (a ReLU becomes the lower bound of the requantization)."""
 from nbtorch import nn
 
-__all__ = ["ConvReLU2d", "LinearReLU", "ConvBn2d", "ConvBnReLU2d", "BNReLU2d"]
+__all__ = ["ConvReLU1d", "ConvReLU2d", "LinearReLU", "ConvBn2d", "ConvBnReLU2d", "BNReLU2d"]
 
 
 class _FusedModule(nn.Sequential):
     """A fused group: runs its members in order."""
+
+
+class ConvReLU1d(_FusedModule):
+    """Conv1d followed by ReLU."""
+
+    _fused_relu_of = "Conv1d"
+
+    def __init__(self, conv, relu):
+        super().__init__(conv, relu)
 
 
 class ConvReLU2d(_FusedModule):

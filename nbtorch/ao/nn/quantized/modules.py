@@ -188,7 +188,7 @@ class _WeightedQuantized(nn.Module):
                                           if self._PACKED_KEYS else "weight"))
         else:
             w, b = wb
-            if tuple(w.shape) != tuple(self._packed.shape):
+            if tuple(w.shape) != tuple(self.weight().shape):
                 error_msgs.append(f"size mismatch for {prefix}weight: copying a param with "
                                   f"shape {w.shape} from checkpoint, the shape in current "
                                   f"model is {self.weight().shape}.")
