@@ -96,7 +96,7 @@ class _Cat(Constraint):
         return max(c.event_dim for c in self.cseq)
 
     def check(self, value):
-        assert -value.dim() <= self.dim < value.dim()
+        _check_dim(self.dim, value)
         checks, start = [], 0
         for constr, length in zip(self.cseq, self.lengths):
             checks.append(constr.check(value.narrow(self.dim, start, length)))
@@ -125,6 +125,12 @@ class _Stack(Constraint):
         return dim
 
     def check(self, value):
-        assert -value.dim() <= self.dim < value.dim()
+        _check_dim(self.dim, value)
         vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
         return nbtorch.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+
+
+def _check_dim(dim, value):
+    """PyTorch's AssertionError (raised, so it holds under ``python -O`` too)."""
+    if not -value.dim() <= dim < value.dim():
+        raise AssertionError(f"dim {dim} out of range for value with {value.dim()} dimensions")
