@@ -169,7 +169,7 @@ def test_static_roundtrip_through_save_and_errors(tmp_path):
         with pytest.raises(RuntimeError, match="quint8 activations"):
             nq.convert(p)
     # a float tensor into a quantized layer
-    with pytest.raises(RuntimeError, match="expected a quantized tensor"):
+    with pytest.raises(NotImplementedError, match="expected a quantized tensor"):
         q.fc(nbtorch.ones(1, 128))
     with pytest.raises(AssertionError, match="Fusion only for eval"):
         nq.fuse_modules(_net(nbtorch, nq).train(), [["conv", "bn"]])

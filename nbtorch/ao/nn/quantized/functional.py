@@ -29,11 +29,15 @@ def _pair(v):
 
 
 def _check_q(x, fn):
+    """A per-tensor quantized input, else PyTorch's errors (NotImplementedError for a float
+    tensor: the quantized op has no CPU kernel)."""
     if not isinstance(x, QTensor):
-        raise RuntimeError(f"{fn}: expected a quantized tensor (run it after a QuantStub / "
-                           f"nbtorch.quantize_per_tensor), got a float one")
+        raise NotImplementedError(f"Could not run '{fn}' with arguments from the 'CPU' "
+                                  "backend: expected a quantized tensor (run it after a "
+                                  "QuantStub / nbtorch.quantize_per_tensor), got a float one")
     if len(x._qparams) != 2:
-        raise RuntimeError(f"{fn}: only per-tensor quantized activations are supported")
+        raise RuntimeError(f"Expected quantizer->qscheme() == kPerTensorAffine to be true, "
+                           f"but got false.  ({fn}: per-tensor quantized activations only)")
     return x
 
 
