@@ -15,7 +15,10 @@ __all__ = ["Dirichlet", "Beta"]
 
 class Dirichlet(ExponentialFamily):
     """Density prod x_i**(a_i - 1) / B(a) on the simplex (last dim). `rsample` normalises
-    independent Gamma(a_i) draws, so gradients reach the concentration.
+    independent Gamma(a_i) draws, so gradients reach the concentration: the exact pathwise
+    derivative through those draws. (PyTorch's backward is `_dirichlet_grad`, an
+    approximation built on each x_i's Beta marginal: the same expected gradient, other
+    per-sample values; samples differ anyway, the Gamma sampler being nbtorch's own.)
 
     Example:
         >>> Dirichlet(nbtorch.tensor([0.5, 0.5])).sample()    # e.g. tensor([0.11, 0.89])
