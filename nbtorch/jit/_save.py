@@ -193,6 +193,9 @@ def _target_name(fn):
     for name, node_fn in _autocast_nodes().items():
         if fn is node_fn:
             return name
+    custom = _custom_op_name(fn)
+    if custom is not None:
+        return custom
     q = qualified_name(fn)
     if _resolve_target(q) is fn:
         return q
@@ -301,13 +304,45 @@ def archive_of(m, _extra_files=None):
 
 # ---- loading -------------------------------------------------------------------------------
 
+def _custom_op_name(fn):
+    """'torch.ops.<ns>.<op>.<overload>' for a registered custom op (torch.library), saved by
+    name as PyTorch saves them; None for anything else."""
+    from .._library_op import _OPS
+    key = next((k for k, op in list(_OPS.items()) if op is fn), None)
+    if key is None:
+        return None
+    base, _, overload = key.partition(".")
+    ns, _, name = base.partition("::")
+    return f"torch.ops.{ns}.{name}.{overload or 'default'}"
+
+
+def _resolve_custom_op(q):
+    """The custom op a 'torch.ops.<ns>.<op>.<overload>' name stands for; a clear error when
+    this process has not defined it (as PyTorch needs the op's library loaded)."""
+    from .._library_op import _OPS
+    parts = q.split(".")
+    if len(parts) != 5 or not all(p.isidentifier() for p in parts[2:]):
+        return None
+    ns, name, overload = parts[2:]
+    key = f"{ns}::{name}" + ("" if overload == "default" else f".{overload}")
+    op = _OPS.get(key)
+    if op is None:
+        raise RuntimeError(f"nbtorch.jit.load: the graph calls the custom op {ns}::{name}, "
+                           "which is not defined in this process: import the module that "
+                           "defines it (torch.library.custom_op) before loading")
+    return op
+
+
 def _resolve_target(q):
-    """The function a stored target name stands for (public namespaces only), or None."""
+    """The function a stored target name stands for (public namespaces and registered
+    custom ops only), or None."""
     import nbtorch
     from nbtorch import linalg
     from nbtorch.nn import functional
     if isinstance(q, str) and q.startswith("torch.amp._"):
         return _autocast_nodes().get(q)
+    if isinstance(q, str) and q.startswith("torch.ops."):
+        return _resolve_custom_op(q)
     if not isinstance(q, str) or "._" in q or q.startswith("_"):
         return None
     prefix, _, name = q.rpartition(".")
