@@ -4,6 +4,7 @@ from nbtorch import Size
 
 from . import constraints
 from .categorical import Categorical
+from .constraints import MixtureSameFamilyConstraint  # noqa: F401  (PyTorch imports it here)
 from .distribution import Distribution
 
 __all__ = ["MixtureSameFamily"]
