@@ -303,54 +303,6 @@ class QTensor(Tensor):
     __matmul__ = _refuse
 
 
-def rebuild_quantized(view, dtype, quantizer_params):
-    """A QTensor over the storage of `view` (a plain integer tensor) with PyTorch's pickled
-    qparams: (per_tensor_affine, scale, zero_point) or (per_channel_affine, scales,
-    zero_points, axis); checked, since they come from a file."""
-    scheme = quantizer_params[0] if quantizer_params else None
-    if scheme is per_tensor_affine and len(quantizer_params) == 3:
-        qparams = check_qparams(quantizer_params[1], quantizer_params[2], dtype)
-    elif (scheme in (per_channel_affine, per_channel_affine_float_qparams)
-          and len(quantizer_params) == 4):
-        _, scales, zps, axis = quantizer_params
-        scales = np.asarray(scales._host() if isinstance(scales, Tensor) else scales,
-                            np.float64).reshape(-1)
-        zps = np.asarray(zps._host() if isinstance(zps, Tensor) else zps).reshape(-1)
-        ok = isinstance(axis, int) and 0 <= axis < max(view.dim(), 1)
-        if not ok or scales.shape != zps.shape or scales.size != view.shape[axis]:
-            raise RuntimeError(f"corrupted checkpoint: per-channel qparams ({scales.size} "
-                               f"scales, axis {axis}) do not fit a tensor of size "
-                               f"{list(view.shape)}")
-        for sc, zp in zip(scales, zps):
-            check_qparams(sc, zp, dtype)
-        qparams = (scales, zps.astype(np.int64), axis)
-    else:
-        raise RuntimeError(f"unsupported quantization parameters in checkpoint: "
-                           f"{quantizer_params!r}")
-    q = QTensor.__new__(QTensor)._init(view._storage, view._offset, view._shape,
-                                       view._strides, dtype)
-    q._qparams = qparams
-    return q
-
-
-def quantized_cat(tensors, dim, out=None):
-    """``torch.cat`` of quantized tensors: PyTorch's rule, the first input's qparams for
-    the result, the others requantized to them (dequantize, then quantize)."""
-    from .ao.nn.quantized.functional import cat
-    first = tensors[0]
-    for t in tensors:
-        if not isinstance(t, QTensor):
-            raise RuntimeError("torch.cat(): cannot concatenate quantized and "
-                               "non-quantized tensors; dequantize() first")
-        if t.dtype is not first.dtype:
-            raise RuntimeError("All dtypes must be the same.")
-        if len(t._qparams) != 2:
-            raise RuntimeError("Only per-tensor quantization is supported in 'cat'!")
-    if out is not None:
-        raise RuntimeError("torch.cat(): out= is not supported for quantized tensors")
-    return cat(tensors, dim)
-
-
 def _rebuild_q(ints, dtype_name, qparams):
     q = QTensor._from_int(ints, _QDTYPES[dtype_name], 1.0, 0)
     q._qparams = qparams
@@ -511,4 +463,5 @@ def install():
 
 install()
 from . import _qtensor_ops  # noqa: E402  (comparisons, copy_, mean, max, topk ...)
+from ._qtensor_ops import quantized_cat, rebuild_quantized  # noqa: E402,F401
 _qtensor_ops.install(QTensor)

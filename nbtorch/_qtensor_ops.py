@@ -1,5 +1,6 @@
-"""Tensor methods of quantized tensors beyond views (PyTorch's QuantizedCPU kernels):
-comparisons, item, copy_/fill_/__setitem__, mean, max/min, topk and sort.
+"""Ops on quantized tensors beyond views (PyTorch's QuantizedCPU kernels): comparisons,
+item, copy_/fill_/__setitem__, mean, max/min, topk, sort, torch.cat, and the rebuild
+of a quantized tensor from a checkpoint.
 
 Order-based ops (max, min, topk, sort) run on the integers (the affine map is
 increasing) and keep the qparams; mean dequantizes, averages in float and quantizes
@@ -8,9 +9,11 @@ compares qparams and integers, as PyTorch's.
 """
 import numpy as np
 
+from ._qtensor import (QTensor, check_qparams, per_tensor_affine, per_channel_affine,
+                       per_channel_affine_float_qparams)
 from ._tensor import Tensor, wrap
 
-__all__ = ["install"]
+__all__ = ["install", "quantized_cat", "rebuild_quantized"]
 
 
 def _per_tensor(q, what):
@@ -94,6 +97,54 @@ def _ordered(name):
         return type(r)(self._with_ints(values), indices)     # (values, indices) namedtuple
     method.__name__ = name
     return method
+
+
+def rebuild_quantized(view, dtype, quantizer_params):
+    """A QTensor over the storage of `view` (a plain integer tensor) with PyTorch's pickled
+    qparams: (per_tensor_affine, scale, zero_point) or (per_channel_affine, scales,
+    zero_points, axis); checked, since they come from a file."""
+    scheme = quantizer_params[0] if quantizer_params else None
+    if scheme is per_tensor_affine and len(quantizer_params) == 3:
+        qparams = check_qparams(quantizer_params[1], quantizer_params[2], dtype)
+    elif (scheme in (per_channel_affine, per_channel_affine_float_qparams)
+          and len(quantizer_params) == 4):
+        _, scales, zps, axis = quantizer_params
+        scales = np.asarray(scales._host() if isinstance(scales, Tensor) else scales,
+                            np.float64).reshape(-1)
+        zps = np.asarray(zps._host() if isinstance(zps, Tensor) else zps).reshape(-1)
+        ok = isinstance(axis, int) and 0 <= axis < max(view.dim(), 1)
+        if not ok or scales.shape != zps.shape or scales.size != view.shape[axis]:
+            raise RuntimeError(f"corrupted checkpoint: per-channel qparams ({scales.size} "
+                               f"scales, axis {axis}) do not fit a tensor of size "
+                               f"{list(view.shape)}")
+        for sc, zp in zip(scales, zps):
+            check_qparams(sc, zp, dtype)
+        qparams = (scales, zps.astype(np.int64), axis)
+    else:
+        raise RuntimeError(f"unsupported quantization parameters in checkpoint: "
+                           f"{quantizer_params!r}")
+    q = QTensor.__new__(QTensor)._init(view._storage, view._offset, view._shape,
+                                       view._strides, dtype)
+    q._qparams = qparams
+    return q
+
+
+def quantized_cat(tensors, dim, out=None):
+    """``torch.cat`` of quantized tensors: PyTorch's rule, the first input's qparams for
+    the result, the others requantized to them (dequantize, then quantize)."""
+    from .ao.nn.quantized.functional import cat
+    first = tensors[0]
+    for t in tensors:
+        if not isinstance(t, QTensor):
+            raise RuntimeError("torch.cat(): cannot concatenate quantized and "
+                               "non-quantized tensors; dequantize() first")
+        if t.dtype is not first.dtype:
+            raise RuntimeError("All dtypes must be the same.")
+        if len(t._qparams) != 2:
+            raise RuntimeError("Only per-tensor quantization is supported in 'cat'!")
+    if out is not None:
+        raise RuntimeError("torch.cat(): out= is not supported for quantized tensors")
+    return cat(tensors, dim)
 
 
 def install(cls):

@@ -6,11 +6,9 @@ State dicts have PyTorch's keys and values (quantized weights as qint8 tensors),
 converted model's checkpoint loads in either framework; nbtorch's first layout
 (``weight_int8``, ``weight_scale``, ...) still loads.
 """
-import numpy as np
-
 import nbtorch
 from nbtorch import nn
-from nbtorch._qtensor import (QTensor, qint8, quint8, quantize_per_tensor, check_qparams,
+from nbtorch._qtensor import (qint8, quint8, quantize_per_tensor, check_qparams,
                               per_channel_affine, per_channel_symmetric)
 
 from . import functional as qF
