@@ -1,5 +1,6 @@
 """Adadelta, as torch.optim.Adadelta."""
 from ..ops.optim_updates import adadelta_update
+from ._differentiable import adadelta_step
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         check_lr, new_step, zeros_state)
 
@@ -22,7 +23,7 @@ class Adadelta(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.Adadelta(model.parameters())
@@ -50,6 +51,8 @@ class Adadelta(Optimizer):
             state["step"] = new_step()
             state["square_avg"] = zeros_state(param)
             state["acc_delta"] = zeros_state(param)
+        if group["differentiable"]:
+            return adadelta_step(param, grad, state, group)
         bump_step(state["step"])
         adadelta_update(param, grad, state["square_avg"], state["acc_delta"], lr=group["lr"],
                         rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],

@@ -1,6 +1,7 @@
 """Adagrad, as torch.optim.Adagrad."""
 from .._tensor import Tensor
 from ..ops.optim_updates import adagrad_update
+from ._differentiable import adagrad_step
 from ._sparse import adagrad_sparse_update
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         check_lr, new_step, zeros_state)
@@ -23,7 +24,7 @@ class Adagrad(Optimizer):
         eps: added to the denominator (default 1e-10).
         maximize: ascend the objective instead of descending it.
         foreach, fused: accepted for compatibility.
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.Adagrad(model.parameters(), lr=0.1)
@@ -59,6 +60,8 @@ class Adagrad(Optimizer):
         state = self.state[param] or self._init_state(param, group)
         if grad.is_sparse:
             return self._sparse_update(param, grad, state, group)
+        if group["differentiable"]:
+            return adagrad_step(param, grad, state, group)
         adagrad_update(param, grad, state["sum"], bump_step(state["step"]), lr=group["lr"],
                        lr_decay=group["lr_decay"], weight_decay=group["weight_decay"],
                        eps=group["eps"], maximize=group["maximize"])

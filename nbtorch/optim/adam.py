@@ -44,7 +44,7 @@ class Adam(Optimizer):
         check_lr(lr, foreach, capturable)
         check_adam_hyper(lr, betas, eps, weight_decay)
         betas = check_adam_betas(betas, foreach, capturable)
-        check_implementation_flags(foreach, fused, differentiable, differentiable_ok=True)
+        check_implementation_flags(foreach, fused, differentiable)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,

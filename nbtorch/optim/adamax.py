@@ -1,5 +1,6 @@
 """Adamax (Adam with an infinity norm), as torch.optim.Adamax."""
 from ..ops.optim_updates import adamax_update
+from ._differentiable import adamax_step
 from .adam import check_adam_hyper
 from .optimizer import (Optimizer, bump_step, check_implementation_flags, new_step,
                         zeros_state)
@@ -23,7 +24,7 @@ class Adamax(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.Adamax(model.parameters(), lr=2e-3)
@@ -46,6 +47,8 @@ class Adamax(Optimizer):
             state["step"] = new_step()
             state["exp_avg"] = zeros_state(param)
             state["exp_inf"] = zeros_state(param)
+        if group["differentiable"]:
+            return adamax_step(param, grad, state, group)
         beta1, beta2 = group["betas"]
         adamax_update(param, grad, state["exp_avg"], state["exp_inf"], bump_step(state["step"]),
                       lr=group["lr"], beta1=beta1, beta2=beta2, eps=group["eps"],

@@ -1,5 +1,6 @@
 """Averaged stochastic gradient descent, as torch.optim.ASGD."""
 from ..ops.optim_updates import asgd_update
+from ._differentiable import asgd_step
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         check_lr, new_scalar, new_step, zeros_state)
 
@@ -24,7 +25,7 @@ class ASGD(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.ASGD(model.parameters(), lr=0.01, t0=100)
@@ -51,6 +52,8 @@ class ASGD(Optimizer):
             state["eta"] = new_scalar(group["lr"])
             state["mu"] = new_scalar(1.0)
             state["ax"] = zeros_state(param)
+        if group["differentiable"]:
+            return asgd_step(param, grad, state, group)
         asgd_update(param, grad, state["ax"], state["eta"], state["mu"],
                     bump_step(state["step"]), lr=group["lr"], lambd=group["lambd"],
                     alpha=group["alpha"], t0=group["t0"], weight_decay=group["weight_decay"],

@@ -1,5 +1,6 @@
 """NAdam (Adam with Nesterov momentum), as torch.optim.NAdam."""
 from ..ops.optim_updates import nadam_update
+from ._differentiable import nadam_step
 from .adam import check_adam_hyper
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         new_scalar, new_step, zeros_state)
@@ -29,7 +30,7 @@ class NAdam(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.NAdam(model.parameters(), lr=2e-3)
@@ -58,6 +59,8 @@ class NAdam(Optimizer):
             state["mu_product"] = new_scalar(1.0)
             state["exp_avg"] = zeros_state(param)
             state["exp_avg_sq"] = zeros_state(param)
+        if group["differentiable"]:
+            return nadam_step(param, grad, state, group)
         beta1, beta2 = group["betas"]
         nadam_update(param, grad, state["exp_avg"], state["exp_avg_sq"], state["mu_product"],
                      bump_step(state["step"]), lr=group["lr"], beta1=beta1, beta2=beta2,

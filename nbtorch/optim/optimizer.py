@@ -363,17 +363,14 @@ def check_lr(lr, foreach=None, capturable=None):
             raise ValueError("Tensor lr must be 1-element")
 
 
-def check_implementation_flags(foreach, fused, differentiable, differentiable_ok=False):
+def check_implementation_flags(foreach, fused, differentiable):
     """Accept PyTorch's implementation switches: every update here is already one
-    fused kernel per tensor, so `foreach`/`fused` change nothing. `differentiable`
-    is implemented where `differentiable_ok` (SGD, Adam, AdamW)."""
+    fused kernel per tensor, so `foreach`/`fused` change nothing; `differentiable`
+    runs the update as tensor ops instead (optim/_differentiable.py)."""
     if fused and differentiable:
         raise RuntimeError("`fused` does not support `differentiable`")
     if foreach and fused:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-    if differentiable and not differentiable_ok:
-        raise NotImplementedError("differentiable=True (autograd through the update) is "
-                                  "implemented for SGD, Adam and AdamW only in nbtorch")
 
 
 def new_step(value=0.0):

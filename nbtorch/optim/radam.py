@@ -1,5 +1,6 @@
 """RAdam (rectified Adam), as torch.optim.RAdam."""
 from ..ops.optim_updates import radam_update
+from ._differentiable import radam_step
 from .adam import check_adam_hyper
 from .optimizer import (Optimizer, bump_step, check_implementation_flags, new_step,
                         zeros_state)
@@ -29,7 +30,7 @@ class RAdam(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.RAdam(model.parameters(), lr=1e-3)
@@ -54,6 +55,8 @@ class RAdam(Optimizer):
             state["step"] = new_step()
             state["exp_avg"] = zeros_state(param)
             state["exp_avg_sq"] = zeros_state(param)
+        if group["differentiable"]:
+            return radam_step(param, grad, state, group)
         beta1, beta2 = group["betas"]
         radam_update(param, grad, state["exp_avg"], state["exp_avg_sq"],
                      bump_step(state["step"]), lr=group["lr"], beta1=beta1, beta2=beta2,

@@ -1,5 +1,6 @@
 """RMSprop (optionally centered, with momentum), as torch.optim.RMSprop."""
 from ..ops.optim_updates import rmsprop_update
+from ._differentiable import rmsprop_step
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         check_lr, new_step, zeros_state)
 
@@ -26,7 +27,7 @@ class RMSprop(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility.
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.RMSprop(model.parameters(), lr=1e-3, momentum=0.9)
@@ -60,6 +61,8 @@ class RMSprop(Optimizer):
                 state["momentum_buffer"] = zeros_state(param)
             if centered:
                 state["grad_avg"] = zeros_state(param)
+        if group["differentiable"]:
+            return rmsprop_step(param, grad, state, group)
         bump_step(state["step"])
         rmsprop_update(param, grad, state["square_avg"],
                        state["grad_avg"] if centered else None,

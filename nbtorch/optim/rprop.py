@@ -1,5 +1,6 @@
 """Resilient backpropagation, as torch.optim.Rprop."""
 from ..ops.optim_updates import rprop_update
+from ._differentiable import rprop_step
 from .optimizer import (Optimizer, bump_step, check_hyper, check_implementation_flags,
                         check_lr, new_step, zeros_state)
 
@@ -21,7 +22,7 @@ class Rprop(Optimizer):
         maximize: ascend the objective instead of descending it.
         foreach: accepted for compatibility (updates are always fused).
         capturable: CUDA parameters only (CPU ones are refused at `step()`, as PyTorch).
-        differentiable: must be False.
+        differentiable: run the update as autograd-recorded tensor ops (PyTorch's).
 
     Example:
         >>> opt = torch.optim.Rprop(model.parameters(), lr=0.01)
@@ -49,6 +50,8 @@ class Rprop(Optimizer):
             lr = float(group["lr"])     # a complex parameter steps both parts by lr
             state["step_size"] = zeros_state(param, complex(lr, lr) if param.is_complex()
                                              else lr)
+        if group["differentiable"]:
+            return rprop_step(param, grad, state, group)
         bump_step(state["step"])
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]

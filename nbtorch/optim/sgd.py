@@ -41,7 +41,7 @@ class SGD(Optimizer):
         check_hyper(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
         check_hyper(not nesterov or (momentum > 0 and dampening == 0),
                     "Nesterov momentum requires a momentum and zero dampening")
-        check_implementation_flags(foreach, fused, differentiable, differentiable_ok=True)
+        check_implementation_flags(foreach, fused, differentiable)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
                         foreach=foreach, differentiable=differentiable, fused=fused)

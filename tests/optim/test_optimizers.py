@@ -364,8 +364,6 @@ def test_implementation_switches():
     with pytest.raises(RuntimeError, match="`fused` and `foreach` cannot be `True` together"):
         optim.SGD([w], foreach=True, fused=True)
     optim.SGD([w * 2], differentiable=True)          # non-leaf params: autograd through
-    with pytest.raises(NotImplementedError, match="differentiable"):
-        optim.Adagrad([w], differentiable=True)
 
 
 def test_missing_kernel_names_op_and_device():
