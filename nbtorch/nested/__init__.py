@@ -1,0 +1,2 @@
+"""Nested (jagged) tensors, ``torch.nested``: work in progress."""
+__all__ = []
