@@ -147,7 +147,7 @@ _LAZY_SUBMODULES = {"testing", "multiprocessing", "fx", "jit", "distributions", 
                     "accelerator", "ao", "quantization", "fft", "onnx",
                     "cpu", "version", "torch_version", "types", "functional", "distributed",
                     "signal", "windows", "futures", "masked", "export", "quasirandom",
-                    "overrides", "_C"}
+                    "overrides", "_C", "nested"}
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
