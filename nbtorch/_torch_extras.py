@@ -10,7 +10,7 @@ from ._tensor import Tensor
 
 __all__ = ["AcceleratorError", "OutOfMemoryError", "FatalError", "Stream", "Event", "layout",
            "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc",
-           "get_device", "get_device_module", "get_num_interop_threads",
+           "jagged", "get_device", "get_device_module", "get_num_interop_threads",
            "set_num_interop_threads", "init_num_threads", "is_warn_always_enabled",
            "set_warn_always", "set_default_tensor_type", "set_flush_denormal",
            "is_distributed", "is_inference", "cond", "while_loop", "vander", "solve",
@@ -143,6 +143,7 @@ strided = layout("strided")
 sparse_coo, sparse_csr = layout("sparse_coo"), layout("sparse_csr")
 sparse_csc, sparse_bsr = layout("sparse_csc"), layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")           # nested tensors of one ragged dim (nbtorch/nested/)
 
 
 # ---- settings -------------------------------------------------------------------------
