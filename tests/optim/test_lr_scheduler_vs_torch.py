@@ -217,3 +217,30 @@ def test_trajectories_with_momentum_cycling():
                 out.append(_lrs(o1) + _lrs(o2) + m)
         return out
     _both(program)
+
+
+def test_step_order_warnings_with_a_replaced_optimizer_step():
+    # (!) nbtorch never said "Seems like `optimizer.step()` has been overridden", and
+    # warned about the step order when a replaced step (set before the scheduler) ran
+    import types
+    import warnings
+
+    def messages(T, before, calls_original):
+        opt = _opt(T)
+        orig = type(opt).step
+        body = (lambda self, closure=None: orig(self, closure)) if calls_original else (
+            lambda self, closure=None: None)
+        if before:
+            opt.step = types.MethodType(body, opt)
+        sched = T.optim.lr_scheduler.StepLR(opt, 2)
+        if not before:
+            opt.step = types.MethodType(body, opt)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            opt.step()
+            sched.step()
+        return [str(w.message)[:40] for w in caught], _lrs(opt)
+    for before in (True, False):
+        for calls_original in (True, False):
+            assert (messages(nbtorch, before, calls_original)
+                    == messages(torch, before, calls_original))

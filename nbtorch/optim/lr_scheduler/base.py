@@ -6,7 +6,9 @@ formulas, so several schedulers can act on one optimizer; the closed forms
 serve `step(epoch)`). `get_last_lr()` returns what was written last;
 `state_dict()` holds everything but the optimizer.
 """
+import functools
 import warnings
+import weakref
 
 from ..._tensor import Tensor
 from ..optimizer import Optimizer
@@ -59,6 +61,30 @@ def _set_group_value(group, key, value):
         group[key] = value
 
 
+def _step_is_tracked(step):
+    """Whether calling `step` marks the optimizer as stepped (``_opt_called``): the
+    Optimizer's own step does; a replacement does once a scheduler has wrapped it."""
+    return getattr(step, "_with_hooks", False) or getattr(step, "_wrapped_by_lr_sched", False)
+
+
+def _track_step_calls(optimizer):
+    """Wrap a replaced ``optimizer.step`` (a bound method set on the instance) so it
+    sets ``_opt_called``, as PyTorch's schedulers wrap every optimizer's step."""
+    step = optimizer.step
+    func = getattr(step, "__func__", None)
+    if _step_is_tracked(step) or func is None:
+        return
+    opt_ref = weakref.ref(optimizer)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return func.__get__(opt, opt.__class__)(*args, **kwargs)
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
 class LRScheduler:
     """Base class: subclasses implement `get_lr()` (the chainable formula, from the
     groups' current rates) and optionally `_get_closed_form_lr()`.
@@ -87,6 +113,7 @@ class LRScheduler:
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._get_lr_called_within_step = False
+        _track_step_calls(optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -111,7 +138,14 @@ class LRScheduler:
 
     def step(self, epoch=None):
         """Advance one epoch (or jump to `epoch`, deprecated) and set the rates."""
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+        if self._step_count == 1 and not _step_is_tracked(self.optimizer.step):
+            warnings.warn(
+                "Seems like `optimizer.step()` has been overridden after learning rate "
+                "scheduler initialization. Please, make sure to call `optimizer.step()` before "
+                "`lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
                 "1.1.0 and later, you should call them in the opposite order: "
