@@ -12,13 +12,22 @@ import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import (per_channel_affine, per_channel_symmetric,
                               per_channel_affine_float_qparams, qint8, quint8,
-                              per_tensor_symmetric)
+                              per_tensor_symmetric, per_tensor_affine)
 from nbtorch.autograd import Function
 
 from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
-                       _with_args, _host)
+                       FixedQParamsObserver, HistogramObserver, _with_args, _host,
+                       default_fixed_qparams_range_0to1_observer,
+                       default_fixed_qparams_range_neg1to1_observer)
 
-__all__ = ["FakeQuantize", "FusedMovingAvgObsFakeQuantize", "fake_quantize_per_tensor_affine",
+__all__ = ["FakeQuantizeBase", "FakeQuantize", "FusedMovingAvgObsFakeQuantize",
+           "FixedQParamsFakeQuantize", "default_histogram_fake_quant",
+           "default_dynamic_fake_quant", "default_fixed_qparams_range_0to1_fake_quant",
+           "default_fixed_qparams_range_neg1to1_fake_quant",
+           "default_symmetric_fixed_qparams_fake_quant",
+           "default_affine_fixed_qparams_fake_quant",
+           "fused_wt_fake_quant_range_neg_127_to_127",
+           "fused_per_channel_wt_fake_quant_range_neg_127_to_127", "fake_quantize_per_tensor_affine",
            "fake_quantize_per_channel_affine", "default_fake_quant",
            "default_weight_fake_quant", "default_per_channel_weight_fake_quant",
            "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
@@ -68,7 +77,39 @@ def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, 
     return _FakeQuantize.apply(input, s, z, quant_min, quant_max)
 
 
-class FakeQuantize(nn.Module):
+class FakeQuantizeBase(nn.Module):
+    """Base of the fake-quantize modules: the enable flags (uint8 buffers) and their
+    toggles."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("fake_quant_enabled", nbtorch.tensor([1], dtype=nbtorch.uint8))
+        self.register_buffer("observer_enabled", nbtorch.tensor([1], dtype=nbtorch.uint8))
+
+    def forward(self, x):
+        raise NotImplementedError
+
+    def calculate_qparams(self, **kwargs):
+        raise NotImplementedError
+
+    def enable_fake_quant(self, enabled=True):
+        self.fake_quant_enabled[0] = 1 if enabled else 0
+        return self
+
+    def disable_fake_quant(self):
+        return self.enable_fake_quant(False)
+
+    def enable_observer(self, enabled=True):
+        self.observer_enabled[0] = 1 if enabled else 0
+        return self
+
+    def disable_observer(self):
+        return self.enable_observer(False)
+
+    with_args = classmethod(_with_args)
+
+
+class FakeQuantize(FakeQuantizeBase):
     """Observe (when enabled), then fake-quantize (when enabled) with the observer's
     current qparams; ``FakeQuantize.with_args(observer=..., quant_min=...)``."""
 
@@ -77,13 +118,14 @@ class FakeQuantize(nn.Module):
         super().__init__()
         if quant_min is not None and quant_max is not None and quant_min > quant_max:
             raise ValueError("quant_min must be less than or equal to quant_max")
-        self.activation_post_process = observer(quant_min=quant_min, quant_max=quant_max,
-                                                is_dynamic=is_dynamic, **observer_kwargs)
+        if quant_min is not None and quant_max is not None:   # else the observer's own
+            observer_kwargs.update(quant_min=quant_min, quant_max=quant_max)
+        if is_dynamic:
+            observer_kwargs["is_dynamic"] = is_dynamic
+        self.activation_post_process = observer(**observer_kwargs)
         obs = self.activation_post_process
         self.quant_min, self.quant_max = obs.quant_min, obs.quant_max
         self.is_dynamic = is_dynamic
-        self.register_buffer("fake_quant_enabled", nbtorch.tensor([1], dtype=nbtorch.uint8))
-        self.register_buffer("observer_enabled", nbtorch.tensor([1], dtype=nbtorch.uint8))
         self.register_buffer("scale", nbtorch.tensor([1.0]))
         self.register_buffer("zero_point", nbtorch.tensor([0], dtype=nbtorch.int32))
         self.dtype = obs.dtype
@@ -111,27 +153,11 @@ class FakeQuantize(nn.Module):
                                                    self.quant_max)
         return X
 
-    def enable_fake_quant(self, enabled=True):
-        self.fake_quant_enabled[0] = 1 if enabled else 0
-        return self
-
-    def disable_fake_quant(self):
-        return self.enable_fake_quant(False)
-
-    def enable_observer(self, enabled=True):
-        self.observer_enabled[0] = 1 if enabled else 0
-        return self
-
-    def disable_observer(self):
-        return self.enable_observer(False)
-
     def extra_repr(self):
         return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled="
                 f"{self.observer_enabled}, quant_min={self.quant_min}, quant_max="
                 f"{self.quant_max}, dtype={self.dtype}, qscheme={self.qscheme}, ch_axis="
                 f"{self.ch_axis}, scale={self.scale}, zero_point={self.zero_point}")
-
-    with_args = classmethod(_with_args)
 
 
 class FusedMovingAvgObsFakeQuantize(FakeQuantize):
@@ -174,9 +200,32 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
                                                obs.quant_min, obs.quant_max)
 
 
+class FixedQParamsFakeQuantize(FakeQuantize):
+    """Fake-quantize with the fixed qparams of its `FixedQParamsObserver` (sigmoid-like
+    outputs in QAT)."""
+
+    def __init__(self, observer):
+        super().__init__(observer=observer)
+        if type(self.activation_post_process) is not FixedQParamsObserver:
+            raise AssertionError(f"{type(self).__name__}'s observer must be a "
+                                 "FixedQParamsObserver")
+        self.scale = self.activation_post_process.scale
+        self.zero_point = self.activation_post_process.zero_point
+
+    def calculate_qparams(self):
+        return self.scale, self.zero_point
+
+    def forward(self, X):
+        if self.fake_quant_enabled[0].item() == 1:
+            return fake_quantize_per_tensor_affine(X, self.scale.item(),
+                                                   self.zero_point.item(), self.quant_min,
+                                                   self.quant_max)
+        return X
+
+
 def _toggle(attr, *args):
     def apply(mod):
-        if isinstance(mod, FakeQuantize):
+        if isinstance(mod, FakeQuantizeBase):
             getattr(mod, attr)(*args)
     return apply
 
@@ -202,3 +251,21 @@ default_fused_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
 default_fused_per_channel_wt_fake_quant = FusedMovingAvgObsFakeQuantize.with_args(
     observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
     dtype=qint8, qscheme=per_channel_symmetric)
+default_histogram_fake_quant = FakeQuantize.with_args(
+    observer=HistogramObserver, quant_min=0, quant_max=255, dtype=quint8,
+    qscheme=per_tensor_affine, reduce_range=True)
+default_dynamic_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, is_dynamic=True,
+    dtype=quint8, averaging_constant=1)
+default_fixed_qparams_range_0to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_0to1_observer)
+default_fixed_qparams_range_neg1to1_fake_quant = FixedQParamsFakeQuantize.with_args(
+    observer=default_fixed_qparams_range_neg1to1_observer)
+default_symmetric_fixed_qparams_fake_quant = default_fixed_qparams_range_neg1to1_fake_quant
+default_affine_fixed_qparams_fake_quant = default_fixed_qparams_range_0to1_fake_quant
+fused_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-127, quant_max=127, dtype=qint8,
+    qscheme=per_tensor_symmetric, eps=2 ** -12)
+fused_per_channel_wt_fake_quant_range_neg_127_to_127 = FusedMovingAvgObsFakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-127, quant_max=127,
+    dtype=qint8, qscheme=per_channel_symmetric, eps=2 ** -12)

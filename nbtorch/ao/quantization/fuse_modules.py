@@ -17,7 +17,8 @@ from nbtorch import nn
 from nbtorch.ao.nn import intrinsic as nni
 
 __all__ = ["fuse_modules", "fuse_modules_qat", "fuse_known_modules", "fuse_conv_bn_eval",
-           "fuse_linear_bn_eval", "get_fuser_method"]
+           "fuse_linear_bn_eval", "get_fuser_method", "fuse_conv_bn", "fuse_conv_bn_relu",
+           "fuse_linear_bn"]
 
 
 def _fold_bn(weight, bias, bn):
@@ -90,6 +91,9 @@ _FUSERS = {
     (nn.Linear, nn.BatchNorm1d): _linear_bn,
     (nn.BatchNorm2d, nn.ReLU): lambda is_qat, bn, r: nni.BNReLU2d(bn, r),
 }
+
+
+fuse_conv_bn, fuse_conv_bn_relu, fuse_linear_bn = _conv_bn, _conv_bn_relu, _linear_bn
 
 
 def get_fuser_method(op_list):

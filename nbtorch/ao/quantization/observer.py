@@ -25,7 +25,15 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
            "PlaceholderObserver", "NoopObserver", "default_observer",
            "default_weight_observer", "default_per_channel_weight_observer",
            "default_histogram_observer", "default_dynamic_quant_observer",
-           "choose_qparams_from_minmax"]
+           "choose_qparams_from_minmax", "FixedQParamsObserver", "RecordingObserver",
+           "ReuseInputObserver", "default_placeholder_observer", "default_debug_observer",
+           "default_reuse_input_observer", "default_float_qparams_observer",
+           "weight_observer_range_neg_127_to_127",
+           "per_channel_weight_observer_range_neg_127_to_127",
+           "default_fixed_qparams_range_0to1_observer",
+           "default_fixed_qparams_range_neg1to1_observer",
+           "default_symmetric_fixed_qparams_observer",
+           "default_affine_fixed_qparams_observer"]
 
 _EPS = float(np.finfo(np.float32).eps)
 _F32 = np.float32
@@ -310,6 +318,59 @@ class NoopObserver(PlaceholderObserver):
         super().__init__(dtype)
 
 
+class FixedQParamsObserver(ObserverBase):
+    """Observes nothing: fixed (scale, zero_point) for outputs whose range is known
+    (sigmoid: [0, 1], tanh: [-1, 1])."""
+
+    def __init__(self, scale, zero_point, dtype=quint8, qscheme=per_tensor_affine,
+                 quant_min=0, quant_max=255, is_dynamic=False, **kwargs):
+        if is_dynamic:
+            raise NotImplementedError("FixedQParamsObserver doesn't support dynamic "
+                                      "quantization")
+        super().__init__(dtype, is_dynamic)
+        self.quant_min, self.quant_max, self.qscheme = quant_min, quant_max, qscheme
+        self.register_buffer("scale", nbtorch.tensor([float(scale)], dtype=nbtorch.float32))
+        self.register_buffer("zero_point", nbtorch.tensor([int(zero_point)],
+                                                          dtype=nbtorch.int32))
+
+    def forward(self, X):
+        return X
+
+    def calculate_qparams(self):
+        return self.scale, self.zero_point
+
+
+class RecordingObserver(ObserverBase):
+    """Records a copy of every tensor it sees (debugging: ``get_tensor_value()``)."""
+
+    def __init__(self, dtype=quint8):
+        super().__init__(dtype, False)
+        self.tensor_val = []
+
+    def forward(self, x):
+        self.tensor_val.append(x.clone())
+        return x
+
+    def calculate_qparams(self):
+        raise Exception("calculate_qparams should not be called for RecordingObserver")
+
+    def get_tensor_value(self):
+        return self.tensor_val
+
+
+class ReuseInputObserver(ObserverBase):
+    """Stands for the observer of the op's input (reshape-like ops; FX mode in PyTorch)."""
+
+    def __init__(self):
+        super().__init__(quint8, False)
+
+    def forward(self, x):
+        return x
+
+    def calculate_qparams(self):
+        raise Exception("calculate_qparams should not be called for ReuseInputObserver")
+
+
 from .histogram_observer import HistogramObserver  # noqa: E402  (builds on the above)
 
 default_observer = MinMaxObserver.with_args(quant_min=0, quant_max=127)
@@ -319,3 +380,18 @@ default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
 default_histogram_observer = HistogramObserver.with_args(quant_min=0, quant_max=127)
 default_dynamic_quant_observer = PlaceholderObserver.with_args(
     dtype=quint8, quant_min=0, quant_max=255, is_dynamic=True)
+default_placeholder_observer = PlaceholderObserver
+default_debug_observer = RecordingObserver
+default_reuse_input_observer = ReuseInputObserver
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=quint8, qscheme=per_channel_affine_float_qparams, ch_axis=0)
+weight_observer_range_neg_127_to_127 = MinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_tensor_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
+per_channel_weight_observer_range_neg_127_to_127 = PerChannelMinMaxObserver.with_args(
+    dtype=qint8, qscheme=per_channel_symmetric, quant_min=-127, quant_max=127, eps=2 ** -12)
+default_fixed_qparams_range_0to1_observer = FixedQParamsObserver.with_args(
+    scale=1.0 / 256.0, zero_point=0, dtype=quint8, quant_min=0, quant_max=255)
+default_fixed_qparams_range_neg1to1_observer = FixedQParamsObserver.with_args(
+    scale=2.0 / 256.0, zero_point=128, dtype=quint8, quant_min=0, quant_max=255)
+default_symmetric_fixed_qparams_observer = default_fixed_qparams_range_neg1to1_observer
+default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observer

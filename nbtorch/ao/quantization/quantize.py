@@ -9,7 +9,9 @@
   and QAT layers whose weights are fake-quantized.
 """
 import copy
+import enum
 import warnings
+from collections import OrderedDict
 
 from nbtorch import nn
 from nbtorch.ao.nn import intrinsic as nni, qat as nnqat, quantized as nnq
@@ -25,7 +27,9 @@ from .stubs import DeQuantStub, QuantStub
 __all__ = ["quantize_dynamic", "prepare", "convert", "prepare_qat", "quantize",
            "quantize_qat", "propagate_qconfig_", "get_default_static_quant_module_mappings",
            "get_default_qat_module_mappings", "get_default_dynamic_quant_module_mappings",
-           "swap_module"]
+           "swap_module", "QuantType", "add_quant_dequant", "default_eval_fn",
+           "get_observer_state_dict", "load_observer_state_dict", "get_default_qconfig_dict",
+           "get_default_qat_qconfig_dict"]
 
 _STATIC = {
     QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize,
@@ -216,3 +220,65 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplac
     propagate_qconfig_(model, qconfig_spec)
     _swap(model, mapping)
     return model
+
+
+class QuantType(enum.IntEnum):
+    """The kinds of quantization (``torch.ao.quantization.QuantType``)."""
+    DYNAMIC = 0
+    STATIC = 1
+    QAT = 2
+    WEIGHT_ONLY = 3
+
+
+def add_quant_dequant(module):
+    """Wrap each leaf submodule that has a qconfig in a `QuantWrapper` (in place; a leaf
+    `module` itself comes back wrapped)."""
+    from .stubs import QuantWrapper
+    if not list(module.children()) and getattr(module, "qconfig", None):
+        return QuantWrapper(module)
+    for name, child in module.named_children():
+        module._modules[name] = add_quant_dequant(child)
+    return module
+
+
+def default_eval_fn(model, calib_data):
+    """Calibration loop: ``model(data)`` for each ``(data, target)`` of `calib_data`."""
+    for data, _target in calib_data:
+        model(data)
+
+
+def get_observer_state_dict(mod):
+    """The observers' entries of `mod`'s state dict (keys with activation_post_process)."""
+    full = mod.state_dict()
+    od = OrderedDict((k, v) for k, v in full.items() if "activation_post_process" in k)
+    od._metadata = full._metadata
+    return od
+
+
+def load_observer_state_dict(mod, obs_dict):
+    """Load observer statistics saved by `get_observer_state_dict` into `mod`'s observers."""
+    from .observer import ObserverBase
+    from .fake_quantize import FakeQuantizeBase
+    missing, unexpected = [], []
+    for name, module in mod.named_modules():
+        if isinstance(module, (ObserverBase, FakeQuantizeBase)):
+            module._load_from_state_dict(obs_dict, name + ".", {}, False, missing,
+                                         unexpected, [])
+    for k in missing:
+        if "observer" in k or "activation_post_process" in k:
+            raise Exception(f"Missing keys for observer {k} in state_dict")
+    for k in unexpected:
+        if "observer" in k or "activation_post_process" in k:
+            raise Exception(f"Unexpected keys for observer {k} in state_dict")
+
+
+def get_default_qconfig_dict(backend="x86", version=0):
+    """``{"": get_default_qconfig(backend, version)}``."""
+    from .qconfig import get_default_qconfig
+    return {"": get_default_qconfig(backend, version)}
+
+
+def get_default_qat_qconfig_dict(backend="x86", version=1):
+    """``{"": get_default_qat_qconfig(backend, version)}``."""
+    from .qconfig import get_default_qat_qconfig
+    return {"": get_default_qat_qconfig(backend, version)}
