@@ -325,12 +325,13 @@ Optimizer.step = _with_step_hooks(Optimizer.step)
 def _cast_state(param, value, key=None):
     """Deep copy of one parameter's saved state, tensors moved to its dtype/device.
 
-    'step' stays a float32 CPU tensor, as in PyTorch.
+    'step' keeps its dtype, as in PyTorch (a float64 count stays float64), on the CPU
+    where nbtorch's updates read it.
     """
     if isinstance(value, Tensor):
         v = value.detach()
         if key == "step":
-            out = v.to(dtype=_dtype.float32)
+            out = v.to(device="cpu")
         elif param.is_floating_point() and v.is_floating_point():
             out = v.to(dtype=param.dtype, device=param.device)
         else:
