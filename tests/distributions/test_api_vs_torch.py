@@ -130,3 +130,13 @@ def test_cached_transform():
         assert t.with_cache(0)._cache_size == 0
         with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
             module.transforms.ExpTransform(cache_size=2)
+
+
+def test_reprs_of_every_case_and_its_expansion():
+    from cases import CASES, build
+    for name in sorted(CASES):
+        ours = build(D, name, lambda a: T(nbtorch, a))
+        ref = build(TD, name, lambda a: T(torch, a))
+        assert repr(ours) == repr(ref), name
+        shape = (2,) + tuple(ref.batch_shape)
+        assert repr(ours.expand(shape)) == repr(ref.expand(shape)), name
