@@ -111,3 +111,26 @@ def test_dynamic_float16_matches_pytorch(tmp_path):
     lin.load_state_dict(nbtorch.load(tmp_path / "fp16.pt"))
     np.testing.assert_allclose(lin(nbtorch.from_numpy(x[0])).numpy(),
                                tqm[0](torch.from_numpy(x[0])).detach().numpy(), atol=1e-6)
+
+
+def test_qat_prepared_state_dicts_cross_load(tmp_path):
+    """A QAT checkpoint (observer and fake-quantize buffers included) loads both ways:
+    PyTorch's loader reads the observers' state-dict versions."""
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    prepared = []
+    for t in (torch, nbtorch):
+        m = _net(t).train()
+        m.qconfig = t.ao.quantization.get_default_qat_qconfig("x86")
+        p = t.ao.quantization.prepare_qat(
+            t.ao.quantization.fuse_modules_qat(m, [["conv", "bn", "relu"]]))
+        p(t.randn(4, 1, 6, 6))
+        prepared.append(p)
+    tp, np_ = prepared
+    tsd, nsd = tp.state_dict(), np_.state_dict()
+    assert [(k, str(v.dtype), tuple(v.shape)) for k, v in tsd.items()] == \
+        [(k, str(v.dtype), tuple(v.shape)) for k, v in nsd.items()]
+    torch.save(tsd, tmp_path / "t.pt")
+    np_.load_state_dict(nbtorch.load(tmp_path / "t.pt"))
+    nbtorch.save(np_.state_dict(), tmp_path / "n.pt")
+    tp.load_state_dict(torch.load(tmp_path / "n.pt"))

@@ -98,6 +98,7 @@ class ConvBn2d(Conv2d):
     statistics into an int8 weight the network was trained with."""
 
     _fused_relu = False
+    _version = 2                    # PyTorch's
 
     def forward(self, input):
         bn = self.bn

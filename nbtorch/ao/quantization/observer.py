@@ -135,6 +135,8 @@ class ObserverBase(nn.Module):
 class UniformQuantizationObserverBase(ObserverBase):
     """Observers with a uniform (affine or symmetric) quantization grid."""
 
+    _version = 3        # PyTorch's: its loader reads older versions' min_vals/max_vals
+
     def __init__(self, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False,
                  quant_min=None, quant_max=None, factory_kwargs=None, eps=_EPS,
                  is_dynamic=False, **kwargs):

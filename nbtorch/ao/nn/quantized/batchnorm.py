@@ -54,7 +54,7 @@ class _QuantizedBatchNorm:
 
     _DIM = 4
     _RELU = False
-
+    _version = 2                    # PyTorch's
     def _init_qparams(self):
         self.register_buffer("scale", nbtorch.tensor(1.0))
         self.register_buffer("zero_point", nbtorch.tensor(0))
@@ -86,8 +86,6 @@ class _QuantizedBatchNorm:
 
 class BatchNorm2d(_QuantizedBatchNorm, nn.BatchNorm2d):
     """Batch norm of a quantized (N, C, H, W) tensor, in eval mode (running statistics)."""
-
-    _version = 2                    # PyTorch's
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, device=None, dtype=None):
         nn.BatchNorm2d.__init__(self, num_features, eps, momentum)
