@@ -244,3 +244,22 @@ def test_step_order_warnings_with_a_replaced_optimizer_step():
         for calls_original in (True, False):
             assert (messages(nbtorch, before, calls_original)
                     == messages(torch, before, calls_original))
+
+
+@pytest.mark.parametrize("make", [
+    lambda T, o: T.optim.lr_scheduler.LambdaLR(o, lambda e: 0.5),
+    lambda T, o: T.optim.lr_scheduler.MultiplicativeLR(o, lambda e: 0.5),
+    lambda T, o: T.optim.lr_scheduler.CyclicLR(o, 0.01, 0.1),
+], ids=["lambda", "multiplicative", "cyclic"])
+def test_param_group_added_after_the_scheduler_is_an_error(make):
+    # (!) the new group was silently left unscheduled; PyTorch's strict zips raise
+    messages = []
+    for T in (torch, nbtorch):
+        opt = _opt(T)
+        sched = make(T, opt)
+        opt.add_param_group({"params": [T.nn.Parameter(T.ones(1))], "lr": 0.3})
+        opt.step()
+        with pytest.raises(ValueError) as info:
+            sched.step()
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]

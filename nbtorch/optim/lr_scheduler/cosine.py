@@ -28,7 +28,7 @@ class CosineAnnealingLR(LRScheduler):
                     for base in self.base_lrs]
         if (e - 1 - T) % (2 * T) == 0:
             return [lr + (base - lo) * (1 - math.cos(math.pi / T)) / 2
-                    for base, lr in zip(self.base_lrs, self._lrs())]
+                    for base, lr in zip(self.base_lrs, self._lrs(), strict=True)]
         return [(1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T))
                 * (lr - lo) + lo for lr in self._lrs()]
 
@@ -95,6 +95,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             values = self.get_lr()
         finally:
             self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
+        for group, lr in zip(self.optimizer.param_groups, values, strict=True):
             _set_group_value(group, "lr", lr)
         self._last_lr = self._lrs()

@@ -31,7 +31,7 @@ class CyclicLR(LRScheduler):
         self.optimizer = optimizer
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups):
+            for lr, group in zip(base_lrs, optimizer.param_groups, strict=True):
                 _set_group_value(group, "lr", lr)
         self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         step_size_up = float(step_size_up)
@@ -55,7 +55,7 @@ class CyclicLR(LRScheduler):
             self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
                 for hi, lo, group in zip(self.max_momentums, self.base_momentums,
-                                         optimizer.param_groups):
+                                         optimizer.param_groups, strict=True):
                     self._set_momentum(group, hi)
                     group["max_momentum"] = hi
                     group["base_momentum"] = lo
@@ -111,10 +111,10 @@ class CyclicLR(LRScheduler):
             scale_factor = (x - 1) / (self.step_ratio - 1)
         at = cycle if self.scale_mode == "cycle" else self.last_epoch
         lrs = [lo + (hi - lo) * scale_factor * self.scale_fn(at)
-               for lo, hi in zip(self.base_lrs, self.max_lrs)]
+               for lo, hi in zip(self.base_lrs, self.max_lrs, strict=True)]
         if self.cycle_momentum:
             for group, lo, hi in zip(self.optimizer.param_groups, self.base_momentums,
-                                     self.max_momentums):
+                                     self.max_momentums, strict=True):
                 self._set_momentum(group, hi - (hi - lo) * scale_factor * self.scale_fn(at))
         return lrs
 

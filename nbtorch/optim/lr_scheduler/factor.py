@@ -29,7 +29,8 @@ class LambdaLR(LRScheduler):
 
     def get_lr(self):
         self._warn_if_outside_step()
-        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+        return [base * fn(self.last_epoch)
+                for fn, base in zip(self.lr_lambdas, self.base_lrs, strict=True)]
 
     def state_dict(self):
         """As the base, with callable objects' attributes in place of plain functions."""
@@ -64,7 +65,8 @@ class MultiplicativeLR(LambdaLR):
         self._warn_if_outside_step()
         if self._is_initial:       # step(epoch) multiplies too, even step(0)
             return self._lrs()
-        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, self._lrs())]
+        return [lr * fn(self.last_epoch)
+                for fn, lr in zip(self.lr_lambdas, self._lrs(), strict=True)]
 
 class StepLR(LRScheduler):
     """Multiply the rate by `gamma` every `step_size` epochs.

@@ -77,7 +77,7 @@ class OneCycleLR(LRScheduler):
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
-            for group, peak in zip(optimizer.param_groups, max_lrs):
+            for group, peak in zip(optimizer.param_groups, max_lrs, strict=True):
                 group["initial_lr"] = peak / div_factor
                 group["max_lr"] = peak
                 group["min_lr"] = group["initial_lr"] / final_div_factor
@@ -90,7 +90,7 @@ class OneCycleLR(LRScheduler):
             max_ms = _format_param("max_momentum", optimizer, max_momentum)
             base_ms = _format_param("base_momentum", optimizer, base_momentum)
             if last_epoch == -1:
-                for hi, lo, group in zip(max_ms, base_ms, optimizer.param_groups):
+                for hi, lo, group in zip(max_ms, base_ms, optimizer.param_groups, strict=True):
                     self._set_momentum(group, hi)
                     group["max_momentum"] = hi
                     group["base_momentum"] = lo
