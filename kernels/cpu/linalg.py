@@ -159,6 +159,8 @@ def cholesky(a, out, info):
             raise _Failed
         c = _char(a)
         out[...] = _lapack("cholesky_lo", c + "->" + c, a)
+        if np.isnan(np.diagonal(out, axis1=1, axis2=2)).any():
+            raise _Failed       # OpenBLAS's potrf passes NaN pivots that LAPACK's refuses
         info[...] = 0
     except _Failed:
         from nbtorch.kernels.cpu.triangular import cholesky as numba_cholesky

@@ -87,3 +87,15 @@ def test_against_pytorch():
     (nbtorch.linalg.cholesky(a) * nbtorch.tensor(w)).sum().backward()
     (torch.linalg.cholesky(ta) * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_cholesky_nan_pivot_fails_as_lapack():
+    """OpenBLAS's potrf passes a NaN pivot; PyTorch (LAPACK) reports it as not positive-
+    definite: cholesky raises and cholesky_ex gives the failing minor's order."""
+    for a, order in (([[1.0, np.nan], [np.nan, 1.0]], 2), ([[np.nan, 0.0], [0.0, 1.0]], 1),
+                     ([[4.0, 2.0], [2.0, np.nan]], 2)):
+        for dtype in (nbtorch.float32, nbtorch.float64):
+            t = nbtorch.tensor(a, dtype=dtype)
+            assert nbtorch.linalg.cholesky_ex(t).info.item() == order
+            with pytest.raises(RuntimeError, match="could not be completed"):
+                nbtorch.linalg.cholesky(t)
