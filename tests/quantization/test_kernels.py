@@ -57,7 +57,7 @@ def test_linear_requant_reference(relu, weight_zp, engine):
                                                        zero_points=zw, axis=0),
                                      nbtorch.tensor(bias)), engine)
     x = QTensor._from_int(a, nbtorch.quint8, 0.02, za)
-    got = qF.linear(x, packed, 0.05, zo, relu=relu).int_repr()._host()
+    got = qF.linear_packed(x, packed, 0.05, zo, relu=relu).int_repr()._host()
     np.testing.assert_array_equal(got, ref_requant(acc, 0.02, sw, bias, 0.05, zo, relu))
 
 
@@ -121,7 +121,7 @@ def test_against_pytorch_linear_conv_dynamic(engine):
     tl.set_weight_bias(tw, torch.tensor(b))
     tl.scale, tl.zero_point = 0.05, 70
     packed = _engine(qF.PackedWeight(nw, nbtorch.tensor(b)), engine)
-    assert _units(tl(tx), qF.linear(nx, packed, 0.05, 70)) == 0
+    assert _units(tl(tx), qF.linear_packed(nx, packed, 0.05, 70)) == 0
     td = tnnqd.Linear(96, 40)
     td.set_weight_bias(tw, torch.tensor(b))
     np.testing.assert_allclose(linear_dynamic(nbtorch.tensor(x), packed)._host(),
@@ -134,8 +134,8 @@ def test_against_pytorch_linear_conv_dynamic(engine):
         tc = tnnq.Conv2d(3, 8, 3, stride=stride, padding=pad, dilation=dil)
         tc.set_weight_bias(tw, torch.tensor(b[:8]))
         tc.scale, tc.zero_point = 0.1, 60
-        got = qF.conv2d(nx, _engine(qF.PackedWeight(nw, nbtorch.tensor(b[:8])), engine),
-                        stride, pad, dil, 1, 0.1, 60)
+        packed = _engine(qF.PackedWeight(nw, nbtorch.tensor(b[:8])), engine)
+        got = qF.conv2d_packed(nx, packed, stride, pad, dil, 1, 0.1, 60)
         assert _units(tc(tx), got) == 0
 
 
@@ -161,4 +161,4 @@ def test_float_input_to_quantized_op_is_an_error():
     packed = qF.PackedWeight(QTensor._from_int(np.ones((2, 3), np.int8), nbtorch.qint8,
                                                0.1, 0), None)
     with pytest.raises(NotImplementedError, match="expected a quantized tensor"):
-        qF.linear(nbtorch.ones(1, 3), packed, 0.1, 0)
+        qF.linear_packed(nbtorch.ones(1, 3), packed, 0.1, 0)

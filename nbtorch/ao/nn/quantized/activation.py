@@ -16,7 +16,7 @@ from nbtorch._qtensor import QTensor, quint8, check_qparams
 
 from .functional import _check_q
 
-__all__ = ["hardswish", "elu", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
+__all__ = ["hardswish", "elu", "celu", "threshold", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
            "clamp", "float_activation", "Hardswish", "ELU", "LeakyReLU", "Sigmoid",
            "Dropout"]
 
@@ -60,6 +60,21 @@ def elu(input, scale, zero_point, alpha=1.0):
     a = _F32(alpha)
     return _float_op(input, lambda x: np.where(x >= 0, x, (np.exp(x) - _F32(1)) * a),
                      scale, zero_point, "elu")
+
+
+def celu(input, scale, zero_point, alpha=1.0):
+    """x where x >= 0, else (exp(x / alpha) - 1) * alpha; requantized."""
+    a = _F32(alpha)
+    return _float_op(input, lambda x: np.where(x >= 0, x, (np.exp(x * (_F32(1) / a)) -
+                                                           _F32(1)) * a),
+                     scale, zero_point, "celu")
+
+
+def threshold(input, threshold, value):
+    """x where x > threshold, else value; the input's qparams."""
+    x = _check_q(input, "quantized::threshold")
+    t, v = _F32(threshold), _F32(value)
+    return _float_op(x, lambda y: np.where(y > t, y, v), *x._qparams, "threshold")
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False, scale=None, zero_point=None):

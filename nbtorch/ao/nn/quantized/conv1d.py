@@ -40,9 +40,9 @@ class Conv1d(Conv2d):
     def forward(self, x):
         if x.dim() != 3:
             raise ValueError("Input shape must be `(N, C, L)`!")
-        y = qF.conv2d(x.unsqueeze(2), self._packed, (1, self.stride[0]),
-                      (0, self.padding[0]), (1, self.dilation[0]), self.groups, self.scale,
-                      self.zero_point, self._FUSED_RELU)
+        y = qF.conv2d_packed(x.unsqueeze(2), self._packed, (1, self.stride[0]),
+                             (0, self.padding[0]), (1, self.dilation[0]), self.groups,
+                             self.scale, self.zero_point, self._FUSED_RELU)
         return y.squeeze(2)
 
     def extra_repr(self):

@@ -7,7 +7,9 @@ import numpy as np
 
 from nbtorch._qtensor import QTensor, qint8, quint8, check_qparams
 
-__all__ = ["linear", "conv2d", "relu", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d",
+__all__ = ["linear", "conv1d", "conv2d", "linear_packed", "conv2d_packed", "relu",
+           "max_pool1d", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d", "interpolate",
+           "upsample", "upsample_nearest", "threshold", "celu",
            "add", "add_relu", "mul", "mul_scalar", "add_scalar", "matmul", "cat",
            "hardswish", "elu", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
            "clamp", "PackedWeight"]
@@ -119,7 +121,7 @@ class PackedWeight:
         return mult, (self.bias / a_w).astype(np.float32)
 
 
-def linear(x, packed, scale, zero_point, relu=False):
+def linear_packed(x, packed, scale, zero_point, relu=False):
     """Quantized ``x @ W^T + b`` requantized to (scale, zero_point), quint8."""
     x = _check_q(x, "quantized::linear")
     scale, zero_point = check_qparams(scale, zero_point, quint8)
@@ -133,7 +135,8 @@ def linear(x, packed, scale, zero_point, relu=False):
                              scale, zero_point)
 
 
-def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu=False):
+def conv2d_packed(x, packed, stride, padding, dilation, groups, scale, zero_point,
+                  relu=False):
     """Quantized 2-D convolution (zero padding = the input's zero point; groups run one
     by one)."""
     x = _check_q(x, "quantized::conv2d")
@@ -161,6 +164,41 @@ def conv2d(x, packed, stride, padding, dilation, groups, scale, zero_point, relu
     return QTensor._from_int(out, quint8, scale, zero_point)
 
 
+def linear(input, weight, bias=None, scale=None, zero_point=None):
+    """``torch.ao.nn.quantized.functional.linear``: quint8 input, qint8 weight, float bias;
+    output (scale, zero_point), the input's when not given."""
+    x = _check_q(input, "quantized::linear")
+    if scale is None:
+        scale, zero_point = x._qparams
+    return linear_packed(x, PackedWeight(weight, bias), scale, zero_point)
+
+
+def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8):
+    """``torch.ao.nn.quantized.functional.conv2d``: quint8 (N, C, H, W) input, qint8
+    weight, float bias, output (scale, zero_point)."""
+    if padding_mode != "zeros":
+        raise NotImplementedError("Only zero-padding is supported!")
+    if dtype is not quint8:
+        raise NotImplementedError("Only torch.quint8 is supported for activation tensor!")
+    if input.dim() != 4:
+        raise ValueError("Input shape must be `(N, C, H, W)`!")
+    return conv2d_packed(_check_q(input, "quantized::conv2d"), PackedWeight(weight, bias),
+                         _pair(stride), _pair(padding), _pair(dilation), groups, scale,
+                         zero_point)
+
+
+def conv1d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1,
+           padding_mode="zeros", scale=1.0, zero_point=0, dtype=quint8):
+    """``torch.ao.nn.quantized.functional.conv1d``: a height-one `conv2d`."""
+    if input.dim() != 3:
+        raise ValueError("Input shape must be `(N, C, L)`!")
+    one = (lambda v: (1, v[0] if isinstance(v, (tuple, list)) else v))
+    pad = (0, padding[0] if isinstance(padding, (tuple, list)) else padding)
+    return conv2d(input.unsqueeze(2), weight.unsqueeze(2), bias, one(stride), pad,
+                  one(dilation), groups, padding_mode, scale, zero_point, dtype).squeeze(2)
+
+
 def relu(x, inplace=False):
     """max(x, zero_point) on the integers."""
     x = _check_q(x, "quantized::relu")
@@ -185,6 +223,32 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
     out = np.empty(lead + (oh, ow), q.dtype)
     _k().qmax_pool2d(q.reshape(-1, h, w), out.reshape(-1, oh, ow), kh, kw, sh, sw, ph, pw)
     return QTensor._from_int(out, x.dtype, *x._qparams)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max pooling over the last dim (a height-one `max_pool2d`)."""
+    one = (lambda v: (1, v[0] if isinstance(v, (tuple, list)) else v))
+    out = max_pool2d(input.unsqueeze(-2), one(kernel_size),
+                     None if stride is None else one(stride),
+                     (0, padding[0] if isinstance(padding, (tuple, list)) else padding),
+                     one(dilation), ceil_mode, return_indices)
+    return out.squeeze(-2)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Nearest interpolation of a quantized tensor (on its integers)."""
+    import nbtorch
+    _check_q(input, "quantized::interpolate")
+    return nbtorch.nn.functional.interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, "nearest")
 
 
 def adaptive_avg_pool2d(x, output_size):
@@ -332,4 +396,4 @@ def cat(xs, dim=0, scale=None, zero_point=None):
 
 
 from .activation import (hardswish, elu, leaky_relu, hardtanh, hardsigmoid,  # noqa: E402
-                         sigmoid, tanh, clamp)
+                         sigmoid, tanh, clamp, threshold, celu)

@@ -235,7 +235,8 @@ class Linear(_WeightedQuantized):
         return cls(mod.in_features, mod.out_features, mod.bias is not None)
 
     def forward(self, x):
-        return qF.linear(x, self._packed, self.scale, self.zero_point, self._FUSED_RELU)
+        return qF.linear_packed(x, self._packed, self.scale, self.zero_point,
+                                self._FUSED_RELU)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -270,8 +271,9 @@ class Conv2d(_WeightedQuantized):
                    mod.padding_mode)
 
     def forward(self, x):
-        return qF.conv2d(x, self._packed, self.stride, self.padding, self.dilation,
-                         self.groups, self.scale, self.zero_point, self._FUSED_RELU)
+        return qF.conv2d_packed(x, self._packed, self.stride, self.padding, self.dilation,
+                                self.groups, self.scale, self.zero_point,
+                                self._FUSED_RELU)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
