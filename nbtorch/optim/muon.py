@@ -118,4 +118,7 @@ class Muon(Optimizer):
         update = zeropower_via_newtonschulz(update, group["ns_coefficients"],
                                             group["ns_steps"], group["eps"])
         param.mul_(1 - lr * group["weight_decay"])
-        param.add_(update, alpha=-adjust_lr(lr, group["adjust_lr_fn"], param.shape))
+        # the bfloat16 update widened first: PyTorch adds it in the parameter's dtype
+        # (nbtorch's mixed-dtype add_ with alpha rounded alpha * update to bfloat16)
+        param.add_(update.to(param.dtype),
+                   alpha=-adjust_lr(lr, group["adjust_lr_fn"], param.shape))

@@ -221,3 +221,23 @@ def test_differentiable_trajectories_where_pytorch_cannot_backward(name):
             out.append(p.detach().numpy().copy())
         return np.array(out)
     np.testing.assert_allclose(program(nbtorch), program(torch), rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(lr=0.02, nesterov=False, ns_steps=3),
+                                    dict(lr=0.02, adjust_lr_fn="match_rms_adamw",
+                                         weight_decay=0.01)])
+def test_muon_follows_pytorch(kwargs):
+    # (!) the bfloat16 Newton-Schulz update was added with alpha rounded in bfloat16
+    # (errors ~1e-3 of each update); PyTorch adds it in the parameter's float32
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 6)).astype(np.float32)
+    grads = [rng.standard_normal((4, 6)).astype(np.float32) for _ in range(4)]
+
+    def program(T):
+        p = T.nn.Parameter(T.tensor(w))
+        opt = T.optim.Muon([p], **kwargs)
+        for g in grads:
+            p.grad = T.tensor(g)
+            opt.step()
+        return p.detach().numpy().copy()
+    np.testing.assert_allclose(program(nbtorch), program(torch), rtol=1e-6, atol=1e-7)
