@@ -14,7 +14,8 @@ _configure_openmp_waits()
 from ._dtype import (dtype, float16, half, bfloat16, float32, float64, double, int8, int16,
                      short, int32, int64, long, uint8, bool, get_default_dtype, set_default_dtype,
                      promote_types, result_type, can_cast, iinfo, finfo, complex64, cfloat,
-                     complex128, cdouble)
+                     complex128, cdouble, uint16, uint32, uint64, float8_e4m3fn, float8_e5m2,
+                     float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
 from ._dtype import float, int  # noqa: F401  (torch.float / torch.int are dtypes)
 from ._device import device
 from ._tensor import Tensor, Size
@@ -74,6 +75,7 @@ from .ops.torch_dropout_loss import *  # noqa: F401,F403  (torch.dropout, torch.
 from .ops.torch_inplace import *  # noqa: F401,F403  (torch.abs_, torch.clamp_, ...)
 from .ops.torch_rnn import *  # noqa: F401,F403  (torch.lstm, torch.gru_cell, ...)
 from .ops.torch_batch_norm import *  # noqa: F401,F403  (native_*_norm, batch_norm_stats...)
+from .ops.foreach import *  # noqa: F401,F403  (torch._foreach_add_, ...)
 from .storage import *  # noqa: F401,F403  (TypedStorage, FloatStorage, ...)
 from ._torch_extras import *  # noqa: F401,F403  (Stream, Event, strided, cond, ...)
 from ._symbolic import *  # noqa: F401,F403,E402  (_check, _assert, sym_max, SymInt, ...)

@@ -16,6 +16,11 @@ bfloat16 dtype, the one JAX uses): NumPy has no bfloat16, and a well-kept
 library whose `astype` rounds to nearest even, handles inf/nan/overflow and
 whose NumPy ufuncs work beats hand-written bit twiddling. It is imported on first
 use of bfloat16 (its import takes ~0.6 s, more than the rest of `import nbtorch`).
+
+uint16/uint32/uint64 and the float8 family (storage from ml_dtypes, like bfloat16) are
+*limited* dtypes, as in PyTorch 2.x: creation, conversion, views, copies, indexing and
+the few ops PyTorch computes for them (see `_limited.py`); no kernel is compiled for
+them, and promoting them with another dtype raises PyTorch's RuntimeError.
 """
 import builtins
 import importlib
@@ -24,7 +29,9 @@ import numpy as np
 
 __all__ = [
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double",
-    "int8", "int16", "short", "int32", "int", "int64", "long", "uint8",
+    "int8", "int16", "short", "int32", "int", "int64", "long", "uint8", "uint16",
+    "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+    "float8_e5m2fnuz", "float8_e8m0fnu",
     "bool", "complex64", "cfloat", "complex128", "cdouble", "get_default_dtype",
     "set_default_dtype", "promote_types", "result_type", "can_cast", "iinfo", "finfo",
 ]
@@ -36,7 +43,7 @@ class dtype:
     """A tensor element type, e.g. ``nbtorch.float32``."""
 
     __slots__ = ("name", "np", "category", "itemsize", "is_floating_point",
-                 "is_signed", "is_complex", "is_half", "compute", "np_via")
+                 "is_signed", "is_complex", "is_half", "compute", "np_via", "limited")
 
     def __init__(self, name, np_dtype, category, is_half=False):
         self.name = name
@@ -49,6 +56,7 @@ class dtype:
         self.is_half = is_half          # a 16-bit float kernels never see (float16, bfloat16)
         self.compute = self             # the dtype kernels run in (float32 for the halves)
         self.np_via = None              # NumPy dtype values convert through on the way in
+        self.limited = False            # PyTorch's barebones dtypes: uint16-64, float8
 
     def __repr__(self):
         return "torch." + self.name
@@ -65,36 +73,38 @@ class dtype:
         return _COMPLEX_OF.get(self, self)
 
 
-class _LazyBfloat16(dtype):
-    """bfloat16, whose NumPy dtype (from `ml_dtypes`) is imported on first use."""
+class _LazyMl(dtype):
+    """A float dtype whose NumPy dtype (from `ml_dtypes`) is imported on first use:
+    bfloat16 and the float8 family."""
 
-    __slots__ = ()
+    __slots__ = ("_np",)
 
-    def __init__(self):
-        self.name, self.category, self.itemsize = "bfloat16", _FLOAT, 2
-        self.is_floating_point = self.is_signed = self.is_half = True
+    def __init__(self, name, itemsize=1, is_signed=True, is_half=False):
+        self.name, self.category, self.itemsize = name, _FLOAT, itemsize
+        self.is_floating_point, self.is_signed, self.is_half = True, is_signed, is_half
         self.is_complex = False
         self.compute = self
         self.np_via = None
+        self.limited = not is_half
+        self._np = None
 
     @property
     def np(self):
-        np_dtype = _BF16_NP[0] if _BF16_NP else _load_bfloat16()
+        np_dtype = self._np
+        return np_dtype if np_dtype is not None else self._load()
+
+    def _load(self):
+        np_dtype = np.dtype(getattr(importlib.import_module("ml_dtypes"), self.name))
+        self._np = np_dtype
+        _FROM_NP[np_dtype] = self
         return np_dtype
 
 
-_BF16_NP = []
-
-
-def _load_bfloat16():
-    np_dtype = np.dtype(importlib.import_module("ml_dtypes").bfloat16)
-    _BF16_NP.append(np_dtype)
-    _FROM_NP[np_dtype] = bfloat16
-    return np_dtype
+_LazyBfloat16 = _LazyMl
 
 
 float16 = half = dtype("float16", np.float16, _FLOAT, is_half=True)
-bfloat16 = _LazyBfloat16()
+bfloat16 = _LazyMl("bfloat16", 2, is_half=True)
 float32 = float = dtype("float32", np.float32, _FLOAT)
 float16.compute = bfloat16.compute = float32
 float16.np_via = bfloat16.np_via = float32.np     # c10::Half and BFloat16 are made from floats
@@ -105,6 +115,15 @@ int32 = int = dtype("int32", np.int32, _INT)
 int64 = long = dtype("int64", np.int64, _INT)
 uint8 = dtype("uint8", np.uint8, _INT)
 bool = dtype("bool", np.bool_, _BOOL)
+uint16 = dtype("uint16", np.uint16, _INT)
+uint32 = dtype("uint32", np.uint32, _INT)
+uint64 = dtype("uint64", np.uint64, _INT)
+uint16.limited = uint32.limited = uint64.limited = True
+float8_e4m3fn = _LazyMl("float8_e4m3fn")
+float8_e5m2 = _LazyMl("float8_e5m2")
+float8_e4m3fnuz = _LazyMl("float8_e4m3fnuz")
+float8_e5m2fnuz = _LazyMl("float8_e5m2fnuz")
+float8_e8m0fnu = _LazyMl("float8_e8m0fnu", is_signed=False)
 complex64 = cfloat = dtype("complex64", np.complex64, _COMPLEX)
 complex128 = cdouble = dtype("complex128", np.complex128, _COMPLEX)
 _REAL = {complex64: float32, complex128: float64}
@@ -114,8 +133,11 @@ _COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64,
 
 ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool,
        complex64, complex128)
-_NAMES = {d.name: d for d in ALL}
-_FROM_NP = {d.np: d for d in ALL if d is not bfloat16}     # bfloat16: added on first use
+UINTS = (uint16, uint32, uint64)
+FLOAT8 = (float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu)
+LIMITED = UINTS + FLOAT8
+_NAMES = {d.name: d for d in ALL + LIMITED}
+_FROM_NP = {d.np: d for d in ALL + UINTS if d is not bfloat16}   # ml_dtypes: on first use
 
 
 def _by_name(name):
@@ -125,7 +147,11 @@ def _by_name(name):
 _TYPE_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
                "float64": "Double", "int8": "Char", "int16": "Short", "int32": "Int",
                "int64": "Long", "uint8": "Byte", "bool": "Bool",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+               "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+               "float8_e4m3fn": "Float8_e4m3fn", "float8_e5m2": "Float8_e5m2",
+               "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2fnuz": "Float8_e5m2fnuz",
+               "float8_e8m0fnu": "Float8_e8m0fnu"}
 
 
 def type_name(dtype):
@@ -155,22 +181,23 @@ def round_scalar(x, d):
 def from_numpy_dtype(np_dtype):
     """The nbtorch dtype for a NumPy dtype; TypeError for unsupported ones.
 
-    Unlike PyTorch, an ``ml_dtypes.bfloat16`` array is accepted (as bfloat16).
+    Unlike PyTorch, ``ml_dtypes`` bfloat16 and float8 arrays are accepted.
     """
     try:
         return _FROM_NP[np.dtype(np_dtype)]
     except KeyError:
-        if np.dtype(np_dtype).name == "bfloat16" and np.dtype(np_dtype) == bfloat16.np:
-            return bfloat16
+        d = _NAMES.get(np.dtype(np_dtype).name)
+        if d is not None and d.__class__ is _LazyMl and np.dtype(np_dtype) == d.np:
+            return d
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
             "supported types are: float64, float32, float16, complex64, complex128, int64, "
-            "int32, int16, int8, uint8, and bool.") from None
+            "int32, int16, int8, uint64, uint32, uint16, uint8, and bool.") from None
 
 
 def to_dtype(d):  # noqa: C901 - a flat table of accepted spellings
     """Accept an nbtorch dtype, a NumPy dtype, a Python type or a name."""
-    if d.__class__ is dtype or d is bfloat16:
+    if d.__class__ is dtype or d.__class__ is _LazyMl:
         return d
     if d is builtin_float:
         return float64                  # PyTorch maps Python's float type to float64
@@ -232,7 +259,25 @@ def _promote_pair(a, b):
     return _FROM_NP[np.promote_types(a.np, b.np)]
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+class _PromoteTable(dict):
+    """promote_types by pair; a pair with a limited dtype that PyTorch refuses to promote
+    raises its RuntimeError (uint16-64 promote only with themselves and the floats)."""
+
+    def __missing__(self, pair):
+        a, b = pair
+        kind = ("Float8 Types" if a in FLOAT8 or b in FLOAT8
+                else "uint16, uint32, uint64 types")
+        raise RuntimeError(f"Promotion for {kind} is not supported, attempted to promote "
+                           f"{type_name(a)} and {type_name(b)}")
+
+
+_PROMOTE = _PromoteTable({(a, b): _promote_pair(a, b) for a in ALL for b in ALL})
+for _u in UINTS:
+    _PROMOTE[(_u, _u)] = _u
+    for _f in (float16, bfloat16, float32, float64):
+        _PROMOTE[(_u, _f)] = _PROMOTE[(_f, _u)] = _f
+for _f in FLOAT8:
+    _PROMOTE[(_f, _f)] = _f
 
 
 def promote_types(a, b):
@@ -263,7 +308,7 @@ def result_type(*operands):
     dim_t = zero_t = scalar = None
     for x in operands:
         d = getattr(x, "dtype", None)
-        if d is not None and (d.__class__ is dtype or d is bfloat16):
+        if d is not None and (d.__class__ is dtype or d.__class__ is _LazyMl):
             if x.ndim:
                 dim_t = d if dim_t is None else _PROMOTE[(dim_t, d)]
             else:
@@ -317,6 +362,9 @@ class iinfo:
         i = np.iinfo(to_dtype(d).np)
         self.bits, self.min, self.max, self.dtype = i.bits, builtin_int(i.min), builtin_int(i.max), to_dtype(d).name
 
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
 
 class finfo:
     """Floating limits, like ``torch.finfo`` (``resolution`` is 10**-digits, as PyTorch's).
@@ -332,12 +380,16 @@ class finfo:
         if not d.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        f = (importlib.import_module("ml_dtypes").finfo(d.np) if d is bfloat16
+        f = (importlib.import_module("ml_dtypes").finfo(d.np) if d.__class__ is _LazyMl
              else np.finfo(d.np))
         self.bits, self.eps = f.bits, builtin_float(f.eps)
+        if d is float8_e5m2fnuz:
+            self.eps = 0.125            # c10's numeric_limits value (ml_dtypes says 0.25)
         self.max, self.min = builtin_float(f.max), builtin_float(f.min)
         self.tiny = self.smallest_normal = builtin_float(f.tiny)
         self.resolution, self.dtype = 10.0 ** -builtin_int(f.precision), d.name
+        if d.limited:
+            self.resolution = 1.0       # c10's digits10 is 0 for every float8
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "

@@ -20,6 +20,9 @@ def copy_values(dst, src):
     A complex source into a real destination gives its real part, with PyTorch's warning."""
     if src.is_quantized:                # its integers are not its values: refuse a cast
         src._array                      # raises PyTorch's QuantizedCPU error
+    if dst.dtype.limited or src.dtype.limited:
+        from ._limited import copy_values as limited_copy
+        return limited_copy(dst, src)   # uint16-64 and float8: NumPy, no kernel compiled
     if src.dtype.is_complex and dst.dtype.name == "bool":
         src = src != 0                  # truth of the whole value, as PyTorch's (2j is True)
     elif src.dtype.is_complex and not dst.dtype.is_complex:
@@ -35,5 +38,8 @@ def copy_values(dst, src):
 
 def fill_values(dst, value):
     """dst[...] = value (a Python number), no autograd, no bump."""
+    if dst.dtype.limited:
+        from ._limited import fill_values as limited_fill
+        return limited_fill(dst, value)
     get_kernel("fill_", dst.device.type)(dst._storage.data, dst._offset, dst._strides,
                                          dst._shape, value)

@@ -384,6 +384,8 @@ class Tensor:
         if self.dtype is _dtype.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16 (NumPy has no bfloat16; "
                             "use tensor.float().numpy())")
+        if self.dtype in _dtype.FLOAT8:
+            raise TypeError(f"Got unsupported ScalarType {_dtype.type_name(self.dtype)}")
         if self.device.type != "cpu":
             if not force:
                 raise TypeError(

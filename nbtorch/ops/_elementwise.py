@@ -66,6 +66,9 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     On the CPU, half operands (float16, bfloat16) compute in float32.
     """
     out_dtype = out_dtype or compute_dtype
+    if compute_dtype.__class__ is not tuple and compute_dtype.limited:   # uint16-64, float8
+        from .._limited import elementwise
+        return elementwise(op, inputs, compute_dtype, out_dtype, out)
     x = inputs[0]
     n = len(inputs)
     if (out is None and n <= 2 and x.__class__ is Tensor and x.dtype is compute_dtype
@@ -414,7 +417,7 @@ def _inplace_fast(cls, self, args):
     and device, nothing to record. Writes x and bumps its version; None when the case does
     not apply (the general path then does it all). x.add_(1) on one element: 9 -> 3.3 us."""
     d = self.dtype
-    if (self.device.type != "cpu" or not d.is_floating_point or d.is_half
+    if (self.device.type != "cpu" or not d.is_floating_point or d.is_half or d.limited
             or APPLY_WRAPPERS[0] or len(args) > 2):
         return None
     y = args[1] if len(args) == 2 else None

@@ -102,7 +102,7 @@ def _filled(op, size, value, dtype, device, kwargs):
         d = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
         dev = factory_device(device)
         t = _empty(shape, d, dev)
-        if dev.type == "cpu" and t._arr.size < _SMALL_FILL and not d.is_half:
+        if dev.type == "cpu" and t._arr.size < _SMALL_FILL and not (d.is_half or d.limited):
             t._arr.fill(value)
             return t
         return t.fill_(value)

@@ -1,0 +1,163 @@
+"""Values of the limited dtypes (uint16/32/64, the float8 family) through NumPy.
+
+PyTorch gives these dtypes "barebones" support: creation, conversion, copies, views,
+indexing and a few ops. nbtorch compiles no Numba kernel for them (compile time is
+user-facing and the float8 storage types from ml_dtypes are opaque to Numba): their
+copies, fills and conversions run here with NumPy, and ops PyTorch does not compute for
+them raise its NotImplementedError (`refuse`).
+
+Conversions follow c10: a float8 is made from a float32 (a float64 rounds twice, as in
+PyTorch); float8_e4m3fn saturates overflow and infinities to +-448 (ml_dtypes gives NaN);
+float8_e8m0fnu stores the magnitude only and makes 0 its smallest value (2**-127).
+On CUDA the values make a round trip through the host: these are small, rare copies.
+"""
+import numpy as np
+
+from . import _dtype
+from ._dtype import type_name
+
+__all__ = ["involved", "refuse", "np_view", "cast", "copy_values", "fill_values"]
+
+
+def involved(*dtypes):
+    """True when one of `dtypes` is a limited dtype."""
+    return any(d.limited for d in dtypes)
+
+
+def refuse(kernel, dtype):
+    """PyTorch's error for an op with no kernel for `dtype`: '"add_stub" not implemented
+    for 'UInt32''."""
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{type_name(dtype)}\'')
+
+
+def np_view(data, offset, shape, strides, itemsize):
+    """A NumPy view of `shape`/`strides` (in elements) into the flat host array `data`."""
+    if not all(shape):
+        return np.empty(shape, data.dtype)
+    return np.ndarray(shape, data.dtype, buffer=data, offset=offset * itemsize,
+                      strides=[s * itemsize for s in strides])
+
+
+def _to_float8(values, d):
+    v = np.asarray(values)
+    if v.dtype.kind == "c":
+        v = v.real
+    with np.errstate(invalid="ignore", over="ignore"):
+        f = v.astype(np.float32)
+    if d is _dtype.float8_e4m3fn:
+        f = np.clip(f, -448.0, 448.0)               # saturates (NaN stays NaN)
+    elif d is _dtype.float8_e8m0fnu:
+        bits = np.asarray(np.abs(f)).astype(d.np).view(np.uint8)
+        return np.where(f == 0, np.uint8(0), bits).view(d.np)   # 0 -> 2**-127, as c10
+    return f.astype(d.np)
+
+
+def cast(values, d):
+    """NumPy `values` (any dtype, ml_dtypes included) as `d`'s storage, PyTorch's rules."""
+    v = np.asarray(values)
+    if v.dtype == d.np:
+        return v
+    if d in _dtype.FLOAT8:
+        return _to_float8(v, d)
+    src = _dtype._NAMES.get(v.dtype.name)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if src is not None and src in _dtype.FLOAT8 + (_dtype.bfloat16,):
+            v = v.astype(np.float32)                # ml_dtypes scalars widen first
+        if d.is_half:
+            return _dtype.round_array(v.astype(np.float32), d)
+        if v.dtype.kind == "c" and not d.is_complex:
+            v = v.real
+        return v.astype(d.np)
+
+
+def _host(t):
+    """(host array of t's storage, write-back function) for CPU or CUDA tensors."""
+    data = t._storage.data
+    if t.device.type == "cpu":
+        return data, None
+    host = data.copy_to_host()
+    return host, lambda: data.copy_to_device(host)
+
+
+def copy_values(dst, src):
+    """dst[...] = src (broadcast, cast to dst's dtype) with NumPy; one of them limited."""
+    from ._kernel_args import broadcast_strides
+    sdata, _ = _host(src)
+    s = np_view(sdata, src._offset, dst._shape, broadcast_strides(src, dst._shape),
+                src.dtype.itemsize)
+    values = cast(s, dst.dtype)
+    ddata, write_back = _host(dst)
+    d = np_view(ddata, dst._offset, dst._shape, dst._strides, dst.dtype.itemsize)
+    if d.size:
+        d[...] = values
+    if write_back is not None:
+        write_back()
+
+
+def fill_values(dst, value):
+    """dst[...] = value (a Python number) with NumPy, dst of a limited dtype."""
+    ddata, write_back = _host(dst)
+    d = np_view(ddata, dst._offset, dst._shape, dst._strides, dst.dtype.itemsize)
+    if d.size:
+        src = np.asarray(value)
+        if dst.dtype in _dtype.UINTS and src.dtype.kind in "iu":
+            src = src.astype(np.uint64) if value >= 0 else src.astype(np.int64)
+        d[...] = cast(src, dst.dtype)
+    if write_back is not None:
+        write_back()
+
+
+# The elementwise ops PyTorch computes for these dtypes (nbtorch kernel name -> NumPy);
+# every other one raises PyTorch's error naming its CPU kernel (`_STUBS`, else op_cpu).
+_UINT_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply,
+             "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+             "bitwise_xor": np.bitwise_xor}
+_FLOAT8_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply, "abs_": np.abs,
+               "isnan": np.isnan, "isfinite": np.isfinite}
+_STUBS = {"add": "add_stub", "sub": "add_stub", "floor_divide": "div_floor_cpu",
+          "div": "div_cpu", "max": "max_all", "min": "min_all", "abs_": "abs_cpu",
+          "isfinite": "isfinite"}
+# float8 ops PyTorch computes for some of the family only
+_FLOAT8_ONLY = {"abs_": (_dtype.float8_e4m3fn, _dtype.float8_e5m2, _dtype.float8_e4m3fnuz,
+                         _dtype.float8_e5m2fnuz),
+                "isfinite": (_dtype.float8_e5m2, _dtype.float8_e8m0fnu)}
+
+
+def _operand_values(x, d):
+    """A tensor's or a Python number's values as a host NumPy array of dtype `d`."""
+    if hasattr(x, "_storage"):
+        data, _ = _host(x)
+        v = np_view(data, x._offset, x._shape, x._strides, x.dtype.itemsize)
+        return v if x.dtype is d else cast(v, d)
+    return cast(np.asarray(x), d)
+
+
+def elementwise(op, inputs, d, out_dtype, out=None):
+    """run_elementwise for a limited compute dtype `d`: NumPy where PyTorch computes the
+    op (uint arithmetic wraps natively; float8 computes in float32 and rounds once),
+    PyTorch's NotImplementedError where it has no kernel."""
+    from ._tensor import empty
+    float8 = d in _dtype.FLOAT8
+    fn = (_FLOAT8_OPS if float8 else _UINT_OPS).get(op)
+    if float8 and op == "mul" and not all(hasattr(x, "_storage") for x in inputs):
+        fn, op = None, "mul_cpu_reduced_float"      # float8 * number: no kernel either
+    if fn is None or (float8 and d not in _FLOAT8_ONLY.get(op, (d,))):
+        refuse(_STUBS.get(op, op if op.endswith("_float") else op + "_cpu"), d)
+    args = [_operand_values(x, d) for x in inputs]
+    if float8:
+        args = [a.astype(np.float32) for a in args]
+    res = np.asarray(fn(*args))
+    if out_dtype.limited or out_dtype is _dtype.bool:
+        res = cast(res, out_dtype)
+    device = next(x.device for x in inputs if hasattr(x, "_storage"))
+    result = empty(res.shape, out_dtype, device)
+    data, write_back = _host(result)
+    if res.size:
+        np_view(data, 0, res.shape, result._strides, out_dtype.itemsize)[...] = res
+    if write_back is not None:
+        write_back()
+    if out is not None:
+        from ._kernel_args import copy_values as copy_any
+        copy_any(out, result)
+        return out
+    return result
