@@ -18,7 +18,7 @@ from .functional import _check_q
 
 __all__ = ["hardswish", "elu", "celu", "threshold", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
            "clamp", "float_activation", "Hardswish", "ELU", "LeakyReLU", "Sigmoid",
-           "Dropout"]
+           "Softmax", "Dropout"]
 
 _F32 = np.float32
 
@@ -244,6 +244,34 @@ class Sigmoid(nn.Module):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         from .modules import _output_qparams
         return cls(*_output_qparams(mod))
+
+
+class Softmax(nn.Module):
+    """Quantized Softmax(dim, scale, zero_point): float softmax of the dequantized input,
+    quantized (PyTorch's x86 path)."""
+
+    def __init__(self, dim=None, scale=1.0, zero_point=0):
+        super().__init__()
+        self.dim, self.scale, self.zero_point = dim, scale, zero_point
+
+    def forward(self, input):
+        import nbtorch
+        from nbtorch._qtensor import quantize_per_tensor
+        x = _check_q(input, "quantized::softmax")
+        dim = self.dim if self.dim is not None else (0 if x.dim() in (0, 1, 3) else 1)
+        return quantize_per_tensor(nbtorch.softmax(x.dequantize(), dim), self.scale,
+                                   self.zero_point, x.dtype)
+
+    def _get_name(self):
+        return "QuantizedSoftmax"
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from .modules import _output_qparams
+        return cls(mod.dim, *_output_qparams(mod))
 
 
 class Dropout(nn.Dropout):
