@@ -17,6 +17,9 @@ from ..._device import device as _device_cls
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ._hooks import ATTR_WRITES, BackwardHook, HookRegistration
+from ._global_hooks import (_global_forward_hooks, _global_forward_hooks_always_called,  # noqa: F401
+                            _global_forward_hooks_with_kwargs, _global_forward_pre_hooks,
+                            register_module_forward_hook, register_module_forward_pre_hook)
 
 __all__ = ["Module"]
 
@@ -60,6 +63,11 @@ def _addindent(s_, num_spaces):
         return s_
     first = lines.pop(0)
     return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+
+
+def _forward_hooks(module):
+    """(id, hook) of the global forward hooks, then the module's own (PyTorch's order)."""
+    return list(_global_forward_hooks.items()) + list(module._forward_hooks.items())
 
 
 def _forward_unimplemented(self, *input):
@@ -120,7 +128,8 @@ class Module(HookRegistration):
         d = self.__dict__
         try:
             hooked = (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
-                      or d["_backward_pre_hooks"])
+                      or d["_backward_pre_hooks"] or _global_forward_pre_hooks
+                      or _global_forward_hooks)
         except KeyError as e:      # a subclass that never called Module.__init__()
             raise AttributeError(f"'{type(self).__name__}' object has no attribute "
                                  f"'{e.args[0]}'") from None
@@ -129,6 +138,10 @@ class Module(HookRegistration):
         return self._call_with_hooks(args, kwargs)
 
     def _call_with_hooks(self, args, kwargs):
+        for hook in list(_global_forward_pre_hooks.values()):      # global ones first
+            res = hook(self, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 res = hook(self, args, kwargs)
@@ -149,10 +162,12 @@ class Module(HookRegistration):
         try:
             result = self.forward(*args, **kwargs)
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called:
+            for hook_id, hook in _forward_hooks(self):
+                if hook_id in self._forward_hooks_always_called or \
+                        hook_id in _global_forward_hooks_always_called:
                     try:
-                        if hook_id in self._forward_hooks_with_kwargs:
+                        if hook_id in self._forward_hooks_with_kwargs or \
+                                hook_id in _global_forward_hooks_with_kwargs:
                             hook(self, args, kwargs, None)
                         else:
                             hook(self, args, None)
@@ -160,8 +175,9 @@ class Module(HookRegistration):
                         warnings.warn(f"forward hook with ``always_call=True`` raised an "
                                       f"exception that was silenced: {e!r}", stacklevel=2)
             raise
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_with_kwargs:
+        for hook_id, hook in _forward_hooks(self):
+            if hook_id in self._forward_hooks_with_kwargs or \
+                    hook_id in _global_forward_hooks_with_kwargs:
                 res = hook(self, args, kwargs, result)
             else:
                 res = hook(self, args, result)
