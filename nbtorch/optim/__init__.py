@@ -22,7 +22,8 @@ from .rmsprop import RMSprop
 from .rprop import Rprop
 from .sgd import SGD
 from .sparse_adam import SparseAdam
+from ._stateless import swap_in_optimizer_params_and_state
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax",
            "NAdam", "RAdam", "ASGD", "Rprop", "LBFGS", "SparseAdam", "Adafactor", "Muon",
-           "lr_scheduler", "swa_utils"]
+           "lr_scheduler", "swa_utils", "swap_in_optimizer_params_and_state"]

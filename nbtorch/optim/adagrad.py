@@ -50,6 +50,12 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 self._init_state(p, group)
 
+    def share_memory(self):
+        """Move the accumulated sums to shared memory (Hogwild training across processes)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["sum"].share_memory_()
+
     def _init_state(self, param, group):
         state = self.state[param]
         state["step"] = new_step()

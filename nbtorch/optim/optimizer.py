@@ -11,6 +11,7 @@ import functools
 import warnings
 from collections import defaultdict
 from itertools import chain
+from typing import Callable, Optional, Tuple
 
 from .. import _dtype
 from .._tensor import Tensor
@@ -320,6 +321,10 @@ def _tracing():
 
 
 Optimizer.step = _with_step_hooks(Optimizer.step)
+# PyTorch's names: the decorator that runs a step with its hooks, and the hook types
+Optimizer.profile_hook_step = staticmethod(_with_step_hooks)
+Optimizer.OptimizerPreHook = Callable[[Optimizer, tuple, dict], Optional[Tuple[tuple, dict]]]
+Optimizer.OptimizerPostHook = Callable[[Optimizer, tuple, dict], None]
 
 
 def _cast_state(param, value, key=None):

@@ -207,3 +207,9 @@ def test_pin_memory_without_accelerator_warns_as_pytorch():
         messages.append((batches, [str(w.message) for w in caught]))
     if not nbtorch.accelerator.is_available():
         assert messages[1] == messages[0]
+
+
+def test_concat_dataset_cummulative_sizes_alias_warns():
+    for T in (torch, nbtorch):
+        with pytest.warns(FutureWarning, match="renamed to `cumulative_sizes`"):
+            assert T.utils.data.ConcatDataset([[1], [2, 3]]).cummulative_sizes == [1, 3]

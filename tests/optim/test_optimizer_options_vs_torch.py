@@ -241,3 +241,29 @@ def test_muon_follows_pytorch(kwargs):
             opt.step()
         return p.detach().numpy().copy()
     np.testing.assert_allclose(program(nbtorch), program(torch), rtol=1e-6, atol=1e-7)
+
+
+def test_swap_in_optimizer_params_and_state_as_pytorch():
+    # (!) torch.optim.swap_in_optimizer_params_and_state (PyTorch 2.13) was missing
+    import copy
+
+    def program(T):
+        ps = [T.nn.Parameter(T.ones(2))]
+        opt = T.optim.Adam(ps, lr=0.1)
+        ps[0].grad = T.ones(2)
+        opt.step()
+        swapped = copy.deepcopy(opt.state_dict())
+        swapped["param_groups"][0]["lr"] = 0.5
+        q = T.nn.Parameter(T.zeros(2))
+        q.grad = T.ones(2)
+        with T.optim.swap_in_optimizer_params_and_state(opt, {"w": q}, swapped):
+            opt.step()
+            inside = opt.param_groups[0]["lr"]
+        bad = {"state": {5: {}}, "param_groups": swapped["param_groups"]}
+        with pytest.raises(RuntimeError) as info:
+            with T.optim.swap_in_optimizer_params_and_state(opt, {"w": q}, bad):
+                pass
+        return (q.detach().tolist(), inside, opt.param_groups[0]["lr"],
+                float(swapped["state"][0]["step"]), float(opt.state[ps[0]]["step"]),
+                str(info.value))
+    assert program(nbtorch) == program(torch)

@@ -131,6 +131,13 @@ class ConcatDataset(Dataset):
     def __len__(self):
         return self.cumulative_sizes[-1]
 
+    @property
+    def cummulative_sizes(self):
+        """The old, misspelt name of `cumulative_sizes` (PyTorch warns too)."""
+        warnings.warn("`cummulative_sizes` attribute is renamed to `cumulative_sizes`",
+                      FutureWarning, stacklevel=2)
+        return self.cumulative_sizes
+
     def __getitem__(self, index):
         if index < 0:
             if -index > len(self):

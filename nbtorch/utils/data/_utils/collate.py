@@ -13,3 +13,9 @@ from nbtorch.utils.data.collate import (  # noqa: F401
     _collate_tensors as collate_tensor_fn, collate, default_collate, default_collate_fn_map,
     default_convert,
 )
+
+import re  # noqa: E402
+
+np_str_obj_array_pattern = re.compile(r"[SaUO]")
+default_collate_err_msg_format = ("default_collate: batch must contain tensors, numpy arrays, "
+                                  "numbers, dicts or lists; found {}")
