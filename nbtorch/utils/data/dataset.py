@@ -138,16 +138,17 @@ class ConcatDataset(Dataset):
                       FutureWarning, stacklevel=2)
         return self.cumulative_sizes
 
-    def __getitem__(self, index):
-        if index < 0:
-            if -index > len(self):
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
                 raise ValueError("absolute value of index should not exceed dataset length")
-            index = len(self) + index
-        if index >= len(self):
-            raise IndexError(f"index {index} is out of range for ConcatDataset of length {len(self)}")
-        dataset_index = bisect.bisect_right(self.cumulative_sizes, index)
+            idx = len(self) + idx
+        if idx >= len(self):
+            raise IndexError(f"index {idx} is out of range for ConcatDataset of length "
+                             f"{len(self)}")
+        dataset_index = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[dataset_index - 1] if dataset_index > 0 else 0
-        return self.datasets[dataset_index][index - start]
+        return self.datasets[dataset_index][idx - start]
 
 
 class ChainDataset(IterableDataset):
@@ -203,10 +204,10 @@ class Subset(Dataset):
                 "A simple implementation:\n\ndef __getitems__(self, indices):\n    return "
                 "[self.__getitem__(idx) for idx in indices]")
 
-    def __getitem__(self, index):
-        if isinstance(index, list):
-            return self.dataset[[self.indices[i] for i in index]]
-        return self.dataset[self.indices[index]]
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
 
     def __getitems__(self, indices):
         """The samples at ``indices`` (the DataLoader fetches a batch with it); the
