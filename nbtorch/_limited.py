@@ -161,3 +161,35 @@ def elementwise(op, inputs, d, out_dtype, out=None):
         copy_any(out, result)
         return out
     return result
+
+
+def no_kernel(kernel, d, only=None):
+    """Refuse, as PyTorch, an op with no kernel for limited dtype `d` (for the dtypes in
+    `only` when given). Called as ``if x.dtype.limited: no_kernel(...)`` so other dtypes
+    pay one attribute test. nbtorch could often compute these (NumPy has the uint
+    arithmetic); refusing keeps PyTorch's semantics and compiles nothing."""
+    if d.limited and (only is None or d in only):
+        refuse(kernel, d)
+
+
+def bits(data, d):
+    """`data` (a host or device array of dtype `d`) seen as the signed integers of its
+    width, for kernels that only move values (take, put): they then run their existing
+    int16/int32/int64/int8 specialisations and nothing new compiles."""
+    return data.view(_BITS[d.itemsize]) if d.limited else data
+
+
+_BITS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def signed_order(a):
+    """uint array `a` as the same-width signed ints in the same order (top bit flipped),
+    so the existing int sort kernels sort it (stable, as NumPy's and PyTorch's)."""
+    top = a.dtype.type(1 << (8 * a.dtype.itemsize - 1))
+    return np.bitwise_xor(a, top).view(_BITS[a.dtype.itemsize])
+
+
+def unsigned_order(a, np_dtype):
+    """The inverse of `signed_order`: signed ints back to the uint values of `np_dtype`."""
+    u = a.view(np_dtype)
+    return np.bitwise_xor(u, np_dtype.type(1 << (8 * np_dtype.itemsize - 1)))

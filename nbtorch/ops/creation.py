@@ -8,6 +8,7 @@ from .. import _dtype
 from .._device import factory_device
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
+from .._limited import no_kernel
 from ._common import get_kernel
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full",
@@ -338,6 +339,8 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
            out=None, layout=None):
     """Values from `start` to `end` (exclusive) spaced by `step`."""
+    if dtype is not None and _dtype.to_dtype(dtype).limited:
+        no_kernel("arange_cpu", _dtype.to_dtype(dtype))
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -372,6 +375,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
              layout=None):
     """`steps` evenly spaced values from `start` to `end` inclusive."""
+    if dtype is not None and _dtype.to_dtype(dtype).limited:
+        no_kernel("linspace_cpu", _dtype.to_dtype(dtype))
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
@@ -392,6 +397,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     """An n x m identity matrix."""
+    if dtype is not None and _dtype.to_dtype(dtype).limited:
+        no_kernel("eye", _dtype.to_dtype(dtype), _dtype.UINTS)
     m = n if m is None else m
     t = zeros(n, m, dtype=dtype, device=device)
     k = builtins.min(n, m)

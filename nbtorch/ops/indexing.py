@@ -16,6 +16,7 @@ from .._tensor import Tensor, empty, _LAYOUTS
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from .._limited import bits, no_kernel
 from ._common import broadcast_shapes, normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .pointwise_select import small_where
@@ -93,8 +94,10 @@ def offsets_at(t, index):
 def _take(t, offsets):
     out = empty(offsets.shape, t.dtype, t.device)
     if offsets.size:
-        get_kernel("take", t.device.type)(t._storage.data, offsets.reshape(-1),
-                                          out._array.reshape(-1))
+        src, dst = t._storage.data, out._array.reshape(-1)
+        if t.dtype.limited:             # uint16-64, float8: moved as same-width ints
+            src, dst = bits(src, t.dtype), bits(dst, t.dtype)
+        get_kernel("take", t.device.type)(src, offsets.reshape(-1), dst)
     return out
 
 
@@ -103,8 +106,12 @@ def _put(t, offsets, values, accumulate=False):
     if offsets.size:
         v = values.expand(offsets.shape).contiguous() if values._shape != offsets.shape \
             else values.contiguous()
-        get_kernel("put", t.device.type)(t._storage.data, offsets.reshape(-1),
-                                         v._array.reshape(-1), accumulate)
+        dst, src = t._storage.data, v._array.reshape(-1)
+        if t.dtype.limited:
+            if accumulate:
+                no_kernel("index_put_with_sort_kernel", t.dtype)
+            dst, src = bits(dst, t.dtype), bits(src, t.dtype)
+        get_kernel("put", t.device.type)(dst, offsets.reshape(-1), src, accumulate)
     t._bump()
 
 
@@ -380,6 +387,9 @@ class Gather(Function):
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[index[i][j]][j] for dim=0 (and likewise for other dims)."""
+    if input.dtype.limited:
+        no_kernel("scatter_gather_tensor_cpu" if input.dtype in _dtype.UINTS
+                  else "gather_expanded_index", input.dtype)
     d = normalize_dim(dim, input.dim())
     _check_gather_shapes("gather", input, d, index)
     if index.dim() == 0 and input.dim() == 1:
@@ -481,6 +491,8 @@ Tensor.scatter_add_ = _scatter_inplace(True)
 
 def index_select(input, dim, index):
     """Rows (along dim) picked by a 1-D index tensor (a copy)."""
+    if input.dtype.limited:
+        no_kernel("index_select", input.dtype, _dtype.UINTS)
     d = normalize_dim(dim, input.dim())
     if index.dim() > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -496,6 +508,8 @@ def take(input, index):
 class MaskedFill(Function):
     @staticmethod
     def forward(ctx, x, mask, value):
+        if x.dtype.limited:
+            no_kernel("masked_fill", x.dtype)
         shape = broadcast_shapes(x._shape, mask._shape)
         if shape != x._shape:
             raise RuntimeError(f"masked_fill: mask of shape {list(mask.shape)} does not "
@@ -565,6 +579,8 @@ def masked_select(input, mask):
 @host_computed("has a data-dependent output shape")
 def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: (n, ndim) int64, or a tuple of 1-D tensors."""
+    if input.dtype.limited:
+        no_kernel("nonzero_count_cpu", input.dtype)
     from .._tensor import wrap
     a = input.detach()._host()      # data-dependent output size: counted on the host
     coords = get_kernel("nonzero", "cpu")(a)

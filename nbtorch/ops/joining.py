@@ -9,6 +9,7 @@ from .._capture import refuse_capture
 from .._tensor import Tensor, empty
 from ..autograd import grad_mode
 from ..autograd.function import APPLY_WRAPPERS, Function, renamed
+from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method, check_same_device
 
 __all__ = ["cat", "concat", "concatenate", "stack", "split", "chunk",
@@ -267,6 +268,8 @@ class Flip(Function):
 def flip(self, *dims, **kwargs):
     """A copy with the order of elements reversed along dims: one sequence, or several
     ints as Tensor.flip takes them (``x.flip(0, 1)``)."""
+    if self.dtype.limited:
+        no_kernel("flip_cpu", self.dtype)
     if kwargs:
         unexpected = [k for k in kwargs if k != "dims"]
         if unexpected:

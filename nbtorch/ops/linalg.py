@@ -26,6 +26,7 @@ from ._common import broadcast_shapes, check_same_device, sum_to, tensor_method
 from .._dtype import type_name
 from .creation import zeros
 from .._lazy import kernel_module
+from .._limited import no_kernel
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm",
            "addmv", "addr", "addbmm", "baddbmm"]
@@ -275,6 +276,8 @@ def matmul(input, other, *, out=None):
         >>> nbtorch.matmul(nbtorch.ones(5, 2, 3), nbtorch.ones(3, 4)).shape
         torch.Size([5, 2, 4])
     """
+    if input.__class__ is Tensor and input.dtype.limited:
+        no_kernel("addmm_impl_cpu_", input.dtype, _dtype.UINTS + (_dtype.float8_e8m0fnu,))
     if (input.__class__ is not Tensor or other.__class__ is not Tensor) and \
             _sparse_operand(input, other):
         from ..sparse._ops import route_matmul

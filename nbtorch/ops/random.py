@@ -22,6 +22,7 @@ from .._generator import rng_of as _rng
 from .._registry import _KERNELS, get_kernel
 from .._overlap import check_no_partial_overlap
 from .._tensor import Tensor, empty, wrap
+from .._limited import no_kernel
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like",
            "randint_like", "bernoulli", "multinomial"]
@@ -106,6 +107,8 @@ def _sampled(op, shape, dtype, device, requires_grad, generator, *params):
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
          **kwargs):
     """Uniform samples on [0, 1) (the shape as arguments or ``size=``)."""
+    if dtype is not None and _dtype.to_dtype(dtype).limited:
+        no_kernel("check_uniform_bounds", _dtype.to_dtype(dtype))
     size = _size_keyword("rand", size, kwargs)
     return _sampled("uniform_", _shape(size), dtype, device, requires_grad, generator,
                     0.0, 1.0)
@@ -135,6 +138,8 @@ def _size_keyword(op, size, kwargs):
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
     """Integers uniform on [low, high)."""
+    if dtype is not None and _dtype.to_dtype(dtype).limited:
+        no_kernel("random_update_from_to", _dtype.to_dtype(dtype), _dtype.FLOAT8)
     if size is None and isinstance(high, (tuple, list)):    # randint(high, size)
         low, high, size = 0, low, high
     if high is None:
@@ -144,6 +149,9 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
+    if dtype is not None and _dtype.to_dtype(dtype).limited:   # uint16-64: int64 draws
+        return _sampled("random_", _shape((size,)), _dtype.int64, device, False, generator,
+                        low, high).to(dtype)     # (PyTorch's stream for a range < 2**32)
     return _sampled("random_", _shape((size,)), dtype or _dtype.int64, device,
                     requires_grad, generator, low, high)
 

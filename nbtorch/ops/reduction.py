@@ -16,6 +16,7 @@ from .._tensor import _LAYOUTS, _layout, empty, wrap
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function, renamed
+from .._limited import no_kernel
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
 
@@ -299,6 +300,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         >>> nbtorch.tensor([[1., 2.], [3., 4.]]).sum(dim=0)
         tensor([4., 6.])
     """
+    if input.dtype.limited and dtype is None:
+        no_kernel("sum_cpu", input.dtype, _dtype.FLOAT8)
     dims = normalize_dims(dim, input.dim())
     fn = Sum if dim is None else _SumDim
     return fn.apply(input, dims, keepdim, _sum_dtype(input, dtype))
@@ -325,6 +328,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         >>> nbtorch.tensor([1., 2., 3., 6.]).mean()
         tensor(3.)
     """
+    if input.dtype.limited and dtype is None:
+        no_kernel("sum_cpu", input.dtype, _dtype.FLOAT8)
     d = _float_dtype_for("mean", input, dtype)
     dims = normalize_dims(dim, input.dim())
     return (Mean if dim is None else _MeanDim).apply(input, dims, keepdim, d, True)
@@ -403,6 +408,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         >>> nbtorch.tensor([[1., 2.], [3., 4.]]).prod(1)
         tensor([ 2., 12.])
     """
+    if input.dtype.limited and dtype is None:
+        no_kernel("prod_out_cpu", input.dtype, _dtype.FLOAT8)
     dims = normalize_dims(dim, input.dim())
     d = _sum_dtype(input, dtype)
     if d.is_complex:                    # pairwise products: ops/complex.py
@@ -415,7 +422,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 def _count(x, dim, keepdim):
     dims = normalize_dims(dim, x.dim())
-    src = x.to(x.dtype.compute)
+    # limited dtypes (uint16-64, float8) count their truth values: no kernel compiles
+    src = x.to(x.dtype.compute) if not x.dtype.limited else x.detach() != 0
     kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
     if x.numel() == 0:
         from .creation import zeros
@@ -434,6 +442,8 @@ def _count(x, dim, keepdim):
 @recorded_whole
 def count_nonzero(input, dim=None):
     """Number of non-zero elements, over all or over `dim` (int64)."""
+    if input.dtype.limited and dim is None:
+        no_kernel("nonzero_count_cpu", input.dtype)
     return _count(input, dim, False)[0]
 
 

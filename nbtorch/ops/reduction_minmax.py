@@ -9,6 +9,7 @@ from .._capture import recorded_whole
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ..autograd.function import Function, renamed
+from .._limited import no_kernel
 from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
 from .pointwise_select import maximum, minimum
@@ -22,7 +23,12 @@ def _work(x):
     return x.to(x.dtype.compute)
 
 
+_NO_KERNEL = {"amax": "max_values_cpu", "amin": "min_values_cpu"}
+
+
 def _check_nonempty(op, x, dims, all_dims):
+    if x.dtype.limited:                 # uint16-64, float8: no kernel in PyTorch either
+        no_kernel(_NO_KERNEL.get(op) or (op + ("_all" if all_dims else "_cpu")), x.dtype)
     if x.numel():
         return
     if all_dims:
@@ -177,6 +183,8 @@ Tensor.amin = amin
 def _arg(name, kernel):
     def fn(input, dim=None, keepdim=False):
         x = input.detach()
+        if x.dtype.limited:
+            no_kernel(name + "_cpu", x.dtype)
         if dim is None:
             if x.numel() == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for "

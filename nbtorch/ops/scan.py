@@ -9,6 +9,7 @@ from .. import _dtype
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ..autograd.function import Function
+from .._limited import no_kernel
 from ._common import normalize_dim
 from .pointwise_select import where
 from . import _return_types as rt
@@ -82,6 +83,8 @@ def cumsum(input, dim, *, dtype=None, out=None):
         >>> nbtorch.tensor([1., 2., 3.]).cumsum(0)
         tensor([1., 3., 6.])
     """
+    if input.dtype.limited and dtype is None:
+        no_kernel("cumsum_out_cpu", input.dtype, _dtype.FLOAT8)
     d = normalize_dim(dim, input.dim())
     return Cumsum.apply(input, d, False, _scan_dtype(input, dtype))
 

@@ -13,6 +13,7 @@ from .._capture import host_computed, recorded_whole
 from .._tensor import empty
 from .._registry import get_kernel
 from ..autograd.function import Function, unrecorded
+from .._limited import bits, no_kernel, signed_order, unsigned_order
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 from .reduction import dtype_label
@@ -59,7 +60,10 @@ def _sort_cpu(x, dim, descending, k=None):
         a = a.transpose(tuple(i for i in range(a.ndim) if i != dim) + (dim,))
     moved = a.shape
     n = moved[-1]
-    final = dim == last and k is None       # the kernel's output is the result
+    uint = x.dtype.limited                  # uint16-64 sort as signed ints: no new kernel
+    if uint:
+        a = signed_order(a)
+    final = dim == last and k is None and not uint      # the kernel's output is the result
     if final:
         out_v, out_i = empty(moved, x.dtype, x.device), empty(moved, _dtype.int64, x.device)
         values, indices = out_v._arr, out_i._arr
@@ -76,7 +80,8 @@ def _sort_cpu(x, dim, descending, k=None):
     back = tuple(range(dim)) + (last,) + tuple(range(dim, last))   # dim back in place
     shape = x._shape[:dim] + (m,) + x._shape[dim + 1:]
     out_v, out_i = empty(shape, x.dtype, x.device), empty(shape, _dtype.int64, x.device)
-    np.copyto(out_v._arr, values[..., :m].transpose(back))
+    values = values[..., :m]
+    np.copyto(out_v._arr, (unsigned_order(values, x.dtype.np) if uint else values).transpose(back))
     np.copyto(out_i._arr, indices[..., :m].transpose(back))
     return out_v, out_i
 
@@ -117,6 +122,8 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
         >>> nbtorch.tensor([3., 1., 2.]).sort(descending=True)
         torch.return_types.sort(values=tensor([3., 2., 1.]), indices=tensor([0, 2, 1]))
     """
+    if input.dtype.limited:
+        no_kernel("sorting_kernel_method_name", input.dtype, _dtype.FLOAT8)
     if isinstance(dim, bool):          # sort(stable=..., dim, descending) style misuse
         raise TypeError("sort(): argument 'dim' must be int, not bool")
     d = normalize_dim(dim, input.dim())
@@ -127,6 +134,8 @@ def sort(input, dim=-1, descending=False, stable=False, *, out=None):
 @recorded_whole
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort `input` along `dim` (stable)."""
+    if input.dtype.limited:
+        no_kernel("sorting_kernel_method_name", input.dtype, _dtype.FLOAT8)
     d = normalize_dim(dim, input.dim())
     return _sort_last(input.detach(), d, bool(descending))[1]
 
@@ -145,6 +154,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         >>> nbtorch.tensor([1., 5., 3.]).topk(2)
         torch.return_types.topk(values=tensor([5., 3.]), indices=tensor([1, 2]))
     """
+    if input.dtype.limited:
+        no_kernel("topk_cpu", input.dtype)
     d = normalize_dim(dim, input.dim())
     n = input._shape[d] if input.dim() else 1
     if not 0 <= k <= n:
@@ -298,6 +309,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         >>> nbtorch.unique(nbtorch.tensor([3, 1, 3]), return_counts=True)
         (tensor([1, 3]), tensor([1, 2]))
     """
+    if input.dtype.limited:
+        no_kernel("unique", input.dtype, _dtype.FLOAT8)
     if dim is not None:
         return _unique_dim(input, dim, return_inverse, return_counts)
     flat = input.detach().reshape(-1)
@@ -310,6 +323,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     u_raw = uniq._array if input.dtype is not _dtype.bool else uniq._array.view(np.uint8)
     if input.dtype.is_half:          # unique runs compare bits
         vals, u_raw = vals.view(np.uint16), u_raw.view(np.uint16)
+    elif input.dtype.limited:        # uint16-64 too, as same-width ints
+        vals, u_raw = bits(vals, input.dtype), bits(u_raw, input.dtype)
     m = get_kernel("unique_runs", input.device.type)(
         vals, order._array, u_raw, inverse._array, counts._array) if n else 0
     result = [uniq[:m].clone()]

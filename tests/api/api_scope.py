@@ -27,9 +27,10 @@ OUT_OF_SCOPE = {
         # vendor backends and their entry points
         "mkldnn_*", "cudnn_*", "fbgemm_*", "miopen_*", "is_vulkan_available", "mps", "mtia",
         "xpu", "has_mkl", "has_lapack", "has_openmp", "has_spectral", "backends",
-        # sub-byte and float8 dtypes (no arithmetic in NumPy/Numba to build kernels on)
+        # sub-byte dtypes (no arithmetic in NumPy/Numba to build kernels on; the float8
+        # family and uint16-64 are in, as PyTorch's limited dtypes: nbtorch/_limited.py)
         "bit", "bits*", "int1", "int2", "int3", "int4", "int5", "int6", "int7", "uint1",
-        "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "float8_*", "float4_*",
+        "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "float4_*",
         "complex32", "chalf",
         # TorchScript's C++ IR, compilation units and its type system
         "AliasDb", "*Type", "Argument", "ArgumentSpec", "CompleteArgumentSpec", "Block",
