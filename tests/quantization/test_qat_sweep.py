@@ -134,3 +134,78 @@ def test_qat_prepared_state_dicts_cross_load(tmp_path):
     np_.load_state_dict(nbtorch.load(tmp_path / "t.pt"))
     nbtorch.save(np_.state_dict(), tmp_path / "n.pt")
     tp.load_state_dict(torch.load(tmp_path / "n.pt"))
+
+
+def _mobilenet_like(t):
+    q = t.ao.quantization
+
+    class Block(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = t.nn.Sequential(
+                t.nn.Conv2d(4, 8, 1, bias=False), t.nn.BatchNorm2d(8), t.nn.ReLU(),
+                t.nn.Conv2d(8, 8, 3, padding=1, groups=8, bias=False), t.nn.BatchNorm2d(8),
+                t.nn.ReLU(), t.nn.Conv2d(8, 4, 1, bias=False), t.nn.BatchNorm2d(4))
+            self.skip = t.ao.nn.quantized.FloatFunctional()
+
+        def forward(self, x):
+            return self.skip.add(x, self.conv(x))
+
+    class M(t.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.dequant = q.QuantStub(), q.DeQuantStub()
+            self.stem = t.nn.Sequential(t.nn.Conv2d(3, 4, 3, padding=1, bias=False),
+                                        t.nn.BatchNorm2d(4), t.nn.ReLU())
+            self.block, self.pool = Block(), t.nn.AdaptiveAvgPool2d(1)
+            self.drop, self.fc, self.act = t.nn.Dropout(0.0), t.nn.Linear(4, 5), t.nn.Sigmoid()
+
+        def forward(self, x):
+            x = self.pool(self.block(self.stem(self.quant(x))))
+            return self.dequant(self.act(self.fc(self.drop(x.flatten(1)))))
+    return M()
+
+
+def test_qat_mobilenet_like_matches_pytorch():
+    """Depthwise conv-bn-relu, a FloatFunctional skip add, Dropout (left unobserved, as
+    PyTorch does), a Sigmoid (fixed-qparams fake-quantize in QAT), freeze_bn_stats and
+    disable_observer mid-training: every step's output as PyTorch's, and after convert."""
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    sd = {k: v.detach().numpy().copy() for k, v in _mobilenet_like(torch).state_dict().items()}
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 3, 8, 8)).astype(np.float32)
+    y = rng.uniform(size=(8, 5)).astype(np.float32)
+    groups = [["stem.0", "stem.1", "stem.2"], ["block.conv.0", "block.conv.1", "block.conv.2"],
+              ["block.conv.3", "block.conv.4", "block.conv.5"], ["block.conv.6", "block.conv.7"]]
+    runs = []
+    for t in (torch, nbtorch):
+        q = t.ao.quantization
+        m = _mobilenet_like(t)
+        m.load_state_dict({k: t.from_numpy(v.copy()) for k, v in sd.items()})
+        m.train()
+        m.qconfig = q.get_default_qat_qconfig("x86")
+        p = q.prepare_qat(q.fuse_modules_qat(m, groups))
+        params, outs = list(p.parameters()), []
+        for step in range(3):
+            if step == 2:
+                p.apply(q.disable_observer)
+                p.apply(t.ao.nn.intrinsic.qat.freeze_bn_stats)
+            for w in params:
+                w.grad = None
+            o = p(t.from_numpy(x))
+            ((o - t.from_numpy(y)) ** 2).mean().backward()
+            with t.no_grad():
+                for w in params:
+                    w -= 0.05 * w.grad
+            outs.append(o.detach().numpy().copy())
+        p.eval()
+        c = q.convert(p)
+        runs.append((outs, c(t.from_numpy(x)).numpy(), type(c.act).__name__,
+                     hasattr(c.act, "activation_post_process")))
+    (t_outs, t_final, *t_rest), (n_outs, n_final, *n_rest) = runs
+    for a, b in zip(t_outs, n_outs):
+        np.testing.assert_allclose(b, a, atol=1e-6)
+    np.testing.assert_allclose(n_final, t_final, atol=1e-6)
+    assert n_rest == t_rest == ["Sigmoid", False]

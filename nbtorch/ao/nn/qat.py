@@ -122,6 +122,27 @@ class ConvBn2d(Conv2d):
         q.bn = bn                   # registered before weight_fake_quant: PyTorch's key order
         return _copy_from(q, conv, qconfig)
 
+    freeze_bn = False
+
+    def train(self, mode=True):
+        """As PyTorch's: a frozen BatchNorm (`freeze_bn_stats`) keeps its eval mode."""
+        self.training = mode
+        if not self.freeze_bn:
+            for module in self.children():
+                module.train(mode)
+        return self
+
+    def freeze_bn_stats(self):
+        """Stop updating the BatchNorm's running statistics (late QAT epochs)."""
+        self.freeze_bn = True
+        self.bn.training = False
+        return self
+
+    def update_bn_stats(self):
+        self.freeze_bn = False
+        self.bn.training = True
+        return self
+
     def folded_weight_bias(self):
         """The weight and bias with the BatchNorm's running statistics folded in."""
         from nbtorch.ao.quantization.fuse_modules import _fold_bn

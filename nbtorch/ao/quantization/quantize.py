@@ -105,13 +105,30 @@ def _add_observers(module, mapping):
                                       "fuse with fuse_modules in eval mode (it folds the "
                                       "BatchNorm)")
         qconfig = getattr(child, "qconfig", None)
-        if type(child) in mapping and qconfig is not None:
+        if type(child) is nn.Dropout:           # PyTorch leaves Dropout unobserved
+            continue
+        special = _SPECIAL_QAT_OUTPUT.get(type(child)) if child.training else None
+        if special is not None and qconfig is not None:
+            # QAT: sigmoid-like outputs fake-quantized with their fixed qparams
+            child.activation_post_process = _fixed_fake_quant(special)
+            child.register_forward_hook(_observer_hook)
+        elif type(child) in mapping and qconfig is not None:
             if type(child) is not DeQuantStub:
                 child.activation_post_process = qconfig.activation()
                 if type(child) is not nnq.FloatFunctional:
                     child.register_forward_hook(_observer_hook)
         elif not isinstance(child, nni._FusedModule):
             _add_observers(child, mapping)
+
+
+_SPECIAL_QAT_OUTPUT = {nn.Hardsigmoid: "0to1", nn.Sigmoid: "0to1", nn.Softmax: "0to1",
+                       nn.Tanh: "neg1to1"}
+
+
+def _fixed_fake_quant(kind):
+    from . import fake_quantize as fq
+    return (fq.default_fixed_qparams_range_0to1_fake_quant if kind == "0to1" else
+            fq.default_fixed_qparams_range_neg1to1_fake_quant)()
 
 
 def _swap(module, mapping, skip_unprepared=False):
@@ -170,8 +187,20 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True,
         for m in module.modules():
             if "qconfig" in m.__dict__:
                 del m.qconfig
+            _remove_observer(m)
     module.eval()
     return module
+
+
+def _remove_observer(m):
+    """Drop a module's output observer and its hook (what convert left on modules it did
+    not swap, such as a QAT Sigmoid's fixed-qparams fake-quantize), as PyTorch does."""
+    from .fake_quantize import FakeQuantizeBase
+    from .observer import ObserverBase
+    if isinstance(m._modules.get("activation_post_process"), (ObserverBase, FakeQuantizeBase)):
+        del m.activation_post_process
+    for key in [k for k, hook in m._forward_hooks.items() if hook is _observer_hook]:
+        del m._forward_hooks[key]
 
 
 def quantize(model, run_fn, run_args, mapping=None, inplace=False):

@@ -57,3 +57,4 @@ class BNReLU2d(_FusedModule):
         super().__init__(bn, relu)
 
 from . import quantized  # noqa: E402,F401  (torch.ao.nn.intrinsic.quantized)
+from . import qat  # noqa: E402,F401  (torch.ao.nn.intrinsic.qat)
