@@ -15,9 +15,11 @@ Example:
 from ..nn.utils.stateless import functional_call
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
 from ._vmap import vmap
+from ._extras import functionalize, linearize, replace_all_batch_norm_modules_
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call", "stack_module_state"]
+           "functional_call", "stack_module_state", "linearize", "functionalize",
+           "replace_all_batch_norm_modules_"]
 
 
 def stack_module_state(models):
