@@ -145,8 +145,8 @@ class AccumulateGrad(Node):
 
 def _copy_of(g):
     """A contiguous copy of `g` outside autograd (clone() without its node)."""
-    if g.__class__ is not Tensor and (g.is_sparse or g.is_sparse_csr):
-        return g.detach().clone()       # a sparse gradient (nbtorch/sparse): its own copy
+    if g.__class__ is not Tensor and (g.is_sparse or g.is_sparse_csr or g.is_nested):
+        return g.detach().clone()       # a sparse or nested gradient: its own copy
     out = empty(g._shape, g.dtype, g.device)
     if g.device.type == "cpu" and g.__class__ is Tensor:
         out._array[...] = g._array      # same shape and dtype: NumPy's copy, no dispatch
