@@ -55,3 +55,40 @@ def test_convert_maps_norms():
                                                         "LayerNorm"]
     assert c[1]._get_name() == "QuantizedGroupNorm"
     assert c(nbtorch.randn(2, 4, 3, 3)).shape == (2, 4, 3, 3)
+
+
+def _zoo(t):
+    q = t.ao.quantization
+    return t.nn.Sequential(
+        q.QuantStub(), t.nn.Conv2d(3, 4, 3), t.nn.BatchNorm2d(4), t.nn.Hardswish(),
+        t.nn.LeakyReLU(0.2), t.nn.ELU(0.5), t.nn.Dropout(0.1), t.nn.GroupNorm(2, 4),
+        t.nn.InstanceNorm2d(4), t.nn.LayerNorm([4, 4]), t.nn.ReLU6(), t.nn.Flatten(),
+        t.nn.Linear(64, 3), q.DeQuantStub())
+
+
+def test_converted_zoo_matches_pytorch_layout():
+    """A model of many module kinds: the converted model's repr (scales masked: they
+    come from float observers an ulp apart), state-dict keys, dtypes and shapes, and
+    outputs as PyTorch's."""
+    import re
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+    sd = {k: v.detach().numpy().copy() for k, v in _zoo(torch).state_dict().items()}
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    runs = []
+    for t in (torch, nbtorch):
+        m = _zoo(t)
+        m.load_state_dict({k: t.from_numpy(v.copy()) for k, v in sd.items()})
+        m.eval()
+        m.qconfig = t.ao.quantization.default_qconfig
+        p = t.ao.quantization.prepare(m)
+        p(t.from_numpy(x))
+        c = t.ao.quantization.convert(p)
+        layout = [(k, str(v.dtype), tuple(getattr(v, "shape", ())))
+                  for k, v in c.state_dict().items() if hasattr(v, "shape")]
+        runs.append((re.sub(r"scale=[0-9.e-]+", "scale=S", repr(c)), layout,
+                     c(t.from_numpy(x)).numpy()))
+    (trepr, tlayout, tout), (nrepr, nlayout, nout) = runs
+    assert nrepr == trepr and nlayout == tlayout
+    np.testing.assert_allclose(nout, tout, atol=1e-6)

@@ -79,8 +79,9 @@ class _QuantizedBatchNorm:
         new = cls(bn.num_features, bn.eps)
         new.weight, new.bias = bn.weight, bn.bias
         new.running_mean, new.running_var = bn.running_mean, bn.running_var
-        new.scale = nbtorch.tensor(scale)
-        new.zero_point = nbtorch.tensor(zp)
+        # the observer's (1,)-shaped float32 / int32 tensors, as PyTorch stores them
+        new.scale = nbtorch.tensor([scale], dtype=nbtorch.float32)
+        new.zero_point = nbtorch.tensor([zp], dtype=nbtorch.int32)
         return new
 
 
