@@ -213,3 +213,25 @@ def test_concat_dataset_cummulative_sizes_alias_warns():
     for T in (torch, nbtorch):
         with pytest.warns(FutureWarning, match="renamed to `cumulative_sizes`"):
             assert T.utils.data.ConcatDataset([[1], [2, 3]]).cummulative_sizes == [1, 3]
+
+
+def test_persistent_workers_epochs_follow_pytorchs_random_stream():
+    # (!) each new epoch on persistent workers drew an extra base seed from the global
+    # generator: from the second epoch on, shuffled orders (and everything drawn after)
+    # differed from PyTorch's
+    def program(T):
+        d = T.utils.data
+
+        class Info(d.Dataset):
+            def __len__(self):
+                return 6
+
+            def __getitem__(self, i):
+                return i, float(T.rand(1))
+
+        T.manual_seed(7)
+        loader = d.DataLoader(Info(), batch_size=2, num_workers=2, shuffle=True,
+                              persistent_workers=True)
+        out = [[[[float(x) for x in col] for col in b] for b in loader] for _ in range(2)]
+        return out, T.rand(2).tolist()
+    _both(program)

@@ -256,9 +256,10 @@ class BaseIter:
         self._num_yielded = 0
 
     def _reset(self, loader):
-        """Start a new epoch: a fresh walk over the index sampler and a new base seed."""
+        """Start a new epoch (persistent workers): a fresh walk over the index sampler.
+        The base seed stays: PyTorch draws it once per iterator, and persistent workers
+        keep their random state, so a new draw would shift the global stream."""
         self._sampler_iter = iter(self._index_sampler)
-        self._base_seed = _random.new_seed(loader.generator)
         self._num_yielded = 0
 
     def _next_index(self):
