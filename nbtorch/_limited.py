@@ -94,8 +94,23 @@ def copy_values(dst, src):
         write_back()
 
 
+def _check_fill(value, d):
+    """c10's checked conversion of a fill value to a float8: beyond the finite range (or
+    infinite, for the types without inf) is an error, as PyTorch's fill_."""
+    import math
+    import ml_dtypes
+    v = complex(value).real
+    if math.isnan(v) or (math.isinf(v) and d is _dtype.float8_e5m2):
+        return
+    if math.isinf(v) or abs(v) > float(ml_dtypes.finfo(d.np).max):
+        raise RuntimeError(f"value cannot be converted to type c10::{type_name(d)} "
+                           "without overflow")
+
+
 def fill_values(dst, value):
     """dst[...] = value (a Python number) with NumPy, dst of a limited dtype."""
+    if dst.dtype in _dtype.FLOAT8:
+        _check_fill(value, dst.dtype)
     ddata, write_back = _host(dst)
     d = np_view(ddata, dst._offset, dst._shape, dst._strides, dst.dtype.itemsize)
     if d.size:
@@ -113,14 +128,15 @@ _UINT_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply,
              "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
              "bitwise_xor": np.bitwise_xor}
 _FLOAT8_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply, "abs_": np.abs,
-               "isnan": np.isnan, "isfinite": np.isfinite}
+               "isnan": np.isnan, "isfinite": np.isfinite, "isinf": np.isinf}
 _STUBS = {"add": "add_stub", "sub": "add_stub", "floor_divide": "div_floor_cpu",
           "div": "div_cpu", "max": "max_all", "min": "min_all", "abs_": "abs_cpu",
-          "isfinite": "isfinite"}
+          "isfinite": "isfinite", "isinf": "isinf"}
 # float8 ops PyTorch computes for some of the family only
 _FLOAT8_ONLY = {"abs_": (_dtype.float8_e4m3fn, _dtype.float8_e5m2, _dtype.float8_e4m3fnuz,
                          _dtype.float8_e5m2fnuz),
-                "isfinite": (_dtype.float8_e5m2, _dtype.float8_e8m0fnu)}
+                "isfinite": (_dtype.float8_e5m2, _dtype.float8_e8m0fnu),
+                "isinf": (_dtype.float8_e5m2,)}
 
 
 def _operand_values(x, d):
@@ -139,7 +155,7 @@ def elementwise(op, inputs, d, out_dtype, out=None):
     from ._tensor import empty
     float8 = d in _dtype.FLOAT8
     fn = (_FLOAT8_OPS if float8 else _UINT_OPS).get(op)
-    if float8 and op == "mul" and not all(hasattr(x, "_storage") for x in inputs):
+    if float8 and op == "mul" and not all(getattr(x, "ndim", 0) for x in inputs):
         fn, op = None, "mul_cpu_reduced_float"      # float8 * number: no kernel either
     if fn is None or (float8 and d not in _FLOAT8_ONLY.get(op, (d,))):
         refuse(_STUBS.get(op, op if op.endswith("_float") else op + "_cpu"), d)

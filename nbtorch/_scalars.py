@@ -33,6 +33,10 @@ def wrap(x, dtype):
     """`x` as `dtype`'s NumPy scalar, integers wrapping modulo 2**bits as in C, floats
     beyond the type's range becoming inf without NumPy's overflow warning (PyTorch's).
     A Python int must fit int64 or uint64, as PyTorch unpacks it (OverflowError beyond)."""
+    if dtype.limited:                   # uint16-64, float8: c10's conversions
+        from ._limited import cast
+        import numpy as np
+        return cast(np.asarray(x), dtype)[()]
     if x.__class__ is int and not _INT_LO <= x <= _UINT_HI:
         raise OverflowError("int too big to convert" if x > 0 else
                             "can't convert negative int to unsigned")

@@ -244,7 +244,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         try:
             if d.np_via is not None:        # bfloat16: Python floats round to float32 first
                 values = np.array(values, dtype=d.np_via)
-            arr = np.array(values, dtype=d.np, copy=True)
+            if d.limited and d.is_floating_point:     # float8: c10's conversion rules
+                from .._limited import cast
+                arr = np.array(cast(np.array(values), d), copy=True)
+            else:
+                arr = np.array(values, dtype=d.np, copy=True)
         except OverflowError:               # a Python int beyond the type
             arr = _narrow_ints(values, d)
     if arr.dtype == object:
@@ -265,6 +269,8 @@ def _narrow_ints(values, d):
         wide = np.array(values, dtype=np.int64)
     except OverflowError:
         raise ValueError("Overflow when unpacking long long") from None
+    if d is _dtype.uint64:              # a negative Python int (PyTorch unpacks it unsigned)
+        raise OverflowError("can't convert negative int to unsigned")
     if d.is_floating_point or d.itemsize == 8 or d.name == "bool":
         raise ValueError("Overflow when unpacking long long")
     lo, hi = _int_range(d)

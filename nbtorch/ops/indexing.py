@@ -17,6 +17,7 @@ from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from .._limited import bits, no_kernel
+from .._limited import no_kernel
 from ._common import broadcast_shapes, normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .pointwise_select import small_where
@@ -108,11 +109,14 @@ def _put(t, offsets, values, accumulate=False):
             else values.contiguous()
         dst, src = t._storage.data, v._array.reshape(-1)
         if t.dtype.limited:
-            if accumulate:
-                no_kernel("index_put_with_sort_kernel", t.dtype)
+            if accumulate or t.dtype in _NO_INDEX_PUT:
+                no_kernel("index_put", t.dtype)
             dst, src = bits(dst, t.dtype), bits(src, t.dtype)
         get_kernel("put", t.device.type)(dst, offsets.reshape(-1), src, accumulate)
     t._bump()
+
+
+_NO_INDEX_PUT = _dtype.UINTS + (_dtype.float8_e8m0fnu,)
 
 
 def _contiguous_like(shape):
@@ -299,6 +303,8 @@ def __setitem__(self, index, value):
         # x[[0, 2]] = v: the list is one index (as x[[0, 2]] reads), where index_put_
         # takes a list as one index per dim (it set x[0, 2] alone before)
         index = (index,)
+    if self.dtype.limited and _has_mask(index):
+        no_kernel("masked_fill", self.dtype)   # PyTorch sets x[mask] = v by masked_fill
     self.index_put_(index, value)
 
 
@@ -435,6 +441,8 @@ def _check_src_dtype(x, src):
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """A copy of input with values from src (or `value`) written at index along dim."""
+    if input.dtype.limited:
+        no_kernel("scatter_gather_tensor_cpu", input.dtype)
     d = normalize_dim(dim, input.dim())
     src = value if src is None else src
     _check_src_dtype(input, src)

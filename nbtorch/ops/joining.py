@@ -375,6 +375,8 @@ def repeat_interleave(self, repeats=None, dim=None, *, output_size=None):
     reps = [reps] * n if isinstance(reps, int) else list(reps)
     from .creation import tensor
     idx = tensor(np.repeat(np.arange(n), reps), device=x.device)
+    if x.dtype.limited:                 # PyTorch repeats uint16-64 (no index_select kernel)
+        return x[(slice(None),) * d + (idx,)]
     return x.index_select(d, idx)
 
 

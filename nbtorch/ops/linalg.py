@@ -312,6 +312,8 @@ def matmul(input, other, *, out=None):
 @tensor_method()
 def mm(input, mat2, *, out=None):
     """Product of two matrices, (n, m) @ (m, p) -> (n, p); no broadcasting."""
+    if input.__class__ is Tensor and input.dtype.limited:
+        no_kernel("addmm_impl_cpu_", input.dtype, _dtype.UINTS + (_dtype.float8_e8m0fnu,))
     if (input.__class__ is not Tensor or mat2.__class__ is not Tensor) and \
             _sparse_operand(input, mat2):
         from ..sparse._ops import route_mm

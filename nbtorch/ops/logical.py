@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .._limited import no_kernel
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, type_name)
 from ._inplace import written_back
 
@@ -57,6 +58,8 @@ logical_xor = _logical_fn(LogicalXor, "logical_xor")
 
 def logical_not(input, *, out=None):
     """True where input is zero; a bool tensor."""
+    if input.dtype.limited:
+        no_kernel("logical_not_cpu", input.dtype)
     return LogicalNot.compute(input, out=out)
 
 

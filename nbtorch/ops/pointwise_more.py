@@ -328,6 +328,9 @@ class _IntIdentity(_Step):
             name = {"round_": "round", "round_decimals": "round"}.get(cls.kernel, cls.kernel)
             raise NotImplementedError(f"{name} is not supported for complex inputs")
         if not x.dtype.is_floating_point:
+            if x.dtype.limited:         # uint16-64: a copy (no add kernel for them)
+                from .copy import clone
+                return clone(x) if out is None else out.copy_(x)
             return run_elementwise("add", (x, 0), x.dtype, out=out)
         return run_elementwise(cls.kernel, (x,) + params, x.dtype, out=out)
 

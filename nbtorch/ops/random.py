@@ -117,6 +117,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
           **kwargs):
     """Standard normal samples (the shape as arguments or ``size=``)."""
+    if dtype is not None and _dtype.to_dtype(dtype).limited:
+        no_kernel("normal_kernel_cpu", _dtype.to_dtype(dtype))
     size = _size_keyword("randn", size, kwargs)
     return _sampled("normal_", _shape(size), dtype, device, requires_grad, generator,
                     0.0, 1.0)

@@ -178,6 +178,8 @@ class CumExtreme(Function):
 
 def _cum_extreme(name, result_cls):
     def fn(input, dim, *, out=None):
+        if input.dtype.limited:
+            no_kernel(name + "_cpu", input.dtype)
         d = normalize_dim(dim, input.dim())
         return result_cls(*CumExtreme.apply(input, d, name))
     fn.__name__ = name

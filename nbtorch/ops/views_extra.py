@@ -257,7 +257,7 @@ def is_nonzero(self):
 
 @tensor_method()
 def is_signed(self):
-    return self.dtype not in (_dtype.uint8, _dtype.bool)
+    return self.dtype.is_signed
 
 
 def is_complex(input):
