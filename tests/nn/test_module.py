@@ -709,3 +709,12 @@ def test_buffer_marker_assignment():
     assert list(m._buffers) == ["x", "y"] and "x" not in m.__dict__
     assert list(m.state_dict()) == ["x"]
     assert type(m.x) is torch.Tensor
+
+
+def test_full_backward_hook_returning_a_bare_tensor_is_refused():
+    """PyTorch unpacks the returned value: a (5, 8) tensor is 5 grad_inputs for 1 input (an
+    accidental return, e.g. from dict.setdefault, silently replaced the gradient before)."""
+    m = torch.nn.Linear(8, 8)
+    m.register_full_backward_hook(lambda mod, gi, go: go[0].clone())
+    with pytest.raises(RuntimeError, match="invalid number of grad_input, got 5, but expected 1"):
+        m(torch.randn(5, 8, requires_grad=True)).sum().backward()

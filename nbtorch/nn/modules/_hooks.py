@@ -193,7 +193,7 @@ class BackwardHook:
             out = hook(self.module, grad_inputs, self.grad_outputs)
             if out is None:
                 continue
-            out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            out = tuple(out)        # a Tensor unpacks into rows, as PyTorch's check does
             if len(out) != len(grad_inputs):
                 raise RuntimeError(
                     f"Backward hook returned an invalid number of grad_input, got "
