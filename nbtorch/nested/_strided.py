@@ -11,7 +11,7 @@ and the layout. PyTorch prefers the jagged layout; so does nbtorch (``_tensor.py
 import numpy as np
 
 from .._tensor import Tensor
-from .._torch_function import DisableTorchFunctionSubclass
+from .._torch_function import _ACTIVE, DisableTorchFunctionSubclass, activate
 from ..autograd.function import Function
 from ..ops._common import normalize_dim
 from ._tensor import _NestedStorage, _refuse, nested_error
@@ -153,6 +153,8 @@ class NestedStridedTensor(Tensor):
 
 def make_strided(comps):
     """A strided-layout nested tensor holding `comps` as they are (no autograd)."""
+    if not _ACTIVE[0]:
+        activate()
     t = Tensor.__new__(NestedStridedTensor)
     dev = comps[0].device if comps else None
     t._storage = _NestedStorage(dev)

@@ -19,6 +19,7 @@ import os
 import sys
 
 from .._tensor import Tensor, Size
+from .._torch_function import _ACTIVE, activate
 from ..autograd.function import Function
 from ._int import nested_int_for
 
@@ -278,6 +279,8 @@ def make_njt(values, like=None, offsets=None, lengths=None, ragged_idx=None, sto
         lengths = like._lengths if lengths is None and offsets is like._offsets else lengths
         ragged_idx = like._ragged_idx if ragged_idx is None else ragged_idx
     ragged_idx = ragged_idx or 1
+    if not _ACTIVE[0]:          # switched off since the class was defined (tests do so)
+        activate()
     t = Tensor.__new__(NestedTensor)
     t._storage = storage if storage is not None else _NestedStorage(values.device)
     j = nested_int_for(lengths if lengths is not None else offsets)
