@@ -117,6 +117,9 @@ def _channel_qparams(q, shape, strides, offset):
                not (view == view.take([0], axis=d)).all()]
     if not varying:                     # one channel left: its scale for every element
         c = int(view.reshape(-1)[0])
+        if _float_zero_points(zps):
+            raise NotImplementedError("a single-channel view of a tensor with float "
+                                      "zero points (per_channel_affine_float_qparams)")
         return (float(scales[c]), int(zps[c]))
     d = varying[0]
     lines = np.moveaxis(view, d, 0).reshape(shape[d], -1)
@@ -144,6 +147,9 @@ class QTensor(Tensor):
                                    dtype, base._arr)
         if scales is None:
             q._qparams = (float(scale), int(zero_point))
+        elif _float_zero_points(zero_points):      # per_channel_affine_float_qparams
+            q._qparams = (np.asarray(scales, np.float32), np.asarray(zero_points, np.float32),
+                          int(axis))
         else:
             q._qparams = (np.asarray(scales, np.float64), np.asarray(zero_points, np.int64),
                           int(axis))
@@ -203,7 +209,10 @@ class QTensor(Tensor):
 
     # ---- quantization parameters ---------------------------------------------------
     def qscheme(self):
-        return per_tensor_affine if len(self._qparams) == 2 else per_channel_affine
+        if len(self._qparams) == 2:
+            return per_tensor_affine
+        return (per_channel_affine_float_qparams if _float_zero_points(self._qparams[1])
+                else per_channel_affine)
 
     def _per_tensor(self, what):
         if len(self._qparams) != 2:
@@ -246,7 +255,12 @@ class QTensor(Tensor):
             k.dequantize_per_tensor(q.reshape(-1), out.reshape(-1), *self._qparams)
         else:
             scales, zps, axis = self._qparams
-            k.dequantize_per_channel(q, out, scales, zps, axis)
+            if _float_zero_points(zps):        # float32 (q - zp) * scale, as PyTorch's
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                out[...] = (q.astype(np.float32) - zps.reshape(shape)) * scales.reshape(shape)
+            else:
+                k.dequantize_per_channel(q, out, scales, zps, axis)
         return wrap(out)
 
     def clone(self, memory_format=None):
@@ -385,18 +399,39 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
     dtype = _check_qdtype(dtype, "quantize_per_channel")
     x = _float_input(input, "quantize_per_channel")
     s = np.asarray(scales._host() if isinstance(scales, Tensor) else scales, np.float64)
-    z = np.asarray(zero_points._host() if isinstance(zero_points, Tensor) else zero_points,
-                   np.int64)
+    z = np.asarray(zero_points._host() if isinstance(zero_points, Tensor) else zero_points)
     if not 0 <= axis < max(x.ndim, 1):
         raise RuntimeError(f"Channel axis out of range in per channel affine quantization. "
                            f"Got: {axis}Expected: < {x.ndim}")
     if s.shape != (x.shape[axis],) or z.shape != s.shape:
         raise RuntimeError(f"length of scales must equal to channel, expected "
                            f"{x.shape[axis]} got, {s.size}")
+    if _float_zero_points(z):          # per_channel_affine_float_qparams (embeddings)
+        return _quantize_float_qparams(x, s.astype(np.float32), z.astype(np.float32), axis,
+                                       dtype)
+    z = z.astype(np.int64)
     for sc, zp in zip(s, z):
         check_qparams(sc, zp, dtype)
     out = np.empty(x.shape, dtype.underlying.np)
     _kernels().quantize_per_channel(x, out, s, z, axis, dtype.qmin, dtype.qmax)
+    return QTensor._from_int(out, dtype, scales=s, zero_points=z, axis=axis)
+
+
+def _float_zero_points(zps):
+    return np.asarray(zps).dtype.kind == "f"
+
+
+def _quantize_float_qparams(x, s, z, axis, dtype):
+    """PyTorch's float-qparams quantize: rint(x * float32(1 / scale) + zero_point) in
+    float32 (a zero scale counts as 1), clamped; the zero point is a float."""
+    if dtype is not quint8:
+        raise RuntimeError("Expected dtype to be quint8 or quint4x2 for float qparams, got "
+                           f"{dtype}")
+    shape = [1] * x.ndim
+    shape[axis] = -1
+    inv = np.where(s == 0, np.float32(1), np.float32(1) / np.where(s == 0, 1, s))
+    q = np.rint(x * inv.astype(np.float32).reshape(shape) + z.reshape(shape))
+    out = np.clip(q, dtype.qmin, dtype.qmax).astype(dtype.underlying.np)
     return QTensor._from_int(out, dtype, scales=s, zero_points=z, axis=axis)
 
 

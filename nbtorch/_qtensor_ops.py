@@ -117,9 +117,12 @@ def rebuild_quantized(view, dtype, quantizer_params):
             raise RuntimeError(f"corrupted checkpoint: per-channel qparams ({scales.size} "
                                f"scales, axis {axis}) do not fit a tensor of size "
                                f"{list(view.shape)}")
-        for sc, zp in zip(scales, zps):
-            check_qparams(sc, zp, dtype)
-        qparams = (scales, zps.astype(np.int64), axis)
+        if zps.dtype.kind == "f":           # float zero points (embedding weights)
+            qparams = (scales.astype(np.float32), zps.astype(np.float32), axis)
+        else:
+            for sc, zp in zip(scales, zps):
+                check_qparams(sc, zp, dtype)
+            qparams = (scales, zps.astype(np.int64), axis)
     else:
         raise RuntimeError(f"unsupported quantization parameters in checkpoint: "
                            f"{quantizer_params!r}")

@@ -74,6 +74,10 @@ class _Global:
 
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
+# uint16-64 and float8 storages have no typed class: PyTorch writes an UntypedStorage of
+# bytes and names the dtype in _rebuild_tensor_v3's arguments
+_REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
+_UNTYPED = _Global("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
 _REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
@@ -108,7 +112,7 @@ class _Pickler(pickle._Pickler):
         if t is _Global:
             return self._save_global_ref(obj)
         if t is _TensorReduce:
-            return self.save_reduce(_REBUILD_TENSOR, obj.args)
+            return self.save_reduce(_rebuild_of(obj.args), obj.args)
         if t is _StorageRef or t in _PRIMITIVES or t in (list, tuple, dict):
             return super().save(obj, save_persistent_id)
         if isinstance(obj, Tensor):
@@ -168,8 +172,11 @@ class _Pickler(pickle._Pickler):
             entry = self.storages[id(storage)] = (str(len(self.storages)), storage, t.dtype)
         key = entry[0]
         location = "cpu" if t.device.type == "cpu" else str(t.device)
-        pid = ("storage", _Global("torch", _STORAGE_NAMES[t.dtype.name]), key, location,
-               int(storage.data.size))
+        if t.dtype.limited:
+            pid = ("storage", _UNTYPED, key, location, int(storage.data.size) * t.dtype.itemsize)
+        else:
+            pid = ("storage", _Global("torch", _STORAGE_NAMES[t.dtype.name]), key, location,
+                   int(storage.data.size))
         if t.is_quantized:          # PyTorch's _rebuild_qtensor(storage, ..., qparams, ...)
             args = (_StorageRef(pid), t._offset, tuple(t._shape), tuple(t._strides),
                     _quantizer_params(t), t.requires_grad, collections.OrderedDict())
@@ -177,14 +184,21 @@ class _Pickler(pickle._Pickler):
         is_param = type(t).__name__ == "Parameter"
         args = (_StorageRef(pid), t._offset, tuple(t._shape), tuple(t._strides),
                 False if is_param else t.requires_grad, collections.OrderedDict())
+        if t.dtype.limited:
+            args += (t.dtype,)
         if is_param:
             self.save_reduce(_REBUILD_PARAMETER, (_TensorReduce(args), t.requires_grad,
                                                   collections.OrderedDict()), obj=t)
         elif participates(type(t)):     # a user's Tensor subclass, with its attributes
-            self.save_reduce(_REBUILD_FROM_TYPE, (_REBUILD_TENSOR, type(t), args,
+            self.save_reduce(_REBUILD_FROM_TYPE, (_rebuild_of(args), type(t), args,
                                                   dict(vars(t))), obj=t)
         else:
-            self.save_reduce(_REBUILD_TENSOR, args, obj=t)
+            self.save_reduce(_rebuild_of(args), args, obj=t)
+
+
+def _rebuild_of(args):
+    """_rebuild_tensor_v3 for arguments that name their dtype (limited dtypes), else v2."""
+    return _REBUILD_TENSOR_V3 if len(args) == 7 else _REBUILD_TENSOR
 
 
 def _quantizer_params(q):
@@ -193,6 +207,9 @@ def _quantizer_params(q):
     if len(q._qparams) == 2:
         return (_Global("torch", "per_tensor_affine"),) + tuple(q._qparams)
     scales, zps, axis = q._qparams
+    if zps.dtype.kind == "f":           # per_channel_affine_float_qparams: float32 both
+        return (_Global("torch", "per_channel_affine"), wrap(np.asarray(scales, np.float32)),
+                wrap(np.asarray(zps, np.float32)), int(axis))
     return (_Global("torch", "per_channel_affine"), wrap(np.asarray(scales, np.float64)),
             wrap(np.asarray(zps, np.int64)), int(axis))
 

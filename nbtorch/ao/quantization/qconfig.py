@@ -15,11 +15,12 @@ from .observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObs
                        MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
                        PlaceholderObserver, default_dynamic_quant_observer,
                        default_observer, default_per_channel_weight_observer,
+                       default_float_qparams_observer,
                        default_weight_observer)
 
 __all__ = ["QConfig", "QConfigDynamic", "default_qconfig", "default_dynamic_qconfig",
            "per_channel_dynamic_qconfig", "default_per_channel_qconfig",
-           "float16_dynamic_qconfig",
+           "float16_dynamic_qconfig", "float_qparams_weight_only_qconfig",
            "default_qat_qconfig", "get_default_qconfig", "get_default_qat_qconfig",
            "qconfig_equals"]
 
@@ -48,6 +49,8 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                   weight=default_weight_observer)
 per_channel_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                       weight=default_per_channel_weight_observer)
+float_qparams_weight_only_qconfig = QConfig(
+    activation=PlaceholderObserver, weight=default_float_qparams_observer)
 float16_dynamic_qconfig = QConfig(
     activation=PlaceholderObserver.with_args(dtype=float16, is_dynamic=True),
     weight=PlaceholderObserver.with_args(dtype=float16))

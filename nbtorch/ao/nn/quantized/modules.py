@@ -9,7 +9,8 @@ converted model's checkpoint loads in either framework; nbtorch's first layout
 import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import (qint8, quint8, quantize_per_tensor, check_qparams,
-                              per_channel_affine, per_channel_symmetric)
+                              per_channel_affine, per_channel_symmetric,
+                              per_channel_affine_float_qparams)
 
 from . import functional as qF
 
@@ -83,6 +84,10 @@ def _quantize_weight(weight, observer):
     """int8 QTensor of `weight` with the qparams its observer (having seen it) chooses."""
     observer(weight)
     scale, zp = observer.calculate_qparams()
+    if observer.qscheme is per_channel_affine_float_qparams:      # embeddings: float qparams
+        return nbtorch.quantize_per_channel(weight.detach().float(), scale.float(),
+                                            zp.float(), getattr(observer, "ch_axis", 0),
+                                            observer.dtype)
     if observer.dtype is not qint8:
         raise AssertionError("Weight observer must have dtype torch.qint8")
     if observer.qscheme in (per_channel_affine, per_channel_symmetric):
