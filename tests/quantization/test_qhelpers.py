@@ -40,10 +40,11 @@ def test_recording_observer_and_mappings():
     rec(nbtorch.ones(2))
     assert len(rec.get_tensor_value()) == 1
     assert nq.get_static_quant_module_class(nn.Conv2d) is nbtorch.ao.nn.quantized.Conv2d
+    assert nq.get_static_quant_module_class(nn.Embedding) is nbtorch.ao.nn.quantized.Embedding
     assert nq.get_dynamic_quant_module_class(nn.LSTM).__name__ == "LSTM"
     assert nn.Linear in nq.get_default_qconfig_propagation_list()
     with pytest.raises(AssertionError, match="does not have a corresponding"):
-        nq.get_static_quant_module_class(nn.Embedding)
+        nq.get_static_quant_module_class(nn.Bilinear)
     assert nq.get_default_qconfig_dict()[""].activation.p.func is nq.HistogramObserver
     assert int(nq.QuantType.QAT) == 2
 
