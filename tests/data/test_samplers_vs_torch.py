@@ -235,3 +235,23 @@ def test_persistent_workers_epochs_follow_pytorchs_random_stream():
         out = [[[[float(x) for x in col] for col in b] for b in loader] for _ in range(2)]
         return out, T.rand(2).tolist()
     _both(program)
+
+
+def test_iterable_dataset_longer_than_its_len_warns_as_pytorch():
+    # (!) no warning when an IterableDataset yielded more than len(dataloader) promised
+    import re
+
+    def program(T):
+        class Stream(T.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(7))
+
+            def __len__(self):
+                return 3
+        loader = T.utils.data.DataLoader(Stream(), batch_size=2)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            n = len(loader)
+            batches = [b.tolist() for b in loader]
+        return n, batches, [re.sub(r" at 0x\w+", "", str(w.message)) for w in caught]
+    _both(program)

@@ -165,6 +165,7 @@ class DataLoader:
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
         self._iterator = None
+        self._IterableDataset_len_called = None
         self._initialized = True
         self.check_worker_number_rationality()
 
@@ -223,6 +224,7 @@ class DataLoader:
     def __len__(self):
         if self._is_iterable:
             length = len(self.dataset)  # TypeError when the stream has no length
+            self._IterableDataset_len_called = length     # iterators warn past it
             if self.batch_size is not None:
                 if self.drop_last:
                     return length // self.batch_size
@@ -254,6 +256,7 @@ class BaseIter:
         self._sampler_iter = iter(self._index_sampler)
         self._base_seed = _random.new_seed(loader.generator)
         self._num_yielded = 0
+        self._len_called = loader._IterableDataset_len_called
 
     def _reset(self, loader):
         """Start a new epoch (persistent workers): a fresh walk over the index sampler.
@@ -261,6 +264,7 @@ class BaseIter:
         keep their random state, so a new draw would shift the global stream."""
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
+        self._len_called = loader._IterableDataset_len_called
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -271,6 +275,18 @@ class BaseIter:
     def __next__(self):
         data = self._next_data()
         self._num_yielded += 1
+        if (self._is_iterable and self._len_called is not None
+                and self._num_yielded > self._len_called):
+            # PyTorch's check (it compares batches fetched with the dataset's length)
+            message = (f"Length of IterableDataset {self._dataset} was reported to be "
+                       f"{self._len_called}(when accessing len(dataloader)), but "
+                       f"{self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                message += ("For multiprocessing data-loading, this could be caused by not "
+                            "properly configuring the IterableDataset replica at each worker. "
+                            "Please see https://pytorch.org/docs/stable/data.html#torch.utils."
+                            "data.IterableDataset for examples.")
+            warnings.warn(message)
         return data
 
     def __len__(self):
