@@ -73,10 +73,13 @@ class _ManagedVersioned(ctypes.Structure):
 
 _READ_ONLY = 1
 # (DLPack type code, bits) of each dtype: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBfloat 4,
-# kDLBool 6
+# kDLBool 6, and DLPack 1.1's float8 codes 10-14 (kDLFloat8_e4m3fn ... kDLFloat8_e8m0fnu)
 _CODES = {"int8": (0, 8), "int16": (0, 16), "int32": (0, 32), "int64": (0, 64),
-          "uint8": (1, 8), "float16": (2, 16), "float32": (2, 32), "float64": (2, 64),
-          "bfloat16": (4, 16), "bool": (6, 8)}
+          "uint8": (1, 8), "uint16": (1, 16), "uint32": (1, 32), "uint64": (1, 64),
+          "float16": (2, 16), "float32": (2, 32), "float64": (2, 64),
+          "bfloat16": (4, 16), "bool": (6, 8), "float8_e4m3fn": (10, 8),
+          "float8_e4m3fnuz": (11, 8), "float8_e5m2": (12, 8), "float8_e5m2fnuz": (13, 8),
+          "float8_e8m0fnu": (14, 8)}
 _DTYPES = {v: k for k, v in _CODES.items()}
 _DTYPES[(1, 1)] = "bool"            # some producers describe bool as a 1-bit unsigned int
 
