@@ -52,3 +52,33 @@ def test_embedding_needs_float_qparams_qconfig():
     m.qconfig = nbtorch.ao.quantization.default_qconfig
     with pytest.raises(AssertionError, match="float_qparams_weight_only_qconfig"):
         nbtorch.ao.quantization.convert(nbtorch.ao.quantization.prepare(m))
+
+
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_matches_pytorch(include_last_offset):
+    """Bags by offsets (empty bag included), per-sample weights and 2-D indices; PyTorch's
+    quantized EmbeddingBag sums whatever its mode."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((30, 6)) * rng.uniform(0.1, 5, (30, 1))).astype(np.float32)
+    idx, off = rng.integers(0, 30, 17), np.array([0, 3, 3, 9, 12])
+    psw, idx2 = rng.uniform(0.1, 2, 17).astype(np.float32), rng.integers(0, 30, (4, 5))
+    results = []
+    for t in (torch, nbtorch):
+        m = t.nn.Sequential(t.nn.EmbeddingBag(30, 6, mode="mean",
+                                              include_last_offset=include_last_offset))
+        m[0].weight.data = t.from_numpy(w.copy())
+        m[0].qconfig = t.ao.quantization.float_qparams_weight_only_qconfig
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = t.ao.quantization.convert(t.ao.quantization.prepare(m))
+        bag = c[0]
+        outs = [bag(t.from_numpy(idx), t.from_numpy(off)).numpy(),
+                bag(t.from_numpy(idx), t.from_numpy(off),
+                    per_sample_weights=t.from_numpy(psw)).numpy()]
+        if not include_last_offset:
+            outs.append(bag(t.from_numpy(idx2)).numpy())
+        results.append((repr(c), outs))
+    assert results[1][0] == results[0][0]
+    for got, want in zip(results[1][1], results[0][1]):
+        np.testing.assert_array_equal(got, want)

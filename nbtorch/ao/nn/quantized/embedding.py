@@ -1,4 +1,4 @@
-"""Quantized Embedding (``torch.ao.nn.quantized.Embedding``): a quint8 table with one
+"""Quantized Embedding and EmbeddingBag (``torch.ao.nn.quantized``): a quint8 table with one
 float scale and float zero point per row (``per_channel_affine_float_qparams``, from
 `float_qparams_weight_only_qconfig`); looking rows up gives float32 values computed as
 fbgemm's embedding kernel does, ``fma(scale, q, -zero_point * scale)``."""
@@ -8,7 +8,7 @@ import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import quint8, per_channel_affine_float_qparams
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 _F32 = np.float32
 
@@ -90,5 +90,63 @@ class Embedding(nn.Module):
             raise AssertionError(f"The only supported dtype for nnq.Embedding is torch.quint8,"
                                  f" got {observer.dtype}")
         q = cls(mod.num_embeddings, mod.embedding_dim)
+        q.set_weight(_quantize_weight(mod.weight, observer))
+        return q
+
+
+class EmbeddingBag(Embedding):
+    """Quantized EmbeddingBag: the sum of each bag's rows (PyTorch's quantized module
+    always sums, whatever `mode` says), per-sample weights scaling each row; each row is
+    accumulated as fbgemm does, ``acc = fma(w * scale, q, acc + w * bias)``."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="sum", sparse=False, _weight=None,
+                 include_last_offset=False, dtype=quint8):
+        super().__init__(num_embeddings, embedding_dim, _weight=_weight, dtype=dtype)
+        self.mode, self.include_last_offset = mode, include_last_offset
+
+    def forward(self, indices, offsets=None, per_sample_weights=None,
+                compressed_indices_mapping=None):
+        idx = np.asarray(indices._host(), np.int64)
+        if idx.ndim == 2:                           # each row a bag
+            starts = np.arange(0, idx.size, idx.shape[1])
+            idx = idx.reshape(-1)
+        else:
+            if offsets is None:
+                raise ValueError("offsets has to be a 1D Tensor but got None")
+            starts = np.asarray(offsets._host(), np.int64)
+            if self.include_last_offset:
+                starts = starts[:-1]
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_embeddings):
+            raise IndexError("index out of range in self")
+        w = (None if per_sample_weights is None else
+             np.asarray(per_sample_weights._host(), _F32).reshape(-1))
+        ends = np.append(starts[1:], idx.size)
+        if self.include_last_offset and offsets is not None and idx.ndim == 1:
+            ends = np.asarray(offsets._host(), np.int64)[1:]
+        out = np.zeros((len(starts), self.embedding_dim), _F32)
+        for b, (lo, hi) in enumerate(zip(starts, ends)):
+            acc = np.zeros(self.embedding_dim, _F32)
+            for i in range(lo, hi):
+                r = idx[i]
+                s, bias = self._scale[r], self._bias[r]
+                if w is not None:
+                    s, bias = _F32(s * w[i]), _F32(bias * w[i])
+                acc = (np.float64(s) * self._rows[r] + (acc + bias)).astype(_F32)
+            out[b] = acc
+        return nbtorch.from_numpy(out)
+
+    def _get_name(self):
+        return "QuantizedEmbeddingBag"
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from .modules import _quantize_weight
+        observer = mod.qconfig.weight()
+        if observer.qscheme is not per_channel_affine_float_qparams:
+            raise AssertionError("EmbeddingBag quantization is only supported with "
+                                 "float_qparams_weight_only_qconfig.")
+        q = cls(mod.num_embeddings, mod.embedding_dim, mode=mod.mode,
+                include_last_offset=mod.include_last_offset)
         q.set_weight(_quantize_weight(mod.weight, observer))
         return q
