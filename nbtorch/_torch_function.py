@@ -344,21 +344,33 @@ _BINARY = frozenset(f"__{p}{op}__" for op in _BINARY_OPS for p in ("", "r", "i")
     ["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"])
 
 
+# The method PyTorch hands `__torch_function__` for an operator (``a + b`` arrives as
+# ``Tensor.add``, so handlers keyed on it, or on its name, see the operator too).
+_OPERATOR_METHODS = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub",
+                     "__isub__": "sub_", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_",
+                     "__truediv__": "div", "__itruediv__": "div_", "__mod__": "remainder",
+                     "__pow__": "pow", "__neg__": "neg", "__abs__": "abs", "__lt__": "lt",
+                     "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__ne__": "ne",
+                     "__matmul__": "matmul"}
+
+
 def _method_wrapper(name):
     from ._tensor import Tensor
     binary = name in _BINARY
+    public_name = _OPERATOR_METHODS.get(name, name)
 
     def method(*args, **kwargs):
         func = getattr(Tensor, name)
         st = STATE
         if st.all_off or (st.subclass_off and not st.modes):
             return func(*args, **kwargs)
+        public = getattr(Tensor, public_name)
         if binary:
             try:
-                return dispatch(func, func, args, kwargs)
+                return dispatch(public, func, args, kwargs)
             except NoImplementation:
                 return NotImplemented
-        return dispatch(func, func, args, kwargs)
+        return dispatch(public, func, args, kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = getattr(getattr(Tensor, name), "__doc__", None)
     return method
@@ -370,12 +382,16 @@ _MODE_USERS = [0]       # threads with a non-empty mode stack
 
 def _plain_method_wrapper(name, original):
     """Tensor's own method while a mode is active: modes see plain tensors' methods too."""
+    from ._tensor import Tensor
+    public_name = _OPERATOR_METHODS.get(name)
+
     def method(*args, **kwargs):
         st = STATE
         if st.all_off or not st.modes:
             if st.subclass_off or not overloaded_args(args, kwargs):
                 return original(*args, **kwargs)
-        return dispatch(method, original, args, kwargs)
+        public = getattr(Tensor, public_name) if public_name else method
+        return dispatch(public, original, args, kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = getattr(original, "__doc__", None)
     method.__wrapped__ = original

@@ -1,0 +1,47 @@
+"""Regressions found by running whole PyTorch-style programs (training loops, tensor-subclass
+libraries, EMA helpers) under ``import nbtorch as torch``."""
+import nbtorch as torch
+
+
+def test_operators_reach_torch_function_as_the_named_tensor_method():
+    """`a + b` arrives as ``Tensor.add`` (``a *= 2`` as ``Tensor.mul_``...), as in PyTorch, so
+    HANDLED_FUNCTIONS tables keyed on methods, and handlers keyed on names, see operators."""
+    seen = []
+
+    class Logged(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func)
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    t = torch.ones(3).as_subclass(Logged)
+    cases = [(lambda: t + 1, torch.Tensor.add), (lambda: 1 + t, torch.Tensor.add),
+             (lambda: t - 1, torch.Tensor.sub), (lambda: 2 * t, torch.Tensor.mul),
+             (lambda: t / 2, torch.Tensor.div), (lambda: t % 2, torch.Tensor.remainder),
+             (lambda: t ** 2, torch.Tensor.pow), (lambda: -t, torch.Tensor.neg),
+             (lambda: t < 1, torch.Tensor.lt), (lambda: t != 1, torch.Tensor.ne),
+             (lambda: t @ t, torch.Tensor.matmul)]
+    for op, want in cases:
+        seen.clear()
+        out = op()
+        assert seen[0] is want, (want, seen)
+        assert type(out) is Logged
+    assert (t + 1).tolist() == [2.0, 2.0, 2.0] and (1 - t).tolist() == [0.0, 0.0, 0.0]
+    u = torch.ones(2).as_subclass(Logged)
+    seen.clear()
+    u *= 3
+    assert seen[0] is torch.Tensor.mul_ and u.tolist() == [3.0, 3.0]
+
+
+def test_modes_see_operators_on_plain_tensors_as_named_methods():
+    seen = []
+
+    class Mode(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            seen.append(getattr(func, "__name__", None))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.ones(2)
+    with Mode():
+        y = x * 2 + 1
+    assert seen[:2] == ["mul", "add"] and y.tolist() == [3.0, 3.0]
