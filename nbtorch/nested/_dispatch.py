@@ -82,7 +82,7 @@ def torch_function(func, types, args, kwargs):
     if name in _PASSTHROUGH:
         with DisableTorchFunctionSubclass():
             return func(*args, **kwargs)
-    raise nested_error(name.strip("_") if name.startswith("__") else name)
+    raise nested_error(aten_name(name))
 
 
 # ---- structure checks and dense operands -----------------------------------------------
@@ -91,7 +91,24 @@ def shape_str(t):
     return "(" + ", ".join(repr(s) for s in t._shape) + ")"
 
 
+def aten_name(name):
+    """'add' for '__add__', '__radd__' and '__iadd__'; 'div' for '__truediv__'."""
+    if not name.startswith("__"):
+        return name
+    n = name.strip("_")
+    if n[0] in "ri" and n[1:] in _DUNDER_ROOTS:
+        n = n[1:]
+    return {"truediv": "div", "floordiv": "floor_divide", "mod": "remainder",
+            "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+            "invert": "bitwise_not"}.get(n, n)
+
+
+_DUNDER_ROOTS = frozenset(["add", "sub", "mul", "truediv", "div", "floordiv", "mod", "pow",
+                           "and", "or", "xor", "matmul"])
+
+
 def same_structure(ref, other, name):
+    name = aten_name(name)
     if other._j is not ref._j or other._ragged_idx != ref._ragged_idx or \
             other.dim() != ref.dim():
         raise RuntimeError(f"cannot call binary pointwise function {name}.Tensor with inputs "
@@ -113,6 +130,7 @@ def align_dense(a, ref, name):
     (a leading dim of B gives each component its own slice)."""
     nd, r = ref.dim(), ref._ragged_idx
     shape = tuple(a._shape)
+    name = aten_name(name)
 
     def fail():
         return RuntimeError(f"cannot call binary pointwise function {name}.Tensor with inputs "

@@ -16,17 +16,16 @@ def to_padded(nt, padding, output_size=None):
     comps = nt.unbind()
     r = nt._ragged_idx
     longest = max(nt._lengths_host(), default=0)
-    target = [longest if i == r else s for i, s in enumerate(nt._shape)][1:]
-    batch = nt._shape[0]
-    if output_size is not None:
-        output_size = list(output_size)
+    if output_size is not None:         # PyTorch's jagged layout reads only the ragged size
         if len(output_size) != nt.dim():
             raise RuntimeError(f"to_padded_tensor(): output_size has {len(output_size)} dims, "
                                f"expected {nt.dim()}")
-        if output_size[0] < batch or any(o < t for o, t in zip(output_size[1:], target)):
-            raise RuntimeError("to_padded_tensor(): output_size must be at least the padded "
-                               f"size {[batch] + target}")
-        target, batch = output_size[1:], output_size[0]
+        if output_size[r] < longest:
+            raise RuntimeError(f"to_padded_tensor(): output_size[{r}] = {output_size[r]} is "
+                               f"shorter than the longest component ({longest})")
+        longest = output_size[r]
+    target = [longest if i == r else s for i, s in enumerate(nt._shape)][1:]
+    batch = nt._shape[0]
     padded = []
     for c in comps:
         pad = []
@@ -60,8 +59,7 @@ def linear(func, name, args, kwargs):
 def matmul(func, name, args, kwargs):
     x, w = args[0], args[1]
     if not isinstance(x, NestedTensor) or isinstance(w, NestedTensor) or w.dim() > 2:
-        raise NotImplementedError(f"{name}(): nbtorch multiplies a NestedTensor only by a "
-                                  "dense 1-D or 2-D tensor on its right")
+        raise nested_error(name.strip("_"))     # only nested @ dense 1-D / 2-D is here
     _check_last_dense(x, name)
     out = func(values_of(x), w)
     r = x._ragged_idx

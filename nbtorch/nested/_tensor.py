@@ -30,18 +30,27 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(_HERE)
 
 
+_PLUMBING = frozenset(["wrapper", "method", "apply", "forward", "__call__", "_call_impl",
+                       "_wrapped_call_impl", "compute", "fn", "inner", "op"])
+
+
 def _calling_op():
-    """The innermost nbtorch function outside this package on the stack (the dense op that
-    reached a nested tensor's missing buffer), or 'a dense operation'."""
+    """The op the user's code called that reached a nested tensor's missing buffer: the
+    outermost named function of the innermost run of nbtorch frames (outside this
+    package), or 'a dense operation'."""
+    run = []
     f = sys._getframe(2)
     while f is not None:
         path = f.f_code.co_filename
-        if path.startswith(_PACKAGE) and not path.startswith(_HERE):
-            name = f.f_code.co_name
-            if not name.startswith("<") and name not in ("wrapper", "method", "apply",
-                                                          "forward", "__call__"):
-                return name
+        if not path.startswith(_PACKAGE):
+            if run:
+                break
+        elif not path.startswith(_HERE):
+            run.append(f.f_code.co_name)
         f = f.f_back
+    for name in reversed(run):
+        if not name.startswith(("<", "_")) and name not in _PLUMBING:
+            return name
     return "a dense operation"
 
 
