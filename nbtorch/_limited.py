@@ -139,6 +139,10 @@ _FLOAT8_ONLY = {"abs_": (_dtype.float8_e4m3fn, _dtype.float8_e5m2, _dtype.float8
                 "isinf": (_dtype.float8_e5m2,)}
 
 
+def _all_true(a):
+    return np.ones(a.shape, np.bool_)
+
+
 def _operand_values(x, d):
     """A tensor's or a Python number's values as a host NumPy array of dtype `d`."""
     if hasattr(x, "_storage"):
@@ -159,6 +163,8 @@ def elementwise(op, inputs, d, out_dtype, out=None):
         fn, op = None, "mul_cpu_reduced_float"      # float8 * number: no kernel either
     if fn is None or (float8 and d not in _FLOAT8_ONLY.get(op, (d,))):
         refuse(_STUBS.get(op, op if op.endswith("_float") else op + "_cpu"), d)
+    if op == "isfinite" and d is _dtype.float8_e8m0fnu:
+        fn = _all_true                  # c10 says every e8m0 value is finite, NaN too
     args = [_operand_values(x, d) for x in inputs]
     if float8:
         args = [a.astype(np.float32) for a in args]

@@ -27,12 +27,18 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     PRINT_OPTS["sci_mode"] = sci_mode
 
 
-def _float_formatter(values):
+def _shown(values, e8m0=False):
+    """The values PyTorch's _Formatter decides on: nonzero and finite. float8_e8m0fnu has
+    no zero (0 converts to 2**-127) and calls every value finite, NaN too."""
+    return values != 2.0 ** -127 if e8m0 else np.isfinite(values) & (values != 0)
+
+
+def _float_formatter(values, e8m0=False):
     """PyTorch's _Formatter rules, decided on the nonzero finite values: integers print
     as '3.', and scientific notation is used when max/min > 1000 or max > 1e8 (or, for
     non-integers, min < 1e-4)."""
     p = PRINT_OPTS["precision"]
-    nonzero = values[np.isfinite(values) & (values != 0)]
+    nonzero = values[_shown(values, e8m0)]
     sci = PRINT_OPTS["sci_mode"]
     ints = True
     if nonzero.size:
@@ -56,12 +62,12 @@ def _special(v):
     return None
 
 
-def _float_strings(values):
+def _float_strings(values, e8m0=False):
     """Formatted float64 `values` and PyTorch's width (the widest nonzero finite one)."""
     flat = values.ravel()
-    fmt = _float_formatter(flat)
+    fmt = _float_formatter(flat, e8m0)
     strs = np.vectorize(fmt, otypes=[object])(values) if values.size else values.astype(object)
-    shown = strs.ravel()[np.isfinite(flat) & (flat != 0)]
+    shown = strs.ravel()[_shown(flat, e8m0)]
     return strs, max((len(s) for s in shown), default=1)
 
 
@@ -84,7 +90,7 @@ def _format_array(a, dtype):
         fmt = lambda v: "True" if v else "False"  # noqa: E731
     elif dtype.is_floating_point:
         # PyTorch pads to the widest nonzero finite value: zeros, nan, inf don't widen
-        return _float_strings(a.astype(np.float64))
+        return _float_strings(a.astype(np.float64), dtype is _dtype.float8_e8m0fnu)
     else:
         fmt = lambda v: str(int(v))  # noqa: E731
     strs = np.vectorize(lambda v: fmt(v), otypes=[object])(a) if a.size else a.astype(object)
