@@ -42,7 +42,7 @@ _STATIC = {
     nn.Dropout: nnq.Dropout, nn.LayerNorm: nnq.LayerNorm, nn.GroupNorm: nnq.GroupNorm,
     nn.InstanceNorm1d: nnq.InstanceNorm1d, nn.InstanceNorm2d: nnq.InstanceNorm2d,
     nn.InstanceNorm3d: nnq.InstanceNorm3d, nn.Embedding: nnq.Embedding,
-    nn.EmbeddingBag: nnq.EmbeddingBag,
+    nn.EmbeddingBag: nnq.EmbeddingBag, nn.ConvTranspose2d: nnq.ConvTranspose2d,
     nnq.FloatFunctional: nnq.QFunctional,
     nnqat.Linear: nnq.Linear, nnqat.Conv2d: nnq.Conv2d,
     nnqat.LinearReLU: nnq.LinearReLU, nnqat.ConvReLU2d: nnq.ConvReLU2d,
