@@ -263,3 +263,15 @@ def test_param_group_added_after_the_scheduler_is_an_error(make):
             sched.step()
         messages.append(str(info.value))
     assert messages[1] == messages[0]
+
+
+def test_constructor_signatures_are_pytorchs():
+    # PyTorch 2.13 removed the deprecated `verbose` argument: passing it is a TypeError
+    import inspect
+    for name in torch.optim.lr_scheduler.__all__:
+        ours = inspect.signature(getattr(nbtorch.optim.lr_scheduler, name).__init__)
+        theirs = inspect.signature(getattr(torch.optim.lr_scheduler, name).__init__)
+        assert ([(p.name, p.default) for p in ours.parameters.values()]
+                == [(p.name, p.default) for p in theirs.parameters.values()]), name
+    with pytest.raises(TypeError):
+        nbtorch.optim.lr_scheduler.StepLR(_opt(nbtorch), 2, verbose=True)

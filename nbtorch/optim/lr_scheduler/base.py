@@ -95,7 +95,7 @@ class LRScheduler:
 
     _is_initial = False
 
-    def __init__(self, optimizer, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if last_epoch == -1:

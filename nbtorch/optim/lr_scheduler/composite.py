@@ -15,7 +15,7 @@ class SequentialLR(LRScheduler):
         >>> sched = SequentialLR(opt, schedulers=[warm, decay], milestones=[5])
     """
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         name = type(self).__name__
         if len(schedulers) < 1:
             raise ValueError(f"{name} expects at least one scheduler, but got no scheduler.")

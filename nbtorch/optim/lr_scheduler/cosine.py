@@ -13,10 +13,10 @@ class CosineAnnealingLR(LRScheduler):
         >>> sched = CosineAnnealingLR(opt, T_max=100, eta_min=1e-5)
     """
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         self.T_max = T_max
         self.eta_min = eta_min
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -47,8 +47,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         >>> sched = CosineAnnealingWarmRestarts(opt, T_0=10, T_mult=2)
     """
 
-    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1,
-                 verbose="deprecated"):
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -60,7 +59,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self.T_mult = T_mult
         self.eta_min = eta_min
         self.T_cur = last_epoch
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()

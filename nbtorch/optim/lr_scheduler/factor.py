@@ -16,7 +16,7 @@ class LambdaLR(LRScheduler):
         >>> sched = LambdaLR(opt, lr_lambda=lambda epoch: 0.95 ** epoch)
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         _check_optimizer(optimizer)
         if isinstance(lr_lambda, (list, tuple)):
             if len(lr_lambda) != len(optimizer.param_groups):
@@ -25,7 +25,7 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -54,12 +54,12 @@ class MultiplicativeLR(LambdaLR):
         >>> sched = MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.95)
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         fns = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
         for fn in fns:
             if not callable(fn):
                 raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
-        super().__init__(optimizer, lr_lambda, last_epoch, verbose)
+        super().__init__(optimizer, lr_lambda, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -75,10 +75,10 @@ class StepLR(LRScheduler):
         >>> sched = StepLR(opt, step_size=30, gamma=0.1)   # 0.05 → 0.005 at epoch 30
     """
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -98,10 +98,10 @@ class MultiStepLR(LRScheduler):
         >>> sched = MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
     """
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = Counter(milestones)
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -122,9 +122,9 @@ class ExponentialLR(LRScheduler):
         >>> sched = ExponentialLR(opt, gamma=0.9)
     """
 
-    def __init__(self, optimizer, gamma, last_epoch=-1, verbose="deprecated"):
+    def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -143,7 +143,7 @@ class LinearLR(LRScheduler):
     """
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
-                 last_epoch=-1, verbose="deprecated"):
+                 last_epoch=-1):
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 "
                              "and less or equal to 1.")
@@ -152,7 +152,7 @@ class LinearLR(LRScheduler):
         self.start_factor = start_factor
         self.end_factor = end_factor
         self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -177,13 +177,12 @@ class ConstantLR(LRScheduler):
         >>> sched = ConstantLR(opt, factor=0.5, total_iters=4)
     """
 
-    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1,
-                 verbose="deprecated"):
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
         self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()
@@ -204,11 +203,10 @@ class PolynomialLR(LRScheduler):
         >>> sched = PolynomialLR(opt, total_iters=4, power=1.0)   # 1, .75, .5, .25, 0
     """
 
-    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1,
-                 verbose="deprecated"):
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
         self.total_iters = total_iters
         self.power = power
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         self._warn_if_outside_step()

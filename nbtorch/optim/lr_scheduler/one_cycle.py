@@ -35,8 +35,7 @@ class OneCycleLR(LRScheduler):
     def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
                  pct_start=0.3, anneal_strategy="cos", cycle_momentum=True,
                  base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
-                 final_div_factor=1e4, three_phase=False, last_epoch=-1,
-                 verbose="deprecated"):
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
         if total_steps is not None:
@@ -94,7 +93,7 @@ class OneCycleLR(LRScheduler):
                     self._set_momentum(group, hi)
                     group["max_momentum"] = hi
                     group["base_momentum"] = lo
-        super().__init__(optimizer, last_epoch, verbose)
+        super().__init__(optimizer, last_epoch)
 
     def _set_momentum(self, group, value):
         if self.use_beta1:

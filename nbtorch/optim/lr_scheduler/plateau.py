@@ -27,7 +27,7 @@ class ReduceLROnPlateau(LRScheduler):
     """
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8, verbose="deprecated"):
+                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
