@@ -21,8 +21,7 @@ OUT_OF_SCOPE = {
         # sparse layouts nbtorch.sparse lacks (it has COO and CSR) and sparse-only products
         "sparse_bsc_tensor", "sparse_bsr_tensor", "sparse_csc_tensor",
         "sparse_compressed_tensor", "*_indices_copy", "values_copy", "indices_copy", "smm",
-        "hsmm", "dsmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_", "jagged",
-        "nested",
+        "hsmm", "dsmm", "hspmm", "saddmm", "sspaddmm", "resize_as_sparse_",
         "native_norm",        # ATen's norm kernel for sparse tensors (SparseCPU/SparseCUDA only)
         # vendor backends and their entry points
         "mkldnn_*", "cudnn_*", "fbgemm_*", "miopen_*", "is_vulkan_available", "mps", "mtia",
