@@ -110,9 +110,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if sparse:
-        raise NotImplementedError("embedding_bag: sparse gradients are not supported "
-                                  "(use sparse=False)")
     _check_index_dtype(input)
     check_same_device("embedding_bag", weight, input, per_sample_weights)
     V = weight.shape[0]
@@ -125,6 +122,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   f"(got mode='{mode}'). Please open a feature request on "
                                   "GitHub.")
     pad = _padding(padding_idx, V)
+    if sparse:                          # the weight's gradient: sparse COO rows
+        from ..sparse._embedding import sparse_embedding_bag
+        return sparse_embedding_bag(weight, input, offsets, per_sample_weights, mode,
+                                    include_last_offset, pad, scale_grad_by_freq)
     return EmbeddingBag.apply(weight, input, offsets if input.dim() == 1 else None,
                               per_sample_weights, mode, bool(include_last_offset), pad,
                               bool(scale_grad_by_freq))

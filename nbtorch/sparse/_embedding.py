@@ -36,3 +36,32 @@ class SparseGradEmbedding(Function):
             rows = rows / wrap(counts.astype(rows.dtype.np).reshape(-1, 1))
         grad = make_coo(wrap(np.ascontiguousarray(used[None])), rows, ctx.shape, False)
         return grad, None, None, None
+
+
+def sparse_embedding_bag(weight, input, offsets, per_sample_weights, mode, include_last_offset,
+                         padding_idx, scale_grad_by_freq):
+    """``embedding_bag(mode='sum'|'mean', sparse=True)``: the looked-up rows come through
+    `SparseGradEmbedding` (the weight's gradient: one sparse COO entry per non-padding
+    index, as PyTorch's), weighted, then summed (or averaged) per bag; padding indices
+    count in neither the sum nor the mean, and an empty bag is zeros."""
+    from ..ops.embedding_bag import _bags, _host
+    from ..ops.creation import zeros
+    idx = input.reshape(-1)
+    n = idx.numel()
+    if input.dim() == 2:
+        B, bag = input.shape[0], np.repeat(np.arange(input.shape[0]), input.shape[1])
+    else:
+        B, bag = _bags(_host(offsets).astype(np.int64), n, include_last_offset)
+    pad = -1 if padding_idx is None else padding_idx
+    rows = SparseGradEmbedding.apply(weight, idx, pad, bool(scale_grad_by_freq))
+    keep = (_host(idx) != pad) & (bag >= 0)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.reshape(-1, 1)
+    if not keep.all():
+        rows = rows * wrap(keep.astype(rows.dtype.np).reshape(-1, 1))
+    out = zeros(B, weight.shape[1], dtype=rows.dtype).index_add(
+        0, wrap(np.where(bag >= 0, bag, 0).astype(np.int64)), rows)
+    if mode == "mean":
+        counts = np.maximum(np.bincount(bag[keep], minlength=B), 1)
+        out = out / wrap(counts.astype(rows.dtype.np).reshape(-1, 1))
+    return out

@@ -45,3 +45,28 @@ def test_modes_see_operators_on_plain_tensors_as_named_methods():
     with Mode():
         y = x * 2 + 1
     assert seen[:2] == ["mul", "add"] and y.tolist() == [3.0, 3.0]
+
+
+def test_embedding_bag_sparse_gradient_as_the_text_classification_tutorial():
+    """nn.EmbeddingBag(sparse=True) + SparseAdam (NotImplementedError before): the gradient
+    is sparse COO with one row per non-padding index, equal to the dense gradient."""
+    import numpy as np
+    F = torch.nn.functional
+    w0 = np.random.RandomState(0).randn(6, 2).astype(np.float32)
+    inp, offs = torch.tensor([1, 2, 1, 0, 3]), torch.tensor([0, 2, 2])
+    for mode, pad in (("mean", 0), ("sum", None)):
+        grads = []
+        for sparse in (False, True):
+            w = torch.tensor(w0, requires_grad=True)
+            out = F.embedding_bag(inp, w, offs, mode=mode, sparse=sparse, padding_idx=pad)
+            out.backward(torch.arange(6.0).view(3, 2))
+            grads.append(w.grad)
+        assert grads[1].is_sparse and grads[1]._nnz() == (4 if pad == 0 else 5)
+        np.testing.assert_allclose(grads[1].to_dense(), grads[0], rtol=1e-6)
+    bag = torch.nn.EmbeddingBag(6, 2, mode="mean", sparse=True)
+    opt = torch.optim.SparseAdam(bag.parameters(), lr=0.1)
+    before = bag.weight.detach().clone()
+    bag(inp, offs).sum().backward()
+    opt.step()
+    changed = (bag.weight.detach() != before).any(1).tolist()
+    assert changed == [True, True, True, True, False, False]
