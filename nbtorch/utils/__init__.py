@@ -8,8 +8,13 @@ from nbtorch.utils import checkpoint, dlpack  # noqa: F401
 __all__ = ["data", "checkpoint", "dlpack"]
 
 
+_LAZY = {"tensorboard", "flop_counter", "module_tracker", "model_zoo", "collect_env",
+         "deterministic", "weak", "show_pickle", "throughput_benchmark", "file_baton",
+         "backcompat"}
+
+
 def __getattr__(name):
-    if name == "tensorboard":           # torch.utils.tensorboard under `import nbtorch as torch`
+    if name in _LAZY:                   # torch.utils.<name> under `import nbtorch as torch`
         import importlib
-        return importlib.import_module("nbtorch.utils.tensorboard")
+        return importlib.import_module(f"nbtorch.utils.{name}")
     raise AttributeError(f"module 'nbtorch.utils' has no attribute '{name}'")
