@@ -17,6 +17,9 @@ import math
 import numpy as np
 
 from . import _dtype
+from ._qtensor_channels import (channel_qparams as _channel_qparams,
+                                dequantize_float_qparams, float_zero_points as
+                                _float_zero_points, quantize_float_qparams)
 from ._tensor import Tensor, Size, wrap
 
 __all__ = ["qint8", "quint8", "qint32", "qscheme", "per_tensor_affine", "per_channel_affine",
@@ -90,44 +93,6 @@ def _qscheme_by_name(name):
 def _kernels():
     from .kernels.cpu import quantized
     return quantized
-
-
-def _channel_qparams(q, shape, strides, offset):
-    """The per-channel qparams of a view (shape, strides, offset) of per-channel `q`: the
-    channels its elements come from, read through the same strides from a map of q's
-    storage; they must vary along one dim of the view (the new axis; a view of a single
-    channel has that channel's per-tensor qparams), else the view mixes channels, which
-    PyTorch refuses too (views kept q's scales before: dequantize was wrong)."""
-    scales, zps, axis = q._qparams
-    size = q._storage.data.size
-    chan = np.full(size, -1, np.int64)
-    idx = np.lib.stride_tricks.as_strided(
-        chan[q._offset:], q._shape, [s * chan.itemsize for s in q._strides], writeable=True)
-    shape_c = [1] * len(q._shape)
-    shape_c[axis] = q._shape[axis]
-    idx[...] = np.arange(q._shape[axis]).reshape(shape_c)
-    if not shape:
-        c = int(chan[offset])
-        return (float(scales[c]), int(zps[c])) if c >= 0 else q._qparams
-    view = np.lib.stride_tricks.as_strided(chan[offset:], shape,
-                                           [s * chan.itemsize for s in strides])
-    if view.size == 0:
-        return q._qparams
-    varying = [d for d in range(len(shape)) if shape[d] > 1 and
-               not (view == view.take([0], axis=d)).all()]
-    if not varying:                     # one channel left: its scale for every element
-        c = int(view.reshape(-1)[0])
-        if _float_zero_points(zps):
-            raise NotImplementedError("a single-channel view of a tensor with float "
-                                      "zero points (per_channel_affine_float_qparams)")
-        return (float(scales[c]), int(zps[c]))
-    d = varying[0]
-    lines = np.moveaxis(view, d, 0).reshape(shape[d], -1)
-    if len(varying) > 1 or not (lines == lines[:, :1]).all() or (lines < 0).any():
-        raise RuntimeError("this view of a per-channel quantized tensor mixes its channels "
-                           "(PyTorch refuses it too); call .dequantize() first")
-    channels = lines[:, 0]
-    return (scales[channels], zps[channels], d)
 
 
 class QTensor(Tensor):
@@ -256,9 +221,7 @@ class QTensor(Tensor):
         else:
             scales, zps, axis = self._qparams
             if _float_zero_points(zps):        # float32 (q - zp) * scale, as PyTorch's
-                shape = [1] * q.ndim
-                shape[axis] = -1
-                out[...] = (q.astype(np.float32) - zps.reshape(shape)) * scales.reshape(shape)
+                out[...] = dequantize_float_qparams(q, scales, zps, axis)
             else:
                 k.dequantize_per_channel(q, out, scales, zps, axis)
         return wrap(out)
@@ -407,31 +370,18 @@ def quantize_per_channel(input, scales, zero_points, axis, dtype):
         raise RuntimeError(f"length of scales must equal to channel, expected "
                            f"{x.shape[axis]} got, {s.size}")
     if _float_zero_points(z):          # per_channel_affine_float_qparams (embeddings)
-        return _quantize_float_qparams(x, s.astype(np.float32), z.astype(np.float32), axis,
-                                       dtype)
+        if dtype is not quint8:
+            raise RuntimeError("Expected dtype to be quint8 or quint4x2 for float qparams, "
+                               f"got {dtype}")
+        s, z = s.astype(np.float32), z.astype(np.float32)
+        out = quantize_float_qparams(x, s, z, axis, dtype.qmin, dtype.qmax)
+        return QTensor._from_int(out.astype(dtype.underlying.np), dtype, scales=s,
+                                 zero_points=z, axis=axis)
     z = z.astype(np.int64)
     for sc, zp in zip(s, z):
         check_qparams(sc, zp, dtype)
     out = np.empty(x.shape, dtype.underlying.np)
     _kernels().quantize_per_channel(x, out, s, z, axis, dtype.qmin, dtype.qmax)
-    return QTensor._from_int(out, dtype, scales=s, zero_points=z, axis=axis)
-
-
-def _float_zero_points(zps):
-    return np.asarray(zps).dtype.kind == "f"
-
-
-def _quantize_float_qparams(x, s, z, axis, dtype):
-    """PyTorch's float-qparams quantize: rint(x * float32(1 / scale) + zero_point) in
-    float32 (a zero scale counts as 1), clamped; the zero point is a float."""
-    if dtype is not quint8:
-        raise RuntimeError("Expected dtype to be quint8 or quint4x2 for float qparams, got "
-                           f"{dtype}")
-    shape = [1] * x.ndim
-    shape[axis] = -1
-    inv = np.where(s == 0, np.float32(1), np.float32(1) / np.where(s == 0, 1, s))
-    q = np.rint(x * inv.astype(np.float32).reshape(shape) + z.reshape(shape))
-    out = np.clip(q, dtype.qmin, dtype.qmax).astype(dtype.underlying.np)
     return QTensor._from_int(out, dtype, scales=s, zero_points=z, axis=axis)
 
 
