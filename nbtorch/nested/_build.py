@@ -212,7 +212,6 @@ def narrow(tensor, dim, start, length, layout=None):
 def masked_select(tensor, mask):
     """``torch.nested.masked_select``: one component per row of `tensor` (its last dim made
     ragged): the entries of that row where `mask` (broadcast to `tensor`) is True."""
-    import nbtorch
     mask = mask.expand(tensor.shape) if tuple(mask._shape) != tuple(tensor._shape) else mask
     values = tensor.masked_select(mask)
     counts = mask.reshape(-1, tensor._shape[-1] if tensor.dim() else 1).sum(-1)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from .._torch_function import DisableTorchFunctionSubclass
-from ._tensor import NestedTensor, from_values, make_njt, nested_error, values_of
+from ._tensor import NestedTensor, from_values, nested_error, values_of
 
 __all__ = ["torch_function", "op_name", "register", "elementwise", "same_structure",
            "shape_str", "align_dense"]
@@ -259,11 +259,9 @@ def contiguous(func, name, args, kwargs):
         return nt
     if nt._lengths is None:
         return from_values(values_of(nt).contiguous(), nt)
-    from ._build import jagged_from_list
     import nbtorch
-    comps = nt.unbind()
-    values = nbtorch.cat(list(comps), nt._ragged_idx - 1)
     from ._build import _offsets_of
+    values = nbtorch.cat(list(nt.unbind()), nt._ragged_idx - 1)
     return from_values(values, offsets=_offsets_of(nt._lengths_host(), nt.device),
                        ragged_idx=nt._ragged_idx)
 

@@ -8,7 +8,6 @@ autograd graph). Ops run per component through ``__torch_function__``: elementwi
 (with the dim shifted past the batch dim). Others raise NotImplementedError naming the op
 and the layout. PyTorch prefers the jagged layout; so does nbtorch (``_tensor.py``).
 """
-import numpy as np
 
 from .._tensor import Tensor
 from .._torch_function import _ACTIVE, DisableTorchFunctionSubclass, activate

@@ -116,18 +116,11 @@ class NestedTensor(Tensor):
         """The components laid end to end (differentiable, shares memory)."""
         return values_of(self)
 
-    def _values_(self):
-        return self._values
-
     def offsets(self):
         return self._offsets
 
     def lengths(self):
         return self._lengths
-
-    @property
-    def _ragged_idx_(self):
-        return self._ragged_idx
 
     def _lengths_host(self):
         """The components' lengths as a list of ints (cached)."""

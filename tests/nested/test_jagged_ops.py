@@ -188,3 +188,34 @@ def test_nn_modules_on_a_nested_input():
     tdense.sum().backward()
     np.testing.assert_allclose(model[0].weight.grad.numpy(), ref[0].weight.grad.numpy(),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_attention_model_trains_on_a_nested_batch():
+    """Linear -> per-head SDPA -> residual + LayerNorm -> per-sequence score, on sequences
+    of lengths 3, 7, 5, 2 in one jagged batch: Adam fits four targets."""
+    nn, F = nbtorch.nn, nbtorch.nn.functional
+
+    class Attn(nn.Module):
+        def __init__(self, e=16, h=2):
+            super().__init__()
+            self.qkv, self.out, self.h = nn.Linear(e, 3 * e), nn.Linear(e, e), h
+            self.ln, self.head = nn.LayerNorm(e), nn.Linear(e, 1)
+
+        def forward(self, x):
+            e = x.size(-1)
+            q, k, v = [t.unflatten(-1, (self.h, e // self.h)).transpose(1, 2)
+                       for t in self.qkv(x).chunk(3, -1)]
+            o = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).flatten(-2)
+            return self.head(self.ln(x + self.out(o))).squeeze(-1).sum(1)
+    nbtorch.manual_seed(0)
+    model = Attn()
+    opt = nbtorch.optim.Adam(model.parameters(), 1e-2)
+    x = nbtorch.nested.nested_tensor([nbtorch.randn(n, 16) for n in (3, 7, 5, 2)],
+                                     layout=nbtorch.jagged)
+    y = nbtorch.tensor([1., -1., 0.5, 2.])
+    for _ in range(30):
+        loss = ((model(x) - y) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert loss.item() < 0.05
