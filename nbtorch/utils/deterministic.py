@@ -23,8 +23,7 @@ class _Deterministic(types.ModuleType):
     @fill_uninitialized_memory.setter
     def fill_uninitialized_memory(self, mode):
         if not isinstance(mode, bool):
-            raise TypeError("_set_deterministic_fill_uninitialized_memory(): argument "
-                            f"'arg0' must be bool, not {type(mode).__name__}")
+            raise RuntimeError(f"expected a bool, but got {type(mode).__name__}")
         _STATE["fill"] = mode
 
 
