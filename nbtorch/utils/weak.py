@@ -35,11 +35,8 @@ class WeakIdRef(weakref.ref):
             return a is b
         return self is other
 
-
-class _WeakIdRefKey(WeakIdRef):
-    """The key form used for look-ups: holds no callback."""
-
-    __slots__ = ()
+    def __ne__(self, other):            # weakref.ref's would compare the referents
+        return not self.__eq__(other)
 
 
 class WeakIdKeyDictionary(MutableMapping):
