@@ -6,9 +6,10 @@ user-facing and the float8 storage types from ml_dtypes are opaque to Numba): th
 copies, fills and conversions run here with NumPy, and ops PyTorch does not compute for
 them raise its NotImplementedError (`refuse`).
 
-Conversions follow c10: a float8 is made from a float32 (a float64 rounds twice, as in
-PyTorch); float8_e4m3fn saturates overflow and infinities to +-448 (ml_dtypes gives NaN);
-float8_e8m0fnu stores the magnitude only and makes 0 its smallest value (2**-127).
+Conversions follow c10, bit for bit: a float8 is made from a float32 (a float64 rounds
+twice, as in PyTorch); float8_e4m3fn saturates overflow and infinities to +-448 (ml_dtypes
+gives NaN); float8_e5m2's NaN is 0x7f; float8_e8m0fnu stores the magnitude only and makes
+0 its smallest value (2**-127).
 On CUDA the values make a round trip through the host: these are small, rare copies.
 """
 import numpy as np
@@ -49,7 +50,11 @@ def _to_float8(values, d):
     elif d is _dtype.float8_e8m0fnu:
         bits = np.asarray(np.abs(f)).astype(d.np).view(np.uint8)
         return np.where(f == 0, np.uint8(0), bits).view(d.np)   # 0 -> 2**-127, as c10
-    return f.astype(d.np)
+    out = f.astype(d.np)
+    if d is _dtype.float8_e5m2:                     # c10's NaN is 0x7f (ml_dtypes': 0x7e)
+        bits = np.asarray(out).view(np.uint8)
+        out = np.where(np.isnan(f), bits | np.uint8(0x7F), bits).view(d.np)
+    return out
 
 
 def cast(values, d):
@@ -129,9 +134,17 @@ _UINT_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply,
              "bitwise_xor": np.bitwise_xor}
 _FLOAT8_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply, "abs_": np.abs,
                "isnan": np.isnan, "isfinite": np.isfinite, "isinf": np.isinf}
-_STUBS = {"add": "add_stub", "sub": "add_stub", "floor_divide": "div_floor_cpu",
-          "div": "div_cpu", "max": "max_all", "min": "min_all", "abs_": "abs_cpu",
-          "isfinite": "isfinite", "isinf": "isinf"}
+_STUBS = {"add": "add_stub", "sub": "add_stub", "div_floor_int": "div_floor_cpu",
+          "remainder_int": "remainder_cpu", "bitwise_left_shift": "lshift_cpu",
+          "bitwise_right_shift": "rshift_cpu", "clamp": "clamp_scalar_cpu",
+          "clamp_min": "clamp_min_scalar_cpu", "clamp_max": "clamp_max_scalar_cpu",
+          "pow_int": "pow", "div": "div_cpu", "abs_": "abs_cpu", "isfinite": "isfinite",
+          "isinf": "isinf", "isclose": "mul_cpu_reduced_float", "round_": "round",
+          "square": "pow"}
+# float ops whose PyTorch CPU kernel is a VML one ("sqrt_vml_cpu")
+_VML = {"sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
+        "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil", "round", "trunc",
+        "erf", "erfc", "erfinv", "lgamma", "digamma", "rsqrt", "exp2"}
 # float8 ops PyTorch computes for some of the family only
 _FLOAT8_ONLY = {"abs_": (_dtype.float8_e4m3fn, _dtype.float8_e5m2, _dtype.float8_e4m3fnuz,
                          _dtype.float8_e5m2fnuz),
@@ -159,10 +172,14 @@ def elementwise(op, inputs, d, out_dtype, out=None):
     from ._tensor import empty
     float8 = d in _dtype.FLOAT8
     fn = (_FLOAT8_OPS if float8 else _UINT_OPS).get(op)
-    if float8 and op == "mul" and not all(getattr(x, "ndim", 0) for x in inputs):
-        fn, op = None, "mul_cpu_reduced_float"      # float8 * number: no kernel either
+    if float8 and op in ("mul", "div") and not all(getattr(x, "ndim", 0) for x in inputs):
+        fn, op = None, op + "_cpu_reduced_float"    # float8 * number: no kernel either
     if fn is None or (float8 and d not in _FLOAT8_ONLY.get(op, (d,))):
-        refuse(_STUBS.get(op, op if op.endswith("_float") else op + "_cpu"), d)
+        name = _STUBS.get(op, op)
+        if float8 and name in _VML:
+            name += "_vml"
+        refuse(name if name.endswith(("_float", "_stub", "pow")) or name in _STUBS.values()
+               else name + "_cpu", d)
     if op == "isfinite" and d is _dtype.float8_e8m0fnu:
         fn = _all_true                  # c10 says every e8m0 value is finite, NaN too
     args = [_operand_values(x, d) for x in inputs]

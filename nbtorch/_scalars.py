@@ -16,7 +16,8 @@ __all__ = ["wrap", "checked"]
 
 _C_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
             "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "float32": "float", "float64": "double", "bool": "bool"}
+            "float32": "float", "float64": "double", "bool": "bool", "uint16": "uint16_t",
+            "uint32": "uint32_t", "uint64": "uint64_t"}
 
 
 _INT_LO, _UINT_HI = -(1 << 63), (1 << 64) - 1     # what a wrapped Python int may be

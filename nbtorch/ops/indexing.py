@@ -394,8 +394,8 @@ class Gather(Function):
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[index[i][j]][j] for dim=0 (and likewise for other dims)."""
     if input.dtype.limited:
-        no_kernel("scatter_gather_tensor_cpu" if input.dtype in _dtype.UINTS
-                  else "gather_expanded_index", input.dtype)
+        no_kernel("gather_expanded_index" if input.dtype in _dtype.FLOAT8 and input.dim() == 1
+                  else "scatter_gather_tensor_cpu", input.dtype)   # (PyTorch's own names)
     d = normalize_dim(dim, input.dim())
     _check_gather_shapes("gather", input, d, index)
     if index.dim() == 0 and input.dim() == 1:
@@ -605,6 +605,8 @@ def argwhere(input):
 
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of input with alpha * source rows added at index along dim."""
+    if input.dtype.limited:
+        no_kernel("index_add_", input.dtype)
     d = normalize_dim(dim, input.dim())
     _check_index("index_add", index, input._shape[d] if input.dim() else 1, d)
     idx = (slice(None),) * d + (index,)

@@ -394,6 +394,8 @@ def tril(self, diagonal=0):
     """Zero the elements above the diagonal-th diagonal of the last two dims."""
     if self.dim() < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    if self.dtype.limited:
+        no_kernel("tril", self.dtype)
     return self.masked_fill(_tri_mask(self._shape, diagonal, True, self.device), 0)
 
 
@@ -402,6 +404,8 @@ def triu(self, diagonal=0):
     """Zero the elements below the diagonal-th diagonal of the last two dims."""
     if self.dim() < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+    if self.dtype.limited:
+        no_kernel("triu", self.dtype)
     return self.masked_fill(_tri_mask(self._shape, diagonal, False, self.device), 0)
 
 

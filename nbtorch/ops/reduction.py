@@ -317,7 +317,8 @@ def _float_dtype_for(op, x, dtype):
 
 def dtype_label(d):
     return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-            "uint8": "Byte", "bool": "Bool"}.get(d.name, d.name.capitalize())
+            "uint8": "Byte", "bool": "Bool", "uint16": "UInt16", "uint32": "UInt32",
+            "uint64": "UInt64"}.get(d.name, d.name.capitalize())
 
 
 @tensor_method()

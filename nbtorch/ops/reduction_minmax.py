@@ -210,6 +210,8 @@ Tensor.argmin = argmin
 @tensor_method()
 def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) over all elements or over `dim`, as `torch.return_types.aminmax`."""
+    if input.dtype.limited:
+        no_kernel("aminmax_cpu", input.dtype)
     if dim is None:
         if keepdim:
             dims = tuple(range(input.dim()))
