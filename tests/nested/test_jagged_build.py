@@ -220,3 +220,44 @@ def test_dense_only_ops_name_the_op_and_the_layout():
         nbtorch.nn.MultiheadAttention(3, 1, batch_first=True)(x, x, x, need_weights=False)
     with pytest.raises(RuntimeError, match="ambiguous"):
         bool(x)
+
+
+@pytest.mark.parametrize("nested_op, dense_op", [
+    (lambda x: x * 2 + 1, lambda c, i: c * 2 + 1),
+    (lambda x: x * nbtorch.tensor([[[1.]], [[2.]], [[3.]]]), lambda c, i: c * (i + 1)),
+    (lambda x: x.softmax(1), lambda c, i: c.softmax(0)),
+    (lambda x: x.softmax(-1), lambda c, i: c.softmax(-1)),
+    (lambda x: x.sum(-1), lambda c, i: c.sum(-1)),
+    (lambda x: x.contiguous(), lambda c, i: c),
+    (lambda x: x.transpose(1, 2).exp().transpose(1, 2), lambda c, i: c.exp()),
+])
+def test_components_with_holes_match_a_loop(nested_op, dense_op):
+    """narrow() leaves holes between components: ops see each component's rows only."""
+    base = nbtorch.tensor(np.random.default_rng(3).standard_normal((3, 5, 2)))
+    start, length = nbtorch.tensor([0, 1, 3]), nbtorch.tensor([2, 4, 1])
+    x = nbtorch.nested.narrow(base, 1, start, length, layout=nbtorch.jagged)
+    assert not x.is_contiguous() and x.lengths().tolist() == [2, 4, 1]
+    out = nested_op(x)
+    for i, got in enumerate(out.unbind()):
+        s, n = int(start[i]), int(length[i])
+        np.testing.assert_allclose(got.numpy(), dense_op(base[i, s:s + n], i).numpy(),
+                                   rtol=1e-12)
+    assert x.sum(1).shape == (3, 2)
+    np.testing.assert_allclose(x.mean(1).numpy(), np.stack(
+        [base[i, int(start[i]):int(start[i]) + int(length[i])].numpy().mean(0)
+         for i in range(3)]), rtol=1e-12)
+
+
+def test_constructor_options():
+    x = nbtorch.nested.nested_tensor([[1, 2], [3]], layout=nbtorch.jagged,
+                                     dtype=nbtorch.float64, device="cpu", requires_grad=True)
+    assert x.dtype is nbtorch.float64 and x.is_leaf and x.requires_grad
+    assert nbtorch.nested.as_nested_tensor(x, layout=nbtorch.jagged) is x
+    v = nbtorch.randn(5, 3)
+    y = nbtorch.nested.nested_tensor_from_jagged(v, nbtorch.tensor([0, 2, 5]), max_seqlen=7)
+    assert (y._max_seqlen, y._min_seqlen) == (7, 2)
+    z = nbtorch.nested.nested_tensor_from_jagged(v.t(), nbtorch.tensor([0, 2, 5]),
+                                                 jagged_dim=2)
+    assert z.dim() == 3 and z.size(1) == 3 and z.unbind()[1].shape == (3, 3)
+    with pytest.raises(TypeError, match="tensor or a list"):
+        nbtorch.nested.as_nested_tensor([[1., 2.]], layout=nbtorch.jagged)
