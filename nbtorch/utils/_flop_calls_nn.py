@@ -116,8 +116,9 @@ def mha(query, key, value, num_heads, in_w, in_b, bias_k, add_zero_attn, out_w, 
     """F.multi_head_attention_forward as PyTorch runs it on (L, N, E) inputs: the input
     projections (one linear for self-attention), scaled_dot_product_attention (or, when
     the weights are returned, bmm/baddbmm and bmm), the output projection."""
-    if query.dim() == 2:
-        query, key, value = (Meta((t.shape[0], 1, t.shape[1]), None, t.rg)
+    if query.dim() == 2:                # unbatched: unsqueeze(1), strides kept
+        query, key, value = (Meta((t.shape[0], 1, t.shape[1]),
+                                  (t.strides[0], t.shape[1] * t.strides[1], t.strides[1]), t.rg)
                              for t in (query, key, value))
     L, N, E = query.shape
     fwd, bw = [], []

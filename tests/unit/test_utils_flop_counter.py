@@ -300,3 +300,27 @@ def test_module_tracker_parents_and_is_bw():
         log.append(("after", sorted(tracker.parents), tracker.is_bw))
     assert log == [("fw", ["Global", "MLP", "MLP.fc1"], False),
                    ("bw", ["Global", "MLP", "MLP.fc1"], True), ("after", ["Global"], False)]
+
+
+MHA_CALLS = {
+    "default": lambda lib, m, x: m(x, x, x),
+    "key_padding_mask": lambda lib, m, x: m(x, x, x, key_padding_mask=lib.zeros(
+        2, 5, dtype=lib.bool)),
+    "mask_no_weights": lambda lib, m, x: m(x, x, x, need_weights=False, key_padding_mask=lib.zeros(
+        2, 5, dtype=lib.bool)),
+    "unbatched_strided": lambda lib, m, x: m(x[:, 0], x[:, 0], x[:, 0]),
+    "cross": lambda lib, m, x: m(x, x[:3].contiguous(), x[:3].contiguous(), need_weights=False),
+    "key_is_value": lambda lib, m, x: m(x, x[:3], x[:3]),
+}
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("call", sorted(MHA_CALLS))
+def test_multihead_attention_matches_pytorch(call, batch_first):
+    def build(lib):
+        m = lib.nn.MultiheadAttention(16, 2, batch_first=batch_first,
+                                      add_zero_attn=call == "key_is_value")
+        x = _t(lib, *((2, 5, 16) if batch_first and call != "unbatched_strided"
+                      else (5, 2, 16)), rg=True)
+        return _bw(lambda: MHA_CALLS[call](lib, m, x))
+    _same(build)
