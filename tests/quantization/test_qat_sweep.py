@@ -209,3 +209,28 @@ def test_qat_mobilenet_like_matches_pytorch():
         np.testing.assert_allclose(b, a, atol=1e-6)
     np.testing.assert_allclose(n_final, t_final, atol=1e-6)
     assert n_rest == t_rest == ["Sigmoid", False]
+
+
+def test_dynamic_rnn_cell_linear_relu_and_embeddings_match_pytorch():
+    torch = pytest.importorskip("torch")
+    warnings.filterwarnings("ignore")
+    torch.manual_seed(0)
+
+    def build(t):
+        return t.nn.Sequential(t.nn.RNNCell(3, 4, nonlinearity="relu"),
+                               t.ao.nn.intrinsic.LinearReLU(t.nn.Linear(4, 2), t.nn.ReLU()),
+                               t.nn.RNNCell(2, 3))
+    tm, nm = build(torch), build(nbtorch)
+    nm.load_state_dict({k: nbtorch.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    spec = lambda t: {t.nn.RNNCell, t.ao.nn.intrinsic.LinearReLU}    # noqa: E731
+    tq_, nq_ = (torch.ao.quantization.quantize_dynamic(tm, spec(torch)),
+                tq.quantize_dynamic(nm, spec(nbtorch)))
+    assert repr(nq_) == repr(tq_)
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(nq_(nbtorch.from_numpy(x)).numpy(),
+                               tq_(torch.from_numpy(x)).numpy(), atol=1e-6)
+    # dtype=torch.quint8: embedding tables with float qparams by default
+    emb = [t.ao.quantization.quantize_dynamic(t.nn.Sequential(t.nn.Embedding(7, 3)),
+                                              dtype=t.quint8) for t in (torch, nbtorch)]
+    assert repr(emb[1]) == repr(emb[0])

@@ -186,8 +186,10 @@ def test_dynamic_quantization_and_errors():
     assert np.abs(got - ref).max() < 0.05 * np.abs(ref).max()
     with pytest.raises(RuntimeError, match="Conv2d has no dynamically quantized"):
         nq.quantize_dynamic(model, {nn.Conv2d})
-    with pytest.raises(ValueError, match="Provide full qconfig"):     # PyTorch's error
-        nq.quantize_dynamic(model, {nn.Linear}, dtype=nbtorch.quint8)
+    with pytest.raises(RuntimeError, match="Unknown dtype"):     # PyTorch's error
+        nq.quantize_dynamic(model, {nn.Linear}, dtype=nbtorch.qint32)
+    with pytest.raises(ValueError, match="Provide full qconfig"):
+        nq.quantize_dynamic(model, None, dtype=nbtorch.qint32)
     big = nn.Sequential(nn.Linear(256, 256))
     sizes = []
     for m in (big, nq.quantize_dynamic(big, {nn.Linear})):

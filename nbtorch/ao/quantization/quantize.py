@@ -17,10 +17,10 @@ from nbtorch import nn
 from nbtorch.ao.nn import intrinsic as nni, qat as nnqat, quantized as nnq
 from nbtorch.ao.nn.quantized import dynamic as nnqd
 from nbtorch._dtype import float16
-from nbtorch._qtensor import qint8
+from nbtorch._qtensor import qint8, quint8
 
 from .qconfig import (default_dynamic_qconfig, per_channel_dynamic_qconfig,  # noqa: F401
-                      float16_dynamic_qconfig)
+                      float16_dynamic_qconfig, float_qparams_weight_only_qconfig)
 from .qconfig_mapping import QConfigMapping
 from .stubs import DeQuantStub, QuantStub
 
@@ -52,7 +52,9 @@ _QAT = {nn.Linear: nnqat.Linear, nn.Conv2d: nnqat.Conv2d,
         nni.LinearReLU: nnqat.LinearReLU, nni.ConvReLU2d: nnqat.ConvReLU2d,
         nni.ConvBn2d: nnqat.ConvBn2d, nni.ConvBnReLU2d: nnqat.ConvBnReLU2d}
 _DYNAMIC = {nn.Linear: nnqd.Linear, nn.LSTM: nnqd.LSTM, nn.GRU: nnqd.GRU,
-            nn.LSTMCell: nnqd.LSTMCell, nn.GRUCell: nnqd.GRUCell}
+            nn.LSTMCell: nnqd.LSTMCell, nn.GRUCell: nnqd.GRUCell, nn.RNNCell: nnqd.RNNCell,
+            nni.LinearReLU: nnqd.LinearReLU, nn.Embedding: nnq.Embedding,
+            nn.EmbeddingBag: nnq.EmbeddingBag}
 _UNSUPPORTED_STATIC = (nni.ConvBn2d, nni.ConvBnReLU2d)
 
 
@@ -227,19 +229,25 @@ def quantize_qat(model, run_fn, run_args, inplace=False):
 def quantize_dynamic(model, qconfig_spec=None, dtype=qint8, mapping=None, inplace=False):
     """Swap the listed layer types (default Linear, LSTM, GRU and their cells) for
     dynamically quantized ones: int8 weights, activations quantized at run time
-    (``dtype=torch.float16``: float16 weights, float32 arithmetic).
+    (``dtype=torch.float16``: float16 weights, float32 arithmetic; ``torch.quint8``:
+    Embedding/EmbeddingBag tables with float per-row qparams).
 
     Example:
         >>> qmodel = quantize_dynamic(model, {nn.Linear}, dtype=nbtorch.qint8)
     """
-    if dtype is not qint8 and dtype is not float16:
-        raise ValueError(f"Don't know how to quantize with default settings for {dtype}. "
-                         "Provide full qconfig please")
-    default = default_dynamic_qconfig if dtype is qint8 else float16_dynamic_qconfig
+    defaults = {qint8: default_dynamic_qconfig, float16: float16_dynamic_qconfig,
+                quint8: float_qparams_weight_only_qconfig}     # PyTorch's, by dtype
     if qconfig_spec is None:
-        qconfig_spec = {nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.GRUCell}
-    if isinstance(qconfig_spec, (set, list, tuple)):
-        qconfig_spec = {k: default for k in qconfig_spec}
+        if dtype not in defaults:
+            raise ValueError(f"Don't know how to quantize with default settings for "
+                             f"{dtype}. Provide full qconfig please")
+        types = ((nn.Embedding, nn.EmbeddingBag) if dtype is quint8 else
+                 (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell))
+        qconfig_spec = dict.fromkeys(types, defaults[dtype])
+    elif isinstance(qconfig_spec, (set, list, tuple)):
+        if dtype not in defaults:
+            raise RuntimeError("Unknown dtype specified for quantize_dynamic: ", str(dtype))
+        qconfig_spec = dict.fromkeys(qconfig_spec, defaults[dtype])
     mapping = mapping or _DYNAMIC
     for key in qconfig_spec:
         if isinstance(key, type) and key not in mapping:

@@ -1,5 +1,5 @@
 """Dynamically quantized modules: int8 weights, activations quantized per call."""
-from .linear import Linear
-from .rnn import LSTM, GRU, LSTMCell, GRUCell
+from .linear import Linear, LinearReLU
+from .rnn import LSTM, GRU, LSTMCell, GRUCell, RNNCell
 
-__all__ = ["Linear", "LSTM", "GRU", "LSTMCell", "GRUCell"]
+__all__ = ["Linear", "LinearReLU", "LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]

@@ -14,7 +14,7 @@ from .. import functional as qF
 from ..modules import (_quantize_weight, _save_qparams, _save_packed,
                        _pop_weight_bias)
 
-__all__ = ["Linear", "Float16Weight", "choose_qparams_dynamic", "linear_dynamic",
+__all__ = ["Linear", "LinearReLU", "Float16Weight", "choose_qparams_dynamic", "linear_dynamic",
            "pack_weight", "packed_from_state"]
 
 _SMALL_SCALE = float(np.float32(6.1e-5))     # C++ SMALL_SCALE_THRESHOLD is a float
@@ -183,6 +183,17 @@ class Linear(nn.Module):
         per-tensor symmetric min/max)."""
         from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
-        q = cls(mod.in_features, mod.out_features, mod.bias is not None)
-        q._packed = pack_weight(mod.weight, mod.bias, qconfig)
+        lin = mod[0] if hasattr(mod, "_fused_relu_of") else mod      # nni.LinearReLU
+        q = cls(lin.in_features, lin.out_features, lin.bias is not None)
+        q._packed = pack_weight(lin.weight, lin.bias, qconfig)
         return q
+
+
+class LinearReLU(Linear):
+    """Dynamically quantized Linear followed by ReLU (``nni.LinearReLU``)."""
+
+    def _get_name(self):
+        return "DynamicQuantizedLinearReLU"
+
+    def forward(self, x):
+        return nbtorch.relu(linear_dynamic(x, self._packed))

@@ -12,7 +12,7 @@ from nbtorch._qtensor import qint8
 
 from .linear import linear_dynamic, pack_weight, packed_from_state
 
-__all__ = ["LSTM", "GRU", "LSTMCell", "GRUCell"]
+__all__ = ["LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]
 
 
 def _sigmoid(x):
@@ -204,6 +204,17 @@ def _weight_bias(packed):
 
 
 class _CellBase(nn.Module):
+    bias, nonlinearity = True, "tanh"
+
+    def _get_name(self):
+        return "DynamicQuantized" + type(self).__name__
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        return s + ("" if self.nonlinearity == "tanh" else f", nonlinearity={self.nonlinearity}")
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         """PyTorch's keys ``_packed_weight_ih``/``_hh``; values (weight, bias) tuples."""
         super()._save_to_state_dict(destination, prefix, keep_vars)
@@ -228,7 +239,8 @@ class _CellBase(nn.Module):
         from nbtorch.ao.quantization.qconfig import default_dynamic_qconfig
         qconfig = getattr(mod, "qconfig", None) or default_dynamic_qconfig
         q = cls()
-        q.input_size, q.hidden_size = mod.input_size, mod.hidden_size
+        q.input_size, q.hidden_size, q.bias = mod.input_size, mod.hidden_size, mod.bias
+        q.nonlinearity = getattr(mod, "nonlinearity", "tanh")
         q._packs = tuple(pack_weight(getattr(mod, f"weight_{k}"), getattr(mod, f"bias_{k}",
                                                                           None), qconfig)
                          for k in ("ih", "hh"))
@@ -255,3 +267,15 @@ class GRUCell(_CellBase):
         h = np.zeros((x.shape[0], self.hidden_size), np.float32) if hx is None else \
             np.asarray(hx.detach()._host(), np.float32)
         return nbtorch.from_numpy(_gru_step(x, h, *self._packs))
+
+
+class RNNCell(_CellBase):
+    """Dynamic quantized ``nn.RNNCell``: tanh (or relu) of the two int8 GEMMs' sum."""
+
+    def forward(self, input, hx=None):
+        x = np.asarray(input.detach()._host(), np.float32)
+        h = np.zeros((x.shape[0], self.hidden_size), np.float32) if hx is None else \
+            np.asarray(hx.detach()._host(), np.float32)
+        g = _lin(x, self._packs[0]) + _lin(h, self._packs[1])
+        out = np.tanh(g) if self.nonlinearity == "tanh" else np.maximum(g, np.float32(0))
+        return nbtorch.from_numpy(out.astype(np.float32))
