@@ -342,5 +342,7 @@ def from_values(values, like=None, offsets=None, lengths=None, ragged_idx=None):
     """A nested tensor over `values`, recorded (`FromValues`) when they require grad."""
     from ..autograd import grad_mode
     if values._requires_grad and grad_mode.STATE.enabled:
+        if like is not None and like._requires_grad:
+            like = make_njt(like._values, like)     # its structure only: no edge to it
         return FromValues.apply(values, like, offsets, lengths, ragged_idx)
     return make_njt(values, like, offsets, lengths, ragged_idx)
