@@ -181,3 +181,24 @@ def test_dynamic_linear_state_dict_cross_load(tmp_path):
     x = np.random.default_rng(0).standard_normal((4, 5)).astype(np.float32)
     np.testing.assert_allclose(n(nbtorch.from_numpy(x)).numpy(),
                                t(torch.from_numpy(x)).numpy(), atol=1e-5)
+
+
+def test_first_nbtorch_layout_still_loads():
+    """Checkpoints from nbtorch's first quantized layout (weight_int8, weight_scale,
+    weight_zero_point, bias_) load into today's modules."""
+    a = _converted(_model, nbtorch)
+    sd = a.state_dict()
+    legacy = {k: v for k, v in sd.items() if not k.startswith(("conv.", "fc."))}
+    for name in ("conv", "fc"):
+        w = getattr(a, name).weight()
+        legacy[f"{name}.weight_int8"] = w.int_repr()
+        legacy[f"{name}.weight_scale"] = w.q_per_channel_scales()
+        legacy[f"{name}.weight_zero_point"] = w.q_per_channel_zero_points()
+        legacy[f"{name}.bias_"] = getattr(a, name).bias()
+        legacy[f"{name}.scale"] = sd[f"{name}.scale"]
+        legacy[f"{name}.zero_point"] = sd[f"{name}.zero_point"]
+    nbtorch.manual_seed(3)
+    b = _converted(_model, nbtorch)
+    b.load_state_dict(legacy)
+    x = nbtorch.randn(2, 2, 4, 4)
+    assert a(x).tolist() == b(x).tolist()
