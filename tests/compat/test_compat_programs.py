@@ -70,3 +70,12 @@ def test_embedding_bag_sparse_gradient_as_the_text_classification_tutorial():
     opt.step()
     changed = (bag.weight.detach() != before).any(1).tolist()
     assert changed == [True, True, True, True, False, False]
+
+
+def test_nn_modules_utils_tuple_helpers_custom_layers_import():
+    """``from torch.nn.modules.utils import _pair`` (custom conv layers): ImportError before."""
+    from nbtorch.nn.modules.utils import _ntuple, _pair, _quadruple, _reverse_repeat_tuple
+    assert torch.nn.modules.utils._single(3) == (3,)
+    assert _pair(3) == (3, 3) and _pair([1, 2]) == (1, 2) and _quadruple(0) == (0, 0, 0, 0)
+    assert _ntuple(3, "t")(1) == (1, 1, 1)
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)

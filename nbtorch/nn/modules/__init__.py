@@ -34,6 +34,7 @@ from .loss import __all__ as _loss
 from .loss_extra import *  # noqa: F401,F403
 from .loss_extra import __all__ as _loss_extra
 from .module import Module
+from . import utils  # noqa: F401  (torch.nn.modules.utils._pair, ...)
 from .normalization import *  # noqa: F401,F403
 from .normalization import __all__ as _normalization
 from .padding import *  # noqa: F401,F403
