@@ -158,6 +158,12 @@ def _h_tensordot(out, a, b, dims=2, **kw):
     return C.tensordot(C.meta(a), C.meta(b), da, db)
 
 
+def _h_inner(out, a, b, **kw):
+    if a.dim() == 0 or b.dim() == 0:
+        return [], []
+    return C.tensordot(C.meta(a), C.meta(b), [a.dim() - 1], [b.dim() - 1])
+
+
 def _h_multi_dot(out, tensors, **kw):
     return C.multi_dot([C.meta(t) for t in tensors])
 
@@ -234,6 +240,7 @@ def _handlers():
         ((F.linear,), _h_linear),
         ((nbtorch.einsum,), _h_einsum),
         ((nbtorch.tensordot,), _h_tensordot),
+        ((nbtorch.inner, method("inner")), _h_inner),
         ((nbtorch.linalg.multi_dot,), _h_multi_dot),
         ((getattr(nbtorch, "chain_matmul", None),), _h_chain_matmul),
         ((F.scaled_dot_product_attention,), _h_sdpa),

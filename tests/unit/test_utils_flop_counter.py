@@ -108,6 +108,9 @@ def test_products_match_pytorch():
         lambda lib: lib.tensordot(_t(lib, 2, 3, 4, rg=True), _t(lib, 3, 4, 5), dims=2),
         lambda lib: lib.tensordot(_t(lib, 2, 3, 4), _t(lib, 4, 3, 5, rg=True),
                                   dims=([1, 2], [1, 0])),
+        lambda lib: lib.inner(_t(lib, 2, 4, rg=True), _t(lib, 3, 4)),
+        lambda lib: lib.nn.functional.bilinear(_t(lib, 2, 3, rg=True), _t(lib, 2, 4),
+                                               _t(lib, 5, 3, 4)),
         lambda lib: lib.linalg.multi_dot([_t(lib, 3, 4, rg=True), _t(lib, 4, 5),
                                           _t(lib, 5, 2)]),
         lambda lib: lib.linalg.multi_dot([_t(lib, 3, 4), _t(lib, 4, 5), _t(lib, 5, 2),
@@ -205,8 +208,21 @@ def _models(lib):
                                                            batch_first=True), (2, 5, 32)),
             "encoder_seq_first": (lambda: nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0),
                                   (5, 2, 32)),
+            "rnn": (lambda: _Recurrent(nn, nn.RNN(16, 8)), (3, 2, 16)),
+            "gru": (lambda: _Recurrent(nn, nn.GRU(16, 8)), (3, 2, 16)),
             "mha_weights": (lambda: _MHA(nn, need_weights=True), (5, 2, 32)),
             "mha_kdim": (lambda: _MHA(nn, kdim=16), (5, 2, 32))}
+
+
+def _Recurrent(nn, rnn):
+    class R(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = rnn
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+    return R()
 
 
 def _MHA(nn, need_weights=False, kdim=None):
@@ -230,7 +246,7 @@ def nbtorch_or_torch(x):
 
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "forward+backward"])
 @pytest.mark.parametrize("name", ["mlp", "cnn", "attn_flash", "attn_manual", "encoder",
-                                  "encoder_seq_first", "mha_weights", "mha_kdim"])
+                                  "encoder_seq_first", "mha_weights", "mha_kdim", "rnn", "gru"])
 def test_models_match_pytorch(name, backward):
     def build(lib):
         cls, shape = _models(lib)[name]
