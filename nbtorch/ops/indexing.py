@@ -95,9 +95,11 @@ def offsets_at(t, index):
 def _take(t, offsets):
     out = empty(offsets.shape, t.dtype, t.device)
     if offsets.size:
-        src, dst = t._storage.data, out._array.reshape(-1)
+        src = t._storage.data
         if t.dtype.limited:             # uint16-64, float8: moved as same-width ints
-            src, dst = bits(src, t.dtype), bits(dst, t.dtype)
+            src, dst = bits(src, t.dtype), bits(out._storage.data, t.dtype)
+        else:
+            dst = out._array.reshape(-1)
         get_kernel("take", t.device.type)(src, offsets.reshape(-1), dst)
     return out
 
@@ -107,11 +109,15 @@ def _put(t, offsets, values, accumulate=False):
     if offsets.size:
         v = values.expand(offsets.shape).contiguous() if values._shape != offsets.shape \
             else values.contiguous()
-        dst, src = t._storage.data, v._array.reshape(-1)
-        if t.dtype.limited:
+        dst = t._storage.data
+        if t.dtype.limited:             # (flat storages: no strided view of a float8)
             if accumulate or t.dtype in _NO_INDEX_PUT:
                 no_kernel("index_put", t.dtype)
-            dst, src = bits(dst, t.dtype), bits(src, t.dtype)
+            n = offsets.size
+            src = bits(v._storage.data[v._offset:v._offset + n], t.dtype)
+            dst = bits(dst, t.dtype)
+        else:
+            src = v._array.reshape(-1)
         get_kernel("put", t.device.type)(dst, offsets.reshape(-1), src, accumulate)
     t._bump()
 
