@@ -125,6 +125,12 @@ def _solve(self, A):
     return solve(self, A)
 
 
+def _reversed(self):
+    """``reversed(t)``: the tensor flipped along dim 0 (a 0-d tensor itself), as PyTorch's
+    ``Tensor.__reversed__`` - not Python's reverse iterator."""
+    return self if self.dim() == 0 else self.flip(0)
+
+
 def install():
     from .storage import storage_type, tensor_storage
     Tensor.storage, Tensor.storage_type = tensor_storage, storage_type
@@ -136,6 +142,7 @@ def install():
     Tensor.grad_dtype = property(_grad_dtype_get, _grad_dtype_set)
     Tensor.is_inference = lambda self: bool(self.__dict__.get("_inference", False))
     Tensor.is_meta = property(lambda self: False)
+    Tensor.__reversed__ = _reversed
     Tensor.is_nested = property(lambda self: False)
     Tensor.is_distributed = lambda self: False
     Tensor.output_nr = property(lambda self: self._output_nr)

@@ -79,3 +79,10 @@ def test_nn_modules_utils_tuple_helpers_custom_layers_import():
     assert _pair(3) == (3, 3) and _pair([1, 2]) == (1, 2) and _quadruple(0) == (0, 0, 0, 0)
     assert _ntuple(3, "t")(1) == (1, 1, 1)
     assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+
+
+def test_reversed_is_a_flipped_tensor():
+    """``reversed(t)`` returns ``t.flip(0)`` as in PyTorch (a list_reverseiterator before)."""
+    r = reversed(torch.arange(6).view(2, 3))
+    assert isinstance(r, torch.Tensor) and r.tolist() == [[3, 4, 5], [0, 1, 2]]
+    assert reversed(torch.tensor(5.0)).item() == 5.0
