@@ -17,9 +17,10 @@ from ..._device import device as _device_cls
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
 from ._hooks import ATTR_WRITES, BackwardHook, HookRegistration
-from ._global_hooks import (_global_forward_hooks, _global_forward_hooks_always_called,  # noqa: F401
-                            _global_forward_hooks_with_kwargs, _global_forward_pre_hooks,
-                            register_module_forward_hook, register_module_forward_pre_hook)
+from ._global_hooks import (  # noqa: F401 - the register_* functions are PyTorch's names here
+    _global_forward_hooks, _global_forward_hooks_always_called,
+    _global_forward_hooks_with_kwargs, _global_forward_pre_hooks,
+    register_module_forward_hook, register_module_forward_pre_hook)
 
 __all__ = ["Module"]
 
