@@ -86,3 +86,10 @@ def test_reversed_is_a_flipped_tensor():
     r = reversed(torch.arange(6).view(2, 3))
     assert isinstance(r, torch.Tensor) and r.tolist() == [[3, 4, 5], [0, 1, 2]]
     assert reversed(torch.tensor(5.0)).item() == 5.0
+
+
+def test_autograd_grad_refuses_empty_inputs():
+    import pytest
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
+        torch.autograd.grad(x.sum(), [], allow_unused=True)
