@@ -114,3 +114,29 @@ def sdpa(func, name, args, kwargs):
         return from_values(values, q)
     from ._build import _offsets_of
     return from_values(values, offsets=_offsets_of(q._lengths_host(), q.device), ragged_idx=2)
+
+
+@register("embedding")
+def embedding(func, name, args, kwargs):
+    """``F.embedding(nested indices, weight)``: each index row looked up (a new last dim)."""
+    x = args[0]
+    if not isinstance(x, NestedTensor) or any(isinstance(a, NestedTensor) for a in args[1:]):
+        raise nested_error(name)
+    return from_values(func(values_of(x), *args[1:], **kwargs), x)
+
+
+@register("normalize")
+def normalize(func, name, args, kwargs):
+    """``F.normalize`` over a regular dim (default 1, as F's)."""
+    from ..ops._common import normalize_dim
+    x = args[0]
+    args, kwargs = list(args), dict(kwargs)
+    holder, key = (kwargs, "dim") if "dim" in kwargs else (args, 2) if len(args) > 2 else \
+        (kwargs, "dim")
+    d = normalize_dim(holder.get(key, 1) if holder is kwargs else holder[key], x.dim())
+    if d in (0, x._ragged_idx):
+        raise RuntimeError(f"{name}(): not supported for NestedTensor on the batch or the "
+                           "ragged dim")
+    holder[key] = d - 1
+    args[0] = values_of(x)
+    return from_values(func(*args, **kwargs), x)

@@ -229,6 +229,8 @@ def test_dense_only_ops_name_the_op_and_the_layout():
     (lambda x: x.softmax(-1), lambda c, i: c.softmax(-1)),
     (lambda x: x.sum(-1), lambda c, i: c.sum(-1)),
     (lambda x: x.contiguous(), lambda c, i: c),
+    (lambda x: nbtorch.nn.functional.normalize(x, dim=-1),
+     lambda c, i: nbtorch.nn.functional.normalize(c, dim=-1)),
     (lambda x: x.transpose(1, 2).exp().transpose(1, 2), lambda c, i: c.exp()),
 ])
 def test_components_with_holes_match_a_loop(nested_op, dense_op):
