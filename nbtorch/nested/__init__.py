@@ -29,10 +29,13 @@ autograd bridges between values and nested tensor), ``_build.py`` (constructors)
 softmax), ``_shape.py`` (transpose, unsqueeze, cat, indexing...), ``_ops.py`` (padding,
 linear, norms, attention), ``_strided.py`` (the strided layout).
 
-Not there: CUDA-specific kernels (ops on CUDA values go through the same values ops),
-nested @ nested matmul, attention masks and ``is_causal`` on nested inputs (PyTorch refuses
-them too), ``nn.MultiheadAttention``/``TransformerEncoderLayer`` on nested inputs (PyTorch
-2.13 refuses them on CPU for the jagged layout), converting between the two layouts.
+Not there: nested @ nested matmul, attention masks and ``is_causal`` on nested inputs
+(PyTorch refuses them too), ``nn.MultiheadAttention``/``TransformerEncoderLayer`` on nested
+inputs (PyTorch 2.13 refuses the jagged layout on CPU; its strided layout's inference fast
+path is not reproduced), ``nbtorch.save`` of nested tensors (pickle, ``copy`` and
+``deepcopy`` work), conversion between the two layouts, nested tensors with more than one
+ragged dim in the jagged layout. CUDA values work through the ordinary CUDA ops (checked
+on the simulator), with no kernel of their own.
 
 Example:
     >>> nt = nbtorch.nested.nested_tensor([nbtorch.ones(2, 3), nbtorch.ones(4, 3)],
