@@ -17,12 +17,8 @@ import numpy as np
 from . import _dtype
 from ._dtype import type_name
 
-__all__ = ["involved", "refuse", "np_view", "cast", "copy_values", "fill_values"]
-
-
-def involved(*dtypes):
-    """True when one of `dtypes` is a limited dtype."""
-    return any(d.limited for d in dtypes)
+__all__ = ["refuse", "no_kernel", "np_view", "cast", "copy_values", "fill_values",
+           "elementwise", "bits", "signed_order", "unsigned_order"]
 
 
 def refuse(kernel, dtype):
@@ -128,7 +124,8 @@ def fill_values(dst, value):
 
 
 # The elementwise ops PyTorch computes for these dtypes (nbtorch kernel name -> NumPy);
-# every other one raises PyTorch's error naming its CPU kernel (`_STUBS`, else op_cpu).
+# every other one raises PyTorch's error naming its CPU kernel (`_STUBS`, else op_cpu, or
+# op_vml_cpu for the float ops PyTorch runs through VML).
 _UINT_OPS = {"eq": np.equal, "ne": np.not_equal, "mul": np.multiply,
              "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
              "bitwise_xor": np.bitwise_xor}
@@ -139,9 +136,8 @@ _STUBS = {"add": "add_stub", "sub": "add_stub", "div_floor_int": "div_floor_cpu"
           "bitwise_right_shift": "rshift_cpu", "clamp": "clamp_scalar_cpu",
           "clamp_min": "clamp_min_scalar_cpu", "clamp_max": "clamp_max_scalar_cpu",
           "pow_int": "pow", "div": "div_cpu", "abs_": "abs_cpu", "isfinite": "isfinite",
-          "isinf": "isinf", "isclose": "mul_cpu_reduced_float", "round_": "round",
+          "isinf": "isinf", "isclose": "mul_cpu_reduced_float", "round_": "round_vml_cpu",
           "square": "pow"}
-# float ops whose PyTorch CPU kernel is a VML one ("sqrt_vml_cpu")
 _VML = {"sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
         "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil", "round", "trunc",
         "erf", "erfc", "erfinv", "lgamma", "digamma", "rsqrt", "exp2"}
@@ -175,11 +171,9 @@ def elementwise(op, inputs, d, out_dtype, out=None):
     if float8 and op in ("mul", "div") and not all(getattr(x, "ndim", 0) for x in inputs):
         fn, op = None, op + "_cpu_reduced_float"    # float8 * number: no kernel either
     if fn is None or (float8 and d not in _FLOAT8_ONLY.get(op, (d,))):
-        name = _STUBS.get(op, op)
-        if float8 and name in _VML:
-            name += "_vml"
-        refuse(name if name.endswith(("_float", "_stub", "pow")) or name in _STUBS.values()
-               else name + "_cpu", d)
+        if op in _STUBS or op.endswith("_reduced_float"):
+            refuse(_STUBS.get(op, op), d)
+        refuse(op + ("_vml_cpu" if float8 and op in _VML else "_cpu"), d)
     if op == "isfinite" and d is _dtype.float8_e8m0fnu:
         fn = _all_true                  # c10 says every e8m0 value is finite, NaN too
     args = [_operand_values(x, d) for x in inputs]
