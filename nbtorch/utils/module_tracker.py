@@ -59,13 +59,16 @@ def _watched_run_backward(roots, *args, **kwargs):
 
 
 def _reached(node):
-    """Whether the running backward pass reaches `node` (PyTorch's
-    ``_will_engine_execute_node``, ignoring ``inputs=``)."""
+    """Whether the running backward pass reaches `node` through an edge (PyTorch's
+    ``_will_engine_execute_node``, ignoring ``inputs=``: false for the nodes of the
+    tensors backward was called on, so a module whose output is the loss is not entered
+    in backward)."""
     bw = _BW
     seen = bw.reach.get(bw.passes)
     if seen is None:
         seen = bw.reach[bw.passes] = set()
-        stack = [n for roots in bw.roots for n in roots if n is not None]
+        stack = [nxt for roots in bw.roots for n in roots if n is not None
+                 for nxt, _ in n.next_functions if nxt is not None]
         while stack:
             n = stack.pop()
             if n in seen:
@@ -112,20 +115,16 @@ class _AllGradsHook:
         from ..autograd.graph import gradient_edge
         self.fn = fn
         self.nodes = [gradient_edge(t)[0] for t in tensors]
-        self.pass_no, self.got = None, set()    # the gradients arrived in this pass
-        self.handles = [t.register_hook(self._hook(i)) for i, t in enumerate(tensors)]
+        self.pass_no, self.calls, self.needed = None, 0, 0
+        self.handles = [t.register_hook(self._hook) for t in tensors]
 
-    def _hook(self, i):
-        def hook(grad):
-            if self.pass_no != _BW.passes:
-                self.pass_no, self.got = _BW.passes, set()
-            if self.got is None:                # called already in this pass
-                return
-            self.got.add(i)
-            if all(j in self.got or not _reached(n) for j, n in enumerate(self.nodes)):
-                self.got = None
-                self.fn()
-        return hook
+    def _hook(self, grad):
+        if self.pass_no != _BW.passes:              # the first call of this pass
+            self.pass_no, self.calls = _BW.passes, 0
+            self.needed = sum(map(_reached, self.nodes))
+        self.calls += 1
+        if self.calls == self.needed:
+            self.fn()
 
     def remove(self):
         for h in self.handles:

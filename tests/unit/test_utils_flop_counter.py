@@ -340,3 +340,20 @@ def test_multihead_attention_matches_pytorch(call, batch_first):
                       else (5, 2, 16)), rg=True)
         return _bw(lambda: MHA_CALLS[call](lib, m, x))
     _same(build)
+
+
+def test_module_whose_output_is_the_loss_is_not_entered_in_backward():
+    """As PyTorch's multi-grad hook: the node backward() starts from does not count."""
+    class M(nbtorch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nbtorch.nn.Linear(3, 2)
+
+        def forward(self, x):
+            return self.fc(x).sum()
+    m, log = M(), []
+    with ModuleTracker() as tracker:
+        m.fc.weight.register_hook(lambda g: log.append(sorted(tracker.parents)))
+        m(nbtorch.randn(4, 3)).backward()
+        (m(nbtorch.randn(4, 3)) * 2).backward()
+    assert log == [["Global", "M.fc"], ["Global", "M", "M.fc"]]
