@@ -221,9 +221,6 @@ def masked_select(tensor, mask):
 
 def to_padded_tensor(input, padding, output_size=None):
     """``torch.nested.to_padded_tensor``: `input`'s components padded and stacked."""
-    if not getattr(input, "is_nested", False):
-        raise RuntimeError("to_padded_tensor(): expected a nested tensor, got a strided "
-                           "(dense) tensor")
     return input.to_padded_tensor(padding, output_size)
 
 
