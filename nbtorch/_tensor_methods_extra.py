@@ -120,6 +120,13 @@ def _grad_dtype_set(self, dtype):
     self.__dict__["_grad_dtype"] = dtype
 
 
+def _to_padded_tensor(self, padding, output_size=None):
+    """A strided tensor has no components to pad (nested tensors override this)."""
+    raise NotImplementedError("Could not run 'aten::to_padded_tensor' with arguments from the "
+                              f"'{self.device.type.upper()}' backend: to_padded_tensor needs "
+                              "a nested tensor (nbtorch.nested)")
+
+
 def _solve(self, A):
     from ._torch_extras import solve
     return solve(self, A)
@@ -144,6 +151,7 @@ def install():
     Tensor.is_meta = property(lambda self: False)
     Tensor.__reversed__ = _reversed
     Tensor.is_nested = property(lambda self: False)
+    Tensor.to_padded_tensor = _to_padded_tensor
     Tensor.is_distributed = lambda self: False
     Tensor.output_nr = property(lambda self: self._output_nr)
     Tensor.const_data_ptr = Tensor.data_ptr
