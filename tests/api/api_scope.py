@@ -62,7 +62,7 @@ OUT_OF_SCOPE = {
         # sparse layouts nbtorch.sparse lacks (it has COO and CSR)
         "to_sparse_bsc", "to_sparse_bsr", "to_sparse_csc", "sparse_resize_",
         "sparse_resize_and_clear_", "ccol_indices", "row_indices", "smm", "sspaddmm",
-        "resize_as_sparse_", "to_padded_tensor",
+        "resize_as_sparse_",
         # vendor backends
         "to_mkldnn", "is_mkldnn", "is_vulkan", "is_xla", "is_ipu", "ipu", "is_maia",
         "is_mtia", "mtia", "is_xpu", "xpu", "is_mps", "chalf",
