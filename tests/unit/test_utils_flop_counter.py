@@ -201,7 +201,24 @@ def _models(lib):
                 y = F.softmax(att, dim=-1) @ v
             return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
 
-    return {"mlp": (MLP, (4, 16)), "cnn": (CNN, (2, 3, 8, 8)),
+    class GPT(nn.Module):               # nanoGPT: tied embeddings, a block, the loss
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(50, 32), nn.Embedding(16, 32)
+            self.ln_1, self.attn, self.ln_2 = nn.LayerNorm(32), Attention(True), nn.LayerNorm(32)
+            self.mlp = nn.Sequential(nn.Linear(32, 128), nn.GELU(), nn.Linear(128, 32))
+            self.lm_head = nn.Linear(32, 50, bias=False)
+            self.wte.weight = self.lm_head.weight
+
+        def forward(self, x):
+            idx = (x * 49).long()
+            h = self.wte(idx) + self.wpe(lib.arange(idx.shape[1]))
+            h = h + self.attn(self.ln_1(h))
+            h = h + self.mlp(self.ln_2(h))
+            logits = self.lm_head(h)
+            return F.cross_entropy(logits.view(-1, 50), idx.view(-1))
+
+    return {"mlp": (MLP, (4, 16)), "cnn": (CNN, (2, 3, 8, 8)), "gpt": (GPT, (2, 8)),
             "attn_flash": (lambda: Attention(True), (2, 6, 32)),
             "attn_manual": (lambda: Attention(False), (2, 6, 32)),
             "encoder": (lambda: nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
@@ -246,13 +263,14 @@ def nbtorch_or_torch(x):
 
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "forward+backward"])
 @pytest.mark.parametrize("name", ["mlp", "cnn", "attn_flash", "attn_manual", "encoder",
-                                  "encoder_seq_first", "mha_weights", "mha_kdim", "rnn", "gru"])
+                                  "encoder_seq_first", "mha_weights", "mha_kdim", "rnn", "gru",
+                                  "gpt"])
 def test_models_match_pytorch(name, backward):
     def build(lib):
         cls, shape = _models(lib)[name]
         model, x = cls(), _t(lib, *shape)
         if backward:
-            return lambda: model(x).sum().backward()
+            return lambda: model(x).sum().backward()      # (gpt: the loss itself)
         return lambda: model(x)
     got = _same(build)
     assert "Global" in got and len(got) > 1
