@@ -513,6 +513,7 @@ def _record_fast(cls, args, d, kind):
         ctx.params = ()
         b = args[1]
         tb = isinstance(b, Tensor)
+        save = cls.saves(meta_a is not None, tb and b._requires_grad)
         saves_out = save and "out" in save
         ctx.shapes = (a._shape, b._shape if tb else ())
         if save:
@@ -550,10 +551,16 @@ class Binary(Elementwise):
 
     `grad(ctx, g, a, b, out, *params)` returns (grad_a, grad_b) at the broadcast
     shape; `backward` sums them back to each input's shape. `save` lists what
-    `grad` needs among 'a', 'b', 'out' (scalars are always available).
+    `grad` needs among 'a', 'b', 'out' (scalars are always available); `saves(need_a,
+    need_b)` narrows it to what the gradients asked for need, as PyTorch saves (x * 2.0
+    keeps no tensor, so writing into x afterwards is no error).
     """
 
     save = "ab"
+
+    @classmethod
+    def saves(cls, need_a, need_b):
+        return cls.save
 
     @classmethod
     def result_dtype(cls, a, b, *params):
@@ -589,7 +596,7 @@ class Binary(Elementwise):
         ctx.params = params
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
         ctx.shapes = (a._shape if ta else (), b._shape if tb else ())
-        save = cls.save
+        save = cls.saves(*ctx.needs_input_grad[:2])
         if save:
             ctx.scalars = (None if ta else a, None if tb else b)
             ctx._saved = (                      # save_for_backward, inlined

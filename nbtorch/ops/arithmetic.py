@@ -82,6 +82,10 @@ class Sub(Binary):
 class Mul(Binary):
     kernel = "mul"
 
+    @classmethod
+    def saves(cls, need_a, need_b):     # d(ab)/da = b, d(ab)/db = a
+        return ("a" if need_b else "") + ("b" if need_a else "")
+
     @staticmethod
     def grad(ctx, g, a, b, out):
         need = ctx.needs_input_grad
@@ -90,6 +94,10 @@ class Mul(Binary):
 
 class Div(Binary):
     kernel, result = "div", "float"
+
+    @classmethod
+    def saves(cls, need_a, need_b):     # d(a/b)/da = 1/b, d(a/b)/db = -a/b^2
+        return ("a" if need_b else "") + ("b" if need_a or need_b else "")
 
     @staticmethod
     def grad(ctx, g, a, b, out):
