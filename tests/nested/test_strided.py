@@ -91,3 +91,10 @@ def test_autograd_leaf_gradcheck_and_refusals():
         _nt(nbtorch).cumsum(1)
     with pytest.raises(RuntimeError, match="dim=0"):
         _nt(nbtorch).softmax(0)
+
+
+def test_to_padded_tensor_of_a_dense_tensor_is_refused_as_pytorch():
+    torch = _torch()
+    for m in (torch, nbtorch):
+        with pytest.raises(NotImplementedError, match="aten::to_padded_tensor"):
+            m.nested.to_padded_tensor(m.ones(2, 3), 0.)
