@@ -257,17 +257,17 @@ def _big_add_in_child():
 
 
 @pytest.mark.parametrize("make", [lambda x: x * 2.0, lambda x: x / 2.0, lambda x: 3 * x,
-                                  lambda x: x * nbtorch.ones(3), lambda x: x / nbtorch.ones(3)])
+                                  lambda x: x * torch.ones(3), lambda x: x / torch.ones(3)])
 def test_mul_div_save_only_what_their_gradients_need(make):
     """As PyTorch: x * c and x / c keep no copy of x (only the other operand), so writing
     into x afterwards does not invalidate the graph (it raised 'modified by an inplace
     operation'); a*b with both requiring grad still refuses."""
-    x = nbtorch.ones(3, requires_grad=True).clone()
+    x = torch.ones(3, requires_grad=True).clone()
     y = make(x)
     x.add_(1)
     y.sum().backward()
-    a = nbtorch.ones(3, requires_grad=True).clone()
-    b = nbtorch.ones(3, requires_grad=True)
+    a = torch.ones(3, requires_grad=True).clone()
+    b = torch.ones(3, requires_grad=True)
     z = a * b
     a.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
