@@ -144,7 +144,16 @@ def _h_linear(out, input, weight, bias=None):
 
 
 def _h_einsum(out, equation, *operands):
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    if not isinstance(equation, str):       # sublist form: op, [0, 1], op, [1, 2], [0, 2]
+        args = (equation,) + operands
+        operands, subs = args[0:len(args) - len(args) % 2:2], args[1::2]
+
+        def term(sub):
+            return "".join("..." if i is Ellipsis else chr(ord("a") + i) for i in sub)
+        equation = ",".join(term(sub) for sub in subs[:len(operands)])
+        if len(args) % 2:
+            equation += "->" + term(args[-1])
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return CN.einsum(equation, [C.meta(t) for t in operands])
 

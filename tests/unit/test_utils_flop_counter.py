@@ -133,6 +133,14 @@ def test_einsum_matches_pytorch(eq, shapes):
     _same(build)
 
 
+def test_einsum_sublist_form_matches_pytorch():
+    def build(lib):
+        a, b = _t(lib, 3, 4, rg=True), _t(lib, 4, 5)
+        return _bw(lambda: lib.einsum(a, [0, 1], b, [1, 2], [0, 2]) + lib.einsum(a, [0, 1],
+                                                                                b, [1, 2]))
+    _same(build)
+
+
 def test_convolutions_match_pytorch():
     def conv(name, x, w, x_rg=True, **kw):
         return lambda lib: getattr(lib.nn.functional, name)(
