@@ -21,8 +21,12 @@ autograd.Function's backward and custom ops are not seen; a backward run outside
 ``with`` block of the forward is not counted, nor one run inside it for a forward run
 before; scaled_dot_product_attention on 4-D inputs counts as PyTorch counts on a GPU
 (PyTorch's CPU kernel is missing from its table, so PyTorch on CPU counts 0, or the math
-path's bmm's with dropout); PyTorch's fused inference paths of MultiheadAttention and
-Transformer layers count nothing there, while nbtorch counts their ops.
+path's bmm's with dropout); PyTorch's fused kernels missing from its table (the inference
+paths of MultiheadAttention and Transformer layers, LSTM on CPU (oneDNN) and cuDNN RNNs)
+count nothing there, while nbtorch counts their matmuls. Backward attribution to modules
+follows the order nodes run in: where a module is never left in backward (its inputs need
+no gradient) and two branches are independent, the branch nbtorch's engine runs later is
+attributed to it too, as PyTorch's is for the branch its engine runs later.
 """
 from collections import defaultdict
 
