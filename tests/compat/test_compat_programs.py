@@ -93,3 +93,26 @@ def test_autograd_grad_refuses_empty_inputs():
     x = torch.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
         torch.autograd.grad(x.sum(), [], allow_unused=True)
+
+
+def test_conv_forward_hook_for_weight_standardised_conv():
+    """A Conv2d subclass calling ``self._conv_forward(x, w, self.bias)`` (weight
+    standardisation, as BiT/timm code does): AttributeError before."""
+    import numpy as np
+    nn, F = torch.nn, torch.nn.functional
+
+    class WSConv2d(nn.Conv2d):
+        def forward(self, x):
+            w = self.weight
+            w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+            return self._conv_forward(x, w, self.bias)
+
+    torch.manual_seed(0)
+    conv = WSConv2d(2, 3, 3, padding=1, padding_mode="reflect")
+    x = torch.randn(1, 2, 5, 5)
+    w = conv.weight
+    w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+    want = F.conv2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), w, conv.bias)
+    np.testing.assert_allclose(conv(x).detach(), want.detach(), rtol=1e-5, atol=1e-6)
+    c1 = nn.Conv1d(2, 2, 3)
+    assert c1._conv_forward(torch.ones(1, 2, 4), c1.weight, None).shape == (1, 2, 2)

@@ -160,6 +160,15 @@ def _batched(module, input, expected, run):
     return run(input)
 
 
+def _conv_forward(self, input, weight, bias):
+    """Convolve `input` with the given `weight` and `bias` under this layer's settings (its
+    padding mode included): PyTorch's hook for subclasses that transform the weight first
+    (weight standardisation, masks) and then call ``self._conv_forward(x, w, self.bias)``."""
+    input, padding = self._padded(input)
+    conv = (F.conv1d, F.conv2d, F.conv3d)[self._n - 1]
+    return conv(input, weight, bias, self.stride, padding, self.dilation, self.groups)
+
+
 class Conv1d(_ConvNd):
     """1-D convolution over (N, C_in, L) inputs.
 
@@ -168,6 +177,7 @@ class Conv1d(_ConvNd):
         torch.Size([20, 33, 24])
     """
     _n = 1
+    _conv_forward = _conv_forward
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
@@ -192,6 +202,7 @@ class Conv2d(_ConvNd):
         torch.Size([2, 33, 8, 8])
     """
     _n = 2
+    _conv_forward = _conv_forward
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
@@ -216,6 +227,7 @@ class Conv3d(_ConvNd):
         torch.Size([1, 4, 4, 6, 6])
     """
     _n = 3
+    _conv_forward = _conv_forward
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
