@@ -116,3 +116,9 @@ def test_conv_forward_hook_for_weight_standardised_conv():
     np.testing.assert_allclose(conv(x).detach(), want.detach(), rtol=1e-5, atol=1e-6)
     c1 = nn.Conv1d(2, 2, 3)
     assert c1._conv_forward(torch.ones(1, 2, 4), c1.weight, None).shape == (1, 2, 2)
+
+
+def test_pytorch_module_paths_of_attention_classes():
+    mha = torch.nn.MultiheadAttention(4, 2)
+    assert isinstance(mha, torch.nn.modules.activation.MultiheadAttention)
+    assert isinstance(mha.out_proj, torch.nn.modules.linear.NonDynamicallyQuantizableLinear)

@@ -352,3 +352,7 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}" + _inplace_str(self.inplace)
+
+
+# PyTorch defines MultiheadAttention in this module; code names it as nn.modules.activation.*
+from .activation_mha import MultiheadAttention  # noqa: E402,F401

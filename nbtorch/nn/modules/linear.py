@@ -99,3 +99,12 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+def __getattr__(name):
+    """``nn.modules.linear.NonDynamicallyQuantizableLinear`` (defined beside
+    MultiheadAttention, whose out_proj it is; imported lazily to avoid a cycle)."""
+    if name == "NonDynamicallyQuantizableLinear":
+        from .activation_mha import NonDynamicallyQuantizableLinear
+        return NonDynamicallyQuantizableLinear
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
