@@ -36,6 +36,10 @@ def _scaled(op, a, b, alpha):
     if isinstance(alpha, float) and not _dtype.result_type(a, b).is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a "
                            "floating point number.")
+    if isinstance(b, Tensor):
+        d = _dtype.result_type(a, b)
+        if b.dtype is not d:            # scaled in the result's dtype, as PyTorch (a
+            b = b.to(d)                 # bfloat16 b times alpha was rounded to bfloat16)
     return b * alpha
 
 

@@ -272,3 +272,13 @@ def test_mul_div_save_only_what_their_gradients_need(make):
     a.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_add_alpha_scales_in_the_result_dtype():
+    """p.add_(bfloat16 g, alpha=a) on float32 p: a * g in float32, as PyTorch (it was
+    rounded to bfloat16 first: 0.033447 instead of 0.033398 for g = 1/3, a = 0.1)."""
+    p = torch.zeros(3)
+    p.add_(torch.full((3,), 1 / 3).bfloat16(), alpha=0.1)
+    g = np.float32(torch.tensor(1 / 3).bfloat16().float().item())     # exact in float32
+    expected = g * np.float32(0.1)
+    np.testing.assert_array_equal(p.numpy(), np.full(3, expected, np.float32))
