@@ -137,10 +137,12 @@ _STUBS = {"add": "add_stub", "sub": "add_stub", "div_floor_int": "div_floor_cpu"
           "clamp_min": "clamp_min_scalar_cpu", "clamp_max": "clamp_max_scalar_cpu",
           "pow_int": "pow", "div": "div_cpu", "abs_": "abs_cpu", "isfinite": "isfinite",
           "isinf": "isinf", "isclose": "mul_cpu_reduced_float", "round_": "round_vml_cpu",
-          "square": "pow"}
+          "square": "pow", "relu": "clamp_min_scalar_cpu", "addcmul": "addcmul_cpu_out",
+          "addcdiv": "addcdiv_cpu_out", "exp2": "exp2", "sigmoid": "sigmoid_cpu_reduced_float"}
+_UINT_STUBS = {"fmax": "maximum_cpu", "fmin": "minimum_cpu"}
 _VML = {"sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan",
         "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor", "ceil", "round", "trunc",
-        "erf", "erfc", "erfinv", "lgamma", "digamma", "rsqrt", "exp2"}
+        "erf", "erfc", "erfinv", "lgamma", "digamma", "rsqrt"}
 # float8 ops PyTorch computes for some of the family only
 _FLOAT8_ONLY = {"abs_": (_dtype.float8_e4m3fn, _dtype.float8_e5m2, _dtype.float8_e4m3fnuz,
                          _dtype.float8_e5m2fnuz),
@@ -171,6 +173,8 @@ def elementwise(op, inputs, d, out_dtype, out=None):
     if float8 and op in ("mul", "div") and not all(getattr(x, "ndim", 0) for x in inputs):
         fn, op = None, op + "_cpu_reduced_float"    # float8 * number: no kernel either
     if fn is None or (float8 and d not in _FLOAT8_ONLY.get(op, (d,))):
+        if not float8 and op in _UINT_STUBS:
+            refuse(_UINT_STUBS[op], d)
         if op in _STUBS or op.endswith("_reduced_float"):
             refuse(_STUBS.get(op, op), d)
         refuse(op + ("_vml_cpu" if float8 and op in _VML else "_cpu"), d)
@@ -226,3 +230,10 @@ def unsigned_order(a, np_dtype):
     """The inverse of `signed_order`: signed ints back to the uint values of `np_dtype`."""
     u = a.view(np_dtype)
     return np.bitwise_xor(u, np_dtype.type(1 << (8 * np_dtype.itemsize - 1)))
+
+
+def wide(d):
+    """The dtype holding every value of limited dtype `d` exactly (float32 for a float8,
+    int64 for a uint: uint64 wraps there and back bit for bit), for ops that only move
+    values (pad, embedding): they run there with their existing kernels."""
+    return _dtype.float32 if d in _dtype.FLOAT8 else _dtype.int64

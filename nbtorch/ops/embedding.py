@@ -136,6 +136,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got {weight.dim()}-D weight of shape "
                            f"{list(weight.shape)}")
+    if weight.dtype.limited:            # uint16-64, float8: looked up exactly in a wider dtype
+        from .._limited import wide
+        return embedding(input, weight.to(wide(weight.dtype)), padding_idx, max_norm,
+                         norm_type, scale_grad_by_freq, sparse).to(weight.dtype)
     V = weight.shape[0]
     check_same_device("embedding", weight, input)
     _check_indices(input)

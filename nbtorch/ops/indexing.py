@@ -465,6 +465,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
 
 def scatter_add(input, dim, index, src):
     """A copy of input with src added at index along dim (repeats accumulate)."""
+    if input.dtype.limited:
+        no_kernel('scatter_gather_tensor_cpu', input.dtype)
     d = normalize_dim(dim, input.dim())
     _check_src_dtype(input, src)
     _check_gather_shapes("scatter_add", input, d, index)
@@ -516,6 +518,8 @@ def index_select(input, dim, index):
 
 def take(input, index):
     """Elements of input seen as 1-D, at the positions in index (shaped like index)."""
+    if input.dtype.limited:
+        no_kernel('take_cpu', input.dtype)
     return input.reshape(-1)[index]
 
 
@@ -629,6 +633,8 @@ def index_add_(self, dim, index, source, *, alpha=1):
 
 
 def index_copy(input, dim, index, source):
+    if input.dtype.limited:
+        no_kernel('index_copy_cpu', input.dtype)
     d = normalize_dim(dim, input.dim())
     _check_index("index_copy_", index, input._shape[d] if input.dim() else 1, d)
     return index_put(input, (slice(None),) * d + (index,), source)

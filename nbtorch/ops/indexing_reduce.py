@@ -14,6 +14,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._registry import get_kernel
 from ..autograd.function import Function
+from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method
 from ._inplace import inplace_guard
 from .indexing import _dim_offsets, _take, _check_gather_shapes, index_put
@@ -281,6 +282,8 @@ def _fill_index(op, x, dim, index, value):
 @tensor_method()
 def index_fill(self, dim, index, value):
     """A copy of self with `value` in the slices index (along dim); negative indices wrap."""
+    if self.dtype.limited:
+        no_kernel('index_fill_cpu', self.dtype)
     key, v = _fill_index("index_fill_", self, dim, index, value)
     if not self.dim():
         return index_put(self.reshape(1), key, v).reshape(())
@@ -314,6 +317,8 @@ def _masked_source(op, x, mask, source):
 def masked_scatter(self, mask, source):
     """A copy of self (broadcast with mask) whose elements where mask is True are source's
     first elements, in row-major order."""
+    if self.dtype.limited:
+        no_kernel('masked_scatter', self.dtype)
     shape, m, part = _masked_source("masked_scatter", self, mask, source)
     return index_put(self.expand(shape), (m,), part)
 

@@ -360,6 +360,8 @@ def mv(input, vec, *, out=None):
 @tensor_method()
 def dot(input, other, *, out=None):
     """Dot product of two 1-D tensors of the same size and dtype (a 0-d tensor)."""
+    if input.dtype.limited:
+        no_kernel('dot', input.dtype)
     if isinstance(input, Tensor) and isinstance(other, Tensor) and \
             (input.dim() != 1 or other.dim() != 1):
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and "

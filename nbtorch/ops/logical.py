@@ -232,6 +232,11 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """
     if input.dtype.is_complex and out is None:
         return _complex_nan_to_num(input, nan, posinf, neginf)
+    if input.dtype.limited and out is None:
+        if input.dtype in _dtype.UINTS:     # nothing to replace: a copy (no kernel compiled)
+            from .copy import clone
+            return clone(input)
+        no_kernel("nan_to_num", input.dtype)    # float8: PyTorch has no kernel
     return NanToNum.call((input, *_replacements("nan_to_num", nan, posinf, neginf)), out)
 
 
@@ -245,7 +250,7 @@ def _complex_nan_to_num(x, nan, posinf, neginf):
 
 
 Tensor.nan_to_num = lambda self, nan=0.0, posinf=None, neginf=None: (
-    _complex_nan_to_num(self, nan, posinf, neginf) if self.dtype.is_complex else
+    nan_to_num(self, nan, posinf, neginf) if self.dtype.is_complex or self.dtype.limited else
     NanToNum.apply(self, *_replacements("nan_to_num", nan, posinf, neginf)))
 Tensor.nan_to_num_ = lambda self, nan=0.0, posinf=None, neginf=None: NanToNum.inplace(
     self, (self, *_replacements("nan_to_num_", nan, posinf, neginf)))

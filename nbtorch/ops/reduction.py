@@ -339,6 +339,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 @tensor_method()
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum treating NaN as zero."""
+    if input.dtype.limited:
+        no_kernel('nansum_cpu', input.dtype, _dtype.FLOAT8)
     if input.dtype.is_complex:
         raise RuntimeError("nansum does not support complex inputs")
     dims = normalize_dims(dim, input.dim())

@@ -10,6 +10,7 @@ from .. import _dtype
 from .._tensor import Tensor
 from .._registry import get_kernel
 from ..autograd.function import Function, renamed
+from .._limited import no_kernel
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
 from .reduction import (dtype_label, keepdim_shape, reduce_numel, reduced_shape,
@@ -101,6 +102,8 @@ def _parse_var_args(op, input, dim, unbiased, keepdim, correction):
 def _var_std(op, take_sqrt, both):
     node = ("Std" if take_sqrt else "Var") + ("Mean" if both else "") + "Backward0"
     def fn(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        if input.dtype in _dtype.FLOAT8:
+            raise RuntimeError(f"std_var_all: Unsupported dtype {_dtype.type_name(input.dtype)}")
         if input.dtype.is_complex:      # var(z) = var(Re z) + var(Im z): a real result
             v = _var_std("var", False, False)
             out = v(input.real, dim, unbiased, keepdim, correction=correction) + \
@@ -177,6 +180,8 @@ def logsumexp(input, dim=None, keepdim=False):
         >>> nbtorch.tensor([[0., 1000.], [-inf, -inf]]).logsumexp(1)
         tensor([1000.,   -inf])
     """
+    if input.dtype.limited:
+        no_kernel('max_values_cpu', input.dtype, _dtype.FLOAT8)
     if input.dtype.is_complex:          # shifted by the largest real part, as PyTorch
         dims = normalize_dims(dim, input.dim())
         shift = input.real.detach().amax(dims, keepdim=True)
@@ -281,6 +286,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         >>> nbtorch.tensor([[3., 4.], [0., 0.]]).norm(dim=1)
         tensor([5., 0.])
     """
+    if input.dtype.limited:
+        no_kernel('norm_cpu', input.dtype, _dtype.FLOAT8)
     if p == "nuc":
         from .. import linalg
         if dtype is not None:

@@ -182,6 +182,8 @@ def pad(input, pad, mode="constant", value=None):
                            f"dimension but got padding length {len(pad)} and input of dimension "
                            f"{input.dim()}")
     _check_pad_mode(input, pad, mode, value)
+    if input.dtype.limited:             # uint16-64, float8: padded exactly in a wider dtype
+        return _pad_limited(input, pad, mode, value)
     from .._scalars import checked
     fill = 0.0 if value is None else checked(float(value), input.dtype)   # a float, as PyTorch
     out = input
@@ -196,6 +198,11 @@ def pad(input, pad, mode="constant", value=None):
         if lo or hi:
             out = GatherAxisFn.apply(out, dim, _pad_index(size, lo, hi, mode), fill)
     return out if out is not input else input.clone()
+
+
+def _pad_limited(input, widths, mode, value):
+    from .._limited import wide
+    return pad(input.to(wide(input.dtype)), widths, mode, value).to(input.dtype)
 
 
 # ---------------------------------------------------------------- interpolate

@@ -137,6 +137,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
         >>> nbtorch.tensor([1., 2., 3.]).cumprod(0)
         tensor([1., 2., 6.])
     """
+    if input.dtype.limited:
+        no_kernel('cumprod_out_cpu', input.dtype, _dtype.FLOAT8)
     d = normalize_dim(dim, input.dim())
     dt = _scan_dtype(input, dtype)
     if dt.is_complex and input.dim() == 0:

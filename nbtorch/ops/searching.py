@@ -13,6 +13,7 @@ from .. import _dtype
 from .._capture import host_computed
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
+from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method
 from . import _return_types as rt
 
@@ -98,6 +99,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         >>> nbtorch.searchsorted(nbtorch.tensor([1, 3, 5]), nbtorch.tensor([3, 6]))
         tensor([1, 3])
     """
+    if sorted_sequence.dtype.limited:
+        no_kernel('searchsorted_out_cpu', sorted_sequence.dtype)
     res = _search("searchsorted", sorted_sequence, input, _side("searchsorted", right, side),
                   out_int32, sorter)
     if out is not None:

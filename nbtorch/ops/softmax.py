@@ -8,6 +8,7 @@ from .. import _dtype
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ..autograd.function import Function
+from .._limited import no_kernel
 from ._common import normalize_dim
 from .reduction import dtype_label
 
@@ -58,6 +59,8 @@ def _softmax_grad(g, y, dim):
 
 def softmax_forward(op, x, dim):
     """Run kernel `op` ('softmax'/'log_softmax') over `dim` of x into a new tensor."""
+    if x.dtype.limited:
+        no_kernel(op + "_lastdim_kernel_impl", x.dtype, _dtype.FLOAT8)
     if op == "log_softmax" and x.dtype.is_half and x.numel():
         return _half_log_softmax(x, dim)
     work = x.dtype.compute
@@ -106,6 +109,8 @@ def _prepare(op, input, dim, dtype, _stacklevel=None):
                         "deprecated in PyTorch; pass dim=...)")
     if dtype is not None:
         input = input.to(_dtype.to_dtype(dtype))
+    if input.dtype.limited:
+        no_kernel(op + "_lastdim_kernel_impl", input.dtype)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"{op}_kernel_impl\" not implemented for "
                                   f"'{dtype_label(input.dtype)}'")

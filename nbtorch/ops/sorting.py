@@ -171,6 +171,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 @tensor_method()
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value (k from 1) along `dim` and its index."""
+    if input.dtype.limited:
+        no_kernel('kthvalue_cpu', input.dtype)
     d = normalize_dim(dim, input.dim())
     n = input._shape[d] if input.dim() else 1
     if not 1 <= k <= n:
@@ -234,6 +236,8 @@ def _median_all(input, skip_nan):
 @tensor_method()
 def median(input, dim=None, keepdim=False):
     """Lower median of all elements, or (values, indices) along `dim`; NaN propagates."""
+    if input.dtype.limited:
+        no_kernel('median_cpu', input.dtype)
     return _median("median", input, dim, keepdim, False)
 
 
@@ -292,6 +296,8 @@ def mode(input, dim=-1, keepdim=False):
         >>> nbtorch.tensor([1, 2, 2, 1, 3]).mode()
         torch.return_types.mode(values=tensor(1), indices=tensor(3))
     """
+    if input.dtype.limited:
+        no_kernel('mode_cpu', input.dtype)
     d = normalize_dim(dim, input.dim())
     if input.dim() and input._shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -372,6 +378,8 @@ def _unique_dim(input, dim, return_inverse, return_counts):
 @host_computed("has a data-dependent output shape")
 def bincount(input, weights=None, minlength=0):
     """Counts of each value of a 1-D non-negative integer tensor (sums of `weights`)."""
+    if input.dtype.limited:
+        no_kernel('bincount_cpu', input.dtype, _dtype.UINTS)
     if input.dim() != 1 or input.dtype.is_floating_point or input.dtype is _dtype.bool:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
@@ -397,6 +405,8 @@ def bincount(input, weights=None, minlength=0):
 @host_computed("counts the input's values on the host")
 def histc(input, bins=100, min=0, max=0):
     """Histogram of `bins` equal bins over [min, max] (the data's range if min == max)."""
+    if input.dtype.limited:
+        no_kernel("aminmax_cpu", input.dtype)
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                            f"'{dtype_label(input.dtype)}'")

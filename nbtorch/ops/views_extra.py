@@ -14,6 +14,7 @@ from .. import _dtype
 from .._overlap import check_no_partial_overlap
 from .._tensor import Tensor, Size
 from ..autograd import grad_mode
+from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method
 from .diagonal import ViewScatter
 
@@ -207,6 +208,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 @tensor_method()
 def trace(self):
     """The sum of the main diagonal of a 2-D tensor."""
+    if self.dtype.limited:
+        no_kernel('trace', self.dtype)
     if self.dim() != 2:
         raise RuntimeError("trace: expected a matrix, but got tensor with dim "
                            f"{self.dim()}")

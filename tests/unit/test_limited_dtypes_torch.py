@@ -114,6 +114,22 @@ OPS = {
     "repr": lambda m, d, a, b: repr(a.reshape(2, 2)),
     "repr_nan": lambda m, d, a, b: repr(m.tensor([math.nan, 2.0, 0.0]).to(d)),
     "equal": lambda m, d, a, b: m.equal(a, b),
+    "kthvalue": lambda m, d, a, b: a.kthvalue(1),
+    "median": lambda m, d, a, b: a.median(),
+    "searchsorted": lambda m, d, a, b: m.searchsorted(b, a),
+    "dot": lambda m, d, a, b: a.dot(b),
+    "take": lambda m, d, a, b: a.take(m.tensor([0, 3])),
+    "cumprod": lambda m, d, a, b: a.cumprod(0),
+    "std": lambda m, d, a, b: a.std(),
+    "softmax": lambda m, d, a, b: a.softmax(0),
+    "nansum": lambda m, d, a, b: a.nansum(),
+    "nan_to_num": lambda m, d, a, b: a.nan_to_num(),
+    "relu": lambda m, d, a, b: m.relu(a),
+    "sigmoid": lambda m, d, a, b: a.sigmoid(),
+    "addcmul": lambda m, d, a, b: m.addcmul(a, a, b),
+    "scatter_add": lambda m, d, a, b: a.scatter_add(0, m.tensor([0]), b[:1]),
+    "pad": lambda m, d, a, b: m.nn.functional.pad(a, (1, 2), value=1.0),
+    "embedding": lambda m, d, a, b: m.nn.functional.embedding(m.tensor([1, 0]), a.reshape(2, 2)),
 }
 
 
