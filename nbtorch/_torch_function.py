@@ -94,6 +94,14 @@ def participates(cls):
     if known is not None:
         return known
     from ._tensor import Tensor
+    answer = _participates(cls, Tensor)
+    _PARTICIPATES[cls] = answer
+    if not answer and cls is not list and cls is not tuple:   # containers are looked into
+        _SKIP_TYPES.add(cls)
+    return answer
+
+
+def _participates(cls, Tensor):
     tf = getattr(cls, "__torch_function__", None)
     if tf is None or tf is _disabled_torch_function_impl or cls is Tensor:
         answer = False
@@ -102,13 +110,32 @@ def participates(cls):
         answer = own or not cls.__module__.startswith("nbtorch.")
     else:
         answer = True
-    _PARTICIPATES[cls] = answer
     return answer
 
 
+# Classes known not to take part (grown by `participates`): the per-call check of a
+# dispatching function is a set lookup per argument.
+_SKIP_TYPES = {int, float, bool, complex, str, type(None), slice, type(Ellipsis)}
+
+
+def plain_args(values):
+    """True when no value (nor element of a tuple/list value) takes part."""
+    skip = _SKIP_TYPES
+    for a in values:
+        c = a.__class__
+        if c in skip:
+            continue
+        if c is tuple or c is list:
+            for b in a:
+                if b.__class__ not in skip and participates(b.__class__):
+                    return False
+        elif participates(c):
+            return False
+    return True
+
+
 def _plain(t):
-    from ._tensor import Tensor
-    return t is Tensor or t is int or t is float or t is bool or t is type(None)
+    return t in _SKIP_TYPES or not participates(t)
 
 
 def overloaded_args(args, kwargs=None):
@@ -256,8 +283,11 @@ class _Dispatcher:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
+        if not _MODE_USERS[0] and plain_args(args) and (not kwargs or
+                                                         plain_args(kwargs.values())):
+            return self.__torch_function_original__(*args, **kwargs)
         st = STATE
-        if st.all_off or (not st.modes and (st.subclass_off or not overloaded_args(args, kwargs))):
+        if st.all_off or (not st.modes and st.subclass_off):
             return self.__torch_function_original__(*args, **kwargs)
         return dispatch(self, self.__torch_function_original__, args, kwargs)
 
@@ -334,7 +364,7 @@ _DUNDERS = frozenset(
      "__gt__", "__ge__", "__getitem__", "__setitem__", "__len__", "__iter__", "__bool__",
      "__float__", "__int__", "__index__", "__complex__", "__repr__", "__format__",
      "__contains__", "__reversed__", "__array__"])
-_SKIP = frozenset(["as_subclass", "__torch_function__"])
+_SKIP_NAMES = frozenset(["as_subclass", "__torch_function__"])
 _PROPERTIES = ("T", "mT", "H", "mH", "real", "imag")
 
 
@@ -440,7 +470,7 @@ def _tensor_attribute_names():
     from ._tensor import Tensor
     names = []
     for name in dir(Tensor):
-        if name in _SKIP or (name.startswith("_") and name not in _DUNDERS):
+        if name in _SKIP_NAMES or (name.startswith("_") and name not in _DUNDERS):
             continue
         value = getattr(Tensor, name, None)
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType,
