@@ -13,6 +13,7 @@ pass-through such as add's, or a view of one) nor with another gradient it
 returned, and seen by no hook. Everything else (the user's grad_tensors, a hook's
 or a custom Function's tensors) is copied into `.grad`.
 """
+import collections.abc
 import itertools
 
 from .. import _tensor
@@ -385,9 +386,13 @@ def _make_grads(outputs, grad_outputs):
 
 
 def _as_tuple(x):
+    """A tensor, a list/tuple, or any other iterator or dict view of tensors (PyTorch takes
+    ``model.parameters()``, a generator, for ``inputs``) as a tuple."""
     if x is None:
         return ()
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+    if isinstance(x, (tuple, list, collections.abc.Iterator, collections.abc.ValuesView)):
+        return tuple(x)
+    return (x,)
 
 
 def _roots(outputs):

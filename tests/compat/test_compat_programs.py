@@ -122,3 +122,21 @@ def test_pytorch_module_paths_of_attention_classes():
     mha = torch.nn.MultiheadAttention(4, 2)
     assert isinstance(mha, torch.nn.modules.activation.MultiheadAttention)
     assert isinstance(mha.out_proj, torch.nn.modules.linear.NonDynamicallyQuantizableLinear)
+
+
+def test_autograd_grad_takes_model_parameters_generator():
+    """``torch.autograd.grad(loss, model.parameters(), create_graph=True)`` (MAML, gradient
+    penalties): the generator was taken as one input (AttributeError before)."""
+    torch.manual_seed(0)
+    m = torch.nn.Linear(3, 2)
+    loss = (m(torch.ones(4, 3)) ** 2).sum()
+    gw, gb = torch.autograd.grad(loss, m.parameters(), create_graph=True)
+    assert gw.shape == (2, 3) and gb.shape == (2,) and gw.requires_grad
+    (g2,) = torch.autograd.grad(loss, dict(m.named_parameters()).values().__iter__().__next__(),
+                                retain_graph=True)
+    assert g2.shape == (2, 3)
+    (gv,) = torch.autograd.grad(loss, {"b": m.bias}.values())
+    assert gv.shape == (2,)
+    x = torch.ones(2, requires_grad=True)
+    (x * 3).sum().backward(inputs=iter([x]))
+    assert x.grad.tolist() == [3.0, 3.0]
