@@ -8,6 +8,7 @@ fused kernel from the device registry.
 """
 import copy
 import functools
+import sys
 import warnings
 from collections import defaultdict
 from itertools import chain
@@ -154,6 +155,8 @@ class Optimizer(OptimizerHooks):
         `closure` (optional) re-evaluates the model and returns the loss; it
         runs with gradients enabled.
         """
+        if "capturable" in self.defaults:
+            self._cuda_graph_capture_health_check()
         loss = None
         if closure is not None:
             with enable_grad():
@@ -173,6 +176,15 @@ class Optimizer(OptimizerHooks):
                             raise RuntimeError(self._sparse_grad_error)
                         self._update(p, p.grad, group)
         return loss
+
+    def _cuda_graph_capture_health_check(self):
+        """PyTorch's refusal to capture a step whose state stays on the host (capturable
+        False): replayed, it would keep the captured step's count and bias corrections."""
+        graphs = sys.modules.get("nbtorch.cuda.graphs")
+        if graphs is not None and graphs.is_current_stream_capturing() and not all(
+                g.get("capturable") for g in self.param_groups):
+            raise RuntimeError("Attempting CUDA graph capture of step() for an instance of "
+                               f"{type(self).__name__} but param_groups' capturable is False.")
 
     # PyTorch's RuntimeError for a sparse gradient (None: `_update` handles them)
     _sparse_grad_error = None

@@ -194,3 +194,18 @@ def test_whole_training_step_capture_matches_eager_training():
         g.replay()
     for a, b in zip(eager.parameters(), model.parameters()):
         assert nbtorch.equal(a.cpu(), b.cpu())
+
+
+def test_capturing_a_step_that_is_not_capturable_is_refused():
+    """Adam's step count lives on the host unless capturable: replays would keep the
+    captured step's bias correction, so capture is refused as PyTorch refuses it."""
+    w = nbtorch.zeros(3, device="cuda", requires_grad=True)
+    w.grad = nbtorch.ones(3, device="cuda")
+    opt = nbtorch.optim.Adam([w], lr=0.1)
+    with pytest.raises(RuntimeError, match="CUDA graph capture of step\\(\\) for an instance "
+                                           "of Adam but param_groups' capturable is False"):
+        with cuda.graph(cuda.CUDAGraph()):
+            opt.step()
+    sgd = nbtorch.optim.SGD([w], lr=0.1)            # no host state: allowed
+    with cuda.graph(cuda.CUDAGraph()):
+        sgd.step()
