@@ -94,6 +94,16 @@ class FunctionCtx:
             return s and s[0]
         return _unpack(s, self)
 
+    def save_for_forward(self, *tensors):
+        """Keep tensors for a ``jvp`` staticmethod. nbtorch derives forward-mode derivatives
+        from `backward` (a double vjp), so they are only checked and kept, and a Function
+        written for both modes (``setup_context`` saving for each) runs unchanged."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError("save_for_forward expects all arguments to be tensors; you "
+                                "should save non-tensors as attributes on ctx.")
+        self.saved_for_forward = tensors
+
     def mark_non_differentiable(self, *tensors):
         self._non_diff = {id(t) for t in tensors}
 

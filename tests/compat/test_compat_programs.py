@@ -140,3 +140,37 @@ def test_autograd_grad_takes_model_parameters_generator():
     x = torch.ones(2, requires_grad=True)
     (x * 3).sum().backward(inputs=iter([x]))
     assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_function_saving_for_forward_mode_runs_under_func_transforms():
+    """A custom Function written for both AD modes (setup_context calls
+    ctx.save_for_forward, a jvp staticmethod): AttributeError before."""
+    import numpy as np
+
+    class MyExp(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+            ctx.save_for_forward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (r,) = ctx.saved_tensors
+            return g * r
+
+        @staticmethod
+        def jvp(ctx, t):
+            (r,) = ctx.saved_tensors
+            return t * r
+
+    x = torch.tensor([0.0, 1.0], dtype=torch.float64)
+    np.testing.assert_allclose(torch.func.grad(lambda t: MyExp.apply(t).sum())(x), np.exp([0, 1]))
+    np.testing.assert_allclose(torch.func.jvp(MyExp.apply, (x,), (torch.ones(2, dtype=torch.float64),))[1],
+                               np.exp([0, 1]))
+    assert torch.func.vmap(MyExp.apply)(torch.zeros(3, 2)).shape == (3, 2)
