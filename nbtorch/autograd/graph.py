@@ -13,7 +13,7 @@ from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
            "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks"]
+           "disable_saved_tensors_hooks", "increment_version"]
 
 
 class RemovableHandle:
@@ -221,3 +221,11 @@ def draw(tensors, params=None):
     """Draw the autograd graph of `tensors` as SVG (inline in Jupyter); see `autograd.draw`."""
     from .draw import draw as _draw
     return _draw(tensors, params=params)
+
+
+def increment_version(tensor):
+    """Mark `tensor` (or each tensor of an iterable) as modified in place, as a write
+    through ``.data`` or NumPy would have: autograd then refuses its stale saved copies."""
+    from .._tensor import Tensor
+    for t in ([tensor] if isinstance(tensor, Tensor) else tensor):
+        t._bump()

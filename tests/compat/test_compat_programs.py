@@ -174,3 +174,15 @@ def test_function_saving_for_forward_mode_runs_under_func_transforms():
     np.testing.assert_allclose(torch.func.jvp(MyExp.apply, (x,), (torch.ones(2, dtype=torch.float64),))[1],
                                np.exp([0, 1]))
     assert torch.func.vmap(MyExp.apply)(torch.zeros(3, 2)).shape == (3, 2)
+
+
+def test_increment_version_makes_saved_tensors_stale():
+    import pytest
+    x = torch.ones(3, requires_grad=True)
+    y = x.exp()
+    z = y.exp()
+    v = y._version
+    torch.autograd.graph.increment_version(y)
+    assert y._version == v + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
