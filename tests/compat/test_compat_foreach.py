@@ -61,7 +61,8 @@ def test_autograd_and_errors_match_pytorch():
     y.sum().backward()
     close([w.grad], [[3.0, 3.0]])
     a, b = _lists()
-    with pytest.raises(RuntimeError, match="Tensor lists must have the same number of tensors, got 2 and 1"):
+    with pytest.raises(RuntimeError,
+                       match="Tensor lists must have the same number of tensors, got 2 and 1"):
         nbtorch._foreach_add(a, b[:1])
     with pytest.raises(RuntimeError, match="at least one tensor"):
         nbtorch._foreach_add([], 1)

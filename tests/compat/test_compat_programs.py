@@ -104,7 +104,8 @@ def test_conv_forward_hook_for_weight_standardised_conv():
     class WSConv2d(nn.Conv2d):
         def forward(self, x):
             w = self.weight
-            w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+            w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (
+                w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
             return self._conv_forward(x, w, self.bias)
 
     torch.manual_seed(0)
@@ -171,8 +172,8 @@ def test_function_saving_for_forward_mode_runs_under_func_transforms():
 
     x = torch.tensor([0.0, 1.0], dtype=torch.float64)
     np.testing.assert_allclose(torch.func.grad(lambda t: MyExp.apply(t).sum())(x), np.exp([0, 1]))
-    np.testing.assert_allclose(torch.func.jvp(MyExp.apply, (x,), (torch.ones(2, dtype=torch.float64),))[1],
-                               np.exp([0, 1]))
+    tangent = torch.ones(2, dtype=torch.float64)
+    np.testing.assert_allclose(torch.func.jvp(MyExp.apply, (x,), (tangent,))[1], np.exp([0, 1]))
     assert torch.func.vmap(MyExp.apply)(torch.zeros(3, 2)).shape == (3, 2)
 
 
