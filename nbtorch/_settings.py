@@ -17,8 +17,28 @@ __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled
            "get_deterministic_debug_mode", "set_float32_matmul_precision",
            "get_float32_matmul_precision", "alert_not_deterministic"]
 
-_STATE = {"deterministic": False, "warn_only": False, "matmul_precision": "highest"}
+_STATE = {"deterministic": False, "warn_only": False, "matmul_precision": "highest",
+          "fill_uninitialized_memory": True}      # torch.utils.deterministic's switch
 _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def fill_uninitialized(t):
+    """What PyTorch does to `empty()`'s memory while deterministic algorithms are on (and
+    torch.utils.deterministic.fill_uninitialized_memory): NaN for floating and complex
+    tensors, the largest value for integers (True for bool), so reads of memory never
+    written are reproducible."""
+    d = t.dtype
+    if d.is_floating_point or d.is_complex:
+        value = float("nan")
+    elif d.name == "bool":
+        value = True
+    else:
+        from . import iinfo
+        value = iinfo(d).max
+    from .autograd import no_grad
+    with no_grad():
+        t.fill_(value)
+    return t
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

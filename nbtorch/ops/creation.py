@@ -9,6 +9,7 @@ from .._device import factory_device
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from .._limited import no_kernel
+from .._settings import _STATE as _SETTINGS, fill_uninitialized
 from ._common import get_kernel
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full",
@@ -46,9 +47,13 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_mem
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     if memory_format is not None:
         from .copy import empty_in_format
-        return _finish(empty_in_format(_shape_arg(size), d, factory_device(device),
-                                       _check_format("empty", memory_format)), requires_grad)
-    return _finish(_empty(_shape_arg(size), d, factory_device(device)), requires_grad)
+        t = empty_in_format(_shape_arg(size), d, factory_device(device),
+                            _check_format("empty", memory_format))
+    else:
+        t = _empty(_shape_arg(size), d, factory_device(device))
+    if _SETTINGS["deterministic"] and _SETTINGS["fill_uninitialized_memory"]:
+        fill_uninitialized(t)
+    return _finish(t, requires_grad)
 
 
 def _size_kwarg(op, size, kwargs):
@@ -144,9 +149,11 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     if memory_format is not None:
         from .copy import empty_in_format
         fmt = _check_format("empty_like", memory_format)
-        return _finish(empty_in_format(input._shape, _dtype.to_dtype(dtype or input.dtype),
-                                       to_device(device or input.device), fmt, input),
-                       requires_grad)
+        t = empty_in_format(input._shape, _dtype.to_dtype(dtype or input.dtype),
+                            to_device(device or input.device), fmt, input)
+        if _SETTINGS["deterministic"] and _SETTINGS["fill_uninitialized_memory"]:
+            fill_uninitialized(t)
+        return _finish(t, requires_grad)
     return _like(empty, input, dtype, device, requires_grad, None)
 
 

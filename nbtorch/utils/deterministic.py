@@ -2,15 +2,15 @@
 default) that PyTorch reads while deterministic algorithms are on, to fill the memory of
 ``empty()`` and friends (NaN for floats, the largest value for integers).
 
-nbtorch records the switch (read it back, set it) but its ``empty()`` does not fill yet:
-its memory is NumPy's uninitialised memory in either case.
+nbtorch's ``empty``, ``empty_like``, ``empty_strided`` and ``new_empty`` fill as PyTorch's
+(`nbtorch._settings.fill_uninitialized`).
 """
 import sys
 import types
 
 __all__ = ["fill_uninitialized_memory"]
 
-_STATE = {"fill": True}
+from .._settings import _STATE as _SETTINGS
 
 
 class _Deterministic(types.ModuleType):
@@ -18,13 +18,13 @@ class _Deterministic(types.ModuleType):
     def fill_uninitialized_memory(self):
         """Whether to fill uninitialized memory with a known value when
         ``torch.use_deterministic_algorithms()`` is set to True."""
-        return _STATE["fill"]
+        return _SETTINGS["fill_uninitialized_memory"]
 
     @fill_uninitialized_memory.setter
     def fill_uninitialized_memory(self, mode):
         if not isinstance(mode, bool):
             raise RuntimeError(f"expected a bool, but got {type(mode).__name__}")
-        _STATE["fill"] = mode
+        _SETTINGS["fill_uninitialized_memory"] = mode
 
 
 sys.modules[__name__].__class__ = _Deterministic

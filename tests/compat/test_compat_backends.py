@@ -1,6 +1,7 @@
 """torch.backends, deterministic algorithms and the float32 matmul precision."""
 import warnings
 
+import numpy as np
 import pytest
 
 import nbtorch
@@ -116,3 +117,20 @@ def test_accelerator_without_a_gpu():
         acc.current_device_index()
     torch = pytest.importorskip("torch")
     assert torch.accelerator.is_available() == acc.is_available()
+
+
+def test_deterministic_mode_fills_uninitialized_memory():
+    """As PyTorch: with deterministic algorithms on, empty() and friends are NaN-filled
+    (largest value for integers) unless torch.utils.deterministic says not to."""
+    import nbtorch.utils.deterministic as det
+    nbtorch.use_deterministic_algorithms(True)
+    try:
+        assert np.isnan(nbtorch.empty(3).numpy()).all()
+        assert np.isnan(nbtorch.empty_like(nbtorch.ones(2)).numpy()).all()
+        assert np.isnan(nbtorch.ones(2).new_empty(4).numpy()).all()
+        assert nbtorch.empty(2, dtype=nbtorch.int16).tolist() == [32767, 32767]
+        det.fill_uninitialized_memory = False
+        assert nbtorch.empty(3).shape == (3,)
+    finally:
+        det.fill_uninitialized_memory = True
+        nbtorch.use_deterministic_algorithms(False)
