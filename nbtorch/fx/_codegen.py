@@ -100,9 +100,19 @@ class _Globals:
             return r if r.startswith("torch.") else self.add(t.__name__, t)
         if isinstance(t, type):
             return t.__qualname__
+        if t is Ellipsis:
+            return "..."
+        import typing
         r = repr(t)
+        args = typing.get_args(t)
+        if args and "[" in r and all(isinstance(a, type) or a is Ellipsis or typing.get_args(a)
+                                     for a in args):
+            # Tuple[torch.Tensor, Optional[torch.Tensor]]: each argument named as code can
+            # read it (repr would spell nbtorch._tensor.Tensor, a name the code lacks)
+            head = r.split("[", 1)[0]
+            head = "typing.Union" if head == "typing.Optional" else head
+            r = f"{head}[{', '.join(self.type_annotation(a) for a in args)}]"
         if r.startswith("typing."):
-            import typing
             self.values["typing"] = typing
         return r
 

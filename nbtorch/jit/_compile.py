@@ -34,6 +34,7 @@ from ..amp._hooks import state_key as autocast_key
 from ..autograd import grad_mode
 from ._compiled import build, flatten, unflatten
 from ._guards import Baked, Unhashable, aliasing, describe, user_calls, value_key
+from ..fx._patch import RECORDING as _RECORDING
 
 __all__ = ["compile", "CompileError", "OptimizedModule", "CompiledFunctionWrapper", "config",
            "reset"]
@@ -217,7 +218,9 @@ class _Compiled:
 
     # ---- the call path ------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
-        if STANCE[0] == "force_eager":
+        if STANCE[0] == "force_eager" or getattr(_RECORDING, "tracer", None) is not None:
+            # force_eager; or called while an outer trace records (a @jit.script helper
+            # inside a scripted, traced or compiled caller): its ops join the outer graph
             return self._fn(*args, **kwargs)
         if not kwargs and all([a.__class__ is Tensor for a in args]):
             tensors = args

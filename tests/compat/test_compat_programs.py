@@ -187,3 +187,42 @@ def test_increment_version_makes_saved_tensors_stale():
     assert y._version == v + 1
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_typed_forward_return_annotations_trace():
+    """``def forward(self, x: Tensor) -> Tuple[Tensor, Optional[Tensor]]`` (typed model
+    code): jit.trace, fx.symbolic_trace and export failed with NameError 'nbtorch' in the
+    generated code."""
+    from typing import Optional, Tuple
+
+    class M(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
+            return x + 1, x
+
+    class N(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+            return (x * 2,)
+
+    x = torch.ones(2)
+    assert torch.fx.symbolic_trace(M())(x)[0].tolist() == [2.0, 2.0]
+    assert torch.jit.trace(N(), x)(x)[0].tolist() == [2.0, 2.0]
+    assert torch.export.export(M(), (x,)).module()(x)[0].tolist() == [2.0, 2.0]
+
+
+def test_script_helper_called_inside_traced_scripted_and_compiled_code():
+    """A @torch.jit.script helper (timm/torchvision style) called from code that is itself
+    traced, scripted or compiled runs inline in the outer graph (the scripted caller failed:
+    'set_rng_state() inside compiled code'; jit.trace: a node of another graph)."""
+    @torch.jit.script
+    def swish(x: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+        return x * torch.sigmoid(beta * x)
+
+    def g(x):
+        return swish(x) + 1
+
+    x = torch.tensor([0.0, 1.0])
+    want = (x * torch.sigmoid(x) + 1).tolist()
+    assert torch.jit.script(g)(x).tolist() == want
+    assert torch.jit.trace(g, x)(x).tolist() == want
+    assert torch.compile(g)(x).tolist() == want
+    assert swish(x, 2.0).tolist() == (x * torch.sigmoid(2 * x)).tolist()
