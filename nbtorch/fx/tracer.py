@@ -183,10 +183,14 @@ class Tracer(TracerBase):
         concrete_args = concrete_args or {}
         kw = {}
         for p in params:
-            if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-                star = "**" if p.kind is p.VAR_KEYWORD else "*"
-                raise RuntimeError(f"symbolic tracing: {star}{p.name} in the traced "
-                                   "function's signature is not supported; name the inputs")
+            if p.kind is p.VAR_KEYWORD:
+                # forward(self, x, **kwargs): the code accepts (and the trace ignores) extra
+                # keywords, as PyTorch's; the traced body sees an empty dict
+                self.create_proxy("placeholder", f"**{p.name}", (), {})
+                continue
+            if p.kind is p.VAR_POSITIONAL:
+                raise RuntimeError(f"symbolic tracing: *{p.name} in the traced function's "
+                                   "signature is not supported; name the inputs")
             if p.name in concrete_args:          # a constant: the placeholder keeps the
                 value = concrete_args[p.name]    # signature, the code sees the value
                 ph = self.create_proxy("placeholder", p.name, (value,), {})

@@ -226,3 +226,24 @@ def test_script_helper_called_inside_traced_scripted_and_compiled_code():
     assert torch.jit.trace(g, x)(x).tolist() == want
     assert torch.compile(g)(x).tolist() == want
     assert swish(x, 2.0).tolist() == (x * torch.sigmoid(2 * x)).tolist()
+
+
+def test_symbolic_trace_of_forward_with_var_keyword():
+    """``forward(self, x, *, scale=1.0, **kwargs)`` (HF/timm signatures) traces as PyTorch's:
+    a ``**kwargs`` placeholder, extra keywords accepted and ignored (RuntimeError before)."""
+    class A(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l = torch.nn.Linear(2, 2)
+
+        def forward(self, x, *, scale: float = 1.0, **kwargs):
+            return self.l(x) * scale
+
+    torch.manual_seed(0)
+    m = A()
+    g = torch.fx.symbolic_trace(m)
+    assert [n.target for n in g.graph.nodes if n.op == "placeholder"] == ["x", "scale",
+                                                                          "**kwargs"]
+    x = torch.ones(1, 2)
+    assert g(x, extra=3).tolist() == m(x).tolist()
+    assert g(x, scale=2.0).tolist() == m(x, scale=2.0).tolist()
