@@ -76,6 +76,14 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __radd__(self, other):          # (4,) + size is a Size too, as in PyTorch
+        return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return Size(tuple(self) * n)
+
+    __rmul__ = __mul__
+
 
 def contiguous_strides(shape):
     strides, acc = [], 1

@@ -209,6 +209,11 @@ class Emitter:
             return folded
         if name == "getitem" and isinstance(args[0], (tuple, list, dict)):
             return args[0][_unwrap(args[1])]
+        if name == "add" and type(out).__name__ == "Size":
+            # x.size()[:-1] + (n,): a traced shape joined with other sizes (Concat)
+            parts = [self.name(a) if isinstance(a, Value) and a.kind == "shape"
+                     else self.int_vector(list(a)) for a in args]
+            return self.wrap(out, self.g.op("Concat", *parts, axis=0))
         if name == "getattr" and hasattr(args[0], "_fields"):     # x.max(1).values
             return getattr(args[0], args[1])
         fn = FUNCTIONS.get(name)

@@ -247,3 +247,33 @@ def test_symbolic_trace_of_forward_with_var_keyword():
     x = torch.ones(1, 2)
     assert g(x, extra=3).tolist() == m(x).tolist()
     assert g(x, scale=2.0).tolist() == m(x, scale=2.0).tolist()
+
+
+def test_size_arithmetic_keeps_size_and_exports_to_onnx(tmp_path):
+    """``x.size()[:-1] + (n,)`` (GPT-2's Conv1D): ``(4,) + size`` and ``size * 2`` are
+    Sizes as in PyTorch, and the ONNX export of such shape arithmetic is a Concat of the
+    traced shape (AttributeError 'Size' has no 'dtype' before)."""
+    import numpy as np
+    import pytest
+    assert type((4,) + torch.Size([2])) is torch.Size and (4,) + torch.Size([2]) == (4, 2)
+    assert type(torch.Size([1, 2]) * 2) is torch.Size
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+
+    class Conv1D(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(4, 3))
+            self.bias = torch.nn.Parameter(torch.zeros(3))
+
+        def forward(self, x):
+            size_out = x.size()[:-1] + (3,)
+            return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight).view(size_out)
+
+    m = Conv1D()
+    path = str(tmp_path / "c.onnx")
+    torch.onnx.export(m, (torch.randn(2, 5, 4),), path, input_names=["x"],
+                      dynamic_axes={"x": {0: "b", 1: "t"}})
+    x = torch.randn(3, 7, 4)
+    got = ort.InferenceSession(path).run(None, {"x": x.numpy()})[0]
+    np.testing.assert_allclose(got, m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
