@@ -1,6 +1,6 @@
 """Vision helpers: image ``transforms`` (v1 and ``transforms.v2``), ``datasets`` (``Digits``
-ships with nbtorch; ``ImageFolder`` reads a folder tree), ``io`` (``read_image``), ``ops``
-(box IoU, NMS, focal loss) and ``utils`` (``make_grid``).
+ships with nbtorch; ``ImageFolder`` reads a folder tree), ``io`` (``read_image``), ``models``
+(ResNets), ``ops`` (box IoU, NMS, focal loss) and ``utils`` (``make_grid``).
 
 Example:
     >>> from nbtorch.vision import datasets, transforms
@@ -8,6 +8,6 @@ Example:
     >>> len(train)
     1438
 """
-from nbtorch.vision import datasets, functional, io, ops, transforms, utils
+from nbtorch.vision import datasets, functional, io, models, ops, transforms, utils
 
-__all__ = ["datasets", "functional", "io", "ops", "transforms", "utils"]
+__all__ = ["datasets", "functional", "io", "models", "ops", "transforms", "utils"]
