@@ -1,5 +1,6 @@
 """Box operations of ``torchvision.ops`` that detection code calls: areas, IoU, format
-conversion, clipping, non-maximum suppression and the sigmoid focal loss.
+conversion, clipping, non-maximum suppression and the sigmoid focal loss (and, from
+`_ops_layers`, the layers model code builds with: StochasticDepth, FrozenBatchNorm2d...).
 
 Boxes are (N, 4) tensors in (x1, y1, x2, y2) unless a function says otherwise. Everything
 is written with tensor ops (so it differentiates where torchvision's does), except the greedy
@@ -13,9 +14,13 @@ Example:
 import numpy as np
 
 import nbtorch
+from nbtorch.vision._ops_layers import (MLP, Conv2dNormActivation, FrozenBatchNorm2d,
+                                        SqueezeExcitation, StochasticDepth, stochastic_depth)
 
 __all__ = ["box_area", "box_iou", "generalized_box_iou", "box_convert", "clip_boxes_to_image",
-           "remove_small_boxes", "nms", "batched_nms", "sigmoid_focal_loss"]
+           "remove_small_boxes", "nms", "batched_nms", "sigmoid_focal_loss", "stochastic_depth",
+           "StochasticDepth", "FrozenBatchNorm2d", "Conv2dNormActivation", "SqueezeExcitation",
+           "MLP"]
 
 
 def box_area(boxes):

@@ -67,3 +67,25 @@ def test_nms_batched_nms_and_focal_loss():
     np.testing.assert_allclose(loss.item(), want.sum(), rtol=1e-6)
     loss.backward()
     assert x.grad.shape == (2, 2)
+
+
+def test_model_building_layers():
+    nbtorch.manual_seed(0)
+    x = nbtorch.ones(64, 3, 2, 2)
+    y = ops.stochastic_depth(x, 0.5, "row")
+    rows = y[:, 0, 0, 0]
+    assert set(rows.tolist()) <= {0.0, 2.0} and (y == rows.view(-1, 1, 1, 1)).all()
+    assert ops.StochasticDepth(0.5, "batch").eval()(x) is x
+    bn = nbtorch.nn.BatchNorm2d(3).eval()
+    bn.running_mean.fill_(0.5)
+    bn.running_var.fill_(2.0)
+    frozen = ops.FrozenBatchNorm2d(3)
+    frozen.load_state_dict(bn.state_dict())         # num_batches_tracked is dropped
+    np.testing.assert_allclose(frozen(x), bn(x).detach(), atol=1e-6)
+    assert not list(frozen.parameters())
+    block = ops.Conv2dNormActivation(3, 8, 3, stride=2)
+    assert block(x).shape == (64, 8, 1, 1) and block[0].bias is None
+    assert ops.SqueezeExcitation(3, 2)(x).shape == x.shape
+    mlp = ops.MLP(4, [8, 2], norm_layer=nbtorch.nn.LayerNorm, dropout=0.1)
+    assert [type(m).__name__ for m in mlp] == ["Linear", "LayerNorm", "ReLU", "Dropout",
+                                                "Linear", "Dropout"]
