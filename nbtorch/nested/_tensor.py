@@ -16,8 +16,8 @@ is a nested tensor of the same structure. A nested tensor has no strided buffer:
 kernels read (``_array``, strides, storage data) raises NotImplementedError naming the op.
 """
 import os
-import sys
 
+from .._calling_op import calling_op
 from .._tensor import Tensor, Size
 from .._torch_function import _ACTIVE, activate
 from ..autograd.function import Function
@@ -27,31 +27,10 @@ __all__ = ["NestedTensor", "make_njt", "values_of", "from_values", "nested_error
            "FromValues", "Values"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_PACKAGE = os.path.dirname(_HERE)
-
-
-_PLUMBING = frozenset(["wrapper", "method", "apply", "forward", "__call__", "_call_impl",
-                       "_wrapped_call_impl", "compute", "fn", "inner", "op"])
 
 
 def _calling_op():
-    """The op the user's code called that reached a nested tensor's missing buffer: the
-    outermost named function of the innermost run of nbtorch frames (outside this
-    package), or 'a dense operation'."""
-    run = []
-    f = sys._getframe(2)
-    while f is not None:
-        path = f.f_code.co_filename
-        if not path.startswith(_PACKAGE):
-            if run:
-                break
-        elif not path.startswith(_HERE):
-            run.append(f.f_code.co_name)
-        f = f.f_back
-    for name in reversed(run):
-        if not name.startswith(("<", "_")) and name not in _PLUMBING:
-            return name
-    return "a dense operation"
+    return calling_op(_HERE)
 
 
 def nested_error(op, layout="torch.jagged"):

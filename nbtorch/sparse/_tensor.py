@@ -11,59 +11,19 @@ run 'aten::exp' with arguments from the 'SparseCPU' backend"), so a dense kernel
 read index or value memory as if it were the tensor's elements.
 """
 import os
-import sys
 
+from .._calling_op import NO_OP, calling_op
 from .._tensor import Tensor, Size
 from .._torch_extras import sparse_coo, sparse_csr
 
 __all__ = ["SparseTensor", "SparseCooTensor", "SparseCsrTensor", "make_coo", "make_csr"]
 
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # nbtorch/
 _HERE = os.path.dirname(os.path.abspath(__file__))                       # nbtorch/sparse/
-_PLUMBING = {"wrapper", "wrapped", "inner", "<lambda>", "<genexpr>", "<listcomp>", "apply",
-             "call", "forward", "compute", "_apply_recorded", "_call_impl", "__call__",
-             "method", "fn"}
-
-
-def _frame_op(f):
-    """The op a frame of nbtorch's code stands for: a string `name`/`op` it holds, or the
-    kernel name of the elementwise Function `cls` it runs (generated wrappers), else its
-    function's name."""
-    loc = f.f_locals
-    code = f.f_code
-    for key in ("name", "op"):
-        v = loc.get(key)
-        if isinstance(v, str) and v.isidentifier():
-            return v
-    kernel = getattr(loc.get("cls"), "kernel", None)      # an elementwise op's Function
-    if isinstance(kernel, str) and kernel.isidentifier():
-        return kernel + ("_" if code.co_name.endswith("_") else "")
-    if "<locals>" in getattr(code, "co_qualname", "") or code.co_name in _PLUMBING:
-        return None
-    return code.co_name
+_NO_OP = NO_OP
 
 
 def _calling_op():
-    """The nbtorch op the user's code called that reached this point: the outermost of
-    the innermost run of nbtorch frames (outside this package) that names one."""
-    run = []
-    f = sys._getframe(2)
-    while f is not None:
-        path = f.f_code.co_filename
-        if not path.startswith(_PACKAGE):
-            if run:
-                break
-        elif not path.startswith(_HERE):
-            run.append(f)
-        f = f.f_back
-    for f in reversed(run):
-        op = _frame_op(f)
-        if op:
-            return op[2:-2] if op.startswith("__") and op.endswith("__") else op
-    return _NO_OP
-
-
-_NO_OP = "a dense operation"
+    return calling_op(_HERE)
 
 
 def dense_only_error(t, op=None):
