@@ -447,6 +447,8 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self):
+        if self._requires_grad and not _SCALAR_WARNED:
+            _warn_scalar()      # PyTorch warns once per process, for float() only
         return float(self.item())
 
     def __int__(self):
@@ -605,3 +607,16 @@ def empty(shape, dtype, device=CPU):
         data = _ALLOCATORS[device.type](n, dtype.np, device)
         arr = None
     return Tensor.__new__(Tensor)._init(Storage(data, device), 0, size, strides, dtype, arr)
+
+
+_SCALAR_WARNED = False
+
+
+def _warn_scalar():
+    """PyTorch's once-per-process warning for float() of a tensor requiring grad."""
+    global _SCALAR_WARNED
+    import warnings
+    _SCALAR_WARNED = True
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                  "unexpected behavior.\nConsider using tensor.detach() first.",
+                  UserWarning, stacklevel=3)

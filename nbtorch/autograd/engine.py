@@ -15,6 +15,7 @@ or a custom Function's tensors) is copied into `.grad`.
 """
 import collections.abc
 import itertools
+import warnings
 
 from .. import _tensor
 from .._kernel_args import fill_values
@@ -25,6 +26,27 @@ from .graph import gradient_edge
 __all__ = ["run_backward", "backward", "grad"]
 
 _ANOMALY = anomaly_mode.STATE
+
+# The backward passes running now, innermost last (a hook may start another): what
+# `graph.register_multi_grad_hook` asks about the pass that calls it
+TASKS = []
+
+
+class _Task:
+    """One backward pass: which nodes it runs, and callbacks for its end."""
+
+    def __init__(self, deps, roots, must_run, capture):
+        self.deps, self.roots, self.must_run = deps, set(roots), must_run
+        self.targets = {n for n, _ in capture} if capture else ()
+        self.on_done = []
+        self.multi = {}           # per multi-grad hook: its state in this pass
+
+    def will_execute(self, node):
+        """True when this pass reaches `node` and runs it (PyTorch's
+        `_will_engine_execute_node`)."""
+        if node not in self.deps and node not in self.roots:
+            return False
+        return self.must_run is None or node in self.must_run or node in self.targets
 
 
 def _dependencies(roots):
@@ -149,6 +171,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
     prev, prev_acc = state.enabled, state.accumulate
     state.enabled, state.accumulate = create_graph, accumulate
     short = not capture and not _ANOMALY.enabled
+    task = _Task(deps, nodes, must_run, capture)
+    TASKS.append(task)
     try:
         while ready:
             node = ready.pop()
@@ -234,6 +258,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                     ready.append(nxt)
     finally:
         state.enabled, state.accumulate = prev, prev_acc
+        TASKS.pop()
+    for fn in task.on_done:
+        fn()
     return captured
 
 
@@ -406,6 +433,14 @@ def _roots(outputs):
     return roots
 
 
+_CYCLE = ("Using backward() with create_graph=True will create a reference cycle between the "
+          "parameter and its gradient which can cause a memory leak. We recommend using "
+          "autograd.grad when creating the graph to avoid this. If you have to use this "
+          "function, make sure to reset the .grad fields of your parameters to None after "
+          "use to break the cycle and avoid the leak.")
+_CYCLE_WARNED = [False]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
@@ -413,6 +448,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     grads, made = _make_grads(outputs, _as_tuple(grad_tensors) or (None,) * len(outputs))
     if retain_graph is None:
         retain_graph = create_graph
+    if create_graph and not _CYCLE_WARNED[0]:
+        _CYCLE_WARNED[0] = True         # PyTorch warns once per process
+        warnings.warn(_CYCLE, UserWarning, stacklevel=3)
     roots = _roots(outputs)
     if inputs is not None:
         inputs = _as_tuple(inputs)

@@ -13,7 +13,7 @@ from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
            "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "increment_version"]
+           "disable_saved_tensors_hooks", "increment_version", "register_multi_grad_hook"]
 
 
 class RemovableHandle:
@@ -229,3 +229,9 @@ def increment_version(tensor):
     from .._tensor import Tensor
     for t in ([tensor] if isinstance(tensor, Tensor) else tensor):
         t._bump()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """One hook over the gradients of several tensors: see multi_grad.py."""
+    from .multi_grad import register_multi_grad_hook as register
+    return register(tensors, fn, mode=mode)
