@@ -78,14 +78,20 @@ def _leaves(value):
     return out
 
 
+def _values(t):
+    """A tensor's values on the host (a quantized one's dequantized, as assert_close)."""
+    t = t.detach()
+    return (t.dequantize() if getattr(t, "is_quantized", False) else t)._host()
+
+
 def _compare_tensors(a, b, tol):
     """None when close, else PyTorch-style 'Tensor-likes are not close!' details."""
     if tuple(a.shape) != tuple(b.shape):
         return f"The values for attribute 'shape' do not match: {a.shape} != {b.shape}."
     if a.dtype is not b.dtype:
         return f"The values for attribute 'dtype' do not match: {a.dtype} != {b.dtype}."
-    x = np.asarray(a.detach()._host(), dtype=np.float64)
-    y = np.asarray(b.detach()._host(), dtype=np.float64)
+    x = np.asarray(_values(a), dtype=np.float64)
+    y = np.asarray(_values(b), dtype=np.float64)
     close = np.isclose(x, y, rtol=tol, atol=tol, equal_nan=True)
     if close.all():
         return None
