@@ -1,11 +1,11 @@
-"""`nbtorch.device`: a device type ('cpu' or 'cuda') and an optional index; the default
+"""`nbtorch.device`: a device type ('cpu', 'cuda' or 'meta') and an optional index; the default
 device factories use (``set_default_device``, ``with nbtorch.device(...)``).
 """
 import threading
 
 __all__ = ["device", "set_default_device", "get_default_device"]
 
-_TYPES = ("cpu", "cuda")
+_TYPES = ("cpu", "cuda", "meta")   # meta: shape-only tensors (nbtorch/_meta.py)
 
 
 class device:

@@ -24,6 +24,7 @@ _TABLES = {}             # device -> {op: "family.launcher"} not resolved yet
 _DEVICES = {}            # device -> (kernels package, wrap or None)
 _LOADERS = {}            # device -> module that calls register_device (heavy stacks: CUDA)
 _LOADED = set()
+_FALLBACKS = {}          # device -> function(op) -> kernel or None (the meta device's rule)
 _RESOLVE_LOCK = threading.RLock()
 
 
@@ -38,6 +39,11 @@ def register_device(device, package, wrap=None):
     _DEVICES[device] = (package, wrap)
     _TABLES[device] = {op: ref for op, ref in table.items() if (op, device) not in _KERNELS}
     _LOADED.add(device)
+
+
+def register_fallback(device, rule):
+    """Give `device` a kernel for any op without one: ``rule(op)`` (None: no kernel)."""
+    _FALLBACKS[device] = rule
 
 
 def register_device_loader(device, module):
@@ -130,6 +136,10 @@ def get_kernel(op, device):
         pass
     if _resolve(op, device):
         return _KERNELS[(op, device)]
+    rule = _FALLBACKS.get(device)
+    if rule is not None and (fn := rule(op)) is not None:
+        _KERNELS[(op, device)] = fn
+        return fn
     have = [d for d in sorted(set(_DEVICES) | {d for _, d in _KERNELS}) if d != device
             and ((op, d) in _KERNELS or op in _TABLES.get(d, ()))]
     if not have:

@@ -48,6 +48,8 @@ class Storage:
         """The address of the first byte: equal for tensors sharing this storage."""
         if self.device.type == "cpu":
             return self.data.ctypes.data
+        if self.device.type == "meta":
+            return 0
         return self.data.device_ctypes_pointer.value or 0
 
     def tolist(self):
@@ -239,6 +241,8 @@ class Tensor:
     def data_ptr(self):
         if self.device.type == "cpu":
             base = self._storage.data.ctypes.data
+        elif self.device.type == "meta":
+            return 0
         else:
             base = self._storage.data.device_ctypes_pointer.value or 0
         return base + self._offset * self.dtype.itemsize
@@ -255,6 +259,11 @@ class Tensor:
         """True if the storage is in shared memory (``share_memory_``)."""
         from .multiprocessing._sharing import is_shared
         return is_shared(self)
+
+    @property
+    def is_meta(self):
+        """True for a shape-only tensor (``device='meta'``: no data)."""
+        return self.device.type == "meta"
 
     @property
     def is_cuda(self):
@@ -397,7 +406,7 @@ class Tensor:
         if self.device.type != "cpu":
             if not force:
                 raise TypeError(
-                    f"can't convert {self.device.type}:{self.device.index} device type tensor "
+                    f"can't convert {self.device} device type tensor "
                     "to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
             return self.cpu()._array
         if self.requires_grad and not force:
@@ -407,6 +416,8 @@ class Tensor:
 
     def _host(self):
         """A NumPy array with this tensor's values (copied from the device if needed)."""
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self._array if self.device.type == "cpu" else self.cpu()._array
 
     # NumPy defers to the tensor in mixed operations (np.float64(2) * t, ndarray + t: a
@@ -425,6 +436,8 @@ class Tensor:
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
                                "to Scalar")
+        if self.device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._host().reshape(()).item()
 
     def tolist(self):
@@ -607,6 +620,9 @@ def empty(shape, dtype, device=CPU):
         data = _ALLOCATORS[device.type](n, dtype.np, device)
         arr = None
     return Tensor.__new__(Tensor)._init(Storage(data, device), 0, size, strides, dtype, arr)
+
+
+from . import _meta  # noqa: E402,F401  (registers the meta device's storage and kernels)
 
 
 _SCALAR_WARNED = False

@@ -148,7 +148,6 @@ def install():
     Tensor.slice_inverse = _slice_inverse
     Tensor.grad_dtype = property(_grad_dtype_get, _grad_dtype_set)
     Tensor.is_inference = lambda self: bool(self.__dict__.get("_inference", False))
-    Tensor.is_meta = property(lambda self: False)
     Tensor.__reversed__ = _reversed
     Tensor.is_nested = property(lambda self: False)
     Tensor.to_padded_tensor = _to_padded_tensor

@@ -135,6 +135,8 @@ def tensor_repr(t):
     from ._torch_function import participates
     prefix = type(t).__name__ + "(" if participates(type(t)) else "tensor("  # a user
     indent = len(prefix)                                            # subclass: its name
+    if t.device.type == "meta":         # no values: the shape instead, as PyTorch prints
+        return _meta_repr(t, prefix, indent)
     body = render_values(t.detach()._host(), t.dtype, indent)
     suffix = []
     if t.device.type != "cpu":
@@ -152,6 +154,17 @@ def tensor_repr(t):
     elif t.requires_grad:
         suffix.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffix, indent)
+
+
+def _meta_repr(t, prefix, indent):
+    suffix = ["device='meta'", f"size={tuple(t.shape)}"]
+    if t.dtype is not _dtype.get_default_dtype():
+        suffix.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        suffix.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffix.append("requires_grad=True")
+    return _add_suffixes(prefix + "...", suffix, indent)
 
 
 def _add_suffixes(text, suffixes, indent):

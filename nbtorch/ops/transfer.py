@@ -30,6 +30,10 @@ def transfer(x, device, non_blocking=False):
     """A contiguous copy of tensor `x` on `device` (no autograd)."""
     dst = to_device(device)
     src = x.device
+    if src.type == "meta" or dst.type == "meta":
+        if dst.type == "meta":          # to meta: the shape and dtype, no data
+            return empty(x._shape, x.dtype, dst)
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if dst.type == "cuda":
         from ..cuda import _runtime
         _runtime.lazy_init()
