@@ -13,6 +13,7 @@ from .. import _dtype
 from .._capture import host_computed, refuse_capture
 from .._scalars import checked
 from .._tensor import Tensor, empty, _LAYOUTS
+from .._meta import index_values
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -35,7 +36,11 @@ def _np_index_item(i):
     if isinstance(i, Tensor):
         if i.dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-        return i.detach()._host()
+        if i.is_meta:                   # the shape of an integer index, no values
+            if i.dtype.itemsize == 1:   # bool or uint8: a mask
+                raise NotImplementedError("a mask index's result shape depends on its "
+                                          "values, which a meta tensor does not have")
+        return index_values(i)
     if isinstance(i, (list, tuple)):
         if not i:                         # x[[]]: an empty int64 index, as PyTorch
             return np.zeros(0, np.int64)
@@ -336,7 +341,7 @@ def _check_index(op, index, size, dim):
     `op` (none wraps; the first bad one is named)."""
     if not isinstance(index, Tensor) or index.dtype not in (_dtype.int64, _dtype.int32):
         raise RuntimeError(f"{op}(): Expected dtype int64 for index")
-    arr = index.detach()._host().astype(np.int64, copy=False)
+    arr = index_values(index).astype(np.int64, copy=False)
     if arr.size:
         bad = arr[(arr < 0) | (arr >= size)]
         if bad.size:

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from .._meta import index_values
 from .._registry import get_kernel
 from ..autograd.function import Function
 from .._limited import no_kernel
@@ -31,7 +32,7 @@ def check_index(op, index, size, dim, *, negative=False, error=RuntimeError, pre
     if not isinstance(index, Tensor) or index.dtype.is_floating_point or \
             index.dtype is _dtype.bool or index.dtype.is_complex:
         raise RuntimeError(f"{op}(): Expected dtype int64 for index")
-    arr = index.detach()._host().astype(np.int64, copy=False)
+    arr = index_values(index).astype(np.int64, copy=False)
     if arr.size:
         lo = -size if negative else 0
         bad = arr[(arr < lo) | (arr >= size)]
@@ -347,7 +348,7 @@ def _put_key(op, x, index, source):
                          f"elements, but got source.numel() = {source.numel()}, "
                          f"index.numel() = {index.numel()}")
     n = x.numel()
-    arr = index.detach()._host().reshape(-1).astype(np.int64)
+    arr = index_values(index).reshape(-1).astype(np.int64)
     bad = arr[(arr < -n) | (arr >= n)]
     if bad.size:
         raise IndexError(f"out of range: tried to access index {int(bad[0])} on a tensor of "

@@ -13,6 +13,7 @@ import numpy as np
 import nbtorch as torch
 from ..._capture import capturing
 from ..._tensor import Tensor
+from ..._meta import index_values
 from ...autograd import Function
 from ...autograd.function import renamed
 from ...ops._common import broadcast_shapes
@@ -192,14 +193,14 @@ def _class_targets(input, target, weight, ignore_index):
     fdt = input.dtype.np
     valid = valid.astype(fdt)
     w = valid if weight is None else \
-        np.asarray(weight.detach()._host(), dtype=fdt)[safe] * valid
+        np.asarray(index_values(weight), dtype=fdt)[safe] * valid
     w_t, valid_t = (torch.from_numpy(np.ascontiguousarray(a)).to(dev) for a in (w, valid))
     return _Targets(safe_t, w_t, valid_t, float(w.sum(dtype=np.float64)))
 
 
 def _host_targets(target, n_classes, ignore_index):
     """(flat int64 targets, the mask of those not ignored) on the host, range-checked."""
-    tgt = np.asarray(target.detach()._host(), dtype=np.int64).reshape(-1)
+    tgt = np.asarray(index_values(target), dtype=np.int64).reshape(-1)   # meta: zeros
     valid = tgt != ignore_index
     bad = valid & ((tgt < 0) | (tgt >= n_classes))
     if bad.any():
