@@ -297,7 +297,9 @@ def archive_of(m, _extra_files=None):
     extra = {str(k): str(v) for k, v in (_extra_files or {}).items()}
     archive = {"format": _FORMAT, "class_name": getattr(m, "original_name", type(m).__name__),
                "training": bool(getattr(gm, "training", False)), "graph": nodes,
-               "state": {k: v.detach() for k, v in state.items()},
+               # tensors only: a quantized layer's state_dict also holds its packed
+               # params' dtype and (weight, bias) tuple, which the graph's constants carry
+               "state": {k: v.detach() for k, v in state.items() if isinstance(v, Tensor)},
                "parameters": params, "buffers": buffers, "extra_files": extra}
     return archive
 
@@ -346,6 +348,9 @@ def _resolve_target(q):
     if not isinstance(q, str) or "._" in q or q.startswith("_"):
         return None
     prefix, _, name = q.rpartition(".")
+    if prefix == "nbtorch.ao.nn.quantized.ops":        # quantized layers' graph ops
+        from nbtorch.ao.nn.quantized import ops
+        return getattr(ops, name) if name in ops.__all__ else None
     spaces = {"torch": nbtorch, "torch.nn.functional": functional, "torch.linalg": linalg,
               "operator": operator, "math": math}
     if prefix == "" and name == "getattr":
@@ -384,6 +389,9 @@ def _decode_arg(a, env, path):
     if kind == "ellipsis":
         return Ellipsis
     if kind == "dtype":
+        from .. import _qtensor
+        if v in ("qint8", "quint8", "qint32"):        # quantize_per_tensor's dtype
+            return getattr(_qtensor, v)
         return to_dtype(v)
     if kind == "device":
         return device(v)

@@ -10,7 +10,7 @@ from nbtorch._qtensor import QTensor, qint8, quint8, check_qparams
 __all__ = ["linear", "conv1d", "conv2d", "linear_packed", "conv2d_packed", "relu",
            "max_pool1d", "max_pool2d", "adaptive_avg_pool2d", "avg_pool2d", "interpolate",
            "upsample", "upsample_nearest", "threshold", "celu",
-           "add", "add_relu", "mul", "mul_scalar", "add_scalar", "matmul", "cat",
+           "add", "add_relu", "mul", "mul_scalar", "add_scalar", "matmul", "cat", "packed_of",
            "hardswish", "elu", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
            "clamp", "PackedWeight"]
 
@@ -24,6 +24,11 @@ def _kernel(op):
     """The registry's kernel of `op` on the CPU (replaceable with nbtorch.library.override)."""
     from nbtorch._registry import get_kernel
     return get_kernel(op, "cpu")
+
+
+def _from_numpy(a):
+    from nbtorch import from_numpy
+    return from_numpy(a)
 
 
 def _pair(v):
@@ -72,6 +77,9 @@ class PackedWeight:
         self.bias = (np.zeros(n, np.float32) if bias is None
                      else np.asarray(bias.detach()._host(), np.float32))
         self.has_bias = bias is not None
+        # the bias as the graph ops take it (`ops.py`): a tensor over the packed values
+        self.bias_tensor = None if bias is None else _from_numpy(self.bias)
+        qweight.__dict__["_packed_weight"] = self   # found again by `packed_of`
 
     def group(self, groups):
         """One PackedWeight per group (grouped / depthwise conv), built once: the rows of
@@ -119,6 +127,15 @@ class PackedWeight:
         a_w = (np.float32(in_scale) * self.scales.astype(np.float32)).astype(np.float32)
         mult = (a_w / np.float32(out_scale)).astype(np.float32)
         return mult, (self.bias / a_w).astype(np.float32)
+
+
+def packed_of(weight, bias):
+    """The PackedWeight of (weight, bias): the one made last from these very tensors (a
+    layer's own), else a new one (a loaded graph's weight: packed on its first call)."""
+    packed = weight.__dict__.get("_packed_weight")
+    if packed is not None and packed.qweight is weight and packed.bias_tensor is bias:
+        return packed
+    return PackedWeight(weight, bias)
 
 
 def linear_packed(x, packed, scale, zero_point, relu=False):

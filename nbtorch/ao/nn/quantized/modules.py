@@ -12,7 +12,14 @@ from nbtorch._qtensor import (qint8, quint8, quantize_per_tensor, check_qparams,
                               per_channel_affine, per_channel_symmetric,
                               per_channel_affine_float_qparams)
 
+from nbtorch.fx import wrap as _wrap
 from . import functional as qF
+from .ops import (linear as _q_linear, linear_relu as _q_linear_relu, conv2d as _q_conv2d,
+                  conv2d_relu as _q_conv2d_relu)
+
+# jit.trace / fx record these as one call_function each (the weight a graph constant)
+for _name in ("_q_linear", "_q_linear_relu", "_q_conv2d", "_q_conv2d_relu"):
+    _wrap(_name)
 
 __all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "ReLU", "ReLU6", "MaxPool2d",
            "FloatFunctional", "QFunctional", "LinearReLU", "ConvReLU2d"]
@@ -240,8 +247,9 @@ class Linear(_WeightedQuantized):
         return cls(mod.in_features, mod.out_features, mod.bias is not None)
 
     def forward(self, x):
-        return qF.linear_packed(x, self._packed, self.scale, self.zero_point,
-                                self._FUSED_RELU)
+        op = _q_linear_relu if self._FUSED_RELU else _q_linear
+        p = self._packed
+        return op(x, p.qweight, p.bias_tensor, self.scale, self.zero_point)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -276,9 +284,10 @@ class Conv2d(_WeightedQuantized):
                    mod.padding_mode)
 
     def forward(self, x):
-        return qF.conv2d_packed(x, self._packed, self.stride, self.padding, self.dilation,
-                                self.groups, self.scale, self.zero_point,
-                                self._FUSED_RELU)
+        op = _q_conv2d_relu if self._FUSED_RELU else _q_conv2d
+        p = self._packed
+        return op(x, p.qweight, p.bias_tensor, self.stride, self.padding, self.dilation,
+                  self.groups, self.scale, self.zero_point)
 
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "

@@ -10,7 +10,11 @@ import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import qint8
 
+from nbtorch.fx import wrap as _wrap
 from .. import functional as qF
+from ..ops import linear_dynamic as _q_linear_dynamic
+
+_wrap("_q_linear_dynamic")      # jit.trace / fx record one call_function (see ../ops.py)
 from ..modules import (_quantize_weight, _save_qparams, _save_packed,
                        _pop_weight_bias)
 
@@ -169,7 +173,10 @@ class Linear(nn.Module):
         return nbtorch.from_numpy(p.bias) if p.has_bias else None
 
     def forward(self, x):
-        return linear_dynamic(x, self._packed)
+        p = self._packed
+        if isinstance(p, Float16Weight):
+            return linear_dynamic(x, p)
+        return _q_linear_dynamic(x, p.qweight, p.bias_tensor)
 
     def extra_repr(self):
         s = f"in_features={self.in_features}, out_features={self.out_features}, " \
@@ -196,4 +203,4 @@ class LinearReLU(Linear):
         return "DynamicQuantizedLinearReLU"
 
     def forward(self, x):
-        return nbtorch.relu(linear_dynamic(x, self._packed))
+        return nbtorch.relu(Linear.forward(self, x))

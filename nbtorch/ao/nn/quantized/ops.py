@@ -1,0 +1,45 @@
+"""The quantized layers' ops as graph nodes (PyTorch's ``torch.ops.quantized.*``).
+
+Each takes tensors and plain values only: the quantized (or float) input, the qint8
+weight, the float bias and the output's qparams; the int8 weight packed for the GEMM
+is found on the weight (`functional.packed_of`: the layer's own, or packed once on the
+first call of a loaded graph). The quantized modules' forward calls these, so
+``jit.trace`` records one ``call_function`` per layer with its weight as a constant,
+and ``jit.save`` stores the weight as a quantized tensor and the call by its public
+name (``nbtorch.ao.nn.quantized.ops.conv2d``), resolved on load from this module.
+
+Example:
+    >>> traced = nbtorch.jit.trace(converted_model, x)      # quantized layers: one node
+    >>> nbtorch.jit.save(traced, "q.pt"); nbtorch.jit.load("q.pt")(x)
+"""
+from . import functional as qF
+
+__all__ = ["linear", "linear_relu", "conv2d", "conv2d_relu", "linear_dynamic"]
+
+
+def linear(x, weight, bias, scale, zero_point):
+    """Quantized ``x @ weight^T + bias`` requantized to (scale, zero_point), quint8."""
+    return qF.linear_packed(x, qF.packed_of(weight, bias), scale, zero_point)
+
+
+def linear_relu(x, weight, bias, scale, zero_point):
+    """`linear` with the ReLU fused into the requantization."""
+    return qF.linear_packed(x, qF.packed_of(weight, bias), scale, zero_point, True)
+
+
+def conv2d(x, weight, bias, stride, padding, dilation, groups, scale, zero_point):
+    """Quantized 2-D convolution (zero padding) requantized to (scale, zero_point)."""
+    return qF.conv2d_packed(x, qF.packed_of(weight, bias), stride, padding, dilation,
+                            groups, scale, zero_point)
+
+
+def conv2d_relu(x, weight, bias, stride, padding, dilation, groups, scale, zero_point):
+    """`conv2d` with the ReLU fused into the requantization."""
+    return qF.conv2d_packed(x, qF.packed_of(weight, bias), stride, padding, dilation,
+                            groups, scale, zero_point, True)
+
+
+def linear_dynamic(x, weight, bias, reduce_range=True):
+    """Float ``x @ weight^T + bias`` with x quantized on the fly (qint8 weight); float out."""
+    from .dynamic.linear import linear_dynamic as run
+    return run(x, qF.packed_of(weight, bias), reduce_range)
