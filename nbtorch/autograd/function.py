@@ -161,6 +161,12 @@ class BackwardNode(Node, FunctionCtx):
         if self._saved is not None:
             self._saved = _RELEASED
 
+    def __getattr__(self, name):        # only for names not found: `_saved_<x>` by
+        if name.startswith("_saved_"):  # PyTorch's names (see saved_names.py)
+            from .saved_names import saved_attr
+            return saved_attr(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
 
 class _UnrecordedCtx(FunctionCtx):
     """The ctx a forward sees when nothing is recorded (cheaper than a Node)."""
