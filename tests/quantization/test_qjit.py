@@ -60,7 +60,8 @@ def test_trace_static_bit_equal():
     x = torch.randn(3, 2, 6, 6)
     traced = torch.jit.trace(q, x)
     targets = _targets(traced)
-    assert ops.conv2d_relu in targets and ops.conv2d in targets and ops.linear in targets
+    assert ops.quantized_conv2d_relu in targets and ops.quantized_conv2d in targets and \
+        ops.quantized_linear in targets
     for batch in (3, 5):                 # follows the batch size
         x = torch.randn(batch, 2, 6, 6)
         _same(traced(x), q(x))
@@ -69,7 +70,7 @@ def test_trace_static_bit_equal():
 def test_trace_dynamic_bit_equal():
     q = _dynamic()
     traced = torch.jit.trace(q, torch.randn(4, 6))
-    assert _targets(traced).count(ops.linear_dynamic) == 2
+    assert _targets(traced).count(ops.quantized_linear_dynamic) == 2
     x = torch.randn(7, 6) * 3
     _same(traced(x), q(x))
 
@@ -110,6 +111,7 @@ def test_save_load_dynamic(tmp_path):
 
 def test_load_refuses_other_quantized_names(tmp_path):
     from nbtorch.jit._save import _resolve_target
-    assert _resolve_target("nbtorch.ao.nn.quantized.ops.linear") is ops.linear
+    assert _resolve_target("nbtorch.ao.nn.quantized.ops.quantized_linear") is \
+        ops.quantized_linear
     assert _resolve_target("nbtorch.ao.nn.quantized.ops.qF") is None
     assert _resolve_target("nbtorch.ao.nn.quantized.functional.PackedWeight") is None

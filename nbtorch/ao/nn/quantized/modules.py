@@ -14,8 +14,8 @@ from nbtorch._qtensor import (qint8, quint8, quantize_per_tensor, check_qparams,
 
 from nbtorch.fx import wrap as _wrap
 from . import functional as qF
-from .ops import (linear as _q_linear, linear_relu as _q_linear_relu, conv2d as _q_conv2d,
-                  conv2d_relu as _q_conv2d_relu)
+from .ops import (quantized_linear as _q_linear, quantized_linear_relu as _q_linear_relu,
+                  quantized_conv2d as _q_conv2d, quantized_conv2d_relu as _q_conv2d_relu)
 
 # jit.trace / fx record these as one call_function each (the weight a graph constant)
 for _name in ("_q_linear", "_q_linear_relu", "_q_conv2d", "_q_conv2d_relu"):

@@ -6,7 +6,7 @@ is found on the weight (`functional.packed_of`: the layer's own, or packed once 
 first call of a loaded graph). The quantized modules' forward calls these, so
 ``jit.trace`` records one ``call_function`` per layer with its weight as a constant,
 and ``jit.save`` stores the weight as a quantized tensor and the call by its public
-name (``nbtorch.ao.nn.quantized.ops.conv2d``), resolved on load from this module.
+name (``nbtorch.ao.nn.quantized.ops.quantized_conv2d``), resolved on load from this module.
 
 Example:
     >>> traced = nbtorch.jit.trace(converted_model, x)      # quantized layers: one node
@@ -14,32 +14,35 @@ Example:
 """
 from . import functional as qF
 
-__all__ = ["linear", "linear_relu", "conv2d", "conv2d_relu", "linear_dynamic"]
+# distinct names: tables keyed by a function's __name__ (the ONNX exporter's symbolics)
+# must not take them for F.linear / F.conv2d
+__all__ = ["quantized_linear", "quantized_linear_relu", "quantized_conv2d",
+           "quantized_conv2d_relu", "quantized_linear_dynamic"]
 
 
-def linear(x, weight, bias, scale, zero_point):
+def quantized_linear(x, weight, bias, scale, zero_point):
     """Quantized ``x @ weight^T + bias`` requantized to (scale, zero_point), quint8."""
     return qF.linear_packed(x, qF.packed_of(weight, bias), scale, zero_point)
 
 
-def linear_relu(x, weight, bias, scale, zero_point):
-    """`linear` with the ReLU fused into the requantization."""
+def quantized_linear_relu(x, weight, bias, scale, zero_point):
+    """`quantized_linear` with the ReLU fused into the requantization."""
     return qF.linear_packed(x, qF.packed_of(weight, bias), scale, zero_point, True)
 
 
-def conv2d(x, weight, bias, stride, padding, dilation, groups, scale, zero_point):
+def quantized_conv2d(x, weight, bias, stride, padding, dilation, groups, scale, zero_point):
     """Quantized 2-D convolution (zero padding) requantized to (scale, zero_point)."""
     return qF.conv2d_packed(x, qF.packed_of(weight, bias), stride, padding, dilation,
                             groups, scale, zero_point)
 
 
-def conv2d_relu(x, weight, bias, stride, padding, dilation, groups, scale, zero_point):
-    """`conv2d` with the ReLU fused into the requantization."""
+def quantized_conv2d_relu(x, weight, bias, stride, padding, dilation, groups, scale, zero_point):
+    """`quantized_conv2d` with the ReLU fused into the requantization."""
     return qF.conv2d_packed(x, qF.packed_of(weight, bias), stride, padding, dilation,
                             groups, scale, zero_point, True)
 
 
-def linear_dynamic(x, weight, bias, reduce_range=True):
+def quantized_linear_dynamic(x, weight, bias, reduce_range=True):
     """Float ``x @ weight^T + bias`` with x quantized on the fly (qint8 weight); float out."""
     from .dynamic.linear import linear_dynamic as run
     return run(x, qF.packed_of(weight, bias), reduce_range)
