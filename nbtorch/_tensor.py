@@ -487,6 +487,8 @@ class Tensor:
 
     def __reduce_ex__(self, proto):
         # Pickling (DataLoader workers, copy.deepcopy): values, dtype, device, requires_grad.
+        if self.device.type == "meta":      # no values: the shape is what travels
+            return (_rebuild_meta, (tuple(self._shape), self.dtype.name, self.requires_grad))
         return (_rebuild, (np.asarray(self.detach()._host(), order="C"), self.dtype.name,
                            str(self.device), self.requires_grad))
 
@@ -513,6 +515,12 @@ def _rebuild(array, dtype_name, device, requires_grad):
     t = wrap(np.array(array, copy=True))
     if device != "cpu":
         t = t.to(device)
+    t.requires_grad = requires_grad
+    return t
+
+
+def _rebuild_meta(shape, dtype_name, requires_grad):
+    t = empty(shape, getattr(_dtype, dtype_name), to_device("meta"))
     t.requires_grad = requires_grad
     return t
 

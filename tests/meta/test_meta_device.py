@@ -189,3 +189,29 @@ def test_autograd_on_meta():
 def test_mixing_devices_raises():
     with pytest.raises(RuntimeError, match="same device"):
         torch.empty(3, 4, device="meta") + torch.ones(4)
+
+
+def test_pickle_keeps_shape_dtype_requires_grad():
+    import pickle
+    t = pickle.loads(pickle.dumps(torch.empty(2, 3, dtype=torch.float64, device="meta",
+                                              requires_grad=True)))
+    assert t.is_meta and t.shape == (2, 3) and t.dtype is torch.float64 and t.requires_grad
+    lin = pickle.loads(pickle.dumps(nn.Linear(2, 3, device="meta")))
+    assert lin.weight.is_meta and isinstance(lin.weight, nn.Parameter)
+
+
+def test_func_model_ensembling_with_meta_base():
+    """torch.func's ensembling tutorial: a meta copy of the model as the stateless base."""
+    from nbtorch.func import functional_call, stack_module_state, vmap
+    models = [nn.Sequential(nn.Linear(6, 5), nn.ReLU(), nn.Linear(5, 3)) for _ in range(3)]
+    params, buffers = stack_module_state(models)
+    base = copy.deepcopy(models[0]).to("meta")
+
+    def fmodel(params, buffers, x):
+        return functional_call(base, (params, buffers), (x,))
+
+    x = torch.randn(4, 6)
+    out = vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+    ref = torch.stack([m(x) for m in models])
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
