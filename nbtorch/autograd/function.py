@@ -253,6 +253,17 @@ class Function(metaclass=_FunctionMeta):
         """PyTorch 2's style: define it (and ``forward`` without ctx) to save for backward."""
         raise NotImplementedError("setup_context is not overridden")
 
+    # torch.func.vmap runs the function per batch element, so every Function has a
+    # rule; a `vmap(info, in_dims, *args)` staticmethod is used where vmap maps
+    # `Fn.apply` itself (see func/_vmap.py)
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set "
+                                  "generate_vmap_rule=True.")
+
     # True for Functions whose `forward` without recording is `compute(*args)` (the
     # elementwise ops): when nothing is recorded, `apply` calls `compute` directly,
     # skipping the ctx, which is every backward formula's and inference's hot path.

@@ -98,6 +98,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise ValueError(f"vmap({fname}, in_dims={in_dims}, ...)(<inputs>): Got all "
                              "in_dims=None, which means there is nothing to vmap over. "
                              "Please pass a Tensor with a dimension to map over.")
+        rule = _function_rule(func, args, leaves, kwargs)
+        if rule is not None:
+            return _run_rule(rule, args, dims, size, randomness, out_dims, fname)
         state = _rng_state() if randomness != "different" else None
         results = []
         for b in range(max(size, 1)):
@@ -121,6 +124,59 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                                "operation out of vmap")
         return _stack_outputs(results, out_dims, size, fname)
     return wrapped
+
+
+class VmapInfo(tuple):
+    """What a Function's vmap staticmethod is told: batch_size and randomness."""
+
+    __slots__ = ()
+
+    def __new__(cls, batch_size, randomness):
+        return tuple.__new__(cls, (batch_size, randomness))
+
+    batch_size = property(lambda self: self[0])
+    randomness = property(lambda self: self[1])
+
+    def __repr__(self):
+        return f"VmapInfo(batch_size={self[0]}, randomness={self[1]!r})"
+
+
+def _function_rule(func, args, leaves, kwargs):
+    """The user's `vmap` staticmethod when `func` is `Fn.apply` of an autograd.Function
+    that overrides it and the arguments are flat (else None: run the loop)."""
+    from ..autograd.function import Function
+    cls = getattr(func, "__self__", None)
+    if not (isinstance(cls, type) and issubclass(cls, Function)
+            and getattr(func, "__name__", None) == "apply"):
+        return None
+    own = cls.vmap is not Function.vmap
+    if own and cls.generate_vmap_rule:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both "
+                           "generate_vmap_rule=True and an overridden vmap staticmethod. "
+                           "Please set generate_vmap_rule=False or delete the overridden "
+                           "vmap staticmethod to avoid ambiguity. For more details, please "
+                           "see https://pytorch.org/docs/main/notes/extending.func.html")
+    if not own or kwargs or len(leaves) != len(args):
+        return None
+    return cls.vmap
+
+
+def _run_rule(rule, args, dims, size, randomness, out_dims, fname):
+    """Call a Function's vmap rule once on the whole batch; move each output's batch dim
+    (the rule's out_dims) to the requested `out_dims`."""
+    in_dims = tuple(None if d is None else d % args[i].dim() for i, d in enumerate(dims))
+    out, rule_dims = rule(VmapInfo(size, randomness), in_dims, *args)
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    rdims = (rule_dims,) * len(outs) if not isinstance(rule_dims, tuple) else rule_dims
+    wanted = (out_dims,) * len(outs) if not isinstance(out_dims, tuple) else out_dims
+    moved = []
+    for o, rd, od in zip(outs, rdims, wanted):
+        if rd is None:              # unbatched: the same value for every element
+            o = o.unsqueeze(0).expand((size,) + tuple(o.shape))
+            rd = 0
+        moved.append(o if od is None or rd == od else o.movedim(rd, od))
+    return moved[0] if single else tuple(moved)
 
 
 def _same_state(a, b):
