@@ -158,7 +158,10 @@ class Emitter:
         if v is None:
             name = self.g.fresh(name)
             if self.export_params or not param:
-                self.g.initializer(tensor.detach().cpu().numpy(), name)
+                t = tensor.detach().cpu()
+                if getattr(t, "is_quantized", False):    # its integers (symbolic_quantized)
+                    t = t.int_repr()
+                self.g.initializer(t.numpy(), name)
                 v = Value(name, tensor, static=True, param=param)
             else:
                 self.param_inputs.append((name, tensor))

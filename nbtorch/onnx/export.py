@@ -45,7 +45,8 @@ def require_onnx():
 
 def _load_symbolics():
     from . import (symbolic_attention, symbolic_elementwise, symbolic_index,  # noqa: F401
-                   symbolic_nn, symbolic_reduce, symbolic_rnn, symbolic_shape)
+                   symbolic_nn, symbolic_quantized, symbolic_reduce, symbolic_rnn,
+                   symbolic_shape)
 
 
 @contextlib.contextmanager

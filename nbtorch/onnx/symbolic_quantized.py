@@ -1,0 +1,102 @@
+"""Symbolics of quantized models (``convert``'s output) in ONNX's QDQ format.
+
+A quantized activation is a uint8 ONNX tensor. ``quantize_per_tensor`` becomes
+QuantizeLinear, ``dequantize`` DequantizeLinear, and each quantized layer
+(`nbtorch.ao.nn.quantized.ops`) the float op between a DequantizeLinear of its
+input and weight (an int8 initializer, per-tensor or per-channel) and a
+QuantizeLinear to its output's (scale, zero_point): the pattern runtimes fuse into
+QLinearConv / QLinearMatMul. Results match nbtorch's int8 kernels to within one
+quantization step (the runtime rounds the bias and the float products its own way).
+"""
+import numpy as np
+
+from ._graph import UnsupportedOperatorError
+from ._registry import register
+
+
+def _qparams(e, scale, zero_point, zp_dtype=np.uint8):
+    return e.g.const(np.asarray(scale, np.float32)), e.g.const(
+        np.asarray(zero_point, zp_dtype))
+
+
+def _dequant(e, x):
+    """float ONNX value of the quantized Value `x` (per-tensor quint8)."""
+    s, z = x.value._qparams
+    return e.g.op("DequantizeLinear", e.name(x), *_qparams(e, s, z))
+
+
+def _quant(e, y, scale, zero_point):
+    return e.g.op("QuantizeLinear", y, *_qparams(e, scale, zero_point))
+
+
+def _weight(e, w):
+    """DequantizeLinear of a qint8 weight kept as an int8 initializer."""
+    q = w.value
+    ints = e.name(w)            # the initializer holds its int8 values (`Emitter.weight`)
+    if len(q._qparams) == 2:
+        return e.g.op("DequantizeLinear", ints, *_qparams(e, *q._qparams, np.int8))
+    scales, zps, axis = q._qparams
+    return e.g.op("DequantizeLinear", ints, *_qparams(e, scales, zps, np.int8),
+                  axis=int(axis))
+
+
+def _bias(e, bias):
+    return None if bias is None else e.g.const(np.asarray(bias.value.numpy(), np.float32))
+
+
+@register("quantize_per_tensor")
+def _quantize_per_tensor(e, out, x, scale, zero_point, dtype):
+    if out.dtype.name != "quint8":
+        raise UnsupportedOperatorError(f"ONNX export: quantize_per_tensor to {out.dtype} "
+                                       "(quint8 activations only)")
+    return _quant(e, e.name(x), scale, zero_point)
+
+
+@register("dequantize")
+def _dequantize(e, out, x):
+    if not getattr(x.value, "is_quantized", False):
+        return e.name(x)
+    return _dequant(e, x)
+
+
+def _conv(e, out, x, weight, bias, stride, padding, dilation, groups, scale, zero_point,
+          relu=False):
+    (ph, pw) = padding
+    y = e.g.op("Conv", _dequant(e, x), _weight(e, weight), _bias(e, bias),
+               kernel_shape=list(weight.shape[2:]), strides=list(stride),
+               pads=[ph, pw, ph, pw], dilations=list(dilation), group=int(groups))
+    return _quant(e, e.g.op("Relu", y) if relu else y, scale, zero_point)
+
+
+def _linear(e, out, x, weight, bias, scale, zero_point, relu=False):
+    y = e.g.op("MatMul", _dequant(e, x), e.g.op("Transpose", _weight(e, weight), perm=[1, 0]))
+    if bias is not None:
+        y = e.g.op("Add", y, _bias(e, bias))
+    return _quant(e, e.g.op("Relu", y) if relu else y, scale, zero_point)
+
+
+@register("quantized_conv2d")
+def _quantized_conv2d(e, out, *args):
+    return _conv(e, out, *args)
+
+
+@register("quantized_conv2d_relu")
+def _quantized_conv2d_relu(e, out, *args):
+    return _conv(e, out, *args, relu=True)
+
+
+@register("quantized_linear")
+def _quantized_linear(e, out, *args):
+    return _linear(e, out, *args)
+
+
+@register("quantized_linear_relu")
+def _quantized_linear_relu(e, out, *args):
+    return _linear(e, out, *args, relu=True)
+
+
+@register("quantized_linear_dynamic")
+def _quantized_linear_dynamic(e, out, *args, **kwargs):
+    raise UnsupportedOperatorError("ONNX export of a dynamically quantized Linear is not "
+                                   "supported (as in PyTorch): export the float model, or a "
+                                   "statically quantized one")

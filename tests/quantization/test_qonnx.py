@@ -1,0 +1,35 @@
+"""ONNX export of a converted (static) quantized model in QDQ format, run by onnxruntime:
+within one output quantization step of nbtorch's int8 kernels (bit-equal on these
+inputs); dynamically quantized layers are refused, as in PyTorch."""
+import sys
+
+import numpy as np
+import pytest
+
+import nbtorch as torch
+
+sys.path.insert(0, __file__.rsplit("/", 1)[0])
+from test_qjit import _dynamic, _static  # noqa: E402
+
+ort = pytest.importorskip("onnxruntime")
+onnx = pytest.importorskip("onnx")
+
+
+def test_export_static_qdq(tmp_path):
+    q = _static()
+    path = tmp_path / "q.onnx"
+    torch.onnx.export(q, (torch.randn(2, 2, 6, 6),), path, dynamic_axes={"x": {0: "n"}},
+                      input_names=["x"])
+    ops = {n.op_type for n in onnx.load(path).graph.node}
+    assert {"QuantizeLinear", "DequantizeLinear", "Conv", "MatMul"} <= ops
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    step = q.fc.scale                    # one step of the last quantized layer's output
+    for batch in (2, 5):
+        x = torch.randn(batch, 2, 6, 6) * 2
+        got = sess.run(None, {"x": x.numpy()})[0]
+        np.testing.assert_allclose(got, q(x).numpy(), rtol=0, atol=step * 1.01)
+
+
+def test_export_dynamic_refused(tmp_path):
+    with pytest.raises(RuntimeError, match="dynamically quantized Linear"):
+        torch.onnx.export(_dynamic(), (torch.randn(3, 6),), tmp_path / "d.onnx")
