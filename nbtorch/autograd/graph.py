@@ -10,10 +10,12 @@ from .._cpu_allocator import owns
 from .._kernel_args import copy_values
 from .._tensor import Tensor, empty
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks  # noqa: F401
+from .mutation import allow_mutation_on_saved_tensors  # noqa: F401
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_tensor_hook",
            "RemovableHandle", "saved_tensors_hooks", "save_on_cpu",
-           "disable_saved_tensors_hooks", "increment_version", "register_multi_grad_hook"]
+           "disable_saved_tensors_hooks", "increment_version", "register_multi_grad_hook",
+           "allow_mutation_on_saved_tensors"]
 
 
 class RemovableHandle:
