@@ -3,11 +3,12 @@
 Every op already computes its output's shape and dtype and allocates the output
 before it calls a kernel (raw arrays in, raw arrays out). So the meta device needs
 no shape rules of its own: its storage's buffer is a stride-0 array of the right
-length over one scratch element (nbytes as the real one's, no memory), a meta
-tensor's raw array is a stride-0 view of one scratch element too (kernels and NumPy fast paths see the right shape and dtype, and
-no memory), and every op's meta kernel is a no-op (`_meta_kernel`), so an op run
-on meta tensors does its argument checks, shape and dtype logic and allocation,
-and nothing else. A model's forward on meta inputs therefore gives PyTorch's
+length over one scratch element (nbytes as the real one's, no memory); a meta
+tensor's raw array is a stride-0 view of one scratch element too (kernels and
+NumPy paths see the right shape and dtype, and no memory); and every op's meta
+kernel is a no-op (`_meta_kernel`, given by a registry fallback rule), so an op
+run on meta tensors does its argument checks, shape, dtype and stride logic and
+its allocation, and nothing else. A model's forward on meta inputs therefore gives PyTorch's
 output shapes, and `nn.init` on meta parameters does nothing, as in PyTorch.
 
 Ops whose output shape depends on values (nonzero, unique, masked_select) have no
@@ -18,7 +19,7 @@ import numpy as np
 
 from . import _registry, _tensor
 
-__all__ = ["is_meta"]
+__all__ = ["index_values"]
 
 
 def _alloc_meta(n, np_dtype, device):
@@ -60,10 +61,6 @@ def _meta_fallback(op):
     if _registry.has_kernel(op, "cpu"):
         return _meta_kernel
     return None
-
-
-def is_meta(t):
-    return t.device.type == "meta"
 
 
 _tensor._ALLOCATORS["meta"] = _alloc_meta
