@@ -13,10 +13,10 @@ from nbtorch._qtensor import qint8
 from nbtorch.fx import wrap as _wrap
 from .. import functional as qF
 from ..ops import quantized_linear_dynamic as _q_linear_dynamic
-
-_wrap("_q_linear_dynamic")      # jit.trace / fx record one call_function (see ../ops.py)
 from ..modules import (_quantize_weight, _save_qparams, _save_packed,
                        _pop_weight_bias)
+
+_wrap("_q_linear_dynamic")      # jit.trace / fx record one call_function (see ../ops.py)
 
 __all__ = ["Linear", "LinearReLU", "Float16Weight", "choose_qparams_dynamic", "linear_dynamic",
            "pack_weight", "packed_from_state"]
