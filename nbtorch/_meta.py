@@ -73,3 +73,17 @@ def index_values(t):
     zeros (a stride-0 array: no memory), so checks pass and shapes still propagate."""
     t = t.detach()
     return t._array if t.device.type == "meta" else t._host()
+
+
+_NOTHING = np.dtype([])                 # a zero-byte element
+
+
+def meta_offsets(shape, np_index):
+    """The storage offsets of ``meta_tensor[np_index]``: a stride-0 int64 array of the
+    result's shape (NumPy's indexing rules, worked out on zero-byte elements: no memory
+    of the result's size)."""
+    scratch = np.lib.stride_tricks.as_strided(np.zeros(1, _NOTHING), shape=tuple(shape),
+                                              strides=(0,) * len(shape))
+    out = scratch[np_index].shape
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.int64), shape=out,
+                                           strides=(0,) * len(out))

@@ -13,7 +13,7 @@ from .. import _dtype
 from .._capture import host_computed, refuse_capture
 from .._scalars import checked
 from .._tensor import Tensor, empty, _LAYOUTS
-from .._meta import index_values
+from .._meta import index_values, meta_offsets
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
@@ -73,6 +73,8 @@ def offsets_at(t, index):
     items = index if isinstance(index, tuple) else (index,)
     np_index = tuple(_np_index_item(i) for i in items)
     try:
+        if t.device.type == "meta":     # only the result's shape: no offsets, no memory
+            return meta_offsets(t._shape, np_index)
         if t.dim() == 0:
             base = np.zeros((), np.int64)
             out = base[np_index] + t._offset

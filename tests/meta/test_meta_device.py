@@ -215,3 +215,15 @@ def test_func_model_ensembling_with_meta_base():
     ref = torch.stack([m(x) for m in models])
     np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-5,
                                atol=1e-6)
+
+
+def test_advanced_indexing_on_meta_takes_no_memory_of_the_result():
+    x = torch.empty(50_000, 50_000, device="meta")
+    idx = torch.empty(50_000, dtype=torch.long, device="meta")
+    y = x[idx]                          # 10 GB of int64 offsets if they were made
+    assert y.is_meta and y.shape == (50_000, 50_000)
+    assert x[[0, 1], 3:].shape == (2, 49_997)
+    x[idx] = 1.0
+    x[idx] += torch.empty(50_000, device="meta")
+    with pytest.raises(IndexError, match="out of bounds"):
+        torch.empty(6, 5, device="meta")[[7]]
