@@ -227,3 +227,12 @@ def test_advanced_indexing_on_meta_takes_no_memory_of_the_result():
     x[idx] += torch.empty(50_000, device="meta")
     with pytest.raises(IndexError, match="out of bounds"):
         torch.empty(6, 5, device="meta")[[7]]
+
+
+def test_load_state_dict_into_meta_without_assign_warns_and_does_nothing():
+    with torch.device("meta"):
+        model = nn.Sequential(nn.Linear(2, 2))
+    with pytest.warns(UserWarning, match=r"for 0\.weight: copying from a non-meta parameter "
+                                         r"in the checkpoint to a meta parameter"):
+        model.load_state_dict(nn.Sequential(nn.Linear(2, 2)).state_dict())
+    assert model[0].weight.is_meta

@@ -664,6 +664,13 @@ class Module(HookRegistration):
                 if assign:
                     self._assign_loaded(name, param, value)
                 else:
+                    if param.is_meta and not value.is_meta:
+                        warnings.warn(
+                            f"for {key}: copying from a non-meta parameter in the checkpoint "
+                            "to a meta parameter in the current model, which is a no-op. (Did "
+                            "you mean to pass `assign=True` to assign items in the state "
+                            "dictionary to their corresponding key in the module instead of "
+                            "copying them in place?)", stacklevel=2)
                     with no_grad():
                         param.copy_(value)
             except Exception as ex:  # noqa: BLE001 - reported like PyTorch does
