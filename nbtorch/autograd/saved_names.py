@@ -83,9 +83,34 @@ TABLE = {
 }
 
 
+# unary elementwise nodes whose saved value differs from PyTorch's (it saves erfinv's
+# input; nbtorch its output): no generic name
+_NOT_GENERIC = {"ErfinvBackward0"}
+
+
+def _unary_names(node):
+    """The names of a unary elementwise node: its input as `self` where it saved it,
+    its output as `result` (PyTorch's names for them, checked for ~30 ops)."""
+    from ..ops._elementwise import Binary, Elementwise
+    cls = node._forward_cls
+    if (cls is None or not issubclass(cls, Elementwise) or issubclass(cls, Binary)
+            or type(node).__name__ in _NOT_GENERIC):
+        return {}
+    save = getattr(cls, "save", "")
+    names = {}
+    if save in ("x", "x out"):
+        names["self"] = _tensor(0)
+    if save in ("out", "x out"):
+        names["result"] = _tensor(1)
+    return names
+
+
 def saved_attr(node, name):
     """`node._saved_<x>` by PyTorch's name, or PyTorch's AttributeError."""
-    getter = TABLE.get(type(node).__name__, {}).get(name[len("_saved_"):])
+    names = TABLE.get(type(node).__name__)
+    if names is None:
+        names = _unary_names(node)
+    getter = names.get(name[len("_saved_"):])
     if getter is None or not name.startswith("_saved_"):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
     return getter(node)

@@ -71,3 +71,30 @@ def test_freed_after_backward():
     z = a * a
     z.sum().backward(retain_graph=True)
     assert z.grad_fn._saved_self is a
+
+
+_UNARY = ("abs", "neg", "exp", "expm1", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",
+          "tan", "tanh", "asin", "atan", "sigmoid", "relu", "reciprocal", "erf", "sign")
+
+
+def _unary_summary(lib):
+    out = {}
+    for op in _UNARY:
+        x = lib.tensor([0.3, 0.5, 0.7], requires_grad=True)
+        y = getattr(x, op)()
+        n = y.grad_fn
+        names = [k for k in ("self", "result", "other") if hasattr(n, "_saved_" + k)]
+        vals = [getattr(n, "_saved_" + k).detach().numpy().round(5).tolist() for k in names]
+        out[op] = (names, vals)     # (node names: log1p's is Log1PBackward0 in PyTorch)
+    return out
+
+
+def test_unary_saved_names_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _unary_summary(nbtorch) == _unary_summary(torch)
+
+
+def test_unary_saved_names():
+    got = _unary_summary(nbtorch)
+    assert got["sin"][0] == ["self"] and got["sqrt"][0] == ["result"]
+    assert got["neg"][0] == []
