@@ -84,6 +84,11 @@ def _example(meta):
     """A tensor with `meta`'s shape, dtype and device (zeros: the layers' Python code
     branches on shapes and flags, which is what a trace freezes)."""
     from .. import zeros
+    from .._qtensor import _QDtype, quantize_per_tensor
+    if isinstance(meta.dtype, _QDtype):             # a pooling layer on quantized values
+        qp = getattr(meta, "qparams", None) or {}
+        return quantize_per_tensor(zeros(tuple(meta.shape), device=meta.device),
+                                   qp.get("scale", 1.0), qp.get("zero_point", 0), meta.dtype)
     return zeros(tuple(meta.shape), dtype=meta.dtype, device=meta.device)
 
 

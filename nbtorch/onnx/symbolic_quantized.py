@@ -5,13 +5,17 @@ QuantizeLinear, ``dequantize`` DequantizeLinear, and each quantized layer
 (`nbtorch.ao.nn.quantized.ops`) the float op between a DequantizeLinear of its
 input and weight (an int8 initializer, per-tensor or per-channel) and a
 QuantizeLinear to its output's (scale, zero_point): the pattern runtimes fuse into
-QLinearConv / QLinearMatMul. Results match nbtorch's int8 kernels to within one
-quantization step (the runtime rounds the bias and the float products its own way).
+QLinearConv / QLinearMatMul. Each layer matches nbtorch's int8 kernels to within one
+quantization step (the runtime rounds the bias, the float products and averages its own
+way), so a few steps after several layers.
+Activations and pooling on quantized values (``relu(q)``, ``max_pool2d(q)``...) run
+their float symbolic between a DequantizeLinear and a QuantizeLinear to the result's
+qparams (`_float_between_qdq`), which is exact: they keep or recompute them as ONNX does.
 """
 import numpy as np
 
-from ._graph import UnsupportedOperatorError
-from ._registry import register
+from ._graph import UnsupportedOperatorError, Value
+from ._registry import FUNCTIONS, register
 
 
 def _qparams(e, scale, zero_point, zp_dtype=np.uint8):
@@ -100,3 +104,55 @@ def _quantized_linear_dynamic(e, out, *args, **kwargs):
     raise UnsupportedOperatorError("ONNX export of a dynamically quantized Linear is not "
                                    "supported (as in PyTorch): export the float model, or a "
                                    "statically quantized one")
+
+
+def _binary(e, op, x, y, scale, zero_point, relu=False):
+    z = e.g.op(op, _dequant(e, x), _dequant(e, y))
+    return _quant(e, e.g.op("Relu", z) if relu else z, scale, zero_point)
+
+
+@register("quantized_add")
+def _quantized_add(e, out, x, y, scale, zero_point):
+    return _binary(e, "Add", x, y, scale, zero_point)
+
+
+@register("quantized_add_relu")
+def _quantized_add_relu(e, out, x, y, scale, zero_point):
+    return _binary(e, "Add", x, y, scale, zero_point, relu=True)
+
+
+@register("quantized_mul")
+def _quantized_mul(e, out, x, y, scale, zero_point):
+    return _binary(e, "Mul", x, y, scale, zero_point)
+
+
+@register("quantized_cat")
+def _quantized_cat(e, out, xs, dim, scale, zero_point):
+    return _quant(e, e.g.op("Concat", *[_dequant(e, x) for x in xs], axis=int(dim)), scale,
+                  zero_point)
+
+
+
+def _is_q(v):
+    return isinstance(v, Value) and getattr(v.value, "is_quantized", False)
+
+
+def _float_between_qdq(symbolic):
+    """`symbolic` made to take quantized Values: DequantizeLinear in, its float ONNX op,
+    QuantizeLinear to the result's qparams (unchanged for float inputs)."""
+    def run(e, out, *args, **kwargs):
+        if not getattr(out, "is_quantized", False) or not any(_is_q(a) for a in args):
+            return symbolic(e, out, *args, **kwargs)
+        floats = [Value(_dequant(e, a), a.value.dequantize()) if _is_q(a) else a
+                  for a in args]
+        y = symbolic(e, out.dequantize(), *floats, **kwargs)
+        return _quant(e, e.name(y) if isinstance(y, Value) else y, *out._qparams)
+    return run
+
+
+# ops that accept quantized tensors in nbtorch (activations, pooling, resizing)
+for _name in ("relu", "relu_", "relu6", "leaky_relu", "elu", "hardtanh", "hardswish",
+              "sigmoid", "tanh", "clamp", "max_pool1d", "max_pool2d", "avg_pool2d",
+              "adaptive_avg_pool2d", "interpolate", "upsample", "upsample_nearest"):
+    if _name in FUNCTIONS:
+        FUNCTIONS[_name] = _float_between_qdq(FUNCTIONS[_name])

@@ -8,6 +8,7 @@ import textwrap
 import numpy as np
 
 import nbtorch as torch
+import nbtorch.ao.nn.quantized as nnq
 from nbtorch import nn
 from nbtorch.ao.nn.quantized import ops
 from nbtorch.ao.quantization import (DeQuantStub, QuantStub, convert, fuse_modules,
@@ -28,6 +29,37 @@ class Net(nn.Module):
         x = self.relu(self.conv(self.quant(x)))
         x = self.conv2(x).flatten(1)
         return self.dequant(self.fc(x))
+
+
+class Residual(nn.Module):
+    """Unfused ReLU, pooling and a FloatFunctional add on quantized values."""
+
+    def __init__(self):
+        super().__init__()
+        self.quant, self.dequant = QuantStub(), DeQuantStub()
+        self.conv, self.relu, self.pool = nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), \
+            nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+        self.skip = nnq.FloatFunctional()
+        self.gap, self.fc = nn.AdaptiveAvgPool2d(1), nn.Linear(4, 3)
+
+    def forward(self, x):
+        x = self.pool(self.relu(self.conv(self.quant(x))))
+        x = self.skip.add(x, self.conv2(x))
+        return self.dequant(self.fc(self.gap(x).flatten(1)))
+
+
+def _calibrated(m, shape):
+    m.eval().qconfig = get_default_qconfig("x86")
+    p = prepare(m)
+    for _ in range(3):
+        p(torch.randn(*shape))
+    return convert(p)
+
+
+def _residual():
+    torch.manual_seed(2)
+    return _calibrated(Residual(), (8, 2, 8, 8))
 
 
 def _static():
@@ -107,6 +139,16 @@ def test_save_load_static(tmp_path):
 
 def test_save_load_dynamic(tmp_path):
     _round_trip(_dynamic(), torch.randn(5, 6), tmp_path)
+
+
+def test_residual_trace_save_load(tmp_path):
+    q = _residual()
+    traced = torch.jit.trace(q, torch.randn(2, 2, 8, 8))
+    assert ops.quantized_add in _targets(traced)
+    x = torch.randn(3, 2, 8, 8)
+    _same(traced(x), q(x))
+    torch.jit.save(traced, tmp_path / "r.pt")
+    _same(torch.jit.load(tmp_path / "r.pt")(x), q(x))
 
 
 def test_load_refuses_other_quantized_names(tmp_path):

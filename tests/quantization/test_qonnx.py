@@ -9,7 +9,7 @@ import pytest
 import nbtorch as torch
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
-from test_qjit import _dynamic, _static  # noqa: E402
+from test_qjit import _dynamic, _residual, _static  # noqa: E402
 
 ort = pytest.importorskip("onnxruntime")
 onnx = pytest.importorskip("onnx")
@@ -28,6 +28,20 @@ def test_export_static_qdq(tmp_path):
         x = torch.randn(batch, 2, 6, 6) * 2
         got = sess.run(None, {"x": x.numpy()})[0]
         np.testing.assert_allclose(got, q(x).numpy(), rtol=0, atol=step * 1.01)
+
+
+def test_export_residual_qdq(tmp_path):
+    """Unfused ReLU, max/avg pooling and a quantized add: each layer within one step of
+    nbtorch's integer rounding, so a few steps at the output."""
+    q = _residual()
+    path = tmp_path / "r.onnx"
+    torch.onnx.export(q, (torch.randn(2, 2, 8, 8),), path, input_names=["x"])
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    torch.manual_seed(3)
+    for _ in range(3):
+        x = torch.randn(2, 2, 8, 8)
+        got = sess.run(None, {"x": x.numpy()})[0]
+        np.testing.assert_allclose(got, q(x).numpy(), rtol=0, atol=q.fc.scale * 4.01)
 
 
 def test_export_dynamic_refused(tmp_path):

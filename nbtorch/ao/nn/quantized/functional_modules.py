@@ -4,8 +4,18 @@ quantized twins `convert` puts in their place."""
 import nbtorch
 from nbtorch import nn
 
-from . import functional as qF
+from nbtorch.fx import wrap as _wrap
+from . import ops
 from .modules import _output_qparams, _pop_qparams, _save_qparams
+
+_q_add, _q_add_relu, _q_mul, _q_cat = (ops.quantized_add, ops.quantized_add_relu,
+                                       ops.quantized_mul, ops.quantized_cat)
+_q_add_scalar, _q_mul_scalar, _q_matmul = (ops.quantized_add_scalar,
+                                           ops.quantized_mul_scalar, ops.quantized_matmul)
+# jit.trace / fx record each as one call_function (see ops.py)
+for _name in ("_q_add", "_q_add_relu", "_q_mul", "_q_cat", "_q_add_scalar", "_q_mul_scalar",
+              "_q_matmul"):
+    _wrap(_name)
 
 __all__ = ["FloatFunctional", "QFunctional"]
 
@@ -53,25 +63,25 @@ class QFunctional(nn.Module):
         self.activation_post_process = nn.Identity()
 
     def add(self, x, y):
-        return qF.add(x, y, self.scale, self.zero_point)
+        return _q_add(x, y, self.scale, self.zero_point)
 
     def add_relu(self, x, y):
-        return qF.add(x, y, self.scale, self.zero_point, relu=True)
+        return _q_add_relu(x, y, self.scale, self.zero_point)
 
     def cat(self, x, dim=0):
-        return qF.cat(x, dim, self.scale, self.zero_point)
+        return _q_cat(x, dim, self.scale, self.zero_point)
 
     def mul(self, x, y):
-        return qF.mul(x, y, self.scale, self.zero_point)
+        return _q_mul(x, y, self.scale, self.zero_point)
 
     def add_scalar(self, x, y):
-        return qF.add_scalar(x, y)
+        return _q_add_scalar(x, y)
 
     def mul_scalar(self, x, y):
-        return qF.mul_scalar(x, y)
+        return _q_mul_scalar(x, y)
 
     def matmul(self, x, y):
-        return qF.matmul(x, y, self.scale, self.zero_point)
+        return _q_matmul(x, y, self.scale, self.zero_point)
 
     @classmethod
     def from_float(cls, mod):

@@ -17,7 +17,9 @@ from . import functional as qF
 # distinct names: tables keyed by a function's __name__ (the ONNX exporter's symbolics)
 # must not take them for F.linear / F.conv2d
 __all__ = ["quantized_linear", "quantized_linear_relu", "quantized_conv2d",
-           "quantized_conv2d_relu", "quantized_linear_dynamic"]
+           "quantized_conv2d_relu", "quantized_linear_dynamic", "quantized_add",
+           "quantized_add_relu", "quantized_mul", "quantized_cat", "quantized_add_scalar",
+           "quantized_mul_scalar", "quantized_matmul"]
 
 
 def quantized_linear(x, weight, bias, scale, zero_point):
@@ -46,3 +48,41 @@ def quantized_linear_dynamic(x, weight, bias, reduce_range=True):
     """Float ``x @ weight^T + bias`` with x quantized on the fly (qint8 weight); float out."""
     from .dynamic.linear import linear_dynamic as run
     return run(x, qF.packed_of(weight, bias), reduce_range)
+
+
+# QFunctional's ops (a converted FloatFunctional): output (scale, zero_point) given
+
+
+def quantized_add(x, y, scale, zero_point):
+    """Quantized ``x + y`` requantized to (scale, zero_point)."""
+    return qF.add(x, y, scale, zero_point)
+
+
+def quantized_add_relu(x, y, scale, zero_point):
+    """Quantized ``relu(x + y)`` requantized to (scale, zero_point)."""
+    return qF.add(x, y, scale, zero_point, relu=True)
+
+
+def quantized_mul(x, y, scale, zero_point):
+    """Quantized ``x * y`` requantized to (scale, zero_point)."""
+    return qF.mul(x, y, scale, zero_point)
+
+
+def quantized_cat(xs, dim, scale, zero_point):
+    """Quantized concatenation requantized to (scale, zero_point)."""
+    return qF.cat(xs, dim, scale, zero_point)
+
+
+def quantized_add_scalar(x, c):
+    """Quantized ``x + c`` (qparams chosen as PyTorch's)."""
+    return qF.add_scalar(x, c)
+
+
+def quantized_mul_scalar(x, c):
+    """Quantized ``x * c`` (qparams chosen as PyTorch's)."""
+    return qF.mul_scalar(x, c)
+
+
+def quantized_matmul(x, y, scale, zero_point):
+    """Quantized ``x @ y`` requantized to (scale, zero_point)."""
+    return qF.matmul(x, y, scale, zero_point)
