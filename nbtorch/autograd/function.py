@@ -162,8 +162,8 @@ class BackwardNode(Node, FunctionCtx):
             self._saved = _RELEASED
 
     def __getattr__(self, name):        # only for names not found: `_saved_<x>` by
-        if name.startswith("_saved_"):  # PyTorch's names (see saved_names.py)
-            from .saved_names import saved_attr
+        if name.startswith(("_saved_", "_raw_saved_")):     # PyTorch's names
+            from .saved_names import saved_attr             # (see saved_names.py)
             return saved_attr(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 

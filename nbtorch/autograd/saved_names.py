@@ -6,13 +6,14 @@ keep theirs in `ctx._saved` (plus scalars and shapes); this table maps
 PyTorch's names onto them, per node name. A saved tensor is read through the
 same checks as backward's (freed after backward: PyTorch's RuntimeError).
 """
-__all__ = ["saved_attr"]
+__all__ = ["saved_attr", "SavedTensor"]
 
 
 def _tensor(i):
     """The i-th saved tensor (None where the node did not need it)."""
     def get(node):
         return node.saved_tensors[i]
+    get.slot = i
     return get
 
 
@@ -28,6 +29,7 @@ def _operand(i):
                 from ..ops.creation import tensor
                 return tensor(s)
         return t
+    get.slot = i
     return get
 
 
@@ -106,11 +108,49 @@ def _unary_names(node):
 
 
 def saved_attr(node, name):
-    """`node._saved_<x>` by PyTorch's name, or PyTorch's AttributeError."""
+    """`node._saved_<x>` / `node._raw_saved_<x>` by PyTorch's name, or PyTorch's
+    AttributeError."""
     names = TABLE.get(type(node).__name__)
     if names is None:
         names = _unary_names(node)
-    getter = names.get(name[len("_saved_"):])
-    if getter is None or not name.startswith("_saved_"):
+    raw = name.startswith("_raw_saved_")
+    getter = names.get(name[len("_raw_saved_" if raw else "_saved_"):])
+    if getter is None or (raw and not hasattr(getter, "slot")):
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
-    return getter(node)
+    return SavedTensor(node, getter.slot) if raw else getter(node)
+
+
+class SavedTensor:
+    """`grad_fn._raw_saved_<x>`: one saved slot of a node, to give it its own pack and
+    unpack hooks (PyTorch's torch._C._autograd.SavedTensor)."""
+
+    def __init__(self, node, slot):
+        self._node, self._slot = node, slot
+
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Replace the saved tensor with `pack_hook(tensor)` now; backward reads
+        `unpack_hook(packed)` instead."""
+        from .function import _RELEASED
+        from .saved_hooks import Packed
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks(): incompatible function arguments: expected "
+                            "two callables")
+        saved = self._node._saved
+        if saved is _RELEASED:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor after it has been freed. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through "
+                "the graph a second time or if you need to access saved variables after "
+                "calling backward.")
+        slot = self._slot % len(saved) if saved else 0
+        s = saved[slot] if saved else None
+        if s is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+        if s[0].__class__ is Packed:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set. Hint: only one pair of hooks is allowed "
+                               "at a time.")
+        packed = (Packed(pack_hook(s[0]), unpack_hook),) + tuple(s[1:])
+        self._node._saved = saved[:slot] + (packed,) + saved[slot + 1:]

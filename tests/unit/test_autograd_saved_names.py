@@ -98,3 +98,41 @@ def test_unary_saved_names():
     got = _unary_summary(nbtorch)
     assert got["sin"][0] == ["self"] and got["sqrt"][0] == ["result"]
     assert got["neg"][0] == []
+
+
+def _raw_hooks(lib):
+    out = []
+    a = lib.ones(2, requires_grad=True)
+    y = a * a
+    calls = []
+    y.grad_fn._raw_saved_self.register_hooks(
+        lambda t: (calls.append("pack"), t * 0 + 3)[1],
+        lambda p: (calls.append("unpack"), p)[1])
+    out.append(list(calls))
+    y.sum().backward()
+    out += [list(calls), a.grad.numpy().tolist()]
+    for make in (lambda: y, lambda: a * 2):       # freed; a slot holding nothing
+        node = make().grad_fn
+        with pytest.raises(RuntimeError) as e:
+            node._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+        out.append(str(e.value))
+    z = a * a
+    z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    with pytest.raises(RuntimeError) as e:
+        z.grad_fn._raw_saved_self.register_hooks(lambda t: t, lambda t: t)
+    out.append(str(e.value))
+    with pytest.raises(AttributeError) as e:
+        z.grad_fn._raw_saved_foo
+    out.append(str(e.value))
+    return out
+
+
+def test_raw_saved_hooks_match_torch():
+    torch = pytest.importorskip("torch")
+    assert _raw_hooks(nbtorch) == _raw_hooks(torch)
+
+
+def test_raw_saved_hooks():
+    got = _raw_hooks(nbtorch)
+    assert got[:3] == [["pack"], ["pack", "unpack"], [4.0, 4.0]]
+    assert "with value None is forbidden" in got[4]
