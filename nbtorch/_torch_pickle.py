@@ -84,7 +84,8 @@ class _Restricted(pickle.Unpickler):
                   "_rebuild_parameter": _rebuild_parameter,
                   "_rebuild_parameter_with_state": _rebuild_parameter,
                   "_rebuild_qtensor": self._rebuild_qtensor,
-                  "_rebuild_sparse_tensor": _rebuild_sparse}.get(name)
+                  "_rebuild_sparse_tensor": _rebuild_sparse,
+                  "_rebuild_meta_tensor_no_storage": _rebuild_meta}.get(name)
             if fn is not None:
                 return fn
         if module == "torch":
@@ -239,6 +240,13 @@ def _rebuild_from_type_v2(func, new_type, args, state):
             if isinstance(k, str) and not k.startswith("__"):
                 setattr(ret, k, v)
     return ret
+
+
+def _rebuild_meta(dtype, size, stride, requires_grad=False):
+    """A meta tensor (PyTorch's ``_rebuild_meta_tensor_no_storage``: no data saved)."""
+    from .ops.creation import empty_strided
+    return empty_strided(tuple(size), tuple(stride), dtype=dtype, device="meta",
+                         requires_grad=requires_grad)
 
 
 def _rebuild_parameter(data, requires_grad, hooks, *state):

@@ -80,6 +80,7 @@ _REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")
 _UNTYPED = _Global("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _REBUILD_QTENSOR = _Global("torch._utils", "_rebuild_qtensor")
+_REBUILD_META = _Global("torch._utils", "_rebuild_meta_tensor_no_storage")
 _REBUILD_SPARSE = _Global("torch._utils", "_rebuild_sparse_tensor")
 _REBUILD_FROM_TYPE = _Global("torch._tensor", "_rebuild_from_type_v2")
 _GET_LAYOUT = _Global("torch.serialization", "_get_layout")
@@ -112,7 +113,7 @@ class _Pickler(pickle._Pickler):
         if t is _Global:
             return self._save_global_ref(obj)
         if t is _TensorReduce:
-            return self.save_reduce(_rebuild_of(obj.args), obj.args)
+            return self.save_reduce(obj.fn or _rebuild_of(obj.args), obj.args)
         if t is _StorageRef or t in _PRIMITIVES or t in (list, tuple, dict):
             return super().save(obj, save_persistent_id)
         if isinstance(obj, Tensor):
@@ -166,6 +167,8 @@ class _Pickler(pickle._Pickler):
             return
         if t.is_sparse or t.is_sparse_csr:  # PyTorch's _rebuild_sparse_tensor(layout, parts)
             return self.save_reduce(_REBUILD_SPARSE, (t.layout, t._torch_parts()), obj=t)
+        if t.device.type == "meta":     # no data, no storage record: PyTorch's meta rebuild
+            return self._save_meta(t)
         storage = t._storage
         entry = self.storages.get(id(storage))
         if entry is None:
@@ -196,6 +199,16 @@ class _Pickler(pickle._Pickler):
             self.save_reduce(_rebuild_of(args), args, obj=t)
 
 
+    def _save_meta(self, t):
+        if type(t).__name__ == "Parameter":
+            args = (t.dtype, tuple(t._shape), tuple(t._strides), False)
+            return self.save_reduce(_REBUILD_PARAMETER, (_TensorReduce(args, _REBUILD_META),
+                                                         t.requires_grad,
+                                                         collections.OrderedDict()), obj=t)
+        args = (t.dtype, tuple(t._shape), tuple(t._strides), t.requires_grad)
+        return self.save_reduce(_REBUILD_META, args, obj=t)
+
+
 def _rebuild_of(args):
     """_rebuild_tensor_v3 for arguments that name their dtype (limited dtypes), else v2."""
     return _REBUILD_TENSOR_V3 if len(args) == 7 else _REBUILD_TENSOR
@@ -215,12 +228,13 @@ def _quantizer_params(q):
 
 
 class _TensorReduce:
-    """The ``_rebuild_tensor_v2(...)`` call inside a parameter's reduce."""
+    """The ``_rebuild_tensor_v2(...)`` call (or `fn`'s) inside a parameter's reduce."""
 
-    __slots__ = ("args",)
+    __slots__ = ("args", "fn")
 
-    def __init__(self, args):
+    def __init__(self, args, fn=None):
         self.args = args
+        self.fn = fn
 
 
 def _named_ok(obj):

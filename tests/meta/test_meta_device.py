@@ -237,3 +237,28 @@ def test_load_state_dict_into_meta_without_assign_warns_and_does_nothing():
         model.load_state_dict(nn.Sequential(nn.Linear(2, 2)).state_dict())
     assert [str(w.message).split(":")[0] for w in rec] == ["for 0.weight", "for 0.bias"]
     assert model[0].weight.is_meta
+
+
+def test_save_load_meta_tensors_as_pytorch_does():
+    """PyTorch writes meta tensors as _rebuild_meta_tensor_no_storage (no data record)."""
+    import io
+    lin = nn.Linear(3, 2, device="meta")
+    sd = {"w": torch.empty(4, 5, dtype=torch.float64, device="meta")[1:, ::2],
+          "p": lin.weight}
+    buf = io.BytesIO()
+    torch.save(sd, buf)
+    buf.seek(0)
+    r = torch.load(buf)
+    assert r["w"].is_meta and r["w"].shape == (3, 3) and r["w"].stride() == (5, 2)
+    assert r["w"].dtype is torch.float64
+    assert isinstance(r["p"], nn.Parameter) and r["p"].is_meta and r["p"].requires_grad
+    tt = pytest.importorskip("torch")
+    buf.seek(0)
+    r = tt.load(buf)
+    assert r["w"].is_meta and r["w"].stride() == (5, 2)
+    assert isinstance(r["p"], tt.nn.Parameter) and r["p"].shape == (2, 3)
+    buf = io.BytesIO()
+    tt.save({"w": tt.empty(2, 3, device="meta")[:, 1:]}, buf)
+    buf.seek(0)
+    w = torch.load(buf)["w"]
+    assert w.is_meta and w.shape == (2, 2) and w.stride() == (3, 1)
