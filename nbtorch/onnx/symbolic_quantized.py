@@ -156,3 +156,22 @@ for _name in ("relu", "relu_", "relu6", "leaky_relu", "elu", "hardtanh", "hardsw
               "adaptive_avg_pool2d", "interpolate", "upsample", "upsample_nearest"):
     if _name in FUNCTIONS:
         FUNCTIONS[_name] = _float_between_qdq(FUNCTIONS[_name])
+
+
+def _activation(e, x, scale, zero_point, op, **attrs):
+    return _quant(e, e.g.op(op, _dequant(e, x), **attrs), scale, zero_point)
+
+
+@register("quantized_hardswish")
+def _quantized_hardswish(e, out, x, scale, zero_point):
+    return _activation(e, x, scale, zero_point, "HardSwish")
+
+
+@register("quantized_elu")
+def _quantized_elu(e, out, x, scale, zero_point, alpha=1.0):
+    return _activation(e, x, scale, zero_point, "Elu", alpha=float(alpha))
+
+
+@register("quantized_leaky_relu")
+def _quantized_leaky_relu(e, out, x, negative_slope, scale, zero_point):
+    return _activation(e, x, scale, zero_point, "LeakyRelu", alpha=float(negative_slope))

@@ -157,3 +157,33 @@ def test_load_refuses_other_quantized_names(tmp_path):
         ops.quantized_linear
     assert _resolve_target("nbtorch.ao.nn.quantized.ops.qF") is None
     assert _resolve_target("nbtorch.ao.nn.quantized.functional.PackedWeight") is None
+
+
+class _Wrap(nn.Module):
+    """A quantized module between a quantize_per_tensor and a dequantize."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)).dequantize()
+
+
+def _layers():
+    torch.manual_seed(4)
+    conv1d = nnq.Conv1d(4, 3, 3, padding=1)
+    w = torch.quantize_per_tensor(torch.randn(3, 4, 3) * 0.2, 0.01, 0, torch.qint8)
+    conv1d.set_weight_bias(w, torch.randn(3))
+    return [(nnq.Hardswish(0.04, 10), (2, 4, 5, 5)), (nnq.ELU(0.05, 100), (2, 4, 5, 5)),
+            (nnq.LeakyReLU(0.05, 128, 0.1), (2, 4, 5, 5)), (conv1d, (2, 4, 7))]
+
+
+def test_layers_trace_save_load(tmp_path):
+    for i, (layer, shape) in enumerate(_layers()):
+        m = _Wrap(layer).eval()
+        x = torch.randn(*shape)
+        traced = torch.jit.trace(m, x)
+        assert any(getattr(t, "__module__", "") == ops.__name__ for t in _targets(traced))
+        torch.jit.save(traced, tmp_path / f"{i}.pt")
+        _same(torch.jit.load(tmp_path / f"{i}.pt")(x), m(x))

@@ -47,3 +47,18 @@ def test_export_residual_qdq(tmp_path):
 def test_export_dynamic_refused(tmp_path):
     with pytest.raises(RuntimeError, match="dynamically quantized Linear"):
         torch.onnx.export(_dynamic(), (torch.randn(3, 6),), tmp_path / "d.onnx")
+
+
+def test_export_layers_qdq(tmp_path):
+    from test_qjit import _layers, _Wrap
+    for i, (layer, shape) in enumerate(_layers()):
+        m = _Wrap(layer).eval()
+        x = torch.randn(*shape)
+        torch.onnx.export(m, (x,), tmp_path / f"{i}.onnx", input_names=["x"])
+        sess = ort.InferenceSession(str(tmp_path / f"{i}.onnx"),
+                                    providers=["CPUExecutionProvider"])
+        got = sess.run(None, {"x": x.numpy()})[0]
+        q = m.m(torch.quantize_per_tensor(x, 0.05, 128, torch.quint8))
+        step = q.q_scale()
+        np.testing.assert_allclose(got, m(x).numpy(), rtol=0, atol=step * 1.01,
+                                   err_msg=type(layer).__name__)

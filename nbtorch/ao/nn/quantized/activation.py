@@ -14,7 +14,13 @@ import numpy as np
 from nbtorch import nn
 from nbtorch._qtensor import QTensor, quint8, check_qparams
 
+from nbtorch.fx import wrap as _wrap
 from .functional import _check_q
+from .ops import (quantized_hardswish as _q_hardswish, quantized_elu as _q_elu,
+                  quantized_leaky_relu as _q_leaky_relu)
+
+for _name in ("_q_hardswish", "_q_elu", "_q_leaky_relu"):    # one graph node each (ops.py)
+    _wrap(_name)
 
 __all__ = ["hardswish", "elu", "celu", "threshold", "leaky_relu", "hardtanh", "hardsigmoid", "sigmoid", "tanh",
            "clamp", "float_activation", "Hardswish", "ELU", "LeakyReLU", "Sigmoid",
@@ -182,7 +188,7 @@ class Hardswish(_OutputQParams):
     """Quantized Hardswish (``nnq.Hardswish(scale, zero_point)``)."""
 
     def forward(self, input):
-        return hardswish(input, self.scale, self.zero_point)
+        return _q_hardswish(input, self.scale, self.zero_point)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -204,7 +210,7 @@ class ELU(nn.Module):
         return f"alpha={self.alpha}"
 
     def forward(self, input):
-        return elu(input, self.scale, self.zero_point, self.alpha)
+        return _q_elu(input, self.scale, self.zero_point, self.alpha)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -219,7 +225,7 @@ class LeakyReLU(_OutputQParams):
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
-        return leaky_relu(input, self.negative_slope, False, self.scale, self.zero_point)
+        return _q_leaky_relu(input, self.negative_slope, self.scale, self.zero_point)
 
     def extra_repr(self):
         return f"negative_slope={self.negative_slope}"

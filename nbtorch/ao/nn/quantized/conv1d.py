@@ -1,8 +1,12 @@
 """Quantized Conv1d and ConvReLU1d (``torch.ao.nn.quantized.Conv1d``): a Conv2d over a
 height of one, as fbgemm computes it; the weight is (out, in / groups, kernel) in the
 state dict and from ``weight()``, as PyTorch's."""
+from nbtorch.fx import wrap as _wrap
 from .modules import Conv2d
-from . import functional as qF
+from .ops import quantized_conv2d as _q_conv2d, quantized_conv2d_relu as _q_conv2d_relu
+
+for _name in ("_q_conv2d", "_q_conv2d_relu"):     # one graph node each (see ops.py)
+    _wrap(_name)
 
 __all__ = ["Conv1d", "ConvReLU1d"]
 
@@ -40,9 +44,11 @@ class Conv1d(Conv2d):
     def forward(self, x):
         if x.dim() != 3:
             raise ValueError("Input shape must be `(N, C, L)`!")
-        y = qF.conv2d_packed(x.unsqueeze(2), self._packed, (1, self.stride[0]),
-                             (0, self.padding[0]), (1, self.dilation[0]), self.groups,
-                             self.scale, self.zero_point, self._FUSED_RELU)
+        op = _q_conv2d_relu if self._FUSED_RELU else _q_conv2d
+        p = self._packed
+        y = op(x.unsqueeze(2), p.qweight, p.bias_tensor, (1, self.stride[0]),
+               (0, self.padding[0]), (1, self.dilation[0]), self.groups, self.scale,
+               self.zero_point)
         return y.squeeze(2)
 
     def extra_repr(self):

@@ -19,7 +19,8 @@ from . import functional as qF
 __all__ = ["quantized_linear", "quantized_linear_relu", "quantized_conv2d",
            "quantized_conv2d_relu", "quantized_linear_dynamic", "quantized_add",
            "quantized_add_relu", "quantized_mul", "quantized_cat", "quantized_add_scalar",
-           "quantized_mul_scalar", "quantized_matmul"]
+           "quantized_mul_scalar", "quantized_matmul", "quantized_hardswish",
+           "quantized_elu", "quantized_leaky_relu"]
 
 
 def quantized_linear(x, weight, bias, scale, zero_point):
@@ -86,3 +87,24 @@ def quantized_mul_scalar(x, c):
 def quantized_matmul(x, y, scale, zero_point):
     """Quantized ``x @ y`` requantized to (scale, zero_point)."""
     return qF.matmul(x, y, scale, zero_point)
+
+
+# activations with their own output qparams
+
+
+def quantized_hardswish(x, scale, zero_point):
+    """Quantized hardswish requantized to (scale, zero_point)."""
+    from .activation import hardswish
+    return hardswish(x, scale, zero_point)
+
+
+def quantized_elu(x, scale, zero_point, alpha=1.0):
+    """Quantized ELU requantized to (scale, zero_point)."""
+    from .activation import elu
+    return elu(x, scale, zero_point, alpha)
+
+
+def quantized_leaky_relu(x, negative_slope, scale, zero_point):
+    """Quantized leaky ReLU requantized to (scale, zero_point)."""
+    from .activation import leaky_relu
+    return leaky_relu(x, negative_slope, False, scale, zero_point)
