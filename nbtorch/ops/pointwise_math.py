@@ -76,6 +76,7 @@ class Log10(_FloatUnary):
 
 class Log1p(_FloatUnary):
     kernel = "log1p"
+    _backward_name = "Log1PBackward0"       # PyTorch's spelling
 
     @staticmethod
     def grad(g, x, out):

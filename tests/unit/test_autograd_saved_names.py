@@ -85,7 +85,7 @@ def _unary_summary(lib):
         n = y.grad_fn
         names = [k for k in ("self", "result", "other") if hasattr(n, "_saved_" + k)]
         vals = [getattr(n, "_saved_" + k).detach().numpy().round(5).tolist() for k in names]
-        out[op] = (names, vals)     # (node names: log1p's is Log1PBackward0 in PyTorch)
+        out[op] = (n.name(), names, vals)
     return out
 
 
@@ -96,8 +96,8 @@ def test_unary_saved_names_match_torch():
 
 def test_unary_saved_names():
     got = _unary_summary(nbtorch)
-    assert got["sin"][0] == ["self"] and got["sqrt"][0] == ["result"]
-    assert got["neg"][0] == []
+    assert got["sin"][1] == ["self"] and got["sqrt"][1] == ["result"]
+    assert got["neg"][1] == [] and got["log1p"][0] == "Log1PBackward0"
 
 
 def _raw_hooks(lib):
