@@ -55,10 +55,12 @@ def _data_dependent(op):
 
 
 def _meta_fallback(op):
-    """The meta kernel of `op`: a no-op for any op with a kernel on some real device."""
+    """The meta kernel of `op`: a no-op for any op with a kernel on some real device (read
+    from the tables: no kernel family is imported for a meta call)."""
     if op in _DATA_DEPENDENT:
         return _data_dependent(op)
-    if _registry.has_kernel(op, "cpu"):
+    if (any(op in table for table in _registry._TABLES.values())
+            or any(o == op for o, _ in _registry._KERNELS)):
         return _meta_kernel
     return None
 
