@@ -175,3 +175,18 @@ def _quantized_elu(e, out, x, scale, zero_point, alpha=1.0):
 @register("quantized_leaky_relu")
 def _quantized_leaky_relu(e, out, x, negative_slope, scale, zero_point):
     return _activation(e, x, scale, zero_point, "LeakyRelu", alpha=float(negative_slope))
+
+
+@register("quantized_relu")
+def _quantized_relu(e, out, x):
+    return FUNCTIONS["relu"](e, out, x)
+
+
+@register("quantized_clamp")
+def _quantized_clamp(e, out, x, min_, max_):
+    return FUNCTIONS["clamp"](e, out, x, min_, max_)
+
+
+@register("quantized_max_pool2d")
+def _quantized_max_pool2d(e, out, x, kernel_size, stride, padding):
+    return FUNCTIONS["max_pool2d"](e, out, x, kernel_size, stride, padding)

@@ -176,7 +176,9 @@ def _layers():
     w = torch.quantize_per_tensor(torch.randn(3, 4, 3) * 0.2, 0.01, 0, torch.qint8)
     conv1d.set_weight_bias(w, torch.randn(3))
     return [(nnq.Hardswish(0.04, 10), (2, 4, 5, 5)), (nnq.ELU(0.05, 100), (2, 4, 5, 5)),
-            (nnq.LeakyReLU(0.05, 128, 0.1), (2, 4, 5, 5)), (conv1d, (2, 4, 7))]
+            (nnq.LeakyReLU(0.05, 128, 0.1), (2, 4, 5, 5)), (conv1d, (2, 4, 7)),
+            (nnq.ReLU(), (2, 3, 4, 4)), (nnq.ReLU6(), (2, 3, 4, 4)),
+            (nnq.MaxPool2d(2, 2, 1), (2, 3, 5, 5))]
 
 
 def test_layers_trace_save_load(tmp_path):

@@ -15,10 +15,13 @@ from nbtorch._qtensor import (qint8, quint8, quantize_per_tensor, check_qparams,
 from nbtorch.fx import wrap as _wrap
 from . import functional as qF
 from .ops import (quantized_linear as _q_linear, quantized_linear_relu as _q_linear_relu,
-                  quantized_conv2d as _q_conv2d, quantized_conv2d_relu as _q_conv2d_relu)
+                  quantized_conv2d as _q_conv2d, quantized_conv2d_relu as _q_conv2d_relu,
+                  quantized_relu as _q_relu, quantized_clamp as _q_clamp,
+                  quantized_max_pool2d as _q_max_pool2d)
 
 # jit.trace / fx record these as one call_function each (the weight a graph constant)
-for _name in ("_q_linear", "_q_linear_relu", "_q_conv2d", "_q_conv2d_relu"):
+for _name in ("_q_linear", "_q_linear_relu", "_q_conv2d", "_q_conv2d_relu", "_q_relu",
+              "_q_clamp", "_q_max_pool2d"):
     _wrap(_name)
 
 __all__ = ["Quantize", "DeQuantize", "Linear", "Conv2d", "ReLU", "ReLU6", "MaxPool2d",
@@ -318,7 +321,7 @@ class ReLU(nn.Module):
         self.inplace = inplace
 
     def forward(self, x):
-        return qF.relu(x)
+        return _q_relu(x)
 
     @staticmethod
     def from_float(mod):
@@ -334,8 +337,7 @@ class ReLU6(nn.Module):
     def forward(self, x):
         # PyTorch's qrelu6: the bounds are quantize(0) and quantize(6) with x's qparams
         # (it took rint(6 / s) and cast to uint8: wrong for qint8 and on ties)
-        from .activation import clamp
-        return clamp(x, 0.0, 6.0)
+        return _q_clamp(x, 0.0, 6.0)
 
     @staticmethod
     def from_float(mod):
@@ -350,7 +352,7 @@ class MaxPool2d(nn.Module):
         self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
 
     def forward(self, x):
-        return qF.max_pool2d(x, self.kernel_size, self.stride, self.padding)
+        return _q_max_pool2d(x, self.kernel_size, self.stride, self.padding)
 
 
 from .functional_modules import FloatFunctional, QFunctional  # noqa: E402,F401  (re-export)

@@ -20,7 +20,8 @@ __all__ = ["quantized_linear", "quantized_linear_relu", "quantized_conv2d",
            "quantized_conv2d_relu", "quantized_linear_dynamic", "quantized_add",
            "quantized_add_relu", "quantized_mul", "quantized_cat", "quantized_add_scalar",
            "quantized_mul_scalar", "quantized_matmul", "quantized_hardswish",
-           "quantized_elu", "quantized_leaky_relu"]
+           "quantized_elu", "quantized_leaky_relu", "quantized_relu", "quantized_clamp",
+           "quantized_max_pool2d"]
 
 
 def quantized_linear(x, weight, bias, scale, zero_point):
@@ -108,3 +109,22 @@ def quantized_leaky_relu(x, negative_slope, scale, zero_point):
     """Quantized leaky ReLU requantized to (scale, zero_point)."""
     from .activation import leaky_relu
     return leaky_relu(x, negative_slope, False, scale, zero_point)
+
+
+# ops that keep their input's qparams
+
+
+def quantized_relu(x):
+    """max(x, zero_point) on the integers."""
+    return qF.relu(x)
+
+
+def quantized_clamp(x, min_, max_):
+    """Clamp on the integers (bounds quantized with x's qparams)."""
+    from .activation import clamp
+    return clamp(x, min_, max_)
+
+
+def quantized_max_pool2d(x, kernel_size, stride, padding):
+    """Max pooling on the integers."""
+    return qF.max_pool2d(x, kernel_size, stride, padding)
