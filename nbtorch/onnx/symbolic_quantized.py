@@ -190,3 +190,19 @@ def _quantized_clamp(e, out, x, min_, max_):
 @register("quantized_max_pool2d")
 def _quantized_max_pool2d(e, out, x, kernel_size, stride, padding):
     return FUNCTIONS["max_pool2d"](e, out, x, kernel_size, stride, padding)
+
+
+def _batch_norm(e, x, weight, bias, mean, var, eps, scale, zero_point, relu=False):
+    y = e.g.op("BatchNormalization", _dequant(e, x), e.name(weight), e.name(bias),
+               e.name(mean), e.name(var), epsilon=float(eps))
+    return _quant(e, e.g.op("Relu", y) if relu else y, scale, zero_point)
+
+
+@register("quantized_batch_norm")
+def _quantized_batch_norm(e, out, *args):
+    return _batch_norm(e, *args)
+
+
+@register("quantized_batch_norm_relu")
+def _quantized_batch_norm_relu(e, out, *args):
+    return _batch_norm(e, *args, relu=True)

@@ -175,10 +175,14 @@ def _layers():
     conv1d = nnq.Conv1d(4, 3, 3, padding=1)
     w = torch.quantize_per_tensor(torch.randn(3, 4, 3) * 0.2, 0.01, 0, torch.qint8)
     conv1d.set_weight_bias(w, torch.randn(3))
+    bn = nnq.BatchNorm2d(3)
+    bn.weight.data, bn.bias.data = torch.rand(3) + 0.5, torch.randn(3)
+    bn.running_mean, bn.running_var = torch.randn(3) * 0.1, torch.rand(3) + 0.5
+    bn.scale, bn.zero_point = torch.tensor([0.06]), torch.tensor([120])
     return [(nnq.Hardswish(0.04, 10), (2, 4, 5, 5)), (nnq.ELU(0.05, 100), (2, 4, 5, 5)),
             (nnq.LeakyReLU(0.05, 128, 0.1), (2, 4, 5, 5)), (conv1d, (2, 4, 7)),
             (nnq.ReLU(), (2, 3, 4, 4)), (nnq.ReLU6(), (2, 3, 4, 4)),
-            (nnq.MaxPool2d(2, 2, 1), (2, 3, 5, 5))]
+            (nnq.MaxPool2d(2, 2, 1), (2, 3, 5, 5)), (bn, (2, 3, 4, 4))]
 
 
 def test_layers_trace_save_load(tmp_path):

@@ -14,6 +14,12 @@ import numpy as np
 import nbtorch
 from nbtorch import nn
 from nbtorch._qtensor import QTensor, check_qparams
+from nbtorch.fx import wrap as _wrap
+from .ops import (quantized_batch_norm as _q_batch_norm,
+                  quantized_batch_norm_relu as _q_batch_norm_relu)
+
+_wrap("_q_batch_norm")          # jit.trace / fx record one call_function (see ops.py)
+_wrap("_q_batch_norm_relu")
 
 __all__ = ["batch_norm", "BatchNorm2d", "BatchNorm3d", "BNReLU2d"]
 
@@ -66,9 +72,10 @@ class _QuantizedBatchNorm:
         if input.dim() != self._DIM:
             dims = "(N, C, H, W)" if self._DIM == 4 else "(N, C, D, H, W)"
             raise ValueError(f"Input shape must be `{dims}`!")
-        return batch_norm(input, self.weight, self.bias, self.running_mean, self.running_var,
-                          self.eps, float(self.scale.item()), int(self.zero_point.item()),
-                          self._RELU)
+        op = _q_batch_norm_relu if self._RELU else _q_batch_norm
+        qp = self._buffers          # the output qparams: constants of a trace, no warning
+        return op(input, self.weight, self.bias, self.running_mean, self.running_var,
+                  self.eps, float(qp["scale"].item()), int(qp["zero_point"].item()))
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):

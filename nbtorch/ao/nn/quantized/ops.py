@@ -21,7 +21,7 @@ __all__ = ["quantized_linear", "quantized_linear_relu", "quantized_conv2d",
            "quantized_add_relu", "quantized_mul", "quantized_cat", "quantized_add_scalar",
            "quantized_mul_scalar", "quantized_matmul", "quantized_hardswish",
            "quantized_elu", "quantized_leaky_relu", "quantized_relu", "quantized_clamp",
-           "quantized_max_pool2d"]
+           "quantized_max_pool2d", "quantized_batch_norm", "quantized_batch_norm_relu"]
 
 
 def quantized_linear(x, weight, bias, scale, zero_point):
@@ -128,3 +128,15 @@ def quantized_clamp(x, min_, max_):
 def quantized_max_pool2d(x, kernel_size, stride, padding):
     """Max pooling on the integers."""
     return qF.max_pool2d(x, kernel_size, stride, padding)
+
+
+def quantized_batch_norm(x, weight, bias, mean, var, eps, scale, zero_point):
+    """Quantized batch norm (running statistics) requantized to (scale, zero_point)."""
+    from .batchnorm import batch_norm
+    return batch_norm(x, weight, bias, mean, var, eps, scale, zero_point)
+
+
+def quantized_batch_norm_relu(x, weight, bias, mean, var, eps, scale, zero_point):
+    """`quantized_batch_norm` with the ReLU fused into the requantization."""
+    from .batchnorm import batch_norm
+    return batch_norm(x, weight, bias, mean, var, eps, scale, zero_point, True)
