@@ -18,7 +18,6 @@ from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from .._limited import bits, no_kernel
-from .._limited import no_kernel
 from ._common import broadcast_shapes, normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
 from .pointwise_select import small_where
@@ -237,9 +236,47 @@ def __getitem__(self, index):
             return view
     if is_basic(index):
         return basic_getitem(self, index)
+    split = _ints_first(self, index)
+    if split is not None:
+        return split[0][split[1]]
     if _has_mask(index):
         refuse_capture("boolean-mask indexing", "has a data-dependent output shape")
     return IndexGet.apply(self, index)
+
+
+def _is_int_index(i):
+    """A Python/NumPy integer or a 0-d integer tensor (bools are masks, not integers)."""
+    c = i.__class__
+    if c is int:
+        return True
+    if c is bool:
+        return False
+    if isinstance(i, Tensor):
+        return not i._shape and not i.dtype.is_floating_point and not i.dtype.is_complex \
+            and i.dtype is not _dtype.bool
+    return isinstance(i, np.integer)
+
+
+def _ints_first(x, index):
+    """PyTorch applies integer indices as selects (and None as unsqueezes) before the
+    advanced ones; NumPy counts integers as advanced indices, which moves the indexed dims
+    when a slice separates them (x[0, :, [1, 2]] is (4, 2) in PyTorch, (2, 4) in NumPy).
+    For a tuple mixing integers with advanced indices: (the view x[integers, Nones], the
+    rest of the index); else None."""
+    if index.__class__ is not tuple:
+        return None
+    ints = adv = False
+    for i in index:
+        if _is_int_index(i):
+            ints = True
+        elif not (i is None or i is Ellipsis or i.__class__ is slice):
+            adv = True
+    if not (ints and adv):
+        return None
+    basic = tuple(int(i) if _is_int_index(i) else
+                  (i if i is None or i is Ellipsis else slice(None)) for i in index)
+    rest = tuple(slice(None) if i is None else i for i in index if not _is_int_index(i))
+    return basic_getitem(x, basic), rest
 
 
 def _slices_and_ints(x, index):
@@ -318,6 +355,10 @@ def __setitem__(self, index, value):
         index = (index,)
     if self.dtype.limited and _has_mask(index):
         no_kernel("masked_fill", self.dtype)   # PyTorch sets x[mask] = v by masked_fill
+    split = _ints_first(self, index)
+    if split is not None:                   # x[0, :, [1, 2]] = v: into the view x[0]
+        split[0][split[1]] = value
+        return
     self.index_put_(index, value)
 
 

@@ -166,3 +166,32 @@ def test_broadcast_tensors_are_views():
     assert x.shape == y.shape == (2, 3) and x.stride() == (1, 0)
     t = torch.randn(3, dtype=torch.float64, requires_grad=True)
     assert gradcheck(lambda v: torch.broadcast_tensors(v, torch.ones(2, 1))[0] * 2, (t,))
+
+
+_MASK = [True, False, True, False, True]
+
+
+@pytest.mark.parametrize("index, shape", [
+    ((0, slice(None), [1, 2]), (4, 2)), ((0, slice(None), [[1], [2]]), (4, 2, 1)),
+    ((0, None, slice(None), [1, 2]), (1, 4, 2)), ((0, slice(None), _MASK), (4, 3)),
+    ((np.int64(2), Ellipsis, [0, 4]), (4, 2)), ((-1, slice(None), _MASK), (4, 3)),
+    (([1, 2], slice(None), 0), (2, 4)), ((slice(None), 0, [1, 2]), (3, 2))])
+def test_integer_indices_select_before_advanced_ones(index, shape):
+    """PyTorch applies integer indices as selects first (NumPy counts them as advanced
+    indices and moved the indexed dims first: x[0, :, [1, 2]] came back (2, 4), transposed);
+    reads, writes and gradients follow PyTorch's placement."""
+    a = np.arange(60.0).reshape(3, 4, 5)
+    idx = tuple(torch.tensor(i) if i is _MASK else i for i in index)
+    x = torch.tensor(a, requires_grad=True)
+    y = x[idx]
+    assert tuple(y.shape) == shape
+    if index == (0, slice(None), [1, 2]):
+        np.testing.assert_array_equal(y.detach().numpy(), a[0][:, [1, 2]])
+    weights = torch.arange(1.0, y.numel() + 1.0, dtype=torch.float64).reshape(shape)
+    (y * weights).sum().backward()
+    z = torch.tensor(a)
+    z[idx] = -weights
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(z.numpy() != a, -z.numpy(), 0))
+    real = pytest.importorskip("torch")
+    tidx = tuple(real.tensor(i) if i is _MASK else i for i in index)
+    np.testing.assert_array_equal(y.detach().numpy(), real.tensor(a)[tidx].numpy())
