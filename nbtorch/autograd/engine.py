@@ -28,8 +28,10 @@ __all__ = ["run_backward", "backward", "grad"]
 _ANOMALY = anomaly_mode.STATE
 
 # The backward passes running now, innermost last (a hook may start another): what
-# `graph.register_multi_grad_hook` asks about the pass that calls it
+# `graph.register_multi_grad_hook` asks about the pass that calls it. Recorded only while
+# such hooks exist (MULTI_HOOKS[0] of them): a pass without them pays nothing.
 TASKS = []
+MULTI_HOOKS = [0]
 
 
 class _Task:
@@ -171,8 +173,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
     prev, prev_acc = state.enabled, state.accumulate
     state.enabled, state.accumulate = create_graph, accumulate
     short = not capture and not _ANOMALY.enabled
-    task = _Task(deps, nodes, must_run, capture)
-    TASKS.append(task)
+    task = _Task(deps, nodes, must_run, capture) if MULTI_HOOKS[0] else None
+    if task is not None:
+        TASKS.append(task)
     try:
         while ready:
             node = ready.pop()
@@ -258,9 +261,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, capture=None,
                     ready.append(nxt)
     finally:
         state.enabled, state.accumulate = prev, prev_acc
-        TASKS.pop()
-    for fn in task.on_done:
-        fn()
+        if task is not None:
+            TASKS.pop()
+    if task is not None:
+        for fn in task.on_done:
+            fn()
     return captured
 
 
@@ -417,6 +422,8 @@ def _as_tuple(x):
     ``model.parameters()``, a generator, for ``inputs``) as a tuple."""
     if x is None:
         return ()
+    if isinstance(x, Tensor):
+        return (x,)
     if isinstance(x, (tuple, list, collections.abc.Iterator, collections.abc.ValuesView)):
         return tuple(x)
     return (x,)

@@ -6,7 +6,7 @@ reach); mode="any" calls `fn(grad)` with the first gradient the pass computes.
 Both are built from ordinary tensor hooks plus the engine's record of the
 running pass (`engine.TASKS`).
 """
-from .engine import TASKS
+from .engine import MULTI_HOOKS, TASKS
 from .graph import gradient_edge, register_tensor_hook
 
 __all__ = ["register_multi_grad_hook"]
@@ -17,10 +17,14 @@ class _MultiHandle:
 
     def __init__(self, handles):
         self.handles = handles
+        MULTI_HOOKS[0] += 1             # the engine records its passes while hooks exist
 
     def remove(self):
+        if self.handles:
+            MULTI_HOOKS[0] -= 1
         for h in self.handles:
             h.remove()
+        self.handles = []
 
     def __enter__(self):
         return self

@@ -513,7 +513,7 @@ def _record_fast(cls, args, d, kind):
         ctx.params = ()
         b = args[1]
         tb = isinstance(b, Tensor)
-        save = cls.saves(meta_a is not None, tb and b._requires_grad)
+        save = cls._save_table[meta_a is not None][tb and b._requires_grad]
         saves_out = save and "out" in save
         ctx.shapes = (a._shape, b._shape if tb else ())
         if save:
@@ -562,6 +562,11 @@ class Binary(Elementwise):
     def saves(cls, need_a, need_b):
         return cls.save
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)     # saves() tabulated: a per-call index, no call
+        cls._save_table = tuple(tuple(cls.saves(a, b) for b in (False, True))
+                                for a in (False, True))
+
     @classmethod
     def result_dtype(cls, a, b, *params):
         d = promote(a, b)
@@ -596,7 +601,8 @@ class Binary(Elementwise):
         ctx.params = params
         ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
         ctx.shapes = (a._shape if ta else (), b._shape if tb else ())
-        save = cls.saves(*ctx.needs_input_grad[:2])
+        need = ctx.needs_input_grad
+        save = cls._save_table[need[0]][need[1]]
         if save:
             ctx.scalars = (None if ta else a, None if tb else b)
             ctx._saved = (                      # save_for_backward, inlined
