@@ -31,6 +31,9 @@ _ANOMALY = anomaly_mode.STATE
 # How many wrappers of `Function.apply` are installed (a graph capture, the profiler):
 # op classes with a fast path around `apply` (the elementwise ops') take it only at 0.
 APPLY_WRAPPERS = [0]
+# A tracer's hook (jit/_concrete.py) for a Function applied to traced values, which are no
+# Tensors: ``hook(cls, args, kwargs)`` records it as one node, or NotImplemented lets it run.
+TRACE_HOOK = [None]
 
 
 def unrecorded(*tensors):
@@ -278,6 +281,10 @@ class Function(metaclass=_FunctionMeta):
                     return _apply_recorded(cls, args, kwargs, state)
             if cls._untracked_compute:     # (an empty **kwargs costs a dict per call)
                 return cls.compute(*args, **kwargs) if kwargs else cls.compute(*args)
+            if TRACE_HOOK[0] is not None:
+                out = TRACE_HOOK[0](cls, args, kwargs)
+                if out is not NotImplemented:
+                    return out
             ctx = cls._unrecorded_cls()        # nothing will run backward: no Node
             ctx.needs_input_grad = (False,) * len(args)
             state.enabled = False
@@ -288,6 +295,10 @@ class Function(metaclass=_FunctionMeta):
         else:
             if cls._untracked_compute:
                 return cls.compute(*args, **kwargs) if kwargs else cls.compute(*args)
+            if TRACE_HOOK[0] is not None:
+                out = TRACE_HOOK[0](cls, args, kwargs)
+                if out is not NotImplemented:
+                    return out
             ctx = cls._unrecorded_cls()
             ctx.needs_input_grad = (False,) * len(args)
             out = cls.forward(ctx, *args, **kwargs)

@@ -246,6 +246,24 @@ def _install_inplace_operators():
 _install_inplace_operators()
 
 
+_APPLY = {}
+
+
+def function_apply(cls):
+    """``cls.apply`` as a graph target: looked up per call, so that a capture's recorder
+    sees the Function itself (one node, its backward the user's)."""
+    fn = _APPLY.get(cls)
+    if fn is None:
+        def fn(*args, **kwargs):
+            return cls.apply(*args, **kwargs)
+        fn.__name__ = f"{cls.__name__}_apply"
+        fn.__qualname__ = f"{cls.__qualname__}.apply"
+        fn.__module__ = cls.__module__
+        fn._nbtorch_function = cls
+        _APPLY[cls] = fn
+    return fn
+
+
 def run_without_grad(method, obj, *args, **kwargs):
     """``obj.method(*args)`` under no_grad: a traced in-place call made inside a no_grad()
     block keeps it when the graph runs."""
@@ -353,6 +371,7 @@ class ConcreteTracer(Tracer):
                                    "Python value a graph cannot replay")
             return orig_setattr(mod, name, value)
         patcher.patch_method(Module, "__setattr__", module_setattr)
+        self._function_patch(patcher, thread)
         if self.attr_reads is None:
             return
         traced_call = Module.__call__
@@ -376,6 +395,21 @@ class ConcreteTracer(Tracer):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
+
+    def _function_patch(self, patcher, thread):
+        """A user's autograd.Function applied to traced values is one node (PyTorch's
+        tracer records a PythonOp): traced through, its forward's ops replaced its backward
+        (a straight-through round() gave zero gradients, a gradient reversal none at all)."""
+        from ..autograd import function
+        from ..fx._patch import find_proxy
+        tracer = self
+
+        def hook(cls, args, kwargs):
+            if (tracer._executing or threading.get_ident() != thread
+                    or cls.__module__.startswith("nbtorch.") or find_proxy(args, kwargs) is None):
+                return NotImplemented
+            return tracer.create_proxy("call_function", function_apply(cls), args, kwargs)
+        patcher.patch(vars(function), "TRACE_HOOK", [hook])
 
     def _assign(self, mod, name, proxy, orig_setattr):
         if self.attr_updates is None:
