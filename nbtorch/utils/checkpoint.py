@@ -231,10 +231,21 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
                              "use_reentrant=False.")
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if grad_mode.STATE.enabled and not any(isinstance(a, Tensor) and a.requires_grad
-                                               for a in args):
+        from ..jit._concrete import is_tracing, unwrap
+        values = unwrap(args) if is_tracing() else args       # traced values: their tensors
+        no_grads = grad_mode.STATE.enabled and not any(
+            isinstance(a, Tensor) and a.requires_grad for a in values)
+        if no_grads:
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be "
                           "None", UserWarning, stacklevel=2)
+        if is_tracing():
+            # jit.trace / compile cannot record the nested backward (traced through, the
+            # segment got no gradients): the graph runs it as the non-reentrant variant,
+            # whose gradients are the same
+            if no_grads:
+                with grad_mode.no_grad():
+                    return function(*args)
+            return _checkpoint_without_reentrant(function, preserve, context_fn, args, {})
         return CheckpointFunction.apply(function, preserve, *args)
     return _checkpoint_without_reentrant(function, preserve, context_fn, args, kwargs)
 
