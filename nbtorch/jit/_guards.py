@@ -83,10 +83,16 @@ _HOOK_KINDS = (("_forward_pre_hooks", "forward pre-hook"), ("_forward_hooks", "f
 
 def user_hook(mod):
     """(kind, name) of a module hook not registered by nbtorch itself (weight_norm's and
-    the parametrizations' are: tensor ops the trace records), or None."""
+    the parametrizations' are: tensor ops the trace records), or None; the global hooks
+    (``register_module_forward_hook``) count for every module."""
+    from ..nn.modules import _global_hooks as g
     d = mod.__dict__
-    for attr, kind in _HOOK_KINDS:
-        for fn in (d.get(attr) or {}).values():
+    dicts = [(d.get(attr), kind) for attr, kind in _HOOK_KINDS]
+    if g._global_forward_pre_hooks or g._global_forward_hooks:     # every module's
+        dicts += [(g._global_forward_pre_hooks, "global forward pre-hook"),
+                  (g._global_forward_hooks, "global forward hook")]
+    for hooks, kind in dicts:
+        for fn in (hooks or {}).values():
             owner = getattr(fn, "__module__", None) or type(fn).__module__ or ""
             if not owner.startswith("nbtorch."):
                 return kind, getattr(fn, "__qualname__", None) or type(fn).__name__
