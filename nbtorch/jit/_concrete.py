@@ -356,10 +356,17 @@ class ConcreteTracer(Tracer):
         from ..nn import Module
         orig_setattr = Module.__setattr__
         tracer, thread = self, threading.get_ident()
+        # attributes the code assigns (weight_norm's hook sets `weight` every call): their
+        # reads after that are of a value the graph computes, not of an input to guard
+        written = set()
 
         def module_setattr(mod, name, value):
             d = mod.__dict__
-            if tracer._executing or threading.get_ident() != thread:
+            if threading.get_ident() != thread:
+                return orig_setattr(mod, name, value)
+            if tracer.attr_reads is not None:
+                written.add((id(mod), name))
+            if tracer._executing:
                 return orig_setattr(mod, name, value)
             if (isinstance(value, ConcreteProxy) and name not in d.get("_parameters", ())
                     and name not in d.get("_modules", ())):
@@ -391,7 +398,8 @@ class ConcreteTracer(Tracer):
         def module_getattribute(mod, name):
             value = get(mod, name)
             if ((value.__class__ in _RECORDED or _guardable(value)) and name != "training"
-                    and threading.get_ident() == thread and name in get(mod, "__dict__")):
+                    and threading.get_ident() == thread and name in get(mod, "__dict__")
+                    and (id(mod), name) not in written):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
