@@ -151,3 +151,27 @@ def test_reentrant_checkpoint_in_compiled_code_gives_eager_gradients(needs_grad)
         if p1.grad is not None:
             np.testing.assert_allclose(_np(p2.grad), _np(p1.grad), rtol=1e-5, atol=1e-6)
     assert not c.fallback_reasons
+
+
+# ---- weight reparametrisations ---------------------------------------------------------
+
+@pytest.mark.parametrize("wrap", [nn.utils.weight_norm, nn.utils.spectral_norm])
+def test_hook_reparametrised_weights_train_without_recompiling(wrap):
+    # the hook's `module.weight = ...` every call was guarded as an input: a recompile per
+    # step, then eager with a cache-limit warning after 8 steps
+    def make():
+        nbtorch.manual_seed(0)
+        return _quiet(wrap, nn.Linear(4, 3))
+    m1, m2 = make(), make()
+    c = nbtorch.compile(m2)
+    o1 = nbtorch.optim.SGD(m1.parameters(), lr=0.1)
+    o2 = nbtorch.optim.SGD(m2.parameters(), lr=0.1)
+    x = nbtorch.randn(5, 4)
+    for m, o in ((m1, o1), (c, o2)):
+        for _ in range(4):
+            o.zero_grad()
+            (m(x) ** 2).mean().backward()
+            o.step()
+    assert c.recompiles == 0 and not c.fallback_reasons
+    for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-5, atol=1e-6, err_msg=k)
