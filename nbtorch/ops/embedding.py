@@ -163,6 +163,7 @@ def _renorm_(weight, indices, max_norm, norm_type):
         w32 = w.to(dt.compute)
         get_kernel("embedding_renorm_", w.device.type)(
             w32._array, _flat_indices(indices), max_norm, norm_type)
+        w32._bump()                 # written by the kernel: graphs must not replay `to`
         w.copy_(w32)
     else:
         get_kernel("embedding_renorm_", w.device.type)(
