@@ -495,6 +495,9 @@ def module_from_archive(archive, path):
         if name not in root:
             _check_attr_name(name, path, "state")
             root[name] = Parameter(t, requires_grad=params[name]) if name in params else t
+    # in the saved state_dict's order: parameters() as the original's (an optimizer's
+    # state_dict maps its entries to parameters by position)
+    root = {name: root[name] for name in state if name in root}
     gm = LoadedModule(root, graph, str(archive.get("class_name", "LoadedModule")))
     _install_state(gm, root, buffers, params)
     gm.train(bool(archive.get("training", False)))

@@ -104,3 +104,18 @@ class TracedFunction(ScriptFunction):
 
 class LoadedModule(GraphModule, ScriptModule):
     """What `nbtorch.jit.load` returns: the saved graph and weights, no model class needed."""
+
+    def _init_attrs(self, root, graph):
+        """Every saved tensor in `root`'s order (the saved state_dict's; a copy's: the
+        module's own), not the graph's (a GraphModule's): parameters() come out in the
+        original model's order (an optimizer's state_dict maps to them by position)."""
+        from ..fx.graph_module import _assign_attr
+        if isinstance(root, dict):
+            for name, value in root.items():
+                _assign_attr(value, self, name)
+        else:
+            self._parameters.update(root._parameters)
+            self._buffers.update(root._buffers)
+            self._non_persistent_buffers_set.update(root._non_persistent_buffers_set)
+            self._modules.update(root._modules)
+        super()._init_attrs(root, graph)

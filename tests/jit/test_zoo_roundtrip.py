@@ -32,3 +32,18 @@ def test_script_and_compile_of_half_embedding_with_max_norm_do_not_replay_a_stal
         warnings.simplefilter("ignore")
         out = torch.compile(copy.deepcopy(m))(x)
     assert _max_diff(out, ref) == 0
+
+
+def test_loaded_module_keeps_the_originals_parameter_order(tmp_path):
+    # installed in the graph's order, a loaded TransformerEncoderLayer listed norm1 before
+    # linear1: an optimizer state_dict saved with the original model mapped its moments to
+    # other parameters (by position) when loaded for the loaded one
+    m = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, norm_first=True).eval()
+    x = torch.randn(4, 2, 8)
+    torch.jit.save(torch.jit.trace(m, (x,)), tmp_path / "m.nbj")
+    loaded = torch.jit.load(tmp_path / "m.nbj")
+    names = [n for n, _ in m.named_parameters()]
+    for copy_ in (loaded, copy.deepcopy(loaded)):
+        assert [n for n, _ in copy_.named_parameters()] == names
+        assert list(copy_.state_dict()) == list(m.state_dict())
+        assert _max_diff(copy_(x), m(x)) == 0
