@@ -326,6 +326,16 @@ def _is_backward(kind, target):
             and getattr(target, "__module__", "").startswith("nbtorch.autograd"))
 
 
+def _through_builtin(cls, args, kwargs):
+    """nbtorch's own Function `cls` on traced values (GRUCell's gate split), traced through
+    with grad mode as it is: its forward is a composition of ops the graph records and
+    differentiates. Run as `apply` runs an unrecorded forward (under no_grad), its results
+    were detached in the graph: a traced GRUCell gave its weights no gradient."""
+    ctx = cls._unrecorded_cls()
+    ctx.needs_input_grad = (False,) * len(args)
+    return cls.forward(ctx, *args, **kwargs)
+
+
 class ConcreteTracer(Tracer):
     """A Tracer that runs what it records (see the module docstring).
 
@@ -414,8 +424,10 @@ class ConcreteTracer(Tracer):
 
         def hook(cls, args, kwargs):
             if (tracer._executing or threading.get_ident() != thread
-                    or cls.__module__.startswith("nbtorch.") or find_proxy(args, kwargs) is None):
+                    or find_proxy(args, kwargs) is None):
                 return NotImplemented
+            if cls.__module__.startswith("nbtorch."):
+                return _through_builtin(cls, args, kwargs)
             return tracer.create_proxy("call_function", function_apply(cls), args, kwargs)
         patcher.patch(vars(function), "TRACE_HOOK", [hook])
 

@@ -47,3 +47,19 @@ def test_loaded_module_keeps_the_originals_parameter_order(tmp_path):
         assert [n for n, _ in copy_.named_parameters()] == names
         assert list(copy_.state_dict()) == list(m.state_dict())
         assert _max_diff(copy_(x), m(x)) == 0
+
+
+def test_traced_gru_cell_gives_its_weights_gradients():
+    # nbtorch's own Functions (GRUCell's gate split) were traced through under no_grad:
+    # the graph detached the gates and the weights got no gradient at all
+    torch.manual_seed(0)
+    m = nn.GRUCell(3, 4)
+    x, h = torch.randn(2, 3), torch.randn(2, 4)
+    traced = torch.jit.trace(copy.deepcopy(m), (x, h))
+    out = traced(x, h)
+    assert out.requires_grad
+    (out * torch.arange(4.0)).sum().backward()
+    (m(x, h) * torch.arange(4.0)).sum().backward()
+    for (name, p), q in zip(traced.named_parameters(), m.parameters()):
+        assert p.grad is not None, name
+        assert _max_diff(p.grad, q.grad) < 1e-6, name
