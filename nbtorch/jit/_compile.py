@@ -250,7 +250,7 @@ class _Compiled:
                         return e.run(self, args, kwargs)
                 entry = e
             baked = entry.baked
-            changed = (baked.names or baked.version != baked.writes[0]) and baked.changed()
+            changed = (baked.watch or baked.version != baked.writes[0]) and baked.changed()
             if changed:
                 self._cache.pop(key, None)          # a value the graph baked in changed
                 if self._module is not None:
@@ -352,11 +352,11 @@ class _Compiled:
         from ._concrete import TracerWarning
         from ..fx.passes.lower import CaptureError
         try:
-            gm, live, updates, reads, calls = self._trace(args, kwargs, tensors)
+            gm, live, updates, reads, calls, constants = self._trace(args, kwargs, tensors)
         except _Break as e:
             return self._fallback(str(e))
         self._new_modules(live)
-        baked = Baked(self._fn, reads, self._modules, calls)
+        baked = Baked(self._fn, reads, self._modules, calls, constants, (args, kwargs))
         backend = self._backend
         if callable(backend):
             return _Custom(backend(gm, list(tensors)), updates, baked)
@@ -369,6 +369,10 @@ class _Compiled:
             return self._fallback(str(e).split("\n\nWhile executing")[0])
         except TracerWarning as e:
             return self._fallback(str(e))
+        except Exception as e:          # a backward formula failed while captured (a saved
+            # input modified in place): eager raises it where eager would, at backward()
+            reason = str(e).split("\n\nWhile executing")[0]
+            return self._fallback(f"capturing the graph failed: {type(e).__name__}: {reason}")
         entry = _Graph(cg, live, [], updates, baked)
         try:
             entry.attr_meta = _attr_meta(entry.attrs())
@@ -380,20 +384,22 @@ class _Compiled:
         """Modules the trace found (a function calling a model): their training flags are
         part of the guards from now on."""
         seen = {id(m) for m in self._modules}
+        from ..nn import Module
         for top in vars(live).values():
-            for m in top.modules():
+            for m in top.modules() if isinstance(top, Module) else ():
                 if id(m) not in seen:
                     self._modules.append(m)
                     seen.add(id(m))
 
     def _trace(self, args, kwargs, tensors):
-        """(traced GraphModule over the flat tensors, live root, updates, reads, calls):
+        """(traced GraphModule over the flat tensors, live root, updates, reads, calls,
+        constants):
         other arguments are constants; the live root holds the real modules the code called
         (weights are read from them at every call, so a replaced submodule is seen). Values
         the code assigns to module attributes (``self.avg = ...``, ``self.n += 1``) are extra
         outputs of the graph, `updates` their (module, name) targets; `reads` (the module
-        attributes the trace read) and `calls` (the user's functions it ran) are for
-        `Baked`."""
+        attributes the trace read), `calls` (the user's functions it ran) and `constants`
+        (the tensors it met outside the arguments and modules) are for `Baked`."""
         import types
         from ..fx._patch import RECORDING
         from ._concrete import TracerWarning, static_shapes
@@ -404,7 +410,7 @@ class _Compiled:
 
         def flat(*ts):
             a, k = unflatten(list(ts), spec)
-            out = fn(*a, **k)
+            out = _sizes_traced(RECORDING.tracer, fn(*a, **k))
             assigned = RECORDING.tracer.attr_updates
             if not assigned:
                 return out
@@ -427,13 +433,28 @@ class _Compiled:
         for w in caught:
             if issubclass(w.category, TracerWarning):
                 raise _Break(_reason(str(w.message), w.filename, w.lineno))
-        live = types.SimpleNamespace(**tracer.extra_modules)
+        live = types.SimpleNamespace(**tracer.extra_modules, **{
+            k: v for k, v in tracer.constants.items() if isinstance(v, Tensor) and v.requires_grad})
+        constants = [v for v in tracer.constants.values() if isinstance(v, Tensor)]
         return (traced.graph_module, live, tuple(updates), list(tracer.attr_reads.values()),
-                calls)
+                calls, constants)
 
 
 class _Break(Exception):
     pass
+
+
+def _sizes_traced(tracer, out):
+    """A returned torch.Size (``return x.shape``) as a node making it: a graph's output
+    arguments hold plain tuples (the caller got a tuple)."""
+    from .._tensor import Size
+    if out.__class__ is Size:
+        return tracer.create_proxy("call_function", Size, (tuple(out),), {})
+    if out.__class__ in (tuple, list):
+        return out.__class__(_sizes_traced(tracer, v) for v in out)
+    if out.__class__ is dict:
+        return {k: _sizes_traced(tracer, v) for k, v in out.items()}
+    return out
 
 
 def _reason(message, filename, lineno):

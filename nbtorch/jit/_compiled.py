@@ -184,10 +184,21 @@ class CompiledGraph:
         return {"forward": self.forward_gm, "backward": self.backward_gm}
 
 
+def _grad_constants(root):
+    """{name: tensor} of the tensors requiring grad that the trace met as constants (a
+    global or closure weight, ``x * w``): lifted to inputs, as parameters are, so that
+    their gradients flow (as constants they silently got none)."""
+    from .._tensor import Tensor
+    return {k: v for k, v in vars(root).items() if k.startswith("_tensor_constant")
+            and isinstance(v, Tensor) and v.requires_grad}
+
+
 def _lift_attributes(graph, root, lifted_names):
-    """get_attr nodes of parameters/buffers -> placeholders (after the existing ones)."""
+    """get_attr nodes of parameters/buffers (and constants requiring grad) -> placeholders
+    (after the existing ones)."""
     params = dict(root.named_parameters())
     params.update(dict(root.named_buffers()))
+    params.update(_grad_constants(root))
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     anchor = placeholders[-1] if placeholders else None
     for node in list(graph.nodes):
@@ -246,6 +257,7 @@ def build(gm, inputs, wrt_mask, fuse=True):
     cg = CompiledGraph()
     user_names = [n.target for n in gm.graph.nodes if n.op == "placeholder"]
     params = dict(gm.named_parameters())
+    params.update(_grad_constants(gm))
     with_grad = grad_mode.is_grad_enabled() and (any(wrt_mask) or any(
         p.requires_grad for p in params.values()))
     saved_state = [(b, b.detach().clone()) for _, b in gm.named_buffers()]
@@ -298,6 +310,7 @@ def _build(cg, gm, inputs, wrt_mask, fuse, user_names, params, with_grad):
 
 
 def _flatten_nodes(value):
+    from .._tensor import Size
     from ..fx.node import Node
     leaves = []
 
@@ -306,6 +319,8 @@ def _flatten_nodes(value):
                 and dataclasses.is_dataclass(v.target):         # an output record's node
             names = tuple(v.kwargs)
             return ("dc", v.target, names, tuple(walk(v.kwargs[n]) for n in names))
+        if isinstance(v, Node) and v.op == "call_function" and v.target is Size:
+            return ("c", Size(v.args[0]))       # x.shape: sizes are constants of a graph
         if isinstance(v, Node):
             leaves.append(v)
             return ("t",)

@@ -167,7 +167,7 @@ class Baked:
     attribute was assigned or a hook registered (both counted in ATTR_WRITES), the few
     names at every call."""
 
-    def __init__(self, fn, reads, modules, calls=None):
+    def __init__(self, fn, reads, modules, calls=None, constants=(), arguments=()):
         from ..nn.modules._hooks import ATTR_WRITES
         self.writes = ATTR_WRITES
         self.version = ATTR_WRITES[0]
@@ -183,29 +183,66 @@ class Baked:
         self.names = [(m.__dict__, k, copy.deepcopy(v)) for m, k, v in reads
                       if _plain_container(v) and k not in self.sinks]
         seen = set()
-        for code, g in (calls or {}).items():       # the user's functions the trace ran
-            self._globals(code, g, seen)
+        # the tensors the graph holds as constants: their requires_grad, and where the code
+        # found them (``P[0]``, ``W["w"]``, ``h.w`` of an object it names or is given)
+        self.constants = [(t, t._requires_grad) for t in constants]
+        self.holders = []
+        owners = [arguments]
+        for called, g in (calls or {}).items():     # the user's functions the trace ran
+            self._globals(called, g, seen, owners)
+        self._holders(owners, constants)
+        self.watch = bool(self.names or self.constants)
         if code is None:
             return
-        self._globals(code, getattr(f, "__globals__", {}), seen)
+        self._globals(code, getattr(f, "__globals__", {}), seen, owners)
         for name, cell in zip(code.co_freevars, getattr(f, "__closure__", None) or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
                 continue
+            owners.append(v)
             if _scalar(v) or isinstance(v, Tensor):
                 self.names.append((_Cell(cell), name, v))
             elif _plain_container(v) and name not in self.sinks:   # changed in place
                 self.names.append((_Cell(cell), name, copy.deepcopy(v)))
+        self.holders = []
+        self._holders(owners + [getattr(fn, "__self__", None)], constants)
+        self.watch = bool(self.names or self.constants)
 
-    def _globals(self, code, g, seen):
+    def _holders(self, owners, constants):
+        """Find the lists, dicts and plain objects among `owners` (one level into argument
+        tuples) that hold one of the graph's constant tensors: replacing it there is a
+        guard failure (the graph kept the old one)."""
+        if not constants:
+            return
+        from ..nn import Module
+        wanted = {id(t) for t in constants}
+        stack, seen = list(owners), set()
+        while stack:
+            o = stack.pop()
+            if id(o) in seen or o is None or isinstance(o, (Tensor, Module, type)) or \
+                    callable(o) or _scalar(o):
+                continue
+            seen.add(id(o))
+            if isinstance(o, tuple):
+                stack.extend(o)
+                continue
+            where = o if isinstance(o, (list, dict)) else getattr(o, "__dict__", None)
+            if not isinstance(where, (list, dict)) or len(where) > 256:
+                continue
+            for k, v in (where.items() if isinstance(where, dict) else enumerate(where)):
+                if id(v) in wanted:
+                    self.holders.append((where, k, v))
+
+    def _globals(self, code, g, seen, owners):
         """Watch the numbers, flags, strings, tensors and small lists/dicts of scalars `code`
-        names in its globals `g`."""
+        names in its globals `g` (`owners`: the values, for `_holders`)."""
         for name in code.co_names:
             if (id(g), name) in seen:
                 continue
             seen.add((id(g), name))
             v = g.get(name, _MISSING)
+            owners.append(v)
             if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
                 self.names.append((g, name, v))
             elif v is not _MISSING and _plain_container(v) and name not in self.sinks:
@@ -218,6 +255,16 @@ class Baked:
             now = where.get(name, _MISSING)
             if now is not v and (isinstance(v, Tensor) or now != v):
                 return f"{name} changed to {now!r} (was {v!r})"
+        for t, requires_grad in self.constants:
+            if t._requires_grad != requires_grad:
+                return f"requires_grad of a tensor the graph holds changed to {not requires_grad}"
+        for where, k, t in self.holders:
+            try:
+                now = where[k]
+            except (IndexError, KeyError):
+                now = _MISSING
+            if now is not t:
+                return f"the tensor at [{k!r}] of a {type(where).__name__} the code reads was replaced"
         if self.version != self.writes[0]:
             for m, k, v in self.attrs:
                 now = m.__dict__.get(k, _MISSING)

@@ -175,3 +175,102 @@ def test_hook_reparametrised_weights_train_without_recompiling(wrap):
     assert c.recompiles == 0 and not c.fallback_reasons
     for (k, a), b in zip(m1.state_dict().items(), m2.state_dict().values()):
         np.testing.assert_allclose(_np(b), _np(a), rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+# ---- tensors the code reaches outside its arguments and modules -----------------------
+
+_P = []
+
+
+def _functional_mlp(x):
+    return (x @ _P[0] + _P[1]).tanh() @ _P[2]
+
+
+def test_global_weights_requiring_grad_get_gradients():
+    # a global/closure tensor requiring grad was a constant of the graph: no gradient, no
+    # warning - a "from scratch" model trained compiled never learned
+    x, y = nbtorch.randn(16, 4), nbtorch.randn(16, 1)
+
+    def train(fn):
+        nbtorch.manual_seed(0)
+        _P[:] = [nbtorch.randn(4, 8, requires_grad=True), nbtorch.zeros(8, requires_grad=True),
+                 nbtorch.randn(8, 1, requires_grad=True)]
+        for _ in range(3):
+            ((fn(x) - y) ** 2).mean().backward()
+            with nbtorch.no_grad():
+                for p in _P:
+                    p -= 0.1 * p.grad
+                    p.grad = None
+        return [_np(p).copy() for p in _P]
+    want = train(_functional_mlp)
+    c = nbtorch.compile(_functional_mlp)
+    for a, b in zip(train(c), want):          # train() puts new tensors in _P: recompiles
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert not c.fallback_reasons
+
+    base = nbtorch.randn(3, requires_grad=True)
+    scaled = base * 2                           # a non-leaf: its graph gets the gradient
+    nbtorch.compile(lambda t: (t * scaled).sum())(nbtorch.ones(3)).backward()
+    np.testing.assert_allclose(_np(base.grad), [2.0] * 3)
+
+
+class _Holder:
+    pass
+
+
+def test_a_tensor_replaced_where_the_code_found_it_recompiles():
+    h = _Holder()
+    h.t = nbtorch.ones(3)
+    table = {"t": nbtorch.ones(3)}
+    c = nbtorch.compile(lambda x: x * h.t + table["t"])
+    c(nbtorch.ones(3))
+    h.t = nbtorch.full((3,), 5.0)               # the graph kept the old tensor: 2 not 6
+    assert c(nbtorch.ones(3)).tolist() == [6.0] * 3
+    table["t"] = nbtorch.full((3,), 2.0)
+    assert c(nbtorch.ones(3)).tolist() == [7.0] * 3
+    h.t.requires_grad_(True)                    # its requires_grad is guarded too
+    assert c(nbtorch.ones(3)).requires_grad
+
+
+def _plus_one(x):
+    return x + 1
+
+
+def test_closure_values_are_guarded_when_the_function_calls_a_helper():
+    # the closure was matched with the helper's free variables: never guarded
+    k = 2.0
+
+    def f(x):
+        return _plus_one(x) * k
+    c = nbtorch.compile(f)
+    c(nbtorch.ones(2))
+    k = 5.0
+    assert c(nbtorch.ones(2)).tolist() == [10.0, 10.0]
+
+
+# ---- outputs ------------------------------------------------------------------------
+
+def test_returned_sizes_stay_torch_size():
+    w = nbtorch.ones(2, requires_grad=True)
+    for dynamic in (False, True):
+        c = nbtorch.compile(lambda x: (x.shape, {"s": [(x * w).size()]}, x.size(0)),
+                            dynamic=dynamic)
+        for n in (3, 4):
+            shape, d, n0 = c(nbtorch.ones(n, 2))
+            assert type(shape) is nbtorch.Size and shape == (n, 2) and n0 == n
+            assert type(d["s"][0]) is nbtorch.Size and d["s"][0].numel() == 2 * n
+
+
+def test_a_capture_that_fails_in_backward_runs_eagerly_and_raises_where_eager_does():
+    def f(x, w):
+        y = x @ w
+        x.zero_()               # the input matmul saved for backward, changed
+        return y
+    w = nbtorch.randn(3, 3, requires_grad=True)
+    c = nbtorch.compile(f)
+    x = nbtorch.randn(2, 3)
+    y = _quiet(c, x, w)         # raised the backward's error from the forward call
+    assert float(x.abs().sum()) == 0.0
+    assert "capturing the graph failed" in c.fallback_reasons[0]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

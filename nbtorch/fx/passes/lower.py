@@ -112,13 +112,27 @@ def _output(rec, value, forward_arg=None):
     taken before the backward ran (`forward_arg`)."""
     graph = rec.graph
     if forward_arg is None:
-        arg = rec.to_arg(value, "the graph's output")
+        arg = rec.to_arg(_sizes(rec, value), "the graph's output")
     else:
         arg = (forward_arg, rec.to_arg(value[1], "the graph's output"))
     out = graph.output(arg)
     out.meta["tensor_meta"] = metadata_of(value)
     graph.eliminate_dead_code()
     return out
+
+
+def _sizes(rec, value):
+    """`value` with each torch.Size in it (``return x.shape``) as a node that makes it:
+    a graph's arguments hold plain tuples, and the caller got a tuple."""
+    from ..._tensor import Size
+    if value.__class__ is Size:
+        return rec.graph.call_function(Size, (tuple(value),))
+    if isinstance(value, list) or (isinstance(value, tuple) and not hasattr(value, "_fields")):
+        items = [_sizes(rec, v) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, dict):
+        return {k: _sizes(rec, v) for k, v in value.items()}
+    return value
 
 
 def lower(gm, *example_inputs):
@@ -150,7 +164,7 @@ def capture_joint(gm, example_inputs, wrt):
         out = _Runner(gm, rec).run(*example_inputs)
         # the outputs' nodes now: a backward formula may record a node for the same tensor
         # object (a view of an output that is the output itself), which is no forward node
-        out_arg = rec.to_arg(out, "the graph's output")
+        out_arg = rec.to_arg(_sizes(rec, out), "the graph's output")
         forward_nodes = set(rec.graph.nodes)
         tensors = [o for o in _flatten(out) if _is_tensor(o)]
         flat = [o for o in tensors if o.requires_grad]
