@@ -168,6 +168,10 @@ class HingeEmbeddingLoss(_MarginLoss):
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(margin, size_average, reduce, reduction)
 
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
 
 class PoissonNLLLoss(_Loss):
     """Poisson negative log likelihood."""
