@@ -63,3 +63,13 @@ def test_traced_gru_cell_gives_its_weights_gradients():
     for (name, p), q in zip(traced.named_parameters(), m.parameters()):
         assert p.grad is not None, name
         assert _max_diff(p.grad, q.grad) < 1e-6, name
+
+
+def test_hinge_embedding_loss_takes_input_and_target_as_pytorchs():
+    # it shared MarginRankingLoss's forward(input1, input2, target=None): symbolic tracing
+    # took the three-input branch (TypeError in the generated code), and keywords failed
+    m = nn.HingeEmbeddingLoss(0.5)
+    x, y = torch.randn(3, 4), torch.tensor([1.0, -1.0, 1.0, -1.0]).expand(3, 4)
+    ref = m(x, y)
+    assert _max_diff(m(input=x, target=y), ref) == 0
+    assert _max_diff(torch.fx.symbolic_trace(m)(x, y), ref) == 0
