@@ -8,6 +8,7 @@ hooks), re-checked cheaply each call (see its docstring); `user_calls` finds the
 functions a trace runs, `user_hook` a hook that is not nbtorch's own.
 """
 import copy
+import dataclasses
 
 from .._tensor import Tensor
 
@@ -30,6 +31,10 @@ def value_key(v, dynamic):
         return (type(v).__name__,) + tuple(value_key(e, dynamic) for e in v)
     if isinstance(v, dict):
         return ("dict",) + tuple((k, value_key(e, dynamic)) for k, e in v.items())
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):     # by its init fields,
+        # as flatten() passes it (a dataclass batch of tensors)
+        return (type(v),) + tuple((f.name, value_key(getattr(v, f.name), dynamic))
+                                  for f in dataclasses.fields(v) if f.init)
     try:
         hash(v)
     except TypeError:

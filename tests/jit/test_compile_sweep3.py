@@ -274,3 +274,25 @@ def test_a_capture_that_fails_in_backward_runs_eagerly_and_raises_where_eager_do
     assert "capturing the graph failed" in c.fallback_reasons[0]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_dataclass_arguments_compile_and_are_guarded_by_their_fields():
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Batch:
+        x: nbtorch.Tensor
+        scale: float = 1.0
+
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        x: nbtorch.Tensor
+        k: int
+    c = nbtorch.compile(lambda b: b.x * b.scale)
+    assert c(Batch(nbtorch.ones(2), 2.0)).tolist() == [2.0, 2.0]     # ran eagerly
+    assert c(Batch(nbtorch.ones(2), 3.0)).tolist() == [3.0, 3.0]
+    assert not c.fallback_reasons and c.recompiles == 1
+    c = nbtorch.compile(lambda b: b.x * b.k)
+    for k in (1, 2, 2, 2):                  # a new instance each call recompiled each time
+        assert c(Frozen(nbtorch.ones(2), k)).tolist() == [k, k]
+    assert c.recompiles == 1
