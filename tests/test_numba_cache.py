@@ -66,7 +66,8 @@ PROGRAM = textwrap.dedent("""
     use_cpu_matmul("blas")
     img = torch.randn(2, 3, 8, 8, requires_grad=True)
     w = torch.randn(4, 3, 3, 3, requires_grad=True)
-    h = F.conv2d(img, w, padding=1)                           # conv
+    cb = torch.randn(4, requires_grad=True)
+    h = F.conv2d(img, w, cb, padding=1)                       # conv, conv_gemm
     h = F.max_pool2d(h, 2) + F.avg_pool2d(h, 2)               # pool
     h = F.batch_norm(h, None, None, training=True) + F.layer_norm(h, h.shape[1:])  # norm
     emb = torch.randn(7, 3, requires_grad=True)
@@ -97,7 +98,7 @@ PROGRAM = textwrap.dedent("""
 """)
 
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
-            "sort", "index", "matmul", "conv", "pool", "norm", "embedding", "optim",
+            "sort", "index", "matmul", "conv", "conv_gemm", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
             "linalg_ldl", "fft", "ctc", "grid_sample", "attention", "sparse")
 

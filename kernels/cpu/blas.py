@@ -37,7 +37,7 @@ import threading
 import numpy as np
 
 __all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads",
-           "set_threads"]
+           "set_threads", "library"]
 
 SMALL_WORK = 128 ** 3             # multiply-adds per product up to which one thread is used
 OWN_ONE_THREAD_WORK = 4 * 65536   # ...up to which OpenBLAS itself uses one thread
@@ -48,14 +48,14 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
             "openblas_set_num_threads64_", "openblas_set_num_threads")
 
-_get = _set = None
+_get = _set = _lib = None
 _loaded = False
 
 
 def _load():
     """Bind OpenBLAS's thread getter and setter (found through the process's memory
     map, where NumPy loaded it); leaves them None when there is none."""
-    global _get, _set, _loaded
+    global _get, _set, _lib, _loaded
     _loaded = True
     np.dot(np.ones((2, 2)), np.ones((2, 2)))          # NumPy loads BLAS lazily
     try:
@@ -75,8 +75,15 @@ def _load():
             continue
         get.restype, get.argtypes = ctypes.c_int, []
         set_.restype, set_.argtypes = None, [ctypes.c_int]
-        _get, _set = get, set_
+        _get, _set, _lib = get, set_, lib
         return
+
+
+def library():
+    """NumPy's OpenBLAS as a ctypes library, or None (cblas.py reads its GEMM there)."""
+    if not _loaded:
+        _load()
+    return _lib
 
 
 def threads():
