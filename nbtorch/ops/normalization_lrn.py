@@ -53,14 +53,15 @@ def cross_map_lrn2d(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """
     if input.dim() != 4:
         raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
-    from .creation import tensor
+    from .._dtype import int64
     channels = input.shape[1]
     pre = (size - 1) // 2 + 1
     sums = input.mul(input).cumsum(1)
-    hi = tensor([min(c + pre - 1, channels - 1) for c in range(channels)], device=input.device)
-    scale = sums.index_select(1, hi)
-    if channels > pre + 1:
-        lo = tensor([max(c - pre, 0) for c in range(channels)], device=input.device)
-        drop = sums.index_select(1, lo) - sums.narrow(1, 0, 1)    # channels [1, c - p]
-        scale = scale - drop
+    # the window ends as ops on the input, not lists of Python ints, and no branch on the
+    # channel count (for C <= p + 1 `drop` is 0): a trace records them for any C
+    c = sums.new_ones(channels, dtype=int64).cumsum(0) - 1
+    hi = c.add(pre - 1).clamp(max=channels - 1)
+    lo = c.sub(pre).clamp(min=0)
+    drop = sums.index_select(1, lo) - sums.narrow(1, 0, 1)        # channels [1, c - p]
+    scale = sums.index_select(1, hi) - drop
     return input * scale.mul(alpha / size).add(k).pow(-beta)
