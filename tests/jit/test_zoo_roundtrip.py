@@ -73,3 +73,18 @@ def test_hinge_embedding_loss_takes_input_and_target_as_pytorchs():
     ref = m(x, y)
     assert _max_diff(m(input=x, target=y), ref) == 0
     assert _max_diff(torch.fx.symbolic_trace(m)(x, y), ref) == 0
+
+
+def test_cross_map_lrn2d_traces_for_any_channel_count(tmp_path):
+    # its window ends were lists of Python ints built from the traced channel count:
+    # jit.trace and export raised "Could not infer dtype of ConcreteProxy"
+    m = nn.CrossMapLRN2d(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        traced = torch.jit.trace(m, torch.randn(2, 5, 4, 4))
+    torch.jit.save(traced, tmp_path / "lrn.nbj")
+    loaded = torch.jit.load(tmp_path / "lrn.nbj")
+    for c in (1, 2, 7):
+        x = torch.randn(1, c, 3, 3)
+        assert _max_diff(traced(x), m(x)) == 0
+        assert _max_diff(loaded(x), m(x)) == 0
