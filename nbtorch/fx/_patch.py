@@ -29,7 +29,12 @@ _NOT_OPS = {"is_tensor", "is_storage", "is_floating_point", "is_complex", "is_gr
             "get_default_dtype", "set_default_dtype", "set_printoptions", "save", "load",
             "set_num_threads", "get_num_threads", "register_kernel", "get_kernel",
             "registered_ops", "promote_types", "can_cast", "iinfo", "finfo",
-            "broadcast_shapes", "typename", "compile"}
+            "broadcast_shapes", "typename", "compile", "is_inference_mode_enabled",
+            "is_autocast_enabled", "is_autocast_cpu_enabled", "get_autocast_dtype",
+            "get_autocast_gpu_dtype", "get_autocast_cpu_dtype", "get_default_device",
+            "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+            "is_warn_always_enabled", "get_float32_matmul_precision", "is_anomaly_enabled",
+            "get_num_interop_threads"}
 
 _wrapped_fns_to_patch = {}      # (id(globals), name) -> globals dict: filled by fx.wrap()
 
