@@ -17,7 +17,7 @@ from ._annotations import (Attribute, Error, Final, Future, ScriptWarning, annot
                            script_method, set_fusion_strategy, strict_fusion, trace_module,
                            wait)
 from ._check import TracingCheckError
-from ._concrete import TracerWarning, is_tracing
+from ._concrete import TracerWarning, compiling as _compiling, is_tracing as _is_tracing
 from ._scripting import is_scripting
 from ._trace import trace
 from ._traced import ScriptFunction, ScriptModule, TracedFunction, TracedModule
@@ -30,6 +30,13 @@ __all__ = ["trace", "TracerWarning", "TracingCheckError", "is_tracing", "is_scri
            "isinstance", "Attribute", "fork", "wait", "Future", "Error", "ScriptWarning",
            "optimized_execution", "fuser", "enable_onednn_fusion", "onednn_fusion_enabled",
            "set_fusion_strategy", "strict_fusion", "trace_module"]
+
+
+def is_tracing():
+    """True while `nbtorch.jit.trace` runs the traced code in this thread; False under
+    nbtorch.compile, as torch.jit.is_tracing() is under torch.compile (code taking a
+    trace-only branch there gave other results than eager)."""
+    return _is_tracing() and not _compiling()
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
