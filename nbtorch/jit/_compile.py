@@ -229,7 +229,9 @@ class _Compiled:
         if MARKED[0] and not self._dynamic and self._dynamic_arg is None:
             self._mark_dynamic(tensors)
         try:
-            key = (grad_mode.STATE.enabled, autocast_key(), _DEFAULT_DTYPE[0],
+            grad = grad_mode.STATE
+            key = (grad.enabled if not grad.inference else "inference_mode", autocast_key(),
+                   _DEFAULT_DTYPE[0],
                    tuple([m.training for m in self._modules]),
                    tuple([value_key(a, self._dynamic) for a in args]),
                    tuple([(k, value_key(v, self._dynamic)) for k, v in kwargs.items()]),

@@ -296,3 +296,28 @@ def test_dataclass_arguments_compile_and_are_guarded_by_their_fields():
     for k in (1, 2, 2, 2):                  # a new instance each call recompiled each time
         assert c(Frozen(nbtorch.ones(2), k)).tolist() == [k, k]
     assert c.recompiles == 1
+
+
+# ---- queries of global state inside compiled code ----------------------------------------
+
+def test_state_queries_in_compiled_code_answer_as_in_eager():
+    x = nbtorch.ones(3)
+    # get_default_device() was a traced value: str() of it was not "cpu", silently
+    c = nbtorch.compile(lambda t: t * (2 if str(nbtorch.get_default_device()) == "cpu" else 3))
+    assert c(x).tolist() == [2.0] * 3
+    # jit.is_tracing() is False under compile, as PyTorch's (it took the trace-only branch)
+    c = nbtorch.compile(lambda t: t * (2 if nbtorch.jit.is_tracing() else 3))
+    assert c(x).tolist() == [3.0] * 3
+    assert nbtorch.jit.trace(lambda t: t * (2 if nbtorch.jit.is_tracing() else 3), x)(
+        x).tolist() == [2.0] * 3
+    # these ran eagerly ("a tensor is converted to a Python boolean"); inference mode is now
+    # part of the guards
+    c = nbtorch.compile(lambda t: t * (2 if nbtorch.is_inference_mode_enabled() else 3))
+    assert c(x).tolist() == [3.0] * 3
+    with nbtorch.inference_mode():
+        assert c(x).tolist() == [2.0] * 3
+    with nbtorch.no_grad():
+        assert c(x).tolist() == [3.0] * 3
+    c2 = nbtorch.compile(lambda t: t * (2 if nbtorch.is_autocast_enabled() else 3))
+    assert c2(x).tolist() == [3.0] * 3
+    assert not c.fallback_reasons and not c2.fallback_reasons
