@@ -220,7 +220,7 @@ class SyncBatchNorm(_BatchNorm):
             raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
     def forward(self, input):
-        if input.dim() >= 2 and input.shape[1] == 0:
+        if input.dim() >= 2 and input._static_shape[1] == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
         from ._sync_batchnorm import sync_batch_norm, sync_group
         group = sync_group(self.process_group) if self.training else None
