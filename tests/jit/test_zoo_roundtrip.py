@@ -88,3 +88,14 @@ def test_cross_map_lrn2d_traces_for_any_channel_count(tmp_path):
         x = torch.randn(1, c, 3, 3)
         assert _max_diff(traced(x), m(x)) == 0
         assert _max_diff(loaded(x), m(x)) == 0
+
+
+def test_sync_batch_norm_traced_as_the_root_warns_nothing():
+    # its channel check read the traced size: a TracerWarning "Converting a tensor to a
+    # Python boolean" at nbtorch's own line for every trace
+    m = nn.SyncBatchNorm(3).eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        traced = torch.jit.trace(m, torch.randn(4, 3, 5, 5))
+    x = torch.randn(2, 3, 2, 2)
+    assert _max_diff(traced(x), m(x)) == 0
