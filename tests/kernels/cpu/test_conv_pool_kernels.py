@@ -266,9 +266,11 @@ def test_avg_pool2d(dtype, include_pad, divisor, ceil):
 
 
 @pytest.mark.parametrize("h,w,k,s,d", [(8, 8, (2, 2), (2, 2), (1, 1)), (7, 9, (3, 2), (2, 3), (1, 2)),
-                                       (1, 9, (1, 3), (1, 2), (1, 1)), (6, 5, (2, 3), (1, 1), (2, 1))])
+                                       (1, 9, (1, 3), (1, 2), (1, 1)), (6, 5, (2, 3), (1, 1), (2, 1)),
+                                       (7, 9, (2, 2), (2, 2), (1, 1))])
 def test_inside_window_fast_paths_match_the_general_kernels(dtype, h, w, k, s, d):
-    """Unpadded windows run _max_inside/_avg_inside: bit for bit the general kernels'."""
+    """Unpadded windows run _max_inside (_max_2x2 for 2x2 stride 2) / _avg_inside: bit for
+    bit the general kernels'."""
     x = _rand((4, h, w), dtype)
     x[0, 0, :2], x[1, -1, 0], x[2] = np.nan, -np.inf, -np.inf          # NaN wins, ties, -inf
     x[3, ::2] = 1.0
