@@ -33,6 +33,7 @@ from .._tensor import Tensor
 from ..amp._hooks import state_key as autocast_key
 from ..autograd import grad_mode
 from ._compiled import build, flatten, unflatten
+from ._effects import SideEffect, SideEffects
 from ._guards import Baked, Unhashable, aliasing, describe, user_calls, value_key
 from ..fx._patch import RECORDING as _RECORDING
 
@@ -195,6 +196,8 @@ def _reachable_modules(fn, known, arguments=()):
 
 class _Compiled:
     """What `compile` returns for a function (see `OptimizedModule` for modules)."""
+
+    _side_effects = True        # Python side effects in the code make it run eagerly
 
     def __init__(self, fn, module, dynamic, fullgraph, backend, mode, options):
         self._fn = fn
@@ -422,10 +425,23 @@ class _Compiled:
         with warnings.catch_warnings(record=True) as caught, static_shapes():
             warnings.simplefilter("always", TracerWarning)
             calls = {}
+            effects = None
+            if self._side_effects:
+                effects = SideEffects()
+                effects.modules(self._modules if self._module is not None else
+                                _reachable_modules(fn, self._modules, (args, kwargs)))
             try:
-                with user_calls(calls):
+                with user_calls(calls, effects):
                     tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
+                changed = effects is not None and effects.changed()
+                if changed:
+                    raise SideEffect(f"the code changes {changed} that outlives the call, "
+                                     "which a graph would not do again (Python side effects "
+                                     "run eagerly every call)")
                 traced = _build(None, flat, flat.__name__, tracer, graph)
+            except SideEffect as e:
+                effects.changed()               # put back what the trace changed
+                raise _Break(str(e)) from None
             except Exception as e:          # the code itself failed, or cannot be traced
                 hint = (" (a traced value reached a method of a tensor the trace does not "
                         "know: a global's or closure's tensor updated in place? Pass it as "

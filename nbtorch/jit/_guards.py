@@ -304,11 +304,12 @@ def _library_dirs():
 _LIBRARY_DIRS = []
 
 
-def user_calls(calls):
+def user_calls(calls, effects=None):
     """``with user_calls(calls):`` collects into `calls` (code -> globals) the Python
     functions that run in this thread outside nbtorch and installed libraries: the user's
     helpers a compiled function calls, whose globals `_Baked` guards too (a profile hook
-    for the trace's duration; none while a profiler such as cProfile runs)."""
+    for the trace's duration; none while a profiler such as cProfile runs). `effects`
+    (a `_effects.SideEffects`) is told of their calls, to stop at Python side effects."""
     import contextlib
     import os
     import sys
@@ -320,14 +321,20 @@ def user_calls(calls):
 
     def hook(frame, event, arg):
         if event != "call":
+            if event == "c_call" and effects is not None and frame.f_code in calls:
+                effects.c_call(arg)         # print(), random.random() ... stop the trace
             return
         code = frame.f_code
+        if effects is not None and code.co_name == "_log":
+            effects.call(code)
         if code in calls or code in real:
             return
         path = real[code] = os.path.realpath(code.co_filename) if \
             not code.co_filename.startswith("<") else code.co_filename
         if not path.startswith(library):
             calls[code] = frame.f_globals
+            if effects is not None:
+                effects.enter(frame)
             tracer = getattr(RECORDING, "tracer", None)
             patcher = getattr(tracer, "_patcher", None)
             if patcher is not None:         # its isinstance sees through traced values

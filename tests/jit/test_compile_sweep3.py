@@ -321,3 +321,65 @@ def test_state_queries_in_compiled_code_answer_as_in_eager():
     c2 = nbtorch.compile(lambda t: t * (2 if nbtorch.is_autocast_enabled() else 3))
     assert c2(x).tolist() == [3.0] * 3
     assert not c.fallback_reasons and not c2.fallback_reasons
+
+
+# ---- Python side effects --------------------------------------------------------------
+
+_ACTS, _STATS = [], {"n": 0}
+
+
+class _Logged(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(2, 2)
+
+    def forward(self, x):
+        h = self.l(x)
+        _ACTS.append(h.detach())            # activations kept for later inspection
+        _STATS["n"] += 1
+        return h.relu()
+
+
+def test_python_side_effects_run_every_call(capsys):
+    # each happened once, at the capture, and never again: the activation list kept the
+    # first call's, the counter stopped at 1, print printed once, random.random() was frozen
+    import random
+    _ACTS.clear()
+    _STATS["n"] = 0
+    c = nbtorch.compile(_Logged())
+    for i in range(3):
+        _quiet(c, nbtorch.full((1, 2), float(i)))
+    assert len(_ACTS) == 3 and _STATS["n"] == 3
+    assert not np.array_equal(_np(_ACTS[0]), _np(_ACTS[2]))
+    assert "changes _ACTS (a list)" in c.fallback_reasons[0]
+
+    def noisy(x):
+        print("step")
+        return x * 2
+    c = nbtorch.compile(noisy)
+    for _ in range(3):
+        _quiet(c, nbtorch.ones(2))
+    assert capsys.readouterr().out.count("step") == 3
+    c = nbtorch.compile(lambda x: x * random.random())
+    assert _quiet(c, nbtorch.ones(1)).item() != _quiet(c, nbtorch.ones(1)).item()
+    assert "random.random()" in c.fallback_reasons[0]
+
+
+def test_local_lists_and_read_only_containers_still_compile():
+    class Blocks(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+            self.cfg, self.dims = {"scale": 0.5}, [4, 4]
+
+        def forward(self, x):
+            outs = []
+            for b in self.blocks:
+                x = b(x) * self.cfg["scale"]
+                outs.append(x)
+            return nbtorch.stack(outs).sum(0)
+    nbtorch.manual_seed(0)
+    m, x = Blocks(), nbtorch.randn(3, 4)
+    c = nbtorch.compile(m)
+    np.testing.assert_allclose(_np(c(x)), _np(m(x)), rtol=1e-6)
+    assert not c.fallback_reasons

@@ -1,0 +1,155 @@
+"""Python side effects in code nbtorch.compile traces, which a graph cannot replay.
+
+A compiled graph runs the tensor ops only: what the code did besides - printing, logging,
+drawing Python random numbers or reading the clock, appending to a list or counting in a
+dict that outlives the call - happened once, at the capture, and never again (a log of
+activations kept the first call's, ``random.random()`` was frozen into the graph). PyTorch
+breaks its graph there and runs such code every call; nbtorch runs the function eagerly,
+with the reason. `SideEffects` is what the trace's profile hook (`_guards.user_calls`) feeds:
+
+- calls: ``print``, ``random``'s and NumPy's random draws, ``time.time()``-like clocks,
+  ``logging`` records, made from the user's code, stop the trace before they run (so the
+  eager call after it does them once);
+- containers: the lists, dicts, sets and deques the user's code can reach from outside
+  (the globals and closure variables of its functions, one attribute level into plain
+  objects, the user's modules' attributes) are copied when first seen and compared after
+  the trace; a change is put back and stops the capture.
+"""
+import builtins
+import collections
+import time
+
+__all__ = ["SideEffects", "SideEffect"]
+
+
+class SideEffect(RuntimeError):
+    """The traced code did something a graph cannot replay."""
+
+
+_CONTAINERS = (list, dict, set, collections.deque)
+_CLOCKS = frozenset(id(f) for f in (time.time, time.time_ns, time.perf_counter,
+                                    time.perf_counter_ns, time.monotonic, time.monotonic_ns,
+                                    time.process_time))
+
+
+def _random_source(fn):
+    """The name of the random stream a builtin method `fn` draws from, or None."""
+    owner = getattr(fn, "__self__", None)
+    if owner is None:
+        return None
+    import random
+    if isinstance(owner, random.Random):
+        return f"random.{fn.__name__}()"
+    mod = type(owner).__module__ or ""
+    if mod.startswith("numpy.random"):
+        return f"numpy.random {type(owner).__name__}.{fn.__name__}()"
+    return None
+
+
+def _copy(v):
+    return list(v) if isinstance(v, (list, collections.deque)) else (
+        set(v) if isinstance(v, set) else dict(v))
+
+
+def _same(a, b):
+    return a is b or (isinstance(a, (bool, int, float, str)) and a == b)
+
+
+class SideEffects:
+    """What the user's code might change outside the traced call (see the module docstring)."""
+
+    def __init__(self):
+        self.saved = {}             # id -> (container, shallow copy, name)
+
+    # ---- what to watch ------------------------------------------------------------------
+    def watch(self, name, value, depth=1):
+        if isinstance(value, _CONTAINERS):
+            if id(value) not in self.saved and len(value) <= 10_000:
+                self.saved[id(value)] = (value, _copy(value), name)
+            return
+        if depth and _plain_object(value):
+            for k, v in list(vars(value).items())[:64]:
+                if isinstance(v, _CONTAINERS):
+                    self.watch(f"{name}.{k}", v, 0)
+
+    def enter(self, frame):
+        """A user's function starts: watch the containers its globals and free variables
+        name."""
+        code, g = frame.f_code, frame.f_globals
+        for name in code.co_names:
+            v = g.get(name)
+            if v is not None:
+                self.watch(name, v)
+        if code.co_freevars:
+            local = frame.f_locals
+            for name in code.co_freevars:
+                v = local.get(name)
+                if v is not None:
+                    self.watch(name, v)
+
+    def modules(self, modules):
+        """Watch the container attributes of the user's own module classes
+        (``self.log = []``)."""
+        for m in modules:
+            if type(m).__module__.startswith("nbtorch."):
+                continue
+            for k, v in vars(m).items():
+                if not k.startswith("_") and isinstance(v, _CONTAINERS):
+                    self.watch(f"{type(m).__name__}.{k}", v, 0)
+
+    # ---- calls ------------------------------------------------------------------------
+    def c_call(self, fn):
+        """A builtin `fn` called from the user's code: stop before an impure one runs."""
+        what = None
+        if fn is builtins.print:
+            what = "print()"
+        elif id(fn) in _CLOCKS:
+            what = f"time.{fn.__name__}()"
+        else:
+            what = _random_source(fn)
+        if what is not None:
+            raise SideEffect(f"the code calls {what}, which a graph would not run again "
+                             "(Python side effects and values run eagerly every call)")
+
+    def call(self, code):
+        """A Python function starts: logging's record maker stops the trace."""
+        if code.co_name == "_log" and code.co_filename.endswith(("logging/__init__.py",
+                                                                 "logging\\__init__.py")):
+            raise SideEffect("the code logs a message (logging), which a graph would not do "
+                             "again (Python side effects run eagerly every call)")
+
+    # ---- after the trace ----------------------------------------------------------------
+    def changed(self):
+        """The name of a watched container the trace changed (all are put back), or None."""
+        found = None
+        for value, saved, name in self.saved.values():
+            if isinstance(value, dict):
+                same = value.keys() == saved.keys() and all(
+                    _same(value[k], saved[k]) for k in saved)
+            elif isinstance(value, set):
+                same = value == saved
+            else:
+                same = len(value) == len(saved) and all(map(_same, value, saved))
+            if not same:
+                found = found or f"{name} (a {type(value).__name__})"
+                value.clear()
+                if isinstance(value, dict):
+                    value.update(saved)
+                elif isinstance(value, set):
+                    value.update(saved)
+                else:
+                    value.extend(saved)
+        return found
+
+
+def _plain_object(v):
+    """An instance of a user's class (its attributes may hold containers): not a module,
+    class, function or nbtorch object."""
+    import types
+    from .._tensor import Tensor
+    from ..nn import Module
+    if isinstance(v, (Tensor, Module, type, types.ModuleType, types.FunctionType,
+                      types.MethodType, types.BuiltinFunctionType)) or callable(v):
+        return False
+    mod = type(v).__module__ or ""
+    return hasattr(v, "__dict__") and not mod.startswith(("nbtorch", "numpy", "builtins"))
