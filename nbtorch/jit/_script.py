@@ -35,6 +35,8 @@ class ScriptError(RuntimeError):
 class _Scripted(CompiledFunctionWrapper):
     """Compile-per-guard with script's rules: no eager fallback, script's error text."""
 
+    _side_effects = False       # Python side effects run at each trace, as before
+
     def _fallback(self, reason):
         raise ScriptError(
             f"nbtorch.jit.script: {self._name()} cannot be scripted: {reason}. nbtorch scripts "
