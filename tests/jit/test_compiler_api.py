@@ -19,7 +19,8 @@ def test_set_stance_force_eager_fail_and_eager_on_recompile():
     calls = []
 
     def f(x):
-        calls.append(1)                 # runs once per trace, or per call when eager
+        if not torch.compiler.is_compiling():
+            calls.append(1)             # counts eager runs (a trace appending would fall back)
         return x.sin() * 2
 
     c = torch.compile(f)
@@ -101,9 +102,8 @@ def test_markers_and_settings():
     assert "inductor" in torch.compiler.list_backends()
     assert torch.compiler.cudagraph_mark_step_begin() is None
     assert not torch.compiler.is_exporting() and not torch.compiler.is_dynamo_compiling()
-    seen = []
-    torch.compile(lambda x: seen.append(torch.compiler.is_compiling()) or x * 2)(torch.ones(1))
-    assert seen == [True]
+    probe = torch.compile(lambda x: x * (2 if torch.compiler.is_compiling() else 3))
+    assert probe(torch.ones(1)).item() == 2         # the graph took the compiling branch
     old = torch._dynamo.config.recompile_limit
     torch._dynamo.config.recompile_limit = 3
     try:
