@@ -61,6 +61,21 @@ def find_proxy(args, kwargs):
     return None
 
 
+def _holds_array(args, kwargs):
+    """True when args/kwargs (nested) hold a NumPy array or scalar."""
+    import numpy as np
+    stack = [args, kwargs]
+    while stack:
+        a = stack.pop()
+        if isinstance(a, (np.ndarray, np.generic)):
+            return True
+        if isinstance(a, (tuple, list)):
+            stack.extend(a)
+        elif isinstance(a, dict):
+            stack.extend(a.values())
+    return False
+
+
 def _eager_target(fn):
     """`fn` as eager code would reach it: through autocast's wrapper while autocast is on
     (a layer run for real inside a trace under autocast mixed float32 weights with
@@ -90,7 +105,9 @@ class PatchedFunction:
             tracer = proxy.tracer
         else:
             tracer = getattr(RECORDING, "tracer", None)
-            if tracer is None or tracer._executing:
+            if tracer is None or tracer._executing or _holds_array(args, kwargs):
+                # (host data, e.g. torch.tensor(ndarray): its result is a constant of the
+                # graph, as the TracerWarning where the array came from said)
                 return _eager_target(self.__fx_orig__)(*args, **kwargs)
         out = tracer.create_proxy("call_function", self.__fx_orig__, args, kwargs)
         if self._mark_wrapped:

@@ -18,6 +18,8 @@ import operator
 import threading
 import warnings
 
+import numpy as np
+
 from ..autograd import grad_mode
 from ..fx._frames import describe_line, user_frame
 from ..fx.node import Node, map_arg
@@ -326,14 +328,25 @@ def _is_backward(kind, target):
             and getattr(target, "__module__", "").startswith("nbtorch.autograd"))
 
 
-def _through_builtin(cls, args, kwargs):
+def _through_builtin(tracer, cls, args, kwargs):
     """nbtorch's own Function `cls` on traced values (GRUCell's gate split), traced through
     with grad mode as it is: its forward is a composition of ops the graph records and
     differentiates. Run as `apply` runs an unrecorded forward (under no_grad), its results
-    were detached in the graph: a traced GRUCell gave its weights no gradient."""
+    were detached in the graph: a traced GRUCell gave its weights no gradient. A forward
+    that computes on the host (fake quantization's NumPy code) is one node instead, as a
+    user's Function is: traced through, its results were constants of the graph."""
     ctx = cls._unrecorded_cls()
     ctx.needs_input_grad = (False,) * len(args)
-    return cls.forward(ctx, *args, **kwargs)
+    events = getattr(_STATE, "conversions", None)
+    seen = None if events is None else len(events)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TracerWarning)
+            return cls.forward(ctx, *args, **kwargs)
+    except TracerWarning:
+        if events is not None:
+            del events[seen:]           # conversions of the abandoned run
+    return tracer.create_proxy("call_function", function_apply(cls), args, kwargs)
 
 
 class ConcreteTracer(Tracer):
@@ -427,7 +440,7 @@ class ConcreteTracer(Tracer):
                     or find_proxy(args, kwargs) is None):
                 return NotImplemented
             if cls.__module__.startswith("nbtorch."):
-                return _through_builtin(cls, args, kwargs)
+                return _through_builtin(tracer, cls, args, kwargs)
             return tracer.create_proxy("call_function", function_apply(cls), args, kwargs)
         patcher.patch(vars(function), "TRACE_HOOK", [hook])
 
@@ -498,6 +511,13 @@ class ConcreteTracer(Tracer):
                                "would never run (register it outside, on an input or a "
                                "parameter, or run the code eagerly)")
         value = self._run(kind, target, args, kwargs)
+        if value.__class__ is np.ndarray and kind in ("call_method", "call_function"):
+            # host data read from a traced tensor by a private method or attribute (fake
+            # quantization's `_host()`, `_array`): a constant from here on, as `.numpy()`
+            # makes one, and warned as it is (it went silently into the graph's constants)
+            _note_conversion("NumPy array", unwrap(args[0]) if args else None, value)
+            warn_at_user_line(_CONSTANT_MSG.format("NumPy array"))
+            return value
         if (not self._grad_at_start and grad_mode.is_grad_enabled() and _is_tensor(value)
                 and kind != "placeholder" and not self._warned_grad):
             self._warned_grad = True            # enable_grad() inside code called under
@@ -623,4 +643,10 @@ class ConcreteTracer(Tracer):
             fields = {f.name: self.create_arg(getattr(a, f.name))
                       for f in dataclasses.fields(a) if f.init}
             return self.create_node("call_function", type(a), (), fields)
+        if isinstance(a, np.generic):       # x * np.float32(s): the number, as eager takes it
+            return a.item()
+        if isinstance(a, np.ndarray):       # host data: a constant of the graph, as it is
+            qualname = self._fresh_qualname("_array_constant")
+            self._store_constant(qualname, a)
+            return self.create_node("get_attr", qualname, (), {})
         return super().create_arg(a)

@@ -99,3 +99,43 @@ def test_sync_batch_norm_traced_as_the_root_warns_nothing():
         traced = torch.jit.trace(m, torch.randn(4, 3, 5, 5))
     x = torch.randn(2, 3, 2, 2)
     assert _max_diff(traced(x), m(x)) == 0
+
+
+def test_numpy_values_in_traced_code_are_constants_not_crashes():
+    # a NumPy scalar or array reaching a recorded call raised NotImplementedError
+    # ("argument of type numpy.float32"): AdaptiveLogSoftmaxWithLoss could not be traced
+    import numpy as np
+
+    def f(x):
+        a = x.numpy() * 2                       # warned: a constant from here on
+        return x * np.float32(1.5) + a, torch.tensor(a)
+    x = torch.randn(3)
+    with pytest.warns(torch.jit.TracerWarning, match="NumPy array"):
+        traced = torch.jit.trace(f, (x,), check_trace=False)
+    for got, want in zip(traced(x), f(x)):
+        assert _max_diff(got, want) == 0
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4, 7])
+    args = (torch.randn(5, 8), torch.randint(0, 10, (5,)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = torch.jit.trace(m, args)(*args)
+    assert _max_diff(out.output, m(*args).output) == 0
+
+
+def test_fake_quantize_traced_is_a_node_not_a_constant_of_the_example():
+    # its Function computes on the host (`_host()`, no warning): traced through, the
+    # fake-quantized example became a constant - the traced QAT model ignored its input
+    # (0.67 off eager on another input, silently); now one node with its own backward
+    import nbtorch.ao.quantization as tq
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fq = tq.default_fake_quant()
+        fq(torch.randn(5, 4))
+        fq.disable_observer()
+        traced = torch.jit.trace(fq, (torch.randn(5, 4),), check_trace=False)
+    x = (torch.randn(5, 4) * 5).requires_grad_()
+    out, ref = traced(x), fq(x)
+    assert _max_diff(out, ref) == 0
+    g, = torch.autograd.grad(out.sum(), x)
+    g_ref, = torch.autograd.grad(ref.sum(), x)
+    assert _max_diff(g, g_ref) == 0
