@@ -8,9 +8,9 @@ the product reads them, and each chunk pays a few Python calls. One thread, floa
 LeNet c2 (64x6x12x12, 5x5) forward 218 -> 147 us, c1 (64x1x28x28) 323 -> 164 us.
 
 Layouts as conv.py's: x (N, C, D, H, W), out / grad_out (N, O, L), w2 (O, C/g*kk), all
-C-contiguous and of one float dtype; `cols` (slots, C*kk, L): slot 0 is the scratch
-buffer, or with `kept` every image n has its own slot (the forward's columns kept for
-the weight gradient). `mode`: 0 im2col (general kernel), 1 im2col (dense kernel: no
+C-contiguous and of one float dtype; `cols` (1, C*kk, L) the image's columns (the
+batch's are never kept for the weight gradient: redone in cache they cost less than
+written out and read back). `mode`: 0 im2col (general kernel), 1 im2col (dense kernel: no
 padding and every window inside the input), 2 pointwise (the columns are x itself),
 3 the dense kernel on a copy of the image in the zero-bordered buffer `pad` (1, C, Dp,
 Hp, Wp) (32x16x28x28 3x3 p1: forward 3.2 -> 2.5 ms; the input gradient's col2im stays
@@ -33,10 +33,10 @@ GENERAL, DENSE, POINTWISE, PADDED = 0, 1, 2, 3
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns(x, n, cols, slot, geom, mode, pad):
-    """cols[slot] = im2col(x[n]) (mode GENERAL, DENSE or PADDED: pad's border is zero)."""
+def _columns(x, n, cols, geom, mode, pad):
+    """cols[0] = im2col(x[n]) (mode GENERAL, DENSE or PADDED: pad's border is zero)."""
     if mode == DENSE:
-        conv_dense._im2col_dense(x[n:n + 1], cols[slot:slot + 1], geom)
+        conv_dense._im2col_dense(x[n:n + 1], cols, geom)
     elif mode == PADDED:
         pd, ph, pw = geom[6], geom[7], geom[8]
         n_c, d, h, w = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
@@ -46,10 +46,10 @@ def _columns(x, n, cols, slot, geom, mode, pad):
                     src, dst = x[n, c, z, i], pad[0, c, pd + z, ph + i, pw:pw + w]
                     for j in range(w):
                         dst[j] = src[j]
-        conv_dense._im2col_dense(pad, cols[slot:slot + 1], geom)
+        conv_dense._im2col_dense(pad, cols, geom)
     else:
         for c in range(x.shape[1]):
-            im2col_volume(x[n, c], cols, c, slot, geom)
+            im2col_volume(x[n, c], cols, c, 0, geom)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -62,10 +62,10 @@ def _clear(pad, mode):
 
 
 @numba.njit(cache=True, nogil=True)
-def forward(address, x, w2, bias, has_bias, out, cols, kept, pad, n0, n1, geom, groups, mode):
+def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups, mode):
     """out[n] = W2 @ im2col(x[n]) (+ bias) per group, for n in [n0, n1).
 
-    for n: col = im2col(x[n]) (into cols[n] when kept, else cols[0]; x[n] when pointwise)
+    for n: col = im2col(x[n]) (x[n] itself when pointwise)
         for g: out[n, g*og:(g+1)*og] = w2[g*og:(g+1)*og] @ col[g*rows:(g+1)*rows]
         out[n, o, :] += bias[o]
     """
@@ -75,9 +75,8 @@ def forward(address, x, w2, bias, has_bias, out, cols, kept, pad, n0, n1, geom, 
     xf, wf, of, cf = x.ravel(), w2.ravel(), out.ravel(), cols.ravel()
     _clear(pad, mode)
     for n in range(n0, n1):
-        slot = n if kept else 0
         if mode != POINTWISE:
-            _columns(x, n, cols, slot, geom, mode, pad)
+            _columns(x, n, cols, geom, mode, pad)
         for g in range(groups):
             c_off = (n * n_o + g * og) * length
             if mode == POINTWISE:
@@ -85,8 +84,7 @@ def forward(address, x, w2, bias, has_bias, out, cols, kept, pad, n0, n1, geom, 
                      rows, xf, (n * n_c + g * rows) * length, length, 0.0, of, c_off, length)
             else:
                 gemm(address, NO_TRANS, NO_TRANS, og, length, rows, 1.0, wf, g * og * rows,
-                     rows, cf, (slot * rows * groups + g * rows) * length, length,
-                     0.0, of, c_off, length)
+                     rows, cf, g * rows * length, length, 0.0, of, c_off, length)
         if has_bias:
             for o in range(n_o):
                 row, b = out[n, o], bias[o]
@@ -119,19 +117,17 @@ def grad_input(address, g3, w2, gx, cols, n0, n1, geom, groups, mode):
 
 
 @numba.njit(cache=True, nogil=True)
-def grad_weight(address, x, g3, acc, cols, kept, pad, n0, n1, geom, groups, mode):
+def grad_weight(address, x, g3, acc, cols, pad, n0, n1, geom, groups, mode):
     """acc[g] (rows, og) += sum over n in [n0, n1) of im2col(x[n])[g] @ g3[n, g]^T, the
-    images added one by one into the sum (acc is not cleared here); with `kept`, the
-    columns are read from cols[n], where the forward left them."""
+    images added one by one into the sum (acc is not cleared here)."""
     n_o, length = g3.shape[1], g3.shape[2]
     rows, og = acc.shape[1], acc.shape[2]
     n_c = x.shape[1]
     xf, gf, af, cf = x.ravel(), g3.ravel(), acc.ravel(), cols.ravel()
     _clear(pad, mode)
     for n in range(n0, n1):
-        slot = n if kept else 0
-        if mode != POINTWISE and not kept:
-            _columns(x, n, cols, slot, geom, mode, pad)
+        if mode != POINTWISE:
+            _columns(x, n, cols, geom, mode, pad)
         for g in range(groups):
             b_off = (n * n_o + g * og) * length
             if mode == POINTWISE:
@@ -139,6 +135,5 @@ def grad_weight(address, x, g3, acc, cols, kept, pad, n0, n1, geom, groups, mode
                      (n * n_c + g * rows) * length, length, gf, b_off, length,
                      1.0, af, g * rows * og, og)
             else:
-                gemm(address, NO_TRANS, TRANS, rows, og, length, 1.0, cf,
-                     (slot * rows * groups + g * rows) * length, length, gf, b_off, length,
-                     1.0, af, g * rows * og, og)
+                gemm(address, NO_TRANS, TRANS, rows, og, length, 1.0, cf, g * rows * length,
+                     length, gf, b_off, length, 1.0, af, g * rows * og, og)

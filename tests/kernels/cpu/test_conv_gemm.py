@@ -1,7 +1,8 @@
 """conv_gemm.py's one-image-at-a-time convolution (im2col + GEMM by address) against
 conv.py's batch path: forward and input gradient bit for bit, the weight gradient to
 float rounding (its images are summed in another order), in every mode (general,
-dense, padded, pointwise), with groups, kept columns, batch splits and both dtypes."""
+dense, padded, pointwise), with groups, batch splits and both dtypes; the forward keeps
+no columns where these kernels run."""
 import numpy as np
 import pytest
 
@@ -39,13 +40,15 @@ def _arrays(case, dtype):
 
 
 def _run(x, w, b, g, geo, keep, fused, monkeypatch):
-    """Forward, input and weight gradients through conv.py, with conv_gemm's path on or off."""
+    """Forward, input and weight gradients through conv.py, with conv_gemm's path on or off
+    (off: with the forward's columns kept for the weight gradient when `keep`)."""
     s, p, d, groups = geo
     with monkeypatch.context() as m:
         if not fused:
             m.setattr(cblas, "gemm_address", lambda dtype: 0)
         out = np.full(g.shape, np.nan, x.dtype)
         shape = conv.columns_shape(x.shape, w.shape, s, p, g.shape[2:], x.itemsize)
+        assert shape is None or not fused
         cols = np.full(shape, np.nan, x.dtype) if keep and shape else None
         conv.conv2d_forward(x, w, b, out, s, p, d, groups, columns=cols)
         gx = np.full(x.shape, np.nan, x.dtype)
@@ -62,7 +65,7 @@ def test_one_image_at_a_time_equals_the_batch_path(case, dtype, keep, monkeypatc
     x, w, b, g, geo = _arrays(case, dtype)
     plan = conv._gemm_plan(x, w, g, geo[3], w.shape[2:], *geo[:3], g.shape[2:])
     assert plan is not None and plan[1] == case[-1]
-    out, gx, gw = _run(x, w, b, g, geo, keep, True, monkeypatch)
+    out, gx, gw = _run(x, w, b, g, geo, False, True, monkeypatch)
     ref_out, ref_gx, ref_gw = _run(x, w, b, g, geo, keep, False, monkeypatch)
     np.testing.assert_array_equal(out, ref_out)
     np.testing.assert_array_equal(gx, ref_gx)
