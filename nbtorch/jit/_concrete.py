@@ -561,6 +561,21 @@ class ConcreteTracer(Tracer):
                 node.meta["tensor_meta"] = meta
         return node
 
+    def is_leaf_module(self, m, module_qualified_name):
+        """A layer whose weights were replaced for the call (``func.functional_call``:
+        traced values, or tensors that are no Parameters) is traced through: a call_module
+        node runs the layer with its own weights (compiled, the replacement was ignored:
+        other values, no gradients)."""
+        from ..nn import Parameter
+        d = m.__dict__
+        for v in (d.get("_parameters") or {}).values():
+            if v is not None and not isinstance(v, Parameter):
+                return False
+        for v in (d.get("_buffers") or {}).values():
+            if isinstance(v, ConcreteProxy):
+                return False
+        return super().is_leaf_module(m, module_qualified_name)
+
     # ---- where things live ---------------------------------------------------------
     def _store_constant(self, qualname, tensor):
         self.constants[qualname] = tensor
