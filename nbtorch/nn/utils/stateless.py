@@ -34,6 +34,11 @@ def _tied_names(module):
             for n in names}
 
 
+def _is_parameter(v):
+    from ..parameter import Parameter
+    return isinstance(v, Parameter)
+
+
 def _owner(module, name):
     prefix, _, attr = name.rpartition(".")
     return (module.get_submodule(prefix) if prefix else module), attr
@@ -84,6 +89,12 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                     store[attr] = value
                     break
             else:
+                if attr not in owner.__dict__ and _is_parameter(getattr(owner, attr, None)) \
+                        and not _is_parameter(value):
+                    # a parameter reached another way (a compiled module's original's,
+                    # `_orig_mod.weight`): an attribute of that name would be ignored
+                    raise TypeError(f"cannot assign '{value.type()}' as parameter '{attr}' "
+                                    "(torch.nn.Parameter or None expected)")
                 missing = object()
                 old = owner.__dict__.get(attr, missing)
                 undo.append((owner.__dict__, attr, old))
