@@ -383,3 +383,41 @@ def test_local_lists_and_read_only_containers_still_compile():
     c = nbtorch.compile(m)
     np.testing.assert_allclose(_np(c(x)), _np(m(x)), rtol=1e-6)
     assert not c.fallback_reasons
+
+
+# ---- torch.func around and inside compiled code --------------------------------------------
+
+def test_functional_call_inside_compiled_code_uses_the_given_weights():
+    # the layers were graph calls reading their own weights: other values (1.2 off) and no
+    # gradient for the given ones
+    from nbtorch.func import functional_call
+    nbtorch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(4, 3), nn.Tanh(), nn.Linear(3, 2))
+    x = nbtorch.randn(5, 4)
+
+    def loss(p, x):
+        return functional_call(m, p, (x,)).sum()
+    given = [{k: (v.detach() * 2).requires_grad_() for k, v in m.named_parameters()}
+             for _ in range(2)]
+    want = loss(given[0], x)
+    want.backward()
+    c = nbtorch.compile(loss)
+    got = c(given[1], x)
+    got.backward()
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-5)
+    for k in given[0]:
+        np.testing.assert_allclose(_np(given[1][k].grad), _np(given[0][k].grad), rtol=1e-5)
+    assert not c.fallback_reasons
+
+
+def test_functional_call_on_a_compiled_module_with_the_originals_names_raises():
+    from nbtorch.func import functional_call
+    m = nn.Linear(4, 2)
+    c = nbtorch.compile(m)
+    params = {k: v.detach() * 2 for k, v in m.named_parameters()}
+    with pytest.raises(TypeError, match="cannot assign 'torch.FloatTensor' as parameter"):
+        functional_call(c, params, (nbtorch.randn(4),))     # silently ignored before
+    prefixed = {"_orig_mod." + k: v for k, v in params.items()}
+    x = nbtorch.randn(4)
+    np.testing.assert_allclose(_np(functional_call(c, prefixed, (x,))),
+                               _np(functional_call(m, params, (x,))), rtol=1e-6)
