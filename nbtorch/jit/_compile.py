@@ -34,7 +34,8 @@ from ..amp._hooks import state_key as autocast_key
 from ..autograd import grad_mode
 from ._compiled import build, flatten, unflatten
 from ._effects import SideEffect, SideEffects
-from ._guards import Baked, Unhashable, aliasing, describe, user_calls, value_key
+from ._guards import (Baked, Unhashable, aliasing, describe, object_reads, user_calls,
+                      value_key)
 from ..fx._patch import RECORDING as _RECORDING
 
 __all__ = ["compile", "CompileError", "OptimizedModule", "CompiledFunctionWrapper", "config",
@@ -357,11 +358,13 @@ class _Compiled:
         from ._concrete import TracerWarning
         from ..fx.passes.lower import CaptureError
         try:
-            gm, live, updates, reads, calls, constants = self._trace(args, kwargs, tensors)
+            (gm, live, updates, reads, calls, constants,
+             object_attrs) = self._trace(args, kwargs, tensors)
         except _Break as e:
             return self._fallback(str(e))
         self._new_modules(live)
-        baked = Baked(self._fn, reads, self._modules, calls, constants, (args, kwargs))
+        baked = Baked(self._fn, reads, self._modules, calls, constants, (args, kwargs),
+                      object_attrs)
         backend = self._backend
         if callable(backend):
             return _Custom(backend(gm, list(tensors)), updates, baked)
@@ -398,7 +401,7 @@ class _Compiled:
 
     def _trace(self, args, kwargs, tensors):
         """(traced GraphModule over the flat tensors, live root, updates, reads, calls,
-        constants):
+        constants, object attributes read):
         other arguments are constants; the live root holds the real modules the code called
         (weights are read from them at every call, so a replaced submodule is seen). Values
         the code assigns to module attributes (``self.avg = ...``, ``self.n += 1``) are extra
@@ -430,8 +433,10 @@ class _Compiled:
                 effects = SideEffects()
                 effects.modules(self._modules if self._module is not None else
                                 _reachable_modules(fn, self._modules, (args, kwargs)))
+            object_attrs = {}
             try:
-                with user_calls(calls, effects):
+                with user_calls(calls, effects), object_reads(
+                        _plain_objects(fn, args, kwargs), object_attrs):
                     tracer, graph = _trace_graph(flat, tuple(tensors), {}, attr_updates=True)
                 changed = effects is not None and effects.changed()
                 if changed:
@@ -455,11 +460,29 @@ class _Compiled:
             k: v for k, v in tracer.constants.items() if isinstance(v, Tensor) and v.requires_grad})
         constants = [v for v in tracer.constants.values() if isinstance(v, Tensor)]
         return (traced.graph_module, live, tuple(updates), list(tracer.attr_reads.values()),
-                calls, constants)
+                calls, constants, list(object_attrs.values()))
 
 
 class _Break(Exception):
     pass
+
+
+def _plain_objects(fn, args, kwargs):
+    """The plain objects (no modules, tensors, functions) whose attributes compiled code
+    may read: arguments (a method's ``self``), the bound object, globals and closure
+    variables the function names."""
+    from ._effects import plain_object
+    found = [*args, *kwargs.values(), getattr(fn, "__self__", None)]
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        g = getattr(fn, "__globals__", {})
+        found += [g.get(n) for n in code.co_names]
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                found.append(cell.cell_contents)
+            except ValueError:
+                pass
+    return [o for o in found if o is not None and plain_object(o)]
 
 
 def _sizes_traced(tracer, out):

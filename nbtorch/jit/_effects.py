@@ -19,7 +19,7 @@ import builtins
 import collections
 import time
 
-__all__ = ["SideEffects", "SideEffect"]
+__all__ = ["SideEffects", "SideEffect", "plain_object"]
 
 
 class SideEffect(RuntimeError):
@@ -67,7 +67,7 @@ class SideEffects:
             if id(value) not in self.saved and len(value) <= 10_000:
                 self.saved[id(value)] = (value, _copy(value), name)
             return
-        if depth and _plain_object(value):
+        if depth and plain_object(value):
             for k, v in list(vars(value).items())[:64]:
                 if isinstance(v, _CONTAINERS):
                     self.watch(f"{name}.{k}", v, 0)
@@ -142,7 +142,7 @@ class SideEffects:
         return found
 
 
-def _plain_object(v):
+def plain_object(v):
     """An instance of a user's class (its attributes may hold containers): not a module,
     class, function or nbtorch object."""
     import types

@@ -172,7 +172,8 @@ class Baked:
     attribute was assigned or a hook registered (both counted in ATTR_WRITES), the few
     names at every call."""
 
-    def __init__(self, fn, reads, modules, calls=None, constants=(), arguments=()):
+    def __init__(self, fn, reads, modules, calls=None, constants=(), arguments=(),
+                 object_attrs=()):
         from ..nn.modules._hooks import ATTR_WRITES
         self.writes = ATTR_WRITES
         self.version = ATTR_WRITES[0]
@@ -187,6 +188,8 @@ class Baked:
                                     list(calls or {}))
         self.names = [(m.__dict__, k, copy.deepcopy(v)) for m, k, v in reads
                       if _plain_container(v) and k not in self.sinks]
+        # plain objects' attributes (object_reads): no attribute write is counted for them
+        self.names += [(o.__dict__, k, copy.deepcopy(v)) for o, k, v in object_attrs]
         seen = set()
         # the tensors the graph holds as constants: their requires_grad, and where the code
         # found them (``P[0]``, ``W["w"]``, ``h.w`` of an object it names or is given)
@@ -366,3 +369,44 @@ class _Cell:
             return self.cell.cell_contents
         except ValueError:
             return default
+
+
+def object_reads(objects, reads):
+    """``with object_reads(objects, reads):`` records into `reads` (as (object, name, value))
+    the numbers, flags, strings and small containers of scalars that code running in this
+    thread reads from the instance attributes of `objects` - plain objects the compiled
+    code is given or names (a method's ``self.scale``, a config object): the graph bakes
+    them in, so `Baked` guards them (``self.k = 5`` after a capture ran the stale graph)."""
+    import contextlib
+    import threading
+    watched = {id(o): o for o in objects if "__dict__" in dir(type(o))}
+    classes = {type(o) for o in watched.values()}
+    thread = threading.get_ident()
+
+    def patch(cls):
+        inherited = cls.__getattribute__
+
+        def getattribute(obj, name):
+            value = inherited(obj, name)
+            if (id(obj) in watched and threading.get_ident() == thread
+                    and (_scalar(value) or _plain_container(value))
+                    and name in object.__getattribute__(obj, "__dict__")):
+                reads.setdefault((id(obj), name), (obj, name, value))
+            return value
+        return getattribute
+
+    @contextlib.contextmanager
+    def scope():
+        undo = []
+        try:
+            for cls in classes:
+                undo.append((cls, cls.__dict__.get("__getattribute__", _MISSING)))
+                cls.__getattribute__ = patch(cls)
+            yield
+        finally:
+            for cls, old in reversed(undo):
+                if old is _MISSING:
+                    del cls.__getattribute__
+                else:
+                    cls.__getattribute__ = old
+    return scope()

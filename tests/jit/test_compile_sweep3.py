@@ -421,3 +421,43 @@ def test_functional_call_on_a_compiled_module_with_the_originals_names_raises():
     x = nbtorch.randn(4)
     np.testing.assert_allclose(_np(functional_call(c, prefixed, (x,))),
                                _np(functional_call(m, params, (x,))), rtol=1e-6)
+
+
+# ---- plain objects' attributes ------------------------------------------------------------
+
+class _Cfg:
+    pass
+
+
+_CFG = _Cfg()
+
+
+def _configured(x):
+    y = x * _CFG.scale
+    return y + 1 if _CFG.mode == "add" else y - 1
+
+
+class _Scaler:
+    def __init__(self):
+        self.k = 2.0
+
+    @nbtorch.compile
+    def apply(self, x):
+        return x * self.k
+
+
+def test_attributes_of_plain_objects_the_code_reads_are_guarded():
+    # the graph kept the first values: a config object's scale/mode, a method's self.k
+    _CFG.scale, _CFG.mode = 2.0, "add"
+    c = nbtorch.compile(_configured)
+    x = nbtorch.ones(2)
+    assert c(x).tolist() == [3.0, 3.0]
+    _CFG.scale = 3.0
+    assert c(x).tolist() == [4.0, 4.0]
+    _CFG.mode = "sub"
+    assert c(x).tolist() == [2.0, 2.0]
+    s = _Scaler()
+    assert s.apply(x).tolist() == [2.0, 2.0]
+    s.k = 5.0
+    assert s.apply(x).tolist() == [5.0, 5.0]
+    assert "__getattribute__" not in _Scaler.__dict__       # the trace's patch is undone
