@@ -75,7 +75,11 @@ class _Globals:
         if base[0].isdigit():
             base = "_" + base
         name, i = base, 0
-        while name in self.taken or keyword.iskeyword(name):
+        # never another builtin's name: the code reads builtins too (a target named
+        # `slice` made the literal slice(None, None, None) call it); operator.abs may be
+        # spelt abs
+        while name in self.taken or keyword.iskeyword(name) or (
+                hasattr(builtins, name) and obj is not getattr(operator, name, None)):
             i += 1
             name = f"{base}_{i}"
         self.taken.add(name)

@@ -139,3 +139,18 @@ def test_fake_quantize_traced_is_a_node_not_a_constant_of_the_example():
     g, = torch.autograd.grad(out.sum(), x)
     g_ref, = torch.autograd.grad(ref.sum(), x)
     assert _max_diff(g, g_ref) == 0
+
+
+def test_generated_code_never_shadows_a_builtin():
+    # a lowered graph's Slice target was the global `slice`, so the literal
+    # slice(None, None, None) of an index_select in the same graph called it (TypeError):
+    # compile/script/optimize_for_inference of x.index_select(...) next to x[:, a:b]
+    i = torch.tensor([0, 1])
+
+    def fn(x):
+        return x.index_select(1, i) + x[:, 1:2]
+    x = torch.randn(2, 5, 3)
+    assert _max_diff(torch.compile(fn, fullgraph=True)(x), fn(x)) == 0
+    m = nn.CrossMapLRN2d(3).eval()
+    x = torch.randn(2, 5, 4, 4)
+    assert _max_diff(torch.jit.script(m)(x), m(x)) == 0
