@@ -33,7 +33,9 @@ _MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
 def _host(t):
-    return t.detach().cpu().numpy()
+    """`t`'s values as a NumPy array (bfloat16/float16 exactly, in float32)."""
+    t = t.detach().cpu()
+    return (t.float() if t.dtype.is_half else t).numpy()
 
 
 def _check_index_dtype(t):
@@ -258,7 +260,7 @@ def _max_grads(g, weight, rows_idx, bag, out):
         hit = (w[k] == o[b]) & ~taken[b]
         rows_g[k, hit] = gh[b, hit]
         taken[b] |= hit
-    return tensor(rows_g, device=g.device)
+    return tensor(rows_g, dtype=g.dtype, device=g.device)
 
 
 def _reduce_bags(weight, input, psw, keep, bag, B, mode, freq):
