@@ -154,3 +154,19 @@ def test_generated_code_never_shadows_a_builtin():
     m = nn.CrossMapLRN2d(3).eval()
     x = torch.randn(2, 5, 4, 4)
     assert _max_diff(torch.jit.script(m)(x), m(x)) == 0
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_embedding_bag_max_backward_in_half_dtypes(dtype):
+    # its backward read the weight with .numpy(): TypeError for bfloat16 (found training
+    # the zoo in bfloat16); the gradient is float32's, rounded
+    torch.manual_seed(1)
+    m = nn.EmbeddingBag(10, 4, mode="max")
+    half = copy.deepcopy(m).to(getattr(torch, dtype))
+    with torch.no_grad():
+        m.weight.copy_(half.weight.float())
+    x = torch.randint(0, 10, (3, 5))
+    (half(x).float() * torch.arange(4.0)).sum().backward()
+    (m(x) * torch.arange(4.0)).sum().backward()
+    assert half.weight.grad.dtype == half.weight.dtype
+    assert _max_diff(half.weight.grad, m.weight.grad) == 0
