@@ -402,6 +402,7 @@ class ConcreteTracer(Tracer):
             return orig_setattr(mod, name, value)
         patcher.patch_method(Module, "__setattr__", module_setattr)
         self._function_patch(patcher, thread)
+        self._member_patches(patcher, thread)
         if self.attr_reads is None:
             return
         traced_call = Module.__call__
@@ -426,6 +427,42 @@ class ConcreteTracer(Tracer):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
+
+    def _member_patches(self, patcher, thread):
+        """``module.parameters()`` / ``named_parameters()`` / ``buffers()`` /
+        ``named_buffers()`` called by the traced code yield get_attr proxies, as
+        ``self.weight`` does: the real tensors made what the code computed from them (an L2
+        penalty, an EMA update) constants of the graph or left it out."""
+        import sys
+        from ..nn import Module
+        tracer, cache = self, {}
+        named = {"parameters": Module.named_parameters, "buffers": Module.named_buffers}
+
+        def traced(kind, with_names):
+            orig = getattr(Module, (("named_" + kind) if with_names else kind))
+            orig_named = named[kind]
+
+            def members(mod, *args, **kwargs):
+                caller = sys._getframe(1).f_globals.get("__name__", "")
+                if (tracer._executing or threading.get_ident() != thread
+                        or caller.startswith("nbtorch")):
+                    return orig(mod, *args, **kwargs)
+                return proxies(mod, orig_named, with_names, *args, **kwargs)
+            return members
+
+        def proxies(mod, orig_named, with_names, prefix="", recurse=True,
+                    remove_duplicate=True):
+            base = tracer.path_of_module(mod)
+            for name, _ in list(orig_named(mod, recurse=recurse,
+                                           remove_duplicate=remove_duplicate)):
+                qual = f"{base}.{name}" if base else name
+                proxy = cache.get(qual)
+                if proxy is None:
+                    proxy = cache[qual] = tracer.create_proxy("get_attr", qual, (), {})
+                yield ((f"{prefix}.{name}" if prefix else name), proxy) if with_names else proxy
+        for kind in ("parameters", "buffers"):
+            patcher.patch_method(Module, kind, traced(kind, False))
+            patcher.patch_method(Module, "named_" + kind, traced(kind, True))
 
     def _function_patch(self, patcher, thread):
         """A user's autograd.Function applied to traced values is one node (PyTorch's
