@@ -307,6 +307,11 @@ class _Compiled:
             self.recompiles += 1
         self._order.append(key)
         entry = self._capture(args, kwargs, tensors, key, counted=True)
+        if len(key[3]) != len(self._modules):
+            # the capture found modules the code calls (their training flags are guarded
+            # from now on): the entry's key has them, or the next call recompiled
+            key = key[:3] + (tuple([m.training for m in self._modules]),) + key[4:]
+            self._order[-1] = key
         if self._dynamic and entry.__class__ is not _Eager:
             self._cache[key] = {tuple([(t._shape, t._strides) for t in tensors]): entry}
         else:

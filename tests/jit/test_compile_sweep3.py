@@ -461,3 +461,44 @@ def test_attributes_of_plain_objects_the_code_reads_are_guarded():
     s.k = 5.0
     assert s.apply(x).tolist() == [5.0, 5.0]
     assert "__getattribute__" not in _Scaler.__dict__       # the trace's patch is undone
+
+
+# ---- weights reached through parameters() / buffers() -------------------------------------
+
+def _l2_loss(m, x):
+    return m(x).pow(2).mean() + 0.1 * sum(p.pow(2).sum() for p in m.parameters())
+
+
+def _ema_update(ema, model, decay):
+    with nbtorch.no_grad():
+        for pe, pm in zip(ema.parameters(), model.parameters()):
+            pe.mul_(decay).add_(pm, alpha=1 - decay)
+
+
+def test_weights_reached_through_parameters_are_graph_values():
+    # the real tensors made an L2 penalty a constant of the graph (its gradient and later
+    # values lost; the second backward then raised), and an EMA update an empty graph (the
+    # EMA weights never moved)
+    nbtorch.manual_seed(0)
+    m1 = nn.Linear(3, 2)
+    m2 = copy.deepcopy(m1)
+    x = nbtorch.randn(4, 3)
+    c = nbtorch.compile(_l2_loss)
+    o1 = nbtorch.optim.SGD(m1.parameters(), 0.1)
+    o2 = nbtorch.optim.SGD(m2.parameters(), 0.1)
+    for m, o, fn in ((m1, o1, _l2_loss), (m2, o2, c)):
+        for _ in range(3):
+            fn(m, x).backward()
+            o.step()
+            o.zero_grad()
+    np.testing.assert_allclose(_np(m2.weight), _np(m1.weight), rtol=1e-6)
+    assert c.recompiles == 0 and not c.fallback_reasons  # (a model argument: 1 before)
+    ema1, ema2 = copy.deepcopy(m1), copy.deepcopy(m1)
+    ce = nbtorch.compile(_ema_update)
+    for _ in range(3):
+        with nbtorch.no_grad():
+            m1.weight.add_(0.1)
+        _ema_update(ema1, m1, 0.9)
+        ce(ema2, m1, 0.9)
+    np.testing.assert_allclose(_np(ema2.weight), _np(ema1.weight), rtol=1e-6)
+    assert not ce.fallback_reasons
