@@ -201,10 +201,15 @@ def _lift_attributes(graph, root, lifted_names):
     params.update(_grad_constants(root))
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     anchor = placeholders[-1] if placeholders else None
+    made = {}
     for node in list(graph.nodes):
         if node.op != "get_attr" or node.target not in params:
             continue
         name = node.target
+        if name in made:            # read twice (self.weight and model.parameters())
+            node.replace_all_uses_with(made[name])
+            graph.erase_node(node)
+            continue
         if name not in lifted_names:
             lifted_names.append(name)
         if anchor is None:
@@ -213,7 +218,7 @@ def _lift_attributes(graph, root, lifted_names):
         else:
             with graph.inserting_after(anchor):
                 ph = graph.placeholder("attr_" + name.replace(".", "_"))
-        anchor = ph
+        anchor = made[name] = ph
         ph.meta = dict(node.meta)
         ph.meta["attr"] = name
         node.replace_all_uses_with(ph)
