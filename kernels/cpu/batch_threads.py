@@ -18,6 +18,8 @@ Each kind of call (a `key`: the caller's kernel and a size class) backs off on i
 with one shared back-off, LeNet's small convolutions, whose split does not pay, kept an
 8x64x56x56 convolution serial for hundreds of calls (65 vs 35 ms).
 """
+from time import perf_counter
+
 from . import blas, workers
 
 __all__ = ["RANGES_PER_THREAD", "threads", "ranges", "run", "over_ranges"]
@@ -42,15 +44,24 @@ def ranges(n, work, min_work):
 
 def run(fn, parts, key=None):
     """[fn(b0, b1) for each range], run by this thread and the helpers (by this thread
-    alone while calls of kind `key` back off), OpenBLAS held to one thread meanwhile."""
+    alone while calls of kind `key` back off, and on the serial calls that time the
+    kind's pace), OpenBLAS held to one thread meanwhile.
+
+    A split call is judged against the kind's serial pace (workers.py): LeNet's 64-image
+    convolutions and poolings ran slower on two threads than on one (the helpers' wake-up
+    and GIL hand-offs; step 3.34-3.55 vs 3.10-3.20 ms), which the old judge, a call's own
+    fastest range, did not see."""
     results = [None] * len(parts)
 
     def chunk(k):
         results[k] = fn(*parts[k])
     if workers.helpers_usable(key):
-        blas.one_thread(workers.parallel_chunks, chunk, len(parts), key)
+        blas.one_thread(workers.parallel_chunks, chunk, len(parts), key, len(parts))
     else:                               # the helpers back off: the same ranges, here
+        t = perf_counter()
         blas.one_thread(lambda: [chunk(k) for k in range(len(parts))])
+        if key is not None:
+            workers.record_serial(key, perf_counter() - t, len(parts))
     return results
 
 

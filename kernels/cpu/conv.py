@@ -58,7 +58,9 @@ KEEP_COLUMNS_BYTES = 4 << 20
 # Convolutions of at least this many multiply-adds per product split the batch into
 # ranges run on several threads (batch_threads.py), each range's im2col and (one-thread)
 # GEMMs: the per-image GEMMs are too small for OpenBLAS's own threads (2: no faster).
-BATCH_SPLIT_MIN_MACS = 1 << 22
+# LeNet's convolutions (5.5M and 9.8M) stay serial: split, its step ran slower (3.42-3.48
+# vs 3.21-3.23 ms, two threads), its later ops reading what the other core wrote.
+BATCH_SPLIT_MIN_MACS = 1 << 24
 # im2col/col2im calls with at least this many column elements run the prange variant.
 # Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
 # region on 2 cores measured up to 10x slower than the serial loop.

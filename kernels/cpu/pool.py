@@ -38,7 +38,8 @@ __all__ = [
 PARALLEL_MIN_ELEMENTS = 1 << 22
 # Work from which the fast (windows inside the input) kernels and max-pool's scatter split
 # their planes over Python threads instead (batch_threads.py: no OpenMP region beside BLAS).
-SPLIT_MIN_WORK = 1 << 16
+# LeNet's poolings (221K and 66K taps) stay serial, as its convolutions (conv.py).
+SPLIT_MIN_WORK = 1 << 20
 
 
 def _big(out_size, kernel):

@@ -54,8 +54,12 @@ _COLD = set()     # keys whose last call ran serially (record_parallel)
 
 def helpers_usable(key=None):
     """False while recent parallel calls of kind `key` found the helpers starved (see
-    the module doc); callers without a key share one back-off."""
-    return _usable(key)
+    the module doc); callers without a key share one back-off. A keyed kind is also
+    asked to run serially first and every `RESAMPLE`th call (`use_helpers`), so that
+    its parallel calls are judged against its serial pace (`record_serial`)."""
+    if key is None:
+        return _usable(key)
+    return use_helpers(key)
 
 
 def use_helpers(key):

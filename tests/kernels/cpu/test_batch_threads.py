@@ -35,6 +35,7 @@ def test_conv_values_do_not_depend_on_the_helpers_back_off(monkeypatch):
 
 def test_each_kind_of_split_call_backs_off_on_its_own(monkeypatch):
     monkeypatch.setattr(workers, "_BACKOFF", {"small conv": [100, 128, 0]})
+    monkeypatch.setattr(workers, "_PACE", {"small conv": 1e-6, "big conv": 1e-6})
     monkeypatch.setattr(workers, "NUM_THREADS", 2)
     used = []
     monkeypatch.setattr(workers, "parallel_chunks",

@@ -80,7 +80,8 @@ def test_batch_split_over_threads_gives_the_serial_values(monkeypatch):
     x, w, b, g, geo = _arrays(CASES[0], np.float32)
     monkeypatch.setattr(conv, "BATCH_SPLIT_MIN_MACS", 1)
     serial = _run(x, w, b, g, geo, False, True, monkeypatch)
-    monkeypatch.setattr(workers, "_usable", lambda key: workers.NUM_THREADS > 1)
+    monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
     for _ in range(3):
         split = _run(x, w, b, g, geo, False, True, monkeypatch)
         for a, ref in zip(split, serial):

@@ -85,7 +85,21 @@ def test_starved_helpers_back_off(monkeypatch):
     assert workers._BACKOFF[None][:2] == [0, 8]
     workers._record(None, True)                   # and clears the strikes: one more
     assert workers.helpers_usable()               # starved call alone backs nothing off
+    monkeypatch.setattr(workers, "_PACE", {"other kind": 1e-6})
     assert workers.helpers_usable("other kind")   # back-offs are per kind of call
+
+
+def test_a_keyed_kind_is_timed_serially_before_it_splits(monkeypatch):
+    """helpers_usable(key) answers as use_helpers: a kind's first call runs serially (its
+    pace), as does every RESAMPLE-th, and split calls are judged against that pace."""
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    for name in ("_PACE", "_BACKOFF", "_CALLS"):
+        monkeypatch.setattr(workers, name, {})
+    assert not workers.helpers_usable("k")
+    workers.record_serial("k", 1e-3, 4)
+    assert workers.helpers_usable("k")
+    workers.parallel_chunks(lambda k: None, 4, "k", 4)        # far faster than serial: paid
+    assert workers._BACKOFF["k"][2] == 0
 
 
 def test_a_kind_runs_serially_until_its_pace_is_known(monkeypatch):
