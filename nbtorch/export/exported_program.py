@@ -13,6 +13,8 @@ import math
 
 from .._tensor import Tensor
 from ..fx.graph_module import GraphModule
+from ..jit._traced import StateInOrder
+from ..nn import Module
 from .graph_signature import (ConstantArgument, ExportGraphSignature, InputKind, InputSpec,
                               OutputKind, OutputSpec, TensorArgument)
 
@@ -140,7 +142,7 @@ class InputMeta:
         return [bound[n] for n in self.names if n not in self.constants]
 
 
-class ExportedModule(GraphModule):
+class ExportedModule(StateInOrder, GraphModule):
     """What ``ExportedProgram.module()`` returns: the flat graph over the model's state,
     its calls checked against the export's input constraints."""
 
@@ -259,8 +261,13 @@ class ExportedProgram:
     # ---- running it -------------------------------------------------------------------
     def module(self):
         """A Module running the program (the model's state shared, every call checked)."""
-        m = ExportedModule(self._flat, copy.deepcopy(self._flat.graph),
-                           type(self._flat).__name__)
+        graph = copy.deepcopy(self._flat.graph)
+        root = {**self._parameters, **self._buffers}        # in the model's order
+        for node in graph.nodes:
+            if node.op in ("get_attr", "call_module") and node.target not in root:
+                root[node.target] = _get_attr(self._flat, node.target)
+        m = ExportedModule(root, graph, type(self._flat).__name__)
+        Module.train(m, self._flat.training)        # (ExportedModule.train refuses)
         for name, p in self._parameters.items():
             _install(m, name, p)
         for name, b in self._buffers.items():

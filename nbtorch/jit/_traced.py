@@ -10,7 +10,7 @@ from ..fx.graph_module import GraphModule
 from ..nn import Module
 
 __all__ = ["ScriptModule", "ScriptFunction", "TracedModule", "TracedFunction", "LoadedModule",
-           "module_view"]
+           "StateInOrder", "module_view"]
 
 
 class _Saveable:
@@ -102,13 +102,13 @@ class TracedFunction(ScriptFunction):
         return f"<nbtorch.jit.TracedFunction {self.name}>"
 
 
-class LoadedModule(GraphModule, ScriptModule):
-    """What `nbtorch.jit.load` returns: the saved graph and weights, no model class needed."""
+class StateInOrder:
+    """A GraphModule mixin: built from a dict, it installs every entry in the dict's order
+    (the model's), not in the graph's; copied, in the module's own order. So parameters()
+    come out as the original model's (an optimizer's state_dict maps to them by position;
+    a loaded TransformerEncoderLayer(norm_first=True) listed norm1 first)."""
 
     def _init_attrs(self, root, graph):
-        """Every saved tensor in `root`'s order (the saved state_dict's; a copy's: the
-        module's own), not the graph's (a GraphModule's): parameters() come out in the
-        original model's order (an optimizer's state_dict maps to them by position)."""
         from ..fx.graph_module import _assign_attr
         if isinstance(root, dict):
             for name, value in root.items():
@@ -119,3 +119,7 @@ class LoadedModule(GraphModule, ScriptModule):
             self._non_persistent_buffers_set.update(root._non_persistent_buffers_set)
             self._modules.update(root._modules)
         super()._init_attrs(root, graph)
+
+
+class LoadedModule(StateInOrder, GraphModule, ScriptModule):
+    """What `nbtorch.jit.load` returns: the saved graph and weights, no model class needed."""

@@ -43,7 +43,8 @@ def test_loaded_module_keeps_the_originals_parameter_order(tmp_path):
     torch.jit.save(torch.jit.trace(m, (x,)), tmp_path / "m.nbj")
     loaded = torch.jit.load(tmp_path / "m.nbj")
     names = [n for n, _ in m.named_parameters()]
-    for copy_ in (loaded, copy.deepcopy(loaded)):
+    exported = torch.export.export(m, (x,)).module()
+    for copy_ in (loaded, copy.deepcopy(loaded), exported):
         assert [n for n, _ in copy_.named_parameters()] == names
         assert list(copy_.state_dict()) == list(m.state_dict())
         assert _max_diff(copy_(x), m(x)) == 0
