@@ -547,6 +547,10 @@ class ConcreteTracer(Tracer):
                                "recorded: the graph's backward is one node, in which the hook "
                                "would never run (register it outside, on an input or a "
                                "parameter, or run the code eagerly)")
+        if kind == "call_method" and target == "requires_grad_" and self.attr_updates is not None:
+            raise RuntimeError("requires_grad_() inside compiled code makes a new leaf tensor, "
+                               "which a graph's outputs cannot be (its .grad would stay None): "
+                               "call it outside the compiled code")
         value = self._run(kind, target, args, kwargs)
         if value.__class__ is np.ndarray and kind in ("call_method", "call_function"):
             # host data read from a traced tensor by a private method or attribute (fake
