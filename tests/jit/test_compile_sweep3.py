@@ -503,3 +503,15 @@ def test_weights_reached_through_parameters_are_graph_values():
         ce(ema2, m1, 0.9)
     np.testing.assert_allclose(_np(ema2.weight), _np(ema1.weight), rtol=1e-6)
     assert not ce.fallback_reasons
+
+
+def test_requires_grad_inside_compiled_code_runs_eagerly():
+    # the returned "leaf" was a graph output: not a leaf, its .grad never filled
+    def f(x, w):
+        h = (x * w).detach().requires_grad_()
+        return h * 2, h
+    c = nbtorch.compile(f)
+    y, h = _quiet(c, nbtorch.ones(2), nbtorch.ones(2, requires_grad=True))
+    y.sum().backward()
+    assert h.is_leaf and h.grad.tolist() == [2.0, 2.0]
+    assert "requires_grad_()" in c.fallback_reasons[0]
