@@ -14,8 +14,9 @@ from collections import OrderedDict
 
 __all__ = ["RemovableHandle", "BackwardHook", "HookRegistration"]
 
-# Plain attribute assignments (numbers, flags, strings...) and hook registrations on any
-# module so far: nbtorch.compile re-checks what its graphs baked in only when this moved.
+# Plain attribute assignments (numbers, flags, strings...) and hook registrations and
+# removals on any module so far: nbtorch.compile re-checks what its graphs baked in only
+# when this moved.
 ATTR_WRITES = [0]
 
 
@@ -42,6 +43,7 @@ class RemovableHandle:
 
     def remove(self):
         """Unregister the hook (a second call does nothing)."""
+        ATTR_WRITES[0] += 1             # compiled code run eagerly for the hook compiles again
         for ref in (self.hooks_dict_ref,) + self.extra_dict_ref:
             d = ref()
             if d is not None and self.id in d:
