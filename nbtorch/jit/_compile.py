@@ -35,7 +35,8 @@ from ..autograd import grad_mode
 from ._compiled import build, flatten, unflatten
 from ._effects import SideEffect, SideEffects
 from ._guards import (Baked, Unhashable, aliasing, describe, object_reads, user_calls,
-                      value_key)
+                      user_hook, value_key)
+from ..nn.modules._hooks import ATTR_WRITES as _ATTR_WRITES
 from ..fx._patch import RECORDING as _RECORDING
 
 __all__ = ["compile", "CompileError", "OptimizedModule", "CompiledFunctionWrapper", "config",
@@ -99,9 +100,18 @@ class _Eager:
 
     def __init__(self, reason):
         self.reason = reason
+        # run eagerly for a user's module hook: tried again once no hook is left
+        self.hooked = _ATTR_WRITES[0] if "registered by user code" in reason else None
 
     def run(self, owner, args, kwargs):
         return owner._fn(*args, **kwargs)
+
+    def stale(self, modules):
+        """True when the hook this entry ran eagerly for was removed (compile again)."""
+        if self.hooked is None or self.hooked == _ATTR_WRITES[0]:
+            return False
+        self.hooked = _ATTR_WRITES[0]
+        return all(user_hook(m) is None for m in modules)
 
 
 def _apply_updates(result, updates):
@@ -245,7 +255,10 @@ class _Compiled:
                                     args, kwargs)
         entry = self._cache.get(key)
         if entry is not None and entry.__class__ is _Eager:
-            return entry.run(self, args, kwargs)
+            if not entry.stale(self._modules):
+                return entry.run(self, args, kwargs)
+            del self._cache[key]
+            entry = None
         if entry is not None:
             if entry.__class__ is dict:                     # dynamic: per exact layouts
                 sub = tuple([(t._shape, t._strides) for t in tensors])

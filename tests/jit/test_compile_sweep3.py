@@ -515,3 +515,15 @@ def test_requires_grad_inside_compiled_code_runs_eagerly():
     y.sum().backward()
     assert h.is_leaf and h.grad.tolist() == [2.0, 2.0]
     assert "requires_grad_()" in c.fallback_reasons[0]
+
+
+def test_code_run_eagerly_for_a_hook_compiles_again_once_it_is_removed():
+    nbtorch.manual_seed(0)
+    m, x = nn.Linear(4, 3), nbtorch.randn(2, 4)
+    c = nbtorch.compile(m)
+    want = c(x)
+    h = m.register_forward_hook(lambda mod, args, out: out + 100)
+    assert float(_quiet(c, x)[0, 0]) > 50
+    h.remove()                  # stayed eager for good before
+    np.testing.assert_allclose(_np(c(x)), _np(want))
+    assert [type(e).__name__ for e in c._compiled._cache.values()] == ["_Graph"]
