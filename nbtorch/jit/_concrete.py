@@ -617,6 +617,28 @@ class ConcreteTracer(Tracer):
                 return False
         return super().is_leaf_module(m, module_qualified_name)
 
+    def call_module(self, m, forward, args, kwargs):
+        """nbtorch's own modules that are traced through (quantized ones, observers) but
+        compute on the host (a dynamic quantized LSTM's NumPy loop: a TracerWarning) are
+        one call_module node instead, run for real at each call: traced through, the
+        example's result became a constant of the graph (the module ignored its input)."""
+        from ..nn import Sequential
+        from ..nn.modules.container import ModuleDict, ModuleList
+        if (not type(m).__module__.startswith("nbtorch.")
+                or isinstance(m, (Sequential, ModuleList, ModuleDict))
+                or self.is_leaf_module(m, self.path_of_module(m))):
+            return super().call_module(m, forward, args, kwargs)
+        events = getattr(_STATE, "conversions", None)
+        seen = None if events is None else len(events)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", TracerWarning)
+                return forward(*args, **kwargs)
+        except TracerWarning:
+            if events is not None:
+                del events[seen:]           # conversions of the abandoned run
+        return self.create_proxy("call_module", self.path_of_module(m), args, kwargs)
+
     # ---- where things live ---------------------------------------------------------
     def _store_constant(self, qualname, tensor):
         self.constants[qualname] = tensor

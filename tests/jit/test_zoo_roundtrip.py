@@ -171,3 +171,28 @@ def test_embedding_bag_max_backward_in_half_dtypes(dtype):
     (m(x) * torch.arange(4.0)).sum().backward()
     assert half.weight.grad.dtype == half.weight.dtype
     assert _max_diff(half.weight.grad, m.weight.grad) == 0
+
+
+def test_modules_computing_on_the_host_are_called_not_frozen():
+    # a dynamic quantized LSTM/GRUCell (NumPy loops) and QAT observers were traced through:
+    # the example's result became a constant (the LSTM raised NotImplementedError, the
+    # cell ignored its input); now call_module nodes run at each call, as eager does
+    import nbtorch.ao.quantization as tq
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for layer, x, other in ((nn.LSTM(3, 4), torch.randn(5, 2, 3), torch.randn(7, 3, 3)),
+                                (nn.GRUCell(3, 4), torch.randn(2, 3), torch.randn(4, 3))):
+            m = tq.quantize_dynamic(nn.Sequential(layer), dtype=torch.qint8).eval()
+            traced = torch.jit.trace(m, (x,))
+            torch.testing.assert_close(traced(other), m(other), rtol=0, atol=0)
+        m = nn.Sequential(tq.QuantStub(), nn.Linear(4, 3), nn.ReLU(), tq.DeQuantStub())
+        m.qconfig = tq.get_default_qat_qconfig("fbgemm")
+        tq.prepare_qat(m.train(), inplace=True)
+        m(torch.randn(5, 4))
+        twin = copy.deepcopy(m)
+        traced = torch.jit.trace(twin, (torch.randn(5, 4),), check_trace=False)
+        twin.load_state_dict(m.state_dict())        # (the trace ran the observers)
+        for scale in (1.0, 3.0):                    # observers update as eager's do
+            x = torch.randn(5, 4) * scale
+            assert _max_diff(traced(x), m(x)) == 0
