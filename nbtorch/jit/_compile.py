@@ -591,7 +591,20 @@ def _optimized_module_class():
         def recompiles(self):
             return self._compiled.recompiles
 
+        def __reduce__(self):
+            # pickle / torch.save: the original module and how it was compiled (the class
+            # is made at run time; PyTorch's OptimizedModule pickles the same way)
+            c = self._compiled
+            return (_recompile, (self._orig_mod, c._fullgraph, c._dynamic_arg, c._backend,
+                                 c._mode, c._options))
+
     return OptimizedModule
+
+
+def _recompile(mod, fullgraph, dynamic, backend, mode, options):
+    """A pickled OptimizedModule, compiled again (no graph is kept)."""
+    return compile(mod, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                   options=options)
 
 
 _OM = []

@@ -527,3 +527,19 @@ def test_code_run_eagerly_for_a_hook_compiles_again_once_it_is_removed():
     h.remove()                  # stayed eager for good before
     np.testing.assert_allclose(_np(c(x)), _np(want))
     assert [type(e).__name__ for e in c._compiled._cache.values()] == ["_Graph"]
+
+
+def test_a_compiled_module_pickles_and_deep_copies():
+    import pickle
+    nbtorch.manual_seed(0)
+    m, x = nn.Linear(3, 2), nbtorch.randn(4, 3)
+    c = nbtorch.compile(m, dynamic=True)
+    c(x)
+    back = pickle.loads(pickle.dumps(c))    # "Can't pickle local object" before
+    np.testing.assert_allclose(_np(back(x)), _np(m(x)))
+    assert back._compiled._dynamic and back._orig_mod is not m
+    twin = copy.deepcopy(c)
+    with nbtorch.no_grad():
+        twin._orig_mod.weight.add_(1)
+    np.testing.assert_allclose(_np(c(x)), _np(m(x)))
+    np.testing.assert_allclose(_np(twin(x)), _np(twin._orig_mod(x)))
