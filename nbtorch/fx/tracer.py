@@ -89,9 +89,12 @@ class Tracer(TracerBase):
 
     # ---- what becomes a node ------------------------------------------------------
     def is_leaf_module(self, m, module_qualified_name):
-        """nbtorch.nn's own modules (not Sequential) are recorded, not traced through."""
+        """nbtorch.nn's and nbtorch.ao.nn's own modules (not Sequential) are recorded, not
+        traced through (PyTorch's rule: torch.nn and torch.ao.nn; a dynamic quantized LSTM
+        traced through raised ValueError in its NumPy code)."""
         from ..nn import Sequential
-        return type(m).__module__.startswith("nbtorch.nn") and not isinstance(m, Sequential)
+        return (type(m).__module__.startswith(("nbtorch.nn", "nbtorch.ao.nn"))
+                and not isinstance(m, Sequential))
 
     def path_of_module(self, mod):
         """The qualified name of `mod` under the root ('layer1.conv')."""

@@ -615,6 +615,8 @@ class ConcreteTracer(Tracer):
         for v in (d.get("_buffers") or {}).values():
             if isinstance(v, ConcreteProxy):
                 return False
+        if type(m).__module__.startswith("nbtorch.ao.nn"):
+            return False        # traced into its quantized graph ops (see call_module)
         return super().is_leaf_module(m, module_qualified_name)
 
     def call_module(self, m, forward, args, kwargs):

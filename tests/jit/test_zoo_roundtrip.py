@@ -17,6 +17,343 @@ def _max_diff(a, b):
     return (a.detach().double() - b.detach().double()).abs().max().item()
 
 
+def _r(*shape):
+    return torch.randn(*shape)
+
+
+def _idx(high, *shape):
+    return torch.randint(0, high, shape)
+
+
+def _pm(*shape):                                # +-1 targets
+    return (torch.randint(0, 2, shape) * 2 - 1).float()
+
+
+def _dynamic(layer):
+    import nbtorch.ao.quantization as tq
+    return tq.quantize_dynamic(nn.Sequential(layer), dtype=torch.qint8)
+
+
+class _Containers(nn.Module):
+    """ModuleList, ModuleDict, ParameterList, ParameterDict; a tuple output."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+        self.heads = nn.ModuleDict({"a": nn.Tanh(), "b": nn.Sigmoid()})
+        self.shifts = nn.ParameterList([nn.Parameter(torch.randn(4)) for _ in range(2)])
+        self.scales = nn.ParameterDict({"s": nn.Parameter(torch.ones(1))})
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x) + self.shifts[i % 2]
+        return self.heads["a"](x) * self.scales["s"], self.heads["b"](x)
+
+
+_ACTIVATIONS = [("ReLU", ()), ("ReLU6", ()), ("ELU", (0.5,)), ("CELU", (0.7,)), ("SELU", ()),
+                ("GELU", ("tanh",)), ("SiLU", ()), ("Mish", ()), ("Sigmoid", ()), ("Tanh", ()),
+                ("LogSigmoid", ()), ("Hardsigmoid", ()), ("Hardswish", ()),
+                ("Hardtanh", (-0.5, 0.7)), ("LeakyReLU", (0.2,)), ("Softplus", (2.0, 5.0)),
+                ("Softshrink", (0.3,)), ("Hardshrink", (0.3,)), ("Softsign", ()),
+                ("Tanhshrink", ()), ("Threshold", (0.1, -2.0)), ("PReLU", ()), ("GLU", ()),
+                ("Softmax", (1,)), ("LogSoftmax", (-1,)), ("Softmin", (0,))]
+_PADS = [(f"{kind}{d}d", d) for kind in ("ZeroPad", "ConstantPad", "ReflectionPad",
+                                          "ReplicationPad", "CircularPad") for d in (1, 2, 3)]
+_PAD_INPUT = {1: (2, 3, 5), 2: (2, 3, 5, 5), 3: (1, 2, 4, 4, 4)}
+_PAD_ARG = {1: (1, 2), 2: (1, 0, 2, 1), 3: 1}
+_DROPOUTS = {"Dropout": (4, 6), "Dropout1d": (2, 3, 6), "Dropout2d": (2, 3, 4, 4),
+             "Dropout3d": (2, 3, 2, 2, 2), "AlphaDropout": (4, 6),
+             "FeatureAlphaDropout": (2, 3, 4, 4)}
+
+# id -> (make the module, make its inputs, flags); flags: "random" (draws: reseeded before
+# each run), "lazy" (run once to materialise), "host" (computes on the host: traced as a
+# call, not saved)
+ZOO = {
+    "Conv1d": (lambda: nn.Conv1d(3, 4, 3, padding=1), lambda: (_r(2, 3, 8),), ""),
+    "Conv2d": (lambda: nn.Conv2d(3, 4, 3, stride=2, padding=1, bias=False),
+               lambda: (_r(2, 3, 8, 8),), ""),
+    "Conv2d-groups-same": (lambda: nn.Conv2d(4, 4, 3, groups=2, dilation=2, padding="same"),
+                           lambda: (_r(2, 4, 9, 9),), ""),
+    "Conv2d-reflect": (lambda: nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect"),
+                       lambda: (_r(2, 3, 6, 6),), ""),
+    "Conv2d-circular-unbatched": (lambda: nn.Conv2d(3, 4, 3, padding=1,
+                                                    padding_mode="circular"),
+                                  lambda: (_r(3, 6, 6),), ""),
+    "Conv3d": (lambda: nn.Conv3d(2, 3, 3, padding=1), lambda: (_r(1, 2, 4, 4, 4),), ""),
+    "ConvTranspose1d": (lambda: nn.ConvTranspose1d(3, 2, 3, stride=2), lambda: (_r(2, 3, 5),),
+                        ""),
+    "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1,
+                                                   output_padding=1),
+                        lambda: (_r(2, 3, 4, 4),), ""),
+    "ConvTranspose3d": (lambda: nn.ConvTranspose3d(2, 2, 2, stride=2),
+                        lambda: (_r(1, 2, 3, 3, 3),), ""),
+    "LazyConv1d": (lambda: nn.LazyConv1d(4, 3), lambda: (_r(2, 3, 8),), "lazy"),
+    "LazyConv2d": (lambda: nn.LazyConv2d(4, 3), lambda: (_r(2, 3, 6, 6),), "lazy"),
+    "LazyConv3d": (lambda: nn.LazyConv3d(3, 2), lambda: (_r(1, 2, 4, 4, 4),), "lazy"),
+    "LazyConvTranspose1d": (lambda: nn.LazyConvTranspose1d(2, 3, stride=2),
+                            lambda: (_r(2, 3, 5),), "lazy"),
+    "LazyConvTranspose2d": (lambda: nn.LazyConvTranspose2d(2, 3), lambda: (_r(2, 3, 4, 4),),
+                            "lazy"),
+    "LazyConvTranspose3d": (lambda: nn.LazyConvTranspose3d(2, 2),
+                            lambda: (_r(1, 2, 3, 3, 3),), "lazy"),
+    "Linear": (lambda: nn.Linear(5, 3), lambda: (_r(2, 4, 5),), ""),
+    "LazyLinear": (lambda: nn.LazyLinear(3), lambda: (_r(4, 5),), "lazy"),
+    "Bilinear": (lambda: nn.Bilinear(3, 4, 2), lambda: (_r(5, 3), _r(5, 4)), ""),
+    "Identity": (lambda: nn.Identity(), lambda: (_r(3, 4),), ""),
+    "DataParallel": (lambda: nn.DataParallel(nn.Linear(5, 3)), lambda: (_r(4, 5),), ""),
+    "MaxPool1d": (lambda: nn.MaxPool1d(2), lambda: (_r(2, 3, 8),), ""),
+    "MaxPool2d-ceil": (lambda: nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+                       lambda: (_r(2, 3, 8, 8),), ""),
+    "MaxPool2d-indices": (lambda: nn.MaxPool2d(2, return_indices=True),
+                          lambda: (_r(2, 3, 6, 6),), ""),
+    "MaxPool3d": (lambda: nn.MaxPool3d(2), lambda: (_r(1, 2, 4, 4, 4),), ""),
+    "AvgPool1d": (lambda: nn.AvgPool1d(3, stride=2, padding=1), lambda: (_r(2, 3, 8),), ""),
+    "AvgPool2d": (lambda: nn.AvgPool2d(3, stride=2, padding=1, count_include_pad=False,
+                                       ceil_mode=True, divisor_override=None),
+                  lambda: (_r(2, 3, 7, 7),), ""),
+    "AvgPool3d": (lambda: nn.AvgPool3d(2, divisor_override=3), lambda: (_r(1, 2, 4, 4, 4),),
+                  ""),
+    "AdaptiveAvgPool1d": (lambda: nn.AdaptiveAvgPool1d(3), lambda: (_r(2, 3, 8),), ""),
+    "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d((3, 2)), lambda: (_r(2, 3, 7, 6),), ""),
+    "AdaptiveAvgPool3d": (lambda: nn.AdaptiveAvgPool3d(2), lambda: (_r(1, 2, 5, 4, 4),), ""),
+    "AdaptiveMaxPool1d": (lambda: nn.AdaptiveMaxPool1d(3), lambda: (_r(2, 3, 8),), ""),
+    "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d((3, 2)), lambda: (_r(2, 3, 7, 6),), ""),
+    "AdaptiveMaxPool3d": (lambda: nn.AdaptiveMaxPool3d(2), lambda: (_r(1, 2, 5, 4, 4),), ""),
+    "LPPool1d": (lambda: nn.LPPool1d(2, 2), lambda: (_r(2, 3, 8),), ""),
+    "LPPool2d": (lambda: nn.LPPool2d(3, 2), lambda: (_r(2, 3, 6, 6),), ""),
+    "LPPool3d": (lambda: nn.LPPool3d(2, 2), lambda: (_r(1, 2, 4, 4, 4),), ""),
+    "FractionalMaxPool2d": (lambda: nn.FractionalMaxPool2d(2, output_size=(3, 3)),
+                            lambda: (_r(2, 3, 7, 7),), "random"),
+    "FractionalMaxPool3d": (lambda: nn.FractionalMaxPool3d(2, output_ratio=0.5),
+                            lambda: (_r(1, 2, 6, 6, 6),), "random"),
+    "MaxUnpool1d": (lambda: nn.MaxUnpool1d(2),
+                    lambda: (_r(1, 2, 3), torch.tensor([[[0, 3, 4], [1, 2, 5]]])), ""),
+    "MaxUnpool2d": (lambda: nn.MaxUnpool2d(2),
+                    lambda: (_r(1, 2, 2, 2),
+                             torch.tensor([[[[0, 3], [9, 14]], [[5, 7], [8, 15]]]])), ""),
+    "MaxUnpool3d": (lambda: nn.MaxUnpool3d(2),
+                    lambda: (_r(1, 1, 1, 1, 2), torch.tensor([[[[[0, 7]]]]])), ""),
+    "BatchNorm1d": (lambda: nn.BatchNorm1d(3), lambda: (_r(4, 3, 5),), ""),
+    "BatchNorm2d": (lambda: nn.BatchNorm2d(3), lambda: (_r(4, 3, 5, 5),), ""),
+    "BatchNorm2d-no-stats": (lambda: nn.BatchNorm2d(3, affine=False,
+                                                    track_running_stats=False),
+                             lambda: (_r(4, 3, 5, 5),), ""),
+    "BatchNorm3d": (lambda: nn.BatchNorm3d(2), lambda: (_r(2, 2, 3, 3, 3),), ""),
+    "LazyBatchNorm1d": (lambda: nn.LazyBatchNorm1d(), lambda: (_r(4, 3),), "lazy"),
+    "LazyBatchNorm2d": (lambda: nn.LazyBatchNorm2d(), lambda: (_r(4, 3, 5, 5),), "lazy"),
+    "LazyBatchNorm3d": (lambda: nn.LazyBatchNorm3d(), lambda: (_r(2, 2, 3, 3, 3),), "lazy"),
+    "SyncBatchNorm": (lambda: nn.SyncBatchNorm(3), lambda: (_r(4, 3, 5, 5),), ""),
+    "GroupNorm": (lambda: nn.GroupNorm(2, 4), lambda: (_r(2, 4, 5, 5),), ""),
+    "InstanceNorm1d": (lambda: nn.InstanceNorm1d(3), lambda: (_r(2, 3, 6),), ""),
+    "InstanceNorm2d-stats": (lambda: nn.InstanceNorm2d(3, affine=True,
+                                                       track_running_stats=True),
+                             lambda: (_r(2, 3, 5, 5),), ""),
+    "InstanceNorm3d": (lambda: nn.InstanceNorm3d(2), lambda: (_r(1, 2, 3, 3, 3),), ""),
+    "LazyInstanceNorm1d": (lambda: nn.LazyInstanceNorm1d(affine=True), lambda: (_r(2, 3, 6),),
+                           "lazy"),
+    "LazyInstanceNorm2d": (lambda: nn.LazyInstanceNorm2d(), lambda: (_r(2, 3, 5, 5),), "lazy"),
+    "LazyInstanceNorm3d": (lambda: nn.LazyInstanceNorm3d(), lambda: (_r(1, 2, 3, 3, 3),),
+                           "lazy"),
+    "LayerNorm": (lambda: nn.LayerNorm((3, 5), bias=False), lambda: (_r(2, 3, 5),), ""),
+    "RMSNorm": (lambda: nn.RMSNorm(5), lambda: (_r(2, 3, 5),), ""),
+    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(3), lambda: (_r(2, 5, 4, 4),), ""),
+    "CrossMapLRN2d": (lambda: nn.CrossMapLRN2d(3), lambda: (_r(2, 5, 4, 4),), ""),
+    **{name: ((lambda name=name, args=args: getattr(nn, name)(*args)),
+              (lambda: (_r(3, 4),)), "") for name, args in _ACTIVATIONS},
+    "PReLU-channels": (lambda: nn.PReLU(3), lambda: (_r(2, 3, 4),), ""),
+    "Softmax2d": (lambda: nn.Softmax2d(), lambda: (_r(2, 4, 3, 3),), ""),
+    "RReLU": (lambda: nn.RReLU(), lambda: (_r(3, 4),), "random"),
+    **{name: ((lambda name=name: getattr(nn, name)(0.3)), (lambda shape=shape: (_r(*shape),)),
+              "random") for name, shape in _DROPOUTS.items()},
+    "RNN": (lambda: nn.RNN(3, 4, num_layers=2), lambda: (_r(5, 2, 3),), ""),
+    "RNN-relu-batch-first": (lambda: nn.RNN(3, 4, nonlinearity="relu", batch_first=True),
+                             lambda: (_r(2, 5, 3),), ""),
+    "LSTM-bidirectional": (lambda: nn.LSTM(3, 4, num_layers=2, bidirectional=True),
+                           lambda: (_r(5, 2, 3),), ""),
+    "LSTM-h0": (lambda: nn.LSTM(3, 4, batch_first=True),
+                lambda: (_r(2, 5, 3), (_r(1, 2, 4), _r(1, 2, 4))), ""),
+    "GRU": (lambda: nn.GRU(3, 4, bidirectional=True, batch_first=True),
+            lambda: (_r(2, 5, 3),), ""),
+    "RNNCell": (lambda: nn.RNNCell(3, 4), lambda: (_r(2, 3), _r(2, 4)), ""),
+    "LSTMCell": (lambda: nn.LSTMCell(3, 4), lambda: (_r(2, 3), (_r(2, 4), _r(2, 4))), ""),
+    "GRUCell": (lambda: nn.GRUCell(3, 4), lambda: (_r(2, 3), _r(2, 4)), ""),
+    "MultiheadAttention": (lambda: nn.MultiheadAttention(8, 2),
+                           lambda: (_r(4, 2, 8), _r(4, 2, 8), _r(4, 2, 8)), ""),
+    "MultiheadAttention-kdim": (lambda: nn.MultiheadAttention(8, 2, batch_first=True, kdim=6,
+                                                              vdim=5, bias=False),
+                                lambda: (_r(2, 4, 8), _r(2, 3, 6), _r(2, 3, 5)), ""),
+    "TransformerEncoderLayer": (lambda: nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, activation="gelu", norm_first=True, batch_first=True),
+        lambda: (_r(2, 4, 8),), ""),
+    "TransformerDecoderLayer": (lambda: nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0),
+                                lambda: (_r(4, 2, 8), _r(3, 2, 8)), ""),
+    "TransformerEncoder": (lambda: nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 2), lambda: (_r(4, 2, 8),), ""),
+    "TransformerDecoder": (lambda: nn.TransformerDecoder(
+        nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0), 2),
+        lambda: (_r(4, 2, 8), _r(3, 2, 8)), ""),
+    "Transformer": (lambda: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0),
+                    lambda: (_r(4, 2, 8), _r(3, 2, 8)), ""),
+    "Embedding": (lambda: nn.Embedding(10, 4, padding_idx=0), lambda: (_idx(10, 3, 5),), ""),
+    "EmbeddingBag-mean": (lambda: nn.EmbeddingBag(10, 4, mode="mean"),
+                          lambda: (_idx(10, 3, 5),), ""),
+    "EmbeddingBag-offsets": (lambda: nn.EmbeddingBag(10, 4, mode="sum"),
+                             lambda: (_idx(10, 8), torch.tensor([0, 3, 5])), ""),
+    "EmbeddingBag-max": (lambda: nn.EmbeddingBag(10, 4, mode="max"),
+                         lambda: (_idx(10, 3, 5),), ""),
+    **{name: ((lambda name=name, d=d: getattr(nn, name)(
+        _PAD_ARG[d], *((1.5,) if name.startswith("Constant") else ()))),
+        (lambda d=d: (_r(*_PAD_INPUT[d]),)), "") for name, d in _PADS},
+    "Upsample-nearest": (lambda: nn.Upsample(scale_factor=2), lambda: (_r(2, 3, 4, 4),), ""),
+    "Upsample-bilinear": (lambda: nn.Upsample(size=(7, 5), mode="bilinear",
+                                              align_corners=True),
+                          lambda: (_r(2, 3, 4, 4),), ""),
+    "Upsample-bicubic": (lambda: nn.Upsample(scale_factor=1.5, mode="bicubic"),
+                         lambda: (_r(2, 3, 4, 4),), ""),
+    "Upsample-linear": (lambda: nn.Upsample(scale_factor=2, mode="linear"),
+                        lambda: (_r(2, 3, 4),), ""),
+    "Upsample-trilinear": (lambda: nn.Upsample(scale_factor=2, mode="trilinear"),
+                           lambda: (_r(1, 2, 2, 3, 2),), ""),
+    "Upsample-nearest-exact": (lambda: nn.Upsample(scale_factor=1.7, mode="nearest-exact"),
+                               lambda: (_r(2, 3, 4, 4),), ""),
+    "UpsamplingNearest2d": (lambda: nn.UpsamplingNearest2d(scale_factor=2),
+                            lambda: (_r(2, 3, 4, 4),), ""),
+    "UpsamplingBilinear2d": (lambda: nn.UpsamplingBilinear2d(scale_factor=2),
+                             lambda: (_r(2, 3, 4, 4),), ""),
+    "PixelShuffle": (lambda: nn.PixelShuffle(2), lambda: (_r(2, 8, 3, 3),), ""),
+    "PixelUnshuffle": (lambda: nn.PixelUnshuffle(2), lambda: (_r(2, 2, 4, 6),), ""),
+    "ChannelShuffle": (lambda: nn.ChannelShuffle(2), lambda: (_r(2, 4, 3, 3),), ""),
+    "Flatten": (lambda: nn.Flatten(0, 1), lambda: (_r(2, 3, 4),), ""),
+    "Unflatten": (lambda: nn.Unflatten(1, (2, 3)), lambda: (_r(4, 6, 2),), ""),
+    "Fold": (lambda: nn.Fold((4, 5), 2), lambda: (_r(2, 12, 12),), ""),
+    "Unfold": (lambda: nn.Unfold(2, padding=1, stride=2), lambda: (_r(2, 3, 5, 5),), ""),
+    "CosineSimilarity": (lambda: nn.CosineSimilarity(dim=1), lambda: (_r(4, 5), _r(4, 5)), ""),
+    "PairwiseDistance": (lambda: nn.PairwiseDistance(p=3.0, keepdim=True),
+                         lambda: (_r(4, 5), _r(4, 5)), ""),
+    "Sequential": (lambda: nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4),
+                                         nn.ReLU(inplace=True), nn.MaxPool2d(2), nn.Flatten(),
+                                         nn.Linear(16, 3)),
+                   lambda: (_r(2, 3, 6, 6),), ""),
+    "Containers": (_Containers, lambda: (_r(3, 4),), ""),
+    "MSELoss": (lambda: nn.MSELoss(), lambda: (_r(3, 4), _r(3, 4)), ""),
+    "L1Loss": (lambda: nn.L1Loss(reduction="none"), lambda: (_r(3, 4), _r(3, 4)), ""),
+    "SmoothL1Loss": (lambda: nn.SmoothL1Loss(beta=0.5, reduction="sum"),
+                     lambda: (_r(3, 4), _r(3, 4)), ""),
+    "HuberLoss": (lambda: nn.HuberLoss(delta=0.7), lambda: (_r(3, 4), _r(3, 4)), ""),
+    "CrossEntropyLoss": (lambda: nn.CrossEntropyLoss(weight=torch.rand(5), ignore_index=1,
+                                                     label_smoothing=0.1),
+                         lambda: (_r(4, 5), _idx(5, 4)), ""),
+    "CrossEntropyLoss-probs": (lambda: nn.CrossEntropyLoss(),
+                               lambda: (_r(4, 5), _r(4, 5).softmax(-1)), ""),
+    "CrossEntropyLoss-2d": (lambda: nn.CrossEntropyLoss(),
+                            lambda: (_r(2, 5, 3, 3), _idx(5, 2, 3, 3)), ""),
+    "NLLLoss": (lambda: nn.NLLLoss(reduction="sum"),
+                lambda: (_r(4, 5).log_softmax(-1), _idx(5, 4)), ""),
+    "BCELoss": (lambda: nn.BCELoss(), lambda: (torch.rand(3, 4), torch.rand(3, 4)), ""),
+    "BCEWithLogitsLoss": (lambda: nn.BCEWithLogitsLoss(pos_weight=torch.rand(4)),
+                          lambda: (_r(3, 4), torch.rand(3, 4)), ""),
+    "KLDivLoss": (lambda: nn.KLDivLoss(reduction="batchmean", log_target=True),
+                  lambda: (_r(3, 4).log_softmax(-1), _r(3, 4).log_softmax(-1)), ""),
+    "PoissonNLLLoss": (lambda: nn.PoissonNLLLoss(), lambda: (_r(3, 4), torch.rand(3, 4) * 3),
+                       ""),
+    "GaussianNLLLoss": (lambda: nn.GaussianNLLLoss(),
+                        lambda: (_r(3, 4), _r(3, 4), torch.rand(3, 4) + 0.1), ""),
+    "HingeEmbeddingLoss": (lambda: nn.HingeEmbeddingLoss(), lambda: (_r(3, 4), _pm(3, 4)), ""),
+    "SoftMarginLoss": (lambda: nn.SoftMarginLoss(), lambda: (_r(3, 4), _pm(3, 4)), ""),
+    "MultiLabelSoftMarginLoss": (lambda: nn.MultiLabelSoftMarginLoss(),
+                                 lambda: (_r(3, 4), _idx(2, 3, 4).float()), ""),
+    "MultiLabelMarginLoss": (lambda: nn.MultiLabelMarginLoss(),
+                             lambda: (_r(2, 4), torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1]])),
+                             ""),
+    "MultiMarginLoss": (lambda: nn.MultiMarginLoss(p=2, margin=0.5),
+                        lambda: (_r(3, 4), _idx(4, 3)), ""),
+    "MarginRankingLoss": (lambda: nn.MarginRankingLoss(0.2), lambda: (_r(5), _r(5), _pm(5)),
+                          ""),
+    "CosineEmbeddingLoss": (lambda: nn.CosineEmbeddingLoss(0.1),
+                            lambda: (_r(3, 4), _r(3, 4), _pm(3)), ""),
+    "TripletMarginLoss": (lambda: nn.TripletMarginLoss(swap=True),
+                          lambda: (_r(3, 4), _r(3, 4), _r(3, 4)), ""),
+    "TripletMarginWithDistanceLoss": (lambda: nn.TripletMarginWithDistanceLoss(),
+                                      lambda: (_r(3, 4), _r(3, 4), _r(3, 4)), ""),
+    "CTCLoss": (lambda: nn.CTCLoss(),
+                lambda: (_r(6, 2, 4).log_softmax(-1), torch.tensor([[1, 2], [3, 1]]),
+                         torch.tensor([6, 5]), torch.tensor([2, 1])), ""),
+    "AdaptiveLogSoftmaxWithLoss": (lambda: nn.AdaptiveLogSoftmaxWithLoss(8, 10, [4, 7]),
+                                   lambda: (_r(5, 8), _idx(10, 5)), "host"),
+    "dynamic-Linear": (lambda: _dynamic(nn.Linear(5, 3)), lambda: (_r(4, 5),), ""),
+    "dynamic-LSTM": (lambda: _dynamic(nn.LSTM(3, 4)), lambda: (_r(5, 2, 3),), "host"),
+    "dynamic-GRUCell": (lambda: _dynamic(nn.GRUCell(3, 4)), lambda: (_r(2, 3),), "host"),
+}
+
+
+def _build(name, training=False):
+    """(module, inputs, flags) of zoo entry `name`, seeded, in the given mode."""
+    make, inputs, flags = ZOO[name]
+    torch.manual_seed(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # (deprecations, lazy-module notes)
+        m, args = make(), inputs()
+        if "lazy" in flags:
+            m(*args)
+    return m.train(training), args, flags
+
+
+def _leaves(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (tuple, list)):
+        return [t for v in out for t in _leaves(v)]
+    if isinstance(out, dict):
+        return [t for k in out for t in _leaves(out[k])]
+    if hasattr(out, "_fields"):
+        return _leaves(tuple(out))
+    return []
+
+
+def _assert_same(got, want, what):
+    a, b = _leaves(got), _leaves(want)
+    assert len(a) == len(b), what
+    for x, y in zip(a, b):
+        assert x.shape == y.shape and x.dtype == y.dtype, what
+        torch.testing.assert_close(x, y, rtol=0, atol=1e-6, equal_nan=True, msg=what)
+
+
+def _run(m, args, flags):
+    if "random" in flags:
+        torch.manual_seed(5)
+    return m(*args)
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_zoo_trace_freeze_fx_export_equal_eager(name):
+    """Eval mode: jit.trace (check_trace on), freeze, fx.symbolic_trace (where the
+    module's forward has no control flow on its input; else fx's TraceError, as PyTorch's)
+    and export give eager's outputs."""
+    m, args, flags = _build(name)
+    want = _run(copy.deepcopy(m), args, flags)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(copy.deepcopy(m), args, check_trace="random" not in flags)
+    _assert_same(_run(traced, args, flags), want, "trace")
+    _assert_same(_run(torch.jit.freeze(traced), args, flags), want, "freeze")
+    if name == "DataParallel":
+        return              # forward(*inputs): symbolic_trace and export say so, clearly
+    try:
+        gm = torch.fx.symbolic_trace(copy.deepcopy(m))
+    except torch.fx.proxy.TraceError:
+        pass
+    else:
+        _assert_same(_run(gm, args, flags), want, "fx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if name == "AdaptiveLogSoftmaxWithLoss":    # routes rows by target values
+            with pytest.raises(torch.export.dynamic_shapes.UserError, match="NumPy array"):
+                torch.export.export(copy.deepcopy(m), tuple(args))
+            return
+        ep = torch.export.export(copy.deepcopy(m), tuple(args))
+    _assert_same(_run(ep.module(), args, flags), want, "export")
+
+
 # ---- regressions ---------------------------------------------------------------------------
 
 def test_script_and_compile_of_half_embedding_with_max_norm_do_not_replay_a_stale_weight():
