@@ -301,23 +301,22 @@ def _gemm_plan(x, w, y, groups, kernel, stride, padding, dilation, out_size):
         return None
     geom = _geometry(kernel, stride, padding, dilation, out_size)
     if _is_pointwise(kernel, stride, padding, x.shape[2:], out_size):
-        mode = conv_gemm.POINTWISE
-    elif not conv_dense.fits(geom, _volumes(x).shape[2:]):
-        mode = conv_gemm.GENERAL
-    else:
-        mode = conv_gemm.DENSE if geom[6:9] == (0, 0, 0) else conv_gemm.PADDED
-    return address, mode, geom
+        return address, conv_gemm.POINTWISE, geom
+    if not conv_dense.fits(geom, _volumes(x).shape[2:]):
+        return None                     # a window may leave the input: the batch path
+    return address, conv_gemm.DENSE if geom[6:9] == (0, 0, 0) else conv_gemm.PADDED, geom
 
 
 def _gemm_buffers(x, mode, geom, rows, length):
     """(cols, pad) for conv_gemm's kernels: this thread's one-image column buffer and
-    padded-image buffer (1-element stand-ins where a mode reads neither)."""
+    zeroed padded-image buffer (1-element stand-ins where a mode reads neither)."""
     shape = (1, 1, 1) if mode == conv_gemm.POINTWISE else (1, rows, length)
     cols = _workspace("col1", shape, x.dtype)
-    shape = (1, 1, 1, 1, 1)
-    if mode == conv_gemm.PADDED:
-        shape = conv_dense._padded_shape(_volumes(x)[:1], geom)
-    return cols, _workspace("pad1", shape, x.dtype)
+    if mode != conv_gemm.PADDED:
+        return cols, _workspace("pad1", (1, 1, 1, 1, 1), x.dtype)
+    pad = _workspace("pad1", conv_dense._padded_shape(_volumes(x)[:1], geom), x.dtype)
+    pad[...] = 0                # the border; the kernels write the interior per image
+    return cols, pad
 
 
 def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, columns=None):
@@ -381,10 +380,8 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
         gv = _volumes(grad_in)
 
         def one_image_at_a_time(b0, b1, split):
-            cols, _ = _gemm_buffers(grad_in, conv_gemm.POINTWISE if mode ==
-                                    conv_gemm.POINTWISE else conv_gemm.GENERAL, geom,
-                                    rows * groups, length)
-            conv_gemm.grad_input(address, g3, w2, gv, cols, b0, b1, geom, groups, mode)
+            cols, pad = _gemm_buffers(grad_in, mode, geom, rows * groups, length)
+            conv_gemm.grad_input(address, g3, w2, gv, cols, pad, b0, b1, geom, groups, mode)
         _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
         return
     direct = _is_pointwise(kernel, stride, padding, grad_in.shape[2:], out_size)

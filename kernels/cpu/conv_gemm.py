@@ -10,11 +10,12 @@ LeNet c2 (64x6x12x12, 5x5) forward 218 -> 147 us, c1 (64x1x28x28) 323 -> 164 us.
 Layouts as conv.py's: x (N, C, D, H, W), out / grad_out (N, O, L), w2 (O, C/g*kk), all
 C-contiguous and of one float dtype; `cols` (1, C*kk, L) the image's columns (the
 batch's are never kept for the weight gradient: redone in cache they cost less than
-written out and read back). `mode`: 0 im2col (general kernel), 1 im2col (dense kernel: no
-padding and every window inside the input), 2 pointwise (the columns are x itself),
-3 the dense kernel on a copy of the image in the zero-bordered buffer `pad` (1, C, Dp,
-Hp, Wp) (32x16x28x28 3x3 p1: forward 3.2 -> 2.5 ms; the input gradient's col2im stays
-general there, as in conv.py).
+written out and read back). `mode`: DENSE im2col/col2im (conv_dense.py: no padding, every window
+inside the input), PADDED the same kernels on a copy of the image in the buffer `pad`
+(1, C, Dp, Hp, Wp; the caller zeroes its border) (the input gradient summed there, its
+interior copied out), POINTWISE (the columns are x itself). Windows that may leave the padded input
+stay on conv.py's batch path: conv_volume.py's general kernels here tripled the cold
+compile (5.4 s for a convolution's forward and backward; 2.0 s before this module).
 Products are the per-image ones conv.py's `np.matmul` runs, so forward and input
 gradient values are the same bits; the weight gradient accumulates the images' products
 into one sum in the GEMM (beta = 1) instead of adding a chunk's products first, which
@@ -25,40 +26,27 @@ import numba
 
 from . import conv_dense
 from .cblas import NO_TRANS, TRANS, gemm
-from .conv_volume import col2im_volume, im2col_volume
 
-__all__ = ["forward", "grad_input", "grad_weight", "GENERAL", "DENSE", "POINTWISE", "PADDED"]
+__all__ = ["forward", "grad_input", "grad_weight", "DENSE", "POINTWISE", "PADDED"]
 
-GENERAL, DENSE, POINTWISE, PADDED = 0, 1, 2, 3
+DENSE, POINTWISE, PADDED = 1, 2, 3
 
 
 @numba.njit(cache=True, nogil=True)
 def _columns(x, n, cols, geom, mode, pad):
-    """cols[0] = im2col(x[n]) (mode GENERAL, DENSE or PADDED: pad's border is zero)."""
+    """cols[0] = im2col(x[n]) (mode DENSE, or PADDED: pad's border is zero)."""
     if mode == DENSE:
         conv_dense._im2col_dense(x[n:n + 1], cols, geom)
-    elif mode == PADDED:
-        pd, ph, pw = geom[6], geom[7], geom[8]
-        n_c, d, h, w = x.shape[1], x.shape[2], x.shape[3], x.shape[4]
-        for c in range(n_c):
-            for z in range(d):
-                for i in range(h):
-                    src, dst = x[n, c, z, i], pad[0, c, pd + z, ph + i, pw:pw + w]
-                    for j in range(w):
-                        dst[j] = src[j]
-        conv_dense._im2col_dense(pad, cols, geom)
-    else:
-        for c in range(x.shape[1]):
-            im2col_volume(x[n, c], cols, c, 0, geom)
-
-
-@numba.njit(cache=True, nogil=True)
-def _clear(pad, mode):
-    """Zero the pad buffer once per call (PADDED mode: images overwrite its interior)."""
-    if mode == PADDED:
-        pf = pad.ravel()
-        for i in range(pf.size):
-            pf[i] = 0
+        return
+    pd, ph, pw = geom[6], geom[7], geom[8]
+    d, h, w = x.shape[2], x.shape[3], x.shape[4]
+    for c in range(x.shape[1]):
+        for z in range(d):
+            for i in range(h):
+                src, dst = x[n, c, z, i], pad[0, c, pd + z, ph + i, pw:pw + w]
+                for j in range(w):
+                    dst[j] = src[j]
+    conv_dense._im2col_dense(pad, cols, geom)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -73,7 +61,6 @@ def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups
     length = out.shape[2]
     og, n_c = n_o // groups, x.shape[1]
     xf, wf, of, cf = x.ravel(), w2.ravel(), out.ravel(), cols.ravel()
-    _clear(pad, mode)
     for n in range(n0, n1):
         if mode != POINTWISE:
             _columns(x, n, cols, geom, mode, pad)
@@ -93,9 +80,9 @@ def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups
 
 
 @numba.njit(cache=True, nogil=True)
-def grad_input(address, g3, w2, gx, cols, n0, n1, geom, groups, mode):
+def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode):
     """gx[n] = col2im(W2^T @ g3[n]) per group, for n in [n0, n1) (gx (N, C, D, H, W) is
-    overwritten; pointwise: the product is gx[n] itself)."""
+    overwritten; pointwise: the product is gx[n] itself; PADDED: summed in `pad`)."""
     n_o, rows = w2.shape
     length = g3.shape[2]
     og, n_c = n_o // groups, gx.shape[1]
@@ -110,10 +97,17 @@ def grad_input(address, g3, w2, gx, cols, n0, n1, geom, groups, mode):
                 gemm(address, TRANS, NO_TRANS, rows, length, og, 1.0, wf, g * og * rows, rows,
                      gf, b_off, length, 0.0, cf, g * rows * length, length)
         if mode == DENSE:
-            conv_dense._col2im_dense(cols[0:1], gx[n:n + 1], geom)
-        elif mode != POINTWISE:
+            conv_dense._col2im_dense(cols, gx[n:n + 1], geom)
+        elif mode == PADDED:                        # summed in pad, its interior copied
+            conv_dense._col2im_dense(cols, pad, geom)
+            pd, ph, pw = geom[6], geom[7], geom[8]
+            d, h, w = gx.shape[2], gx.shape[3], gx.shape[4]
             for c in range(n_c):
-                col2im_volume(cols, gx[n, c], c, 0, geom)
+                for z in range(d):
+                    for i in range(h):
+                        src, dst = pad[0, c, pd + z, ph + i, pw:pw + w], gx[n, c, z, i]
+                        for j in range(w):
+                            dst[j] = src[j]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -124,7 +118,6 @@ def grad_weight(address, x, g3, acc, cols, pad, n0, n1, geom, groups, mode):
     rows, og = acc.shape[1], acc.shape[2]
     n_c = x.shape[1]
     xf, gf, af, cf = x.ravel(), g3.ravel(), acc.ravel(), cols.ravel()
-    _clear(pad, mode)
     for n in range(n0, n1):
         if mode != POINTWISE:
             _columns(x, n, cols, geom, mode, pad)

@@ -1,5 +1,5 @@
-"""im2col/col2im of one input volume x[n, c] (D, H, W), any padding, stride and dilation:
-the general kernels conv.py runs over a batch and conv_gemm.py per image."""
+"""im2col/col2im of one input volume x[n, c] (D, H, W), any padding, stride and dilation,
+windows clipped at the edges: the general kernels conv.py runs over a batch."""
 import numba
 import numpy as np
 
