@@ -33,6 +33,7 @@ forward 323 -> 164 us, c2 218 -> 147; the batch path stays for other dtypes and 
 The general im2col/col2im of one volume live in conv_volume.py.
 Callers validate shapes; the kernels do no bounds checks.
 """
+import math
 import threading
 
 import numba
@@ -281,7 +282,7 @@ def columns_shape(x_shape, w_shape, stride, padding, out_size, itemsize):
         return None
     if itemsize in (4, 8) and cblas.gemm_address(np.float32 if itemsize == 4 else np.float64):
         return None
-    shape = (x_shape[0], x_shape[1] * int(np.prod(w_shape[2:])), int(np.prod(out_size)))
+    shape = (x_shape[0], x_shape[1] * math.prod(w_shape[2:]), math.prod(out_size))
     return shape if shape[0] * shape[1] * shape[2] * itemsize <= KEEP_COLUMNS_BYTES else None
 
 
@@ -331,7 +332,7 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, colu
     n_b, n_o = out.shape[:2]
     kernel, out_size = weight.shape[2:], out.shape[2:]
     w2 = weight.reshape(n_o, -1)
-    rows, og, length = w2.shape[1], n_o // groups, int(np.prod(out_size))
+    rows, og, length = w2.shape[1], n_o // groups, math.prod(out_size)
     out3 = out.reshape(n_b, n_o, length)
     plan = _gemm_plan(x, weight, out, groups, kernel, stride, padding, dilation, out_size)
     if plan is not None and columns is None and (bias is None or bias.dtype == x.dtype):
@@ -371,7 +372,7 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
     n_b, n_o = grad_out.shape[:2]
     kernel, out_size = weight.shape[2:], grad_out.shape[2:]
     w2 = weight.reshape(n_o, -1)
-    rows, og, length = w2.shape[1], n_o // groups, int(np.prod(out_size))
+    rows, og, length = w2.shape[1], n_o // groups, math.prod(out_size)
     g3 = grad_out.reshape(n_b, n_o, length)
     plan = _gemm_plan(grad_in, weight, grad_out, groups, kernel, stride, padding, dilation,
                       out_size)
@@ -415,7 +416,7 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
     n_b, n_o = grad_out.shape[:2]
     kernel, out_size = grad_w.shape[2:], grad_out.shape[2:]
     gw2 = grad_w.reshape(n_o, -1)
-    rows, og, length = gw2.shape[1], n_o // groups, int(np.prod(out_size))
+    rows, og, length = gw2.shape[1], n_o // groups, math.prod(out_size)
     g3 = grad_out.reshape(n_b, n_o, length)
     plan = _gemm_plan(x, grad_w, grad_out, groups, kernel, stride, padding, dilation,
                       out_size)
