@@ -60,6 +60,7 @@ class SideEffects:
 
     def __init__(self):
         self.saved = {}             # id -> (container, shallow copy, name)
+        self.bound = {}             # (id(globals), name) -> (globals, name, value)
 
     # ---- what to watch ------------------------------------------------------------------
     def watch(self, name, value, depth=1):
@@ -75,11 +76,14 @@ class SideEffects:
     def enter(self, frame):
         """A user's function starts: watch the containers its globals and free variables
         name."""
+        from .._tensor import Tensor
         code, g = frame.f_code, frame.f_globals
         for name in code.co_names:
             v = g.get(name)
             if v is not None:
                 self.watch(name, v)
+            if isinstance(v, (bool, int, float, str, Tensor)):     # `global step; step += 1`
+                self.bound.setdefault((id(g), name), (g, name, v))
         if code.co_freevars:
             local = frame.f_locals
             for name in code.co_freevars:
@@ -122,6 +126,10 @@ class SideEffects:
     def changed(self):
         """The name of a watched container the trace changed (all are put back), or None."""
         found = None
+        for g, name, v in self.bound.values():
+            if g.get(name) is not v:
+                found = found or f"the global {name}"
+                g[name] = v
         for value, saved, name in self.saved.values():
             if isinstance(value, dict):
                 same = value.keys() == saved.keys() and all(

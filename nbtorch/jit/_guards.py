@@ -146,10 +146,52 @@ def _mutated_names(codes):
 
 def guardable(v):
     """A module attribute value, besides numbers and strings, whose change a graph must see:
-    an unregistered tensor, a dtype, an Enum member (by identity), a plain container."""
+    an unregistered tensor, a dtype, an Enum member (by identity), a plain container, a
+    function (``self.act = F.relu`` swapped for another)."""
     import enum
+    import functools
+    import types
     from .._dtype import dtype
-    return isinstance(v, (Tensor, dtype, enum.Enum)) or _plain_container(v)
+    return isinstance(v, (Tensor, dtype, enum.Enum, types.FunctionType,
+                          types.BuiltinFunctionType, functools.partial)) or \
+        _plain_container(v) or type(v).__name__ == "PatchedFunction"   # (a trace's view)
+
+
+class _Is:
+    """A watched value compared by identity (a function, a module, a model's layer list's
+    items): a global or closure variable rebound after a capture ran the old graph."""
+
+    def __init__(self, value):
+        self.value = value
+        self.items = None
+        if value.__class__ in (list, tuple, dict) and len(value) <= 64:
+            self.items = list(value.items()) if isinstance(value, dict) else list(value)
+
+    def same(self, now):
+        if now is not self.value:
+            return False
+        if self.items is None:
+            return True
+        items = list(now.items()) if isinstance(now, dict) else now
+        return len(items) == len(self.items) and all(
+            (a is b) if not isinstance(a, tuple) else (a[0] == b[0] and a[1] is b[1])
+            for a, b in zip(items, self.items))
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def _watch(v):
+    """How `Baked` keeps a global or closure value: itself (numbers, strings, tensors), a
+    copy (small containers of scalars), an `_Is` (anything else but modules of code)."""
+    import types
+    if _scalar(v) or isinstance(v, Tensor):
+        return v
+    if _plain_container(v):
+        return copy.deepcopy(v)
+    if isinstance(v, types.ModuleType):
+        return None
+    return _Is(v)
 
 
 def _code_owner(fn):
@@ -209,10 +251,11 @@ class Baked:
             except ValueError:
                 continue
             owners.append(v)
-            if _scalar(v) or isinstance(v, Tensor):
-                self.names.append((_Cell(cell), name, v))
-            elif _plain_container(v) and name not in self.sinks:   # changed in place
-                self.names.append((_Cell(cell), name, copy.deepcopy(v)))
+            if name in self.sinks and not _scalar(v):
+                continue
+            kept = _watch(v)
+            if kept is not None:
+                self.names.append((_Cell(cell), name, kept))
         self.holders = []
         self._holders(owners + [getattr(fn, "__self__", None)], constants)
         self.watch = bool(self.names or self.constants)
@@ -251,17 +294,19 @@ class Baked:
             seen.add((id(g), name))
             v = g.get(name, _MISSING)
             owners.append(v)
-            if v is not _MISSING and (_scalar(v) or isinstance(v, Tensor)):
-                self.names.append((g, name, v))
-            elif v is not _MISSING and _plain_container(v) and name not in self.sinks:
-                self.names.append((g, name, copy.deepcopy(v)))
+            if v is _MISSING or (name in self.sinks and not _scalar(v)):
+                continue        # (a container the code appends to: a side effect)
+            kept = _watch(v)
+            if kept is not None:
+                self.names.append((g, name, kept))
 
     def changed(self):
         """None, or which value differs from the trace's (a tensor: which object, its
         in-place changes being read by the graph)."""
         for where, name, v in self.names:
             now = where.get(name, _MISSING)
-            if now is not v and (isinstance(v, Tensor) or now != v):
+            if now is not v and (v.same(now) is False if v.__class__ is _Is else (
+                    isinstance(v, Tensor) or now != v)):
                 return f"{name} changed to {now!r} (was {v!r})"
         for t, requires_grad in self.constants:
             if t._requires_grad != requires_grad:

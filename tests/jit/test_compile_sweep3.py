@@ -543,3 +543,69 @@ def test_a_compiled_module_pickles_and_deep_copies():
         twin._orig_mod.weight.add_(1)
     np.testing.assert_allclose(_np(c(x)), _np(m(x)))
     np.testing.assert_allclose(_np(twin(x)), _np(twin._orig_mod(x)))
+
+
+# ---- functions, modules and layer lists the code names ------------------------------------
+
+_ACT = nbtorch.relu
+_MODEL = nn.Linear(3, 3)
+_LAYERS = [nn.Linear(3, 3), nn.Linear(3, 3)]
+_STEP = 0
+
+
+def _act_model(x):
+    return _ACT(_MODEL(x))
+
+
+def _layered(x):
+    for layer in _LAYERS:
+        x = layer(x)
+    return x
+
+
+def _counting(x):
+    global _STEP
+    _STEP += 1
+    return x * 2
+
+
+def test_rebound_functions_modules_and_layer_lists_recompile():
+    # the graph kept the old ones: a global model reassigned (2.1 off), a layer list grown
+    # or changed in place, a closure's model swapped, a module's activation function swapped
+    global _ACT, _MODEL
+    x = nbtorch.randn(2, 3)
+    c = nbtorch.compile(_act_model)
+    c(x)
+    _MODEL = nn.Linear(3, 3)
+    np.testing.assert_allclose(_np(c(x)), _np(_act_model(x)), rtol=1e-6)
+    _ACT = nbtorch.sigmoid
+    np.testing.assert_allclose(_np(c(x)), _np(_act_model(x)), rtol=1e-6)
+    c = nbtorch.compile(_layered)
+    c(x)
+    _LAYERS.append(nn.Linear(3, 3))
+    np.testing.assert_allclose(_np(c(x)), _np(_layered(x)), rtol=1e-6)
+    _LAYERS[0] = nn.Linear(3, 3)
+    np.testing.assert_allclose(_np(c(x)), _np(_layered(x)), rtol=1e-6)
+
+    class Act(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.l, self.fn = nn.Linear(3, 3), nn.functional.relu
+
+        def forward(self, t):
+            return self.fn(self.l(t))
+    m = Act()
+    cm = nbtorch.compile(m)
+    cm(x)
+    m.fn = nbtorch.tanh
+    np.testing.assert_allclose(_np(cm(x)), _np(m(x)), rtol=1e-6)
+    assert not cm.fallback_reasons
+
+
+def test_a_global_the_code_rebinds_runs_eagerly():
+    global _STEP
+    _STEP = 0
+    c = nbtorch.compile(_counting)
+    for _ in range(3):
+        _quiet(c, nbtorch.ones(2))
+    assert _STEP == 3                   # 1: the trace's increment only
