@@ -306,6 +306,8 @@ def archive_of(m, _extra_files=None):
                # params' dtype and (weight, bias) tuple, which the graph's constants carry
                "state": {k: v.detach() for k, v in state.items() if isinstance(v, Tensor)},
                "parameters": params, "buffers": buffers, "extra_files": extra}
+    if gm.meta.get("input_guard") is not None:      # a scripted module's (`_script.py`)
+        archive["input_guard"] = gm.meta["input_guard"]
     return archive
 
 
@@ -501,6 +503,13 @@ def module_from_archive(archive, path):
     gm = LoadedModule(root, graph, str(archive.get("class_name", "LoadedModule")))
     _install_state(gm, root, buffers, params)
     gm.train(bool(archive.get("training", False)))
+    guard = archive.get("input_guard")
+    if guard is not None:
+        if not isinstance(guard, list) or not all(
+                isinstance(g, (list, tuple)) and len(g) == 3 and isinstance(g[0], int)
+                and isinstance(g[1], str) for g in guard):
+            raise _bad(path, "bad input_guard entry")
+        gm.meta["input_guard"] = [tuple(g) for g in guard]
     return gm
 
 

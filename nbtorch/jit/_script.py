@@ -87,9 +87,19 @@ class _Scripted(CompiledFunctionWrapper):
             f"nbtorch.jit.save: saving {self._name()} as the trace of its last call "
             f"({_describe(signature)}); shape-dependent control flow is fixed to that call's "
             "path in the saved graph", UserWarning, stacklevel=5)
-        with fork_rng():
-            return trace(target, args, check_trace=False,
-                         example_kwarg_inputs=kwargs or None)
+        from ._concrete import record_conversions
+        with fork_rng(), record_conversions() as events:
+            traced = trace(target, args, check_trace=False,
+                           example_kwarg_inputs=kwargs or None)
+        # the loaded graph checks its inputs against the kinds this path was traced for
+        # (a 2-D input through a graph traced on 3-D took the 3-D branch, silently): rank
+        # and dtype, and the whole shape when the code read a size as a Python value
+        sizes = bool(events)
+        graph_module = getattr(traced, "graph_module", traced)
+        graph_module.meta["input_guard"] = [
+            (len(shape), str(dtype), list(shape) if sizes else None)
+            for shape, dtype, _ in signature[1]]
+        return traced
 
 
 def _signature(args, kwargs):

@@ -123,3 +123,29 @@ class StateInOrder:
 
 class LoadedModule(StateInOrder, GraphModule, ScriptModule):
     """What `nbtorch.jit.load` returns: the saved graph and weights, no model class needed."""
+
+    def __call__(self, *args, **kwargs):
+        guard = self.meta.get("input_guard")
+        if guard is not None:
+            _check_inputs(guard, args, kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+def _check_inputs(guard, args, kwargs):
+    """Refuse inputs of another kind than a saved scripted graph was traced for: its
+    shape-dependent branches are fixed to that kind (it would compute something else)."""
+    from ._compiled import flatten
+    tensors, _ = flatten((args, kwargs))
+    seen = [(t.dim(), str(t.dtype), list(t.shape)) for t in tensors]
+    bad = len(seen) != len(guard) or any(
+        d != gd or dt != gdt or (gs is not None and s != list(gs))
+        for (d, dt, s), (gd, gdt, gs) in zip(seen, guard))
+    if bad:
+        def show(kinds):
+            return ", ".join(f"{list(s) if s is not None else f'{d}-D'} "
+                             f"{dt.replace('torch.', '')}" for d, dt, s in kinds)
+        raise RuntimeError(
+            "This graph was saved from nbtorch.jit.script as the trace of one input kind "
+            f"({show(guard)}): its shape-dependent control flow is fixed there, so it "
+            f"cannot run inputs of another kind ({show(seen)}). Script and save it after a "
+            "call on inputs of this kind, or export it with dynamic shapes")

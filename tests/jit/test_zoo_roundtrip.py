@@ -633,3 +633,56 @@ def test_modules_computing_on_the_host_are_called_not_frozen():
         for scale in (1.0, 3.0):                    # observers update as eager's do
             x = torch.randn(5, 4) * scale
             assert _max_diff(traced(x), m(x)) == 0
+
+
+def test_saved_scripted_graph_refuses_inputs_of_another_kind(tmp_path):
+    # a scripted function is saved as the trace of its last call: loaded, a 2-D input ran
+    # the 3-D branch (shape (4,) where the code gives (3, 4)), silently
+    def by_rank(x):
+        if x.dim() == 3:
+            return x.sum(0)
+        return x * 2
+
+    def by_size(x):
+        return x * 2 if x.shape[0] > 3 else x - 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn, example, same, other in ((by_rank, (2, 3, 4), (5, 3, 4), (3, 4)),
+                                         (by_size, (5, 2), (5, 2), (2, 2))):
+            scripted = torch.jit.script(fn)
+            scripted(torch.randn(*example))
+            torch.jit.save(scripted, tmp_path / "s.nbj")
+            loaded = torch.jit.load(tmp_path / "s.nbj")
+            x = torch.randn(*same)
+            assert _max_diff(loaded(x), fn(x)) == 0
+            with pytest.raises(RuntimeError, match="saved from nbtorch.jit.script"):
+                loaded(torch.randn(*other))
+            with pytest.raises(RuntimeError, match="float64"):
+                loaded(torch.randn(*same, dtype=torch.float64))
+        # no size read as a Python value: any batch size
+        scripted = torch.jit.script(nn.Sequential(nn.Linear(3, 2)))
+        scripted(torch.randn(4, 3))
+        torch.jit.save(scripted, tmp_path / "m.nbj")
+    assert torch.jit.load(tmp_path / "m.nbj")(torch.randn(7, 3)).shape == (7, 2)
+
+
+def test_script_specialises_per_input_kind_and_refuses_data_dependent_flow():
+    def loop(x, n: int = 2, flag: bool = False):
+        out = [x[i] * n + i for i in range(x.shape[0])]     # a list as long as dim 0
+        if x.dtype == torch.float64:
+            out.append(x.sum(0))
+        return [o.relu() for o in out] if flag else out
+    scripted = torch.jit.script(loop)
+    for x, kw in ((torch.randn(2, 3), {}), (torch.randn(4, 3), {"n": 3}),
+                  (torch.randn(4, 3, dtype=torch.float64), {"flag": True}),
+                  (torch.randn(2, 3), {"n": 2.5})):
+        got, want = scripted(x, **kw), loop(x, **kw)
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            assert _max_diff(a, b) <= 1e-6          # (a fused multiply-add rounds once)
+    for fn, what in ((lambda x: x * 2 if x.sum() > 0 else x, "boolean"),
+                     (lambda x: x * x.max().item(), "number"),
+                     (lambda x: x[int(x.argmax())], "integer"),
+                     (lambda x: x[x > 0].sum(), "data-dependent output shape")):
+        with pytest.raises(torch.jit.ScriptError, match=what):
+            torch.jit.script(fn)(torch.randn(5))
