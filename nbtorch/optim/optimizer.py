@@ -135,6 +135,10 @@ class Optimizer(OptimizerHooks):
     # ---- the training-loop API --------------------------------------------
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all parameters: to None (default) or to zeros."""
+        if _tracing():          # compiled calls would never reset them again
+            raise RuntimeError(f"{type(self).__name__}.zero_grad() cannot be traced: it resets "
+                               "the gradients outside any graph. Call it outside the traced or "
+                               "compiled function")
         for group in self.param_groups:
             for p in group["params"]:
                 g = p.grad

@@ -474,6 +474,11 @@ class Module(HookRegistration):
 
     def zero_grad(self, set_to_none=True):
         """Reset the gradients of all parameters (to None by default)."""
+        from ...jit._concrete import is_tracing
+        if is_tracing():        # compiled calls would never reset them again
+            raise RuntimeError(f"{type(self).__name__}.zero_grad() cannot be traced: it resets "
+                               "the gradients outside any graph. Call it outside the traced or "
+                               "compiled function")
         for p in self.parameters():
             if p.grad is None:
                 continue
