@@ -155,7 +155,7 @@ def test_training_steps_inside_compiled_code_run_eagerly_and_correctly():
         opt.step()
         return loss
     fast = torch.compile(step)
-    with pytest.warns(UserWarning, match=r"backward\(\) .*inside traced code"):
+    with pytest.warns(UserWarning, match=r"zero_grad\(\) cannot be traced"):
         for _ in range(3):
             x, y = torch.randn(5, 4), torch.randint(0, 3, (5,))
             assert fast(model, opts[0], x, y).item() == step(twin, opts[1], x, y).item()
@@ -166,8 +166,13 @@ def test_training_steps_inside_compiled_code_run_eagerly_and_correctly():
         model(torch.randn(2, 4)).sum().backward()
         compiled_step()
     assert opts[0].state[model[0].weight]["step"].item() == 4
-    with pytest.raises(CompileError, match="backward"):
+    with pytest.raises(CompileError, match="zero_grad"):
         torch.compile(step, fullgraph=True)(model, opts[0], x, y)
+
+    def no_zero_grad(m, x, y):
+        F.cross_entropy(m(x), y).backward()
+    with pytest.raises(CompileError, match="backward"):
+        torch.compile(no_zero_grad, fullgraph=True)(model, x, y)
 
 
 def test_python_state_changed_in_forward_runs_eagerly():

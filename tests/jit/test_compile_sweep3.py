@@ -609,3 +609,19 @@ def test_a_global_the_code_rebinds_runs_eagerly():
     for _ in range(3):
         _quiet(c, nbtorch.ones(2))
     assert _STEP == 3                   # 1: the trace's increment only
+
+
+def test_zero_grad_inside_compiled_code_runs_eagerly():
+    # it reset the gradients at the capture only: they accumulated over later calls
+    nbtorch.manual_seed(0)
+    m, x = nn.Linear(3, 2), nbtorch.randn(4, 3)
+    opt = nbtorch.optim.SGD(m.parameters(), 0.1)
+
+    def forward(t):
+        opt.zero_grad()
+        return m(t).sum()
+    c = nbtorch.compile(forward)
+    for _ in range(3):
+        _quiet(c, x).backward()
+    np.testing.assert_allclose(_np(m.weight.grad), _np(x.sum(0).expand(2, 3)), rtol=1e-6)
+    assert "zero_grad() cannot be traced" in c.fallback_reasons[0]
