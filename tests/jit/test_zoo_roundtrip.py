@@ -454,6 +454,55 @@ def test_zoo_save_load_in_a_fresh_process(tmp_path):
     assert len(keys) > 200
 
 
+def _cast(value, dtype):
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (tuple, list)):
+        return type(value)(_cast(v, dtype) for v in value)
+    return value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", ["float64", "bfloat16"])
+@pytest.mark.parametrize("name", [n for n in ZOO if not n.startswith("dynamic")])
+def test_zoo_in_other_dtypes(name, dtype, tmp_path):
+    """The zoo in float64 and bfloat16 (eval mode): trace, script, freeze and a save/load
+    round trip give eager's outputs; training-mode trace gives eager's gradients."""
+    dtype = getattr(torch, dtype)
+    for training in (False, True):
+        m, args, flags = _build(name, training)
+        m, args = m.to(dtype), _cast(args, dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = _run(copy.deepcopy(m), args, flags)
+            twin = copy.deepcopy(m)
+            traced = torch.jit.trace(twin, args, check_trace=False)
+            twin.load_state_dict(m.state_dict())
+            got = _run(traced, args, flags)
+            _assert_same(got, want, "trace")
+            if training:
+                ts = _leaves(want)
+                if any(t.requires_grad for t in ts):
+                    _loss(want).backward()
+                    _loss(got).backward()
+                    for (n, p), q in zip(m.named_parameters(), twin.parameters()):
+                        if p.grad is not None:
+                            _assert_same(q.grad, p.grad, f"grad {n}")
+                continue
+            _assert_same(_run(torch.jit.freeze(traced), args, flags), want, "freeze")
+            try:
+                scripted = torch.jit.script(copy.deepcopy(m))
+                got = _run(scripted, args, flags)
+            except torch.jit.ScriptError:
+                pass                        # refused with the reason (data-dependent)
+            else:
+                _assert_same(got, want, "script")
+            if name in _SAVE_REFUSED:
+                continue
+            torch.jit.save(traced, tmp_path / "m.nbj")
+            _assert_same(_run(torch.jit.load(tmp_path / "m.nbj"), args, flags), want, "load")
+
+
 # ---- regressions ---------------------------------------------------------------------------
 
 def test_script_and_compile_of_half_embedding_with_max_norm_do_not_replay_a_stale_weight():
@@ -686,3 +735,42 @@ def test_script_specialises_per_input_kind_and_refuses_data_dependent_flow():
                      (lambda x: x[x > 0].sum(), "data-dependent output shape")):
         with pytest.raises(torch.jit.ScriptError, match=what):
             torch.jit.script(fn)(torch.randn(5))
+
+
+class _DictOut(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 3), nn.Linear(4, 2)
+
+    def forward(self, x, y):
+        return {"a": self.a(x) * 2, "b": (self.b(y), self.a(y).relu())}
+
+
+def test_dict_outputs_save_twice_load_twice_retrace_and_bad_files(tmp_path):
+    import io
+    m = _DictOut()
+    x, y = torch.randn(5, 4), torch.randn(5, 4)
+    traced = torch.jit.trace(m, (x, y), strict=False)
+    path = tmp_path / "d.nbj"
+    torch.jit.save(traced, path)
+    traced.save(path)                                   # over the same file
+    first, second = torch.jit.load(path), torch.jit.load(path)
+    assert first.a.weight is not second.a.weight        # independent copies
+    again = torch.jit.trace(first, (x, y), strict=False)     # a loaded module re-traced
+    torch.jit.save(again, tmp_path / "again.nbj")
+    buf = io.BytesIO()
+    torch.jit.save(traced, buf)
+    buf.seek(0)
+    for loaded in (first, second, again, torch.jit.load(tmp_path / "again.nbj"),
+                   torch.jit.load(buf, map_location="cpu")):
+        _assert_same(loaded(x, y), m(x, y), "loaded")
+    data = path.read_bytes()
+    for bad in (b"", data[:10], data[:len(data) // 2], data[:-1], bytes(range(256)) * 2):
+        path.write_bytes(bad)
+        with pytest.raises(RuntimeError, match="truncated or corrupted|not a valid"):
+            torch.jit.load(path)
+    mid = bytearray(data)
+    mid[len(data) // 2] ^= 0x40                         # inside a stored record
+    path.write_bytes(bytes(mid))
+    with pytest.raises(RuntimeError, match="corrupted"):
+        torch.jit.load(path)
