@@ -288,8 +288,12 @@ def archive_of(m, _extra_files=None):
             for atom in n.target.split("."):
                 value = getattr(value, atom)
             if not isinstance(value, Tensor):
-                raise RuntimeError(f"nbtorch.jit.save: attribute {n.target!r} is a "
-                                   f"{type(value).__name__}, not a tensor")
+                users = ", ".join(sorted({getattr(u.target, "__name__", str(u.target))
+                                          for u in n.users}))
+                raise RuntimeError(f"nbtorch.jit.save: the graph passes attribute "
+                                   f"{n.target!r} (a {type(value).__name__}) to {users}; a "
+                                   "saved graph holds tensors only, so it cannot be saved "
+                                   "(save the state_dict instead)")
             attrs[n.target] = value
         entry["args"] = _encode_arg(n.args)
         entry["kwargs"] = _encode_arg(n.kwargs)
