@@ -157,6 +157,9 @@ def static_shapes():
     return scope()
 
 
+_PROXY_FIELDS = frozenset(("node", "tracer", "value", "root", "attr", "_node"))
+
+
 class ConcreteProxy(Proxy):
     """A Proxy with the real value (``.value``) the traced code would have seen."""
 
@@ -170,6 +173,16 @@ class ConcreteProxy(Proxy):
     def __repr__(self):
         return f"ConcreteProxy({self.node.name})"
 
+    def __setattr__(self, name, value):
+        if name in _PROXY_FIELDS:
+            object.__setattr__(self, name, value)
+        elif self.tracer.attr_updates is not None:      # nbtorch.compile
+            # (``p.grad = None`` on a traced weight set an attribute of the proxy: lost)
+            raise RuntimeError(f"setting .{name} of a tensor inside compiled code cannot be "
+                               "recorded (a graph replays tensor ops): do it outside")
+        else:                       # jit.trace: on the tensor, once, as PyTorch's tracer does
+            setattr(self.value, name, value)
+
     def __getattr__(self, k):
         if k.startswith("__") and k.endswith("__"):
             raise AttributeError(k)
@@ -178,6 +191,10 @@ class ConcreteProxy(Proxy):
         if k in _SHAPE_ATTRS and getattr(_STATE, "static_shapes", False) and \
                 _is_tensor(self.value):
             return getattr(self.value, k)
+        if k == "grad" and self.tracer.attr_updates is not None and _is_tensor(self.value):
+            raise RuntimeError("a tensor's .grad is read inside compiled code: a graph cannot "
+                               "take gradients as inputs (backward makes new ones). Run "
+                               "gradient clipping, scaling and manual updates outside it")
         return ConcreteAttribute(self, k)
 
     # ---- values leaving the trace: warn, then give the concrete value ----------------
