@@ -360,6 +360,10 @@ class _Compiled:
         saved = [(b, b.detach().clone()) for m in modules
                  for b in (*m._buffers.values(), *m._parameters.values()) if b is not None]
         saved += [(t, t.detach().clone()) for t in tensors]
+        # and the weights' gradients (code scaling or clipping them ran twice: capture, then
+        # the eager run it fell back to)
+        grads = [(p, p.grad, None if p.grad is None else p.grad.detach().clone())
+                 for m in modules for p in m._parameters.values() if p is not None]
         rng = get_rng_state()       # and the random draws the capture made (dropout's) are
         # made again by the first compiled run, as eager would - the user's generators' too
         generators = [(g, g.get_state()) for g in _generators((args, kwargs), modules)]
@@ -368,6 +372,11 @@ class _Compiled:
         finally:
             for b, v in saved:
                 b._array[...] = v._array
+            for p, g, v in grads:
+                if p.grad is not g:
+                    p.grad = g
+                if g is not None:
+                    g._array[...] = v._array
             set_rng_state(rng)
             for g, state in generators:
                 g.set_state(state)

@@ -625,3 +625,32 @@ def test_zero_grad_inside_compiled_code_runs_eagerly():
         _quiet(c, x).backward()
     np.testing.assert_allclose(_np(m.weight.grad), _np(x.sum(0).expand(2, 3)), rtol=1e-6)
     assert "zero_grad() cannot be traced" in c.fallback_reasons[0]
+
+
+def _scale_grads(model, k):
+    for p in model.parameters():
+        p.grad.mul_(k)
+
+
+def _drop_grads(model):
+    for p in model.parameters():
+        p.grad = None
+
+
+def test_gradient_code_in_compiled_functions_runs_eagerly_once():
+    # the capture scaled the gradients and the eager run it fell back to scaled them again
+    # (0.38 off); `p.grad = None` set an attribute of a traced value (nothing happened)
+    nbtorch.manual_seed(0)
+    m1, x = nn.Linear(3, 2), nbtorch.randn(4, 3)
+    m2 = copy.deepcopy(m1)
+    c = nbtorch.compile(_scale_grads)
+    for _ in range(2):
+        m1(x).sum().backward()
+        m2(x).sum().backward()
+        _scale_grads(m1, 0.5)
+        _quiet(c, m2, 0.5)
+    np.testing.assert_allclose(_np(m2.weight.grad), _np(m1.weight.grad), rtol=1e-6)
+    assert ".grad is read inside compiled code" in c.fallback_reasons[0]
+    c = nbtorch.compile(_drop_grads)
+    _quiet(c, m2)
+    assert m2.weight.grad is None and "setting .grad" in c.fallback_reasons[0]
