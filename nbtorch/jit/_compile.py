@@ -475,6 +475,8 @@ class _Compiled:
                 effects.changed()               # put back what the trace changed
                 raise _Break(str(e)) from None
             except Exception as e:          # the code itself failed, or cannot be traced
+                if effects is not None:
+                    effects.changed()           # put back what it changed before
                 hint = (" (a traced value reached a method of a tensor the trace does not "
                         "know: a global's or closure's tensor updated in place? Pass it as "
                         "an argument or register it as a buffer)"

@@ -12,7 +12,8 @@ with the reason. `SideEffects` is what the trace's profile hook (`_guards.user_c
   eager call after it does them once);
 - containers: the lists, dicts, sets and deques the user's code can reach from outside
   (the globals and closure variables of its functions, one attribute level into plain
-  objects, the user's modules' attributes) are copied when first seen and compared after
+  objects, the user's modules' attributes), and the tensors among those (written in place:
+  ``G.add_(1)`` ran once, outside the graph), are copied when first seen and compared after
   the trace; a change is put back and stops the capture.
 """
 import builtins
@@ -61,17 +62,24 @@ class SideEffects:
     def __init__(self):
         self.saved = {}             # id -> (container, shallow copy, name)
         self.bound = {}             # (id(globals), name) -> (globals, name, value)
+        self.tensors = {}           # id -> (tensor, storage version, copy, name)
 
     # ---- what to watch ------------------------------------------------------------------
     def watch(self, name, value, depth=1):
+        from .._tensor import Tensor
+        if isinstance(value, Tensor):   # a global's tensor updated in place (G.add_(1))
+            if id(value) not in self.tensors and value.device.type == "cpu":
+                # (NumPy's copy: nbtorch ops here would run under the trace's patches)
+                self.tensors[id(value)] = (value, value._storage.version,
+                                           value._array.copy(), name)
+            return
         if isinstance(value, _CONTAINERS):
             if id(value) not in self.saved and len(value) <= 10_000:
                 self.saved[id(value)] = (value, _copy(value), name)
             return
         if depth and plain_object(value):
             for k, v in list(vars(value).items())[:64]:
-                if isinstance(v, _CONTAINERS):
-                    self.watch(f"{name}.{k}", v, 0)
+                self.watch(f"{name}.{k}", v, 0)
 
     def enter(self, frame):
         """A user's function starts: watch the containers its globals and free variables
@@ -98,7 +106,7 @@ class SideEffects:
             if type(m).__module__.startswith("nbtorch."):
                 continue
             for k, v in vars(m).items():
-                if not k.startswith("_") and isinstance(v, _CONTAINERS):
+                if not k.startswith("_"):       # containers, unregistered tensors
                     self.watch(f"{type(m).__name__}.{k}", v, 0)
 
     # ---- calls ------------------------------------------------------------------------
@@ -126,6 +134,11 @@ class SideEffects:
     def changed(self):
         """The name of a watched container the trace changed (all are put back), or None."""
         found = None
+        for t, version, saved, name in self.tensors.values():
+            if t._storage.version != version:
+                found = found or f"{name} (a tensor, in place)"
+                t._array[...] = saved
+                t._storage.version = version
         for g, name, v in self.bound.values():
             if g.get(name) is not v:
                 found = found or f"the global {name}"

@@ -654,3 +654,19 @@ def test_gradient_code_in_compiled_functions_runs_eagerly_once():
     c = nbtorch.compile(_drop_grads)
     _quiet(c, m2)
     assert m2.weight.grad is None and "setting .grad" in c.fallback_reasons[0]
+
+
+_COUNT = nbtorch.zeros(1)
+
+
+def _bump(x):
+    _COUNT.add_(1)          # a global tensor written in place, outside any graph
+    return x + _COUNT
+
+
+def test_a_global_tensor_written_in_place_runs_eagerly():
+    # the write happened at the capture only: outputs 1, 1, 1 instead of 1, 2, 3
+    _COUNT.zero_()
+    c = nbtorch.compile(_bump)
+    assert [_quiet(c, nbtorch.zeros(1)).item() for _ in range(3)] == [1.0, 2.0, 3.0]
+    assert _COUNT.item() == 3.0 and "_COUNT (a tensor, in place)" in c.fallback_reasons[0]
