@@ -63,6 +63,8 @@ class SideEffects:
         self.saved = {}             # id -> (container, shallow copy, name)
         self.bound = {}             # (id(globals), name) -> (globals, name, value)
         self.tensors = {}           # id -> (tensor, storage version, copy, name)
+        import numpy as np
+        self.np_state = np.random.get_state()  # its draws are Cython calls no hook sees
 
     # ---- what to watch ------------------------------------------------------------------
     def watch(self, name, value, depth=1):
@@ -133,7 +135,12 @@ class SideEffects:
     # ---- after the trace ----------------------------------------------------------------
     def changed(self):
         """The name of a watched container the trace changed (all are put back), or None."""
+        import numpy as np
         found = None
+        now = np.random.get_state()
+        if now[2] != self.np_state[2] or not np.array_equal(now[1], self.np_state[1]):
+            found = "numpy.random's state (a draw)"
+            np.random.set_state(self.np_state)
         for t, version, saved, name in self.tensors.values():
             if t._storage.version != version:
                 found = found or f"{name} (a tensor, in place)"

@@ -364,6 +364,9 @@ def test_python_side_effects_run_every_call(capsys):
     c = nbtorch.compile(lambda x: x * random.random())
     assert _quiet(c, nbtorch.ones(1)).item() != _quiet(c, nbtorch.ones(1)).item()
     assert "random.random()" in c.fallback_reasons[0]
+    c = nbtorch.compile(lambda x: x * float(np.random.rand()))
+    assert _quiet(c, nbtorch.ones(1)).item() != _quiet(c, nbtorch.ones(1)).item()
+    assert "numpy.random" in c.fallback_reasons[0]
 
 
 def test_local_lists_and_read_only_containers_still_compile():
