@@ -165,7 +165,8 @@ def _flatten(traced):
     """The traced module's graph with layers as functional calls reading get_attr weights
     (what jit.save stores), over the traced module's own tensors (not copies)."""
     from ..fx.passes.normalize import normalize
-    from ..jit._save import _inline_modules
+    from ..jit._save import _inline_modules, refuse_hooked_layers
+    refuse_hooked_layers(traced, "nbtorch.export")
     flat = GraphModule(traced, copy.deepcopy(traced.graph), type(traced).__name__)
     normalize(flat)
     _inline_modules(flat)

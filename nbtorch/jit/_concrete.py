@@ -345,6 +345,14 @@ def _is_backward(kind, target):
             and getattr(target, "__module__", "").startswith("nbtorch.autograd"))
 
 
+def _forward_hooked(module):
+    """True when calling `module` runs forward (pre-)hooks, its own or global ones."""
+    from ..nn.modules import _global_hooks as g
+    d = module.__dict__
+    return bool(d.get("_forward_pre_hooks") or d.get("_forward_hooks")
+                or g._global_forward_pre_hooks or g._global_forward_hooks)
+
+
 def _through_builtin(tracer, cls, args, kwargs):
     """nbtorch's own Function `cls` on traced values (GRUCell's gate split), traced through
     with grad mode as it is: its forward is a composition of ops the graph records and
@@ -388,6 +396,7 @@ class ConcreteTracer(Tracer):
         # of the graph, which nbtorch.compile guards; (id, name) -> (module, name, value)
         self.attr_reads = {} if attr_updates else None
         self._attr_restore = {}     # (id, name) -> (module, name, where, the value before)
+        self._assigned = {}         # jit.trace: (id, name) -> (module, name, value, setattr)
         self._grad_at_start = False
 
     # ---- module attributes the traced code assigns -----------------------------------
@@ -499,16 +508,20 @@ class ConcreteTracer(Tracer):
         patcher.patch(vars(function), "TRACE_HOOK", [hook])
 
     def _assign(self, mod, name, proxy, orig_setattr):
-        if self.attr_updates is None:
-            warn_at_user_line(_ASSIGN_MSG.format(name))
-            return orig_setattr(mod, name, proxy.value)
         key = (id(mod), name)
         buffers = mod.__dict__.get("_buffers")
         where = "buffer" if buffers is not None and name in buffers else "attr"
         if key not in self._attr_restore:
             old = buffers[name] if where == "buffer" else mod.__dict__.get(name, _MISSING)
             self._attr_restore[key] = (mod, name, where, old)
-        self.attr_updates[key] = (mod, name, proxy)
+        if self.attr_updates is None:
+            # jit.trace: the rest of the trace reads the traced value (weight_norm's hook
+            # sets `weight`, forward reads it: read as the concrete value, the graph froze
+            # the weight of the trace); the module gets the concrete value afterwards
+            warn_at_user_line(_ASSIGN_MSG.format(name))
+            self._assigned[key] = (mod, name, proxy.value, orig_setattr)
+        else:
+            self.attr_updates[key] = (mod, name, proxy)
         if where == "buffer":
             buffers[name] = proxy       # later reads in the trace see the new value
         else:
@@ -523,6 +536,9 @@ class ConcreteTracer(Tracer):
             else:
                 mod.__dict__[name] = old
         self._attr_restore.clear()
+        for mod, name, value, orig_setattr in self._assigned.values():
+            orig_setattr(mod, name, value)          # as an eager call leaves it
+        self._assigned.clear()
 
     # ---- values ------------------------------------------------------------------
     def _fetch(self, target):
@@ -706,6 +722,10 @@ class ConcreteTracer(Tracer):
             else:
                 args.append(self._placeholder(p.name, value))
         call = (lambda *a, **k: root_fn(self.root, *a, **k)) if is_module else root_fn
+        if is_module and _forward_hooked(self.root):
+            # the root's forward (pre-)hooks are part of what calling it computes (as in
+            # PyTorch's trace): they were left out, silently
+            call = (lambda *a, **k: self.root._call_with_hooks(a, k))
         return call, args, kwargs
 
     def _placeholder(self, name, value):

@@ -162,6 +162,24 @@ def _inline_modules(work):
     return count
 
 
+def refuse_hooked_layers(gm, what="nbtorch.jit.save"):
+    """Raise when a layer the graph calls has a forward hook from user code: the saved
+    graph calls the layer's function, so the hook would be dropped (the loaded module
+    computed something else, silently)."""
+    from ._guards import user_hook
+    for node in gm.graph.nodes:
+        if node.op != "call_module":
+            continue
+        for name, sub in gm.get_submodule(node.target).named_modules(prefix=node.target):
+            hook = user_hook(sub)
+            if hook is not None:
+                raise RuntimeError(
+                    f"{what}: module {name!r} ({type(sub).__name__}) has a {hook[0]} "
+                    f"({hook[1]}) registered by user code, which the saved graph would "
+                    "leave out; remove the hook (or apply it in the model's forward) and "
+                    "trace again")
+
+
 def _graph_module_of(m):
     from ..fx.graph_module import GraphModule
     from ._traced import TracedFunction
@@ -264,6 +282,7 @@ def archive_of(m, _extra_files=None):
     from ..fx.passes.normalize import normalize
     from .._tensor import Tensor
     gm = _graph_module_of(m)
+    refuse_hooked_layers(gm)
     work = copy.deepcopy(gm)
     normalize(work)
     _inline_modules(work)

@@ -774,3 +774,46 @@ def test_dict_outputs_save_twice_load_twice_retrace_and_bad_files(tmp_path):
     path.write_bytes(bytes(mid))
     with pytest.raises(RuntimeError, match="corrupted"):
         torch.jit.load(path)
+
+
+def test_forward_hooks_are_traced_at_the_root_and_refused_when_saving_a_layers(tmp_path):
+    # the root's hooks were left out of jit.trace (PyTorch's trace runs them: 57.3 vs 29.2
+    # here), and save/export turned a hooked layer into its function without the hook
+    # (0.56), silently
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 3), nn.ReLU())
+    m.register_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    m.register_forward_hook(lambda mod, args, out: out * 2)
+    x = torch.ones(2, 3)
+    traced = torch.jit.trace(m, (x,))
+    assert _max_diff(traced(x), m(x)) == 0
+    torch.jit.save(traced, tmp_path / "root.nbj")
+    assert _max_diff(torch.jit.load(tmp_path / "root.nbj")(x), m(x)) == 0
+    m[0].register_forward_hook(lambda mod, args, out: out + 5)
+    traced = torch.jit.trace(m, (x,))
+    assert _max_diff(traced(x), m(x)) == 0              # the layer is called: its hook runs
+    with pytest.raises(RuntimeError, match="forward hook .* registered by user code"):
+        torch.jit.save(traced, tmp_path / "layer.nbj")
+    with pytest.raises(RuntimeError, match="forward hook .* registered by user code"):
+        torch.export.export(m, (x,))
+
+
+def test_weight_norm_traced_as_the_root_recomputes_its_weight():
+    # its pre-hook sets `weight` from g and v: the trace read the assignment as a
+    # constant (or raised AttributeError: no `weight` to install), so later g/v changes
+    # and their gradients were lost
+    torch.manual_seed(0)
+    m = nn.utils.weight_norm(nn.Linear(3, 3))
+    x = torch.randn(2, 3)
+    m(x).sum().backward()
+    want = (m.weight_g.grad.clone(), m.weight_v.grad.clone())
+    m.zero_grad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(m, (x,))
+    traced(x).sum().backward()
+    assert _max_diff(m.weight_g.grad, want[0]) < 1e-6
+    assert _max_diff(m.weight_v.grad, want[1]) < 1e-6
+    with torch.no_grad():
+        m.weight_g.mul_(2)
+    assert _max_diff(traced(x), m(x)) < 1e-6
