@@ -27,7 +27,7 @@ from ..fx.passes.shape_prop import metadata_of
 from ..fx._patch import RECORDING
 from ..fx.proxy import Proxy
 from ..fx.tracer import Tracer
-from ._guards import SCALARS, guardable as _guardable, user_hook
+from ._guards import ABSENT, SCALARS, guardable as _guardable, user_hook
 
 __all__ = ["TracerWarning", "ConcreteProxy", "ConcreteTracer", "is_tracing"]
 
@@ -453,6 +453,18 @@ class ConcreteTracer(Tracer):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
+        found_getattr = Module.__getattr__
+
+        def missing_getattr(mod, name):
+            try:
+                return found_getattr(mod, name)
+            except AttributeError:
+                # getattr(self, "temperature", 1.0), hasattr(self, "extra"): the attribute's
+                # absence is baked in too (set later, the graph ignored it)
+                if threading.get_ident() == thread and not name.startswith("__"):
+                    reads.setdefault((id(mod), name), (mod, name, ABSENT))
+                raise
+        patcher.patch_method(Module, "__getattr__", missing_getattr)
 
     def _member_patches(self, patcher, thread):
         """``module.parameters()`` / ``named_parameters()`` / ``buffers()`` /

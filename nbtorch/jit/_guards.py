@@ -106,6 +106,24 @@ def user_hook(mod):
 
 SCALARS = (bool, int, float, complex, str, type(None))    # Python values a graph bakes in
 _MISSING = object()
+ABSENT = _MISSING       # a module attribute the trace looked for and did not find
+
+
+class _Absent:
+    """A module's attributes read like a dict (`Baked.changed`), parameters, buffers and
+    submodules included: one missing at the trace must stay missing."""
+
+    def __init__(self, module):
+        self.module = module
+
+    def get(self, name, default):
+        m = self.module
+        d = m.__dict__
+        for store in (d, d.get("_parameters") or (), d.get("_buffers") or (),
+                      d.get("_modules") or ()):
+            if name in store:
+                return store[name]
+        return default
 
 
 def _scalar(v):
@@ -232,6 +250,9 @@ class Baked:
                       if _plain_container(v) and k not in self.sinks]
         # plain objects' attributes (object_reads): no attribute write is counted for them
         self.names += [(o.__dict__, k, copy.deepcopy(v)) for o, k, v in object_attrs]
+        # module attributes looked for and missing (a buffer registered later counts no
+        # write): checked at every call
+        self.names += [(_Absent(m), k, v) for m, k, v in reads if v is ABSENT]
         seen = set()
         # the tensors the graph holds as constants: their requires_grad, and where the code
         # found them (``P[0]``, ``W["w"]``, ``h.w`` of an object it names or is given)
@@ -305,8 +326,8 @@ class Baked:
         in-place changes being read by the graph)."""
         for where, name, v in self.names:
             now = where.get(name, _MISSING)
-            if now is not v and (v.same(now) is False if v.__class__ is _Is else (
-                    isinstance(v, Tensor) or now != v)):
+            if now is not v and (v is _MISSING or (v.same(now) is False if v.__class__ is _Is
+                                                   else (isinstance(v, Tensor) or now != v))):
                 return f"{name} changed to {now!r} (was {v!r})"
         for t, requires_grad in self.constants:
             if t._requires_grad != requires_grad:
