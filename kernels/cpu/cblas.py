@@ -10,11 +10,13 @@ process (`gemm_address`) and passed in, and the kernel caches.
 NumPy 2's Linux wheels bundle scipy-openblas with 64-bit integers
 (``scipy_cblas_sgemm64_``); older ones ``cblas_sgemm64_``. Where neither is found
 (another BLAS, another platform) `gemm_address` answers 0 and callers keep their
-`np.matmul` path. Callers hold OpenBLAS to one thread (`blas.one_thread`) around
+`np.matmul` path; so it does with ``NUMBA_DISABLE_JIT=1`` (kernels run as Python, where
+an intrinsic cannot be called). Callers hold OpenBLAS to one thread (`blas.one_thread`) around
 kernels that call it, and validate every shape: the call trusts its pointers.
 """
 import ctypes
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -37,7 +39,8 @@ def gemm_address(dtype):
     char = np.dtype(dtype).char
     address = _ADDRESSES.get(char)
     if address is None:
-        address = _ADDRESSES[char] = _find(_NAMES.get(char, ()))
+        names = () if numba.config.DISABLE_JIT else _NAMES.get(char, ())
+        address = _ADDRESSES[char] = _find(names)
     return address
 
 
