@@ -112,8 +112,9 @@ class SideEffects:
                     self.watch(f"{type(m).__name__}.{k}", v, 0)
 
     # ---- calls ------------------------------------------------------------------------
-    def c_call(self, fn):
-        """A builtin `fn` called from the user's code: stop before an impure one runs."""
+    def c_call(self, fn, frame=None):
+        """A builtin `fn` called from the user's code (`frame`): stop before an impure one
+        runs."""
         what = None
         if fn is builtins.print:
             what = "print()"
@@ -122,15 +123,22 @@ class SideEffects:
         else:
             what = _random_source(fn)
         if what is not None:
-            raise SideEffect(f"the code calls {what}, which a graph would not run again "
-                             "(Python side effects and values run eagerly every call)")
+            where = "" if frame is None else \
+                f" at {frame.f_code.co_filename}:{frame.f_lineno}"
+            raise SideEffect(f"the code calls {what}{where}, which a graph would not run "
+                             "again (Python side effects and values run eagerly every call)")
 
-    def call(self, code):
-        """A Python function starts: logging's record maker stops the trace."""
+    def call(self, code, frame=None):
+        """A Python function starts (`frame`): logging's record maker stops the trace."""
         if code.co_name == "_log" and code.co_filename.endswith(("logging/__init__.py",
                                                                  "logging\\__init__.py")):
-            raise SideEffect("the code logs a message (logging), which a graph would not do "
-                             "again (Python side effects run eagerly every call)")
+            caller = frame
+            while caller is not None and caller.f_code.co_filename == code.co_filename:
+                caller = caller.f_back          # out of logging, to the user's call
+            where = "" if caller is None else \
+                f" at {caller.f_code.co_filename}:{caller.f_lineno}"
+            raise SideEffect(f"the code logs a message (logging){where}, which a graph would "
+                             "not do again (Python side effects run eagerly every call)")
 
     # ---- after the trace ----------------------------------------------------------------
     def changed(self):

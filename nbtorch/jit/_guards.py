@@ -391,11 +391,11 @@ def user_calls(calls, effects=None):
     def hook(frame, event, arg):
         if event != "call":
             if event == "c_call" and effects is not None and frame.f_code in calls:
-                effects.c_call(arg)         # print(), random.random() ... stop the trace
+                effects.c_call(arg, frame)  # print(), random.random() ... stop the trace
             return
         code = frame.f_code
         if effects is not None and code.co_name == "_log":
-            effects.call(code)
+            effects.call(code, frame)
         if code in calls or code in real:
             return
         path = real[code] = os.path.realpath(code.co_filename) if \

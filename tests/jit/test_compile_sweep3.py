@@ -698,3 +698,13 @@ def test_module_attributes_missing_at_the_capture_are_guarded():
     m.register_buffer("shift", nbtorch.ones(3))     # (registering counts no attribute write)
     np.testing.assert_allclose(_np(c(x)), _np(m(x)), rtol=1e-6)
     assert not c.fallback_reasons
+
+
+def test_fullgraph_errors_name_the_line():
+    emb = nn.Embedding(10, 4, max_norm=1.0)     # renormalises its weight in place
+    for fn, arg, what in ((lambda i: emb(i).sum(), nbtorch.tensor([1, 2]), "Embedding"),
+                          (lambda x: print(x.shape) or x * 2, nbtorch.ones(2), "print()"),
+                          (lambda x: nbtorch.add(x, 1, out=x), nbtorch.ones(2), "out=")):
+        with pytest.raises(nbtorch.jit.CompileError if hasattr(nbtorch.jit, "CompileError")
+                           else RuntimeError, match=rf"(?s){what}.*test_compile_sweep3.py:\d+"):
+            nbtorch.compile(fn, fullgraph=True)(arg)

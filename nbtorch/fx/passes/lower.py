@@ -52,6 +52,15 @@ class _Runner(Interpreter):
         super().__init__(gm)
         self.rec = rec
 
+    def run_node(self, n):
+        try:
+            return super().run_node(n)
+        except CaptureError as e:           # where in the user's code (the trace's note)
+            where = n.meta.get("stack_trace")
+            if where and e.args and isinstance(e.args[0], str) and where not in e.args[0]:
+                e.args = (f"{e.args[0]} (at {where})",) + tuple(e.args[1:])
+            raise
+
     def placeholder(self, target, args, kwargs):
         value = super().placeholder(target, args, kwargs)
         node = self.rec.graph.placeholder(target)
