@@ -18,6 +18,7 @@ and the CUDA side compiles the plain versions (`kernels/cuda/scalar_device.py`).
 """
 import math
 
+import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
@@ -166,6 +167,14 @@ def _f32_bits(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(32))
     return types.int32(types.float32), codegen
+
+
+if numba.config.DISABLE_JIT:    # kernels run as Python (NUMBA_DISABLE_JIT=1): no intrinsics
+    def _f32_from_bits(bits):
+        return np.array(bits, np.int32).view(np.float32)[()]
+
+    def _f32_bits(x):
+        return np.array(x, np.float32).view(np.int32)[()]
 
 
 @register_jitable(**_JIT, inline="always")

@@ -16,6 +16,7 @@ keeps too few writes in flight to hide the memory latency. `body` is called
 through an intrinsic that marks the call `alwaysinline` (a call left in the loop
 would keep it scalar).
 """
+import numba
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, register_jitable
@@ -102,6 +103,23 @@ def _inlined3(typingctx, body, a, b, c):
     """body(a, b, c), inlined by LLVM (see `_inlined_call`)."""
     body_sig = typingctx.resolve_function_type(body, (a, b, c), {})
     return body_sig.return_type(body, a, b, c), _inlined_call(body, body_sig)
+
+
+if numba.config.DISABLE_JIT:    # kernels run as Python (NUMBA_DISABLE_JIT=1): no intrinsics
+    def _own_function_with_512bit_vectors():
+        pass
+
+    def _prefetch_for_write(array, index):
+        pass
+
+    def _inlined1(body, a):
+        return body(a)
+
+    def _inlined2(body, a, b):
+        return body(a, b)
+
+    def _inlined3(body, a, b, c):
+        return body(a, b, c)
 
 
 @register_jitable(**_JIT)
