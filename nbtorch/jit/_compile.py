@@ -503,8 +503,8 @@ def _plain_objects(fn, args, kwargs):
     from ._effects import plain_object
     found = [*args, *kwargs.values(), getattr(fn, "__self__", None)]
     code = getattr(fn, "__code__", None)
-    if code is not None:
-        g = getattr(fn, "__globals__", {})
+    g = getattr(fn, "__globals__", {})
+    if code is not None and not g.get("__name__", "").startswith("nbtorch."):
         found += [g.get(n) for n in code.co_names]
         for cell in getattr(fn, "__closure__", None) or ():
             try:

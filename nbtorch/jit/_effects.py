@@ -185,7 +185,8 @@ def plain_object(v):
     from .._tensor import Tensor
     from ..nn import Module
     if isinstance(v, (Tensor, Module, type, types.ModuleType, types.FunctionType,
-                      types.MethodType, types.BuiltinFunctionType)) or callable(v):
+                      types.MethodType, types.BuiltinFunctionType, dict, list, tuple, set)) \
+            or callable(v):
         return False
     mod = type(v).__module__ or ""
     return hasattr(v, "__dict__") and not mod.startswith(("nbtorch", "numpy", "builtins"))

@@ -466,8 +466,12 @@ def object_reads(objects, reads):
         undo = []
         try:
             for cls in classes:
-                undo.append((cls, cls.__dict__.get("__getattribute__", _MISSING)))
-                cls.__getattribute__ = patch(cls)
+                old = cls.__dict__.get("__getattribute__", _MISSING)
+                try:
+                    cls.__getattribute__ = patch(cls)
+                except TypeError:           # a builtin class (not watched)
+                    continue
+                undo.append((cls, old))
             yield
         finally:
             for cls, old in reversed(undo):

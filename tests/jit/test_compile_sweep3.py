@@ -708,3 +708,15 @@ def test_fullgraph_errors_name_the_line():
         with pytest.raises(nbtorch.jit.CompileError if hasattr(nbtorch.jit, "CompileError")
                            else RuntimeError, match=rf"(?s){what}.*test_compile_sweep3.py:\d+"):
             nbtorch.compile(fn, fullgraph=True)(arg)
+
+
+def test_compiling_a_modules_call_or_forward_method():
+    # compile(model.__call__) fell back: "cannot set '__getattribute__' attribute of
+    # immutable type 'collections.OrderedDict'" (a global of nbtorch's own code was watched)
+    nbtorch.manual_seed(0)
+    m, x = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2)), nbtorch.randn(6, 3)
+    twin = copy.deepcopy(m)
+    c = nbtorch.compile(twin.__call__)
+    np.testing.assert_allclose(_np(c(x)), _np(m(x)), rtol=1e-5, atol=1e-6)
+    assert not c.fallback_reasons
+    np.testing.assert_allclose(_np(twin[1].running_mean), _np(m[1].running_mean), rtol=1e-6)
