@@ -187,6 +187,9 @@ def _graph_module_of(m):
         return m.graph_module
     if isinstance(m, GraphModule):
         return m
+    saved_graph = getattr(m, "saved_graph", None)       # frozen / optimized (`_script.py`)
+    if saved_graph is not None:
+        return saved_graph()
     compiled = getattr(m, "_compiled", None)
     if compiled is not None:
         from ._script import _Scripted

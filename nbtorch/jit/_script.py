@@ -91,15 +91,17 @@ class _Scripted(CompiledFunctionWrapper):
         with fork_rng(), record_conversions() as events:
             traced = trace(target, args, check_trace=False,
                            example_kwarg_inputs=kwargs or None)
-        # the loaded graph checks its inputs against the kinds this path was traced for
-        # (a 2-D input through a graph traced on 3-D took the 3-D branch, silently): rank
-        # and dtype, and the whole shape when the code read a size as a Python value
-        sizes = bool(events)
-        graph_module = getattr(traced, "graph_module", traced)
-        graph_module.meta["input_guard"] = [
-            (len(shape), str(dtype), list(shape) if sizes else None)
-            for shape, dtype, _ in signature[1]]
+        getattr(traced, "graph_module", traced).meta["input_guard"] = _input_guard(
+            [shape for shape, _, _ in signature[1]], [d for _, d, _ in signature[1]], events)
         return traced
+
+
+def _input_guard(shapes, dtypes, conversions):
+    """What a saved graph traced for one input kind checks its inputs against (a 2-D input
+    through a graph traced on 3-D took the 3-D branch, silently): each tensor's rank and
+    dtype, and its whole shape when the code read a size as a Python value."""
+    return [(len(shape), str(dtype), list(shape) if conversions else None)
+            for shape, dtype in zip(shapes, dtypes)]
 
 
 def _signature(args, kwargs):
@@ -296,9 +298,17 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     alone are folded ahead of time. Returns a GraphModule - or, for a scripted module not
     called yet (``freeze(jit.script(model))``, no graph to freeze), a `FrozenModule` that
     freezes the graph of each input signature on its first call."""
-    if isinstance(mod, ScriptedModule) and getattr(
-            mod._compiled, "last_graph_module", None) is None:
-        return FrozenModule(mod._orig_mod)
+    if isinstance(mod, ScriptedModule):
+        # per input kind, as script: the graph of its last call alone, frozen, ran other
+        # kinds through that call's shape-dependent branches
+        frozen = FrozenModule(mod._orig_mod)
+        signature = getattr(mod._compiled, "last_signature", None)
+        if signature is not None:           # that kind frozen now: saveable at once
+            args, kwargs = _example(signature)
+            if not kwargs:
+                frozen._graphs[frozen._key(args)] = frozen._freeze_for(args)
+                object.__setattr__(frozen, "_last_key", frozen._key(args))
+        return frozen
     return _frozen_module(mod)
 
 
@@ -337,9 +347,13 @@ class FrozenModule(_LastTrace, ScriptModule):
         """`optimize_for_inference`: each frozen graph also compiled, run without grad."""
         return FrozenModule(None, optimize=True, model=self._model)
 
-    def forward(self, *args):
+    @staticmethod
+    def _key(args):
         from ._guards import value_key
-        key = tuple(value_key(a, False) for a in args)
+        return tuple(value_key(a, False) for a in args)
+
+    def forward(self, *args):
+        key = self._key(args)
         entry = self._graphs.get(key)
         if entry is None:
             entry = self._graphs[key] = self._freeze_for(args)
@@ -352,11 +366,20 @@ class FrozenModule(_LastTrace, ScriptModule):
 
     def _freeze_for(self, args):
         from ._compile import compile as compile_
+        from ._compiled import flatten
+        from ._concrete import record_conversions
         from ._trace import trace
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), record_conversions() as events:
             warnings.simplefilter("ignore")
             gm = _frozen_module(trace(self._model, args, check_trace=False))
+        tensors, _ = flatten(args)
+        gm.meta["input_guard"] = _input_guard([t.shape for t in tensors],
+                                              [t.dtype for t in tensors], events)
         return gm, (compile_(gm) if self._optimize else gm)
+
+    def saved_graph(self):
+        """What `jit.save` writes: the frozen graph of the last call's input kind."""
+        return self._last()
 
     def _last(self):
         gm = self._graphs[self._last_key][0] if self._last_key is not None else None
@@ -383,6 +406,10 @@ def _inference_class():
         def forward(self, *args, **kwargs):
             with no_grad():
                 return self._compiled(*args, **kwargs)
+
+        def saved_graph(self):
+            """What `jit.save` writes: the frozen graph (compiled, it computes the same)."""
+            return getattr(self.frozen, "saved_graph", lambda: self.frozen)()
 
         @property
         def graph(self):

@@ -817,3 +817,38 @@ def test_weight_norm_traced_as_the_root_recomputes_its_weight():
     with torch.no_grad():
         m.weight_g.mul_(2)
     assert _max_diff(traced(x), m(x)) < 1e-6
+
+
+class _ByRank(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        if x.dim() == 3:
+            return self.lin(x).sum(0)
+        return self.lin(x) * 2
+
+
+def test_freeze_and_optimize_a_called_scripted_module_per_input_kind(tmp_path):
+    # freeze/optimize_for_inference of a scripted module already called froze the graph of
+    # that call: a 2-D input then took the 3-D branch (shape (4,) where eager gives (3, 4))
+    m = _ByRank().eval()
+    x3, x2 = torch.randn(2, 3, 4), torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for make in (torch.jit.freeze, torch.jit.optimize_for_inference):
+            scripted = torch.jit.script(m)
+            scripted(x3)
+            frozen = make(scripted)
+            for x in (x2, x3):
+                assert _max_diff(frozen(x), m(x)) == 0
+            # frozen and optimized modules save (their last input kind's frozen graph)
+            torch.jit.save(frozen, tmp_path / "f.nbj")
+            loaded = torch.jit.load(tmp_path / "f.nbj")
+            assert _max_diff(loaded(x3), m(x3)) == 0
+            with pytest.raises(RuntimeError, match="saved from nbtorch.jit.script"):
+                loaded(x2)
+        traced = torch.jit.optimize_for_inference(torch.jit.trace(m, (x3,)))
+        torch.jit.save(traced, tmp_path / "o.nbj")
+    assert _max_diff(torch.jit.load(tmp_path / "o.nbj")(x3), m(x3)) == 0
