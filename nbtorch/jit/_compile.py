@@ -445,6 +445,8 @@ class _Compiled:
 
         def flat(*ts):
             a, k = unflatten(list(ts), spec)
+            if effects is not None:
+                effects.arguments((a, k))
             out = _sizes_traced(RECORDING.tracer, fn(*a, **k))
             assigned = RECORDING.tracer.attr_updates
             if not assigned:

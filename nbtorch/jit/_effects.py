@@ -101,6 +101,18 @@ class SideEffects:
                 if v is not None:
                     self.watch(name, v)
 
+    def arguments(self, value, name="an argument"):
+        """Watch the lists and dicts inside the arguments the traced code gets (rebuilt for
+        the trace: appending to one, ``cache.append(y)``, was lost)."""
+        if isinstance(value, (list, dict)):
+            self.watch(name, value, 0)
+        if isinstance(value, (list, tuple)):
+            for v in value:
+                self.arguments(v, name)
+        elif isinstance(value, dict):
+            for v in value.values():
+                self.arguments(v, name)
+
     def modules(self, modules):
         """Watch the container attributes of the user's own module classes
         (``self.log = []``)."""

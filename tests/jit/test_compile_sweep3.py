@@ -720,3 +720,25 @@ def test_compiling_a_modules_call_or_forward_method():
     np.testing.assert_allclose(_np(c(x)), _np(m(x)), rtol=1e-5, atol=1e-6)
     assert not c.fallback_reasons
     np.testing.assert_allclose(_np(twin[1].running_mean), _np(m[1].running_mean), rtol=1e-6)
+
+
+def test_code_changing_its_list_or_dict_arguments_runs_eagerly():
+    # the trace got rebuilt containers: what the code put in them was lost
+    def keep(x, cache):
+        cache.append(x * 2)
+        return x + 1
+
+    def carry(x, state):
+        state["h"] = state["h"] * 0.5 + x
+        return state["h"]
+    c = nbtorch.compile(keep)
+    cache = []
+    for i in range(3):
+        _quiet(c, nbtorch.full((1,), float(i)), cache)
+    assert [v.item() for v in cache] == [0.0, 2.0, 4.0]
+    c = nbtorch.compile(carry)
+    state = {"h": nbtorch.zeros(2)}
+    for _ in range(3):
+        _quiet(c, nbtorch.ones(2), state)
+    assert state["h"].tolist() == [1.75, 1.75]
+    assert "an argument (a dict)" in c.fallback_reasons[0]
