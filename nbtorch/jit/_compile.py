@@ -462,6 +462,7 @@ class _Compiled:
                 effects = SideEffects()
                 effects.modules(self._modules if self._module is not None else
                                 _reachable_modules(fn, self._modules, (args, kwargs)))
+                effects.arguments(getattr(fn, "__self__", None), "the bound object")
             object_attrs = {}
             try:
                 with user_calls(calls, effects), object_reads(

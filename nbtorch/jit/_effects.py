@@ -80,7 +80,11 @@ class SideEffects:
                 self.saved[id(value)] = (value, _copy(value), name)
             return
         if depth and plain_object(value):
-            for k, v in list(vars(value).items())[:64]:
+            d = vars(value)
+            if isinstance(d, dict) and id(d) not in self.saved and len(d) <= 256:
+                # its attributes themselves (self.step += 1 in a compiled method)
+                self.saved[id(d)] = (d, dict(d), f"{name}'s attributes")
+            for k, v in list(d.items())[:64]:
                 self.watch(f"{name}.{k}", v, 0)
 
     def enter(self, frame):
@@ -103,9 +107,10 @@ class SideEffects:
 
     def arguments(self, value, name="an argument"):
         """Watch the lists and dicts inside the arguments the traced code gets (rebuilt for
-        the trace: appending to one, ``cache.append(y)``, was lost)."""
-        if isinstance(value, (list, dict)):
-            self.watch(name, value, 0)
+        the trace: appending to one, ``cache.append(y)``, was lost), and the plain objects
+        (a method's ``self``)."""
+        if isinstance(value, (list, dict)) or plain_object(value):
+            self.watch(name, value, 0 if isinstance(value, (list, dict)) else 1)
         if isinstance(value, (list, tuple)):
             for v in value:
                 self.arguments(v, name)

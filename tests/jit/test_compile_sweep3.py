@@ -742,3 +742,31 @@ def test_code_changing_its_list_or_dict_arguments_runs_eagerly():
         _quiet(c, nbtorch.ones(2), state)
     assert state["h"].tolist() == [1.75, 1.75]
     assert "an argument (a dict)" in c.fallback_reasons[0]
+
+
+class _Trainer:
+    def __init__(self):
+        self.step, self.model = 0, nn.Linear(2, 2)
+
+    @nbtorch.compile
+    def forward(self, x):
+        self.step += 1              # counted once (at the capture) before
+        return self.model(x)
+
+
+def test_attributes_a_compiled_method_sets_on_its_object_run_eagerly():
+    t = _Trainer()
+    for _ in range(3):
+        _quiet(t.forward, nbtorch.ones(1, 2))
+    assert t.step == 3
+
+    class State:
+        pass
+    st = State()
+
+    def keep(x, state):
+        state.h = x * 2
+        return x
+    c = nbtorch.compile(keep)
+    _quiet(c, nbtorch.ones(1), st)
+    assert st.h.tolist() == [2.0] and "attributes" in c.fallback_reasons[0]
