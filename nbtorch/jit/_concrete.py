@@ -662,6 +662,9 @@ class ConcreteTracer(Tracer):
                 return False
         if type(m).__module__.startswith("nbtorch.ao.nn"):
             return False        # traced into its quantized graph ops (see call_module)
+        if self.attr_updates is None and type(m).__name__ in ("ScriptedModule",
+                                                                "FrozenModule"):
+            return True         # a scripted submodule keeps its control flow (_script.py)
         return super().is_leaf_module(m, module_qualified_name)
 
     def call_module(self, m, forward, args, kwargs):

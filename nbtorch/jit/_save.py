@@ -109,6 +109,8 @@ def _inline_modules(work):
         sub = work.get_submodule(node.target)
         if any(isinstance(m, RNNBase) for m in sub.modules()):
             continue        # loops over time steps: inlined, it would freeze the length
+        if type(sub).__name__ in ("ScriptedModule", "FrozenModule"):
+            continue        # scripted: inlined, its control flow would be fixed
                             # (normalize made those it can torch.lstm & co.)
         if sub.training and any(type(m).__name__.startswith(_STATEFUL_IN_TRAINING)
                                 for m in sub.modules()):
@@ -225,6 +227,12 @@ def _target_name(fn):
     q = qualified_name(fn)
     if _resolve_target(q) is fn:
         return q
+    from ._traced import ScriptFunction
+    if isinstance(fn, ScriptFunction):
+        raise RuntimeError(f"nbtorch.jit.save: the graph calls the scripted function {q}, "
+                           "whose control flow a saved graph cannot keep (nbtorch scripts by "
+                           "tracing per input kind); save the state_dict, or trace without "
+                           "@jit.script on it (its branches fixed at the example's)")
     raise RuntimeError(f"nbtorch.jit.save: the graph calls {q}, which is not a public nbtorch "
                        "function, an operator or a math function: it cannot be saved safely "
                        "(make it a torch.* call, or save the state_dict instead)")

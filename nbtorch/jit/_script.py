@@ -160,10 +160,26 @@ class ScriptedFunction(_LastTrace, ScriptFunction):
         self.name = getattr(fn, "__name__", "function")
 
     def __call__(self, *args, **kwargs):
+        tracer = _outer_trace(args, kwargs)
+        if tracer is not None:
+            return tracer.create_proxy("call_function", self, args, kwargs)
         return self._compiled(*args, **kwargs)
 
     def __repr__(self):
         return f"<nbtorch.jit.ScriptFunction {self.name}>"
+
+
+def _outer_trace(args, kwargs):
+    """The jit.trace (or export) recording these traced values, whose graph calls scripted
+    code as one node that keeps its control flow, as PyTorch's trace does (traced
+    through, a helper's `if x.dim() == 3` was fixed to the example's branch, silently);
+    None otherwise (compile and script captures specialise per input kind themselves)."""
+    from ..fx._patch import RECORDING, find_proxy
+    tracer = getattr(RECORDING, "tracer", None)
+    if (tracer is None or tracer._executing or getattr(tracer, "attr_updates", {}) is not None
+            or find_proxy(args, kwargs) is None):
+        return None
+    return tracer
 
 
 class ScriptedModule(_LastTrace, CompiledCalls, ScriptModule):
@@ -177,6 +193,16 @@ class ScriptedModule(_LastTrace, CompiledCalls, ScriptModule):
         compiled = _Scripted(mod, mod, False, False, "numba", None, None)
         object.__setattr__(self, "_compiled", compiled)
         self.training = mod.training
+
+    def __call__(self, *args, **kwargs):
+        tracer = _outer_trace(args, kwargs)
+        if tracer is not None:          # one call_module node, as a scripted function's
+            try:
+                return tracer.create_proxy("call_module", tracer.path_of_module(self),
+                                           args, kwargs)
+            except NameError:           # not under the traced root: traced through
+                pass
+        return self._compiled(*args, **kwargs)
 
     def train(self, mode=True):
         self._orig_mod.train(mode)

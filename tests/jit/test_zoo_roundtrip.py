@@ -852,3 +852,37 @@ def test_freeze_and_optimize_a_called_scripted_module_per_input_kind(tmp_path):
         traced = torch.jit.optimize_for_inference(torch.jit.trace(m, (x3,)))
         torch.jit.save(traced, tmp_path / "o.nbj")
     assert _max_diff(torch.jit.load(tmp_path / "o.nbj")(x3), m(x3)) == 0
+
+
+@torch.jit.script
+def _scripted_by_rank(x):
+    if x.dim() == 3:
+        return x.sum(0)
+    return x * 2
+
+
+class _CallsScripted(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.sub = torch.jit.script(_ByRank())
+
+    def forward(self, x):
+        return _scripted_by_rank(self.lin(x)) + self.sub(x)
+
+
+def test_trace_keeps_the_control_flow_of_scripted_code_it_calls(tmp_path):
+    # PyTorch's documented mix of tracing and scripting: traced through, a scripted
+    # helper's `if x.dim() == 3` was fixed to the example's branch (a 2-D input gave
+    # shape (4,) for eager's (3, 4)), silently; now one node that scripts per input kind
+    m = _CallsScripted()
+    x3, x2 = torch.randn(2, 3, 4), torch.randn(3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(m, (x3,))
+        for x in (x3, x2):
+            assert _max_diff(traced(x), m(x)) == 0
+        traced(x2).sum().backward()
+        assert m.lin.weight.grad is not None and m.sub.lin.weight.grad is not None
+        with pytest.raises(RuntimeError, match="scripted function|ScriptedModule"):
+            torch.jit.save(traced, tmp_path / "m.nbj")
