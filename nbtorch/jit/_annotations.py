@@ -52,9 +52,22 @@ def script_method(fn):
 
 
 def script_if_tracing(fn):
-    """`fn` scripted only when traced: nbtorch's trace and script both record the ops
-    that run, so it is `fn` itself."""
-    return fn
+    """`fn` scripted only when traced (as PyTorch's): inside `jit.trace` it is one graph
+    node that keeps its control flow (`_script.py`), so a branch on its input's rank or
+    size is not fixed at the example's; called eagerly it is `fn` itself."""
+    import functools
+    scripted = []
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from ._concrete import is_tracing
+        if not is_tracing():
+            return fn(*args, **kwargs)
+        if not scripted:
+            from . import script
+            scripted.append(script(fn))
+        return scripted[0](*args, **kwargs)
+    return wrapper
 
 
 def annotate(the_type, the_value):

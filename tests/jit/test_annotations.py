@@ -56,7 +56,7 @@ def test_a_torchscript_style_model_runs_traces_and_scripts():
     np.testing.assert_allclose(scripted.features(x).detach().numpy(),
                                m.lin(x).relu().detach().numpy(), rtol=1e-6)
     assert jit.interface(_Scriptable) is _Scriptable
-    assert jit.script_method(len) is len and jit.script_if_tracing(len) is len
+    assert jit.script_method(len) is len and jit.script_if_tracing(len)([1, 2]) == 2
 
 
 ISINSTANCE_CASES = [

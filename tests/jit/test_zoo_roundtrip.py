@@ -877,6 +877,15 @@ def test_trace_keeps_the_control_flow_of_scripted_code_it_calls(tmp_path):
     # shape (4,) for eager's (3, 4)), silently; now one node that scripts per input kind
     m = _CallsScripted()
     x3, x2 = torch.randn(2, 3, 4), torch.randn(3, 4)
+
+    @torch.jit.script_if_tracing
+    def helper(x):                                  # the same, scripted only when traced
+        return x.sum(0) if x.dim() == 3 else x * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = torch.jit.trace(lambda x: helper(x * 1.5), (x3,))
+    for x in (x3, x2):
+        assert _max_diff(traced(x), helper(x * 1.5)) == 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         traced = torch.jit.trace(m, (x3,))
