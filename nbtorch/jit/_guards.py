@@ -382,7 +382,7 @@ def user_calls(calls, effects=None):
     import contextlib
     import os
     import sys
-    from ..fx._patch import RECORDING, patch_isinstance
+    from ..fx._patch import RECORDING, patch_globals, patch_isinstance
     if not _LIBRARY_DIRS:
         _LIBRARY_DIRS.append(_library_dirs())
     library = _LIBRARY_DIRS[0]
@@ -406,8 +406,10 @@ def user_calls(calls, effects=None):
                 effects.enter(frame)
             tracer = getattr(RECORDING, "tracer", None)
             patcher = getattr(tracer, "_patcher", None)
-            if patcher is not None:         # its isinstance sees through traced values
-                patch_isinstance(patcher, frame.f_globals)
+            if patcher is not None:         # its isinstance sees through traced values,
+                patch_isinstance(patcher, frame.f_globals)      # and the op functions it
+                patch_globals(patcher, frame.f_globals)         # imported by name record
+                # (``from torch import relu``: under compile they ran on traced values)
 
     @contextlib.contextmanager
     def scope():

@@ -770,3 +770,19 @@ def test_attributes_a_compiled_method_sets_on_its_object_run_eagerly():
     c = nbtorch.compile(keep)
     _quiet(c, nbtorch.ones(1), st)
     assert st.h.tolist() == [2.0] and "attributes" in c.fallback_reasons[0]
+
+
+_gelu = nn.functional.gelu          # an op imported by name (from torch.nn.functional import ..)
+
+
+def _named_ops(x):
+    return _gelu(x) * 2
+
+
+def test_ops_imported_by_name_are_recorded_in_compiled_functions():
+    # they ran on traced values: "a tensor is converted to a Python boolean" in nbtorch's
+    # own code, and the function ran eagerly
+    x = nbtorch.randn(4)
+    c = nbtorch.compile(_named_ops)
+    np.testing.assert_allclose(_np(c(x)), _np(_named_ops(x)), rtol=1e-6)
+    assert not c.fallback_reasons
