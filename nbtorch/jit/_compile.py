@@ -484,6 +484,9 @@ class _Compiled:
                         "know: a global's or closure's tensor updated in place? Pass it as "
                         "an argument or register it as a buffer)"
                         if "ConcreteProxy" in str(e) else "")
+                if "ConcreteProxy" in str(e) and "vmap" in str(e):
+                    hint = (" (torch.func.vmap inside compiled code is not traced: compile "
+                            "the function it maps, or call vmap outside)")
                 raise _Break(f"tracing failed: {type(e).__name__}: {e}{hint}") from None
         for w in caught:
             if issubclass(w.category, TracerWarning):
