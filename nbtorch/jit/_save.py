@@ -50,6 +50,14 @@ def _through_tracer(fixed=None):
         def is_leaf_module(self, m, module_qualified_name):
             return False
 
+        def _placeholder(self, name, value):
+            # one input given twice (self-attention's query, key and value) is one
+            # placeholder: the layer's `query is key` paths hold as in the traced call
+            seen = self.__dict__.setdefault("_seen_inputs", {})
+            if id(value) not in seen:
+                seen[id(value)] = super()._placeholder(name, value)
+            return seen[id(value)]
+
         def create_args_for_root(self, root_fn, is_module, concrete_args=None):
             call, args, kwargs = super().create_args_for_root(root_fn, is_module,
                                                               concrete_args)
@@ -67,10 +75,13 @@ def _split_call(sub, node):
     except TypeError:
         return None
     examples, fixed, nodes = {}, {}, []
+    shared = {}                     # one example per node (see `_through_tracer`)
     for name, value in bound.arguments.items():
         if isinstance(value, Node):
-            examples[name] = _example(value.meta["tensor_meta"])
-            nodes.append(value)
+            if value not in shared:
+                shared[value] = _example(value.meta["tensor_meta"])
+                nodes.append(value)
+            examples[name] = shared[value]
         elif isinstance(value, (tuple, list, dict)) and any(
                 isinstance(e, Node) for e in (value.values() if isinstance(value, dict)
                                               else value)):

@@ -536,6 +536,25 @@ def test_loaded_module_keeps_the_originals_parameter_order(tmp_path):
         assert _max_diff(copy_(x), m(x)) == 0
 
 
+def test_saved_self_attention_is_one_projection_and_bit_equal_in_bfloat16(tmp_path):
+    # save inlined attention on three example inputs for one node: the saved graph made
+    # three transposes and three projections (query is key no longer held), and bfloat16
+    # gradients of a norm_first layer came back 1 ulp off eager's
+    torch.manual_seed(1)
+    m = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, norm_first=True,
+                                   batch_first=True).to(torch.bfloat16)
+    x = torch.randn(2, 4, 8).to(torch.bfloat16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.jit.save(torch.jit.trace(copy.deepcopy(m), (x,)), tmp_path / "m.nbj")
+    loaded = torch.jit.load(tmp_path / "m.nbj")
+    assert loaded.code.count("torch.transpose(") == 2          # in and out, once each
+    _loss(loaded(x)).backward()
+    _loss(m(x)).backward()
+    for p, q in zip(m.parameters(), loaded.parameters()):
+        assert _max_diff(p.grad, q.grad) == 0
+
+
 def test_traced_gru_cell_gives_its_weights_gradients():
     # nbtorch's own Functions (GRUCell's gate split) were traced through under no_grad:
     # the graph detached the gates and the weights got no gradient at all
