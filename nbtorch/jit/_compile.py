@@ -316,6 +316,11 @@ class _Compiled:
                               f"run eagerly. Last reason: {reason}", stacklevel=4)
             entry = self._cache[key] = _Eager(reason)
             return entry
+        if self._lazy(args, kwargs):
+            # a lazy module makes its weights on its first call (shapes from the input):
+            # that call runs eagerly, the next one compiles (the capture's put-back of the
+            # placeholders crashed: "could not broadcast ... shape (0,)")
+            return _Eager("a lazy module is not initialised yet")
         if self._order:
             self.recompiles += 1
         self._order.append(key)
@@ -330,6 +335,13 @@ class _Compiled:
         else:
             self._cache[key] = entry
         return entry
+
+    def _lazy(self, args, kwargs):
+        from ..nn.parameter_lazy import is_lazy
+        modules = self._modules if self._module is not None else _reachable_modules(
+            self._fn, self._modules, (args, kwargs))
+        return any(is_lazy(t) for m in modules
+                   for t in (*m._parameters.values(), *m._buffers.values()))
 
     def _eager_call(self, reason, args, kwargs):
         self._fallback(reason)

@@ -786,3 +786,22 @@ def test_ops_imported_by_name_are_recorded_in_compiled_functions():
     c = nbtorch.compile(_named_ops)
     np.testing.assert_allclose(_np(c(x)), _np(_named_ops(x)), rtol=1e-6)
     assert not c.fallback_reasons
+
+
+def test_lazy_modules_compile_after_their_first_call():
+    # the capture's put-back of the placeholders raised "could not broadcast input array
+    # from shape (0,) into shape (4,5)" from the compiled model's first call
+    def make():
+        nbtorch.manual_seed(0)
+        return nn.Sequential(nn.LazyLinear(4), nn.ReLU(), nn.LazyLinear(2))
+    m1, m2, x = make(), make(), nbtorch.randn(3, 5)
+    c = nbtorch.compile(m2)
+    for m in (m1, c):
+        o = nbtorch.optim.SGD(m.parameters(), 0.1)
+        for _ in range(3):
+            m(x).pow(2).sum().backward()
+            o.step()
+            o.zero_grad()
+    for p1, p2 in zip(m1.parameters(), m2.parameters()):
+        np.testing.assert_allclose(_np(p2), _np(p1), rtol=1e-6)
+    assert not c.fallback_reasons and len(c._compiled._cache) == 1
