@@ -797,6 +797,8 @@ def test_lazy_modules_compile_after_their_first_call():
     m1, m2, x = make(), make(), nbtorch.randn(3, 5)
     c = nbtorch.compile(m2)
     for m in (m1, c):
+        nbtorch.manual_seed(1)          # the weights are drawn at the first call
+        m(x)
         o = nbtorch.optim.SGD(m.parameters(), 0.1)
         for _ in range(3):
             m(x).pow(2).sum().backward()
