@@ -807,3 +807,22 @@ def test_lazy_modules_compile_after_their_first_call():
     for p1, p2 in zip(m1.parameters(), m2.parameters()):
         np.testing.assert_allclose(_np(p2), _np(p1), rtol=1e-6)
     assert not c.fallback_reasons and len(c._compiled._cache) == 1
+
+
+def test_a_weights_gradient_hook_runs_once_per_backward():
+    # recorded in the captured backward and run by the engine again: g * 0.5 gave g * 0.25
+    nbtorch.manual_seed(0)
+    m1, x = nn.Linear(3, 2), nbtorch.randn(4, 3)
+    m2 = copy.deepcopy(m1)
+    c = nbtorch.compile(m2)
+    handles = [m.weight.register_hook(lambda g: g * 0.5) for m in (m1, m2)]
+    m1(x).sum().backward()
+    c(x).sum().backward()
+    np.testing.assert_allclose(_np(m2.weight.grad), _np(m1.weight.grad), rtol=1e-6)
+    for h in handles:
+        h.remove()          # and not kept in the graph after its removal
+    m1.zero_grad()
+    m2.zero_grad()
+    m1(x).sum().backward()
+    c(x).sum().backward()
+    np.testing.assert_allclose(_np(m2.weight.grad), _np(m1.weight.grad), rtol=1e-6)

@@ -188,14 +188,39 @@ def capture_joint(gm, example_inputs, wrt):
             state = grad_mode.STATE
             state.first_order = True    # ops with a fused gradient kernel record it
             try:
-                grads = engine.grad(flat, sources, grads_out, retain_graph=False,
-                                    create_graph=True, allow_unused=True)
+                with _without_hooks(sources):
+                    grads = engine.grad(flat, sources, grads_out, retain_graph=False,
+                                        create_graph=True, allow_unused=True)
             finally:
                 state.first_order = False
         else:
             grads = [None] * len(sources)
         out_node = _output(rec, (out, tuple(grads)), out_arg)
     return rec.graph, forward_nodes, out_node, [o.requires_grad for o in tensors]
+
+
+class _without_hooks:
+    """The gradient hooks of `tensors` (a weight's ``register_hook``) left out of the
+    captured backward: the engine runs them on the compiled graph's gradients at every
+    backward (recorded too, a hook ran twice - g * 0.5 gave g * 0.25 - and a hook removed
+    later still ran)."""
+
+    def __init__(self, tensors):
+        self.tensors = tensors
+        self.taken = []
+
+    def __enter__(self):
+        for t in self.tensors:
+            node, slot = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (
+                getattr(t, "_hooks", None), 0)
+            hooks = getattr(node, "_tensor_hooks", None)
+            if hooks and slot in hooks:
+                self.taken.append((hooks, slot, hooks.pop(slot)))
+        return self
+
+    def __exit__(self, *exc):
+        for hooks, slot, h in self.taken:
+            hooks[slot] = h
 
 
 def _ones_like(t):
