@@ -589,9 +589,17 @@ class CompiledCalls:
     OptimizedModule, jit.script's module): attributes it lacks are the original's."""
 
     def __call__(self, *args, **kwargs):
+        d = self.__dict__
+        if (d.get("_forward_hooks") or d.get("_forward_pre_hooks") or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")):
+            # hooks registered on the wrapper itself run around the compiled call, as
+            # PyTorch's (they were skipped)
+            from ..nn import Module
+            return Module.__call__(self, *args, **kwargs)
         return self._compiled(*args, **kwargs)
 
-    forward = __call__
+    def forward(self, *args, **kwargs):
+        return self._compiled(*args, **kwargs)
 
     def __getattr__(self, name):
         try:

@@ -826,3 +826,14 @@ def test_a_weights_gradient_hook_runs_once_per_backward():
     m1(x).sum().backward()
     c(x).sum().backward()
     np.testing.assert_allclose(_np(m2.weight.grad), _np(m1.weight.grad), rtol=1e-6)
+
+
+def test_hooks_registered_on_the_compiled_module_run():
+    # the wrapper's own hooks were skipped (PyTorch runs them around the compiled call)
+    nbtorch.manual_seed(0)
+    c, x = nbtorch.compile(nn.Linear(3, 2)), nbtorch.randn(4, 3)
+    seen = []
+    c.register_forward_pre_hook(lambda mod, args: seen.append("pre"))
+    c.register_forward_hook(lambda mod, args, out: out * 0)
+    assert float(c(x).detach().abs().sum()) == 0.0 and seen == ["pre"]
+    assert not c.fallback_reasons
