@@ -344,13 +344,27 @@ def archive_of(m, _extra_files=None):
         state.setdefault(name, t)
     buffers = [k for k, _ in gm.named_buffers()]
     params = {k: p.requires_grad for k, p in gm.named_parameters()}
+    # a tensor under several names (tied weights: an LM's embedding and output layer) is
+    # one tensor again when loaded (the second name was loaded as an untied buffer: no
+    # gradient through that use, missing from state_dict)
+    aliases, first = {}, {}
+    for k, v in state.items():
+        if isinstance(v, Tensor):
+            canonical = aliases[k] = first.setdefault(id(v), k)
+            if canonical == k:
+                del aliases[k]
+            elif canonical in params:
+                params[k] = params[canonical]
+            elif canonical in buffers:
+                buffers.append(k)
     extra = {str(k): str(v) for k, v in (_extra_files or {}).items()}
     archive = {"format": _FORMAT, "class_name": getattr(m, "original_name", type(m).__name__),
                "training": bool(getattr(gm, "training", False)), "graph": nodes,
                # tensors only: a quantized layer's state_dict also holds its packed
                # params' dtype and (weight, bias) tuple, which the graph's constants carry
                "state": {k: v.detach() for k, v in state.items() if isinstance(v, Tensor)},
-               "parameters": params, "buffers": buffers, "extra_files": extra}
+               "parameters": params, "buffers": buffers, "extra_files": extra,
+               "aliases": aliases}
     if gm.meta.get("input_guard") is not None:      # a scripted module's (`_script.py`)
         archive["input_guard"] = gm.meta["input_guard"]
     return archive
@@ -498,6 +512,21 @@ def module_from_archive(archive, path):
         params, buffers = archive["parameters"], set(archive["buffers"])
     except (KeyError, TypeError) as e:
         raise _bad(path, f"missing entry {e}") from None
+    aliases = archive.get("aliases", {})
+    if not isinstance(aliases, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and k in state and v in state
+            and v not in aliases for k, v in aliases.items()):
+        raise _bad(path, "bad aliases entry")
+    made = {}
+
+    def tensor_for(name):
+        """The tensor (a Parameter where saved as one) of state entry `name`, one object
+        for all the names of a tied tensor."""
+        key = aliases.get(name, name)
+        if key not in made:
+            made[key] = Parameter(state[key], requires_grad=params[key]) \
+                if key in params else state[key]
+        return made[key]
     graph = Graph()
     env = {}
     root = {}
@@ -515,10 +544,7 @@ def module_from_archive(archive, path):
             _check_attr_name(target, path, "attribute")
             if target not in state:
                 raise _bad(path, f"get_attr {target!r} has no saved tensor")
-            t = state[target]
-            if target in params:
-                t = Parameter(t, requires_grad=params[target])
-            root[target] = t
+            root[target] = tensor_for(target)
             node = graph.get_attr(target)
         elif op == "call_function":
             fn = _resolve_target(target)
@@ -538,10 +564,10 @@ def module_from_archive(archive, path):
             raise _bad(path, f"unknown node op {op!r}")
         env[name] = node
     # weights the graph does not read still belong to the module's state_dict
-    for name, t in state.items():
+    for name in state:
         if name not in root:
             _check_attr_name(name, path, "state")
-            root[name] = Parameter(t, requires_grad=params[name]) if name in params else t
+            root[name] = tensor_for(name)
     # in the saved state_dict's order: parameters() as the original's (an optimizer's
     # state_dict maps its entries to parameters by position)
     root = {name: root[name] for name in state if name in root}

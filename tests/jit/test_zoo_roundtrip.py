@@ -914,3 +914,34 @@ def test_trace_keeps_the_control_flow_of_scripted_code_it_calls(tmp_path):
         assert m.lin.weight.grad is not None and m.sub.lin.weight.grad is not None
         with pytest.raises(RuntimeError, match="scripted function|ScriptedModule"):
             torch.jit.save(traced, tmp_path / "m.nbj")
+
+
+class _Tied(nn.Module):
+    """A language model's tied embedding and output weights."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.out = nn.Linear(4, 10, bias=False)
+        self.out.weight = self.emb.weight
+
+    def forward(self, idx):
+        return self.out(self.emb(idx).tanh())
+
+
+def test_tied_weights_stay_tied_when_loaded(tmp_path):
+    # the second name of a tied weight was loaded as a separate buffer: the output layer's
+    # use got no gradient (1.96 off eager's), and 'out.weight' left the state_dict
+    torch.manual_seed(0)
+    m = _Tied()
+    idx = torch.randint(0, 10, (2, 5))
+    torch.jit.save(torch.jit.trace(m, (idx,)), tmp_path / "tied.nbj")
+    loaded = torch.jit.load(tmp_path / "tied.nbj")
+    assert loaded.emb.weight is loaded.out.weight
+    assert list(loaded.state_dict()) == list(m.state_dict())
+    assert [n for n, _ in loaded.named_parameters()] == [n for n, _ in m.named_parameters()]
+    _loss(loaded(idx)).backward()
+    _loss(m(idx)).backward()
+    assert _max_diff(loaded.emb.weight.grad, m.emb.weight.grad) < 1e-6
+    loaded.load_state_dict(m.state_dict())
+    assert copy.deepcopy(loaded).out.weight is not None
