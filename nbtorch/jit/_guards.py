@@ -471,7 +471,7 @@ def object_reads(objects, reads):
                 old = cls.__dict__.get("__getattribute__", _MISSING)
                 try:
                     cls.__getattribute__ = patch(cls)
-                except TypeError:           # a builtin class (not watched)
+                except (TypeError, AttributeError):     # a builtin class (not watched)
                     continue
                 undo.append((cls, old))
             yield
