@@ -348,6 +348,7 @@ def test_zoo_trace_freeze_fx_export_equal_eager(name):
         pass
     else:
         _assert_same(_run(gm, args, flags), want, "fx")
+        compile(gm.code, "<gm.code>", "exec")              # valid Python
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name == "AdaptiveLogSoftmaxWithLoss":    # routes rows by target values
@@ -355,7 +356,8 @@ def test_zoo_trace_freeze_fx_export_equal_eager(name):
                 torch.export.export(copy.deepcopy(m), tuple(args))
             return
         ep = torch.export.export(copy.deepcopy(m), tuple(args))
-    _assert_same(_run(ep.module(), args, flags), want, "export")
+    assert "ExportedProgram" in str(ep) and str(ep.graph)
+    _assert_same(_run(ep.run_decompositions().module(), args, flags), want, "export")
 
 
 # Saving refuses these with a clear error (each names the module or the call): layers that
@@ -949,3 +951,21 @@ def test_tied_weights_stay_tied_when_loaded(tmp_path):
     assert _max_diff(loaded.emb.weight.grad, m.emb.weight.grad) < 1e-6
     loaded.load_state_dict(m.state_dict())
     assert copy.deepcopy(loaded).out.weight is not None
+
+
+def test_symbolic_traced_zoo_graphs_recompile_after_an_edit():
+    import operator
+    for name in ("Conv2d-reflect", "TransformerEncoderLayer", "Containers", "Fold"):
+        m, args, flags = _build(name)
+        try:
+            gm = torch.fx.symbolic_trace(copy.deepcopy(m))
+        except torch.fx.proxy.TraceError:
+            continue
+        out = next(n for n in gm.graph.nodes if n.op == "output")
+        first = out.args[0][0] if isinstance(out.args[0], tuple) else out.args[0]
+        with gm.graph.inserting_after(first):
+            doubled = gm.graph.call_function(operator.mul, (first, 2.0))
+        first.replace_all_uses_with(doubled, delete_user_cb=lambda n: n is not doubled)
+        gm.recompile()
+        got, want = _leaves(gm(*args)), _leaves(m(*args))
+        _assert_same(got[0], want[0] * 2.0, name)
