@@ -451,6 +451,9 @@ class ConcreteTracer(Tracer):
                     and threading.get_ident() == thread and name in get(mod, "__dict__")
                     and (id(mod), name) not in written):
                 reads[(id(mod), name)] = (mod, name, value)     # the instance's own
+            elif name == "forward" and threading.get_ident() == thread:
+                # the class's: an instance forward set later (a monkeypatch) must be seen
+                reads.setdefault((id(mod), name), (mod, name, ABSENT))
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
         found_getattr = Module.__getattr__

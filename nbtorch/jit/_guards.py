@@ -252,7 +252,10 @@ class Baked:
         self.names += [(o.__dict__, k, copy.deepcopy(v)) for o, k, v in object_attrs]
         # module attributes looked for and missing (a buffer registered later counts no
         # write): checked at every call
-        self.names += [(_Absent(m), k, v) for m, k, v in reads if v is ABSENT]
+        self.names += [(_Absent(m), k, v) for m, k, v in reads
+                       if v is ABSENT and k != "forward"]
+        # a class's forward (an instance's set later counts as an attribute write)
+        self.attrs += [(m, k, v) for m, k, v in reads if v is ABSENT and k == "forward"]
         seen = set()
         # the tensors the graph holds as constants: their requires_grad, and where the code
         # found them (``P[0]``, ``W["w"]``, ``h.w`` of an object it names or is given)

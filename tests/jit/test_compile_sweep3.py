@@ -837,3 +837,12 @@ def test_hooks_registered_on_the_compiled_module_run():
     c.register_forward_hook(lambda mod, args, out: out * 0)
     assert float(c(x).detach().abs().sum()) == 0.0 and seen == ["pre"]
     assert not c.fallback_reasons
+
+
+def test_a_forward_monkeypatched_on_an_instance_after_the_capture_recompiles():
+    nbtorch.manual_seed(0)
+    m, x = nn.Sequential(nn.Linear(3, 3), nn.ReLU()), nbtorch.randn(2, 3)
+    c = nbtorch.compile(m)
+    c(x)
+    m[1].forward = lambda t: t * 0 + 7          # the graph kept the class's forward
+    assert c(x).tolist() == [[7.0] * 3] * 2
