@@ -506,6 +506,10 @@ class _Compiled:
         live = types.SimpleNamespace(**tracer.extra_modules, **{
             k: v for k, v in tracer.constants.items() if isinstance(v, Tensor) and v.requires_grad})
         constants = [v for v in tracer.constants.values() if isinstance(v, Tensor)]
+        # class constants the code read (SCALE = 2.0 in a module's class body): guarded as
+        # plain objects' attributes are, through the class's namespace
+        object_attrs.update({(id(k), n): (k, n, v) for k, n, v in     # (k.__dict__: live)
+                             getattr(tracer, "class_reads", {}).values()})
         return (traced.graph_module, live, tuple(updates), list(tracer.attr_reads.values()),
                 calls, constants, list(object_attrs.values()))
 

@@ -444,6 +444,7 @@ class ConcreteTracer(Tracer):
             return traced_call(mod, *args, **kwargs)
         patcher.patch_method(Module, "__call__", checked_call)
         reads, get = self.attr_reads, object.__getattribute__
+        class_reads = self.class_reads = {}     # (class, name) -> (class, name, value)
 
         def module_getattribute(mod, name):
             value = get(mod, name)
@@ -454,6 +455,13 @@ class ConcreteTracer(Tracer):
             elif name == "forward" and threading.get_ident() == thread:
                 # the class's: an instance forward set later (a monkeypatch) must be seen
                 reads.setdefault((id(mod), name), (mod, name, ABSENT))
+            elif (value.__class__ in _PLAIN_VALUES and not name.startswith("_")
+                  and threading.get_ident() == thread and name not in get(mod, "__dict__")):
+                # a class constant (``SCALE = 2.0`` in the class body): baked in too
+                for klass in type(mod).__mro__:
+                    if name in klass.__dict__:
+                        class_reads.setdefault((klass, name), (klass, name, value))
+                        break
             return value
         patcher.patch_method(Module, "__getattribute__", module_getattribute)
         found_getattr = Module.__getattr__

@@ -846,3 +846,26 @@ def test_a_forward_monkeypatched_on_an_instance_after_the_capture_recompiles():
     c(x)
     m[1].forward = lambda t: t * 0 + 7          # the graph kept the class's forward
     assert c(x).tolist() == [[7.0] * 3] * 2
+
+
+class _ClassConstant(nn.Module):
+    SCALE = 2.0
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.l(x) * self.SCALE
+
+
+def test_a_class_constant_changed_after_the_capture_recompiles():
+    nbtorch.manual_seed(0)
+    m, x = _ClassConstant(), nbtorch.randn(2, 3)
+    c = nbtorch.compile(m)
+    c(x)
+    _ClassConstant.SCALE = 5.0                  # the graph kept 2.0 (2.3 off)
+    try:
+        np.testing.assert_allclose(_np(c(x)), _np(m(x)), rtol=1e-6)
+    finally:
+        _ClassConstant.SCALE = 2.0
