@@ -455,7 +455,7 @@ class ConcreteTracer(Tracer):
             elif name == "forward" and threading.get_ident() == thread:
                 # the class's: an instance forward set later (a monkeypatch) must be seen
                 reads.setdefault((id(mod), name), (mod, name, ABSENT))
-            elif (value.__class__ in _PLAIN_VALUES and not name.startswith("_")
+            elif (value.__class__ in _RECORDED and not name.startswith("_")
                   and threading.get_ident() == thread and name not in get(mod, "__dict__")):
                 # a class constant (``SCALE = 2.0`` in the class body): baked in too
                 for klass in type(mod).__mro__:
