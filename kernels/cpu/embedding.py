@@ -17,8 +17,11 @@ from nbtorch.kernels.halves import is_half
 __all__ = ["embedding_forward", "embedding_backward", "embedding_renorm_",
            "PARALLEL_MIN_ELEMENTS"]
 
-# Below this many gradient elements the serial variant wins on 2 cores.
-PARALLEL_MIN_ELEMENTS = 65536
+# Below this many gradient elements the serial variant wins on 2 cores. Measured with
+# Numba's workers sleeping between regions (nbtorch/_threads.py), backward serial vs
+# parallel: 1024x128 116 vs 401 us, 4096x128 555 vs 1007, 16384x256 3.30 vs 5.27 ms (the
+# column blocks read every row in short strided pieces); 65536 was measured spinning.
+PARALLEL_MIN_ELEMENTS = 1 << 24
 
 
 @numba.njit(cache=True)

@@ -3,9 +3,13 @@ import numba
 
 from . import openmp
 
-# Below this many input elements the serial variant wins on 2 cores
-# (one prange launch costs ~2 us; see DESIGN.md).
-PARALLEL_MIN_ELEMENTS = 32768
+# Below this many input elements the serial variant wins on 2 cores. One prange launch
+# cost ~2 us with spinning workers (DESIGN.md); with Numba's workers sleeping between
+# regions (nbtorch/_threads.py) it costs ~60 us: layer_norm forward+backward serial vs
+# parallel (256, 128) 111 vs 272 us, (1024, 128) 277 vs 402 (a Transformer block's),
+# (2048, 256) 913 vs 887, (4096, 512) 3303 vs 2578; batch_norm 16x16x16x16 116 vs 385,
+# 32x32x16x16 367 vs 562, 32x64x32x32 2176 vs 1667.
+PARALLEL_MIN_ELEMENTS = 1 << 19
 
 FAST = {"reassoc"}      # reassociation alone vectorises the sums; NaN still propagates
 

@@ -25,6 +25,7 @@ _FORKED_FAMILIES = textwrap.dedent(r"""
     from nbtorch.ops.linalg import use_cpu_matmul
 
     RAN = set()                        # parallel kernels called since the last clear
+    embedding.PARALLEL_MIN_ELEMENTS = 1 << 16   # its parallel variant at a test's size
 
     def spy(mod, name):
         fn = getattr(mod, name)
@@ -89,23 +90,23 @@ _FORKED_FAMILIES = textwrap.dedent(r"""
         return [r.numpy() for r in FUSED[0](*xs)]
 
     CASES = [   # name, results, parallel kernels the parent must have run
-        ("sum", lambda: [t(1 << 17).sum().numpy()], {"sum_row_chunks_parallel"}),
-        ("sum rows", lambda: [t(256, 512).sum(1).numpy()], {"sum_rows_parallel"}),
-        ("sum dim 0", lambda: [t(256, 512).sum(0).numpy()], {"sum_reduce_parallel"}),
-        ("amax, var", lambda: [t(1 << 17).amax().numpy(), t(256, 512).var(1).numpy()],
+        ("sum", lambda: [t(1 << 20).sum().numpy()], {"sum_row_chunks_parallel"}),
+        ("sum rows", lambda: [t(2048, 512).sum(1).numpy()], {"sum_rows_parallel"}),
+        ("sum dim 0", lambda: [t(2048, 512).sum(0).numpy()], {"sum_reduce_parallel"}),
+        ("amax, var", lambda: [t(1 << 20).amax().numpy(), t(2048, 512).var(1).numpy()],
          {"extreme_row_chunks_parallel", "var_rows_parallel"}),
-        ("softmax", lambda: [F.softmax(t(256, 512), -1).numpy(),
-                             F.log_softmax(t(256, 512), -1).numpy()],
+        ("softmax", lambda: [F.softmax(t(512, 512), -1).numpy(),
+                             F.log_softmax(t(512, 512), -1).numpy()],
          {"softmax_rows_parallel"}),
-        ("layer_norm", lambda: fwd_bwd(lambda x, w: F.layer_norm(x, (512,), w), (256, 512),
+        ("layer_norm", lambda: fwd_bwd(lambda x, w: F.layer_norm(x, (512,), w), (1024, 512),
                                        (512,)),
          {"layer_norm_forward_parallel", "layer_norm_backward_parallel"}),
         ("batch_norm", lambda: fwd_bwd(lambda x, w: F.batch_norm(x, None, None, w,
                                                                  training=True),
-                                       (8, 16, 32, 32), (16,)),
+                                       (8, 16, 64, 64), (16,)),
          {"batch_norm_stats_parallel", "channel_affine_parallel",
           "batch_norm_backward_parallel"}),
-        ("group_norm", lambda: fwd_bwd(lambda x, w: F.group_norm(x, 4, w), (8, 16, 32, 32),
+        ("group_norm", lambda: fwd_bwd(lambda x, w: F.group_norm(x, 4, w), (8, 16, 64, 64),
                                        (16,)),
          {"group_norm_forward_parallel", "group_norm_backward_parallel"}),
         ("sgd", lambda: step(torch.optim.SGD, lr=0.1, momentum=0.9), {"sgd_step_parallel"}),

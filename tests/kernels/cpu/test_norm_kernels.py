@@ -342,7 +342,7 @@ def test_layer_norm_forward_goes_parallel_only_with_two_row_tasks(monkeypatch):
     monkeypatch.setattr(norm_common.numba, "get_num_threads", lambda: 2)
     tasks = layer_norm.ROWS_PER_TASK
     for rows, parallel in ((tasks, False), (tasks + 1, True)):
-        x, w, b = np.ones((rows, 1 << 12), np.float32), np.ones(1 << 12), np.zeros(1 << 12)
+        x, w, b = np.ones((rows, 1 << 13), np.float32), np.ones(1 << 13), np.zeros(1 << 13)
         calls.clear()
         layer_norm.layer_norm_forward(x, w.astype(np.float32), b.astype(np.float32), 1e-5,
                                       np.empty_like(x), np.empty(rows), np.empty(rows))

@@ -13,9 +13,9 @@ from nbtorch.kernels.cpu import reduce as R, softmax as S
 
 
 @pytest.mark.parametrize("shape, kernel", [
-    ((3, 5, 1), R.sum_rows), ((1 << 12, 32, 1), R.sum_rows_parallel),
-    ((1, 1 << 17, 1), R.sum_row_chunks_parallel), ((3, 4, 5), R.sum_reduce),
-    ((4, 1 << 10, 64), R.sum_reduce_parallel)])
+    ((3, 5, 1), R.sum_rows), ((1 << 15, 32, 1), R.sum_rows_parallel),
+    ((1, 1 << 20, 1), R.sum_row_chunks_parallel), ((3, 4, 5), R.sum_reduce),
+    ((4, 1 << 12, 64), R.sum_reduce_parallel)])
 def test_pick_walk(shape, kernel):
     kernels = (R.sum_rows, R.sum_rows_parallel, R.sum_row_chunks_parallel, R.sum_reduce,
                R.sum_reduce_parallel)
