@@ -30,7 +30,7 @@ _PROBE = r"""
 import ctypes, json, os, sys
 import nbtorch
 env_after_import = os.environ.get("OMP_WAIT_POLICY")
-nbtorch.ones(1 << 17).sum()                     # above the parallel threshold
+nbtorch.ones(1 << 21).sum()                     # above the parallel threshold
 import numba
 spin = None
 paths = [ln.split()[-1] for ln in open("/proc/self/maps") if "libgomp" in ln]
