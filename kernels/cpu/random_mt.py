@@ -199,7 +199,8 @@ def multinomial_replacement(key, pos, buf, probs, out, cum):
     rows, cats = probs.shape
     k, b = out.shape[1], buf.size // 2
     for r in range(rows):
-        total = cum[0] * 0
+        cum[0] = 0              # `cum` comes uninitialised: a NaN left there made
+        total = cum[0]          # `cum[0] * 0` NaN and every sample category 0
         for c in range(cats):
             total += probs[r, c]
             cum[c] = total

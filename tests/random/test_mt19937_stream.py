@@ -249,3 +249,21 @@ def test_bernoulli_scalar_is_u53_below_p(p):
     u53 = (w & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
     np.testing.assert_array_equal(out, u53 < p)
     assert np.array_equal(a.key, b.key) and np.array_equal(a.pos, b.pos)
+
+
+def test_multinomial_with_replacement_ignores_the_scratch_memory(monkeypatch):
+    """The cumulative-sum scratch comes from np.empty: whatever it held (NaN here) must not
+    reach the samples (a NaN made every sample category 0)."""
+    from nbtorch.kernels.cpu import random as random_kernels
+    probs = nbtorch.tensor(np.array([[0.1, 0.2, 0.7, 0.0], [1.0, 2.0, 3.0, 4.0]], np.float32))
+    nbtorch.manual_seed(4)
+    clean = nbtorch.multinomial(probs, 6, replacement=True).tolist()
+    kernel = random_kernels._mt.multinomial_replacement
+
+    def poisoned(key, pos, buf, probs, out, cum):
+        cum[:] = np.nan
+        return kernel(key, pos, buf, probs, out, cum)
+    monkeypatch.setattr(random_kernels._mt, "multinomial_replacement", poisoned)
+    nbtorch.manual_seed(4)
+    assert nbtorch.multinomial(probs, 6, replacement=True).tolist() == clean
+    assert any(clean[1])
