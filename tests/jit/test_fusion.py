@@ -129,7 +129,7 @@ def test_row_reductions_softmax_mean_layer_norm():
 
 def test_long_rows_cut_for_threads(monkeypatch):
     monkeypatch.setattr(fused_kernel, "ROW_BLOCK", 16)
-    monkeypatch.setattr(fused_kernel, "PARALLEL_THRESHOLD", 32)
+    monkeypatch.setattr(fused_kernel, "PARALLEL_THRESHOLD", 8)     # elementwise: 32
     xs = [_t(100, seed=i) for i in range(3)]
 
     def chain(x, w, b):

@@ -25,6 +25,11 @@ from nbtorch.kernels.cpu import openmp as _openmp
 __all__ = ["FusedKernel", "PARALLEL_THRESHOLD", "ROW_BLOCK"]
 
 PARALLEL_THRESHOLD = 1 << 16     # elements: below it a parallel launch costs more than it saves
+# A group without a row reduction needs 4x that: a parallel region costs ~60 us with
+# Numba's workers sleeping between regions (nbtorch/_threads.py), and compiled
+# gelu(x * w + b) * y ran serial vs parallel 69 vs 124 us at 2^16 elements, 296 vs 273 at
+# 2^18 (a softmax over rows of 256: 153 vs 139 at 2^16, 623 vs 315 at 2^18).
+ELEMENTWISE_COST = 4
 ROW_BLOCK = 1 << 14              # row length of a contiguous elementwise group cut for prange
 
 
@@ -174,7 +179,8 @@ class FusedKernel:
         st = np.array([ls + [c] for ls, c in zip(lead_st, col)], dtype=np.int64).reshape(
             len(col), len(lead_dims) + 1)
         n = (R - 1) * C + n_last if R else 0
-        parallel = R > 1 and n >= PARALLEL_THRESHOLD and not any(
+        size = n if self.row_reduction else n // ELEMENTWISE_COST
+        parallel = R > 1 and size >= PARALLEL_THRESHOLD and not any(
             where == "all" and self.steps[ref[1]][1] in ("amax", "amin")
             for ref, where, _, _ in self.outputs)
         return R, C, n_last, lead, st, "".join(kinds), parallel
