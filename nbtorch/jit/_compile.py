@@ -162,6 +162,22 @@ def _attr_meta(attrs):
     return [(t._shape, t.dtype, t.device, t._requires_grad) for t in attrs]
 
 
+def _free_values(fn):
+    """The values a function's code names as globals, and its closure's (empty cells left
+    out); none for a callable without code."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    g = getattr(fn, "__globals__", {})
+    values = [g[n] for n in code.co_names if n in g]
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:          # an empty cell
+            pass
+    return values
+
+
 def _reachable_modules(fn, known, arguments=()):
     """`known` and the modules a compiled function can reach before it runs: its module
     arguments, those its code names as globals, its closure's, its bound object's, and
@@ -179,15 +195,7 @@ def _reachable_modules(fn, known, arguments=()):
             stack.extend(a)
         elif isinstance(a, dict):
             stack.extend(a.values())
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        g = getattr(fn, "__globals__", {})
-        seeds += [g[n] for n in code.co_names if n in g]
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                seeds.append(cell.cell_contents)
-            except ValueError:          # an empty cell
-                pass
+    seeds += _free_values(fn)
     if getattr(fn, "__self__", None) is not None:
         seeds.append(fn.__self__)
     tops = []
@@ -524,15 +532,8 @@ def _plain_objects(fn, args, kwargs):
     variables the function names."""
     from ._effects import plain_object
     found = [*args, *kwargs.values(), getattr(fn, "__self__", None)]
-    code = getattr(fn, "__code__", None)
-    g = getattr(fn, "__globals__", {})
-    if code is not None and not g.get("__name__", "").startswith("nbtorch."):
-        found += [g.get(n) for n in code.co_names]
-        for cell in getattr(fn, "__closure__", None) or ():
-            try:
-                found.append(cell.cell_contents)
-            except ValueError:
-                pass
+    if not getattr(fn, "__globals__", {}).get("__name__", "").startswith("nbtorch."):
+        found += _free_values(fn)
     return [o for o in found if o is not None and plain_object(o)]
 
 
