@@ -77,7 +77,7 @@ def _mlp():
          ).backward()
         opt.step()
     for n in (100, 1 << 17, 1 << 17):          # a large kind's first call is serial, then
-        a, b = torch.rand(n), torch.rand(n)    # Numba's threads (kernels/cpu/loop_threads)
+        a, b = torch.rand(n), torch.rand(n)    # split calls (kernels/cpu/loop_threads)
         c = (a + b) * (a - b) / (b + 1)
         c = c.exp() + (a + 1).log() + a.sqrt() + a.pow(2) + torch.maximum(a, b)
         c.mean().item(), c.amax().item(), c.std().item()

@@ -1,25 +1,27 @@
-"""One flat loop split over Numba's OpenMP threads: C loop functions called by address.
+"""One flat loop split over threads: C loop functions called by address.
 
 A 1-D loop with NumPy's ufunc-loop ABI, ``loop(char **args, intp *n, intp *steps,
 void *data)`` (what every ``numba.vectorize`` loop compiles to, and what
-`contiguous_abi.py` wraps the 512-bit flat loops in), runs in `chunks` pieces inside
-one ``prange``; an intrinsic builds the call from an integer address, so one kernel
-serves every op and dtype and caches on disk (a kernel handed its callee as a
-first-class function would recompile in every process: DESIGN.md).
+`contiguous_abi.py` wraps the 512-bit flat loops in), runs in `chunks` pieces; an
+intrinsic builds the call from an integer address, so one kernel serves every op and
+dtype and caches on disk (a kernel handed its callee as a first-class function would
+recompile in every process: DESIGN.md).
 
-Why OpenMP and not the Python helper threads of `workers.py`: a helper needs the GIL
-to pick up its chunk, and waking one costs a futex wake plus a GIL hand-off (10^6-element
-add: 397 us on two helpers vs 432 serial, PyTorch 216); Numba's workers need no GIL. They
-sleep when idle (nbtorch/_threads.py), so a call still pays one wake-up (258-277 us for
-that add; in a benchmark loop too little gain, and the back-off keeps such calls serial);
-with NBTORCH_OMP_SPINCOUNT=10000 they spin ~0.15 ms after each call and are reached in
-~1 us (225 us), at a cost to BLAS-heavy steps (see nbtorch/_threads.py). A chunk
-boundary falls on a multiple of `ALIGN` elements (a cache line of float32), so two
-threads never write one line.
+Where the pieces run: on the helpers of `spin_threads.py` (x86-64), which spin for
+0.1 ms after each call and so are reached in well under a microsecond by the next
+call of a chain, else inside one ``prange`` on Numba's OpenMP workers. Why not the
+Python helper threads of `workers.py`: a helper needs the GIL to pick up its chunk,
+and waking one costs a futex wake plus a GIL hand-off (10^6-element add: 397 us on two
+helpers vs 432 serial, PyTorch 216; Xeon). Numba's workers need no GIL but sleep when
+idle (nbtorch/_threads.py), so each call pays a wake-up (AMD EPYC, 2 cores: that add
+177 us vs 145 serial; on the spinning helpers 100, PyTorch 69-100); letting them spin
+(NBTORCH_OMP_SPINCOUNT=10000, ~0.15 ms after every parallel region) costs BLAS-heavy
+steps (see nbtorch/_threads.py). A chunk boundary falls on a multiple of `ALIGN`
+elements (a cache line of float32), so two threads never write one line.
 """
 import numpy as np
 from llvmlite import ir
-from numba import njit, prange, types
+from numba import literal_unroll, njit, prange, types
 from numba.extending import intrinsic
 
 __all__ = ["run_loop", "ALIGN"]
@@ -64,15 +66,32 @@ def _run_chunks(address, bases, steps, n, chunks, align):
             _call_loop(address, pointers[c], hi - lo, steps)
 
 
+@njit(nogil=True, cache=True)
+def operand_pointers(operands):
+    """The base address and element step of each operand: a contiguous 1-D array (its
+    item size) or a 0-d one (0: read as a broadcast value). One compiled call per tuple
+    type instead of an ``__array_interface__`` dict per operand (~1 us each)."""
+    m = len(operands)
+    bases = np.empty(m, np.intp)
+    steps = np.empty(m, np.intp)
+    k = 0
+    for x in literal_unroll(operands):
+        bases[k] = x.ctypes.data
+        steps[k] = x.itemsize * x.ndim
+        k += 1
+    return bases, steps
+
+
 def run_loop(address, operands, n, chunks):
     """Run the C loop at `address` over `n` elements of `operands` (inputs then the
-    output; 1-D arrays of n elements or 0-d arrays, read with stride 0), in `chunks`
-    pieces on Numba's threads. The caller keeps the operands alive and checked: the loop
-    trusts every pointer (contiguous 1-D or 0-d, dtypes the loop's own, no partial
-    overlap with the output)."""
-    bases = np.empty(len(operands), np.intp)
-    steps = np.empty(len(operands), np.intp)
-    for k, a in enumerate(operands):
-        bases[k] = a.__array_interface__["data"][0]
-        steps[k] = a.strides[0] if a.ndim else 0
+    output; contiguous 1-D arrays of n elements or 0-d arrays, read with stride 0), in
+    `chunks` pieces: on the spinning helpers of `spin_threads.py` where they run, else on
+    Numba's threads. The caller keeps the operands alive and checked: the loop trusts
+    every pointer (contiguous 1-D or 0-d, dtypes the loop's own, no partial overlap with
+    the output)."""
+    bases, steps = operand_pointers(tuple(operands))
+    if spin_threads.run(address, bases, steps, n, chunks, ALIGN):
+        return
     _run_chunks(address, bases, steps, n, chunks, ALIGN)
+
+from nbtorch.kernels.cpu import spin_threads  # noqa: E402 (it builds on _call_loop above)

@@ -1,0 +1,137 @@
+"""kernels/cpu/spin_threads.py: flat loops split between the calling thread and helpers
+that spin between calls; chunks a helper has not started are taken back."""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from nbtorch.kernels.cpu import loop_threads, spin_threads, ufuncs
+
+pytestmark = pytest.mark.skipif(not spin_threads.SUPPORTED,
+                                reason="spinning helpers run on x86-64 with the JIT on")
+
+N = (1 << 17) + 37         # not a multiple of a chunk
+
+
+def _add_loop(dtype=np.float32):
+    types = np.dtype(dtype).char * 2 + "->" + np.dtype(dtype).char
+    ufuncs.loop("add", types)
+    address = ufuncs._loop_address("add", types)
+    assert address
+    return address
+
+
+def _pointers(*arrays):
+    return loop_threads.operand_pointers(tuple(arrays))
+
+
+def test_operand_pointers_read_addresses_and_steps():
+    a = np.arange(5, dtype=np.float64)
+    s = np.asarray(2.0, np.float32)
+    bases, steps = _pointers(a, s, a[1:])
+    assert list(bases) == [a.ctypes.data, s.ctypes.data, a.ctypes.data + 8]
+    assert list(steps) == [8, 0, 8]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("chunks", [2, 3, 5])
+def test_run_matches_numpy(dtype, chunks):
+    rng = np.random.default_rng(chunks)
+    a = rng.standard_normal(N).astype(dtype)
+    b = rng.standard_normal(N).astype(dtype)
+    address = _add_loop(dtype)
+    for _ in range(3):                           # asleep, then spinning helpers
+        out = np.full_like(a, np.nan)
+        assert spin_threads.run(address, *_pointers(a, b, out), N, chunks, 16)
+        assert np.array_equal(out, a + b)
+    s = np.asarray(1.5, dtype)                    # a 0-d operand: stride 0
+    assert spin_threads.run(address, *_pointers(a, s, out), N, chunks, 16)
+    assert np.array_equal(out, a + s)
+
+
+def test_one_chunk_or_too_many_operands_are_left_to_the_caller():
+    a = np.ones(N, np.float32)
+    address = _add_loop()
+    assert not spin_threads.run(address, *_pointers(a, a, a), N, 1, 16)
+    bases = np.zeros(spin_threads.MAX_OPERANDS + 1, np.int64)
+    assert not spin_threads.run(address, bases, bases, N, 2, 16)
+
+
+def test_chunks_no_helper_takes_run_on_the_calling_thread():
+    """A control array with no threads behind it: every posted chunk is taken back."""
+    ctl = np.zeros(spin_threads.SLOT * 4, np.int64)
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros_like(a)
+    ran = spin_threads._dispatch(ctl, 3, _add_loop(), *_pointers(a, a, out), N, 16)
+    assert ran == 0 and np.array_equal(out, a + a)
+    assert not ctl[spin_threads.STATE::spin_threads.SLOT].any()     # every slot free
+    assert ctl[spin_threads.LOCK] == 0
+
+
+def test_a_held_pool_runs_the_loop_on_the_calling_thread():
+    ctl = np.zeros(spin_threads.SLOT * 2, np.int64)
+    ctl[spin_threads.LOCK] = 1                      # another thread's call in progress
+    a = np.arange(N, dtype=np.float32)
+    out = np.zeros_like(a)
+    assert spin_threads._dispatch(ctl, 1, _add_loop(), *_pointers(a, a, out), N, 16) == -1
+    assert np.array_equal(out, a + a)
+
+
+def test_helpers_sleep_after_their_spin_and_wake_for_the_next_call():
+    a = np.arange(N, dtype=np.float32)
+    out = np.empty_like(a)
+    address = _add_loop()
+    assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
+    pool = spin_threads._POOL
+    deadline = time.monotonic() + 5
+    while pool.ctl[spin_threads.SLOT + spin_threads.AWAKE] and time.monotonic() < deadline:
+        time.sleep(0.001)                            # the spin lasts SPIN_SECONDS
+    assert not pool.ctl[spin_threads.SLOT + spin_threads.AWAKE]
+    out[:] = 0
+    assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
+    assert np.array_equal(out, a + a)
+
+
+def test_calls_from_several_threads_at_once():
+    address = _add_loop()
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(N).astype(np.float32) for _ in range(4)]
+    errors = []
+
+    def work(x):
+        out = np.empty_like(x)
+        for _ in range(20):
+            out[:] = np.nan
+            spin_threads.run(address, *_pointers(x, x, out), N, 2, 16)
+            if not np.array_equal(out, x + x):
+                errors.append("wrong result")
+
+    threads = [threading.Thread(target=work, args=(x,)) for x in inputs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in threads)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_its_own_helpers():
+    address = _add_loop()
+    a = np.arange(N, dtype=np.float32)
+    out = np.empty_like(a)
+    assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)    # parent's helper
+    pid = os.fork()
+    if pid == 0:                                  # pragma: no cover - the child
+        ok = False
+        try:
+            for _ in range(5):
+                out[:] = 0
+                spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
+                ok = np.array_equal(out, a + a)
+            ok = ok and len(spin_threads._POOL.threads) == 1
+        finally:
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
