@@ -81,6 +81,8 @@ def _mlp():
         c = (a + b) * (a - b) / (b + 1)
         c = c.exp() + (a + 1).log() + a.sqrt() + a.pow(2) + torch.maximum(a, b)
         c.mean().item(), c.amax().item(), c.std().item()
+    w = torch.rand(128, 128, requires_grad=True)   # a mid-size product: rows split over the
+    (torch.rand(128, 128) @ w).sum().backward()    # spinning helpers (kernels/cpu/gemm_rows)
 
 
 WORKLOADS = {"cnn": _cnn, "transformer": _transformer, "mlp": _mlp}

@@ -50,7 +50,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu import batch_threads, blas, openmp
+from nbtorch.kernels.cpu import batch_threads, blas, gemm_rows, openmp, workers
 from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
@@ -60,6 +60,9 @@ MR = 4     # rows of A per micro-tile (broadcast scalars per k step)
 NR = 32    # columns of B per panel (vector width x 4 for float32 on AVX2/AVX-512)
 KC = 256   # depth of one k block: a KC x NR panel of B stays in L1/L2
 PARALLEL_MIN_WORK = 128 ** 3  # multiply-adds from which the tile loop runs in parallel
+SPLIT_ROWS_MIN_WORK = 1 << 20  # ...from which a 2-D product up to blas.SMALL_WORK splits
+                               # its rows over the spinning helpers (gemm_rows.py); below,
+                               # ~20 us of work, a split saved too little for its hand-off
 _TILE = MR * NR
 
 
@@ -267,6 +270,9 @@ def _blas_core(a, b, out):
     if out.ndim == 2:
         if work > blas.SMALL_WORK:
             np.matmul(a, b, out=out)
+            return
+        if (work >= SPLIT_ROWS_MIN_WORK and gemm_rows.SUPPORTED
+                and gemm_rows.matmul(a, b, out, workers.NUM_THREADS)):
             return
     elif batch * work >= blas.SPLIT_MIN_WORK and a.ndim == b.ndim == out.ndim:
         parts = batch_threads.ranges(out.shape[0], batch * work, blas.SPLIT_MIN_WORK)

@@ -40,7 +40,7 @@ from numba.extending import intrinsic
 
 from nbtorch.kernels.cpu.loop_threads import _call_loop
 
-__all__ = ["run", "SPIN_SECONDS", "MAX_OPERANDS"]
+__all__ = ["run", "run_here", "SPIN_SECONDS", "MAX_OPERANDS"]
 
 SPIN_SECONDS = 100e-6      # a helper spins this long after its last chunk, then sleeps
 MAX_OPERANDS = 8           # operands of one loop (inputs and the output)
@@ -194,6 +194,21 @@ def _dispatch(ctl, helpers, address, bases, steps, n, align):
         ran += 1
     _store(ctl, LOCK, 0)
     return ran
+
+
+@njit(nogil=True, cache=True)
+def run_here(address, bases, steps, n, chunks, align):
+    """The chunks `_dispatch` would make, all run on this thread (the same calls: for
+    loops whose values depend on the split, a serial run that matches a split one)."""
+    m = bases.shape[0]
+    pointers = np.empty(m, np.int64)
+    for c in range(chunks):
+        lo = n * c // chunks // align * align
+        hi = n if c == chunks - 1 else n * (c + 1) // chunks // align * align
+        if hi > lo:
+            for k in range(m):
+                pointers[k] = bases[k] + lo * steps[k]
+            _call_loop(address, pointers, hi - lo, steps)
 
 
 # ---- the threads (Python) ----------------------------------------------------------
