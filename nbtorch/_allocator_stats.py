@@ -30,17 +30,24 @@ def ordered_stats(stats, inactive_bytes):
     return out
 
 
+_KEYS = {name: (f"{name}.all.current", f"{name}.all.allocated", f"{name}.all.peak",
+                f"{name}.all.freed") for name in PEAKED}   # built once: every allocation counts
+
+
 class CountedStats:
     """The counting both allocators do on their `self.stats` (a Counter)."""
 
     def _count(self, name, n):
+        current, allocated, peak, _ = _KEYS[name]
         s = self.stats
-        cur = s[f"{name}.all.current"] + n
-        s[f"{name}.all.current"] = cur
-        s[f"{name}.all.allocated"] += n
-        if cur > s[f"{name}.all.peak"]:
-            s[f"{name}.all.peak"] = cur
+        cur = s[current] + n
+        s[current] = cur
+        s[allocated] += n
+        if cur > s[peak]:
+            s[peak] = cur
 
     def _uncount(self, name, n):
-        self.stats[f"{name}.all.current"] -= n
-        self.stats[f"{name}.all.freed"] += n
+        current, _, _, freed = _KEYS[name]
+        s = self.stats
+        s[current] -= n
+        s[freed] += n
