@@ -1,9 +1,10 @@
 """`set_num_threads` / `get_num_threads`: one knob for Numba's parallel loops, the CPU
 helper threads of elementwise and batch-split kernels, and BLAS.
 
-Numba's `prange` kernels, nbtorch's helper threads (kernels/cpu/workers.py) and
-NumPy's bundled OpenBLAS (used by matmul and conv; found and held in
-kernels/cpu/blas.py) keep separate thread pools; on a small or busy machine their
+Numba's `prange` kernels, nbtorch's helper threads (kernels/cpu/workers.py, and the
+spinning ones of kernels/cpu/spin_threads.py that split large elementwise calls and
+mid-size products) and NumPy's bundled OpenBLAS (used by matmul and conv; found and
+held in kernels/cpu/blas.py) keep separate thread pools; on a small or busy machine their
 threads fight over cores, so PyTorch's single setting drives all three here.
 
 Numba's OpenMP workers wait passively (`configure_openmp_waits`): GNU OpenMP spins
