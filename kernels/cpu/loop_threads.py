@@ -84,12 +84,15 @@ def operand_pointers(operands):
 
 def run_loop(address, operands, n, chunks):
     """Run the C loop at `address` over `n` elements of `operands` (inputs then the
-    output; contiguous 1-D arrays of n elements or 0-d arrays, read with stride 0), in
+    output; contiguous 1-D arrays of n elements, or 0-d arrays or NumPy scalars, read
+    with stride 0), in
     `chunks` pieces: on the spinning helpers of `spin_threads.py` where they run, else on
     Numba's threads. The caller keeps the operands alive and checked: the loop trusts
     every pointer (contiguous 1-D or 0-d, dtypes the loop's own, no partial overlap with
     the output)."""
-    bases, steps = operand_pointers(tuple(operands))
+    operands = tuple(x if x.__class__ is np.ndarray else np.asarray(x) for x in operands)
+    bases, steps = operand_pointers(operands)       # (NumPy scalars as 0-d arrays, kept
+                                                    # alive by `operands` for the call)
     if spin_threads.run(address, bases, steps, n, chunks, ALIGN):
         return
     _run_chunks(address, bases, steps, n, chunks, ALIGN)

@@ -26,6 +26,8 @@ def test_run_loop_matches_numpy(dtype, chunks):
     s = np.asarray(1.5, dtype)                    # a 0-d operand: stride 0
     loop_threads.run_loop(address, (a, s, out), N, chunks)
     assert np.array_equal(out, a + s)
+    loop_threads.run_loop(address, [s[()], a, out], N, chunks)    # a NumPy scalar, a list
+    assert np.array_equal(out, a + s)
 
 
 def test_only_float_loops_run_by_address():
@@ -114,3 +116,18 @@ def test_forked_child_runs_large_elementwise_calls(monkeypatch):
 
 def test_every_contiguous_loop_has_a_c_twin():
     assert set(contiguous_abi._WRAPPERS) == set(ufuncs.contiguous.CONTIGUOUS_LOOPS)
+
+
+def test_softplus_tensor_with_python_parameters_splits(parallel_path):
+    """F.softplus's beta and threshold reach the split loop as NumPy scalars (once a
+    compile error: operand_pointers took only arrays)."""
+    import nbtorch
+    import nbtorch.nn.functional as F
+    x = np.random.default_rng(3).standard_normal(N).astype(np.float32) * 30
+    for kwargs in ({}, {"beta": 2.0, "threshold": 5.0}):
+        before = len(parallel_path)
+        got = F.softplus(nbtorch.from_numpy(x), **kwargs).numpy()
+        assert len(parallel_path) == before + 1
+        beta, threshold = kwargs.get("beta", 1.0), kwargs.get("threshold", 20.0)
+        want = np.where(x * beta > threshold, x, np.logaddexp(0, x * beta) / beta)
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
