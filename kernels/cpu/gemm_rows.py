@@ -132,4 +132,4 @@ def _split(key, work, address, bases, steps, m, chunks):
 
 def _here(key, work, address, bases, steps, m, chunks):
     workers.timed(workers.record_serial, key, work, spin_threads.run_here, address, bases,
-                  steps, m, chunks, ROW_ALIGN)
+                  steps, m, chunks, ROW_ALIGN, 0, 0)

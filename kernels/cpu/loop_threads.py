@@ -24,9 +24,11 @@ from llvmlite import ir
 from numba import literal_unroll, njit, prange, types
 from numba.extending import intrinsic
 
-__all__ = ["run_loop", "ALIGN"]
+__all__ = ["run_loop", "ALIGN", "BLOCK", "call_blocked", "chunk_pointers", "operand_pointers",
+           "broadcast_blocks"]
 
 ALIGN = 16
+BLOCK = 1024     # elements per call of a loop with a broadcast operand (broadcast_blocks)
 
 
 @intrinsic
@@ -52,18 +54,43 @@ def _call_loop(typingctx, address, args, count, steps):
     return sig, codegen
 
 
+@njit(nogil=True, cache=True)
+def call_blocked(address, pointers, count, steps, wrap, block):
+    """The loop over `count` elements; operands whose bit is set in `wrap` are `block`
+    copies of one value, read again for each `block` elements (0: one call)."""
+    if wrap == 0:
+        _call_loop(address, pointers, count, steps)
+        return
+    m = pointers.shape[0]
+    p = pointers.copy()
+    done = 0
+    while done < count:
+        c = min(block, count - done)
+        _call_loop(address, p, c, steps)
+        for k in range(m):
+            if not (wrap >> k) & 1:
+                p[k] += c * steps[k]
+        done += c
+
+
+@njit(nogil=True, cache=True)
+def chunk_pointers(bases, steps, lo, wrap, out):
+    """out[k] = the address of element `lo` of operand k (a wrapped one: its start)."""
+    for k in range(bases.shape[0]):
+        out[k] = bases[k] if (wrap >> k) & 1 else bases[k] + lo * steps[k]
+
+
 @njit(parallel=True, nogil=True, cache=True)
-def _run_chunks(address, bases, steps, n, chunks, align):
+def _run_chunks(address, bases, steps, n, chunks, align, wrap, block):
     """Chunk c of `chunks`: elements [lo, hi) of every operand (base + lo * step)."""
     m = bases.shape[0]
     pointers = np.empty((chunks, m), np.intp)
     for c in prange(chunks):
         lo = n * c // chunks // align * align
         hi = n if c == chunks - 1 else n * (c + 1) // chunks // align * align
-        for k in range(m):
-            pointers[c, k] = bases[k] + lo * steps[k]
+        chunk_pointers(bases, steps, lo, wrap, pointers[c])
         if hi > lo:
-            _call_loop(address, pointers[c], hi - lo, steps)
+            call_blocked(address, pointers[c], hi - lo, steps, wrap, block)
 
 
 @njit(nogil=True, cache=True)
@@ -82,19 +109,38 @@ def operand_pointers(operands):
     return bases, steps
 
 
+def broadcast_blocks(operands, n):
+    """(operands, wrap): each 0-d input of a loop over more than `BLOCK` elements replaced
+    by `BLOCK` copies of its value, its bit set in `wrap`. A Numba ufunc loop takes its
+    vectorised path only when every step is the item size: with a stride-0 operand
+    (``x * 0.5``) it ran element by element, 3x slower than NumPy's (1e6 float32:
+    309 vs 103 us; ``x / 1.5`` 4x)."""
+    wrap = 0
+    if n > BLOCK:
+        for k in range(len(operands) - 1):
+            x = operands[k]
+            if x.ndim == 0:
+                if not wrap:
+                    operands = list(operands)
+                operands[k] = np.full(BLOCK, x, x.dtype)
+                wrap |= 1 << k
+    return tuple(operands), wrap
+
+
 def run_loop(address, operands, n, chunks):
     """Run the C loop at `address` over `n` elements of `operands` (inputs then the
     output; contiguous 1-D arrays of n elements, or 0-d arrays or NumPy scalars, read
-    with stride 0), in
-    `chunks` pieces: on the spinning helpers of `spin_threads.py` where they run, else on
-    Numba's threads. The caller keeps the operands alive and checked: the loop trusts
-    every pointer (contiguous 1-D or 0-d, dtypes the loop's own, no partial overlap with
-    the output)."""
-    operands = tuple(x if x.__class__ is np.ndarray else np.asarray(x) for x in operands)
-    bases, steps = operand_pointers(operands)       # (NumPy scalars as 0-d arrays, kept
-                                                    # alive by `operands` for the call)
-    if spin_threads.run(address, bases, steps, n, chunks, ALIGN):
-        return
-    _run_chunks(address, bases, steps, n, chunks, ALIGN)
+    as one value), in `chunks` pieces: on the spinning helpers of `spin_threads.py`
+    where they run, else on Numba's threads; one piece runs here. The caller keeps the
+    operands alive and checked: the loop trusts every pointer (contiguous 1-D or 0-d,
+    dtypes the loop's own, no partial overlap with the output)."""
+    operands = [x if x.__class__ is np.ndarray else np.asarray(x) for x in operands]
+    operands, wrap = broadcast_blocks(operands, n)   # (kept alive here for the call)
+    bases, steps = operand_pointers(operands)
+    if chunks < 2:
+        spin_threads.run_here(address, bases, steps, n, 1, ALIGN, wrap, BLOCK)
+    elif not spin_threads.run(address, bases, steps, n, chunks, ALIGN, wrap, BLOCK):
+        _run_chunks(address, bases, steps, n, chunks, ALIGN, wrap, BLOCK)
+
 
 from nbtorch.kernels.cpu import spin_threads  # noqa: E402 (it builds on _call_loop above)

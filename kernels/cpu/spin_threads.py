@@ -38,7 +38,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu.loop_threads import _call_loop
+from nbtorch.kernels.cpu.loop_threads import call_blocked, chunk_pointers
 
 __all__ = ["run", "run_here", "SPIN_SECONDS", "MAX_OPERANDS"]
 
@@ -47,7 +47,7 @@ MAX_OPERANDS = 8           # operands of one loop (inputs and the output)
 
 FREE, POSTED, RUNNING, FINISHED = 0, 1, 2, 3          # a slot's chunk
 # a slot's fields (int64 each); slot 0 holds the pool's lock and stop flag
-STATE, AWAKE, ADDRESS, COUNT, NOPS, POINTERS = 0, 1, 2, 3, 4, 5
+STATE, AWAKE, ADDRESS, COUNT, NOPS, WRAP, BLOCK, POINTERS = 0, 1, 2, 3, 4, 5, 6, 7
 STEPS = POINTERS + MAX_OPERANDS
 SLOT = (STEPS + MAX_OPERANDS + 7) // 8 * 8   # 24 int64: slots on cache lines of their own
 LOCK, STOP_FLAG = 0, 1
@@ -124,8 +124,9 @@ def _read_ticks():
 def _run_slot(ctl, base):
     """The chunk posted in the slot at `base`."""
     nops = ctl[base + NOPS]
-    _call_loop(ctl[base + ADDRESS], ctl[base + POINTERS:base + POINTERS + nops],
-               ctl[base + COUNT], ctl[base + STEPS:base + STEPS + nops])
+    call_blocked(ctl[base + ADDRESS], ctl[base + POINTERS:base + POINTERS + nops],
+                 ctl[base + COUNT], ctl[base + STEPS:base + STEPS + nops], ctl[base + WRAP],
+                 ctl[base + BLOCK])
 
 
 @njit(nogil=True, cache=True)
@@ -155,14 +156,15 @@ def _serve(ctl, slot, budget):
 
 
 @njit(nogil=True, cache=True)
-def _dispatch(ctl, helpers, address, bases, steps, n, align):
+def _dispatch(ctl, helpers, address, bases, steps, n, align, wrap, block):
     """Split the loop at `address` into one chunk for this thread and one for each of the
     first `helpers` slots, and run it: chunks a helper has not started when this thread is
     done with its own are taken back and run here. The number of chunks helpers ran (-1:
-    another thread holds the pool; the whole loop ran here)."""
+    another thread holds the pool; the whole loop ran here). `wrap`, `block`: operands
+    read again every `block` elements (`loop_threads.call_blocked`)."""
     m = bases.shape[0]
     if not _swap(ctl, LOCK, 0, 1):
-        _call_loop(address, bases, n, steps)
+        call_blocked(address, bases, n, steps, wrap, block)
         return -1
     chunks = helpers + 1
     for w in range(1, chunks):
@@ -172,14 +174,16 @@ def _dispatch(ctl, helpers, address, bases, steps, n, align):
         ctl[base + ADDRESS] = address
         ctl[base + COUNT] = hi - lo
         ctl[base + NOPS] = m
+        ctl[base + WRAP] = wrap
+        ctl[base + BLOCK] = block
+        chunk_pointers(bases, steps, lo, wrap, ctl[base + POINTERS:base + POINTERS + m])
         for k in range(m):
-            ctl[base + POINTERS + k] = bases[k] + lo * steps[k]
             ctl[base + STEPS + k] = steps[k]
         if hi > lo:
             _store(ctl, base + STATE, POSTED)
     hi0 = n // chunks // align * align
     if hi0 > 0:
-        _call_loop(address, bases, hi0, steps)
+        call_blocked(address, bases, hi0, steps, wrap, block)
     ran = 0
     for w in range(1, chunks):
         base = w * SLOT
@@ -197,18 +201,16 @@ def _dispatch(ctl, helpers, address, bases, steps, n, align):
 
 
 @njit(nogil=True, cache=True)
-def run_here(address, bases, steps, n, chunks, align):
+def run_here(address, bases, steps, n, chunks, align, wrap, block):
     """The chunks `_dispatch` would make, all run on this thread (the same calls: for
     loops whose values depend on the split, a serial run that matches a split one)."""
-    m = bases.shape[0]
-    pointers = np.empty(m, np.int64)
+    pointers = np.empty(bases.shape[0], np.int64)
     for c in range(chunks):
         lo = n * c // chunks // align * align
         hi = n if c == chunks - 1 else n * (c + 1) // chunks // align * align
         if hi > lo:
-            for k in range(m):
-                pointers[k] = bases[k] + lo * steps[k]
-            _call_loop(address, pointers, hi - lo, steps)
+            chunk_pointers(bases, steps, lo, wrap, pointers)
+            call_blocked(address, pointers, hi - lo, steps, wrap, block)
 
 
 # ---- the threads (Python) ----------------------------------------------------------
@@ -277,12 +279,13 @@ if _POOL is not None:
     atexit.register(_POOL.stop)
 
 
-def run(address, bases, steps, n, chunks, align):
+def run(address, bases, steps, n, chunks, align, wrap=0, block=0):
     """Run the C loop at `address` (ufunc-loop ABI) over `n` elements of the operands at
     `bases` (inputs then the output, `steps` bytes apart; `loop_threads.run_loop`) in
     `chunks` pieces: this thread's and the helpers' (woken first where asleep; a piece a
-    helper has not started when this thread is done with its own runs here). False
-    where this pool cannot run it (nothing ran)."""
+    helper has not started when this thread is done with its own runs here). `wrap`,
+    `block`: operands read again every `block` elements. False where this pool cannot
+    run it (nothing ran)."""
     pool = _POOL
     if pool is None or chunks < 2 or bases.shape[0] > MAX_OPERANDS:
         return False
@@ -290,5 +293,5 @@ def run(address, bases, steps, n, chunks, align):
     if len(pool.threads) < helpers:
         pool.start(helpers)
     pool.wake(helpers)
-    _dispatch(pool.ctl, helpers, address, bases, steps, n, align)
+    _dispatch(pool.ctl, helpers, address, bases, steps, n, align, wrap, block)
     return True

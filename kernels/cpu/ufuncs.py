@@ -49,6 +49,7 @@ __all__ = ["kernel", "get", "loop", "compiled_signatures", "small_call", "PARALL
            "CONTIGUOUS_THRESHOLD"]
 
 PARALLEL_THRESHOLD = 1 << 17     # elements; below it a thread hand-off costs more than it saves
+_DIRECT = not numba.config.DISABLE_JIT   # C loops callable by address (intrinsics compile)
 CONTIGUOUS_THRESHOLD = 1 << 12   # elements; smaller calls skip the contiguous-loop checks
 CHUNKS_PER_THREAD = 4            # a parallel call's chunks: claimed by whichever thread is free
 MIN_CHUNK = 1 << 16              # elements; fewer, larger chunks below 4 of these per thread
@@ -176,7 +177,21 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
                 return _run_parallel(ufunc, types, out, args, key)
             return timed(record_parallel, key, size, loop_threads.run_loop, address, flat,
                          size, workers.NUM_THREADS)
-        return timed(record_serial, key, size, _call_quiet, ufunc, args, out, types)
+        return timed(record_serial, key, size, _call_serial, name, ufunc, args, out, types)
+    _call_serial(name, ufunc, args, out, types)
+
+
+def _call_serial(name, ufunc, args, out, types):
+    """`_call_quiet`, except where an input is one value broadcast over a flat output
+    (``x * 0.5``, ``1 - x``): there the loop runs by address in blocks of
+    `loop_threads.BLOCK` copies of that value, so that Numba's loop takes its vectorised
+    path (`loop_threads.broadcast_blocks`); the same loop body, the same bits."""
+    if out.size > loop_threads.BLOCK and _DIRECT and any(a.size == 1 for a in args):
+        flat = _flat_operands(out, args) if _splittable(out, args) else None
+        address = _loop_address(name, types) if flat is not None else 0
+        if address:
+            loop_threads.run_loop(address, flat, out.size, 1)
+            return
     _call_quiet(ufunc, args, out, types)
 
 

@@ -98,7 +98,9 @@ def test_forked_child_runs_large_elementwise_calls(monkeypatch):
     a = np.arange(N, dtype=np.float32)
     address = ufuncs._loop_address("add", "ff->f") or (ufuncs.loop("add", "ff->f") and
                                                         ufuncs._loop_address("add", "ff->f"))
-    loop_threads.run_loop(address, (a, a, np.empty_like(a)), N, 2)   # OpenMP started
+    scratch = np.empty_like(a)                    # alive while the loop writes it
+    bases, steps = loop_threads.operand_pointers((a, a, scratch))
+    loop_threads._run_chunks(address, bases, steps, N, 2, 16, 0, 0)      # OpenMP started
     pid = os.fork()
     if pid == 0:                                  # pragma: no cover - the child
         ok = False
@@ -131,3 +133,45 @@ def test_softplus_tensor_with_python_parameters_splits(parallel_path):
         beta, threshold = kwargs.get("beta", 1.0), kwargs.get("threshold", 20.0)
         want = np.where(x * beta > threshold, x, np.logaddexp(0, x * beta) / beta)
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+
+
+def test_broadcast_blocks_replace_zero_d_inputs_of_long_loops():
+    a = np.ones(5000, np.float32)
+    s = np.asarray(2.0, np.float32)
+    ops, wrap = loop_threads.broadcast_blocks([a, s, a], 5000)
+    assert wrap == 0b10 and ops[0] is a and ops[2] is a
+    assert ops[1].shape == (loop_threads.BLOCK,) and np.all(ops[1] == 2.0)
+    ops, wrap = loop_threads.broadcast_blocks([s, a, np.asarray(1.0, np.float32)], 5000)
+    assert wrap == 0b01 and ops[2].ndim == 0             # the output is never wrapped
+    ops, wrap = loop_threads.broadcast_blocks([a[:100], s, a[:100]], 100)
+    assert wrap == 0 and ops[1] is s                      # short loops keep the stride 0
+
+
+@pytest.mark.parametrize("n", [loop_threads.BLOCK + 1, 5000, N])
+@pytest.mark.parametrize("name, fn", [("sub", np.subtract), ("div", np.divide),
+                                      ("mul", np.multiply), ("add", np.add)])
+def test_a_broadcast_value_gives_numpys_bits_on_every_path(n, name, fn, monkeypatch):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(np.float32)
+    s = np.asarray(1.7, np.float32)
+    for helpers in (False, True):                # N: serial, then split over threads
+        monkeypatch.setattr(ufuncs, "use_helpers", lambda key: helpers)
+        monkeypatch.setattr(workers, "NUM_THREADS", 2)
+        for args in ((a, s), (s, a), (a, s.reshape(1))):
+            out = np.full(n, np.nan, np.float32)
+            ufuncs.kernel(name)(out, *args)
+            np.testing.assert_array_equal(out, fn(*args), err_msg=f"{name} {args[0].shape}")
+
+
+def test_tensor_ops_with_python_numbers_match_numpy():
+    import nbtorch
+    x = np.random.default_rng(5).standard_normal((300, 700)).astype(np.float32)
+    t = nbtorch.from_numpy(x)
+    f = np.float32
+    np.testing.assert_array_equal((t * 0.5).numpy(), x * f(0.5))
+    np.testing.assert_array_equal((1 - t).numpy(), f(1) - x)
+    np.testing.assert_array_equal((t / 1.5).numpy(), x / f(1.5))
+    np.testing.assert_array_equal((t + 2).numpy(), x + f(2))
+    y = t.clone()
+    y.mul_(3.0)
+    np.testing.assert_array_equal(y.numpy(), x * f(3))

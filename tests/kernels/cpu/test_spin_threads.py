@@ -64,7 +64,7 @@ def test_chunks_no_helper_takes_run_on_the_calling_thread():
     ctl = np.zeros(spin_threads.SLOT * 4, np.int64)
     a = np.arange(N, dtype=np.float32)
     out = np.zeros_like(a)
-    ran = spin_threads._dispatch(ctl, 3, _add_loop(), *_pointers(a, a, out), N, 16)
+    ran = spin_threads._dispatch(ctl, 3, _add_loop(), *_pointers(a, a, out), N, 16, 0, 0)
     assert ran == 0 and np.array_equal(out, a + a)
     assert not ctl[spin_threads.STATE::spin_threads.SLOT].any()     # every slot free
     assert ctl[spin_threads.LOCK] == 0
@@ -75,7 +75,8 @@ def test_a_held_pool_runs_the_loop_on_the_calling_thread():
     ctl[spin_threads.LOCK] = 1                      # another thread's call in progress
     a = np.arange(N, dtype=np.float32)
     out = np.zeros_like(a)
-    assert spin_threads._dispatch(ctl, 1, _add_loop(), *_pointers(a, a, out), N, 16) == -1
+    assert spin_threads._dispatch(ctl, 1, _add_loop(), *_pointers(a, a, out), N, 16, 0,
+                                 0) == -1
     assert np.array_equal(out, a + a)
 
 
