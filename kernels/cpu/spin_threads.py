@@ -11,19 +11,19 @@ steps (LeNet 3.15 -> 3.57 ms, a Transformer block 16.7 -> 17.6).
 Here one thread per extra core runs `_serve`, a ``nogil`` Numba loop that watches a
 slot of a shared int64 array for a posted chunk (a C loop address, pointers, a count;
 the ufunc-loop ABI of `loop_threads.py`), runs it, and after `SPIN_SECONDS` without
-work goes back to sleep on a `threading.Event`. The calling thread posts chunks only
-to slots that are spinning, runs its own chunk, then takes back any chunk a helper has
-not started (so a descheduled helper costs nothing) and waits for the others. A call
-that finds no helper spinning returns False (the caller uses the OpenMP region) and
-wakes the helpers for the calls that follow: chains of elementwise ops keep them warm
-and everything else sees them asleep.
+work goes back to sleep on a `threading.Event`. The calling thread wakes the helpers
+that sleep, posts one chunk per helper, runs its own chunk, then takes back any chunk a
+helper has not started (so a sleeping or descheduled helper costs little: the call runs
+as if serial) and waits for the others. Chains of elementwise ops keep the helpers
+spinning; everything else sees them asleep. `gemm_rows.py` posts ranges of a product's
+rows the same way.
 
-Slot states (atomic loads, stores and compare-exchanges built in LLVM IR below):
-IDLE (spinning, free) -> POSTED (by the caller) -> RUNNING (claimed by the helper) ->
-FINISHED -> IDLE (by the caller); a POSTED chunk taken back goes to IDLE; an IDLE slot
-whose time is up goes ASLEEP. x86-64 only (the spin uses `pause` and the time-stamp
-counter); elsewhere, under NUMBA_DISABLE_JIT and in a forked child, `run` returns
-False.
+A slot's chunk goes FREE -> POSTED (by the caller) -> RUNNING (claimed by the helper) ->
+FINISHED -> FREE (by the caller), or POSTED -> FREE when the caller takes it back; the
+slot's AWAKE flag says whether its helper spins. The atomic loads, stores and
+compare-exchanges are built in LLVM IR below. x86-64 only (the spin uses `pause` and the
+time-stamp counter); elsewhere, under NUMBA_DISABLE_JIT and with NBTORCH_SPIN_THREADS=0,
+`run` returns False and the callers use Numba's OpenMP threads.
 """
 import atexit
 import os
@@ -47,13 +47,15 @@ MAX_OPERANDS = 8           # operands of one loop (inputs and the output)
 
 FREE, POSTED, RUNNING, FINISHED = 0, 1, 2, 3          # a slot's chunk
 # a slot's fields (int64 each); slot 0 holds the pool's lock and stop flag
-STATE, AWAKE, ADDRESS, COUNT, NOPS, WRAP, BLOCK, POINTERS = 0, 1, 2, 3, 4, 5, 6, 7
+STATE, AWAKE, ADDRESS, COUNT, NOPS, WRAP, BLOCK, POINTERS = range(8)
 STEPS = POINTERS + MAX_OPERANDS
 SLOT = (STEPS + MAX_OPERANDS + 7) // 8 * 8   # 24 int64: slots on cache lines of their own
 LOCK, STOP_FLAG = 0, 1
 MAX_HELPERS = 8
 
-SUPPORTED = platform.machine() in ("x86_64", "AMD64") and not numba.config.DISABLE_JIT
+ENABLED = os.environ.get("NBTORCH_SPIN_THREADS", "1").strip() != "0"   # 0: OpenMP instead
+SUPPORTED = (ENABLED and platform.machine() in ("x86_64", "AMD64")
+             and not numba.config.DISABLE_JIT)
 
 
 # ---- atomics, pause and the time-stamp counter (LLVM IR) --------------------------
@@ -267,6 +269,7 @@ class _Pool:
 
 def _tick_rate():
     """Time-stamp counter ticks per second (measured over 5 ms)."""
+    _read_ticks()                       # compiled or loaded first, outside the window
     t0, k0 = perf_counter(), _read_ticks()
     sleep(0.005)
     t1, k1 = perf_counter(), _read_ticks()

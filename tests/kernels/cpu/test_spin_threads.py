@@ -136,3 +136,25 @@ def test_a_forked_child_starts_its_own_helpers():
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_the_helpers_can_be_turned_off_and_the_tick_rate_is_measured_after_loading():
+    import subprocess
+    import sys
+    code = ("import numpy as np, nbtorch\n"
+            "from nbtorch.kernels.cpu import spin_threads\n"
+            "x = nbtorch.arange(300000, dtype=nbtorch.float32)\n"
+            "for _ in range(5): y = x * 0.5 + x\n"
+            "assert np.array_equal(y.numpy(), x.numpy() * np.float32(0.5) + x.numpy())\n"
+            "print(spin_threads.SUPPORTED, spin_threads._POOL is None)\n")
+    env = dict(os.environ, NBTORCH_SPIN_THREADS="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True"]
+    code = ("from nbtorch.kernels.cpu import spin_threads as s\n"   # a fresh process: the
+            "print(s._tick_rate() / s._tick_rate())\n")             # first call loads code
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert 0.5 < float(out.stdout) < 2      # loading inside the window made it 3-10x off
