@@ -40,6 +40,31 @@ def test_freed_block_is_reused():
     assert ca.owns(y._storage.data)
 
 
+def test_the_block_freed_last_is_reused_with_the_same_counts():
+    """A loop's fresh result reuses the block its previous one freed (no filing in the
+    free lists); the counters move as a free then an allocation would move them."""
+    x = nbtorch.empty(N)
+    ptr = x.data_ptr()
+    nbtorch.cpu.memory_stats()                # files whatever was returned before
+    before = dict(ca.ALLOCATOR.stats)
+    del x                                     # back to the allocator's `returned` deque
+    y = nbtorch.empty(N)
+    after = ca.ALLOCATOR.stats
+    assert y.data_ptr() == ptr
+    for key, step in [("allocated_bytes.all.current", 0), ("allocation.all.current", 0),
+                      ("allocated_bytes.all.allocated", MIB), ("allocated_bytes.all.freed", MIB),
+                      ("allocation.all.allocated", 1), ("allocation.all.freed", 1),
+                      ("num_cache_hits", 1), ("requested_bytes.all.allocated", MIB),
+                      ("reserved_bytes.all.current", 0)]:
+        assert after[key] - before.get(key, 0) == step, key
+    del y
+    z = nbtorch.empty(2 * N)                  # another size: the freed block is filed...
+    assert z.data_ptr() != ptr
+    w = nbtorch.empty(N)                      # ...and found in the free lists
+    assert w.data_ptr() == ptr
+    del z, w
+
+
 def test_size_classes():
     assert ca.round_size(MIB) == MIB
     assert ca.round_size(MIB + 1) == MIB + MIB // 8
