@@ -19,7 +19,9 @@ On idle cores OpenBLAS's two threads split one big product better than the CPU
 helper threads do (512^3: 0.95 vs 1.17 ms; the MLP step 3.1 vs 3.6 ms, load 2).
 
 `one_thread` runs a call with OpenBLAS on one thread. kernels/cpu/matmul.py uses it
-for products up to `SMALL_WORK`; it splits batches over the CPU helper threads
+for products up to `SMALL_WORK` (from 2^20 multiply-adds split by rows over the
+spinning helpers, one single-threaded call per range: kernels/cpu/gemm_rows.py, where
+OpenBLAS's own two threads are measured on an AMD EPYC); it splits batches over the CPU helper threads
 (kernels/cpu/batch_threads.py: ranges claimed by whichever thread is free, OpenBLAS
 on one thread meanwhile, the whole call on one thread when the helpers back off);
 bigger single products go to OpenBLAS's own threads, always: OpenBLAS's one- and

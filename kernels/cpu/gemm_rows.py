@@ -20,6 +20,7 @@ float64 250x64 @ 64x300; equal in most shapes tested (128^3 among them).
 """
 import numpy as np
 from numba import carray, cfunc, types
+from numba.extending import register_jitable
 
 from nbtorch.kernels.cpu import blas, cblas, loop_threads, spin_threads, workers
 
@@ -36,26 +37,23 @@ _P_ADDRESS, _P_N, _P_K, _P_LDA, _P_LDB, _P_LDC, _P_TA, _P_TB = range(8)
 _ADDRESSES = {}
 
 
+@register_jitable
+def _gemm_range(p, m, a, b, c):
+    """C = A @ B over `m` rows, the rest of the call in params `p` (cblas_?gemm, beta 0)."""
+    cblas.gemm(p[_P_ADDRESS], p[_P_TA], p[_P_TB], m, p[_P_N], p[_P_K], 1.0, a, 0, p[_P_LDA],
+               b, 0, p[_P_LDB], 0.0, c, 0, p[_P_LDC])
+
+
 def _sgemm_rows(args, rows, steps, data):
     """C[rows] = A[rows] @ B (float32), the ufunc-loop ABI: args = (A, B, params, C)."""
-    p = carray(args[2], (8,), np.int64)
-    m, n, k = rows[0], p[_P_N], p[_P_K]
-    a = carray(args[0], (1,), np.float32)
-    b = carray(args[1], (1,), np.float32)
-    c = carray(args[3], (1,), np.float32)
-    cblas.gemm(p[_P_ADDRESS], p[_P_TA], p[_P_TB], m, n, k, 1.0, a, 0, p[_P_LDA],
-               b, 0, p[_P_LDB], 0.0, c, 0, p[_P_LDC])
+    _gemm_range(carray(args[2], (8,), np.int64), rows[0], carray(args[0], (1,), np.float32),
+                carray(args[1], (1,), np.float32), carray(args[3], (1,), np.float32))
 
 
 def _dgemm_rows(args, rows, steps, data):
     """C[rows] = A[rows] @ B (float64), as `_sgemm_rows`."""
-    p = carray(args[2], (8,), np.int64)
-    m, n, k = rows[0], p[_P_N], p[_P_K]
-    a = carray(args[0], (1,), np.float64)
-    b = carray(args[1], (1,), np.float64)
-    c = carray(args[3], (1,), np.float64)
-    cblas.gemm(p[_P_ADDRESS], p[_P_TA], p[_P_TB], m, n, k, 1.0, a, 0, p[_P_LDA],
-               b, 0, p[_P_LDB], 0.0, c, 0, p[_P_LDC])
+    _gemm_range(carray(args[2], (8,), np.int64), rows[0], carray(args[0], (1,), np.float64),
+                carray(args[1], (1,), np.float64), carray(args[3], (1,), np.float64))
 
 
 _WRAPPERS = {"f": _sgemm_rows, "d": _dgemm_rows}

@@ -259,8 +259,9 @@ def _blas_core(a, b, out):
     for the whole call when the helpers back off). A product above `blas.SMALL_WORK`
     is left to OpenBLAS's own threads, which split it best on idle cores (on a busy
     machine they stall, but a choice by load would make values depend on it: see
-    blas.py). Smaller products run on one OpenBLAS thread (at most 64^3
-    multiply-adds, OpenBLAS uses one anyway)."""
+    blas.py). Smaller products from `SPLIT_ROWS_MIN_WORK` split their rows over the
+    spinning helpers (gemm_rows.py, OpenBLAS on one thread per range); the rest run on
+    one OpenBLAS thread (at most 64^3 multiply-adds, OpenBLAS uses one anyway)."""
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     work = m * k * n

@@ -26,8 +26,9 @@ resamples). The first call of a kind runs serially, to learn its pace, and so do
 every `RESAMPLE`th, to keep it current.
 (The caller's own chunk times are a poor measure: they include its waits for the
 GIL; a kind with no serial pace, e.g. `batch_threads.py`'s, is judged by them: 0.8x
-its fastest chunk times the chunk count.) Calls run on Numba's threads instead
-(`loop_threads.py`) are judged by `record_parallel`.
+its fastest chunk times the chunk count.) Calls split by `loop_threads.py` and
+`gemm_rows.py` (the spinning helpers of `spin_threads.py`, else Numba's threads) are
+judged by `record_parallel`.
 
     parallel_chunks(chunk, n, key, size):   for k in range(n) (on several threads): chunk(k)
 """
@@ -86,13 +87,13 @@ def record_serial(key, seconds, size):
 
 
 def record_parallel(key, seconds, size, worth=1.0):
-    """Judge a parallel call of kind `key` over `size` elements run by other threads
-    (Numba's: `loop_threads.py`) against the serial pace, as `parallel_chunks` does but
-    with `worth` for its 0.8: these threads cost no hand-off, so a call no slower than the
-    best serial one is kept (a memory-bound 1e6 add on two sleeping workers runs at
-    0.75-0.9 of the serial floor, where serial calls typically take 1.1 of it; with 0.8
-    or 0.9 most of its calls backed off), while a descheduled thread still shows (its
-    static half makes the call as slow as serial or far slower).
+    """Judge a parallel call of kind `key` over `size` elements run by threads without a
+    GIL hand-off (`loop_threads.py`, `gemm_rows.py`) against the serial pace, as
+    `parallel_chunks` does but with `worth` for its 0.8: these threads cost no hand-off,
+    so a call no slower than the best serial one is kept (a memory-bound 1e6 add on two
+    sleeping workers runs at 0.75-0.9 of the serial floor, where serial calls typically
+    take 1.1 of it; with 0.8 or 0.9 most of its calls backed off), while a descheduled
+    thread still shows (its static half makes the call as slow as serial or far slower).
 
     The first parallel call after a serial one of its kind is not judged: Numba's
     sleeping workers wake from a core left idle meanwhile (a 1e6 add: 430-600 us
