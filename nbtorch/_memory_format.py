@@ -6,7 +6,8 @@ strides); `strides_for` is the one place that turns a format into strides.
 """
 __all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d",
            "preserve_format", "legacy_contiguous_format", "strides_for", "is_format",
-           "check_format"]
+           "check_format", "infer_dense_strides", "sorted_dims", "strides_in_order",
+           "is_plain"]
 
 
 class memory_format:
@@ -62,19 +63,76 @@ def non_overlapping_and_dense(shape, strides):
     return True
 
 
+def is_plain(t):
+    """True when tensor `t` has exactly the C-contiguous strides of its shape, so that
+    preserve_format and contiguous_format give a copy of it the same layout."""
+    from ._tensor import _layout
+    return t._strides == _layout(t._shape)[1]
+
+
+def strides_in_order(shape, fastest_first):
+    """Dense strides whose dims, fastest first, are `fastest_first`."""
+    strides = [0] * len(shape)
+    step = 1
+    for d in fastest_first:
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+def sorted_dims(shape, operand_strides):
+    """The dims of `shape`, fastest first, ordered by the strides of the operands (lists of
+    full-rank strides): PyTorch's `reorder_dimensions`, an insertion sort in which a
+    stride-0 (broadcast) dim gives no opinion, equal strides put the smaller dim first,
+    and the first operand with an opinion decides."""
+    ndim = len(shape)
+
+    def should_swap(d0, d1):
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def infer_dense_strides(shape, strides):
+    """Dense strides in the dim order of (shape, strides): what `preserve_format` gives a
+    copy of a tensor that is not dense (PyTorch's `infer_dense_strides`)."""
+    return strides_in_order(shape, sorted_dims(shape, [strides]))
+
+
 def strides_for(shape, fmt, like=None):
     """The strides a new tensor of `shape` gets in format `fmt` (None: contiguous).
 
     preserve_format keeps the strides of `like` when it is dense and non-overlapping
-    (as PyTorch's *_like and clone do), contiguous otherwise.
+    and its dim order otherwise (as PyTorch's *_like, clone and to do).
     """
     shape = tuple(shape)
     if fmt is None or fmt is contiguous_format:
         return _dense(shape, range(len(shape)))
     if fmt is preserve_format:
-        if like is not None and non_overlapping_and_dense(like._shape, like._strides) and \
-                tuple(like._shape) == shape:
-            return tuple(like._strides)
+        if like is not None and tuple(like._shape) == shape:
+            if non_overlapping_and_dense(shape, like._strides):
+                return tuple(like._strides)
+            return infer_dense_strides(shape, like._strides)
         return _dense(shape, range(len(shape)))
     rank, order = _ORDER[fmt]
     if len(shape) != rank:

@@ -28,6 +28,8 @@ from ..autograd.function import (APPLY_WRAPPERS, Function, _apply_recorded,
 from ..autograd.saved_hooks import ACTIVE as SAVED_HOOKS, pack_saved
 from ..autograd.graph import NO_EDGE, gradient_edge
 from ._common import broadcast_shapes, result_device, sum_to
+from ._output_layout import dense_order, output_strides, permuted
+from .._memory_format import non_overlapping_and_dense
 from ._elementwise_operands import (half_params, half_pointwise as _half_pointwise,
                                    has_half as _has_half, operand as _operand)
 from .._overlap import check_no_internal_overlap, check_no_partial_overlap
@@ -99,6 +101,10 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
         if args is not None:
             shape = x._shape
             size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+            if x._strides != strides or (n == 2 and y.__class__ is Tensor
+                                         and y._strides != strides):
+                args = None             # a strided input: the result may follow its layout
+        if args is not None:
             if device.type != "cpu" or numel >= _SMALL_LIMIT or not numel:
                 if raw:
                     args = (xa, wrap(y, compute_dtype))
@@ -114,8 +120,7 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
             if small is None or small[0] is not kernel:
                 small = _resolve_small(op, kernel, compute_dtype, out_dtype, n)
             ufunc = small[1]
-            if (ufunc is not None and size and x._strides == strides
-                    and (n == 1 or args[1].__class__ is not np.ndarray or y._strides == strides)):
+            if ufunc is not None and size:
                 try:
                     if small[6] if raw else small[5]:
                         data = (_QUIET_RUN(ufunc, args[0], args[1]) if n == 2
@@ -151,33 +156,70 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
         device = result_device(op, *inputs)
         shape = broadcast_shapes(*(shape_of(i) for i in inputs))
     if out is None:
+        strides = output_strides(shape, inputs) if _any_strided(inputs) else None
         out = empty(shape, out_dtype, device)
+        if strides is not None:         # the inputs' layout (see _output_layout)
+            out = _new_tensor(Tensor)._init(out._storage, 0, out._shape, strides, out_dtype)
+            _compute_permuted(op, inputs, compute_dtype, out_dtype, out, device)
+            return out
     else:
         if out._shape != shape:
             raise RuntimeError(f"output with shape {list(out._shape)} doesn't match the "
                                f"broadcast shape {list(shape)}")
         if out.dtype is not out_dtype or not out.is_contiguous():
-            # a strided out (out=base[:, 0]): the kernels write their output densely (a
-            # Numba ufunc given contiguous inputs ignores the output's strides), so the
-            # result is computed apart and copied in
-            from .copy import raw_copy_
-            return raw_copy_(out, run_elementwise(op, inputs, compute_dtype, out_dtype))
-    if 0 in shape:
-        return out
-    if device.type == "cpu" and _has_half(compute_dtype, out_dtype):
-        _half_pointwise(op, inputs, compute_dtype, out, device)
-    else:
-        if compute_dtype.__class__ is tuple:
-            args = [_operand(i, d, device) for i, d in zip(inputs, compute_dtype)]
-        elif n == 1 and x.dtype is compute_dtype:
-            args = (x._array,)
-        else:
-            args = [_operand(i, compute_dtype, device) for i in inputs]
-        kernel = _KERNELS.get((op, device.type)) or get_kernel(op, device.type)
-        kernel(out._array, *args)
+            if out.dtype is out_dtype and non_overlapping_and_dense(shape, out._strides):
+                # a transposed or permuted out (x.t().mul_(2)): the loop runs in its order
+                _compute_permuted(op, inputs, compute_dtype, out_dtype, out, device)
+            else:
+                # an overlapping or gapped out (out=base[:, 0]): the kernels write their
+                # output densely, so the result is computed apart and copied in
+                from .copy import raw_copy_
+                return raw_copy_(out, run_elementwise(op, inputs, compute_dtype, out_dtype))
+            out._bump()
+            return out
+    _compute(op, inputs, compute_dtype, out_dtype, out, device)
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
+
+def _any_strided(inputs):
+    """True when some tensor input is not C-contiguous (its result may keep its layout)."""
+    for i in inputs:
+        if isinstance(i, Tensor):
+            layout = _LAYOUTS.get(i._shape) or _layout(i._shape)
+            if i._strides != layout[1]:
+                return True
+    return False
+
+
+def _compute(op, inputs, compute_dtype, out_dtype, out, device):
+    """Kernel `op` over `inputs` into the contiguous `out` of their broadcast shape."""
+    if 0 in out._shape:
+        return
+    if device.type == "cpu" and _has_half(compute_dtype, out_dtype):
+        _half_pointwise(op, inputs, compute_dtype, out, device)
+        return
+    x = inputs[0]
+    if compute_dtype.__class__ is tuple:
+        args = [_operand(i, d, device) for i, d in zip(inputs, compute_dtype)]
+    elif len(inputs) == 1 and x.dtype is compute_dtype:
+        args = (x._array,)
+    else:
+        args = [_operand(i, compute_dtype, device) for i in inputs]
+    kernel = _KERNELS.get((op, device.type)) or get_kernel(op, device.type)
+    kernel(out._array, *args)
+
+
+def _compute_permuted(op, inputs, compute_dtype, out_dtype, out, device):
+    """`_compute` into a dense but not C-ordered `out`: every operand viewed in the dim
+    order that makes `out` C-contiguous, so the loop reads and writes in memory order."""
+    shape = out._shape
+    order = dense_order(shape, out._strides)
+    ndim = len(shape)
+    out_c = out._view(tuple(shape[d] for d in order), tuple(out._strides[d] for d in order))
+    _compute(op, [permuted(i, order, ndim) for i in inputs], compute_dtype, out_dtype,
+             out_c, device)
 
 
 def tensor_operator(cls, generic):
@@ -452,6 +494,13 @@ def _inplace_fast(cls, self, args):
             return self
     if operands[-1].__class__ is float:
         operands = (xa, wrap(operands[1], d))
+    if not xa.flags.c_contiguous and non_overlapping_and_dense(self._shape, self._strides):
+        # x.t().mul_(2): the loop runs in x's memory order (a Numba ufunc loop runs in
+        # the output's index order, transposing here)
+        order = dense_order(self._shape, self._strides)
+        xa = xa.transpose(order)
+        operands = tuple(a.transpose(order) if a.__class__ is np.ndarray else a
+                         for a in operands)
     if xa.size:
         kernel(xa, *operands)
     self._bump()

@@ -3,6 +3,7 @@ import numpy as np
 
 from .. import _dtype
 from .. import _memory_format as _mf
+from .._memory_format import is_plain as _plain
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, empty
 from .._kernel_args import copy_values, fill_values
@@ -136,11 +137,13 @@ class Clone(Function):
 def clone(self, *, memory_format=None):
     """A copy with its own storage; gradients flow back to the original.
 
-    Laid out contiguously unless `memory_format` says otherwise (preserve_format keeps
-    the strides of a dense input, as PyTorch's default does; nbtorch's default is
-    contiguous_format).
+    Laid out as `memory_format` says; the default, preserve_format, keeps the strides of
+    a dense input and the dim order of any other (as PyTorch does).
     """
-    return Clone.apply(self, _mf.check_format("clone", memory_format))
+    fmt = _mf.check_format("clone", memory_format)
+    if fmt is None or fmt is _mf.preserve_format:
+        fmt = None if _plain(self) else _mf.preserve_format
+    return Clone.apply(self, fmt)
 
 
 _SMALL_COPY = 1 << 14     # elements: NumPy's copy, as the copy launcher does below this
@@ -181,7 +184,8 @@ class ToDtype(Function):
     @staticmethod
     def forward(ctx, x, dtype):
         ctx.dtype = x.dtype
-        out = empty(x._shape, dtype, x.device)
+        out = (empty(x._shape, dtype, x.device) if _plain(x) else
+               empty_in_format(x._shape, dtype, x.device, _mf.preserve_format, x))
         copy_values(out, x)
         return out
 

@@ -9,6 +9,7 @@ from .._device import factory_device
 from .._tensor import canonical_device as to_device
 from .._tensor import Tensor, Size, empty as _empty, wrap
 from .._limited import no_kernel
+from .._memory_format import is_plain as _plain
 from .._settings import _STATE as _SETTINGS, fill_uninitialized
 from ._common import get_kernel
 
@@ -131,12 +132,20 @@ def _check_format(op, memory_format):
 
 
 def like_format(t, input, memory_format, requires_grad=False):
-    """A fresh `t` laid out as `memory_format` says for a tensor like `input`
-    (preserve_format: input's strides when it is dense), then requires_grad."""
+    """A fresh `t` laid out as `memory_format` says for a tensor like `input` (the
+    default, preserve_format: input's strides when it is dense, its dim order otherwise),
+    then requires_grad."""
+    if memory_format is None and not _plain(input):
+        memory_format = _preserve()
     if memory_format is not None:
         from .copy import with_format
         t = with_format(t, _check_format("empty_like", memory_format), input)
     return _finish(t, requires_grad)
+
+
+def _preserve():
+    from .._memory_format import preserve_format
+    return preserve_format
 
 
 def _like(fn, t, dtype, device, requires_grad, memory_format, *args):
@@ -146,6 +155,8 @@ def _like(fn, t, dtype, device, requires_grad, memory_format, *args):
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None, pin_memory=False):
+    if memory_format is None and not _plain(input):
+        memory_format = _preserve()
     if memory_format is not None:
         from .copy import empty_in_format
         fmt = _check_format("empty_like", memory_format)
