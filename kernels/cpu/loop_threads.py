@@ -22,10 +22,11 @@ elements (a cache line of float32), so two threads never write one line.
 import numpy as np
 from llvmlite import ir
 from numba import literal_unroll, njit, prange, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["run_loop", "ALIGN", "BLOCK", "call_blocked", "chunk_pointers", "operand_pointers",
-           "broadcast_blocks"]
+           "broadcast_blocks", "in_place_bits", "ALIAS_SHIFT"]
 
 ALIGN = 16
 BLOCK = 1024     # elements per call of a loop with a broadcast operand (broadcast_blocks)
@@ -54,19 +55,51 @@ def _call_loop(typingctx, address, args, count, steps):
     return sig, codegen
 
 
+@intrinsic
+def _copy_bytes(typingctx, dst, src, nbytes):
+    """memcpy(dst, src, nbytes) between integer addresses."""
+    sig = types.void(dst, src, nbytes)
+
+    def codegen(context, builder, signature, llargs):
+        dst_v, src_v, n_v = llargs
+        i8p = ir.IntType(8).as_pointer()
+        cgutils.raw_memcpy(builder, builder.inttoptr(dst_v, i8p),
+                           builder.inttoptr(src_v, i8p), n_v, 1)
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+ALIAS_SHIFT = 32        # bit ALIAS_SHIFT + k of `wrap`: input k is the output itself
+_WRAP_MASK = (1 << ALIAS_SHIFT) - 1
+_MAX_ITEM = 16          # bytes: the largest item of a loop operand (complex128)
+
+
 @njit(nogil=True, cache=True)
 def call_blocked(address, pointers, count, steps, wrap, block):
-    """The loop over `count` elements; operands whose bit is set in `wrap` are `block`
-    copies of one value, read again for each `block` elements (0: one call)."""
+    """The loop over `count` elements in calls of `block` elements (`wrap` 0: one call).
+    Operands whose bit k is set in `wrap` are `block` copies of one value, read again for
+    each block; an input whose bit ALIAS_SHIFT + k is set is the output itself (``x.mul_
+    (y)``) and is read from a copy of each block: LLVM's vectorised loop checks that the
+    output overlaps no input and, in place, runs the scalar loop instead (2-3x slower)."""
     if wrap == 0:
         _call_loop(address, pointers, count, steps)
         return
+    alias = wrap >> ALIAS_SHIFT
+    wrap = wrap & _WRAP_MASK
     m = pointers.shape[0]
     p = pointers.copy()
+    q = pointers.copy()                 # the pointers of one call
+    scratch = np.empty(m * block * _MAX_ITEM if alias else 0, np.uint8)
     done = 0
     while done < count:
         c = min(block, count - done)
-        _call_loop(address, p, c, steps)
+        for k in range(m):
+            if (alias >> k) & 1:
+                q[k] = scratch.ctypes.data + k * block * _MAX_ITEM
+                _copy_bytes(q[k], p[k], c * steps[k])
+            else:
+                q[k] = p[k]
+        _call_loop(address, q, c, steps)
         for k in range(m):
             if not (wrap >> k) & 1:
                 p[k] += c * steps[k]
@@ -109,6 +142,18 @@ def operand_pointers(operands):
     return bases, steps
 
 
+@njit(nogil=True, cache=True)
+def in_place_bits(bases, steps):
+    """Bit ALIAS_SHIFT + k set for each input k that starts where the output (the last
+    operand) does with its step: an in-place loop (see `call_blocked`)."""
+    m = bases.shape[0] - 1
+    bits = 0
+    for k in range(m):
+        if bases[k] == bases[m] and steps[k] == steps[m] and steps[k] != 0:
+            bits |= 1 << (ALIAS_SHIFT + k)
+    return bits
+
+
 def broadcast_blocks(operands, n):
     """(operands, wrap): each 0-d input of a loop over more than `BLOCK` elements replaced
     by `BLOCK` copies of its value, its bit set in `wrap`. A Numba ufunc loop takes its
@@ -137,6 +182,8 @@ def run_loop(address, operands, n, chunks):
     operands = [x if x.__class__ is np.ndarray else np.asarray(x) for x in operands]
     operands, wrap = broadcast_blocks(operands, n)   # (kept alive here for the call)
     bases, steps = operand_pointers(operands)
+    if n > BLOCK:
+        wrap |= in_place_bits(bases, steps)
     if chunks < 2:
         spin_threads.run_here(address, bases, steps, n, 1, ALIGN, wrap, BLOCK)
     elif not spin_threads.run(address, bases, steps, n, chunks, ALIGN, wrap, BLOCK):

@@ -183,10 +183,12 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
 
 def _call_serial(name, ufunc, args, out, types):
     """`_call_quiet`, except where an input is one value broadcast over a flat output
-    (``x * 0.5``, ``1 - x``): there the loop runs by address in blocks of
-    `loop_threads.BLOCK` copies of that value, so that Numba's loop takes its vectorised
-    path (`loop_threads.broadcast_blocks`); the same loop body, the same bits."""
-    if out.size > loop_threads.BLOCK and _DIRECT and any(a.size == 1 for a in args):
+    (``x * 0.5``, ``1 - x``) or the output itself (``x.add_(y)``): there the loop runs by
+    address in blocks, of `loop_threads.BLOCK` copies of that value or from a copy of
+    each block of the input, so that Numba's loop takes its vectorised path
+    (`loop_threads.call_blocked`); the same loop body, the same bits."""
+    if out.size > loop_threads.BLOCK and _DIRECT and any(a.size == 1 or a is out
+                                                         for a in args):
         flat = _flat_operands(out, args) if _splittable(out, args) else None
         address = _loop_address(name, types) if flat is not None else 0
         if address:

@@ -175,3 +175,49 @@ def test_tensor_ops_with_python_numbers_match_numpy():
     y = t.clone()
     y.mul_(3.0)
     np.testing.assert_array_equal(y.numpy(), x * f(3))
+
+
+def test_in_place_bits_mark_inputs_that_are_the_output():
+    a, b = np.ones(5000, np.float32), np.ones(5000, np.float32)
+    bases, steps = loop_threads.operand_pointers((a, b, a))
+    assert loop_threads.in_place_bits(bases, steps) == 1 << loop_threads.ALIAS_SHIFT
+    bases, steps = loop_threads.operand_pointers((a, a, a))
+    assert loop_threads.in_place_bits(bases, steps) == 0b11 << loop_threads.ALIAS_SHIFT
+    bases, steps = loop_threads.operand_pointers((b, a[:1].reshape(()), a))
+    assert loop_threads.in_place_bits(bases, steps) == 0     # a 0-d input: no alias
+
+
+@pytest.mark.parametrize("n", [loop_threads.BLOCK + 1, 5000, N])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_in_place_loops_read_a_copy_of_each_block_and_give_numpys_bits(n, dtype,
+                                                                        monkeypatch):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(dtype)
+    s = np.asarray(1.7, dtype)
+    for helpers in (False, True):                # N: serial, then split over threads
+        monkeypatch.setattr(ufuncs, "use_helpers", lambda key: helpers)
+        monkeypatch.setattr(workers, "NUM_THREADS", 2)
+        for name, fn, args in [("add", np.add, ("x", b)), ("mul", np.multiply, ("x", s)),
+                               ("sub", np.subtract, (b, "x")), ("mul", np.multiply, ("x", "x")),
+                               ("relu", lambda v: np.maximum(v, 0), ("x",))]:
+            x = a.copy()
+            operands = [x if isinstance(v, str) else v for v in args]
+            want = fn(*[a if isinstance(v, str) else v for v in args])
+            ufuncs.kernel(name)(x, *operands)
+            np.testing.assert_array_equal(x, want, err_msg=f"{name} {args} {helpers}")
+
+
+def test_in_place_tensor_ops_match_out_of_place_ones():
+    import nbtorch
+    x = np.random.default_rng(6).standard_normal((300, 700)).astype(np.float32)
+    y = np.random.default_rng(7).standard_normal((300, 700)).astype(np.float32)
+    t, u = nbtorch.from_numpy(x.copy()), nbtorch.from_numpy(y)
+    for op in ("add", "mul", "sub", "div", "pow", "atan2"):
+        want = getattr(nbtorch, op)(t, u).numpy()
+        v = t.clone()
+        getattr(v, op + "_")(u)
+        np.testing.assert_array_equal(v.numpy(), want, err_msg=op)
+    v = t.clone().t()                            # transposed: in its memory order
+    v.mul_(u.t()).relu_()
+    np.testing.assert_array_equal(v.numpy(), np.maximum(x.T * y.T, 0))
