@@ -201,6 +201,26 @@ def _layer_ops(fn):
     return setup
 
 
+def _big(fn):
+    """fn(lib, x, a) with x 1024x512 float32 (2 MB) and a (16, 4, 64, 32) one (attention's
+    batch, heads, tokens, head dim), under no_grad."""
+    def setup(lib):
+        x, a = (_operands(lib, n, 1)[0] for n in (1024 * 512, 16 * 4 * 64 * 32))
+        x, a = x.reshape(1024, 512), a.reshape(16, 4, 64, 32)
+        if lib.__name__ == "numpy":
+            return lambda: fn(lib, x, a)
+
+        def step():
+            with lib.no_grad():
+                return fn(lib, x, a)
+        return step
+    return setup
+
+
+def _layout_case(name, fn, numpy_fn):
+    return Case(name, _LAYOUTS, **both(_big(fn)), numpy=_big(numpy_fn))
+
+
 def _common_case(name, fn):
     return Case(name, _COMMON, **both(_layer_ops(fn)))
 
@@ -209,6 +229,7 @@ _OVERHEAD = "per-op overhead, float32, no grad"
 _COMMON = "common ops on 8x16 float32, no grad"
 _SHAPES = "shape ops and joins on 8x16 float32, no grad"
 _SMALL = "ten small ops on 64 float32"
+_LAYOUTS = "transposed and in-place, 1024x512 float32, no grad"
 CASES = (
     _elementwise_cases(10 ** 7, [e[0] for e in ELEMENTWISE], "copy")
     + _elementwise_cases(10 ** 6, SMALL_SET, "copy 1e6")
@@ -240,6 +261,21 @@ CASES = (
         _common_case("x.sort(-1)", lambda lib, x, w, b: x.sort(-1)),
         _common_case("zeros(8, 16)", lambda lib, x, w, b: lib.zeros(8, 16)),
         _common_case("where(x > 0, x, 0.0)", lambda lib, x, w, b: lib.where(x > 0, x, 0.0)),
+        _layout_case("x.t() + x.t()", lambda lib, x, a: x.t() + x.t(),
+                     lambda np, x, a: x.T + x.T),
+        _layout_case("x.t().exp()", lambda lib, x, a: x.t().exp(),
+                     lambda np, x, a: np.exp(x.T)),
+        _layout_case("x.t().clone()", lambda lib, x, a: x.t().clone(),
+                     lambda np, x, a: x.T.copy(order="K")),
+        _layout_case("x.t().contiguous() 1024x512", lambda lib, x, a: x.t().contiguous(),
+                     lambda np, x, a: np.ascontiguousarray(x.T)),
+        _layout_case("a.transpose(1, 2).contiguous() 16x4x64x32",
+                     lambda lib, x, a: a.transpose(1, 2).contiguous(),
+                     lambda np, x, a: np.ascontiguousarray(a.transpose(0, 2, 1, 3))),
+        _layout_case("x.mul_(1.0)", lambda lib, x, a: x.mul_(1.0),
+                     lambda np, x, a: np.multiply(x, np.float32(1.0), out=x)),
+        _layout_case("x.t().add_(x.t())", lambda lib, x, a: x.t().add_(x.t()),
+                     lambda np, x, a: np.add(x.T, x.T, out=x.T)),
         Case("ten small ops, forward+backward", _SMALL, **both(_ten_fwd_bwd)),
         Case("ten small ops, no grad", _SMALL, **both(_ten_no_grad), numpy=_ten_no_grad),
     ])
