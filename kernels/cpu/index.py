@@ -102,3 +102,17 @@ def scatter_reduce(dst, targets, starts, values, mode, include_self):
                        include_self)
     else:
         segment_reduce(dst, targets, starts, values, mode, include_self)
+
+
+@numba.njit(cache=True)
+def add_rows(dst, index, src):
+    """dst[o, index[j], :] += src[o, j, :] for 3-D C-contiguous dst (outer, size, inner)
+    and src (outer, len(index), inner); indices in [0, size), repeats accumulate in j
+    order (the order `put_add` adds them in, so the same sums)."""
+    outer, m, inner = src.shape
+    for o in range(outer):
+        for j in range(m):
+            d = dst[o, index[j]]
+            s = src[o, j]
+            for k in range(np.uint64(inner)):
+                d[k] += s[k]

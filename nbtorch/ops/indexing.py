@@ -22,6 +22,7 @@ from ._common import broadcast_shapes, normalize_dim, tensor_method, check_same_
 from ._inplace import inplace_guard
 from .pointwise_select import small_where
 from .indexing_basic import basic_getitem, is_basic, slice_extent
+from .indexing_rows import add_rows, take_rows
 from .views import Select, slice_view
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
@@ -143,12 +144,17 @@ class IndexGet(Function):
     def forward(ctx, x, index):
         ctx.in_meta = (x._shape, x.dtype, x.device)
         ctx.index = index
-        return _take(x, offsets_at(x, index))
+        out = take_rows(x, index)
+        return out if out is not None else _take(x, offsets_at(x, index))
 
     @staticmethod
     def backward(ctx, g):
         from .creation import zeros
         shape, dtype, device = ctx.in_meta
+        if not grad_mode.STATE.enabled:         # no graph of the backward to record
+            out = add_rows(shape, dtype, ctx.index, g)
+            if out is not None:
+                return out, None
         return index_put(zeros(shape, dtype=dtype, device=device), ctx.index, g,
                          accumulate=True), None
 
