@@ -21,6 +21,18 @@ __all__ = ["fused_cross_entropy"]
 _DTYPES = ("float32", "float64")
 
 
+_PARALLEL_MIN = 1 << 16      # logits from which rows split over Numba's threads
+
+
+def _row_chunks(x):
+    """Ranges of rows to split the kernels over: the thread count for a large batch of
+    logits, else 1 (rows are independent: the same values either way)."""
+    if x.size < _PARALLEL_MIN or x.shape[0] < 2:
+        return 1
+    workers, openmp = kernel_module("cpu.workers"), kernel_module("cpu.openmp")
+    return min(workers.NUM_THREADS, x.shape[0]) if openmp.USABLE else 1
+
+
 def fused_cross_entropy(input, target, ignore_index, reduction):
     """The loss as one fused node, or None where the fused path does not apply."""
     if (APPLY_WRAPPERS[0] or reduction == "none" or not isinstance(target, Tensor)
@@ -35,8 +47,15 @@ def fused_cross_entropy(input, target, ignore_index, reduction):
     if not (x.flags.c_contiguous and t.flags.c_contiguous):
         return None
     lse = np.empty(shape[0], np.float64)
-    total, status = kernel_module("cpu.cross_entropy").cross_entropy_forward(
-        x, t, int(ignore_index), lse)
+    kernels = kernel_module("cpu.cross_entropy")
+    chunks = _row_chunks(x)
+    if chunks > 1:
+        status = kernels.check_targets(t, int(ignore_index), shape[1])
+        if status == -1:
+            kernels.lse_rows_parallel(x, lse, chunks)
+            total = kernels.total_loss(x, t, lse)
+    else:
+        total, status = kernels.cross_entropy_forward(x, t, int(ignore_index), lse)
     if status == -2:
         return None
     if status >= 0:
@@ -68,6 +87,12 @@ class _FusedCrossEntropy(Function):
             return (probs - onehot) * (grad * ctx.scale), None, None, None, None
         gx = empty(x._shape, x.dtype, x.device)
         coef = float(grad._array) * ctx.scale
-        kernel_module("cpu.cross_entropy").cross_entropy_backward(
-            x._array, target._array, ctx.lse, coef, gx._array)
+        kernels = kernel_module("cpu.cross_entropy")
+        chunks = _row_chunks(x._array)
+        if chunks > 1:
+            kernels.grad_rows_parallel(x._array, target._array, ctx.lse, coef, gx._array,
+                                       chunks)
+        else:
+            kernels.cross_entropy_backward(x._array, target._array, ctx.lse, coef,
+                                           gx._array)
         return gx, None, None, None, None

@@ -71,3 +71,26 @@ def test_errors_and_fallbacks():
     nan = x.detach().clone()
     nan[1, 2] = float("nan")
     assert np.isnan(F.cross_entropy(nan, torch.tensor([0, 1, 2, 3, 1])).item())
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-5), (torch.float64, 1e-12)])
+def test_large_batches_split_over_threads_give_the_serial_values(dtype, tol, monkeypatch):
+    from nbtorch.ops import cross_entropy as ce
+    x = _logits((300, 257), dtype, scale=3.0)       # 77,100 logits: the split path
+    y = torch.tensor(np.random.default_rng(2).integers(0, 257, 300))
+    results = []
+    for chunks in (None, 1):
+        if chunks is not None:
+            monkeypatch.setattr(ce, "_row_chunks", lambda a: chunks)
+        x.grad = None
+        loss = F.cross_entropy(x, y)
+        loss.backward()
+        results.append((loss.item(), x.grad.numpy().copy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    ref, ref_grad = _composed(x, y, "mean")
+    np.testing.assert_allclose(results[0][0], ref.item(), rtol=tol)
+    np.testing.assert_allclose(results[0][1], ref_grad.numpy(), rtol=tol, atol=tol)
+    x2 = x.detach().clone()
+    x2[7, 3] = float("nan")                          # a NaN row: its loss is NaN
+    assert np.isnan(F.cross_entropy(x2, y).item())
