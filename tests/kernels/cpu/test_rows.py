@@ -1,6 +1,7 @@
-"""Row-broadcast add/sub/mul/div (kernels/cpu/rows.py): the loops run for a bias over a
-batch, in either operand order and in place, with NumPy's values; anything else is left
-to the ufunc."""
+"""Row- and column-broadcast add/sub/mul/div (kernels/cpu/rows.py): the loops run for a
+bias over a batch or rows scaled by a column, in either operand order and in place, on
+one thread or split over the helpers, with NumPy's values; anything else is left to the
+ufunc."""
 import numpy as np
 import pytest
 
@@ -29,12 +30,42 @@ def test_row_broadcast_matches_numpy(dtype, shape, row):
 def test_plan_only_for_contiguous_rows_apart_from_out():
     out = np.empty((64, 128), np.float32)
     a, row = np.ones((64, 128), np.float32), np.ones(128, np.float32)
-    o2, full, r, row_first = rows.plan(out, row, a)
-    assert o2.shape == (64, 128) and r.shape == (128,) and row_first
-    assert rows.plan(out, a, row[::-1].copy()[::-1]) is None       # a strided row
+    o2, full, r, first, column = rows.plan(out, row, a)
+    assert o2.shape == (64, 128) and r.shape == (128,) and first and not column
     assert rows.plan(out, a, out[0]) is None                        # the row overlaps out
-    assert rows.plan(out, a, np.ones((64, 1), np.float32)) is None  # a column, not a row
     assert rows.plan(out, a, a) is None                             # no broadcast at all
+    assert rows.plan(out, a, np.ones((2, 64, 1), np.float32)) is None   # not out's rank
+    *_, column = rows.plan(out, a, np.ones((64, 1), np.float32))
+    assert column                                                   # a column
+    strided = np.ones((64, 128), np.float32)[:, :1]                 # x[:, :1]: copied
+    o2, full, c, first, column = rows.plan(out, a, strided)
+    assert column and c.flags.c_contiguous and c.shape == (64,)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("split", [False, True])
+def test_columns_in_place_and_split_give_numpys_values(dtype, split, monkeypatch):
+    from nbtorch.kernels.cpu import ufuncs, workers
+    monkeypatch.setattr(ufuncs, "use_helpers", lambda key: split)
+    monkeypatch.setattr(workers, "use_helpers", lambda key: split)
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    rng = np.random.default_rng(3)
+    n = ufuncs.PARALLEL_THRESHOLD // 256 + 37           # the split path's sizes
+    a = rng.standard_normal((n, 256)).astype(dtype)
+    col = (rng.standard_normal((n, 1)) + 3).astype(dtype)
+    row = (rng.standard_normal(256) + 3).astype(dtype)
+    x = nbtorch.tensor(a)
+    for name, f in OPS.items():
+        for v in (col, row):
+            b = nbtorch.tensor(v)
+            assert np.array_equal(getattr(nbtorch, name)(x, b).numpy(), f(a, v)), name
+            assert np.array_equal(getattr(nbtorch, name)(b, x).numpy(), f(v, a)), name
+            y = x.clone()
+            getattr(y, name + "_")(b)                    # in place
+            assert np.array_equal(y.numpy(), f(a, v)), name
+    wide = nbtorch.tensor(rng.standard_normal((n, 512)).astype(dtype))
+    np.testing.assert_array_equal((wide * wide[:, :1]).numpy(),
+                                  wide.numpy() * wide.numpy()[:, :1])
 
 
 def test_the_bias_case_takes_the_row_loop(monkeypatch):
@@ -44,20 +75,3 @@ def test_the_bias_case_takes_the_row_loop(monkeypatch):
     x, b = nbtorch.ones(64, 128), nbtorch.arange(128, dtype=nbtorch.float32)
     assert np.array_equal((x + b).numpy(), np.ones((64, 128), np.float32) + np.arange(128))
     assert calls
-
-
-def test_large_row_broadcasts_stay_with_the_threaded_ufunc(monkeypatch):
-    """From PARALLEL_THRESHOLD elements the ufunc's split over threads is faster than one
-    row loop; with one thread the row loop runs."""
-    from nbtorch.kernels.cpu import ufuncs, workers
-    calls = []
-    loop = rows.ROW_LOOPS["mul"]
-    monkeypatch.setitem(rows.ROW_LOOPS, "mul", lambda *args: calls.append(1) or loop(*args))
-    n = ufuncs.PARALLEL_THRESHOLD // 256
-    x, b = nbtorch.ones(n, 256), nbtorch.arange(256, dtype=nbtorch.float32)
-    monkeypatch.setattr(workers, "NUM_THREADS", 2)
-    two = (x * b).numpy()
-    assert not calls
-    monkeypatch.setattr(workers, "NUM_THREADS", 1)
-    one = (x * b).numpy()
-    assert calls and np.array_equal(one, two)
