@@ -10,6 +10,7 @@ import math
 import numba
 import numpy as np
 
+from nbtorch.kernels.cpu import copy_threads
 from nbtorch.kernels.halves import bits, is_half, round_to
 from nbtorch.kernels.layout import merge_dims
 
@@ -165,7 +166,11 @@ def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
         shape, s_shape_strides, d_strides = _in_memory_order(shape, s_shape_strides,
                                                              d_strides)
     if _dense(shape, d_strides) and tuple(s_shape_strides) == tuple(d_strides):
-        return copy_dense(src_flat, s_off, dst_flat, d_off, math.prod(shape))
+        n = math.prod(shape)
+        if src_flat.dtype == dst_flat.dtype and copy_threads.copy_bytes(
+                src_flat[s_off:s_off + n], dst_flat[d_off:d_off + n]):
+            return None                 # a large copy, split over the helpers
+        return copy_dense(src_flat, s_off, dst_flat, d_off, n)
     if src_flat.dtype == dst_flat.dtype and 0 < math.prod(shape) < NUMPY_COPY_MAX:
         item = dst_flat.itemsize
         np.copyto(np.ndarray(shape, dst_flat.dtype, dst_flat, d_off * item,
@@ -182,7 +187,11 @@ def fill(dst_flat, d_off, d_strides, shape, value):
     if not _dense(shape, d_strides):
         shape, d_strides, _ = _in_memory_order(shape, d_strides, d_strides)
     if _dense(shape, d_strides):
-        return fill_dense(dst_flat, d_off, math.prod(shape), dst_flat.dtype.type(value))
+        n = math.prod(shape)
+        value = dst_flat.dtype.type(value)
+        if copy_threads.fill_bits(dst_flat[d_off:d_off + n], value):
+            return None                 # a large fill, split over the helpers
+        return fill_dense(dst_flat, d_off, n, value)
     m_shape, (ds,) = _merged(shape, d_strides)
     fill_strided(dst_flat, d_off, ds, m_shape, dst_flat.dtype.type(value))
 

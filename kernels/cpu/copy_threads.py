@@ -1,0 +1,130 @@
+"""Large dense copies and fills split over the spinning helpers (`spin_threads.py`).
+
+A 4 MB `zeros` or a 2 MB `clone` is one memset/memcpy; on one core it moves 50-80 GB/s,
+and PyTorch splits it over its threads (zeros(1024, 1024): 26 us against 52 here on one
+thread). The pieces are ufunc-ABI `cfunc`s over bytes (a copy) or over elements of one
+width (a fill with the value's bit pattern), so one compiled function serves every dtype.
+Chunk bounds fall on 64-byte lines. Kinds of call whose split does not pay run here
+(`workers.use_helpers`); the bytes written are the same either way.
+"""
+import numpy as np
+from numba import carray, cfunc, types
+
+from nbtorch.kernels.cpu import loop_threads, spin_threads, workers
+
+__all__ = ["SPLIT_MIN_BYTES", "copy_bytes", "fill_bits"]
+
+SPLIT_MIN_BYTES = 1 << 20       # below 1 MB one thread's memcpy is done before a split pays
+
+_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
+                  types.CPointer(types.intp), types.voidptr)
+
+
+def _copy_abi(args, count, steps, data):
+    """memcpy of `count` bytes: args = (src, dst)."""
+    n = count[0]
+    d = carray(args[1], (n,), np.uint8)
+    s = carray(args[0], (n,), np.uint8)
+    for i in range(n):
+        d[i] = s[i]
+
+
+def _fill8(args, count, steps, data):
+    """`count` 8-byte elements = the pattern: args = (pattern, dst)."""
+    n = count[0]
+    d = carray(args[1], (n,), np.uint64)
+    v = carray(args[0], (1,), np.uint64)[0]
+    for i in range(n):
+        d[i] = v
+
+
+def _fill4(args, count, steps, data):
+    n = count[0]
+    d = carray(args[1], (n,), np.uint32)
+    v = carray(args[0], (1,), np.uint32)[0]
+    for i in range(n):
+        d[i] = v
+
+
+def _fill2(args, count, steps, data):
+    n = count[0]
+    d = carray(args[1], (n,), np.uint16)
+    v = carray(args[0], (1,), np.uint16)[0]
+    for i in range(n):
+        d[i] = v
+
+
+def _fill1(args, count, steps, data):
+    n = count[0]
+    d = carray(args[1], (n,), np.uint8)
+    v = carray(args[0], (1,), np.uint8)[0]
+    for i in range(n):
+        d[i] = v
+
+
+_FUNCTIONS = {"copy": _copy_abi, 8: _fill8, 4: _fill4, 2: _fill2, 1: _fill1}
+_UINTS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
+_ADDRESSES = {}
+
+
+def _address(kind):
+    address = _ADDRESSES.get(kind)
+    if address is None:
+        address = _ADDRESSES[kind] = cfunc(_ABI, cache=True, nogil=True)(
+            _FUNCTIONS[kind]).address
+    return address
+
+
+def _usable(nbytes):
+    return (nbytes >= SPLIT_MIN_BYTES and workers.NUM_THREADS > 1
+            and spin_threads.SUPPORTED)
+
+
+def copy_bytes(src, dst):
+    """dst[:] = src for two contiguous 1-D arrays of one dtype and size, split over the
+    helpers when large and paying; False (nothing done) when this path does not apply."""
+    nbytes = dst.nbytes
+    if not _usable(nbytes):
+        return False
+    key = ("copy_bytes", nbytes.bit_length())
+    if not workers.use_helpers(key):
+        workers.timed(workers.record_serial, key, nbytes, np.copyto, dst, src)
+        return True
+    bases, _ = loop_threads.operand_pointers((src, dst))
+    workers.timed(workers.record_parallel, key, nbytes, _split, _address("copy"), bases,
+                  _COPY_STEPS, nbytes, dst, src)
+    return True
+
+
+def fill_bits(dst, value):
+    """dst[:] = value (a NumPy scalar of dst's dtype) for a contiguous 1-D array, split
+    over the helpers when large and paying; False (nothing done) when this path does not
+    apply."""
+    nbytes = dst.nbytes
+    width = dst.itemsize
+    if not _usable(nbytes) or width not in _UINTS:
+        return False
+    key = ("fill_bits", nbytes.bit_length())
+    if not workers.use_helpers(key):
+        workers.timed(workers.record_serial, key, nbytes, dst.fill, value)
+        return True
+    pattern = np.array([value], dst.dtype).view(_UINTS[width])
+    flat = dst.view(_UINTS[width])
+    bases, _ = loop_threads.operand_pointers((pattern, flat))
+    steps = np.array([0, width], np.intp)
+    workers.timed(workers.record_parallel, key, nbytes, _split_fill, _address(width), bases,
+                  steps, flat.size, width, flat, pattern)
+    return True
+
+
+_COPY_STEPS = np.array([1, 1], np.intp)
+
+
+def _split(address, bases, steps, n, dst, src):
+    if not spin_threads.run(address, bases, steps, n, workers.NUM_THREADS, 64):
+        np.copyto(dst, src)
+
+
+def _split_fill(address, bases, steps, n, width, flat, pattern):
+    if not spin_threads.run(address, bases, steps, n, workers.NUM_THREADS, 64 // width):
+        flat.fill(pattern[0])
