@@ -186,7 +186,6 @@ def pad(input, pad, mode="constant", value=None):
         return _pad_limited(input, pad, mode, value)
     from .._scalars import checked
     fill = 0.0 if value is None else checked(float(value), input.dtype)   # a float, as PyTorch
-    out = input
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
@@ -195,9 +194,85 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError(f"The input size {size}, plus negative padding {lo} and {hi} "
                                f"resulted in a negative output size, which is invalid. Check "
                                f"dimension {dim} of your input.")
+    if mode == "constant" and _constant_fast(input, pad):
+        return _pad_constant(input, pad, fill)
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
         if lo or hi:
-            out = GatherAxisFn.apply(out, dim, _pad_index(size, lo, hi, mode), fill)
+            out = GatherAxisFn.apply(out, dim, _pad_index(input.shape[dim], lo, hi, mode), fill)
     return out if out is not input else input.clone()
+
+
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _constant_fast(x, pad):
+    """Constant padding of at most 3 dims of a CPU tensor with 1-8 byte items: one copy
+    kernel (ConstantPadFn); other devices and complex128 go through the axis gathers."""
+    return (x.device.type == "cpu" and len(pad) <= 6 and x.dtype.np.itemsize in _BITS
+            and not x.is_quantized)
+
+
+def _pad_constant(x, pad, fill):
+    """Crop the negative sides (views), then pad the rest with `fill` in one kernel."""
+    widths = []
+    for i in range(len(pad) // 2):
+        dim = x.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        if lo < 0 or hi < 0:
+            x = x.narrow(dim, max(-lo, 0), x.shape[dim] - max(-lo, 0) - max(-hi, 0))
+        widths.append((max(lo, 0), max(hi, 0)))
+    if not any(lo or hi for lo, hi in widths):
+        return x.clone()
+    return ConstantPadFn.apply(x, tuple(widths), fill)
+
+
+def _fill_bits(fill, dtype, bits):
+    """`fill` as the old path stored it (in the compute dtype, then cast), as bits."""
+    if dtype.is_half:
+        from .creation import full
+        arr = full((1,), fill, dtype=dtype.compute).to(dtype)._array
+    else:
+        arr = np.array([fill], dtype=dtype.np)
+    return arr.view(bits)[0]
+
+
+class ConstantPadFn(Function):
+    """out = x with widths[i] = (lo, hi) >= 0 of `fill` around dim -1-i (at most 3 dims):
+    CPU constant padding as one copy (pool.pad_constant: 32x64x28x28 padded by 1 3.4 ms
+    through two axis gathers -> ~0.3). Its backward is the slice of the gradient."""
+
+    @staticmethod
+    def forward(ctx, x, widths, fill):
+        from ..kernels.cpu.pool import pad_constant
+        shape = list(x.shape)
+        for i, (lo, hi) in enumerate(widths):
+            shape[len(shape) - 1 - i] += lo + hi
+        out = empty(tuple(shape), x.dtype, x.device)
+        ctx.widths, ctx.in_shape = widths, tuple(x.shape)
+        if out.numel():
+            k = len(widths)
+            bits = _BITS[x.dtype.np.itemsize]
+            lead = (1,) * (3 - k)
+            inner = tuple(x.shape[len(shape) - k:])
+            a = int(np.prod(shape[:len(shape) - k], dtype=np.int64))
+            starts = (0,) * (3 - k) + tuple(lo for lo, _ in reversed(widths))
+            src = x.contiguous()._array.view(bits).reshape((a,) + lead + inner)
+            dst = out._array.view(bits).reshape((a,) + lead + tuple(shape[len(shape) - k:]))
+            from ..kernels.cpu.pool import _over_planes
+            _over_planes(pad_constant, a, out.numel(), src, dst,
+                         starts + (_fill_bits(fill, x.dtype, bits),))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        n = len(ctx.in_shape)
+        for i, (lo, _) in enumerate(ctx.widths):
+            dim = n - 1 - i
+            grad = grad.narrow(dim, lo, ctx.in_shape[dim])
+        return grad, None, None
 
 
 def _pad_limited(input, widths, mode, value):
