@@ -9,7 +9,8 @@ view-scatter of a diagonal into zeros.
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor
+from .._tensor import Tensor, empty
+from ..autograd import grad_mode
 from ..autograd.function import Function
 from ._common import normalize_dim, tensor_method
 
@@ -126,6 +127,14 @@ def diag(self, diagonal=0):
     if self.dim() == 1:
         return _embed(self, diagonal, 0, 1)
     if self.dim() == 2:
+        if self.device.type == "cpu" and not self.dtype.limited and not self.is_quantized \
+                and not (self._requires_grad and grad_mode.STATE.enabled):
+            # nothing to record: NumPy's diagonal view copied once into the output, not a
+            # diagonal view op and a clone (X[:512, :512].diag(): 20 -> 9-10 us, 5 of it the slice)
+            a = np.diagonal(self._array, diagonal)
+            out = empty(a.shape, self.dtype, self.device)
+            np.copyto(out._array, a)
+            return out
         return self.diagonal(diagonal).clone()
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.dim()}D")
 
