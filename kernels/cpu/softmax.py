@@ -14,8 +14,9 @@ from numba import carray, prange
 
 from ..scalar import fexp
 from ..shared import copy_into
-from .reduce import (FM, _row_extreme, run_rows_split, splits_rows, _row_sum, _cols_extreme_into, cols_extreme, row_splits,
+from .reduce import (FM, _row_extreme, _row_sum, _cols_extreme_into, cols_extreme, row_splits,
                      use_parallel)
+from .split_rows import run_rows_split, splits_rows
 
 
 @numba.njit(cache=True, fastmath=FM)
@@ -162,7 +163,7 @@ def _softmax_chunk(p, a_ptr, out_ptr, count, dtype):
 
 
 def _softmax_f32(args, count, steps, data):
-    """Rows of softmax over the spinning helpers (reduce.run_rows_split's operands)."""
+    """Rows of softmax over the spinning helpers (split_rows.run_rows_split's operands)."""
     _softmax_chunk(carray(args[1], (2,), np.int64), args[0], args[3], count[0], np.float32)
 
 

@@ -72,9 +72,9 @@ KERNELS = {
     "max_pool2d": "pool.max_pool2d_forward", "max_pool2d_backward": "pool.max_pool2d_backward",
     "take_planes": "pool.take_planes",
     "avg_pool2d": "pool.avg_pool2d_forward", "avg_pool2d_backward": "pool.avg_pool2d_backward",
-    "adaptive_avg_pool2d": "pool.adaptive_avg_pool2d_forward",
-    "adaptive_avg_pool2d_backward": "pool.adaptive_avg_pool2d_backward",
-    "adaptive_max_pool2d": "pool.adaptive_max_pool2d_forward",
+    "adaptive_avg_pool2d": "pool_adaptive.adaptive_avg_pool2d_forward",
+    "adaptive_avg_pool2d_backward": "pool_adaptive.adaptive_avg_pool2d_backward",
+    "adaptive_max_pool2d": "pool_adaptive.adaptive_max_pool2d_forward",
     "gather_axis": "pool.gather_axis", "gather_axis_backward": "pool.gather_axis_backward",
     "lerp_axis": "pool.lerp_axis", "lerp_axis_backward": "pool.lerp_axis_backward",
     # normalization

@@ -17,6 +17,7 @@ from .._meta import index_values, meta_offsets
 from .._registry import get_kernel
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from .._lazy import kernel_module
 from .._limited import bits, no_kernel
 from ._common import broadcast_shapes, normalize_dim, tensor_method, check_same_device
 from ._inplace import inplace_guard
@@ -24,8 +25,8 @@ from .pointwise_select import small_where
 from .indexing_basic import basic_getitem, is_basic, slice_extent
 from .indexing_rows import add_rows, take_rows
 from .views import Select, slice_view
-from ..kernels.cpu.index import (compress, first_outside, gather_rows, scatter_add_rows,
-                                 scatter_rows, words)
+from .indexing_dim import compress_cpu as _compress_cpu, full_mask as _full_mask, \
+    gather_cpu as _gather_cpu, scatter_cpu as _scatter_cpu
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "index_put", "argwhere",
@@ -162,34 +163,6 @@ class IndexGet(Function):
                 return out, None
         return index_put(zeros(shape, dtype=dtype, device=device), ctx.index, g,
                          accumulate=True), None
-
-
-def _full_mask(x, index):
-    """The bool tensor of `x[mask]` (or `x[mask,]`) when it has x's shape, both on the CPU
-    (x not 0-d, not a limited dtype); else None."""
-    if index.__class__ is tuple:
-        if len(index) != 1:
-            return None
-        index = index[0]
-    if not isinstance(index, Tensor) or index.dtype is not _dtype.bool or \
-            index._shape != x._shape or not x._shape or x.device.type != "cpu" or \
-            index.device.type != "cpu" or x.dtype.limited or x.is_quantized:
-        return None
-    return index
-
-
-def _compress_cpu(x, mask):
-    """x[mask] for a mask of x's shape: NumPy's count of the mask, then index.compress
-    (1024x512 float32 X[X > 0]: 6.8 ms through per-element offsets -> 0.30 ms)."""
-    m = np.ascontiguousarray(mask._array).reshape(-1).view(np.uint8)
-    out = empty((int(np.count_nonzero(m)),), x.dtype, x.device)
-    if out.numel():
-        a = np.ascontiguousarray(x._array).reshape(-1)
-        o = out._array
-        if a.dtype.itemsize <= 8:
-            a, o = words(a), words(o)
-        compress(a, m, o)
-    return out
 
 
 class IndexPut(Function):
@@ -425,7 +398,7 @@ def _check_index(op, index, size, dim):
         raise RuntimeError(f"{op}(): Expected dtype int64 for index")
     arr = np.ascontiguousarray(index_values(index), dtype=np.int64)
     if arr.size:
-        at = first_outside(arr.reshape(-1), size)
+        at = kernel_module("cpu.index").first_outside(arr.reshape(-1), size)
         if at >= 0:
             v = int(arr.reshape(-1)[at])
             if op == "index_select" and dim == 0:    # PyTorch's dim-0 path
@@ -450,64 +423,6 @@ def _dim_offsets(t, dim, idx):
             shape[d] = idx.shape[d]
             off += (np.arange(idx.shape[d], dtype=np.int64) * t._strides[d]).reshape(shape)
     return off
-
-
-def _row_bases(t, dim, shape):
-    """For an index of `shape` along `dim` of t: the storage offset of each index row's
-    start (its coordinates but the last, `dim`'s taken as 0), the stride along `dim`, and
-    the step per last-dim position (0 when `dim` is the last: the index gives it). One
-    offset a row instead of one an element (_dim_offsets)."""
-    nd, strides = len(shape), t._strides
-    if nd == 2:                          # the common case without the general broadcast
-        if dim == 0:
-            return np.full(shape[0], t._offset, np.int64), strides[0], strides[1]
-        return np.arange(shape[0], dtype=np.int64) * strides[0] + t._offset, strides[1], 0
-    base = np.full(shape[:-1], t._offset, np.int64)
-    for d in range(nd - 1):
-        if d != dim and shape[d] > 1:
-            base += (np.arange(shape[d], dtype=np.int64) * strides[d]).reshape(
-                (1,) * d + (shape[d],) + (1,) * (nd - 2 - d))
-    return base.reshape(-1), strides[dim], (strides[-1] if dim != nd - 1 else 0)
-
-
-def _word_storage(t):
-    """t's flat storage as the kernels that only move elements take it (same-width
-    unsigned words; complex128 as itself)."""
-    a = t._storage.data
-    return words(a) if a.dtype.itemsize <= 8 else a
-
-
-def _gather_cpu(x, dim, idx):
-    """gather along `dim` by index.gather_rows, with the checked int64 `idx` (1024x512
-    float32, (1024, 4) index, the op alone: 40 -> 19 us)."""
-    out = empty(idx.shape, x.dtype, x.device)
-    if out.numel():
-        base, sd, sl = _row_bases(x, dim, idx.shape)
-        last = idx.shape[-1]
-        gather_rows(_word_storage(x), base, idx.reshape(-1, last), sd, sl,
-                    _word_storage(out).reshape(-1, last))
-    return out
-
-
-def _scatter_cpu(out, dim, idx, values, accumulate):
-    """scatter/scatter_add into `out` (CPU) by index.scatter_rows/scatter_add_rows in
-    the order `put`/`put_add` take; False where `_put` must do it (other devices, 0-d,
-    limited dtypes, halves and bools accumulating)."""
-    dt = out.dtype
-    if out.device.type != "cpu" or not out.dim() or dt.limited or \
-            (accumulate and (dt.is_half or dt is _dtype.bool)) or values._shape != idx.shape:
-        return False
-    if idx.size:
-        last = idx.shape[-1]
-        v = values.contiguous()._array.reshape(-1, last)
-        base, sd, sl = _row_bases(out, dim, idx.shape)
-        if accumulate:
-            scatter_add_rows(out._storage.data, base, idx.reshape(-1, last), sd, sl, v)
-        else:
-            scatter_rows(_word_storage(out), base, idx.reshape(-1, last), sd, sl,
-                         words(v) if v.dtype.itemsize <= 8 else v)
-    out._bump()
-    return True
 
 
 def _check_gather_shapes(op, t, dim, index):

@@ -271,9 +271,9 @@ _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64, 16: np.uint64}
 
 def _copy_flipped(x, flips, shifts):
     """A CPU copy of x with dims reversed (flips) and rotated (shifts, 0 <= s < n), by one
-    kernel over bit views (pool.copy_flipped: 1024x512 float32 flip(1) 0.8 ms -> ~40 us,
+    kernel over bit views (pad_flip.copy_flipped: 1024x512 float32 flip(1) 0.8 ms -> ~40 us,
     roll 90 -> ~60 us); runs of dims alike are merged first."""
-    from ..kernels.cpu.pool import copy_flipped
+    from ..kernels.cpu.pad_flip import copy_flipped
     out = empty(tuple(x._shape), x.dtype, x.device)
     if not out.numel():
         return out

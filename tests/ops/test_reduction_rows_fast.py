@@ -1,4 +1,4 @@
-"""Row sums and row softmax split over the spinning helpers (reduce.run_rows_split):
+"""Row sums and row softmax split over the spinning helpers (split_rows.run_rows_split):
 the split is by whole rows, so values equal the serial row kernels bit for bit."""
 import numpy as np
 import pytest

@@ -10,6 +10,7 @@ import pytest
 
 conv = pytest.importorskip("nbtorch.kernels.cpu.conv")
 pool = pytest.importorskip("nbtorch.kernels.cpu.pool")
+pool_adaptive = pytest.importorskip("nbtorch.kernels.cpu.pool_adaptive")
 from nbtorch.ops.conv import conv_output_size  # noqa: E402  (shape rules live with the ops)
 from nbtorch.ops.pooling import pool_output_size  # noqa: E402
 
@@ -311,14 +312,14 @@ def test_adaptive_pools(dtype, in_hw, out_hw):
             win = x[:, hs[i]:he[i], ws[j]:we[j]]
             ref_avg[:, i, j], ref_max[:, i, j] = win.mean(axis=(1, 2)), win.max(axis=(1, 2))
     out = np.empty((3,) + out_hw, dtype)
-    pool.adaptive_avg_pool2d_forward(x, out)
+    pool_adaptive.adaptive_avg_pool2d_forward(x, out)
     np.testing.assert_allclose(out, ref_avg, rtol=TOL[dtype], atol=TOL[dtype])
     g = _rand(out.shape, dtype, 1)
     gx = np.full_like(x, np.nan)
-    pool.adaptive_avg_pool2d_backward(g, gx)
+    pool_adaptive.adaptive_avg_pool2d_backward(g, gx)
     assert abs(np.vdot(ref_avg, g) - np.vdot(x.astype(np.float64), gx)) < 1e-4
     idx = np.empty(out.shape, np.int64)
-    pool.adaptive_max_pool2d_forward(x, out, idx)
+    pool_adaptive.adaptive_max_pool2d_forward(x, out, idx)
     np.testing.assert_array_equal(out, ref_max)
     np.testing.assert_array_equal(np.take_along_axis(x.reshape(3, -1), idx.reshape(3, -1), 1),
                                   out.reshape(3, -1))
