@@ -40,6 +40,15 @@ INTS = (nbtorch.int64,)           # int32 etc. only where a test is about them: 
                                   # is one more compiled loop per op (CI starts cold)
 NUMERIC = FLOATS + INTS
 LAYOUTS = ("contiguous", "noncontig", "broadcast", "0d", "empty")
+
+
+def dtype_sweep(dtypes, keep):
+    """`dtypes` for a parametrize: the first `keep` run in `make test`, the rest are marked
+    slow (each dtype, or each width for kernels that move bits, compiles its own
+    specialisations; `make test-all` runs the whole sweep)."""
+    import pytest
+    return [d if i < keep else pytest.param(d, marks=pytest.mark.slow)
+            for i, d in enumerate(dtypes)]
 _TOL = {"float16": (2e-3, 2e-3), "float32": (2e-5, 2e-6), "float64": (1e-10, 1e-12)}
 
 

@@ -4,10 +4,14 @@ import itertools
 
 import numpy as np
 import pytest
+from harness import dtype_sweep
 
 import nbtorch as nt
 
 DTYPES = ["float32", "float64", "int64", "int8", "bool", "float16", "complex64", "complex128"]
+
+
+SWEEP = dtype_sweep(DTYPES, 3)
 SHAPES = [(6, 5), (3, 1, 4, 5), (7,), (0, 3), (1,), (2, 1, 1, 3)]
 
 
@@ -15,7 +19,7 @@ def _np(t):
     return t.numpy()
 
 
-@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("dt", SWEEP)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_flip_roll_match_numpy(dt, shape):
     rng = np.random.default_rng(0)
