@@ -65,7 +65,7 @@ _UFUNCS = {}                     # scalar name -> DUFunc
 _LOOPS = {}                      # (scalar name, 'ff->f') -> numpy ufunc with that loop
 _LOOP_LOCK = threading.RLock()
 _FLOAT32_TYPES = frozenset(("f->f", "ff->f", "fff->f"))
-_FLAT_CHARS = frozenset("fd?->")   # loops run by address: float operands (they never raise)
+_FLAT_CHARS = frozenset("fd?->")   # loops run by address: float and bool operands (never raise)
 _ADDRESSES = {}                  # (scalar name, 'ff->f') -> the C address of that loop, or 0
 _ROW_TYPES = frozenset(("ff->f", "dd->d"))
 
@@ -153,6 +153,8 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
     """`kernel(name)`'s other cases: a large call (the contiguous loop, or the ufunc split
     over threads), a first call for `types` (compiles the ufunc loop only when a call
     needs it), float16."""
+    if out.size > 1:
+        args = _expanded_values(args)
     if (out.size >= CONTIGUOUS_THRESHOLD and contiguous_loop is not None
             and types in _FLOAT32_TYPES and _same_contiguous(out, args, n_params)):
         return _run_contiguous(contiguous_loop, out, args, n_params, name)
@@ -179,6 +181,19 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
                          size, workers.NUM_THREADS)
         return timed(record_serial, key, size, _call_serial, name, ufunc, args, out, types)
     _call_serial(name, ufunc, args, out, types)
+
+
+def _expanded_values(args):
+    """`args` with each operand that is one value expanded (every stride 0, as the
+    gradient of ``x.sum()`` arrives at ``x``'s elementwise backward) as a 0-d array: the
+    loops then read it from a block of copies instead of NumPy's strided loop, which ran
+    scalar (GELU's backward on 256x512 float32: 1.17 ms)."""
+    for a in args:
+        if a.ndim and a.size > 1 and not any(a.strides):
+            return tuple(np.asarray(x[(0,) * x.ndim])
+                         if x.ndim and x.size > 1 and not any(x.strides) else x
+                         for x in args)
+    return args
 
 
 def _call_serial(name, ufunc, args, out, types):
@@ -269,7 +284,7 @@ def _loop_address(name, types):
     address = _ADDRESSES.get(key)
     if address is None:
         address = 0
-        if _FLAT_CHARS.issuperset(types) and "?" not in types[:-1]:
+        if _FLAT_CHARS.issuperset(types):       # bool masks too (where's "?ff->f")
             du = get(name)
             loops, kept = list(du.ufunc.types), getattr(du, "_keepalive", ())
             if len(loops) == len(kept) and types in loops:

@@ -33,6 +33,27 @@ def test_run_loop_matches_numpy(dtype, chunks):
 def test_only_float_loops_run_by_address():
     ufuncs.loop("add", "ll->l")                   # integer bodies may raise: the ufunc
     assert ufuncs._loop_address("add", "ll->l") == 0
+    ufuncs.loop("where", "?ff->f")                # a bool mask selecting floats: by address
+    assert ufuncs._loop_address("where", "?ff->f")
+
+
+@pytest.mark.parametrize("n", [5000, N])
+def test_where_with_a_value_or_an_expanded_gradient_matches_numpy(n, monkeypatch):
+    """A bool mask and a 0-d value (`where(x > 0, x, 0.)`) or a gradient expanded from
+    one value (every stride 0: x.sum()'s backward) run the vectorised blocked loop."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(np.float32)
+    mask = x > 0
+    for helpers in (False, True):
+        monkeypatch.setattr(ufuncs, "use_helpers", lambda key: helpers)
+        monkeypatch.setattr(workers, "NUM_THREADS", 2)
+        out = np.full(n, np.nan, np.float32)
+        ufuncs.kernel("where")(out, mask, x, np.asarray(np.float32(0.5)))
+        np.testing.assert_array_equal(out, np.where(mask, x, np.float32(0.5)))
+        g = np.lib.stride_tricks.as_strided(np.float32(2.0) * np.ones(1, np.float32),
+                                            (n,), (0,))
+        ufuncs.kernel("mul")(out, g, x)
+        np.testing.assert_array_equal(out, 2 * x)
 
 
 @pytest.fixture
