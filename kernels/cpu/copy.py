@@ -93,6 +93,42 @@ _TILE = 8
 
 
 @numba.njit(cache=True)
+def copy_cast_strided(src, s_off, s_strides, dst, d_off, d_strides, shape):
+    """`copy_strided` between two dtypes, row by row (the last dim the inner loop): one
+    compilation per dtype pair, so kept small; same-dtype copies take the tiled kernel
+    on words of their width instead."""
+    nd = shape.size
+    inner = shape[nd - 1]
+    ss = s_strides[nd - 1]
+    ds = d_strides[nd - 1]
+    rows = 1
+    for k in range(nd - 1):
+        rows *= shape[k]
+    if inner == 0 or rows == 0:
+        return
+    idx = np.zeros(nd, np.int64)
+    for _ in range(rows):
+        so = s_off
+        do = d_off
+        for k in range(nd - 1):
+            so += idx[k] * s_strides[k]
+            do += idx[k] * d_strides[k]
+        if ss == 1 and ds == 1:
+            for j in range(np.uint64(inner)):
+                dst[do + j] = src[so + j]
+        else:
+            for j in range(inner):
+                dst[np.uint64(do + j * ds)] = src[np.uint64(so + j * ss)]
+        k = nd - 2
+        while k >= 0:
+            idx[k] += 1
+            if idx[k] < shape[k]:
+                break
+            idx[k] = 0
+            k -= 1
+
+
+@numba.njit(cache=True)
 def fill_strided(dst, d_off, d_strides, shape, value):
     """for each index i: dst[d_off + i.d_strides] = value."""
     nd = shape.size
@@ -179,7 +215,15 @@ def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
                              tuple(st * item for st in s_shape_strides)))
         return
     m_shape, (ss, ds) = _merged(shape, s_shape_strides, d_strides)
-    copy_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
+    words = _WORDS.get(src_flat.itemsize) if src_flat.dtype == dst_flat.dtype else None
+    if words is None:
+        copy_cast_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
+    else:                               # bits moved as words: one kernel per width
+        copy_strided(src_flat.view(words), s_off, ss, dst_flat.view(words), d_off, ds,
+                     m_shape)
+
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def fill(dst_flat, d_off, d_strides, shape, value):
