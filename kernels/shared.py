@@ -12,12 +12,25 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-__all__ = ["copy_into", "avg_window", "adaptive_window", "norm_term", "norm_finish",
+__all__ = ["advance_index", "copy_into", "avg_window", "adaptive_window", "norm_term", "norm_finish",
            "group_norm_terms", "group_norm_input_grad", "sorted_runs", "reduce_segment",
            "search_sorted", "log_add_exp", "pair_distance"]
 
 
 # ---- copies ----------------------------------------------------------------------------
+
+@register_jitable
+def advance_index(idx, shape, last):
+    """Step the multi-index idx[0..last] to the next position of shape[0..last] in C
+    order (an odometer: the strided kernels walk their outer dims with it)."""
+    k = last
+    while k >= 0:
+        idx[k] += 1
+        if idx[k] < shape[k]:
+            return
+        idx[k] = 0
+        k -= 1
+
 
 @register_jitable
 def copy_into(dst, src):

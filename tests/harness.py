@@ -42,6 +42,17 @@ NUMERIC = FLOATS + INTS
 LAYOUTS = ("contiguous", "noncontig", "broadcast", "0d", "empty")
 
 
+def random_array(rng, shape, dtype):
+    """A NumPy array of `dtype` (a name) with random values: normal floats (complex parts
+    both random), integers of ten times that, bools where it is positive."""
+    a = rng.standard_normal(shape)
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    if dtype == "bool":
+        return a > 0
+    return (a * 10 if dtype.startswith("int") else a).astype(dtype)
+
+
 def dtype_sweep(dtypes, keep):
     """`dtypes` for a parametrize: the first `keep` run in `make test`, the rest are marked
     slow (each dtype, or each width for kernels that move bits, compiles its own

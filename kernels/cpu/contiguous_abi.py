@@ -11,16 +11,13 @@ written out one per loop, not made by a factory: a cfunc built in a closure or f
 `exec`'d source misses Numba's disk cache and recompiles in every process (DESIGN.md).
 """
 import numpy as np
-from numba import carray, cfunc, types
+from numba import carray
 from numba.extending import register_jitable
 
-from nbtorch.kernels.cpu import contiguous as _c
+from nbtorch.kernels.cpu import contiguous as _c, loop_threads
 
 __all__ = ["address"]
 
-_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
-                  types.CPointer(types.intp), types.voidptr)
-_ADDRESSES = {}
 
 
 @register_jitable
@@ -90,7 +87,4 @@ assert _WRAPPERS.keys() == _c.CONTIGUOUS_LOOPS.keys()
 
 def address(name):
     """The C address of body `name`'s contiguous float32 loop (compiled once)."""
-    a = _ADDRESSES.get(name)
-    if a is None:
-        a = _ADDRESSES[name] = cfunc(_ABI, cache=True, nogil=True)(_WRAPPERS[name]).address
-    return a
+    return loop_threads.cfunc_address(_WRAPPERS[name])

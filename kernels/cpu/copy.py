@@ -12,6 +12,7 @@ import numpy as np
 
 from nbtorch.kernels.cpu import copy_threads
 from nbtorch.kernels.halves import bits, is_half, round_to
+from nbtorch.kernels.shared import advance_index
 from nbtorch.kernels.layout import merge_dims
 
 
@@ -43,13 +44,7 @@ def copy_strided(src, s_off, s_strides, dst, d_off, d_strides, shape):
             so += idx[k] * s_strides[k]
             do += idx[k] * d_strides[k]
         _copy_plane(src, so, sp, sq, dst, do, dp, dq, rows, cols)
-        k = nd - 3
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < shape[k]:
-                break
-            idx[k] = 0
-            k -= 1
+        advance_index(idx, shape, nd - 3)
 
 
 @numba.njit(cache=True, inline="always")
@@ -119,13 +114,7 @@ def copy_cast_strided(src, s_off, s_strides, dst, d_off, d_strides, shape):
         else:
             for j in range(inner):
                 dst[np.uint64(do + j * ds)] = src[np.uint64(so + j * ss)]
-        k = nd - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < shape[k]:
-                break
-            idx[k] = 0
-            k -= 1
+        advance_index(idx, shape, nd - 2)
 
 
 @numba.njit(cache=True)
@@ -149,13 +138,7 @@ def fill_strided(dst, d_off, d_strides, shape, value):
         else:
             for j in range(inner):
                 dst[do + j * ds] = value
-        k = nd - 2
-        while k >= 0:
-            idx[k] += 1
-            if idx[k] < shape[k]:
-                break
-            idx[k] = 0
-            k -= 1
+        advance_index(idx, shape, nd - 2)
 
 
 @numba.njit(cache=True)
@@ -215,15 +198,13 @@ def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
                              tuple(st * item for st in s_shape_strides)))
         return
     m_shape, (ss, ds) = _merged(shape, s_shape_strides, d_strides)
-    words = _WORDS.get(src_flat.itemsize) if src_flat.dtype == dst_flat.dtype else None
+    words = (copy_threads.WORDS.get(src_flat.itemsize) if src_flat.dtype == dst_flat.dtype
+             else None)
     if words is None:
         copy_cast_strided(src_flat, s_off, ss, dst_flat, d_off, ds, m_shape)
     else:                               # bits moved as words: one kernel per width
         copy_strided(src_flat.view(words), s_off, ss, dst_flat.view(words), d_off, ds,
                      m_shape)
-
-
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def fill(dst_flat, d_off, d_strides, shape, value):

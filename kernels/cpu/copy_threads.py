@@ -8,17 +8,14 @@ Chunk bounds fall on 64-byte lines. Kinds of call whose split does not pay run h
 (`workers.use_helpers`); the bytes written are the same either way.
 """
 import numpy as np
-from numba import carray, cfunc, types
+from numba import carray
+from numba.extending import register_jitable
 
 from nbtorch.kernels.cpu import loop_threads, spin_threads, workers
 
-__all__ = ["SPLIT_MIN_BYTES", "copy_bytes", "fill_bits"]
+__all__ = ["SPLIT_MIN_BYTES", "WORDS", "copy_bytes", "fill_bits"]
 
 SPLIT_MIN_BYTES = 1 << 20       # below 1 MB one thread's memcpy is done before a split pays
-
-_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
-                  types.CPointer(types.intp), types.voidptr)
-
 
 def _copy_abi(args, count, steps, data):
     """memcpy of `count` bytes: args = (src, dst)."""
@@ -29,50 +26,38 @@ def _copy_abi(args, count, steps, data):
         d[i] = s[i]
 
 
-def _fill8(args, count, steps, data):
-    """`count` 8-byte elements = the pattern: args = (pattern, dst)."""
+@register_jitable
+def _fill_words(args, count, word):
+    """`count` words (numpy type `word`) = the pattern: args = (pattern, dst)."""
     n = count[0]
-    d = carray(args[1], (n,), np.uint64)
-    v = carray(args[0], (1,), np.uint64)[0]
+    d = carray(args[1], (n,), word)
+    v = carray(args[0], (1,), word)[0]
     for i in range(n):
         d[i] = v
+
+
+def _fill8(args, count, steps, data):
+    _fill_words(args, count, np.uint64)
 
 
 def _fill4(args, count, steps, data):
-    n = count[0]
-    d = carray(args[1], (n,), np.uint32)
-    v = carray(args[0], (1,), np.uint32)[0]
-    for i in range(n):
-        d[i] = v
+    _fill_words(args, count, np.uint32)
 
 
 def _fill2(args, count, steps, data):
-    n = count[0]
-    d = carray(args[1], (n,), np.uint16)
-    v = carray(args[0], (1,), np.uint16)[0]
-    for i in range(n):
-        d[i] = v
+    _fill_words(args, count, np.uint16)
 
 
 def _fill1(args, count, steps, data):
-    n = count[0]
-    d = carray(args[1], (n,), np.uint8)
-    v = carray(args[0], (1,), np.uint8)[0]
-    for i in range(n):
-        d[i] = v
+    _fill_words(args, count, np.uint8)
 
 
 _FUNCTIONS = {"copy": _copy_abi, 8: _fill8, 4: _fill4, 2: _fill2, 1: _fill1}
-_UINTS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}
-_ADDRESSES = {}
+WORDS = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}   # item size -> word
 
 
 def _address(kind):
-    address = _ADDRESSES.get(kind)
-    if address is None:
-        address = _ADDRESSES[kind] = cfunc(_ABI, cache=True, nogil=True)(
-            _FUNCTIONS[kind]).address
-    return address
+    return loop_threads.cfunc_address(_FUNCTIONS[kind])
 
 
 def _usable(nbytes):
@@ -102,14 +87,14 @@ def fill_bits(dst, value):
     apply."""
     nbytes = dst.nbytes
     width = dst.itemsize
-    if not _usable(nbytes) or width not in _UINTS:
+    if not _usable(nbytes) or width not in WORDS:
         return False
     key = ("fill_bits", nbytes.bit_length())
     if not workers.use_helpers(key):
         workers.timed(workers.record_serial, key, nbytes, dst.fill, value)
         return True
-    pattern = np.array([value], dst.dtype).view(_UINTS[width])
-    flat = dst.view(_UINTS[width])
+    pattern = np.array([value], dst.dtype).view(WORDS[width])
+    flat = dst.view(WORDS[width])
     bases, _ = loop_threads.operand_pointers((pattern, flat))
     steps = np.array([0, width], np.intp)
     workers.timed(workers.record_parallel, key, nbytes, _split_fill, _address(width), bases,

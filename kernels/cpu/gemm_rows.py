@@ -19,7 +19,7 @@ another kernel or blocking for a smaller call: float32 96x300 @ 300x17 (A transp
 float64 250x64 @ 64x300; equal in most shapes tested (128^3 among them).
 """
 import numpy as np
-from numba import carray, cfunc, types
+from numba import carray
 from numba.extending import register_jitable
 
 from nbtorch.kernels.cpu import blas, cblas, loop_threads, spin_threads, workers
@@ -30,13 +30,8 @@ SUPPORTED = spin_threads.SUPPORTED
 
 ROW_ALIGN = 16
 MIN_ROWS = 2 * ROW_ALIGN        # fewer rows than two tiles: one call
-_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
-                  types.CPointer(types.intp), types.voidptr)
 # params (int64): gemm address, n, k, lda, ldb, ldc, trans_a, trans_b
 _P_ADDRESS, _P_N, _P_K, _P_LDA, _P_LDB, _P_LDC, _P_TA, _P_TB = range(8)
-_ADDRESSES = {}
-
-
 @register_jitable
 def _gemm_range(p, m, a, b, c):
     """C = A @ B over `m` rows, the rest of the call in params `p` (cblas_?gemm, beta 0)."""
@@ -57,14 +52,6 @@ def _dgemm_rows(args, rows, steps, data):
 
 
 _WRAPPERS = {"f": _sgemm_rows, "d": _dgemm_rows}
-
-
-def _address(char):
-    address = _ADDRESSES.get(char)
-    if address is None:
-        address = _ADDRESSES[char] = cfunc(_ABI, cache=True, nogil=True)(
-            _WRAPPERS[char]).address
-    return address
 
 
 def _layout(shape, strides, unit):
@@ -93,7 +80,7 @@ def _plan(char, a_shape, a_strides, b_shape, b_strides):
     params = np.array([address, n, k, la[1], lb[1], n, la[0], lb[0]], np.int64)
     steps = np.array([a_strides[0], 0, 0, n * unit], np.intp)
     work = m * n * k
-    return params, steps, _address(char), ("gemm_rows", char, work.bit_length()), work
+    return params, steps, loop_threads.cfunc_address(_WRAPPERS[char]), ("gemm_rows", char, work.bit_length()), work
 
 
 def matmul(a, b, out, chunks):

@@ -21,15 +21,33 @@ elements (a cache line of float32), so two threads never write one line.
 """
 import numpy as np
 from llvmlite import ir
-from numba import literal_unroll, njit, prange, types
+from numba import cfunc, literal_unroll, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
 __all__ = ["run_loop", "ALIGN", "BLOCK", "call_blocked", "chunk_pointers", "operand_pointers",
-           "broadcast_blocks", "in_place_bits", "ALIAS_SHIFT"]
+           "broadcast_blocks", "in_place_bits", "ALIAS_SHIFT", "LOOP_ABI", "cfunc_address"]
 
 ALIGN = 16
 BLOCK = 1024     # elements per call of a loop with a broadcast operand (broadcast_blocks)
+
+
+# loop(char **args, intp *count, intp *steps, void *data): NumPy's ufunc-loop ABI
+LOOP_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
+                      types.CPointer(types.intp), types.voidptr)
+_CFUNC_ADDRESSES = {}
+
+
+def cfunc_address(fn):
+    """The C address of `fn`, a module-level Python function with the ufunc-loop ABI,
+    compiled as a nogil `cfunc` on first use (from Numba's disk cache after the first
+    process: a function made in a closure would miss that cache). Every kernel that
+    rides the helpers this way (row splits, GEMM ranges, copies, the contiguous loops'
+    twins) gets its address here."""
+    address = _CFUNC_ADDRESSES.get(fn)
+    if address is None:
+        address = _CFUNC_ADDRESSES[fn] = cfunc(LOOP_ABI, cache=True, nogil=True)(fn).address
+    return address
 
 
 @intrinsic

@@ -4,6 +4,8 @@ dtype). The op layer: `ops/resampling.py` (pad) and `ops/joining.py` (flip, roll
 import numba
 import numpy as np
 
+from ..shared import advance_index
+
 __all__ = ["pad_constant", "copy_flipped"]
 
 
@@ -78,8 +80,4 @@ def copy_flipped(x, out, shape, flips, shifts):
                 out[np.uint64(dst + j)] = x[np.uint64(src + n - s + j)]
             for j in range(n - s):
                 out[np.uint64(dst + s + j)] = x[np.uint64(src + j)]
-        for d in range(k - 2, -1, -1):          # next row: odometer over the outer dims
-            idx[d] += 1
-            if idx[d] < shape[d]:
-                break
-            idx[d] = 0
+        advance_index(idx, shape, k - 2)        # next row

@@ -11,7 +11,7 @@ call of a ufunc-ABI `cfunc` around the same loops (1024x512 + 512: 139 us on the
 threaded ufunc, 47 on one row loop, PyTorch 32).
 """
 import numpy as np
-from numba import carray, cfunc, njit, types
+from numba import carray, njit
 from numba.extending import register_jitable
 
 from nbtorch.kernels.cpu import loop_threads, spin_threads, workers
@@ -107,10 +107,6 @@ def _dispatch(p, out, a, vec):
         div_rows(out, a, vec, first, column, inplace)
 
 
-_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
-                  types.CPointer(types.intp), types.voidptr)
-
-
 def _rows_f32(args, count, steps, data):
     """`count` rows of a broadcast loop (float32), the ufunc-loop ABI: args = (a, vec,
     params, out), params = (width, op, first, column, inplace)."""
@@ -129,15 +125,6 @@ def _rows_f64(args, count, steps, data):
 
 
 _WRAPPERS = {"f": _rows_f32, "d": _rows_f64}
-_ADDRESSES = {}
-
-
-def _address(char):
-    address = _ADDRESSES.get(char)
-    if address is None:
-        address = _ADDRESSES[char] = cfunc(_ABI, cache=True, nogil=True)(
-            _WRAPPERS[char]).address
-    return address
 
 
 def run(name, plan_, split):
@@ -158,7 +145,7 @@ def run(name, plan_, split):
     params = np.array([width, _OP_CODES[name], first, column, inplace], np.int64)
     bases, _ = loop_threads.operand_pointers((a, vec, params, out))
     steps = np.array([width * item, item if column else 0, 0, width * item], np.intp)
-    workers.timed(workers.record_parallel, key, out.size, _split, _address(char), bases,
+    workers.timed(workers.record_parallel, key, out.size, _split, loop_threads.cfunc_address(_WRAPPERS[char]), bases,
                   steps, out.shape[0], a, vec, first, column, inplace, loop, out)
 
 

@@ -9,27 +9,11 @@ not split: two threads each taking half of every row of a 1024x512 sum(0) took 1
 against 53-61 serial on the 2-core EPYC.
 """
 import numpy as np
-from numba import cfunc, types
 
 from . import loop_threads, spin_threads, workers
 
-__all__ = ["LOOP_ABI", "loop_address", "SPIN_MIN_NUMEL", "splits_rows", "run_rows_split"]
+__all__ = ["SPIN_MIN_NUMEL", "splits_rows", "run_rows_split"]
 
-LOOP_ABI = types.void(types.CPointer(types.voidptr), types.CPointer(types.intp),
-                      types.CPointer(types.intp), types.voidptr)
-
-
-_ADDRESSES = {}
-
-
-def loop_address(wrappers, char):
-    """The address of wrappers[char] compiled as a ufunc-ABI cfunc (on first use)."""
-    key = (id(wrappers), char)
-    address = _ADDRESSES.get(key)
-    if address is None:
-        address = _ADDRESSES[key] = cfunc(LOOP_ABI, cache=True, nogil=True)(
-            wrappers[char]).address
-    return address
 
 
 # Row kernels over at least this many elements split over the helpers (sum, softmax).
@@ -68,7 +52,7 @@ def run_rows_split(name, wrappers, a3, out2, iparams, fparams, serial, *serial_a
     if not workers.use_helpers(key):
         return workers.timed(workers.record_serial, key, a3.size, serial, *serial_args)
     bases, _ = loop_threads.operand_pointers((a3.reshape(-1), ip, fp, out2.reshape(-1)))
-    workers.timed(workers.record_parallel, key, a3.size, _split, loop_address(wrappers, char),
+    workers.timed(workers.record_parallel, key, a3.size, _split, loop_threads.cfunc_address(wrappers[char]),
                   bases, steps, outer, serial, serial_args)
 
 

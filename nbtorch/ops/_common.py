@@ -5,7 +5,7 @@ from .._device import CPU, to_device
 from .._tensor import Tensor, empty, wrap
 from .._registry import get_kernel
 
-__all__ = ["broadcast_shapes", "sum_to", "unbroadcast", "normalize_dim", "normalize_dims",
+__all__ = ["broadcast_shapes", "sum_to", "selection_grad", "unbroadcast", "normalize_dim", "normalize_dims",
            "check_same_device", "tensor_method", "as_array", "result_device", "empty",
            "wrap", "get_kernel", "Tensor", "CPU", "to_device"]
 
@@ -58,6 +58,18 @@ def sum_to(t, shape):
 
 
 unbroadcast = sum_to
+
+
+def selection_grad(ctx, g):
+    """The gradient of values picked from the input at the saved `indices` along
+    `ctx.dim` (sort, topk, cummax/cummin): g added into zeros of the input's shape
+    (`ctx.in_meta` = shape, dtype, device); a 0-d input's is g itself."""
+    from .creation import zeros
+    indices, = ctx.saved_tensors
+    shape, dtype, device = ctx.in_meta
+    if not shape:
+        return g
+    return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, indices, g)
 
 
 def normalize_dim(dim, ndim):

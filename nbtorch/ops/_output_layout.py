@@ -11,32 +11,15 @@ against 60 us for the loop in the inputs' own order).
 `output_strides` answers for a new result; `dense_order` gives the dimension order that
 makes a dense result C-contiguous, so a kernel can run over views permuted into it.
 """
-from .._memory_format import non_overlapping_and_dense, sorted_dims, strides_in_order
+from .._memory_format import (channels_last, channels_last_3d, is_format,
+                              non_overlapping_and_dense, sorted_dims, strides_for,
+                              strides_in_order)
 from .._tensor import Tensor
 
 __all__ = ["output_strides", "dense_order", "permuted"]
 
 
-def _is_contiguous(shape, strides):
-    expected = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != expected:
-            return False
-        expected *= n
-    return True
-
-
-def _channels_last(shape, strides):
-    rank = len(shape)
-    if rank not in (4, 5):
-        return None
-    order = (0, 2, 3, 1) if rank == 4 else (0, 2, 3, 4, 1)
-    expected = 1
-    for d in reversed(order):
-        if shape[d] != 1 and strides[d] != expected:
-            return None
-        expected *= shape[d]
-    return order
+_CHANNELS_LAST = {4: channels_last, 5: channels_last_3d}
 
 
 def output_strides(shape, operands):
@@ -49,11 +32,11 @@ def output_strides(shape, operands):
     if len(tensors) == len(operands) and all(t._shape == shape for t in tensors):
         # PyTorch's fast set-up: one shape, one layout
         first = tensors[0]._strides
-        if all(_is_contiguous(shape, t._strides) for t in tensors):
+        if all(is_format(shape, t._strides, None) for t in tensors):
             return None
-        order = _channels_last(shape, first)
-        if order is not None and all(_channels_last(shape, t._strides) for t in tensors):
-            return strides_in_order(shape, reversed(order))
+        fmt = _CHANNELS_LAST.get(ndim)
+        if fmt is not None and all(is_format(shape, t._strides, fmt) for t in tensors):
+            return strides_for(shape, fmt)
         if non_overlapping_and_dense(shape, first) and all(t._strides == first
                                                             for t in tensors):
             return first

@@ -10,6 +10,7 @@ the rows back with one Numba loop (`kernels/cpu/index.add_rows`).
 import numpy as np
 
 from .. import _dtype
+from .._lazy import kernel_module
 from .._tensor import Tensor, empty
 
 __all__ = ["take_rows", "add_rows"]
@@ -76,13 +77,9 @@ def add_rows(shape, dtype, index, g):
     inner = out.numel() // (outer * size) if outer * size else 0
     if out.numel() and index64.size:
         src = g.to(dtype).contiguous()._array.reshape(outer, index64.size, inner)
-        get_add_rows()(out._array.reshape(outer, size, inner), index64, src)
+        kernel_module("cpu.index").add_rows(out._array.reshape(outer, size, inner), index64,
+                                            src)
     return out
-
-
-def get_add_rows():
-    from ..kernels.cpu.index import add_rows as kernel
-    return kernel
 
 
 def take_rows(x, index):

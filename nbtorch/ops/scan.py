@@ -10,7 +10,7 @@ from .._tensor import Tensor, empty
 from .._registry import get_kernel
 from ..autograd.function import Function
 from .._limited import no_kernel
-from ._common import normalize_dim
+from ._common import normalize_dim, selection_grad
 from .pointwise_select import where
 from . import _return_types as rt
 
@@ -169,13 +169,7 @@ class CumExtreme(Function):
 
     @staticmethod
     def backward(ctx, g, _g_indices):
-        from .creation import zeros
-        indices, = ctx.saved_tensors
-        shape, dtype, device = ctx.in_meta
-        if not shape:
-            return g, None, None
-        return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, indices, g), \
-            None, None
+        return selection_grad(ctx, g), None, None
 
 
 def _cum_extreme(name, result_cls):

@@ -15,7 +15,7 @@ from .._tensor import empty
 from .._registry import get_kernel
 from ..autograd.function import Function, unrecorded
 from .._limited import bits, no_kernel, signed_order, unsigned_order
-from ._common import normalize_dim, tensor_method
+from ._common import normalize_dim, selection_grad, tensor_method
 from . import _return_types as rt
 from .reduction import dtype_label
 
@@ -104,13 +104,7 @@ class Sort(Function):
 
     @staticmethod
     def backward(ctx, g, _g_indices):
-        from .creation import zeros
-        indices, = ctx.saved_tensors
-        shape, dtype, device = ctx.in_meta
-        if not shape:
-            return g, None, None
-        return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, indices, g), \
-            None, None
+        return selection_grad(ctx, g), None, None
 
 
 @tensor_method()
@@ -191,11 +185,7 @@ class TopK(Function):
 
     @staticmethod
     def backward(ctx, g, _g_indices):
-        from .creation import zeros
-        indices, = ctx.saved_tensors
-        shape, dtype, device = ctx.in_meta
-        return zeros(shape, dtype=dtype, device=device).scatter_add(ctx.dim, indices, g), \
-            None, None, None
+        return selection_grad(ctx, g), None, None, None
 
 
 @tensor_method()

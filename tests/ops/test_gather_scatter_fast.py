@@ -3,7 +3,7 @@ scatter_add_rows (one offset per index row, not per element): exact against a Nu
 reference, every layout and width, accumulation in index order, errors before kernels."""
 import numpy as np
 import pytest
-from harness import dtype_sweep
+from harness import dtype_sweep, random_array
 
 import nbtorch
 
@@ -14,13 +14,7 @@ DTYPES = ["float32", "float64", "int64", "int16", "bool", "float16", "complex128
 SWEEP = dtype_sweep(DTYPES, 3)
 
 
-def _arr(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if dtype == "complex128":
-        a = a + 1j * rng.standard_normal(shape)
-    if dtype == "bool":
-        return a > 0
-    return (a * 10 if dtype.startswith("int") else a).astype(dtype)
+_arr = random_array
 
 
 def _index_shape(shape, dim, n=9):

@@ -3,7 +3,7 @@ then one branch-free compaction pass), and diag of a 2-D tensor as one copy of N
 diagonal view: exact against NumPy and PyTorch."""
 import numpy as np
 import pytest
-from harness import dtype_sweep
+from harness import dtype_sweep, random_array
 
 import nbtorch
 
@@ -14,13 +14,7 @@ DTYPES = ["float32", "float64", "int64", "int8", "bool", "float16", "complex64",
 SWEEP = dtype_sweep(DTYPES, 3)
 
 
-def _arr(rng, shape, dtype):
-    a = rng.standard_normal(shape)
-    if dtype.startswith("complex"):
-        a = a + 1j * rng.standard_normal(shape)
-    if dtype == "bool":
-        return a > 0
-    return (a * 10 if dtype.startswith("int") else a).astype(dtype)
+_arr = random_array
 
 
 @pytest.mark.parametrize("dtype", SWEEP)

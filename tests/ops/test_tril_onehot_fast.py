@@ -3,7 +3,7 @@ index.one_hot_rows: exact against NumPy and PyTorch, every width, offsets, batch
 layouts, in place, gradients, and PyTorch's errors."""
 import numpy as np
 import pytest
-from harness import dtype_sweep
+from harness import dtype_sweep, random_array
 
 import nbtorch
 from nbtorch.nn import functional as F
@@ -16,13 +16,7 @@ SWEEP = dtype_sweep(DTYPES, 3)
 
 
 def _arr(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if dtype.startswith("complex"):
-        a = a + 1j * rng.standard_normal(shape)
-    if dtype == "bool":
-        return a > 0
-    return (a * 10 if dtype.startswith("int") else a).astype(dtype)
+    return random_array(np.random.default_rng(seed), shape, dtype)
 
 
 @pytest.mark.parametrize("dtype", SWEEP)
