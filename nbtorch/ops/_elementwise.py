@@ -34,7 +34,8 @@ from ._elementwise_operands import (half_params, half_pointwise as _half_pointwi
                                    has_half as _has_half, operand as _operand)
 from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from ._inplace import inplace_guard
-from ._small_calls import (_QUIET_RUN, _SMALL, _SMALL_LIMIT, _SmallKeys, _resolve_small,
+from ._small_calls import (_MID_LIMIT, _QUIET_RUN, _SMALL, _SMALL_LIMIT, _SmallKeys,
+                           _resolve_small,
                            _small_result, _ufunc_into)
 
 __all__ = ["run_elementwise", "tensor_operator", "tensor_method", "Elementwise", "Binary",
@@ -106,6 +107,16 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                 args = None             # a strided input: the result may follow its layout
         if args is not None:
             if device.type != "cpu" or numel >= _SMALL_LIMIT or not numel:
+                if (numel < _MID_LIMIT and numel and not raw and device.type == "cpu"
+                        and (n == 1 or y.__class__ is Tensor)):
+                    kernel = _KERNELS.get((op, "cpu")) or get_kernel(op, "cpu")
+                    small = _SMALL.get((op, compute_dtype, out_dtype, n))
+                    if small is None or small[0] is not kernel:
+                        small = _resolve_small(op, kernel, compute_dtype, out_dtype, n)
+                    if small[7]:
+                        out = empty(shape, out_dtype, device)
+                        _ufunc_into(small, args, out._array)
+                        return out
                 if raw:
                     args = (xa, wrap(y, compute_dtype))
                 out = empty(shape, out_dtype, device)

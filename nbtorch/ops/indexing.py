@@ -614,8 +614,10 @@ class MaskedFill(Function):
 
     @staticmethod
     def backward(ctx, g):
-        from .creation import zeros
-        gx = MaskedFill.apply(g, ctx.mask, zeros((), dtype=g.dtype, device=g.device))
+        # a float zero takes forward's elementwise select (a 0-d tensor value took the
+        # index path: 256x512 backward 1.3 ms)
+        zero = 0.0 if g.dtype.is_floating_point else 0
+        gx = MaskedFill.apply(g, ctx.mask, zero)
         gv = g[ctx.mask.expand(g.shape)].sum() if ctx.needs_input_grad[2] else None
         return gx, None, gv
 

@@ -1,0 +1,134 @@
+"""The elementwise paths of mid-size CPU calls (4K to 128K elements): NumPy's own loops
+for the IEEE arithmetic ops, the pre-resolved ufunc call for dense same-shape operands,
+pow's special exponents, masked_fill's gradient. Each must give the bits of the path it
+replaced."""
+import numpy as np
+import pytest
+
+import nbtorch
+from nbtorch.autograd import gradcheck
+from nbtorch.kernels.cpu import ufuncs
+
+SIZES = (5000, 20000, 70000)        # under, at and past ufuncs.BLOCKED_MIN, all serial
+
+
+def _awkward(n, dtype, seed=0):
+    """Values with infinities, NaNs, signed zeros and subnormals among random ones."""
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(dtype).tiny / 4,
+                        np.finfo(dtype).max], dtype)
+    a[rng.integers(0, n, 64)] = special[rng.integers(0, special.size, 64)]
+    return a
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numpy_twins_give_the_numba_loops_bits(name, dtype):
+    """Serial calls of add/sub/mul/div take NumPy's loop: out of place, with a scalar
+    operand and in place, bit for bit what the Numba loop computes."""
+    types = np.dtype(dtype).char * 2 + "->" + np.dtype(dtype).char
+    numba_loop = ufuncs.loop(name, types)
+    run = ufuncs.kernel(name)
+    for n in SIZES:
+        a, b = _awkward(n, dtype, 1), _awkward(n, dtype, 2)
+        scalar = np.asarray(dtype(0.37))
+        for args in ((a, b), (a, scalar), (scalar, b)):
+            want = np.empty(n, dtype)
+            with np.errstate(all="ignore"):
+                numba_loop(*args, want)
+            got = np.empty(n, dtype)
+            run(got, *args)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        inplace = a.copy()                              # x.op_(y): out is the first input
+        run(inplace, inplace, b)
+        with np.errstate(all="ignore"):
+            want = numba_loop(a, b)
+        np.testing.assert_array_equal(inplace.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_inplace_and_scalar_ops_match_numpy(n):
+    x = nbtorch.tensor(_awkward(n, np.float32))
+    y = nbtorch.tensor(_awkward(n, np.float32, 5))
+    xn, yn = x.numpy().copy(), y.numpy()
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal((x * 2.5).numpy(), xn * np.float32(2.5))
+        np.testing.assert_array_equal((1.5 - x).numpy(), np.float32(1.5) - xn)
+        np.testing.assert_array_equal((x / y).numpy(), xn / yn)
+        np.testing.assert_array_equal((x * y).numpy(), xn * yn)
+        x.add_(y)
+        np.testing.assert_array_equal(x.numpy(), xn + yn)
+        x.mul_(0.5)
+        np.testing.assert_array_equal(x.numpy(), (xn + yn) * np.float32(0.5))
+
+
+@pytest.mark.parametrize("op", ["maximum", "atan2", "hypot"])
+def test_dense_same_shape_ops_mid_size(op):
+    """The pre-resolved ufunc call for dense same-shape operands (no SIMD loop of its own)."""
+    x = nbtorch.tensor(_awkward(20000, np.float64))
+    y = nbtorch.tensor(_awkward(20000, np.float64, 3))
+    got = getattr(nbtorch, op)(x, y).numpy()
+    want = getattr(nbtorch, op)(x[:4000], y[:4000]).numpy()     # the small path
+    np.testing.assert_array_equal(got[:4000], want)
+    with np.errstate(all="ignore"):
+        ref = getattr(np, {"maximum": "maximum", "atan2": "arctan2", "hypot": "hypot"}[op])(
+            x.numpy(), y.numpy())
+    np.testing.assert_allclose(got, ref, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("exponent", [1, 2, 0.5, -0.5, -1, 1.0, 3, 0])
+def test_pow_special_exponents_match_pytorch_values(exponent):
+    """1 copies, 2 squares, 0.5 is sqrt, -0.5 rsqrt, -1 the reciprocal (PyTorch's
+    pow_tensor_scalar): -0.0 ** 0.5 is -0.0 and (-inf) ** 0.5 NaN, as PyTorch gives."""
+    vals = np.array([4.0, 0.0, -0.0, -1.0, np.inf, -np.inf, np.nan, 2.5, 1e-30], np.float32)
+    got = nbtorch.tensor(vals).pow(exponent).numpy()
+    with np.errstate(all="ignore"):
+        want = {1: vals, 2: vals * vals, 0.5: np.sqrt(vals), -0.5: 1 / np.sqrt(vals),
+                -1: 1 / vals}.get(exponent)
+    if want is None:
+        want = np.power(vals, np.float32(exponent))
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_pow_special_exponents_keep_integer_and_complex_rules():
+    assert nbtorch.tensor([4, 9]).pow(0.5).tolist() == [2.0, 3.0]      # int -> float
+    assert nbtorch.tensor([4, 9]).pow(1).dtype is nbtorch.int64
+    z = nbtorch.tensor([-4 + 0j]).pow(0.5)
+    assert abs(z.item() - 2j) < 1e-6
+    assert nbtorch.tensor([2.0]).pow(-1, out=nbtorch.empty(1)).tolist() == [0.5]
+
+
+@pytest.mark.parametrize("exponent", [1, 2, 0.5, -0.5, -1, 3])
+def test_pow_special_exponent_gradients(exponent):
+    x = nbtorch.rand(6, dtype=nbtorch.float64) + 0.5
+    x.requires_grad_(True)
+    assert gradcheck(lambda t: t.pow(exponent), (x,))
+    x.grad = None
+    (x ** exponent).sum().backward()
+    xn = x.detach().numpy()
+    np.testing.assert_allclose(x.grad.numpy(), exponent * xn ** (exponent - 1), rtol=1e-12)
+
+
+def test_square_gradient_is_twice_x_bitwise():
+    x = nbtorch.tensor(_awkward(20000, np.float32), requires_grad=True)
+    g = nbtorch.tensor(_awkward(20000, np.float32, 9))
+    x.pow(2).backward(g)
+    with np.errstate(all="ignore"):
+        want = g.numpy() * (x.detach().numpy() * np.float32(2))
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+def test_masked_fill_gradient_zeroes_the_masked_places():
+    x = nbtorch.randn(300, 70, requires_grad=True)
+    mask = x.detach() > 0.5
+    g = nbtorch.randn(300, 70)
+    x.masked_fill(mask, 3.0).backward(g)
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(mask.numpy(), 0, g.numpy()))
+    v = nbtorch.tensor(2.0, requires_grad=True)
+    x.grad = None
+    x.masked_fill(mask, v).sum().backward()
+    assert v.grad.item() == mask.sum().item()
+    assert gradcheck(lambda t: t.masked_fill(mask[:4, :5], 0.0),
+                     (nbtorch.randn(4, 5, dtype=nbtorch.float64, requires_grad=True),))
