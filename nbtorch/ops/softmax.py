@@ -4,6 +4,8 @@ The kernel (kernels/cpu/softmax.py) reads the input as (outer, n, inner) with
 the softmax dim in the middle, without a copy for contiguous inputs.
 Backward formulas are nbtorch ops, so second derivatives work.
 """
+import numpy as np
+
 from .. import _dtype
 from .._tensor import Tensor, empty
 from .._registry import get_kernel
@@ -48,13 +50,61 @@ def half_in_float32(formula, dtype, *tensors):
 
 def log_softmax_grad(g, out, dim):
     """d log_softmax: g - softmax * sum(g) along `dim`, from the saved output."""
+    fused = _rows_grad(g, out, dim, True)
+    if fused is not None:
+        return fused
     return g - out.exp() * g.sum(dim=dim, keepdim=True)
 
 
 def _softmax_grad(g, y, dim):
     """d softmax: y * (g - sum(g * y)) along `dim`."""
+    fused = _rows_grad(g, y, dim, False)
+    if fused is not None:
+        return fused
     gy = g * y
     return gy - y * gy.sum(dim=dim, keepdim=True)
+
+
+_SPLIT_MIN = 1 << 18        # elements; a larger gradient splits its rows over the helpers
+_ONE_ROW_MAX = 1 << 20      # one longer row: the sum kernel splits it in chunks (other bits)
+
+
+def _rows_grad(g, y, dim, log):
+    """The gradient in one pass per row (kernels/cpu/softmax_grad.py: the composite's
+    bits) when `dim` is the last non-trivial dim of contiguous float32/float64 CPU
+    tensors and no graph is being built (create_graph runs the differentiable
+    formula); None otherwise. Log-softmax's row sums come from the sum op (an expanded
+    g, as a sum's gradient is, sums by its own layout's walk)."""
+    from ..autograd import grad_mode
+    if (g.device.type != "cpu" or y.device.type != "cpu" or g.dtype is not y.dtype
+            or g.dtype not in (_dtype.float32, _dtype.float64) or g._shape != y._shape
+            or grad_mode.is_grad_enabled() or not y.is_contiguous() or not g.numel()):
+        return None
+    outer, n, inner = _along_dim(y, dim)
+    if inner != 1 or (outer == 1 and n > _ONE_ROW_MAX):
+        return None
+    from ..kernels.cpu import softmax_grad, workers
+    if log:
+        sums = g.sum(dim=dim, keepdim=True)._array.reshape(outer)
+        y = y.exp()
+    else:
+        sums = _NO_SUMS[y.dtype]
+    if not g.is_contiguous():
+        g = g.contiguous()
+    out = empty(y._shape, y.dtype, y.device)
+    g2, y2, o2 = (t._array.reshape(outer, n) for t in (g, y, out))
+    kernel = softmax_grad.softmax_grad_rows
+    if g.numel() < _SPLIT_MIN or outer < 2 or workers.NUM_THREADS < 2:
+        kernel(g2, y2, o2, sums, log, 0, outer)
+        return out
+    chunks = min(outer, 2 * workers.NUM_THREADS)
+    bounds = [outer * k // chunks for k in range(chunks + 1)]
+    workers.parallel_chunks(
+        lambda k: kernel(g2, y2, o2, sums, log, bounds[k], bounds[k + 1]), chunks)
+    return out
+
+
+_NO_SUMS = {d: np.empty(0, d.np) for d in (_dtype.float32, _dtype.float64)}
 
 
 def softmax_forward(op, x, dim):
