@@ -198,6 +198,10 @@ def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
         out = _contiguous_run(op, x, dims, args)
         if out is not None:
             return out if work is out_dtype else out.to(out_dtype)
+    if op == "sum" and x.dtype is work and x.device.type == "cpu" and dims:
+        out = _expanded_sum(x, dims, args)
+        if out is not None:
+            return out if work is out_dtype else out.to(out_dtype)
     kept = tuple(s for i, s in enumerate(x._shape) if i not in dims)
     if x.numel() == 0:
         out = empty(kept, work, x.device)
@@ -236,6 +240,31 @@ def _contiguous_run(op, x, dims, args):
     get_kernel(op, "cpu")(x._array.reshape(outer, n, inner), out._arr.reshape(outer, inner),
                           *args)
     return out
+
+
+def _expanded_sum(x, dims, args):
+    """The sum of `dims` of an x expanded along kept dims (stride 0, size > 1: the
+    gradient of a sum reaching `expand`/`repeat`'s backward), computed once over one
+    slice and expanded, instead of once per copy: (2,256,1,512) of one value summed
+    over dim 0, 131,072 rows of 2 -> one. Such an x always reaches the kernel as rows
+    moved last (`move_reduced_last`: its stride-0 dims are not dense), so the slice
+    runs the same rows in the same order, the same bits; None when not expanded, or
+    when the slice would take the chunked walk of a few long rows."""
+    shape, strides = x._shape, x._strides
+    narrowed = x
+    for d in range(len(shape)):
+        if strides[d] == 0 and shape[d] > 1 and d not in dims:
+            narrowed = narrowed.narrow(d, 0, 1)
+    if narrowed is x or not narrowed.numel():
+        return None
+    xp, kept_small, n = move_reduced_last(narrowed, dims)
+    outer = _prod(kept_small)
+    if outer < 8 and outer * n >= (1 << 20):
+        return None
+    out = empty(kept_small, x.dtype, x.device)
+    get_kernel("sum", "cpu")(xp._array.reshape(outer, n, 1), out._array.reshape(outer, 1),
+                             *args)
+    return out.expand(tuple(s for i, s in enumerate(shape) if i not in dims)).contiguous()
 
 
 # ---- sum, mean, nansum ------------------------------------------------------------
