@@ -104,7 +104,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     b = x2.expand(batch + (R, M)).reshape(count, R, M)
     mode = compute_mode or _MODES[0]
     if p == 2.0 and (mode == _MODES[1] or (mode == _MODES[0] and (P > 25 or R > 25))):
-        out = _euclid_mm(a, b)
+        from .distance_mm import euclid_mm
+        out = euclid_mm(a, b)
     else:
         out = CDist.apply(a, b, float(p))
     return out.reshape(batch + (P, R))

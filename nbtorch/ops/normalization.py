@@ -500,8 +500,12 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     Example:
         >>> v = normalize(nbtorch.tensor([[3.0, 4.0]]))   # [[0.6, 0.8]]
     """
-    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    result = input / denom
+    if p == 2.0 and isinstance(dim, int) and input.dim() and -input.dim() <= dim < input.dim():
+        from .normalization_rows import normalize_l2          # fused on the CPU
+        result = normalize_l2(input, dim % input.dim(), eps)
+    else:
+        denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+        result = input / denom
     if out is not None:
         out.copy_(result)
         return out

@@ -1,5 +1,6 @@
 """Distances between vectors: cosine_similarity, pairwise_distance, pdist."""
 import nbtorch as torch
+from nbtorch.ops.distance_cosine import cosine_composite, cosine_similarity_rows
 from nbtorch.ops.reduction import dtype_label as _dtype_label
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
@@ -21,11 +22,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     shape = torch.broadcast_shapes(x1.shape, x2.shape)     # norms of the broadcast inputs
     x1, x2 = (x if x.shape == shape and x.dtype is common else x.to(common).expand(shape)
               for x in (x1, x2))
-
-    def unit(x):
-        n = torch.linalg.vector_norm(x, 2, dim, keepdim=True)
-        return x / (n + (n.detach().clamp(min=eps) - n.detach()))   # clamped value, n's grad
-    return (unit(x1) * unit(x2)).sum(dim)
+    if isinstance(dim, int) and -len(shape) <= dim < len(shape):
+        return cosine_similarity_rows(x1, x2, dim % len(shape), eps)   # fused on the CPU
+    return cosine_composite(x1, x2, dim, eps)
 
 
 def _p_norm(diff, p, dim, keepdim):
