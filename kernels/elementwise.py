@@ -40,6 +40,7 @@ OPS = (
     "relu", "hardtanh", "leaky_relu", "gelu", "gelu_tanh", "silu", "mish", "softplus",
     "elu", "hardsigmoid", "hardswish",
     "relu_grad", "sigmoid_grad", "tanh_grad", "gelu_grad", "gelu_tanh_grad", "silu_grad",
+    "leaky_relu_grad", "hardtanh_grad", "hardsigmoid_grad", "hardswish_grad",
     # comparisons, selection (arithmetic.py, pointwise_select.py)
     "eq", "ne", "lt", "le", "gt", "ge", "maximum", "minimum", "fmax", "fmin",
     "clamp", "clamp_min", "clamp_max", "where", "lerp", "addcmul", "addcdiv",

@@ -511,6 +511,23 @@ def relu_grad(g, out):
     return select(out <= 0, c(g, 0.0), g)
 
 
+def leaky_relu_grad(g, a, slope):
+    return g if a > 0 else g * slope          # where(x > 0, g, g * slope)'s bits
+
+
+def hardtanh_grad(g, a, lo, hi):
+    return select((a > lo) & (a < hi), g, c(g, 0.0))
+
+
+def hardsigmoid_grad(g, a):
+    return select((a > c(a, -3.0)) & (a < c(a, 3.0)), g / c(g, 6.0), c(g, 0.0))
+
+
+def hardswish_grad(g, a):
+    mid = g * (a / c(a, 3.0) + c(a, 0.5))
+    return select(a <= c(a, -3.0), c(g, 0.0), select(a < c(a, 3.0), mid, g))
+
+
 def sigmoid_grad(g, out):
     return g * out * (c(out, 1.0) - out)
 

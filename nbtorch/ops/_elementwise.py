@@ -418,7 +418,7 @@ class Elementwise(Function):
         if (cls.grad_kernel is not None and (not _STATE.enabled or _STATE.first_order)
                 and not g.dtype.is_complex):
             saved = ctx._saved_data(1 if cls.save == "out" else 0)
-            gx = run_elementwise(cls.grad_kernel, (g, saved), g.dtype)
+            gx = run_elementwise(cls.grad_kernel, (g, saved) + tuple(ctx.params), g.dtype)
         else:
             x, out = ctx.saved_tensors if cls.save else (None, None)
             gx = cls.grad(g, x, out, *ctx.params)

@@ -45,7 +45,7 @@ class Relu(Elementwise):
 
 
 class Hardtanh(Elementwise):
-    kernel = "hardtanh"
+    kernel, grad_kernel = "hardtanh", "hardtanh_grad"
 
     @staticmethod
     def grad(g, x, out, lo, hi):
@@ -53,7 +53,7 @@ class Hardtanh(Elementwise):
 
 
 class LeakyRelu(Elementwise):
-    kernel, result = "leaky_relu", "float_only"
+    kernel, result, grad_kernel = "leaky_relu", "float_only", "leaky_relu_grad"
 
     @staticmethod
     def grad(g, x, out, slope):
@@ -178,7 +178,7 @@ class Elu(_Smooth):
 
 
 class Hardsigmoid(_Smooth):
-    kernel = "hardsigmoid"
+    kernel, grad_kernel = "hardsigmoid", "hardsigmoid_grad"
 
     @staticmethod
     def grad(g, x, out):
@@ -186,7 +186,7 @@ class Hardsigmoid(_Smooth):
 
 
 class Hardswish(_Smooth):
-    kernel = "hardswish"
+    kernel, grad_kernel = "hardswish", "hardswish_grad"
 
     @staticmethod
     def grad(g, x, out):
