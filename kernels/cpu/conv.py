@@ -66,6 +66,13 @@ BATCH_SPLIT_MIN_MACS = 1 << 24
 # Kept high: next to BLAS (whose idle threads spin after each GEMM) a parallel
 # region on 2 cores measured up to 10x slower than the serial loop.
 PARALLEL_MIN_ELEMENTS = 1 << 22
+# conv_gemm.py's per-image products run over blocks of output rows (_block_rows): columns
+# of at most COLUMN_BLOCK_BYTES a block (half of L2), pointwise products of at most
+# SMALL_GEMM_MACS multiply-adds (OpenBLAS's small-matrix kernels take sgemm/dgemm up to
+# 1e6) where that leaves MIN_POINTWISE_BLOCK positions a block.
+COLUMN_BLOCK_BYTES = 1 << 19
+SMALL_GEMM_MACS = 1000000
+MIN_POINTWISE_BLOCK = 256
 
 
 @numba.njit(cache=True, nogil=True)
@@ -287,7 +294,8 @@ def columns_shape(x_shape, w_shape, stride, padding, out_size, itemsize):
 
 
 def _gemm_plan(x, w, y, groups, kernel, stride, padding, dilation, out_size):
-    """(address, mode, geom) when conv_gemm.py's per-image kernels take this call, else None:
+    """(address, mode, geom, block) when conv_gemm.py's per-image kernels take this call,
+    else None:
     x (N, C, *S), w (O, C/g, *k) and y (N, O, *OS) C-contiguous arrays of one float dtype
     whose BLAS GEMM is reachable by address, every product dimension at least 1, an
     image's columns too few for the prange im2col/col2im (one big image keeps them)."""
@@ -301,15 +309,50 @@ def _gemm_plan(x, w, y, groups, kernel, stride, padding, dilation, out_size):
     if y.shape[0] and w[0].size * groups * y[0, 0].size >= PARALLEL_MIN_ELEMENTS:
         return None
     geom = _geometry(kernel, stride, padding, dilation, out_size)
-    if _is_pointwise(kernel, stride, padding, x.shape[2:], out_size):
-        return address, conv_gemm.POINTWISE, geom
+    pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
+    block = _block_rows(pointwise, w[0].size, groups, w.shape[0] // groups,
+                        math.prod(out_size), geom[14], dtype.itemsize)
+    if pointwise:
+        return address, conv_gemm.POINTWISE, geom, block
     if not conv_dense.fits(geom, _volumes(x).shape[2:]):
         return None                     # a window may leave the input: the batch path
-    return address, conv_gemm.DENSE if geom[6:9] == (0, 0, 0) else conv_gemm.PADDED, geom
+    mode = conv_gemm.DENSE if geom[6:9] == (0, 0, 0) else conv_gemm.PADDED
+    return address, mode, geom, block
+
+
+def _block_rows(pointwise, rows, groups, og, length, out_w, itemsize):
+    """Output rows (of `out_w` positions; `length` positions in all) per block of
+    conv_gemm.py's per-image products: `rows` column rows and `og` outputs per group.
+    Measured on one thread, the GEMMs alone, GF/s (forward / input gradient):
+
+    * im2col'd columns over COLUMN_BLOCK_BYTES (half of L2) are written and multiplied
+      in blocks within it: 16x32x32x32 3x3, 1.15 MB an image: 63/63 -> 80/88 in 352-
+      position blocks (the whole kernels, forward + both gradients: 15.2 -> 12.6 ms); 8x64x56x56 3x3, 7 MB: 85/96 -> 92/94 (the whole image's columns
+      were then measured in cache; im2col'd they come from L3). 32x16x28x28 3x3 (0.44 MB)
+      stays whole: in 280-position blocks it ran 89/89 -> 77/80.
+    * pointwise products of more than SMALL_GEMM_MACS multiply-adds per group are split
+      into blocks within it, OpenBLAS's small-matrix kernels (no packing), where blocks
+      of at least MIN_POINTWISE_BLOCK positions do: 1x1 64x32 @ 32x1024 -> 352-position
+      blocks 56/64 -> 71/95; 32x16x28x28 3x3's 280-position blocks (1.3e6) did not gain.
+
+    Blocks have near-equal sizes and at least one row."""
+    n_rows = length // out_w
+    if pointwise:
+        limit = SMALL_GEMM_MACS // max(1, og * rows)
+        if limit < MIN_POINTWISE_BLOCK:
+            return n_rows
+    else:
+        limit = COLUMN_BLOCK_BYTES // max(1, rows * groups * itemsize)
+    if length <= limit:
+        return n_rows
+    per_block = max(1, limit // out_w)
+    parts = -(-n_rows // per_block)             # ceil divisions
+    return -(-n_rows // parts)
 
 
 def _gemm_buffers(x, mode, geom, rows, length):
-    """(cols, pad) for conv_gemm's kernels: this thread's one-image column buffer and
+    """(cols, pad) for conv_gemm's kernels: this thread's column buffer (rows x `length`
+    output positions: one block of output rows) and
     zeroed padded-image buffer (1-element stand-ins where a mode reads neither)."""
     shape = (1, 1, 1) if mode == conv_gemm.POINTWISE else (1, rows, length)
     cols = _workspace("col1", shape, x.dtype)
@@ -336,13 +379,13 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, colu
     out3 = out.reshape(n_b, n_o, length)
     plan = _gemm_plan(x, weight, out, groups, kernel, stride, padding, dilation, out_size)
     if plan is not None and columns is None and (bias is None or bias.dtype == x.dtype):
-        address, mode, geom = plan
+        address, mode, geom, block = plan
         xv, b = _volumes(x), (bias if bias is not None else w2.reshape(-1)[:0])
 
         def one_image_at_a_time(b0, b1, split):
-            cols, pad = _gemm_buffers(x, mode, geom, rows * groups, length)
+            cols, pad = _gemm_buffers(x, mode, geom, rows * groups, block * geom[14])
             conv_gemm.forward(address, xv, w2, b, bias is not None, out3, cols, pad, b0, b1,
-                              geom, groups, mode)
+                              geom, groups, mode, block)
         _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
         return
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
@@ -377,12 +420,13 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
     plan = _gemm_plan(grad_in, weight, grad_out, groups, kernel, stride, padding, dilation,
                       out_size)
     if plan is not None:
-        address, mode, geom = plan
+        address, mode, geom, block = plan
         gv = _volumes(grad_in)
 
         def one_image_at_a_time(b0, b1, split):
-            cols, pad = _gemm_buffers(grad_in, mode, geom, rows * groups, length)
-            conv_gemm.grad_input(address, g3, w2, gv, cols, pad, b0, b1, geom, groups, mode)
+            cols, pad = _gemm_buffers(grad_in, mode, geom, rows * groups, block * geom[14])
+            conv_gemm.grad_input(address, g3, w2, gv, cols, pad, b0, b1, geom, groups, mode,
+                                 block)
         _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
         return
     direct = _is_pointwise(kernel, stride, padding, grad_in.shape[2:], out_size)
@@ -421,13 +465,16 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
     plan = _gemm_plan(x, grad_w, grad_out, groups, kernel, stride, padding, dilation,
                       out_size)
     if plan is not None and columns is None:
-        address, mode, geom = plan
+        address, mode, geom, block = plan
         xv = _volumes(x)
+        if mode == conv_gemm.POINTWISE:     # whole images: blocks split the products' long
+            block = length // geom[14]      # K, no faster (52 GF/s either way), other bits
 
         def one_image_at_a_time(b0, b1, split):
-            cols, pad = _gemm_buffers(x, mode, geom, rows * groups, length)
+            cols, pad = _gemm_buffers(x, mode, geom, rows * groups, block * geom[14])
             acc = np.zeros((groups, rows, og), grad_w.dtype)
-            conv_gemm.grad_weight(address, xv, g3, acc, cols, pad, b0, b1, geom, groups, mode)
+            conv_gemm.grad_weight(address, xv, g3, acc, cols, pad, b0, b1, geom, groups, mode,
+                                  block)
             return acc
         sums = _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
         for acc in sums[1:]:

@@ -20,7 +20,7 @@ each input element's contributions in the same tap order).
 import numba
 import numpy as np
 
-__all__ = ["fits", "im2col_dense", "col2im_dense"]
+__all__ = ["fits", "im2col_dense", "col2im_dense", "im2col_block", "col2im_block_add"]
 
 _U = np.uint64
 
@@ -119,6 +119,81 @@ def _col2im_dense(col, xp, geom):
                                 for t in range(ow_n):
                                     xf[_U(ib + t * sw)] += cf[_U(sb + t)]
                             sb += ow_n
+
+
+@numba.njit(cache=True, nogil=True)
+def im2col_block(xp, n, col, geom, r0, r1):
+    """The columns of output rows [r0, r1) (rows of OW positions, (od, oh) flattened) of
+    image n of xp (N, C, Dp, Hp, Wp), padded so that no window leaves it, written flat into
+    col as (C*kd*kh*kw, (r1 - r0)*OW) rows.
+
+    for c, kz, ki, kj (column row q), od*OH + oh in [r0, r1) (k-th), ow:
+        col.flat[(q*(r1-r0) + k)*OW + ow] = xp[n, c, od*sd + kz*dd, oh*sh + ki*dh, ow*sw + kj*dw]
+    A block of rows lets conv_gemm.py keep one image's columns in L2 and its GEMMs small
+    (see there); the values are _im2col_dense's. Whole rows keep _im2col_dense's speed
+    (blocks of any positions, a row split at each end, ran 2x slower).
+    """
+    kd, kh, kw, sd, sh, sw, _, _, _, dd, dh, dw, od_n, oh_n, ow_n = geom
+    n_c, d, h, w = xp.shape[1], xp.shape[2], xp.shape[3], xp.shape[4]
+    xf, cf = xp.ravel(), col.ravel()
+    hw = h * w
+    blocks = sw == 1 and ow_n >= 8
+    od0, oh0 = r0 // oh_n, r0 % oh_n
+    db = 0
+    for c in range(n_c):
+        xb = (n * n_c + c) * d * hw
+        for kz in range(kd):
+            for ki in range(kh):
+                for kj in range(kw):
+                    tb = xb + kz * dd * hw + ki * dh * w + kj * dw
+                    od, oh, r = od0, oh0, r0
+                    while r < r1:                       # a run of rows in one depth slice
+                        run = min(oh_n - oh, r1 - r)
+                        ib = tb + od * sd * hw + oh * sh * w
+                        if blocks:
+                            _copy_rows(cf, _U(db), xf, _U(ib), run, ow_n, sh * w)
+                            db += run * ow_n
+                        else:
+                            for _ in range(run):
+                                for t in range(ow_n):
+                                    cf[_U(db + t)] = xf[_U(ib + t * sw)]
+                                db += ow_n
+                                ib += sh * w
+                        r += run
+                        oh, od = 0, od + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def col2im_block_add(col, xp, n, geom, r0, r1):
+    """Adjoint of im2col_block: adds the columns of output rows [r0, r1) in col to their
+    window positions in image n of xp (not cleared here), column rows in order."""
+    kd, kh, kw, sd, sh, sw, _, _, _, dd, dh, dw, od_n, oh_n, ow_n = geom
+    n_c, d, h, w = xp.shape[1], xp.shape[2], xp.shape[3], xp.shape[4]
+    xf, cf = xp.ravel(), col.ravel()
+    hw = h * w
+    od0, oh0 = r0 // oh_n, r0 % oh_n
+    sb = 0
+    for c in range(n_c):
+        xb = (n * n_c + c) * d * hw
+        for kz in range(kd):
+            for ki in range(kh):
+                for kj in range(kw):
+                    tb = xb + kz * dd * hw + ki * dh * w + kj * dw
+                    od, oh, r = od0, oh0, r0
+                    while r < r1:
+                        run = min(oh_n - oh, r1 - r)
+                        ib = tb + od * sd * hw + oh * sh * w
+                        for _ in range(run):
+                            if sw == 1:
+                                for t in range(ow_n):
+                                    xf[_U(ib + t)] += cf[_U(sb + t)]
+                            else:
+                                for t in range(ow_n):
+                                    xf[_U(ib + t * sw)] += cf[_U(sb + t)]
+                            sb += ow_n
+                            ib += sh * w
+                        r += run
+                        oh, od = 0, od + 1
 
 
 def _padded_shape(x, geom):

@@ -7,20 +7,28 @@ conv.py's batch path writes a chunk's columns (up to 1 MiB) and runs a batched
 the product reads them, and each chunk pays a few Python calls. One thread, float32:
 LeNet c2 (64x6x12x12, 5x5) forward 218 -> 147 us, c1 (64x1x28x28) 323 -> 164 us.
 
+Each image's output positions go in blocks of whole output rows (`block` rows, chosen
+by conv.py's _block_rows): a block's columns stay in L2 between im2col and the GEMM,
+and pointwise products stay within OpenBLAS's small-matrix kernels (one thread, kernels
+alone: 16x32x32x32 3x3 forward + both gradients 15.2 -> 12.6 ms; 1x1 32->64 3.9 -> 3.5).
+
 Layouts as conv.py's: x (N, C, D, H, W), out / grad_out (N, O, L), w2 (O, C/g*kk), all
-C-contiguous and of one float dtype; `cols` (1, C*kk, L) holds one image's columns (the
-batch's are not kept for the weight gradient: redone in cache they cost less than
-written out and read back). `mode`: DENSE runs conv_dense.py's im2col/col2im (no
-padding, every window inside the input); PADDED runs them on a copy of the image in
-`pad` (1, C, Dp, Hp, Wp; the caller zeroes its border), the input gradient summed there
-and its interior copied out; POINTWISE reads x itself as the columns. Windows that may
-leave the padded input stay on conv.py's batch path (conv_volume.py's general kernels
-here made a cold forward+backward compile in 5.4 s; 3.7 s without them, 2.0 s for the
-batch path alone).
-Products are the per-image ones conv.py's `np.matmul` runs, so forward and input
-gradient values are the same bits; the weight gradient accumulates the images' products
-into one sum in the GEMM (beta = 1) instead of adding a chunk's products first, which
-changes its last bits (float32 rounding).
+C-contiguous and of one float dtype; `cols` (1, C*kk, block*OW) holds one block's
+columns (the batch's are not kept for the weight gradient: redone in cache they cost
+less than written out and read back). `mode`: DENSE runs conv_dense.py's
+im2col_block/col2im_block_add (no padding, every window inside the input); PADDED runs
+them on a copy of the image in `pad` (1, C, Dp, Hp, Wp; the caller zeroes its border),
+the input gradient summed there and its interior copied out; POINTWISE reads x itself
+as the columns. Windows that may leave the padded input stay on conv.py's batch path
+(conv_volume.py's general kernels here made a cold forward+backward compile in 5.4 s;
+3.7 s without them, 2.0 s for the batch path alone).
+Values: the forward's are the per-image products conv.py's `np.matmul` runs, over fewer
+columns (float32: the same bits in every case tested; float64 differed in the last bit
+for some shapes, OpenBLAS's kernel for the remaining columns summing in another order);
+the input gradient adds an element's contributions block by block (its rounding can
+change where a window spans two blocks); the weight gradient accumulates the images'
+and blocks' products into one sum in the GEMM (beta = 1) instead of adding a chunk's
+products first. All within float rounding of the batch path.
 Callers check the shapes and that every dimension of every product is at least 1.
 """
 import numba
@@ -34,11 +42,8 @@ DENSE, POINTWISE, PADDED = 1, 2, 3
 
 
 @numba.njit(cache=True, nogil=True)
-def _columns(x, n, cols, geom, mode, pad):
-    """cols[0] = im2col(x[n]) (mode DENSE, or PADDED: pad's border is zero)."""
-    if mode == DENSE:
-        conv_dense._im2col_dense(x[n:n + 1], cols, geom)
-        return
+def _to_pad(x, n, pad, geom):
+    """pad[0]'s interior = x[n] (its border stays as the caller left it: zero)."""
     pd, ph, pw = geom[6], geom[7], geom[8]
     d, h, w = x.shape[2], x.shape[3], x.shape[4]
     for c in range(x.shape[1]):
@@ -47,60 +52,90 @@ def _columns(x, n, cols, geom, mode, pad):
                 src, dst = x[n, c, z, i], pad[0, c, pd + z, ph + i, pw:pw + w]
                 for j in range(w):
                     dst[j] = src[j]
-    conv_dense._im2col_dense(pad, cols, geom)
 
 
 @numba.njit(cache=True, nogil=True)
-def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups, mode):
-    """out[n] = W2 @ im2col(x[n]) (+ bias) per group, for n in [n0, n1).
+def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups, mode,
+            block):
+    """out[n] = W2 @ im2col(x[n]) (+ bias) per group, for n in [n0, n1), the output in
+    blocks of `block` rows (of OW positions; positions [p0, p1) below).
 
-    for n: col = im2col(x[n]) (x[n] itself when pointwise)
-        for g: out[n, g*og:(g+1)*og] = w2[g*og:(g+1)*og] @ col[g*rows:(g+1)*rows]
-        out[n, o, :] += bias[o]
+    for n: (PADDED: pad = x[n] with a zero border)
+        for each block [p0, p1): col = im2col(x[n])[:, p0:p1] (x[n][:, p0:p1] if pointwise)
+            for g: out[n, g*og:(g+1)*og, p0:p1] = w2[g*og:(g+1)*og] @ col[g*rows:(g+1)*rows]
+            out[n, o, p0:p1] += bias[o]
     """
     n_o, rows = w2.shape
-    length = out.shape[2]
+    length, ow_n = out.shape[2], geom[14]
+    n_rows = length // ow_n
     og, n_c = n_o // groups, x.shape[1]
     xf, wf, of, cf = x.ravel(), w2.ravel(), out.ravel(), cols.ravel()
     for n in range(n0, n1):
-        if mode != POINTWISE:
-            _columns(x, n, cols, geom, mode, pad)
-        for g in range(groups):
-            c_off = (n * n_o + g * og) * length
-            if mode == POINTWISE:
-                gemm(address, NO_TRANS, NO_TRANS, og, length, rows, 1.0, wf, g * og * rows,
-                     rows, xf, (n * n_c + g * rows) * length, length, 0.0, of, c_off, length)
-            else:
-                gemm(address, NO_TRANS, NO_TRANS, og, length, rows, 1.0, wf, g * og * rows,
-                     rows, cf, g * rows * length, length, 0.0, of, c_off, length)
-        if has_bias:
-            for o in range(n_o):
-                row, b = out[n, o], bias[o]
-                for i in range(length):
-                    row[i] += b
+        if mode == PADDED:
+            _to_pad(x, n, pad, geom)
+        for r0 in range(0, n_rows, block):
+            r1 = min(n_rows, r0 + block)
+            p0, m = r0 * ow_n, (r1 - r0) * ow_n
+            if mode == DENSE:
+                conv_dense.im2col_block(x, n, cols, geom, r0, r1)
+            elif mode == PADDED:
+                conv_dense.im2col_block(pad, 0, cols, geom, r0, r1)
+            for g in range(groups):
+                c_off = (n * n_o + g * og) * length + p0
+                if mode == POINTWISE:
+                    gemm(address, NO_TRANS, NO_TRANS, og, m, rows, 1.0, wf, g * og * rows,
+                         rows, xf, (n * n_c + g * rows) * length + p0, length, 0.0, of, c_off,
+                         length)
+                else:
+                    gemm(address, NO_TRANS, NO_TRANS, og, m, rows, 1.0, wf, g * og * rows,
+                         rows, cf, g * rows * m, m, 0.0, of, c_off, length)
+            if has_bias:
+                for o in range(n_o):
+                    row, b = out[n, o, p0:p0 + m], bias[o]
+                    for i in range(m):
+                        row[i] += b
 
 
 @numba.njit(cache=True, nogil=True)
-def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode):
-    """gx[n] = col2im(W2^T @ g3[n]) per group, for n in [n0, n1) (gx (N, C, D, H, W) is
-    overwritten; pointwise: the product is gx[n] itself; PADDED: summed in `pad`)."""
+def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode, block):
+    """gx[n] = col2im(W2^T @ g3[n]) per group, for n in [n0, n1), the output positions in
+    blocks of `block` rows (gx (N, C, D, H, W) is overwritten; pointwise: the product is gx[n]
+    itself; PADDED: summed in `pad`, its interior copied out).
+
+    for n: gx[n] = 0; for each block [p0, p1):
+        for g: gcol[g*rows:(g+1)*rows] = w2[g*og:(g+1)*og]^T @ g3[n, g*og:(g+1)*og, p0:p1]
+        gx[n] += col2im(gcol)      (each element's contributions in block, then tap order)
+    """
     n_o, rows = w2.shape
-    length = g3.shape[2]
+    length, ow_n = g3.shape[2], geom[14]
+    n_rows = length // ow_n
     og, n_c = n_o // groups, gx.shape[1]
-    gf, wf, xf, cf = g3.ravel(), w2.ravel(), gx.ravel(), cols.ravel()
+    gf, wf, xf, cf, pf = g3.ravel(), w2.ravel(), gx.ravel(), cols.ravel(), pad.ravel()
+    image = gx[0].size
     for n in range(n0, n1):
-        for g in range(groups):
-            b_off = (n * n_o + g * og) * length
-            if mode == POINTWISE:
-                gemm(address, TRANS, NO_TRANS, rows, length, og, 1.0, wf, g * og * rows, rows,
-                     gf, b_off, length, 0.0, xf, (n * n_c + g * rows) * length, length)
-            else:
-                gemm(address, TRANS, NO_TRANS, rows, length, og, 1.0, wf, g * og * rows, rows,
-                     gf, b_off, length, 0.0, cf, g * rows * length, length)
         if mode == DENSE:
-            conv_dense._col2im_dense(cols, gx[n:n + 1], geom)
-        elif mode == PADDED:                        # summed in pad, its interior copied
-            conv_dense._col2im_dense(cols, pad, geom)
+            for t in range(n * image, (n + 1) * image):
+                xf[t] = 0
+        elif mode == PADDED:
+            for t in range(pf.size):
+                pf[t] = 0
+        for r0 in range(0, n_rows, block):
+            r1 = min(n_rows, r0 + block)
+            p0, m = r0 * ow_n, (r1 - r0) * ow_n
+            for g in range(groups):
+                b_off = (n * n_o + g * og) * length + p0
+                if mode == POINTWISE:
+                    gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
+                         gf, b_off, length, 0.0, xf, (n * n_c + g * rows) * length + p0,
+                         length)
+                else:
+                    gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
+                         gf, b_off, length, 0.0, cf, g * rows * m, m)
+            if mode == DENSE:
+                conv_dense.col2im_block_add(cols, gx, n, geom, r0, r1)
+            elif mode == PADDED:
+                conv_dense.col2im_block_add(cols, pad, 0, geom, r0, r1)
+        if mode == PADDED:                          # the interior of pad is gx[n]
             pd, ph, pw = geom[6], geom[7], geom[8]
             d, h, w = gx.shape[2], gx.shape[3], gx.shape[4]
             for c in range(n_c):
@@ -112,22 +147,31 @@ def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode):
 
 
 @numba.njit(cache=True, nogil=True)
-def grad_weight(address, x, g3, acc, cols, pad, n0, n1, geom, groups, mode):
-    """acc[g] (rows, og) += sum over n in [n0, n1) of im2col(x[n])[g] @ g3[n, g]^T, the
-    images added one by one into the sum (acc is not cleared here)."""
-    n_o, length = g3.shape[1], g3.shape[2]
+def grad_weight(address, x, g3, acc, cols, pad, n0, n1, geom, groups, mode, block):
+    """acc[g] (rows, og) += sum over n in [n0, n1) and blocks [p0, p1) of `block` output rows of
+    im2col(x[n])[g][:, p0:p1] @ g3[n, g][:, p0:p1]^T, each block's product added into the
+    sum by the GEMM (beta = 1; acc is not cleared here)."""
+    n_o, length, ow_n = g3.shape[1], g3.shape[2], geom[14]
+    n_rows = length // ow_n
     rows, og = acc.shape[1], acc.shape[2]
     n_c = x.shape[1]
     xf, gf, af, cf = x.ravel(), g3.ravel(), acc.ravel(), cols.ravel()
     for n in range(n0, n1):
-        if mode != POINTWISE:
-            _columns(x, n, cols, geom, mode, pad)
-        for g in range(groups):
-            b_off = (n * n_o + g * og) * length
-            if mode == POINTWISE:
-                gemm(address, NO_TRANS, TRANS, rows, og, length, 1.0, xf,
-                     (n * n_c + g * rows) * length, length, gf, b_off, length,
-                     1.0, af, g * rows * og, og)
-            else:
-                gemm(address, NO_TRANS, TRANS, rows, og, length, 1.0, cf, g * rows * length,
-                     length, gf, b_off, length, 1.0, af, g * rows * og, og)
+        if mode == PADDED:
+            _to_pad(x, n, pad, geom)
+        for r0 in range(0, n_rows, block):
+            r1 = min(n_rows, r0 + block)
+            p0, m = r0 * ow_n, (r1 - r0) * ow_n
+            if mode == DENSE:
+                conv_dense.im2col_block(x, n, cols, geom, r0, r1)
+            elif mode == PADDED:
+                conv_dense.im2col_block(pad, 0, cols, geom, r0, r1)
+            for g in range(groups):
+                b_off = (n * n_o + g * og) * length + p0
+                if mode == POINTWISE:
+                    gemm(address, NO_TRANS, TRANS, rows, og, m, 1.0, xf,
+                         (n * n_c + g * rows) * length + p0, length, gf, b_off, length,
+                         1.0, af, g * rows * og, og)
+                else:
+                    gemm(address, NO_TRANS, TRANS, rows, og, m, 1.0, cf, g * rows * m, m,
+                         gf, b_off, length, 1.0, af, g * rows * og, og)

@@ -105,11 +105,16 @@ class Conv2dFn(Function):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad[:3]
+        need_b = need_b and ctx.has_bias
+        if need_x + need_w + need_b > 1:
+            # Made contiguous once for its 2-3 readers, not by each of them (`.sum()`'s
+            # gradient is one value expanded: 16x64x32x32 1x1 conv fwd+bwd 4.9 -> 4.1 ms)
+            grad = grad.contiguous()
         cols, ctx.columns = getattr(ctx, "columns", None), None    # used once, then freed
         gx = Conv2dInputGrad.apply(grad, weight, ctx.geom, tuple(x.shape[2:])) if need_x else None
         gw = Conv2dWeightGrad.apply(x, grad, ctx.geom, tuple(weight.shape), cols) \
             if need_w else None
-        gb = _bias_grad(grad) if need_b and ctx.has_bias else None
+        gb = _bias_grad(grad) if need_b else None
         return gx, gw, gb, None
 
 
