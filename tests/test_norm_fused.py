@@ -62,3 +62,73 @@ def test_normalize_vs_pytorch():
     (ours * ours.detach() * 3).sum().backward()
     (theirs * theirs.detach() * 3).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+# ---- layer norm and group norm: loops in the input's dtype, expanded output gradients ------
+
+def _ln_ref(x, w, b, eps, axes):
+    x = x.astype(np.float64)
+    m, v = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * w + b
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("offset,scale", [(0.0, 1.0), (1000.0, 1e-2)])   # |mean| >> std too
+def test_layer_and_group_norm_values_vs_float64(dtype, offset, scale):
+    rng = np.random.default_rng(3)
+    a = (rng.standard_normal((6, 5, 40)) * scale + offset).astype(dtype.np)
+    w = rng.random(40).astype(dtype.np)
+    b = rng.random(40).astype(dtype.np)
+    out = F.layer_norm(nbtorch.tensor(a), (40,), nbtorch.tensor(w), nbtorch.tensor(b))
+    ref = _ln_ref(a, w, b, 1e-5, (2,))
+    tol = 4e-7 if dtype is nbtorch.float32 else 1e-9     # (one-pass shifted variance)
+    np.testing.assert_allclose(out.numpy(), ref, rtol=tol, atol=tol * 2)
+    wc, bc = rng.random(5).astype(dtype.np), rng.random(5).astype(dtype.np)
+    gout = F.group_norm(nbtorch.tensor(a), 5, nbtorch.tensor(wc), nbtorch.tensor(bc))
+    gref = _ln_ref(a.reshape(6, 5, 40), 1.0, 0.0, 1e-5, (2,)) * wc[:, None] + bc[:, None]
+    np.testing.assert_allclose(gout.numpy(), gref, rtol=tol, atol=tol * 2)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_norm_backward_expanded_grad_equals_dense(dtype):
+    """`.sum().backward()` hands the backward one value expanded (filled, not copied)."""
+    x = nbtorch.randn(4, 6, 3, 5, dtype=dtype, requires_grad=True)
+    w = nbtorch.rand(6, dtype=dtype, requires_grad=True)
+    for f in (lambda: F.group_norm(x, 3, w), lambda: F.layer_norm(x, (5,))):
+        (f() * 2.5).sum().backward()
+        got = x.grad.clone()
+        x.grad = None
+        w.grad = None
+        f().backward(nbtorch.full((4, 6, 3, 5), 2.5, dtype=dtype))
+        np.testing.assert_array_equal(got.numpy(), x.grad.numpy())
+        x.grad = None
+        w.grad = None
+
+
+def test_layer_group_norm_gradcheck_and_double_backward():
+    x = (nbtorch.randn(2, 4, 3, dtype=nbtorch.float64) + 50).requires_grad_()
+    w = nbtorch.rand(4, dtype=nbtorch.float64, requires_grad=True)
+    b = nbtorch.rand(4, dtype=nbtorch.float64, requires_grad=True)
+    g = lambda x, w, b: F.group_norm(x, 2, w, b)                   # noqa: E731
+    lw = nbtorch.rand(3, dtype=nbtorch.float64, requires_grad=True)
+    ln = lambda x, w: F.layer_norm(x, (3,), w)                     # noqa: E731
+    assert nbtorch.autograd.gradcheck(g, (x, w, b))
+    assert nbtorch.autograd.gradgradcheck(g, (x, w, b))
+    assert nbtorch.autograd.gradcheck(ln, (x, lw))
+    assert nbtorch.autograd.gradgradcheck(ln, (x, lw))
+    xt = x.detach().transpose(0, 2).requires_grad_()                # non-contiguous input
+    assert nbtorch.autograd.gradcheck(lambda t: F.layer_norm(t, (2,)), (xt,))
+
+
+def test_layer_group_norm_vs_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(4).standard_normal((4, 8, 6, 5)).astype(np.float32)
+    for ours_f, theirs_f in ((lambda m, x: m.group_norm(x, 4), lambda m, x: m.group_norm(x, 4)),
+                             (lambda m, x: m.layer_norm(x, (6, 5)),
+                              lambda m, x: m.layer_norm(x, (6, 5)))):
+        x, t = nbtorch.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        y, z = ours_f(F, x), theirs_f(torch.nn.functional, t)
+        np.testing.assert_allclose(y.detach().numpy(), z.detach().numpy(), rtol=1e-4, atol=1e-5)
+        (y * y.detach()).sum().backward()
+        (z * z.detach()).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -28,10 +28,16 @@ def _kernel_dtype(dtype):
 
 
 def _kernel_array(t, dtype):
-    """Contiguous raw array of ``t`` in ``dtype`` (a view when nothing needs changing)."""
+    """Contiguous raw array of ``t`` in ``dtype`` (a view when nothing needs changing; one
+    NumPy fill for one value expanded on the CPU, as ``.sum()``'s output gradient is)."""
     if t.dtype is not dtype:
         t = t.to(dtype)
-    return (t if t.is_contiguous() else t.contiguous())._array
+    if t.is_contiguous():
+        return t._array
+    if t.device.type == "cpu":
+        from .normalization_rows import dense_array
+        return dense_array(t)
+    return t.contiguous()._array
 
 
 def _param_array(p, n, fill, dtype, device):
