@@ -470,16 +470,20 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
         if mode == conv_gemm.POINTWISE:     # whole images: blocks split the products' long
             block = length // geom[14]      # K, no faster (52 GF/s either way), other bits
 
+        by_output = og > rows               # the larger dim first (conv_gemm.grad_weight)
+
         def one_image_at_a_time(b0, b1, split):
             cols, pad = _gemm_buffers(x, mode, geom, rows * groups, block * geom[14])
-            acc = np.zeros((groups, rows, og), grad_w.dtype)
+            acc = np.zeros((groups, og, rows) if by_output else (groups, rows, og),
+                           grad_w.dtype)
             conv_gemm.grad_weight(address, xv, g3, acc, cols, pad, b0, b1, geom, groups, mode,
-                                  block)
+                                  block, int(by_output))
             return acc
         sums = _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
         for acc in sums[1:]:
             sums[0] += acc          # the other ranges' sums, in range order
-        gw2.reshape(groups, og, rows)[...] = sums[0].transpose(0, 2, 1)
+        gw2.reshape(groups, og, rows)[...] = sums[0] if by_output else \
+            sums[0].transpose(0, 2, 1)
         return
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
 
