@@ -29,12 +29,12 @@ class CosineSimilarity(Function):
     def forward(ctx, x1, x2, dim, eps):
         from ..kernels.cpu import norm_rows
         outer, n, inner = rows_layout(x1._shape, dim)
-        a = dense_array(x1).reshape(outer, n, inner)
-        b = dense_array(x2).reshape(outer, n, inner)
+        a, b = dense_array(x1).reshape(-1), dense_array(x2).reshape(-1)
         shape = x1._shape[:dim] + x1._shape[dim + 1:]
         out = empty(shape, x1.dtype, x1.device)
         st = empty((3, outer, inner), _dtype.float64, x1.device)
-        norm_rows.cosine_forward(a, b, eps, out._array.reshape(outer, inner), st._array)
+        norm_rows.cosine_forward(a, b, n, inner, eps, out._array.reshape(outer, inner),
+                                 st._array)
         ctx.save_for_backward(x1, x2)
         ctx.st, ctx.dim, ctx.eps = st, dim, eps
         return out
@@ -55,12 +55,12 @@ def _cosine_grads(x1, x2, g, st, dim, eps, need=(True, True)):
     """(dx1, dx2) by the backward kernel from the forward's float64 sums ``st``."""
     from ..kernels.cpu import norm_rows
     outer, n, inner = rows_layout(x1._shape, dim)
-    a = dense_array(x1).reshape(outer, n, inner)
-    b = dense_array(x2).reshape(outer, n, inner)
+    a, b = dense_array(x1).reshape(-1), dense_array(x2).reshape(-1)
     grads = [empty(x1._shape, x1.dtype, x1.device) if w else None for w in need]
-    arrays = [a if t is None else t._array.reshape(outer, n, inner) for t in grads]
-    norm_rows.cosine_backward(dense_array(g).reshape(outer, inner), a, b, st._array, eps,
-                              arrays[0], arrays[1], need[0], need[1], np.empty((3, inner)))
+    arrays = [a if t is None else t._array.reshape(-1) for t in grads]
+    norm_rows.cosine_backward(dense_array(g).reshape(outer, inner), a, b, n, inner,
+                              st._array, eps, arrays[0], arrays[1], need[0], need[1],
+                              np.empty((3, inner)))
     return tuple(grads)
 
 

@@ -57,10 +57,10 @@ class NormalizeL2(Function):
     def forward(ctx, x, dim, eps):
         from ..kernels.cpu import norm_rows
         outer, n, inner = rows_layout(x._shape, dim)
-        a = dense_array(x).reshape(outer, n, inner)
+        a = dense_array(x).reshape(-1)
         out = empty(x._shape, x.dtype, x.device)
         nrm = empty((outer, inner), _dtype.float64, x.device)
-        norm_rows.normalize_forward(a, eps, out._array.reshape(outer, n, inner), nrm._array,
+        norm_rows.normalize_forward(a, n, inner, eps, out._array.reshape(-1), nrm._array,
                                     np.empty(inner, a.dtype))
         ctx.save_for_backward(x)
         ctx.nrm, ctx.dim, ctx.eps = nrm, dim, eps
@@ -84,9 +84,9 @@ def _normalize_grad(x, g, nrm, dim, eps):
     from ..kernels.cpu import norm_rows
     outer, n, inner = rows_layout(x._shape, dim)
     gx = empty(x._shape, x.dtype, x.device)
-    norm_rows.normalize_backward(dense_array(g).reshape(outer, n, inner),
-                                 dense_array(x).reshape(outer, n, inner), nrm._array,
-                                 eps, gx._array.reshape(outer, n, inner), np.empty((2, inner)))
+    norm_rows.normalize_backward(dense_array(g).reshape(-1), dense_array(x).reshape(-1), n,
+                                 inner, nrm._array, eps, gx._array.reshape(-1),
+                                 np.empty((2, inner)))
     return (gx,)
 
 
