@@ -16,6 +16,7 @@ from .._tensor import empty
 from ..autograd import Function
 from .conv import _out, _raw, _size
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
+from .resampling_index import gather_dims
 from .resampling_taps import antialias_taps, apply_taps, cubic_taps
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
@@ -136,6 +137,7 @@ def _pad_index(size, lo, hi, mode):
 
 
 def _check_pad_mode(input, pad, mode, value):
+    """PyTorch's checks of the reflect/replicate/circular modes, in its order and words."""
     n_dims = len(pad) // 2
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -143,22 +145,39 @@ def _check_pad_mode(input, pad, mode, value):
         return
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    if n_dims > 3 or input.dim() not in (n_dims + 1, n_dims + 2):
+    nd = input.dim()
+    if n_dims > 3 or nd not in (n_dims + 1, n_dims + 2):
         raise NotImplementedError(
             f"Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now "
-            f"(got {input.dim()}D input and {len(pad)} padding values for mode {mode!r})")
+            f"(got {nd}D input and {len(pad)} padding values for mode {mode!r})")
+    shape = tuple(input.shape)
+    if mode != "circular" and 0 in shape[nd - n_dims - 1:]:
+        raise RuntimeError(f"Expected {n_dims + 1}D or {n_dims + 2}D (batch mode) tensor with "
+                           f"possibly 0 batch size and other non-zero dimensions for input, "
+                           f"but got: {_size(input)}")
+    outs = []
     for i in range(n_dims):
-        dim = input.dim() - 1 - i
-        size, lo, hi = input.shape[dim], pad[2 * i], pad[2 * i + 1]
+        dim = nd - 1 - i
+        size, lo, hi = shape[dim], pad[2 * i], pad[2 * i + 1]
         if mode == "reflect" and (lo >= size or hi >= size):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
-                               f"{dim} of input {_size(input)}")
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({lo}, {hi}) "
+                               f"at dimension {dim} of input {_size(input)}")
         if mode == "circular" and (lo > size or hi > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if mode == "replicate" and size == 0:
-            raise RuntimeError(f"Expected non-empty dimension {dim} of input for replicate "
-                               f"padding, but got input {_size(input)}")
+        outs.append(size + lo + hi)
+    if mode == "circular":
+        if min(outs) < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
+    elif max(outs) < 1:             # PyTorch refuses only when every padded dim is empty
+        ins = shape[nd - n_dims:]
+        names = "DHW"[3 - n_dims:]
+        gap = " " if mode == "replicate" and n_dims == 2 else ""
+        given = ", ".join(f"{n}: {v}" for n, v in zip(names, ins))
+        if n_dims == 3:
+            given = f"D: {ins[0]} H: {ins[1]}, W: {ins[2]}"
+        got = " ".join(f"{n}: {v}" for n, v in zip(names, outs[::-1]))
+        raise RuntimeError(f"input ({given}{gap}) is too small. Calculated output {got}")
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -196,12 +215,17 @@ def pad(input, pad, mode="constant", value=None):
                                f"dimension {dim} of your input.")
     if mode == "constant" and _constant_fast(input, pad):
         return _pad_constant(input, pad, fill)
-    out = input
+    steps = []
     for i in range(len(pad) // 2):
         dim = input.dim() - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         if lo or hi:
-            out = GatherAxisFn.apply(out, dim, _pad_index(input.shape[dim], lo, hi, mode), fill)
+            steps.append((dim, _pad_index(input.shape[dim], lo, hi, mode)))
+    if mode != "constant":                  # the last 1-3 dims: one pass on the CPU
+        return gather_dims(input, steps)
+    out = input
+    for dim, index in steps:
+        out = GatherAxisFn.apply(out, dim, index, fill)
     return out if out is not input else input.clone()
 
 
@@ -414,6 +438,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if input.dtype is not _dtype.uint8 or mode not in _TAP_MODES:
             raise NotImplementedError(f'"upsample_{mode}" not implemented for '
                                       f"'{_dtype.type_name(input.dtype)}'")
+    if mode in ("nearest", "nearest-exact"):
+        return gather_dims(input, _nearest_steps(input, out_sizes, scales, mode))
     out = input
     for d in reversed(range(dims)):          # last axis first, as PyTorch's bilinear sums
         if integral and mode not in ("nearest", "nearest-exact"):
@@ -432,11 +458,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         elif mode in _LINEAR_MODES:
             taps = _linear_taps(n_in, n_out, scales[d], bool(align_corners), ftype)
             out = LerpAxisFn.apply(out, dim, taps)
-        elif n_in != n_out or mode == "nearest-exact" or (dims != 2 and scales[d]):
-            index = _nearest_index(n_in, n_out, scales[d], mode == "nearest-exact",
-                                   shortcuts=dims == 2)
-            out = GatherAxisFn.apply(out, dim, index, 0.0)
     return out if out is not input else input.clone()
+
+
+def _nearest_steps(input, out_sizes, scales, mode):
+    """(dim, index) of each resampled axis of a nearest resize, last axis first."""
+    dims = input.dim() - 2
+    steps = []
+    for d in reversed(range(dims)):
+        n_in, n_out = input.shape[d + 2], out_sizes[d]
+        if n_in != n_out or mode == "nearest-exact" or (dims != 2 and scales[d]):
+            steps.append((d + 2, _nearest_index(n_in, n_out, scales[d], mode == "nearest-exact",
+                                                shortcuts=dims == 2)))
+    return steps
 
 
 def _uint8_pass(x, dim, n_in, n_out, scale, align_corners, mode, antialias):
