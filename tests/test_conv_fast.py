@@ -194,3 +194,22 @@ def test_gradcheck_float64_blocked(kwargs, monkeypatch):
     b = nbtorch.tensor(rng.standard_normal(6), requires_grad=True)
     assert gradcheck(lambda x, w, b: F.conv2d(x, w, b, **kwargs), (x, w, b))
     assert gradcheck(lambda x, w: F.conv2d(x, w, None, **kwargs), (x, w))
+
+
+def test_conv1d_runs_without_views():
+    # conv1d and conv_transpose1d go to the kernels over one spatial dim (no unsqueeze /
+    # squeeze nodes): PyTorch's grad_fn, float64 gradients
+    rng = np.random.default_rng(5)
+    x = nbtorch.tensor(rng.standard_normal((2, 4, 9)), requires_grad=True)
+    w = nbtorch.tensor(rng.standard_normal((6, 2, 3)), requires_grad=True)
+    b = nbtorch.tensor(rng.standard_normal(6), requires_grad=True)
+    y = F.conv1d(x, w, b, stride=2, padding=1, groups=2)
+    assert type(y.grad_fn).__name__ == "ConvolutionBackward0" and y.shape == (2, 6, 5)
+    assert gradcheck(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, groups=2),
+                     (x, w, b))
+    wt = nbtorch.tensor(rng.standard_normal((4, 3, 3)), requires_grad=True)
+    assert gradcheck(lambda x, w: F.conv_transpose1d(x, w, stride=2, output_padding=1),
+                     (x, wt))
+    x0 = nbtorch.tensor(rng.standard_normal((4, 9)), requires_grad=True)     # unbatched
+    w0 = nbtorch.tensor(rng.standard_normal((3, 4, 2)), requires_grad=True)
+    assert gradcheck(lambda x, w: F.conv1d(x, w, dilation=3), (x0, w0))
