@@ -67,7 +67,8 @@ def test_cdist_modes_and_empty():
                                    exact.numpy(), rtol=1e-4, atol=1e-4)
     small = nbtorch.cdist(a[:4], b, compute_mode="use_mm_for_euclid_dist")   # forced mm
     np.testing.assert_allclose(small.numpy(), exact[:4].numpy(), rtol=1e-4, atol=1e-4)
-    assert nbtorch.cdist(nbtorch.randn(0, 3), b, compute_mode="use_mm_for_euclid_dist").shape == (0, 4)
+    empty = nbtorch.cdist(nbtorch.randn(0, 3), b, compute_mode="use_mm_for_euclid_dist")
+    assert empty.shape == (0, 4)
     assert (nbtorch.cdist(nbtorch.randn(30, 0), nbtorch.randn(28, 0)) == 0).all()
     np.testing.assert_allclose(nbtorch.cdist(a, b, p=1).numpy(),
                                np.abs(a.numpy()[:, None] - b.numpy()[None]).sum(-1), rtol=1e-5)
