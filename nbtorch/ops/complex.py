@@ -283,7 +283,12 @@ class _Complex(Function):
     def forward(ctx, re, im):
         ctx.shapes = (re._shape, im._shape)
         shape = broadcast_shapes(re._shape, im._shape)
-        out = empty(shape, re.dtype.to_complex(), result_device("complex", re, im))
+        dtype = re.dtype.to_complex()
+        out = empty(shape, dtype, result_device("complex", re, im))
+        from ._output_layout import output_strides
+        strides = output_strides(shape, (re, im))
+        if strides is not None:         # the parts' layout, as an elementwise result keeps
+            out = Tensor.__new__(Tensor)._init(out._storage, 0, shape, strides, dtype)
         from .copy import raw_copy_
         raw_copy_(real_part(out), re.expand(shape))
         raw_copy_(imag_part(out), im.expand(shape))

@@ -9,7 +9,7 @@ checked before any kernel runs.
 """
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, _memory_format
 from .._capture import host_computed, refuse_capture
 from .._scalars import checked
 from .._tensor import Tensor, empty, _LAYOUTS
@@ -601,12 +601,15 @@ class MaskedFill(Function):
             # the elementwise select (a copy with the value where the mask holds), without
             # the index machinery: 8x16 float32 52 -> 5 us
             value = checked(value, d)
-            out = small_where(mask, value, x, d)
+            out = small_where(mask, value, x, d) if x.is_contiguous() else None
             if out is not None:
                 return out
             from ._elementwise import run_elementwise
-            return run_elementwise("where", (mask, value, x), (_dtype.bool, d, d), d)
-        out = x.clone()
+            # C-contiguous whatever the inputs' layout: PyTorch's masked_fill fills a
+            # contiguous clone
+            out = empty(shape, d, x.device)
+            return run_elementwise("where", (mask, value, x), (_dtype.bool, d, d), d, out=out)
+        out = x.clone(memory_format=_memory_format.contiguous_format)
         offs = offsets_at(out, (mask.expand(shape),))
         v = value.to(x.dtype) if isinstance(value, Tensor) else _full_like_scalar(x, value)
         _put(out, offs, v.reshape(()) if v.dim() else v)

@@ -43,6 +43,20 @@ CASES = {
     "rand_like t": (lambda x: nbtorch.rand_like(x.t()), (1, 6)),
     "clone contiguous_format": (
         lambda x: x.t().clone(memory_format=nbtorch.contiguous_format), (4, 1)),
+    # masked_fill fills a contiguous clone; complex() keeps its parts' layout
+    "masked_fill t": (lambda x: x.t().masked_fill(x.t() > 3, 0.), (4, 1)),
+    "masked_fill t, tensor value": (
+        lambda x: x.t().masked_fill(x.t() > 3, nbtorch.tensor(1.)), (4, 1)),
+    "masked_fill int t": (lambda x: x.t().int().masked_fill(x.t() > 3, 2), (4, 1)),
+    "masked_fill 3-d permute": (
+        lambda x: x.reshape(2, 3, 4).permute(2, 0, 1).masked_fill(
+            x.reshape(2, 3, 4).permute(2, 0, 1) > 3, 0.), (6, 3, 1)),
+    "complex of t": (lambda x: nbtorch.complex(x.t(), x.t()), (1, 6)),
+    "complex of t and contiguous": (
+        lambda x: nbtorch.complex(x.t(), x.t().contiguous()), (1, 6)),
+    "complex 3-d permute": (
+        lambda x: nbtorch.complex(x.reshape(2, 3, 4).permute(2, 0, 1),
+                                  x.reshape(2, 3, 4).permute(2, 0, 1)), (1, 12, 4)),
 }
 
 
@@ -163,3 +177,16 @@ def test_result_strides_match_pytorchs(ops):
     want = (to_torch(a) + to_torch(b)).stride()
     assert (a + b).stride() == want
     assert a.clone().stride() == to_torch(a).clone().stride()
+
+
+def test_complex_of_transposed_parts_and_masked_fill_values():
+    x = _x()
+    z = nbtorch.complex(x.t(), 2 * x.t())
+    np.testing.assert_array_equal(z.numpy(), x.t().numpy() + 2j * x.t().numpy())
+    m = x.t() > 3
+    np.testing.assert_array_equal(x.t().masked_fill(m, -1.).numpy(),
+                                  np.where(m.numpy(), -1, x.t().numpy()))
+    y = x.t().clone()
+    y.masked_fill_(m, 7.)                       # in place keeps y's own layout
+    assert y.stride() == (1, 6)
+    np.testing.assert_array_equal(y.numpy(), np.where(m.numpy(), 7, x.t().numpy()))
