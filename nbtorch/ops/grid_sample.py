@@ -46,12 +46,20 @@ class GridSample(Function):
         nd = grid.shape[-1]
         xc, gc = x.contiguous(), grid.contiguous()
         out = empty((N, C) + out_spatial, x.dtype, x.device)
+        kept = None                 # CPU: the tap tables, filled here, reused by backward
+        if x.device.type == "cpu" and N * P and any(ctx.needs_input_grad[:2]):
+            from ..kernels.cpu.grid_sample import tables
+            kept = tables(N, P, nd, mode, x.dtype.np)
         if out.numel():
+            extra = {} if kept is None else {"kept": kept}
             get_kernel("grid_sample_forward", x.device.type)(
                 _flat(xc, N, C, D * H * W), _flat(gc, N, P, nd), W, H, D, mode, padding, align,
-                _flat(out, N, C, P))
+                _flat(out, N, C, P), **extra)
+        else:
+            kept = None
         ctx.save_for_backward(xc, gc)
         ctx.geom = (N, C, D, H, W, P, nd, mode, padding, align)
+        ctx.kept = kept
         return out
 
     @staticmethod
@@ -62,10 +70,12 @@ class GridSample(Function):
             if ctx.needs_input_grad[0] else None
         ggrid = empty(tuple(gc.shape), gc.dtype, gc.device)
         if N * P:
+            extra = {} if ctx.kept is None else {"kept": ctx.kept}
             get_kernel("grid_sample_backward", xc.device.type)(
                 _flat(grad_out.to(xc.dtype), N, C, P), _flat(xc, N, C, D * H * W),
                 _flat(gc, N, P, nd), W, H, D, mode, padding, align,
-                None if gin is None else _flat(gin, N, C, D * H * W), _flat(ggrid, N, P, nd))
+                None if gin is None else _flat(gin, N, C, D * H * W), _flat(ggrid, N, P, nd),
+                **extra)
         else:
             ggrid.zero_()
         if grad_mode.is_grad_enabled():     # create_graph=True: the kernel records nothing

@@ -91,3 +91,57 @@ def test_against_torch():
             res.append((y.detach().numpy(), x.grad.numpy()))
         assert np.array_equal(res[0][0], res[1][0]), (shape, kw)
         assert np.allclose(res[0][1], res[1][1], rtol=1e-12, atol=1e-12), (shape, kw)
+
+
+# ---------------------------------------------------------------- grid_sample (CPU)
+
+def _grid_case(dt, nd=2, n=3):
+    rng = np.random.default_rng(4)
+    shape = (n, 4, 7, 9) if nd == 2 else (n, 3, 4, 5, 6)
+    gshape = (n, 5, 6, 2) if nd == 2 else (n, 3, 4, 5, 3)
+    x = nt.tensor(rng.standard_normal(shape).astype(dt), requires_grad=True)
+    g = nt.tensor((rng.random(gshape) * 2.4 - 1.2).astype(dt), requires_grad=True)
+    return x, g
+
+
+def _grid_run(x, g, **kw):
+    x.grad = g.grad = None
+    y = F.grid_sample(x, g, align_corners=False, **kw)
+    y.backward(nt.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape))).to(y.dtype))
+    return y.detach().numpy(), x.grad.numpy(), g.grad.numpy()
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_grid_sample_kept_tables_and_threads(dt, monkeypatch):
+    """The backward reading the forward's tap tables gives the bits of tabulating again;
+    batch ranges on the helper threads give the bits of one serial call."""
+    from nbtorch.kernels.cpu import grid_sample as kernels
+    for nd, modes in ((2, ("bilinear", "nearest", "bicubic")), (3, ("bilinear", "nearest"))):
+        x, g = _grid_case(dt, nd)
+        for mode in modes:
+            for padding in ("zeros", "border", "reflection"):
+                kept = _grid_run(x, g, mode=mode, padding_mode=padding)
+                monkeypatch.setattr(kernels, "KEEP_MAX_BYTES", 0)
+                again = _grid_run(x, g, mode=mode, padding_mode=padding)
+                monkeypatch.undo()
+                for a, b in zip(kept, again):
+                    assert np.array_equal(a, b), (nd, mode, padding)
+    x, _ = _grid_case(dt, 2, n=16)
+    x = x.detach().repeat(1, 8, 1, 1).requires_grad_()     # 16x32 planes, 16x24x24 points:
+    g = (nt.rand(16, 24, 24, 2, dtype=getattr(nt, dt)) * 2.4 - 1.2).requires_grad_()
+    assert kernels.batch_threads.ranges(16, 16 * 32 * 576 * 4, kernels.SPLIT_MIN_WORK) \
+        or kernels.batch_threads.threads() == 1                # split over the threads
+    split = _grid_run(x, g)
+    monkeypatch.setattr(kernels, "SPLIT_MIN_WORK", 1 << 60)
+    serial = _grid_run(x, g)
+    for a, b in zip(split, serial):
+        assert np.array_equal(a, b)
+
+
+def test_grid_sample_input_grad_only():
+    x, g = _grid_case("float64")
+    g = g.detach()
+    y = F.grid_sample(x, g, align_corners=True)
+    y.sum().backward()
+    assert x.grad is not None and g.grad is None
+    assert nt.autograd.gradcheck(lambda t: F.grid_sample(t, g, align_corners=True), (x,))
