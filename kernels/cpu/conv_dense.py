@@ -146,11 +146,6 @@ def im2col_block(xp, n, col, geom, r0, r1):
             for ki in range(kh):
                 for kj in range(kw):
                     tb = xb + kz * dd * hw + ki * dh * w + kj * dw
-                    if od_n == 1 and blocks:            # 2-D: one run of rows
-                        _copy_rows(cf, _U(db), xf, _U(tb + oh0 * sh * w), r1 - r0, ow_n,
-                                   sh * w)
-                        db += (r1 - r0) * ow_n
-                        continue
                     od, oh, r = od0, oh0, r0
                     while r < r1:                       # a run of rows in one depth slice
                         run = min(oh_n - oh, r1 - r)

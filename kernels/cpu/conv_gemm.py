@@ -76,10 +76,9 @@ def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups
         for r0 in range(0, n_rows, block):
             r1 = min(n_rows, r0 + block)
             p0, m = r0 * ow_n, (r1 - r0) * ow_n
-            if mode == DENSE:
-                conv_dense.im2col_block(x, n, cols, geom, r0, r1)
-            elif mode == PADDED:
-                conv_dense.im2col_block(pad, 0, cols, geom, r0, r1)
+            if mode != POINTWISE:               # one call site: x[n], or its padded copy
+                conv_dense.im2col_block(pad if mode == PADDED else x,
+                                        0 if mode == PADDED else n, cols, geom, r0, r1)
             for g in range(groups):
                 c_off = (n * n_o + g * og) * length + p0
                 if mode == POINTWISE:
@@ -131,10 +130,9 @@ def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode, block
                 else:
                     gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
                          gf, b_off, length, 0.0, cf, g * rows * m, m)
-            if mode == DENSE:
-                conv_dense.col2im_block_add(cols, gx, n, geom, r0, r1)
-            elif mode == PADDED:
-                conv_dense.col2im_block_add(cols, pad, 0, geom, r0, r1)
+            if mode != POINTWISE:
+                conv_dense.col2im_block_add(cols, pad if mode == PADDED else gx,
+                                            0 if mode == PADDED else n, geom, r0, r1)
         if mode == PADDED:                          # the interior of pad is gx[n]
             pd, ph, pw = geom[6], geom[7], geom[8]
             d, h, w = gx.shape[2], gx.shape[3], gx.shape[4]
@@ -167,10 +165,9 @@ def grad_weight(address, x, g3, acc, cols, pad, n0, n1, geom, groups, mode, bloc
         for r0 in range(0, n_rows, block):
             r1 = min(n_rows, r0 + block)
             p0, m = r0 * ow_n, (r1 - r0) * ow_n
-            if mode == DENSE:
-                conv_dense.im2col_block(x, n, cols, geom, r0, r1)
-            elif mode == PADDED:
-                conv_dense.im2col_block(pad, 0, cols, geom, r0, r1)
+            if mode != POINTWISE:               # one call site: x[n], or its padded copy
+                conv_dense.im2col_block(pad if mode == PADDED else x,
+                                        0 if mode == PADDED else n, cols, geom, r0, r1)
             for g in range(groups):
                 b_off = (n * n_o + g * og) * length + p0
                 if mode == POINTWISE:           # the columns: x[n] itself
