@@ -18,6 +18,8 @@ libm). Constants are therefore written ``c(x, 0.5)``: the literal typed like
 Parameters of an op (alpha, beta, bounds...) are extra ufunc inputs passed as
 0-d values of the compute dtype, so one compiled loop serves every value.
 
+Activations and their fused gradients are in `scalar_activation.py`.
+
 Editing a helper in `f32math.py` invalidates the cached kernels built from these
 bodies: their cache stamp covers every module they import
 (`kernels/_numba_cache.py`).
@@ -27,14 +29,15 @@ import math
 import numpy as np
 from numba.extending import register_jitable
 
-from nbtorch.kernels.f32math import (JIT_OPTIONS as _JIT, c, ferfc, fexp, flog, flog1p,
-                                     flog1pexp, ftanh, inline_into_loops, select)
+from nbtorch.kernels.f32math import JIT_OPTIONS as _JIT, c, fexp, flog, flog1p, ftanh, select
 # bodies kept in modules of their own, found here by name like every other body
 from nbtorch.kernels.scalar_math import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_special import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_bessel import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_polynomials import *  # noqa: F401,F403
 from nbtorch.kernels.scalar_complex import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_activation import *  # noqa: F401,F403
+from nbtorch.kernels.scalar_activation import _sigmoid, _softplus_unit  # noqa: F401
 from nbtorch.kernels.scalar_special import _erfinv, _zeta
 
 
@@ -417,142 +420,11 @@ def igammac(a, x):
     return _igamma(a * 1.0, x * 1.0, True)
 
 
-@register_jitable(**_JIT, inline="always")
-def _sigmoid(a):
-    e = fexp(-abs(a))                       # never overflows
-    s = c(a, 1.0) / (c(a, 1.0) + e)
-    return select(a >= 0, s, e * s)
-
-
-def sigmoid(a):
-    return _sigmoid(a)
-
-
 def logit(a, eps):
     """log(a / (1 - a)), with `a` clamped to [eps, 1 - eps] when eps >= 0."""
     if eps >= 0:
         a = min(max(a, eps), c(a, 1.0) - eps)
     return math.log(a / (c(a, 1.0) - a))
-
-
-# ---- activations ---------------------------------------------------------------
-
-def relu(a):
-    return select(a <= 0, c(a, 0), a)       # NaN stays NaN; -inf gives 0
-
-
-def hardtanh(a, lo, hi):
-    return lo if a < lo else (hi if a > hi else a)
-
-
-def leaky_relu(a, slope):
-    return a if a > 0 else a * slope
-
-
-def gelu(a):
-    """a * Phi(a) = a/2 * (1 + erf(a/sqrt 2)) = a/2 * erfc(-a/sqrt 2) (no cancellation)."""
-    return c(a, 0.5) * a * ferfc(a * c(a, -0.7071067811865476))
-
-
-def gelu_tanh(a):
-    inner = c(a, 0.7978845608028654) * (a + c(a, 0.044715) * a * a * a)
-    return c(a, 0.5) * a * (c(a, 1.0) + ftanh(inner))
-
-
-def silu(a):
-    return a * _sigmoid(a)
-
-
-@register_jitable(**_JIT, inline="always")
-def _softplus1(a):
-    """log(1 + exp(a)) without overflow."""
-    return max(a, c(a, 0.0)) + flog1p(fexp(-abs(a)))
-
-
-def mish(a):
-    inline_into_loops()
-    return a * ftanh(_softplus1(a))
-
-
-def softplus(a, beta, threshold):
-    """PyTorch's: a where a * beta > threshold, else log1p(exp(a * beta)) / beta (both
-    sides computed, one selected: exp's argument capped at the threshold)."""
-    inline_into_loops()
-    z = a * beta
-    above = z > threshold
-    return select(above, a, flog1pexp(select(above, threshold, z)) / beta)
-
-
-def _softplus_unit(a, beta, threshold):
-    """softplus with beta == 1 (the default): no multiply or divide (both exact at 1)."""
-    inline_into_loops()
-    above = a > threshold
-    return select(above, a, flog1pexp(select(above, threshold, a)))
-
-
-def elu(a, alpha, scale, input_scale):
-    """PyTorch's ELU family: selu and celu are elu with other constants."""
-    if a > 0:
-        return a * scale
-    return math.expm1(a * input_scale) * alpha * scale
-
-
-def hardsigmoid(a):
-    return min(max(a + c(a, 3.0), c(a, 0.0)), c(a, 6.0)) / c(a, 6.0)
-
-
-def hardswish(a):
-    return a * min(max(a + c(a, 3.0), c(a, 0.0)), c(a, 6.0)) / c(a, 6.0)
-
-
-# ---- fused first-order gradients (used when no double backward is recorded) ------
-
-def relu_grad(g, out):
-    return select(out <= 0, c(g, 0.0), g)
-
-
-def leaky_relu_grad(g, a, slope):
-    return g if a > 0 else g * slope          # where(x > 0, g, g * slope)'s bits
-
-
-def hardtanh_grad(g, a, lo, hi):
-    return select((a > lo) & (a < hi), g, c(g, 0.0))
-
-
-def hardsigmoid_grad(g, a):
-    return select((a > c(a, -3.0)) & (a < c(a, 3.0)), g / c(g, 6.0), c(g, 0.0))
-
-
-def hardswish_grad(g, a):
-    mid = g * (a / c(a, 3.0) + c(a, 0.5))
-    return select(a <= c(a, -3.0), c(g, 0.0), select(a < c(a, 3.0), mid, g))
-
-
-def sigmoid_grad(g, out):
-    return g * out * (c(out, 1.0) - out)
-
-
-def tanh_grad(g, out):
-    return g * (c(out, 1.0) - out * out)
-
-
-def gelu_grad(g, a):
-    inline_into_loops()
-    cdf = c(a, 0.5) * ferfc(a * c(a, -0.7071067811865476))
-    pdf = fexp(c(a, -0.5) * a * a) * c(a, 0.3989422804014327)
-    return g * (cdf + a * pdf)
-
-
-def gelu_tanh_grad(g, a):
-    k = c(a, 0.7978845608028654)
-    t = ftanh(k * (a + c(a, 0.044715) * a * a * a))
-    dinner = k * (c(a, 1.0) + c(a, 0.134145) * a * a)
-    return g * c(a, 0.5) * (c(a, 1.0) + t + a * (c(a, 1.0) - t * t) * dinner)
-
-
-def silu_grad(g, a):
-    s = _sigmoid(a)
-    return g * s * (c(a, 1.0) + a * (c(a, 1.0) - s))
 
 
 # ---- comparisons, selection ------------------------------------------------------

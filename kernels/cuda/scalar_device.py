@@ -23,8 +23,8 @@ import types
 import numpy as np
 from numba import cuda
 
-from nbtorch.kernels import (f32math, scalar, scalar_bessel, scalar_complex, scalar_math,
-                             scalar_polynomials, scalar_special)
+from nbtorch.kernels import (f32math, scalar, scalar_activation, scalar_bessel, scalar_complex,
+                             scalar_math, scalar_polynomials, scalar_special)
 from ._launch import SIMULATOR
 
 __all__ = ["device_function", "register_body", "body", "is_builtin"]
@@ -33,7 +33,8 @@ _BODIES = {}            # extra scalar bodies by name (copy's identity, library.
 _DEVICE = {}            # python function -> its device function
 _NAMESPACES = {}        # id(globals dict) -> its translated copy
 _HELPER_MODULES = tuple(m.__name__ for m in (scalar, f32math, scalar_math, scalar_special,
-                                             scalar_bessel, scalar_polynomials, scalar_complex))
+                                             scalar_bessel, scalar_polynomials, scalar_complex,
+                                             scalar_activation))
 _KEEP = {"c", "same"}   # helpers whose generic overload already works on CUDA
 
 
