@@ -180,7 +180,12 @@ def copy(src_flat, s_off, s_shape_strides, dst_flat, d_off, d_strides, shape):
     Dims are first put in the destination's memory order (decreasing strides), so a
     transposed or channels-last destination is written in order and one with the
     source's layout (a clone of ``x.t()``) is a dense copy (1024x512: 4.4 ms -> 0.1).
+    A source that is one value (every stride 0: a sum's gradient made dense) is a fill
+    of its bits (2 MB: 0.32 ms strided -> a fill).
     """
+    if (not any(s_shape_strides) and src_flat.dtype == dst_flat.dtype
+            and src_flat.dtype.kind in "fiub" and math.prod(shape) > 1):
+        return fill(dst_flat, d_off, d_strides, shape, src_flat[s_off])
     if not _dense(shape, d_strides):
         shape, s_shape_strides, d_strides = _in_memory_order(shape, s_shape_strides,
                                                              d_strides)

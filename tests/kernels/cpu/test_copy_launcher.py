@@ -40,3 +40,21 @@ def test_fill_of_a_transposed_destination_fills_its_block():
     dst = np.zeros(300 * 200 + 2, np.float32)
     cpu_copy.fill(dst, 1, (1, 300), (300, 200), 2.5)
     assert dst[0] == 0 and dst[-1] == 0 and (dst[1:-1] == 2.5).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.uint8, np.bool_])
+def test_a_one_value_source_is_a_fill_of_its_bits(dtype):
+    """Every source stride 0 (a sum's gradient made dense): the destination is filled
+    with that value's bits, dense or strided (NaN payloads and -0.0 kept)."""
+    value = {np.float32: np.float32(np.nan), np.float64: np.float64(-0.0)}.get(
+        dtype, dtype(1))
+    src = np.array([7, value, 7], dtype)
+    for d_strides, size in (((9, 1), 63), ((1, 7), 63), ((18, 2), 126)):
+        dst = np.zeros(size, dtype)
+        cpu_copy.copy(src, 1, (0, 0), dst, 0, d_strides, (7, 9))
+        view = np.lib.stride_tricks.as_strided(dst, (7, 9),
+                                               tuple(s * dst.itemsize for s in d_strides))
+        assert (np.ascontiguousarray(view).view(np.uint8)
+                == np.full((7, 9), value, dtype).view(np.uint8)).all()
+        if size == 126:
+            assert not dst[1::2].any()          # the gaps untouched
