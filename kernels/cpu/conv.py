@@ -327,9 +327,10 @@ def _block_rows(pointwise, rows, groups, og, length, out_w, itemsize):
 
     * im2col'd columns over COLUMN_BLOCK_BYTES (half of L2) are written and multiplied
       in blocks within it: 16x32x32x32 3x3, 1.15 MB an image: 63/63 -> 80/88 in 352-
-      position blocks (the whole kernels, forward + both gradients: 15.2 -> 12.6 ms); 8x64x56x56 3x3, 7 MB: 85/96 -> 92/94 (the whole image's columns
-      were then measured in cache; im2col'd they come from L3). 32x16x28x28 3x3 (0.44 MB)
-      stays whole: in 280-position blocks it ran 89/89 -> 77/80.
+      position blocks (the whole kernels, forward + both gradients: 15.2 -> 12.6 ms);
+      8x64x56x56 3x3, 7 MB: 85/96 -> 92/94 (the whole image's columns were then
+      measured in cache; im2col'd they come from L3). 32x16x28x28 3x3 (0.44 MB) stays
+      whole: in 280-position blocks it ran 89/89 -> 77/80.
     * pointwise products of more than SMALL_GEMM_MACS multiply-adds per group are split
       into blocks within it, OpenBLAS's small-matrix kernels (no packing), where blocks
       of at least MIN_POINTWISE_BLOCK positions do: 1x1 64x32 @ 32x1024 -> 352-position
@@ -352,8 +353,8 @@ def _block_rows(pointwise, rows, groups, og, length, out_w, itemsize):
 
 def _gemm_buffers(x, mode, geom, rows, length):
     """(cols, pad) for conv_gemm's kernels: this thread's column buffer (rows x `length`
-    output positions: one block of output rows) and
-    zeroed padded-image buffer (1-element stand-ins where a mode reads neither)."""
+    output positions: one block of output rows) and zeroed padded-image buffer
+    (1-element stand-ins where a mode reads neither)."""
     shape = (1, 1, 1) if mode == conv_gemm.POINTWISE else (1, rows, length)
     cols = _workspace("col1", shape, x.dtype)
     if mode != conv_gemm.PADDED:
