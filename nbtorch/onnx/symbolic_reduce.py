@@ -115,6 +115,30 @@ def _normalize(e, out, x, p=2.0, dim=1, eps=1e-12):
     return e.g.op("Div", xs, e.g.op("Max", n, e.name(float(eps), dtype=dt)))
 
 
+@register("cosine_similarity")
+def _cosine_similarity(e, out, x1, x2, dim=1, eps=1e-8):
+    """PyTorch 2.x's formula: each (broadcast) vector divided by its norm clamped at eps,
+    then the products summed along dim."""
+    dt = out_dtype(out)
+    a, b = operand(e, x1, dt), operand(e, x2, dt)
+    shape = _broadcast(list(x1.shape), list(x2.shape))
+    if list(x1.shape) != shape or list(x2.shape) != shape:
+        # the broadcast shape from the graph (a dynamic batch stays dynamic)
+        full = e.g.op("Shape", e.g.op("Add", a, b))
+        a, b = e.g.op("Expand", a, full), e.g.op("Expand", b, full)
+    axes = [dim_of(dim, len(shape))]
+    floor = e.name(float(eps), dtype=dt)
+    unit_a = e.g.op("Div", a, e.g.op("Max", reduce(e, "ReduceL2", a, axes, True), floor))
+    unit_b = e.g.op("Div", b, e.g.op("Max", reduce(e, "ReduceL2", b, axes, True), floor))
+    return reduce(e, "ReduceSum", e.g.op("Mul", unit_a, unit_b), axes, False)
+
+
+def _broadcast(s1, s2):
+    n = max(len(s1), len(s2))
+    s1, s2 = [1] * (n - len(s1)) + s1, [1] * (n - len(s2)) + s2
+    return [max(p, q) for p, q in zip(s1, s2)]
+
+
 @register("softmax", "log_softmax", "softmin", "_softmax")
 def _softmax(e, out, x, dim=None, _stacklevel=3, dtype=None, **kwargs):
     dt = out_dtype(out)

@@ -207,6 +207,9 @@ def test_two_input_layers(check):
         b = 4 if isinstance(layer, nn.Bilinear) else 3
         check(layer, (torch.randn(2, 3), torch.randn(2, b)),
               others=[(torch.randn(5, 3), torch.randn(5, b))])
+    # broadcast inputs: the norms are the broadcast vectors' (a row repeated along dim)
+    check(nn.CosineSimilarity(1), (torch.randn(2, 1), torch.randn(2, 3)),
+          others=[(torch.randn(5, 1), torch.randn(5, 3))])
 
 
 def test_embedding_bag_and_one_hot(check):
