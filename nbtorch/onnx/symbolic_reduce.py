@@ -1,6 +1,6 @@
 """Symbolics of reductions, the softmax family, matrix products and normalisation helpers."""
 from ._graph import UnsupportedOperatorError, Value
-from ._helpers import dim_of, dims_of, operand, out_dtype, reduce
+from ._helpers import dim_of, dims_of, operand, out_dtype, reduce, unsqueeze
 from ._registry import register
 
 
@@ -131,6 +131,29 @@ def _cosine_similarity(e, out, x1, x2, dim=1, eps=1e-8):
     unit_a = e.g.op("Div", a, e.g.op("Max", reduce(e, "ReduceL2", a, axes, True), floor))
     unit_b = e.g.op("Div", b, e.g.op("Max", reduce(e, "ReduceL2", b, axes, True), floor))
     return reduce(e, "ReduceSum", e.g.op("Mul", unit_a, unit_b), axes, False)
+
+
+@register("cdist")
+def _cdist(e, out, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Distances between the rows of x1 (.., P, M) and x2 (.., R, M) as the p-norm of
+    their differences, broadcast (.., P, 1, M) - (.., 1, R, M), over the last axis."""
+    dt = out_dtype(out)
+    a, b = operand(e, x1, dt), operand(e, x2, dt)
+    diff = e.g.op("Sub", unsqueeze(e, a, [-2]), unsqueeze(e, b, [-3]))
+    p = float(p)
+    if p == 2:
+        return reduce(e, "ReduceL2", diff, [-1], False)
+    if p == 1:
+        return reduce(e, "ReduceL1", diff, [-1], False)
+    if p == float("inf"):
+        return reduce(e, "ReduceMax", e.g.op("Abs", diff), [-1], False)
+    if p == 0:
+        zero, one = e.name(0.0, dtype=dt), e.name(1.0, dtype=dt)
+        nonzero = e.g.op("Where", e.g.op("Equal", diff, zero), zero, one)
+        return reduce(e, "ReduceSum", nonzero, [-1], False)
+    s = reduce(e, "ReduceSum", e.g.op("Pow", e.g.op("Abs", diff), e.name(p, dtype=dt)),
+               [-1], False)
+    return e.g.op("Pow", s, e.name(1.0 / p, dtype=dt))
 
 
 def _broadcast(s1, s2):

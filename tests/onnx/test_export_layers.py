@@ -212,6 +212,18 @@ def test_two_input_layers(check):
           others=[(torch.randn(5, 1), torch.randn(5, 3))])
 
 
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.0, float("inf")])
+def test_cdist(check, p):
+    class Distances(nn.Module):
+        def forward(self, a, b):
+            return torch.cdist(a, b, p=p)
+    torch.manual_seed(0)
+    a, b = torch.randn(2, 30, 5), torch.randn(2, 27, 5)
+    b[0, :3] = a[0, :3].round()
+    a[0, :3] = a[0, :3].round()          # zero distances (and zero differences for p=0)
+    check(Distances(), (a, b), others=[(torch.randn(3, 30, 5), torch.randn(3, 27, 5))])
+
+
 def test_embedding_bag_and_one_hot(check):
     bag = nn.EmbeddingBag(10, 3, mode="mean")
     check(bag, (torch.tensor([[1, 2], [3, 4]]),), others=[(torch.randint(0, 10, (4, 2)),)])
