@@ -170,6 +170,14 @@ def _resize(m, x, a):
     raise NotImplementedError(f"Resize mode={mode} coordinate_transformation_mode={coord}")
 
 
+@op("GridSample")
+def _grid_sample(m, x, a):
+    mode = {"linear": "bilinear", "cubic": "bicubic"}.get(a.get("mode", "bilinear"),
+                                                         a.get("mode", "bilinear"))
+    return F.grid_sample(x[0], x[1], mode=mode, padding_mode=a.get("padding_mode", "zeros"),
+                         align_corners=bool(a.get("align_corners", 0)))
+
+
 # ---- recurrent layers -------------------------------------------------------------------
 
 _FROM_ONNX = {"LSTM": [0, 2, 3, 1], "GRU": [1, 0, 2], "RNN": [0]}

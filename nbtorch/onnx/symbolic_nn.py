@@ -291,6 +291,20 @@ def _interpolate(e, out, x, size=None, scale_factor=None, mode="nearest", align_
     return e.g.op("Resize", e.name(x), "", scales, **attrs)
 
 
+@register("grid_sample")
+def _grid_sample(e, out, x, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """ONNX GridSample: 4-D inputs (opset 16-19 names its modes bilinear/bicubic, 20 on
+    linear/cubic; 5-D inputs need opset 20)."""
+    dt = out_dtype(out)
+    if x.ndim != 4 and e.g.opset < 20:
+        raise UnsupportedOperatorError("ONNX export: grid_sample of a 5-D input needs "
+                                       "opset_version >= 20")
+    names = ({"bilinear": "linear", "bicubic": "cubic"} if e.g.opset >= 20 else {})
+    return e.g.op("GridSample", operand(e, x, dt), operand(e, grid, dt),
+                  mode=names.get(mode, mode), padding_mode=padding_mode,
+                  align_corners=int(bool(align_corners)))
+
+
 def _adaptive_avg_fn(n):
     from ..nn import functional as F
     return {1: F.adaptive_avg_pool1d, 2: F.adaptive_avg_pool2d, 3: F.adaptive_avg_pool3d}[n]

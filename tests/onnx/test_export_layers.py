@@ -212,6 +212,20 @@ def test_two_input_layers(check):
           others=[(torch.randn(5, 1), torch.randn(5, 3))])
 
 
+@pytest.mark.parametrize("mode, padding_mode, align_corners, opset", [
+    ("bilinear", "zeros", False, 17), ("nearest", "border", True, 17),
+    ("bicubic", "reflection", False, 20), ("bilinear", "border", True, 20)])
+def test_grid_sample(check, mode, padding_mode, align_corners, opset):
+    class Sample(nn.Module):
+        def forward(self, x, grid):
+            return F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode,
+                                 align_corners=align_corners)
+    torch.manual_seed(0)
+    grid = torch.rand(2, 5, 4, 2) * 2.4 - 1.2             # some points outside
+    check(Sample(), (torch.randn(2, 3, 6, 7), grid), opset_version=opset,
+          others=[(torch.randn(3, 3, 6, 7), torch.rand(3, 5, 4, 2) * 2 - 1)])
+
+
 @pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.0, float("inf")])
 def test_cdist(check, p):
     class Distances(nn.Module):

@@ -42,7 +42,18 @@ class LM(nn.Module):
         return self.out(self.gru(h)[0])
 
 
+class Geometry(nn.Module):
+    """grid_sample, cdist and cosine_similarity: symbolics of their own."""
+
+    def forward(self, img, grid):
+        warped = F.grid_sample(img, grid, padding_mode="border", align_corners=False)
+        rows = warped.flatten(2)                               # (N, C, H*W)
+        return torch.cdist(rows, rows.flip(1)) + F.cosine_similarity(rows, rows.flip(1),
+                                                                      dim=2).unsqueeze(2)
+
+
 MODELS = {
+    "geometry": (Geometry, lambda: (torch.randn(2, 3, 6, 7), torch.rand(2, 4, 5, 2) * 2 - 1)),
     "cnn": (CNN, lambda: (torch.randn(2, 3, 8, 8),)),
     "lstm_lm": (LM, lambda: (torch.randint(0, 20, (5, 2)),)),
     "transformer": (lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, 16), 2),
