@@ -91,6 +91,11 @@ PROGRAM = textwrap.dedent("""
     F.ctc_loss(lp, torch.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2]).backward()    # ctc
     img = torch.randn(1, 2, 4, 4, requires_grad=True)
     F.grid_sample(img, torch.rand(1, 3, 3, 2), align_corners=False).sum().backward()  # grid
+    (F.pad(img, (1, 1, 1, 1), mode="reflect").sum()
+     + F.interpolate(img, scale_factor=2).sum()).backward()          # resample_index
+    z = torch.randn(30, 5, requires_grad=True)
+    (torch.cdist(z, z).sum() + F.normalize(z, dim=1).sum()           # distance_mm, norm_rows
+     + F.cosine_similarity(z, z.flip(0)).sum()).backward()
     sp = torch.sparse_coo_tensor([[0, 1], [1, 0]], [1., 2.], (2, 5), requires_grad=True)
     torch.sparse.mm(sp, x.detach()[:5]).sum().backward(); sp.detach().to_dense()  # sparse
 
@@ -100,7 +105,8 @@ PROGRAM = textwrap.dedent("""
 FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax", "scan",
             "sort", "index", "matmul", "conv", "conv_gemm", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
-            "linalg_ldl", "fft", "ctc", "grid_sample", "attention", "sparse")
+            "linalg_ldl", "fft", "ctc", "grid_sample", "attention", "sparse", "softmax_grad",
+            "resample_index", "distance_mm", "norm_rows")
 
 
 def _run():
