@@ -9,6 +9,21 @@ import pytest
 import nbtorch
 from nbtorch.nn.attention import flex_attention as nfa
 
+
+@pytest.fixture(autouse=True)
+def _keep_pytorchs_distribution_validation():
+    """PyTorch's flex_attention compiles with dynamo, which turns off
+    torch.distributions' default argument validation for the whole process: later tests
+    comparing validation errors with PyTorch's saw none. Put the default back."""
+    import sys
+    torch = sys.modules.get("torch")
+    before = torch.distributions.Distribution._validate_args if torch else None
+    yield
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "distributions"):
+        torch.distributions.Distribution.set_default_validate_args(
+            True if before is None else before)
+
 B, H, L, S, E = 2, 4, 70, 90, 8
 
 
