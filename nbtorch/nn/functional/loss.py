@@ -1,11 +1,12 @@
-"""Loss functions, composed from nbtorch ops (so autograd and devices come free).
+"""Loss functions, composed from nbtorch ops (so autograd and devices come free); the
+elementwise ones live in `loss_pointwise.py`, and cross_entropy and nll_loss take fused CPU
+paths where they apply (`nbtorch/ops/cross_entropy.py`, `nbtorch/ops/loss_fused.py`).
 
 Targets of class-index losses are validated on the host before use (an index
 out of range is an IndexError, never a wrong read), and the log-probability
 losses are computed from `log_softmax`/`softplus`, which are stable for large
 logits.
 """
-import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -16,127 +17,20 @@ from ..._tensor import Tensor
 from ..._meta import index_values
 from ...autograd import Function
 from ...autograd.function import renamed
-from ...ops._common import broadcast_shapes
 from ...ops.cross_entropy import fused_cross_entropy
+from ...ops.loss_fused import fused_nll_loss
 from ...ops.softmax import half_in_float32, log_softmax_grad
 from .activation import logsigmoid as _logsigmoid
+from .loss_common import (_check_reduction, _legacy_reduction, _named_reduction, _reduce,
+                          _type_name)
+from .loss_pointwise import (binary_cross_entropy, binary_cross_entropy_with_logits,
+                             huber_loss, kl_div, l1_loss, mse_loss, smooth_l1_loss)
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss",
            "cross_entropy", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "kl_div", "soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss",
            "cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
            "triplet_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss"]
-
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-               "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-               "bool": "Bool", "bfloat16": "BFloat16"}
-
-
-def _type_name(t):
-    return _TYPE_NAMES.get(t.dtype.name, t.dtype.name)
-
-
-def _legacy_reduction(size_average, reduce, reduction):
-    """The reduction string implied by the deprecated size_average/reduce flags."""
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    ret = "mean" if (size_average and reduce) else ("sum" if reduce else "none")
-    warnings.warn("size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.", stacklevel=3)
-    return ret
-
-
-def _check_reduction(reduction, extra=()):
-    if reduction not in ("mean", "sum", "none") + tuple(extra):
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _reduce(loss, reduction, node=None):
-    """'mean'/'sum' of `loss`; `node` names that reduction's node as PyTorch's fused
-    loss prints it (MseLossBackward0), with the same Mean/Sum formula."""
-    _check_reduction(reduction)
-    if reduction == "none":
-        return loss
-    if node is None:
-        return loss.mean() if reduction == "mean" else loss.sum()
-    return _named_reduction(node, reduction == "mean")(loss)
-
-
-def _named_reduction(node, mean):
-    """`loss.mean()` (or `.sum()`) through a Mean/Sum whose node prints `node`."""
-    from ...ops import reduction as r
-    if mean:
-        return lambda x: renamed(r.Mean, node).apply(
-            x, r.normalize_dims(None, x.dim()), False, r._float_dtype_for("mean", x, None),
-            True)
-    return lambda x: renamed(r.Sum, node).apply(
-        x, r.normalize_dims(None, x.dim()), False, r._sum_dtype(x, None))
-
-
-def _warn_size(input, target):
-    if target.shape != input.shape:
-        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
-                      f"size ({input.shape}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.",
-                      stacklevel=3)
-
-
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean squared error: mean((input - target)^2).
-
-    Example:
-        >>> F.mse_loss(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 4.0]))
-        tensor(2.)
-    """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    _warn_size(input, target)
-    diff = input - target
-    loss = diff * diff
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "MseLossBackward0")
-
-
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """Mean absolute error: mean(|input - target|)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    _warn_size(input, target)
-    loss = (input - target).abs()
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
-
-
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
-                   beta=1.0):
-    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _warn_size(input, target)
-    if beta == 0.0:
-        return _reduce((input - target).abs(), reduction)
-    z = (input - target).abs()
-    loss = torch.where(z < beta, (0.5 / beta) * z * z, z - 0.5 * beta)
-    return _reduce(loss, reduction, "SmoothL1LossBackward0")
-
-
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
-    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta) (d = input - target)."""
-    _check_reduction(reduction)
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _warn_size(input, target)
-    z = (input - target).abs()
-    loss = torch.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "HuberLossBackward0")
 
 
 # ---- class-index losses ------------------------------------------------------
@@ -151,17 +45,9 @@ def _check_weight(weight, n_classes):
 _Targets = namedtuple("_Targets", ["safe", "weights", "valid", "denominator"])
 
 
-def _class_targets(input, target, weight, ignore_index):
-    """Validate class-index targets; return `_Targets(safe, weights, valid, denominator)`.
-
-    `safe` (shape (M, 1), for `gather`) has ignored targets replaced by 0;
-    `weights` (M,) is the class weight of each target times `valid` (1.0
-    where the target is not ignore_index). Both weights and valid are None
-    when no weight is given and no target is ignored (the common case, which
-    then costs no extra ops). `denominator` is what 'mean' divides by: the
-    sum of the weights (a float). All of it is computed on the host: the
-    targets are range-checked there anyway, and they carry no gradient.
-    """
+def _check_class_targets(input, target, weight):
+    """PyTorch's errors for class-index targets of the wrong type or shape, or a weight
+    that is not one value per class; returns the number of classes."""
     if not isinstance(target, Tensor):
         raise TypeError(f"nll_loss(): argument 'target' must be Tensor, not "
                         f"{type(target).__name__}")
@@ -181,6 +67,21 @@ def _class_targets(input, target, weight, ignore_index):
         raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     n_classes = input.shape[0 if input.dim() == 1 else 1]
     _check_weight(weight, n_classes)
+    return n_classes
+
+
+def _class_targets(input, target, weight, ignore_index):
+    """Validate class-index targets; return `_Targets(safe, weights, valid, denominator)`.
+
+    `safe` (shape (M, 1), for `gather`) has ignored targets replaced by 0;
+    `weights` (M,) is the class weight of each target times `valid` (1.0
+    where the target is not ignore_index). Both weights and valid are None
+    when no weight is given and no target is ignored (the common case, which
+    then costs no extra ops). `denominator` is what 'mean' divides by: the
+    sum of the weights (a float). All of it is computed on the host: the
+    targets are range-checked there anyway, and they carry no gradient.
+    """
+    n_classes = _check_class_targets(input, target, weight)
     if capturing():
         return _graph_targets(input, target, weight, ignore_index, n_classes)
     tgt, valid = _host_targets(target, n_classes, ignore_index)
@@ -360,6 +261,11 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100,
     """
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction)
+    _check_class_targets(input, target, weight)
+    if not capturing():
+        fused = fused_nll_loss(input, target, weight, ignore_index, reduction)
+        if fused is not None:
+            return fused
     t = _class_targets(input, target, weight, ignore_index)
     return _reduce_weighted(_picked_loss(_classes_last(input), t.safe, t.weights),
                             reduction, t.denominator, input, "NllLossBackward0")
@@ -432,114 +338,6 @@ def _soft_cross_entropy(logp, target, weight, ignore_index, reduction, label_smo
         return loss.sum()
     batch = logp.numel() // n_classes if n_classes else 0
     return loss.sum() / batch
-
-
-# ---- binary losses -------------------------------------------------------------
-
-class _BinaryCrossEntropy(Function):
-    """-w (t log x + (1 - t) log(1 - x)), logs clamped at -100 (PyTorch's BCE).
-
-    The backward is PyTorch's (x - t) / max(x (1 - x), 1e-12), finite at 0 and 1.
-    """
-
-    _backward_name = "BinaryCrossEntropyBackward0"           # PyTorch's node
-
-    @staticmethod
-    def forward(ctx, input, target, weight):
-        ctx.save_for_backward(input, target, weight)
-        log_x = input.log().clamp(min=-100)
-        log_1mx = (1 - input).log().clamp(min=-100)
-        loss = -(target * log_x + (1 - target) * log_1mx)
-        return loss if weight is None else loss * weight
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target, weight = ctx.saved_tensors
-        if weight is not None:
-            grad = grad * weight
-        g_input = g_target = None
-        if ctx.needs_input_grad[0]:
-            g_input = grad * (input - target) / (input * (1 - input)).clamp(min=1e-12)
-        if ctx.needs_input_grad[1]:
-            g_target = grad * ((1 - input).log().clamp(min=-100)
-                               - input.log().clamp(min=-100))
-        return g_input, g_target, None
-
-
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
-    """Binary cross entropy between probabilities `input` and `target` (same shape)."""
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    if target.shape != input.shape:
-        raise ValueError(f"Using a target size ({target.shape}) that is different to the "
-                         f"input size ({input.shape}) is deprecated. Please ensure they "
-                         "have the same size.")
-    if input.numel():
-        lo, hi = float(input.detach().min()), float(input.detach().max())
-        if not (lo >= 0 and hi <= 1):
-            raise RuntimeError("all elements of input should be between 0 and 1")
-        lo, hi = float(target.detach().min()), float(target.detach().max())
-        if not (lo >= 0 and hi <= 1):
-            raise RuntimeError("all elements of target should be between 0 and 1")
-    if weight is not None:
-        weight = weight.expand(broadcast_shapes(target.shape, weight.shape))
-    return _reduce(_BinaryCrossEntropy.apply(input, target, weight), reduction,
-                   "BinaryCrossEntropyBackward0")
-
-
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
-                                     reduce=None, reduction="mean", pos_weight=None):
-    """Sigmoid + binary cross entropy in one stable expression.
-
-    loss = (1 - t) x + (1 + (pos_weight - 1) t) softplus(-x), exact for large |x|
-    (softplus(-x) as -logsigmoid(x): F.softplus's threshold would drop log1p(exp(-|x|))).
-
-    Example:
-        >>> F.binary_cross_entropy_with_logits(torch.tensor([100.0]), torch.tensor([0.0]))
-        tensor(100.)
-    """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
-    if target.shape != input.shape:
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
-                         f"({input.shape})")
-    softplus_neg = -_logsigmoid(input)
-    if pos_weight is not None:
-        log_weight = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + log_weight * softplus_neg
-    else:
-        loss = (1 - target) * input + softplus_neg
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction, "BinaryCrossEntropyWithLogitsBackward0")
-
-
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
-           log_target=False):
-    """Kullback-Leibler divergence; `input` holds log-probabilities.
-
-    Pointwise: target * (log target - input) (or with log_target, exp(t) (t - input)).
-    'batchmean' divides the sum by the batch size (the true KL divergence).
-    """
-    reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction, extra=("batchmean",))
-    if reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
-                      "the support size.'batchmean' divides only by the batch size, and "
-                      "aligns with the KL div math definition.'mean' will be changed to "
-                      "behave the same as 'batchmean' in the next major release.",
-                      stacklevel=2)
-    if log_target:
-        loss = target.exp() * (target - input)
-    else:
-        # xlogy(target, target) - target * input: 0 where target is 0, NaN where it is
-        # negative (log of a negative), as PyTorch
-        safe = torch.where(target != 0, target, torch.ones_like(target))
-        loss = target * safe.log() - target * input
-    if reduction == "batchmean":
-        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
-    return _reduce(loss, reduction)
 
 
 # ---- other losses --------------------------------------------------------------
