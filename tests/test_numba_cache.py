@@ -96,6 +96,8 @@ PROGRAM = textwrap.dedent("""
     z = torch.randn(30, 5, requires_grad=True)
     (torch.cdist(z, z).sum() + F.normalize(z, dim=1).sum()           # distance_mm, norm_rows
      + F.cosine_similarity(z, z.flip(0)).sum()).backward()
+    (F.smooth_l1_loss(z, z.detach() * 0.5)                           # losses
+     + F.nll_loss(z.log_softmax(1), torch.tensor([1, 0, 4] * 10))).backward()
     sp = torch.sparse_coo_tensor([[0, 1], [1, 0]], [1., 2.], (2, 5), requires_grad=True)
     torch.sparse.mm(sp, x.detach()[:5]).sum().backward(); sp.detach().to_dense()  # sparse
 
@@ -106,7 +108,7 @@ FAMILIES = ("pointwise", "copy", "creation", "reduce", "reduce_stats", "softmax"
             "sort", "index", "matmul", "conv", "conv_gemm", "pool", "norm", "embedding", "optim",
             "optim_adam", "optim_adaptive", "sampling", "triangular", "quantized",
             "linalg_ldl", "fft", "ctc", "grid_sample", "attention", "sparse", "softmax_grad",
-            "resample_index", "distance_mm", "norm_rows")
+            "resample_index", "distance_mm", "norm_rows", "losses")
 
 
 def _run():
