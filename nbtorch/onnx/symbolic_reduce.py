@@ -1,4 +1,5 @@
 """Symbolics of reductions, the softmax family, matrix products and normalisation helpers."""
+from ..ops._common import broadcast_shapes
 from ._graph import UnsupportedOperatorError, Value
 from ._helpers import dim_of, dims_of, operand, out_dtype, reduce, unsqueeze
 from ._registry import register
@@ -121,7 +122,7 @@ def _cosine_similarity(e, out, x1, x2, dim=1, eps=1e-8):
     then the products summed along dim."""
     dt = out_dtype(out)
     a, b = operand(e, x1, dt), operand(e, x2, dt)
-    shape = _broadcast(list(x1.shape), list(x2.shape))
+    shape = list(broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
     if list(x1.shape) != shape or list(x2.shape) != shape:
         # the broadcast shape from the graph (a dynamic batch stays dynamic)
         full = e.g.op("Shape", e.g.op("Add", a, b))
@@ -154,12 +155,6 @@ def _cdist(e, out, x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necess
     s = reduce(e, "ReduceSum", e.g.op("Pow", e.g.op("Abs", diff), e.name(p, dtype=dt)),
                [-1], False)
     return e.g.op("Pow", s, e.name(1.0 / p, dtype=dt))
-
-
-def _broadcast(s1, s2):
-    n = max(len(s1), len(s2))
-    s1, s2 = [1] * (n - len(s1)) + s1, [1] * (n - len(s2)) + s2
-    return [max(p, q) for p, q in zip(s1, s2)]
 
 
 @register("softmax", "log_softmax", "softmin", "_softmax")

@@ -24,6 +24,8 @@ from .._lazy import kernel_module
 from .._tensor import Tensor, empty
 from ..autograd import grad_mode
 from ..autograd.function import APPLY_WRAPPERS, Function, renamed
+from .creation import zeros, zeros_like
+from .pointwise_select import where
 
 __all__ = ["fused_pointwise", "fused_nll_loss"]
 
@@ -182,7 +184,6 @@ def _upstream(grad, divisor, dtype):
 
 def _grad_with_ops(kind, param, divisor, x, t, w, pw, grad):
     """The input gradient of `kind` written with ops (differentiable again)."""
-    import nbtorch as torch
     c = grad if divisor is None else grad / divisor
     if kind in ("kl", "kl_log"):
         gx = -((t if kind == "kl" else t.exp()) * c)
@@ -201,9 +202,9 @@ def _grad_with_ops(kind, param, divisor, x, t, w, pw, grad):
         elif kind == "l1":
             gx = d.sign() * c
         elif kind == "smooth_l1":
-            gx = torch.where(d.abs() < param, d / param, d.sign()) * c
+            gx = where(d.abs() < param, d / param, d.sign()) * c
         else:
-            gx = torch.where(d.abs() < param, d, d.sign() * param) * c
+            gx = where(d.abs() < param, d, d.sign() * param) * c
     return gx if w is None else gx * w
 
 
@@ -288,11 +289,10 @@ class _FusedNll(Function):
 
 def _nll_grad_with_ops(input, target, weight, ignore_index, divisor, grad, dims):
     """nll_loss's input gradient with ops: -weight[t] * grad scattered into zeros."""
-    import nbtorch as torch
     N, C, D = dims
     t = target.reshape(N, 1, D)
     valid = t != ignore_index
-    safe = torch.where(valid, t, torch.zeros_like(t))
+    safe = where(valid, t, zeros_like(t))
     wt = valid.to(input.dtype)
     if weight is not None:
         wt = weight[safe] * wt
@@ -301,5 +301,5 @@ def _nll_grad_with_ops(input, target, weight, ignore_index, divisor, grad, dims)
     else:
         c = grad / divisor if divisor else grad * 0.0
     src = -(wt * c)
-    gx = torch.zeros((N, C, D), dtype=input.dtype, device=input.device).scatter(1, safe, src)
+    gx = zeros((N, C, D), dtype=input.dtype, device=input.device).scatter(1, safe, src)
     return gx.reshape(input._shape)

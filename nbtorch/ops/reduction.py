@@ -198,7 +198,7 @@ def run_reduction(op, x, dims, out_dtype, *args, empty_fill=None):
         out = _contiguous_run(op, x, dims, args)
         if out is not None:
             return out if work is out_dtype else out.to(out_dtype)
-    if op == "sum" and x.dtype is work and x.device.type == "cpu" and dims:
+    if op == "sum" and 0 in x._strides and x.dtype is work and x.device.type == "cpu" and dims:
         out = _expanded_sum(x, dims, args)
         if out is not None:
             return out if work is out_dtype else out.to(out_dtype)
