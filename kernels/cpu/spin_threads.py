@@ -11,23 +11,37 @@ steps (LeNet 3.15 -> 3.57 ms, a Transformer block 16.7 -> 17.6).
 Here one thread per extra core runs `_serve`, a ``nogil`` Numba loop that watches a
 slot of a shared int64 array for a posted chunk (a C loop address, pointers, a count;
 the ufunc-loop ABI of `loop_threads.py`), runs it, and after `SPIN_SECONDS` without
-work goes back to sleep on a `threading.Event`. The calling thread wakes the helpers
-that sleep, posts one chunk per helper, runs its own chunk, then takes back any chunk a
-helper has not started (so a sleeping or descheduled helper costs little: the call runs
-as if serial) and waits for the others. Chains of elementwise ops keep the helpers
-spinning; everything else sees them asleep. `gemm_rows.py` posts ranges of a product's
-rows the same way.
+work sleeps on a POSIX semaphore, inside the same nogil loop. The calling thread posts
+the semaphores of the helpers that sleep (from nogil code too), posts one chunk per
+helper, runs its own chunk, then takes back any chunk a helper has not started (so a
+sleeping or descheduled helper costs little: the call runs as if serial) and waits for
+the others. Chains of elementwise ops keep the helpers spinning; everything else sees
+them asleep. `gemm_rows.py` posts ranges of a product's rows the same way.
+
+Why a semaphore and not a `threading.Event` (what the helpers slept on before): a
+thread woken from Python's Event needs the GIL to go on, and the caller holds it
+whenever it is not inside a kernel, so a helper woken by one call waited for the
+interpreter's switch interval (5 ms): measured on the AMD EPYC VM, an Event wake took
+48 us at best (caller inside nogil code) and over 2 ms while the caller ran Python,
+and in a loop of 128^3 products ~30 calls in a row after each pause ran without their
+helper (whose late calls looked starved to `workers.record_parallel`, which then kept
+the kind serial for up to 512 calls); a semaphore waited on in nogil code wakes in
+6-27 us (p10-p90) and needs no GIL.
 
 A slot's chunk goes FREE -> POSTED (by the caller) -> RUNNING (claimed by the helper) ->
-FINISHED -> FREE (by the caller), or POSTED -> FREE when the caller takes it back; the
-slot's AWAKE flag says whether its helper spins. The atomic loads, stores and
-compare-exchanges are built in LLVM IR below. x86-64 only (the spin uses `pause` and the
-time-stamp counter); elsewhere, under NUMBA_DISABLE_JIT and with NBTORCH_SPIN_THREADS=0,
-`run` returns False and the callers use Numba's OpenMP threads.
+FINISHED -> FREE (by the caller), or POSTED -> FREE when the caller takes it back. A
+slot's AWAKE is 1 while its helper spins, 0 while it sleeps (or is about to), 2 once a
+caller has posted its semaphore (only a caller that moves it 0 -> 2 posts, so posts and
+waits pair up). The atomic loads, stores and compare-exchanges are built in LLVM IR
+below. x86-64 Linux only (the spin uses `pause` and the time-stamp counter, the sleep
+the C library's sem_wait); elsewhere, under NUMBA_DISABLE_JIT and with
+NBTORCH_SPIN_THREADS=0, `run` returns False and the callers use Numba's OpenMP threads.
 """
 import atexit
+import ctypes
 import os
 import platform
+import sys
 import threading
 from time import perf_counter, sleep
 
@@ -38,6 +52,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.loop_threads import call_blocked, chunk_pointers
 
 __all__ = ["run", "run_here", "SPIN_SECONDS", "MAX_OPERANDS"]
@@ -46,16 +61,36 @@ SPIN_SECONDS = 100e-6      # a helper spins this long after its last chunk, then
 MAX_OPERANDS = 8           # operands of one loop (inputs and the output)
 
 FREE, POSTED, RUNNING, FINISHED = 0, 1, 2, 3          # a slot's chunk
-# a slot's fields (int64 each); slot 0 holds the pool's lock and stop flag
+# a slot's fields (int64 each); slot 0 holds the pool's lock, stop flag and the
+# addresses of sem_post and sem_wait
 STATE, AWAKE, ADDRESS, COUNT, NOPS, WRAP, BLOCK, POINTERS = range(8)
 STEPS = POINTERS + MAX_OPERANDS
-SLOT = (STEPS + MAX_OPERANDS + 7) // 8 * 8   # 24 int64: slots on cache lines of their own
-LOCK, STOP_FLAG = 0, 1
+SEMAPHORE = STEPS + MAX_OPERANDS             # the address of the helper's sem_t (0: none)
+SLOT = (SEMAPHORE + 1 + 7) // 8 * 8          # 24 int64: slots on cache lines of their own
+LOCK, STOP_FLAG, SEM_POST, SEM_WAIT = range(4)
 MAX_HELPERS = 8
+SEM_BYTES = 64                               # room for a sem_t (32 bytes on x86-64 Linux)
+
+
+def _semaphore_functions():
+    """(sem_init, sem_post address, sem_wait address) of the C library, or None (not
+    Linux, or not found)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None)                 # the process's own symbols (libc)
+        init, post, wait = libc.sem_init, libc.sem_post, libc.sem_wait
+    except (OSError, AttributeError, TypeError):
+        return None
+    init.restype, init.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint]
+    return (init, ctypes.cast(post, ctypes.c_void_p).value,
+            ctypes.cast(wait, ctypes.c_void_p).value)
+
 
 ENABLED = os.environ.get("NBTORCH_SPIN_THREADS", "1").strip() != "0"   # 0: OpenMP instead
+_SEMAPHORES = _semaphore_functions() if ENABLED else None
 SUPPORTED = (ENABLED and platform.machine() in ("x86_64", "AMD64")
-             and not numba.config.DISABLE_JIT)
+             and not numba.config.DISABLE_JIT and _SEMAPHORES is not None)
 
 
 # ---- atomics, pause and the time-stamp counter (LLVM IR) --------------------------
@@ -115,6 +150,16 @@ def _ticks(typingctx):
     return types.int64(), codegen
 
 
+@intrinsic
+def _call_c(typingctx, address, arg):
+    """int f(void *arg) for the C function at integer `address` (sem_post, sem_wait)."""
+    def codegen(context, builder, sig, args):
+        i8p = ir.IntType(8).as_pointer()
+        fn = builder.inttoptr(args[0], ir.FunctionType(ir.IntType(32), [i8p]).as_pointer())
+        return builder.call(fn, [builder.inttoptr(args[1], i8p)])
+    return types.int32(address, arg), codegen
+
+
 @njit(nogil=True, cache=True)
 def _read_ticks():
     return _ticks()
@@ -133,8 +178,8 @@ def _run_slot(ctl, base):
 
 @njit(nogil=True, cache=True)
 def _serve(ctl, slot, budget):
-    """A helper's spin: run the chunks posted in `slot` until `budget` ticks pass without
-    one; 0 when it went to sleep, 1 when told to stop."""
+    """A helper's life: run the chunks posted in `slot`, sleeping on the slot's semaphore
+    after `budget` ticks without one; returns when told to stop."""
     base = slot * SLOT
     _store(ctl, base + AWAKE, 1)
     last = _ticks()
@@ -148,13 +193,31 @@ def _serve(ctl, slot, budget):
             continue
         if _load(ctl, STOP_FLAG):
             _store(ctl, base + AWAKE, 0)
-            return 1
+            return
         if state == FREE and _ticks() - last > budget:
-            _store(ctl, base + AWAKE, 0)
-            if _load(ctl, base + STATE) != POSTED:      # posted meanwhile: stay
-                return 0
-            _store(ctl, base + AWAKE, 1)
+            _sleep(ctl, base)
+            last = _ticks()
         _pause()
+
+
+@njit(nogil=True, cache=True)
+def _sleep(ctl, base):
+    """Sleep on the slot's semaphore until a caller posts it; stay awake instead when a
+    chunk was posted meanwhile and no caller has posted the semaphore yet."""
+    _swap(ctl, base + AWAKE, 1, 0)          # an atomic step: ordered before the load below
+    if _load(ctl, base + STATE) == POSTED and _swap(ctl, base + AWAKE, 0, 1):
+        return
+    _call_c(ctl[SEM_WAIT], ctl[base + SEMAPHORE])   # at once if a caller posted already
+    if not _swap(ctl, base + AWAKE, 2, 1):          # woken by a caller, or else
+        _swap(ctl, base + AWAKE, 0, 1)              # a signal interrupted the wait
+
+
+@njit(nogil=True, cache=True)
+def _wake(ctl, base):
+    """Post the semaphore of the helper at slot `base` if it sleeps (once per sleep)."""
+    if (ctl[base + SEMAPHORE] != 0 and _load(ctl, base + AWAKE) == 0
+            and _swap(ctl, base + AWAKE, 0, 2)):
+        _call_c(ctl[SEM_POST], ctl[base + SEMAPHORE])
 
 
 @njit(nogil=True, cache=True)
@@ -169,6 +232,8 @@ def _dispatch(ctl, helpers, address, bases, steps, n, align, wrap, block):
         call_blocked(address, bases, n, steps, wrap, block)
         return -1
     chunks = helpers + 1
+    for w in range(1, chunks):
+        _wake(ctl, w * SLOT)                # first: a sleeping helper takes 6-27 us to wake
     for w in range(1, chunks):
         base = w * SLOT
         lo = n * w // chunks // align * align
@@ -218,52 +283,44 @@ def run_here(address, bases, steps, n, chunks, align, wrap, block):
 # ---- the threads (Python) ----------------------------------------------------------
 
 class _Pool:
-    """The control array, the helper threads and their wake-up events."""
+    """The control array, the helper threads and their semaphores."""
 
     def __init__(self):
         self.ctl = np.zeros(SLOT * (MAX_HELPERS + 1), np.int64)   # lock slot + helpers
-        self.events = []
+        self.semaphores = np.zeros((MAX_HELPERS + 1) * SEM_BYTES // 8, np.int64)
         self.threads = []
         self.budget = 0
         self.lock = threading.Lock()
 
     def start(self, helpers):
-        """Start helper threads up to `helpers`."""
+        """Start helper threads up to `helpers`, each with a fresh semaphore."""
         with self.lock:
             if not self.budget:
                 self.budget = max(1, int(SPIN_SECONDS * _tick_rate()))
+            sem_init, self.ctl[SEM_POST], self.ctl[SEM_WAIT] = _SEMAPHORES
             while len(self.threads) < helpers:
                 slot = len(self.threads) + 1
-                event = threading.Event()
-                thread = threading.Thread(target=self._helper, args=(slot, event),
+                address = self.semaphores.ctypes.data + slot * SEM_BYTES
+                if sem_init(address, 0, 0) != 0:
+                    raise OSError("sem_init failed for a helper thread's semaphore")
+                self.ctl[slot * SLOT + SEMAPHORE] = address
+                thread = threading.Thread(target=_serve, args=(self.ctl, slot, self.budget),
                                           name=f"nbtorch-spin-{slot}", daemon=True)
-                self.events.append(event)
                 self.threads.append(thread)
                 thread.start()
 
-    def _helper(self, slot, event):
-        while True:
-            event.wait()
-            event.clear()
-            if _serve(self.ctl, slot, self.budget):
-                return
-
-    def wake(self, helpers):
-        """Wake the sleeping helpers among the first `helpers` (they spin from now on)."""
-        ctl = self.ctl
-        for w in range(1, helpers + 1):
-            if not ctl[w * SLOT + AWAKE]:
-                self.events[w - 1].set()
-
     def stop(self):
+        """Tell the helpers to return (at exit): spinning ones see the flag, sleeping
+        ones are woken to see it."""
         self.ctl[STOP_FLAG] = 1
-        for event in self.events:
-            event.set()
+        for slot in range(1, len(self.threads) + 1):
+            _wake(self.ctl, slot * SLOT)
 
     def after_fork_in_child(self):
-        """The helper threads do not exist in a forked child: start afresh there."""
+        """The helper threads do not exist in a forked child: start afresh there (their
+        semaphores are initialised again when they start)."""
         self.ctl[:] = 0
-        self.events, self.threads = [], []
+        self.threads = []
         self.lock = threading.Lock()
 
 
@@ -288,13 +345,14 @@ def run(address, bases, steps, n, chunks, align, wrap=0, block=0):
     `chunks` pieces: this thread's and the helpers' (woken first where asleep; a piece a
     helper has not started when this thread is done with its own runs here). `wrap`,
     `block`: operands read again every `block` elements. False where this pool cannot
-    run it (nothing ran)."""
+    run it (nothing ran). A call whose pieces all ran here tells `workers` so: it is a
+    serial call plus a few microseconds, not one that found its helpers starved."""
     pool = _POOL
     if pool is None or chunks < 2 or bases.shape[0] > MAX_OPERANDS:
         return False
     helpers = min(chunks - 1, MAX_HELPERS)
     if len(pool.threads) < helpers:
         pool.start(helpers)
-    pool.wake(helpers)
-    _dispatch(pool.ctl, helpers, address, bases, steps, n, align, wrap, block)
+    if _dispatch(pool.ctl, helpers, address, bases, steps, n, align, wrap, block) <= 0:
+        workers.unhelped()
     return True

@@ -39,7 +39,7 @@ import threading
 from time import perf_counter
 
 __all__ = ["NUM_THREADS", "parallel_chunks", "pool", "helpers_usable", "use_helpers",
-           "record_serial", "record_parallel", "timed", "set_num_threads"]
+           "record_serial", "record_parallel", "unhelped", "timed", "set_num_threads"]
 
 NUM_THREADS = max(1, min(os.cpu_count() or 1, 8))   # this thread and the helpers
 MAX_BACKOFF = 512                # calls run serially after repeated starved parallel calls
@@ -51,6 +51,7 @@ _BACKOFF = {}     # key -> [serial calls still to make, the next back-off length
 _PACE = {}        # key -> seconds per element of the serial call
 _CALLS = {}       # key -> calls that asked `use_helpers`
 _COLD = set()     # keys whose last call ran serially (record_parallel)
+_UNHELPED = [False]   # the parallel call now ending ran every chunk on its caller
 
 
 def helpers_usable(key=None):
@@ -98,13 +99,26 @@ def record_parallel(key, seconds, size, worth=1.0):
     The first parallel call after a serial one of its kind is not judged: Numba's
     sleeping workers wake from a core left idle meanwhile (a 1e6 add: 430-600 us
     then, 320-370 in a run of parallel calls), so judging it kept a loop of such calls
-    serial for good (each back-off ended in one cold call)."""
+    serial for good (each back-off ended in one cold call). Nor is a call none of whose
+    chunks ran on a helper (`unhelped`: each was taken back unstarted, its helper asleep
+    or not scheduled): it ran as a serial call plus the posting, and the back-off is for
+    helpers that claim a chunk and stall in it."""
+    helped = not _UNHELPED[0]
+    _UNHELPED[0] = False
     if key in _COLD:
         _COLD.discard(key)
+        return
+    if not helped:
         return
     pace = _PACE.get(key)
     if pace is not None:
         _record(key, seconds > worth * pace * size)
+
+
+def unhelped():
+    """Say that the parallel call now ending ran all its chunks on the calling thread
+    (spin_threads.run): `record_parallel` leaves it unjudged."""
+    _UNHELPED[0] = True
 
 
 def timed(record, key, size, fn, *args):

@@ -86,13 +86,57 @@ def test_helpers_sleep_after_their_spin_and_wake_for_the_next_call():
     address = _add_loop()
     assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
     pool = spin_threads._POOL
-    deadline = time.monotonic() + 5
-    while pool.ctl[spin_threads.SLOT + spin_threads.AWAKE] and time.monotonic() < deadline:
-        time.sleep(0.001)                            # the spin lasts SPIN_SECONDS
-    assert not pool.ctl[spin_threads.SLOT + spin_threads.AWAKE]
+    assert _asleep(pool)
     out[:] = 0
     assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
     assert np.array_equal(out, a + a)
+
+
+def _asleep(pool, slot=1, seconds=5):
+    deadline = time.monotonic() + seconds
+    while pool.ctl[slot * spin_threads.SLOT + spin_threads.AWAKE] and \
+            time.monotonic() < deadline:
+        time.sleep(0.001)                            # the spin lasts SPIN_SECONDS
+    return not pool.ctl[slot * spin_threads.SLOT + spin_threads.AWAKE]
+
+
+def _semaphore_value(pool, slot=1):
+    import ctypes
+    value = ctypes.c_int(-1)
+    libc = ctypes.CDLL(None)
+    libc.sem_getvalue.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+    assert libc.sem_getvalue(int(pool.ctl[slot * spin_threads.SLOT + spin_threads.SEMAPHORE]),
+                             ctypes.byref(value)) == 0
+    return value.value
+
+
+def test_a_sleeping_helper_wakes_without_the_gil(monkeypatch):
+    """The helper sleeps on a semaphore inside nogil code: woken while the caller holds
+    the GIL (here: a Python loop with a switch interval far beyond the deadline), it
+    spins at once. A helper that slept in Python (threading.Event) needed the GIL first,
+    which a caller running Python gives up only every switch interval (5 ms)."""
+    import sys
+    a = np.arange(N, dtype=np.float32)
+    out = np.empty_like(a)
+    address = _add_loop()
+    assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
+    pool = spin_threads._POOL
+    for _ in range(3):                           # sleep and wake, several times
+        assert _asleep(pool)
+        old = sys.getswitchinterval()
+        sys.setswitchinterval(100.0)
+        try:
+            spin_threads._wake(pool.ctl, spin_threads.SLOT)
+            deadline = time.monotonic() + 20
+            while (pool.ctl[spin_threads.SLOT + spin_threads.AWAKE] != 1
+                   and time.monotonic() < deadline):
+                pass                             # Python, holding the GIL
+            woke = pool.ctl[spin_threads.SLOT + spin_threads.AWAKE] == 1
+        finally:
+            sys.setswitchinterval(old)
+        assert woke
+    assert _asleep(pool)
+    assert _semaphore_value(pool) == 0           # every post met its wait
 
 
 def test_calls_from_several_threads_at_once():

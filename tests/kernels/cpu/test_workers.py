@@ -89,6 +89,25 @@ def test_starved_helpers_back_off(monkeypatch):
     assert workers.helpers_usable("other kind")   # back-offs are per kind of call
 
 
+def test_a_call_no_helper_took_part_in_is_not_judged(monkeypatch):
+    """A split call whose chunks all ran on the caller (spin_threads: taken back from a
+    helper asleep or not scheduled) ran as a serial one: slow as it is, it is no sign of
+    a helper stalling in its chunk, so it starts no back-off."""
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    for name in ("_PACE", "_BACKOFF", "_CALLS"):
+        monkeypatch.setattr(workers, name, {})
+    monkeypatch.setattr(workers, "_COLD", set())
+    workers.record_serial("k", 1e-3, 1000)
+    workers.record_parallel("k", 1e-3, 1000)      # the first after a serial call: unjudged
+    for _ in range(4):
+        workers.unhelped()
+        workers.record_parallel("k", 2e-3, 1000)  # twice the serial time, no helper
+    assert workers._BACKOFF.get("k", [0, 0, 0]) == [0, 0, 0]
+    for _ in range(2):
+        workers.record_parallel("k", 2e-3, 1000)  # a helper took part and stalled
+    assert workers._BACKOFF["k"][0] == 8
+
+
 def test_a_keyed_kind_is_timed_serially_before_it_splits(monkeypatch):
     """helpers_usable(key) answers as use_helpers: a kind's first call runs serially (its
     pace), as does every RESAMPLE-th, and split calls are judged against that pace."""
