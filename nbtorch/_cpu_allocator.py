@@ -21,7 +21,8 @@ Ownership, so a buffer is never reused while anything can still see it:
   (atomic); the allocator moves returned blocks to the free lists under its lock
   at its next call, except that the block returned last, when it is of the size
   asked for (a loop's previous result), is handed out again at once (allocate
-  3.7 -> 2.3 us).
+  3.7 -> 2.3 us; its counts are three integers, folded into the statistics when they
+  are read: -> 1.5 us).
 - After ``fork`` (DataLoader workers) the child gets a fresh lock and drops the
   inherited free blocks; buffers still in use return to the child's own pool.
 
@@ -94,6 +95,7 @@ class CachingHostAllocator(CountedStats):
         self.cached_bytes = 0
         self.stats = collections.Counter()
         self.returned = collections.deque()      # blocks whose lease died, not yet re-filed
+        self.reused = [0, 0, 0]                  # blocks reused from `returned` at once
 
     # ---- allocation -------------------------------------------------------
     def allocate(self, n, dtype):
@@ -105,7 +107,10 @@ class CachingHostAllocator(CountedStats):
             if returned:
                 block = returned.pop()          # the block freed last (a loop's previous
                 if len(block) == size:          # result): reused without filing it
-                    self._reuse_returned(size, nbytes)
+                    reused = self.reused        # counted here, folded into stats when read
+                    reused[0] += 1
+                    reused[1] += size
+                    reused[2] += nbytes
                     lease = _new_array(_Lease, (n,), dtype, block)
                     lease._home = returned
                     return lease.view(np.ndarray)
@@ -128,16 +133,21 @@ class CachingHostAllocator(CountedStats):
         lease._home = self.returned
         return lease.view(np.ndarray)
 
-    def _reuse_returned(self, size, nbytes):
-        """The counts of a block freed and allocated again at once (lock held): what
-        `_refile` and `allocate` would count, without filing it in the free lists."""
-        s = self.stats
-        s["allocated_bytes.all.freed"] += size
-        s["allocated_bytes.all.allocated"] += size
-        s["allocation.all.freed"] += 1
-        s["allocation.all.allocated"] += 1
-        s["num_cache_hits"] += 1
-        s["requested_bytes.all.allocated"] += nbytes
+    def _fold_reused(self):
+        """Add the blocks freed and allocated again at once (`reused`: count, bytes,
+        requested bytes) to the statistics, as `_refile` and `allocate` would have counted
+        them (lock held). Three integer adds per such allocation instead of six Counter
+        updates (0.85 us), where allocating 10^6 float32 costs ~2.3 us in all."""
+        count, size, nbytes = self.reused
+        if count:
+            s = self.stats
+            s["allocated_bytes.all.freed"] += size
+            s["allocated_bytes.all.allocated"] += size
+            s["allocation.all.freed"] += count
+            s["allocation.all.allocated"] += count
+            s["num_cache_hits"] += count
+            s["requested_bytes.all.allocated"] += nbytes
+            self.reused = [0, 0, 0]
 
     def _map(self, size, nbytes):
         try:
@@ -212,6 +222,7 @@ class CachingHostAllocator(CountedStats):
         with self.lock:
             if self.returned:
                 self._refile()
+            self._fold_reused()
             return self.stats[key]
 
     def memory_allocated(self):
@@ -230,6 +241,7 @@ class CachingHostAllocator(CountedStats):
         with self.lock:
             if self.returned:
                 self._refile()
+            self._fold_reused()
             reset_peaks(self.stats)
 
     def memory_stats(self):
@@ -237,6 +249,7 @@ class CachingHostAllocator(CountedStats):
         with self.lock:
             if self.returned:
                 self._refile()
+            self._fold_reused()
             return ordered_stats(self.stats, self.cached_bytes)     # free, cached
 
     def memory_summary(self):

@@ -40,6 +40,7 @@ import numpy as np
 
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous, contiguous_abi, loop_threads, openmp, rows
+from nbtorch.kernels.cpu import spin_threads
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import (parallel_chunks, record_parallel, record_serial,
                                          timed, use_helpers)
@@ -154,6 +155,55 @@ def serial_is_ufunc(kernel_fn, types):
     name = getattr(kernel_fn, "ufunc_name", None)
     return (name is not None and "e" not in types and not (
         name in contiguous.CONTIGUOUS_LOOPS and types in _FLOAT32_TYPES))
+
+
+def dense_call(kernel_fn, types):
+    """`run(out, args)` doing what `kernel_fn(out, *args)` does on dense same-shape
+    C-contiguous operands of `types` from `PARALLEL_THRESHOLD` elements, `out` fresh (no
+    overlap) and not of shape (1, ..., n) (that one is `rows.py`'s): the same loop with
+    the same split and the same keys for the helpers' pace and back-off, so the same
+    bits, without the checks that find that path (~9 us of a 10^6-element add once the
+    call before has left the caches cold, where those checks take 3-4 us warm). None
+    where that is not one path: a user's kernel, loop parameters, half types, a loop not
+    compiled yet, no spinning helpers. The op layer caches it per (op, dtypes)."""
+    name = getattr(kernel_fn, "ufunc_name", None)
+    if (name is None or "e" in types or not spin_threads.SUPPORTED or not openmp.USABLE
+            or contiguous.LOOP_PARAMETERS.get(name, 0)):
+        return None
+    flat_loop = contiguous.CONTIGUOUS_LOOPS.get(name)
+    if flat_loop is not None and types in _FLOAT32_TYPES:      # `_run_contiguous`'s path
+        address = contiguous_abi.address(name)
+
+        def run(out, args):
+            n = out.size
+            key = (flat_loop, n.bit_length())
+            flat = out.reshape(-1)
+            if not use_helpers(key):
+                return timed(record_serial, key, n, flat_loop, flat,
+                             *[a.reshape(-1) for a in args])
+            timed(record_parallel, key, n, _run_dense, address,
+                  tuple([a.reshape(-1) for a in args]) + (flat,), n)
+        return run
+    ufunc = _LOOPS.get((name, types))
+    address = _loop_address(name, types) if ufunc is not None else 0
+    if not address:
+        return None
+
+    def run(out, args):                                      # `_run_large_or_first`'s
+        n = out.size
+        key = (ufunc, types, n.bit_length())
+        if not use_helpers(key):
+            return timed(record_serial, key, n, _call_serial, name, ufunc, args, out, types)
+        timed(record_parallel, key, n, _run_dense, address,
+              tuple([a.reshape(-1) for a in args]) + (out.reshape(-1),), n)
+    return run
+
+
+def _run_dense(address, operands, n):
+    """`loop_threads.run_loop` for dense operands, through `spin_threads.run_dense`."""
+    if not spin_threads.run_dense(address, operands, n, workers.NUM_THREADS,
+                                  loop_threads.ALIGN, loop_threads.BLOCK):
+        loop_threads.run_loop(address, list(operands), n, workers.NUM_THREADS)
 
 
 ERRSTATE = _ERRSTATE

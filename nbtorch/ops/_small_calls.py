@@ -35,7 +35,8 @@ _QUIET_RUN = _quiet_run()
 # Dense same-shape tensor operands up to here (the kernels' serial range) take the same
 # pre-resolved ufunc call into an allocated output, where the op has no SIMD loop of its
 # own (`_SMALL` entry [7]): the kernel would make that very call after its checks
-# (16K float32 mul 7.4 -> ~5 us); scalar operands keep the kernel's blocked loop.
+# (16K float32 mul 7.4 -> ~5 us); scalar operands keep the kernel's blocked loop. From
+# here such calls take the kernel's split path directly (`_SMALL` entry [8]).
 _MID_LIMIT = 1 << 17
 
 
@@ -134,15 +135,17 @@ def _ufunc_into(small, args, out):
 def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
     """The `_SMALL` entry of a CPU kernel: (kernel, ufunc, types, NumPy's error-state
     variable, its 'ignore all' value, two `_picks`, whether dense same-shape calls under
-    `_MID_LIMIT` are that ufunc call too); ufunc is None where the kernel must be called
-    (a user's kernel, or a first call that compiles the loop: not cached then)."""
+    `_MID_LIMIT` are that ufunc call too, the kernel's own path for such calls from
+    `_MID_LIMIT` (`ufuncs.dense_call`, or None)); ufunc is None where the kernel must be
+    called (a user's kernel, or a first call that compiles the loop: not cached then)."""
     from ..kernels.cpu import ufuncs
     types = compute_dtype.np.char * n + "->" + out_dtype.np.char
     found = ufuncs.small_call(kernel, types)
-    entry = (kernel, None, None, None, None, False, False, False) if found is None else (
+    entry = (kernel, None, None, None, None, False, False, False, None) if found is None else (
         kernel, found[0], found[1], ufuncs.ERRSTATE, ufuncs.IGNORE,
         _picks(found[0], types, False), n == 2 and _picks(found[0], types, True),
-        ufuncs.serial_is_ufunc(kernel, types) and ufuncs.PARALLEL_THRESHOLD >= _MID_LIMIT)
+        ufuncs.serial_is_ufunc(kernel, types) and ufuncs.PARALLEL_THRESHOLD >= _MID_LIMIT,
+        ufuncs.dense_call(kernel, types) if ufuncs.PARALLEL_THRESHOLD <= _MID_LIMIT else None)
     if found is not None or getattr(kernel, "ufunc_name", None) is None:
         _SMALL[(op, compute_dtype, out_dtype, n)] = entry
     return entry

@@ -132,3 +132,86 @@ def test_masked_fill_gradient_zeroes_the_masked_places():
     assert v.grad.item() == mask.sum().item()
     assert gradcheck(lambda t: t.masked_fill(mask[:4, :5], 0.0),
                      (nbtorch.randn(4, 5, dtype=nbtorch.float64, requires_grad=True),))
+
+
+
+LARGE = 150_000            # past _MID_LIMIT (128K): the large dense path
+
+LARGE_OPS = {"x + y": lambda x, y: x + y, "x * y": lambda x, y: x * y,
+             "x / y": lambda x, y: x / y, "x > y": lambda x, y: x > y,
+             "maximum": lambda x, y: nbtorch.maximum(x, y),
+             "atan2": lambda x, y: nbtorch.atan2(x, y), "exp": lambda x, y: x.exp(),
+             "tanh": lambda x, y: x.tanh(), "sigmoid": lambda x, y: nbtorch.sigmoid(x),
+             "relu": lambda x, y: x.relu(), "neg": lambda x, y: -x}
+
+
+def _without_dense_path(monkeypatch, fn):
+    """fn() with every elementwise call taking the kernel's own checks (the path before
+    `ufuncs.dense_call`)."""
+    from nbtorch.ops._small_calls import _SMALL
+    saved = dict(_SMALL)
+    monkeypatch.setattr(ufuncs, "dense_call", lambda kernel, types: None)
+    _SMALL.clear()
+    try:
+        return fn()
+    finally:
+        monkeypatch.undo()
+        _SMALL.clear()
+        _SMALL.update(saved)
+
+
+@pytest.mark.parametrize("name", list(LARGE_OPS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(LARGE,), (300, 500), (1, LARGE), (2, 1, LARGE // 2)])
+def test_large_dense_calls_give_the_kernels_bits(monkeypatch, name, dtype, shape):
+    """Dense same-shape operands from _MID_LIMIT take the kernel's split path directly
+    (`ufuncs.dense_call`): the loop and split the kernel's own checks choose, so the
+    same bits, split and serial ((1, n) stays rows.py's, as before)."""
+    make = LARGE_OPS[name]
+    n = int(np.prod(shape))
+    x = nbtorch.tensor(_awkward(n, dtype, 11).reshape(shape))
+    y = nbtorch.tensor(_awkward(n, dtype, 12).reshape(shape))
+    got = [make(x, y) for _ in range(3)]            # the first call of a kind is serial
+    want = _without_dense_path(monkeypatch, lambda: make(x, y))
+    for g in got:
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_array_equal(g.numpy().view(np.uint8), want.numpy().view(np.uint8))
+    nbtorch.set_num_threads(1)
+    try:
+        serial = make(x, y)
+    finally:
+        nbtorch.set_num_threads(2)
+    np.testing.assert_array_equal(serial.numpy().view(np.uint8), want.numpy().view(np.uint8))
+
+
+def test_large_dense_calls_take_the_split_loop(monkeypatch):
+    from nbtorch.kernels.cpu import spin_threads
+    if not spin_threads.SUPPORTED:
+        pytest.skip("no spinning helpers here")
+    calls = []
+    run_dense = spin_threads.run_dense
+    monkeypatch.setattr(spin_threads, "run_dense",
+                        lambda *args: calls.append(args[2]) or run_dense(*args))
+    x = nbtorch.rand(LARGE)
+    for _ in range(4):
+        x * x
+    assert calls and set(calls) == {LARGE}
+
+
+def test_large_dense_calls_leave_a_swapped_kernel_to_itself():
+    from nbtorch import _registry
+    a = nbtorch.rand(LARGE)
+    a + a
+    seen = []
+
+    def my_add(out, x, y):
+        seen.append(out.shape)
+        np.add(x, y, out=out)
+    _registry.register_kernel("add", "cpu", my_add, override=True)
+    try:
+        b = a + a
+    finally:
+        _registry.unregister_kernel("add", "cpu")
+    assert seen == [(LARGE,)] and np.array_equal(b.numpy(), a.numpy() * 2)
+    x = nbtorch.arange(LARGE, dtype=nbtorch.int64)
+    assert ((x + x) == 2 * x).all()

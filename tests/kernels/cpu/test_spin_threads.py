@@ -110,31 +110,46 @@ def _semaphore_value(pool, slot=1):
     return value.value
 
 
-def test_a_sleeping_helper_wakes_without_the_gil(monkeypatch):
+def test_a_sleeping_helper_wakes_without_the_gil():
     """The helper sleeps on a semaphore inside nogil code: woken while the caller holds
-    the GIL (here: a Python loop with a switch interval far beyond the deadline), it
-    spins at once. A helper that slept in Python (threading.Event) needed the GIL first,
-    which a caller running Python gives up only every switch interval (5 ms)."""
+    the GIL (a Python loop, with a switch interval far beyond the deadline), it runs a
+    chunk posted to it. A helper that slept in Python (threading.Event) needed the GIL
+    first, which a caller running Python gives up only every switch interval (5 ms)."""
     import sys
+    st = spin_threads
     a = np.arange(N, dtype=np.float32)
     out = np.empty_like(a)
     address = _add_loop()
-    assert spin_threads.run(address, *_pointers(a, a, out), N, 2, 16)
-    pool = spin_threads._POOL
+    assert st.run(address, *_pointers(a, a, out), N, 2, 16)
+    pool = st._POOL
+    ctl, base = pool.ctl, st.SLOT
+    bases, steps = _pointers(a, a, out)
     for _ in range(3):                           # sleep and wake, several times
         assert _asleep(pool)
+        out[:] = 0
+        assert ctl[st.LOCK] == 0                 # no other call in flight: the pool is
+        ctl[st.LOCK] = 1                         # this test's
         old = sys.getswitchinterval()
-        sys.setswitchinterval(100.0)
         try:
-            spin_threads._wake(pool.ctl, spin_threads.SLOT)
+            ctl[base + st.ADDRESS], ctl[base + st.COUNT], ctl[base + st.NOPS] = address, N, 3
+            ctl[base + st.WRAP] = ctl[base + st.BLOCK] = 0
+            ctl[base + st.POINTERS:base + st.POINTERS + 3] = bases
+            ctl[base + st.STEPS:base + st.STEPS + 3] = steps
+            sys.setswitchinterval(100.0)
+            ctl[base + st.STATE] = st.POSTED
+            st._wake(ctl, base)
             deadline = time.monotonic() + 20
-            while (pool.ctl[spin_threads.SLOT + spin_threads.AWAKE] != 1
-                   and time.monotonic() < deadline):
+            while ctl[base + st.STATE] != st.FINISHED and time.monotonic() < deadline:
                 pass                             # Python, holding the GIL
-            woke = pool.ctl[spin_threads.SLOT + spin_threads.AWAKE] == 1
+            ran = ctl[base + st.STATE] == st.FINISHED
         finally:
             sys.setswitchinterval(old)
-        assert woke
+            deadline = time.monotonic() + 20     # (a helper never woken: the test fails)
+            while ctl[base + st.STATE] != st.FINISHED and time.monotonic() < deadline:
+                time.sleep(0.001)
+            ctl[base + st.STATE] = st.FREE
+            ctl[st.LOCK] = 0
+        assert ran and np.array_equal(out, a + a)
     assert _asleep(pool)
     assert _semaphore_value(pool) == 0           # every post met its wait
 
