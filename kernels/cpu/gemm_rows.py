@@ -104,17 +104,21 @@ def matmul(a, b, out, chunks):
     if plan is None:
         return False
     params, steps, address, key, work = plan
-    bases, _ = loop_threads.operand_pointers((a, b, params, out))
-    blas.one_thread(_split if workers.use_helpers(key) else _here, key, work, address,
-                    bases, steps, a.shape[0], chunks)
+    operands = (a, b, params, out)
+    if workers.use_helpers(key):
+        blas.one_thread(workers.timed, workers.record_parallel, key, work, _split, address,
+                        operands, steps, a.shape[0], chunks)
+    else:
+        blas.one_thread(workers.timed, workers.record_serial, key, work, _here, address,
+                        operands, steps, a.shape[0], chunks)
     return True
 
 
-def _split(key, work, address, bases, steps, m, chunks):
-    workers.timed(workers.record_parallel, key, work, spin_threads.run, address, bases,
-                  steps, m, chunks, ROW_ALIGN)
+def _split(address, operands, steps, m, chunks):
+    if not spin_threads.run_arrays(address, operands, steps, m, chunks, ROW_ALIGN):
+        _here(address, operands, steps, m, chunks)
 
 
-def _here(key, work, address, bases, steps, m, chunks):
-    workers.timed(workers.record_serial, key, work, spin_threads.run_here, address, bases,
-                  steps, m, chunks, ROW_ALIGN, 0, 0)
+def _here(address, operands, steps, m, chunks):
+    bases, _ = loop_threads.operand_pointers(operands)
+    spin_threads.run_here(address, bases, steps, m, chunks, ROW_ALIGN, 0, 0)

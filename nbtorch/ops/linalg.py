@@ -283,7 +283,11 @@ def matmul(input, other, *, out=None):
         from ..sparse._ops import route_matmul
         return route_matmul(input, other, out)
     if out is None and _plain_mm(input, other):
-        return _Mm.apply(input, other)
+        if not unrecorded(input, other):
+            return _Mm.apply(input, other)
+        out = empty((input._shape[0], other._shape[1]), input.dtype, input.device)
+        get_kernel("matmul", input.device.type)(input._array, other._array, out._array)
+        return out                      # `_Mm`'s unrecorded forward, without its apply
     da, db = (x.dim() if isinstance(x, Tensor) else 1 for x in (input, other))
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
