@@ -205,7 +205,10 @@ def _wrap(fn, name, axis, out):
 
 def write_out(name, result, out):
     """Copy `result` (a tensor or a tuple of them) into `out` as PyTorch's out= does."""
-    from ._tensor import Tensor
+    Tensor = _LAZY.get("Tensor")
+    if Tensor is None:
+        from ._tensor import Tensor
+        _LAZY["Tensor"] = Tensor
     if isinstance(result, Tensor):
         if not isinstance(out, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not "
@@ -220,9 +223,16 @@ def write_out(name, result, out):
     return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
 
 
+_LAZY = {}      # modules `_write_one` needs, imported on its first call (import cycles)
+
+
 def _write_one(name, r, o):
-    from . import _dtype
-    from .autograd import grad_mode
+    try:
+        _dtype, grad_mode = _LAZY["dtype"], _LAZY["grad_mode"]
+    except KeyError:            # a function-level import costs ~1 us per call, every call
+        from . import _dtype
+        from .autograd import grad_mode
+        _LAZY.update(dtype=_dtype, grad_mode=grad_mode)
     if grad_mode.STATE.enabled and (r.requires_grad or o.requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
@@ -248,8 +258,7 @@ def _write_one(name, r, o):
                           f"resizing it, inplace, to zero elements with t.resize_(0).",
                           UserWarning, stacklevel=4)
         o.resize_(r.shape)
-    from .autograd.grad_mode import no_grad
-    with no_grad():
+    with grad_mode.no_grad():
         o.copy_(r.detach())
 
 
