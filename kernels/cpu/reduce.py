@@ -474,6 +474,10 @@ def count_nonzero(a3, out2):
 
 
 def _extreme(a3, out2, want_max):
+    if a3.size < EXTREME_SPLIT_MIN and a3.shape[2] == 1 and a3.dtype.char in "fd":
+        # float rows below every threshold: straight to the serial rows kernel (-0.6 us)
+        extreme_rows(a3.reshape(a3.shape[0], a3.shape[1]), out2, want_max)
+        return
     if a3.size >= EXTREME_SPLIT_MIN and splits_rows(a3, out2):
         run_rows_split("extreme", _EXTREME_WRAPPERS, a3, out2, (a3.shape[1], int(want_max)),
                        (0.0, 0.0), extreme_rows, a3.reshape(a3.shape[0], a3.shape[1]),

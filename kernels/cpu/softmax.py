@@ -1,9 +1,10 @@
 """Softmax and log-softmax along the middle axis of a C-contiguous (outer, n, inner) array.
 
 Numerically stable: every row is shifted by its max before `exp` (`fexp`, a
-float32 exp that vectorises: kernels/scalar.py). Per row (inner == 1): max, then
-exp(x - max) written to out, its float64 blocked sum, then one scaling pass over
-out (still in cache); each a separate simple loop, so each vectorises.
+float32 exp that vectorises: kernels/scalar.py). Per row (inner == 1): max
+(row_extreme.py), then exp(x - max) written to out with its sum per block (float64
+between blocks), then one scaling pass over out (still in cache); each a simple
+loop that vectorises.
 inner > 1 walks whole rows in memory order in three phases (column max,
 exp and column sums, scaling); the parallel kernel splits each phase into
 ranges of rows and combines the per-range maxima and sums in between.
@@ -14,7 +15,7 @@ from numba import carray, prange
 
 from ..scalar import fexp
 from ..shared import copy_into
-from .reduce import (FM, _row_extreme, _row_sum, _cols_extreme_into, cols_extreme, row_splits,
+from .reduce import (BLOCK, FM, _row_extreme, _cols_extreme_into, cols_extreme, row_splits,
                      use_parallel)
 from .split_rows import run_rows_split, splits_rows
 
@@ -35,16 +36,36 @@ def _exp_minus(x, m, y):
 
 
 @numba.njit(cache=True, fastmath=FM)
+def _exp_minus_sum(x, m, y):
+    """y[i] = exp(x[i] - m) and the sum of them in the row's type: one block of the row
+    (the sum loop of `_row_sum`'s blocks beside the exp, vectorised together, same bits)."""
+    s = y.dtype.type(0)
+    for i in range(x.size):
+        e = fexp(x[i] - m)
+        y[i] = e
+        s += e
+    return s
+
+
+@numba.njit(cache=True, fastmath=FM)
 def _softmax_row(x, y, log):
-    """y = softmax(x) (log-softmax if log) for one contiguous row: max, exp map, blocked
-    float64 sum, then a scale (or shift) in the row's type."""
+    """y = softmax(x) (log-softmax if log) for one contiguous row: max (NaN-propagating:
+    a NaN row is all NaN), exp and its sum per block (float64 between blocks; the exp
+    map, then `_row_sum` over it, gave the same bits 10% slower: 256x512 83 -> 73 us
+    serial), then a scale (or two shifts) in the row's type."""
     m = _row_extreme(x, bool(True))
-    _exp_minus(x, m, y)
-    s = _row_sum(y, 0.0, bool(False))
+    n = x.size
+    s = 0.0
+    for b in range(0, n, BLOCK):         # exp and sum per block, the blocks in float64
+        s += _exp_minus_sum(x[b:min(b + BLOCK, n)], m, y[b:min(b + BLOCK, n)])
     if log:
-        shift = m + np.log(s)            # float64: x - shift keeps large logits exact
+        # (x - m) - log(s) in the row's type, as PyTorch orders it: x - m is exact near the
+        # max, so large logits stay exact; against x - (m + log s) in float64 it is 1 ulp
+        # off on a quarter of the values, matches PyTorch's bits on 93% (74%), and runs
+        # 15-19% faster (256x512 float32 rows 96 -> 82 us serial)
+        ls = y.dtype.type(np.log(s))
         for i in range(x.size):
-            y[i] = x[i] - shift
+            y[i] = (x[i] - m) - ls
     else:
         r = y.dtype.type(1.0 / s)
         for i in range(y.size):

@@ -121,6 +121,8 @@ class Extreme(Function):
     def forward(ctx, x, dims, keepdim, op):
         out = extreme_values(op, x, dims)
         out = out.view(keepdim_shape(x._shape, dims)) if keepdim else out
+        if True not in ctx.needs_input_grad:
+            return out                  # nothing will be recorded: skip the bookkeeping
         ctx.dims, ctx.keepdim = dims, keepdim
         ctx.save_for_backward(x, out)
         return out
@@ -143,6 +145,8 @@ class ExtremeWithIndex(Function):
         if keepdim:
             shape = keepdim_shape(x._shape, (dim,))
             values, indices = values.view(shape), indices.view(shape)
+        if True not in ctx.needs_input_grad:
+            return values, indices
         ctx.dim, ctx.keepdim, ctx.in_shape = dim, keepdim, x._shape
         ctx.save_for_backward(indices)
         ctx.mark_non_differentiable(indices)

@@ -128,6 +128,8 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         out = softmax_forward("softmax", x, dim)
+        if True not in ctx.needs_input_grad:
+            return out                  # nothing will be recorded: skip the bookkeeping
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out
@@ -142,6 +144,8 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, x, dim):
         out = softmax_forward("log_softmax", x, dim)
+        if True not in ctx.needs_input_grad:
+            return out                  # nothing will be recorded: skip the bookkeeping
         ctx.dim = dim
         ctx.save_for_backward(out)
         return out
