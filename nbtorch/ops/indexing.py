@@ -23,7 +23,7 @@ from ._common import broadcast_shapes, normalize_dim, tensor_method, check_same_
 from ._inplace import inplace_guard
 from .pointwise_select import small_where
 from .indexing_basic import basic_getitem, is_basic, slice_extent
-from .indexing_rows import add_rows, take_rows
+from .indexing_rows import add_rows, add_rows_into, take_rows
 from .views import Select, slice_view
 from .indexing_dim import compress_cpu as _compress_cpu, full_mask as _full_mask, \
     gather_cpu as _gather_cpu, scatter_cpu as _scatter_cpu
@@ -173,6 +173,8 @@ class IndexPut(Function):
         ctx.index, ctx.accumulate = index, accumulate
         ctx.v_shape = v._shape
         out = x.clone()
+        if accumulate and add_rows_into(out, index, v):     # index_add along a dim
+            return out
         offs = offsets_at(out, index)
         _check_value_shape(v, offs.shape)
         _put(out, offs, v.to(x.dtype), accumulate)
@@ -227,6 +229,8 @@ def index_put_(self, indices, values, accumulate=False):
     indices = tuple(indices) if isinstance(indices, (list, tuple)) else indices
 
     def raw():
+        if accumulate and add_rows_into(self, indices, values):     # x.index_add_(d, ...)
+            return
         offs = offsets_at(self, indices)
         _check_value_shape(values, offs.shape)
         _put(self, offs, values.to(self.dtype), accumulate)
@@ -687,15 +691,40 @@ def index_add(input, dim, index, source, *, alpha=1):
         no_kernel("index_add_", input.dtype)
     d = normalize_dim(dim, input.dim())
     _check_index("index_add", index, input._shape[d] if input.dim() else 1, d)
+    _check_index_add_source(input, d, index, source)
     idx = (slice(None),) * d + (index,)
     src = source if alpha == 1 else source * alpha
+    if (isinstance(src, Tensor) and src.dtype is input.dtype and src.device == input.device
+            and isinstance(index, Tensor) and index.dim() == 1
+            and tuple(src._shape) == input._shape[:d] + index._shape + input._shape[d + 1:]):
+        return IndexPut.apply(input, idx, src, True)    # (no offsets for index_put's shape)
     return index_put(input, idx, src, accumulate=True)
+
+
+def _check_index_add_source(x, d, index, source):
+    """PyTorch's errors for a source of index_add of the wrong count, shape or dtype."""
+    if not isinstance(source, Tensor) or not isinstance(index, Tensor) or x.dim() == 0:
+        return
+    n, shape = index.numel(), source._shape
+    if source.dim() == x.dim() and n != shape[d]:
+        raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({shape[d]}), for dim: {d}")
+    if source.dim() != x.dim() or any(a != b for k, (a, b) in
+                                      enumerate(zip(x._shape, shape)) if k != d):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({_dtype.type_name(x.dtype)}) and source "
+                           f"({_dtype.type_name(source.dtype)}) must have the same scalar "
+                           f"type")
 
 
 @tensor_method()
 def index_add_(self, dim, index, source, *, alpha=1):
     d = normalize_dim(dim, self.dim())
     _check_index("index_add_", index, self._shape[d], d)
+    _check_index_add_source(self, d, index, source)
     src = source if alpha == 1 else source * alpha
     return self.index_put_((slice(None),) * d + (index,), src, accumulate=True)
 
