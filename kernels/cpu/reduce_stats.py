@@ -91,16 +91,22 @@ def var_reduce_parallel(a, var, mean, correction):
 # ---- logsumexp -----------------------------------------------------------------------
 
 @numba.njit(cache=True, fastmath=FM)
+def _block_sum_exp(seg, m):
+    """sum_i exp(seg[i] - m) in the row's type (one block; vectorised)."""
+    s = seg.dtype.type(0)
+    for i in range(seg.size):
+        s += fexp(seg[i] - m)
+    return s
+
+
+@numba.njit(cache=True, fastmath=FM)
 def _row_sum_exp(row, m):
-    """sum_i exp(row[i] - m) in float64, one block of exps at a time (a map, then a sum)."""
-    buf = np.empty(min(BLOCK, row.size), row.dtype)
+    """sum_i exp(row[i] - m), the blocks' sums added in float64. The exps are summed as
+    they come (the map into a buffer, then `_block_sum` over it, gave the same bits with
+    a buffer allocated per row: 256x512 float32 rows 79 -> 66 us, 1024x1000 585 -> 526)."""
     s = 0.0
     for b in range(0, row.size, BLOCK):
-        seg = row[b:min(b + BLOCK, row.size)]
-        e = buf[:seg.size]
-        for i in range(seg.size):
-            e[i] = fexp(seg[i] - m)
-        s += _block_sum(e, bool(False))
+        s += _block_sum_exp(row[b:min(b + BLOCK, row.size)], m)
     return s
 
 
