@@ -10,7 +10,7 @@ from numba import prange
 
 from ..scalar import fexp
 from ..shared import copy_into, norm_finish, norm_term
-from .reduce import FM, BLOCK, _block_sum, _row_extreme, cols_extreme, use_parallel
+from .reduce import FM, BLOCK, _row_extreme, cols_extreme, use_parallel
 from .softmax import exp_shifted
 
 

@@ -16,7 +16,6 @@ holding both -0.0 and +0.0 is either zero; they compare equal, so only the sign 
 of that zero can differ. A NaN result is one of the row's NaNs.
 """
 import numba
-import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
