@@ -18,6 +18,7 @@ from numba import prange
 from numba import carray
 from ..shared import copy_into
 from . import openmp
+from .prod_rows import prod_rows
 from .row_extreme import row_arg_extreme, row_extreme
 from .split_rows import run_rows_split, splits_rows
 
@@ -466,7 +467,11 @@ def sum_(a3, out2, scale=1.0, skip_nan=False):
 
 
 def prod(a3, out2):
-    prod_reduce(a3, out2, accumulator(a3.dtype, 1))
+    one = accumulator(a3.dtype, 1)
+    if a3.shape[2] == 1 and a3.flags.c_contiguous and out2.flags.c_contiguous:
+        prod_rows(a3.reshape(a3.shape[0], a3.shape[1]), out2.reshape(-1), one)   # rows
+    else:
+        prod_reduce(a3, out2, one)
 
 
 def count_nonzero(a3, out2):
