@@ -259,6 +259,17 @@ def _plain_mm(a, b):
             and a.device is b.device)
 
 
+def _plain_product(a, b):
+    """a @ b for two matrices `_plain_mm` passed: the `_Mm` node, or where nothing records
+    (and no capture or profiler watches) its forward without Function.apply (4x4 8.1 ->
+    4.1 us)."""
+    if not unrecorded(a, b):
+        return _Mm.apply(a, b)
+    out = empty((a._shape[0], b._shape[1]), a.dtype, a.device)
+    get_kernel("matmul", a.device.type)(a._array, b._array, out._array)
+    return out
+
+
 def _sparse_operand(a, b):
     """True when a or b is a sparse tensor: nbtorch/sparse computes the product."""
     return getattr(a, "_sparse_layout", False) or getattr(b, "_sparse_layout", False)
@@ -283,11 +294,7 @@ def matmul(input, other, *, out=None):
         from ..sparse._ops import route_matmul
         return route_matmul(input, other, out)
     if out is None and _plain_mm(input, other):
-        if not unrecorded(input, other):
-            return _Mm.apply(input, other)
-        out = empty((input._shape[0], other._shape[1]), input.dtype, input.device)
-        get_kernel("matmul", input.device.type)(input._array, other._array, out._array)
-        return out                      # `_Mm`'s unrecorded forward, without its apply
+        return _plain_product(input, other)
     da, db = (x.dim() if isinstance(x, Tensor) else 1 for x in (input, other))
     if da == 0 or db == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -323,7 +330,7 @@ def mm(input, mat2, *, out=None):
         from ..sparse._ops import route_mm
         return route_mm(input, mat2, out)
     if out is None and _plain_mm(input, mat2):
-        return _Mm.apply(input, mat2)
+        return _plain_product(input, mat2)
     _check_pair("mm", input, mat2, "mm", ("input", "mat2"))
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
