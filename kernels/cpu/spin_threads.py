@@ -373,22 +373,36 @@ if _POOL is not None:
     atexit.register(_POOL.stop)
 
 
+def _helpers(chunks, operands):
+    """The helpers a call in `chunks` pieces over `operands` operands gets, their threads
+    started; 0 where this pool cannot run it."""
+    pool = _POOL
+    if pool is None or chunks < 2 or operands > MAX_OPERANDS:
+        return 0
+    helpers = min(chunks - 1, MAX_HELPERS)
+    if len(pool.threads) < helpers:
+        pool.start(helpers)
+    return helpers
+
+
+def _judge(ran):
+    """A call whose pieces all ran here (`ran`, `_dispatch`'s count, <= 0) tells `workers`
+    so: it was a serial call plus a few microseconds, not one whose helpers starved."""
+    if ran <= 0:
+        workers.unhelped()
+
+
 def run(address, bases, steps, n, chunks, align, wrap=0, block=0):
     """Run the C loop at `address` (ufunc-loop ABI) over `n` elements of the operands at
     `bases` (inputs then the output, `steps` bytes apart; `loop_threads.run_loop`) in
     `chunks` pieces: this thread's and the helpers' (woken first where asleep; a piece a
     helper has not started when this thread is done with its own runs here). `wrap`,
     `block`: operands read again every `block` elements. False where this pool cannot
-    run it (nothing ran). A call whose pieces all ran here tells `workers` so: it is a
-    serial call plus a few microseconds, not one that found its helpers starved."""
-    pool = _POOL
-    if pool is None or chunks < 2 or bases.shape[0] > MAX_OPERANDS:
+    run it (nothing ran)."""
+    helpers = _helpers(chunks, bases.shape[0])
+    if not helpers:
         return False
-    helpers = min(chunks - 1, MAX_HELPERS)
-    if len(pool.threads) < helpers:
-        pool.start(helpers)
-    if _dispatch(pool.ctl, helpers, address, bases, steps, n, align, wrap, block) <= 0:
-        workers.unhelped()
+    _judge(_dispatch(_POOL.ctl, helpers, address, bases, steps, n, align, wrap, block))
     return True
 
 
@@ -396,14 +410,10 @@ def run_dense(address, operands, n, chunks, align, block):
     """`run` for a tuple of dense 1-D arrays of `n` elements, inputs then a fresh output
     (none broadcast, none aliasing the output): what `loop_threads.run_loop` does for such
     operands, with fewer steps. False where this pool cannot run it (nothing ran)."""
-    pool = _POOL
-    if pool is None or chunks < 2 or len(operands) > MAX_OPERANDS:
+    helpers = _helpers(chunks, len(operands))
+    if not helpers:
         return False
-    helpers = min(chunks - 1, MAX_HELPERS)
-    if len(pool.threads) < helpers:
-        pool.start(helpers)
-    if _dispatch_dense(pool.ctl, helpers, address, operands, n, align, block) <= 0:
-        workers.unhelped()
+    _judge(_dispatch_dense(_POOL.ctl, helpers, address, operands, n, align, block))
     return True
 
 
@@ -411,12 +421,8 @@ def run_arrays(address, operands, steps, n, chunks, align):
     """`run` with the operands given as a tuple of arrays whose data addresses are the
     loop's bases (read in the same compiled call that dispatches). False where this pool
     cannot run it (nothing ran)."""
-    pool = _POOL
-    if pool is None or chunks < 2 or len(operands) > MAX_OPERANDS:
+    helpers = _helpers(chunks, len(operands))
+    if not helpers:
         return False
-    helpers = min(chunks - 1, MAX_HELPERS)
-    if len(pool.threads) < helpers:
-        pool.start(helpers)
-    if _dispatch_arrays(pool.ctl, helpers, address, operands, steps, n, align) <= 0:
-        workers.unhelped()
+    _judge(_dispatch_arrays(_POOL.ctl, helpers, address, operands, steps, n, align))
     return True

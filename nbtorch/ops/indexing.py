@@ -709,15 +709,20 @@ def _check_index_add_source(x, d, index, source):
     if source.dim() == x.dim() and n != shape[d]:
         raise RuntimeError(f"index_add_(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({shape[d]}), for dim: {d}")
+    check_source_like("index_add_", x, d, source)
+
+
+def check_source_like(op, x, d, source, label=_dtype.type_name):
+    """PyTorch's errors for an index_add/index_reduce source whose shape differs from x's
+    outside dim `d`, or whose dtype differs from x's (`label` names the dtypes)."""
     if source.dim() != x.dim() or any(a != b for k, (a, b) in
-                                      enumerate(zip(x._shape, shape)) if k != d):
+                                      enumerate(zip(x._shape, source._shape)) if k != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(x.shape)} "
                            f"source.shape = {list(source.shape)}")
     if source.dtype is not x.dtype:
-        raise RuntimeError(f"index_add_(): self ({_dtype.type_name(x.dtype)}) and source "
-                           f"({_dtype.type_name(source.dtype)}) must have the same scalar "
-                           f"type")
+        raise RuntimeError(f"{op}(): self ({label(x.dtype)}) and source "
+                           f"({label(source.dtype)}) must have the same scalar type")
 
 
 @tensor_method()

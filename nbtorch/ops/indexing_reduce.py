@@ -18,7 +18,7 @@ from ..autograd.function import Function
 from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method
 from ._inplace import inplace_guard
-from .indexing import _dim_offsets, _take, _check_gather_shapes, index_put
+from .indexing import _dim_offsets, _take, _check_gather_shapes, check_source_like, index_put
 
 __all__ = ["scatter_reduce", "index_reduce", "index_fill", "masked_scatter", "put"]
 
@@ -214,14 +214,7 @@ def _index_as_scatter(op, x, dim, index, source):
     if n != src_n:
         raise RuntimeError(f"{op}(): Number of indices ({n}) should be equal to "
                            f"source.size(dim): ({src_n}), for dim: {d}")
-    if source.dim() != x.dim() or any(a != b for k, (a, b) in
-                                      enumerate(zip(x._shape, source._shape)) if k != d):
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(x.shape)} "
-                           f"source.shape = {list(source.shape)}")
-    if source.dtype is not x.dtype:
-        raise RuntimeError(f"{op}(): self ({_dtype_label(x.dtype)}) and source "
-                           f"({_dtype_label(source.dtype)}) must have the same scalar type")
+    check_source_like(op, x, d, source, _dtype_label)
     if x.dim() == 0:
         return d, index.reshape(())
     view = [1] * x.dim()
