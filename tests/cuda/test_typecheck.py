@@ -2,9 +2,9 @@
 
 Runs `python -m nbtorch.cuda.typecheck` in processes of its own without the
 simulator: `--quick` in shards that pytest-xdist spreads over its workers (every
-kernel, int64 standing in for the narrower integer types and float32 for the float16
-signatures of most elementwise bodies), and those left out in a `slow` test (make
-test-all). Needs NVVM from the
+kernel, int64 standing in for the narrower integer types, float32 for the float16
+signatures of most elementwise bodies, and the strided signatures of a sample of bodies),
+and those left out in a `slow` test (make test-all). Needs NVVM from the
 ``numba-cuda[cu13]`` extra; skipped (with that reason) without it.
 """
 import os
@@ -28,7 +28,7 @@ def test_every_cuda_kernel_compiles_for_sm90(shard):
 
 @NOT_SIMULATED
 @pytest.mark.slow
-def test_narrow_integer_and_half_signatures_compile_for_sm90():
+def test_narrow_integer_half_and_strided_signatures_compile_for_sm90():
     _typecheck("--narrow")
 
 
