@@ -14,6 +14,7 @@ writes are locked across processes: kernels/_numba_cache.py).
 compiles nothing (it reports the kernels it loaded from the cache).
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -61,8 +62,7 @@ def _transformer():
 
 
 def _mlp():
-    """An MLP with GELU/tanh/sigmoid, MSE and cross-entropy, SGD with momentum; elementwise
-    ops and reductions on small and large float32 tensors."""
+    """An MLP with GELU/tanh/sigmoid, MSE and cross-entropy, SGD with momentum."""
     import nbtorch as torch
     import nbtorch.nn as nn
     import nbtorch.nn.functional as F
@@ -76,6 +76,12 @@ def _mlp():
         (F.mse_loss(out, torch.rand(n, 10)) + F.cross_entropy(out, torch.randint(0, 10, (n,)))
          ).backward()
         opt.step()
+
+
+def _elementwise():
+    """Elementwise ops and reductions on small and large float32 tensors (the serial and
+    the split loops), and a mid-size matrix product with its backward."""
+    import nbtorch as torch
     for n in (100, 1 << 17, 1 << 17):          # a large kind's first call is serial, then
         a, b = torch.rand(n), torch.rand(n)    # split calls (kernels/cpu/loop_threads)
         c = (a + b) * (a - b) / (b + 1)
@@ -85,7 +91,9 @@ def _mlp():
     (torch.rand(128, 128) @ w).sum().backward()    # spinning helpers (kernels/cpu/gemm_rows)
 
 
-WORKLOADS = {"cnn": _cnn, "transformer": _transformer, "mlp": _mlp}
+# (the longest first: each waits for a free job slot in this order)
+WORKLOADS = {"cnn": _cnn, "transformer": _transformer, "mlp": _mlp,
+             "elementwise": _elementwise}
 
 
 def run_workload(name):
@@ -126,24 +134,25 @@ def main(argv=None):
     unknown = [w for w in args.workloads if w not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workload {unknown[0]!r} (choose from {', '.join(WORKLOADS)})")
-    todo = list(args.workloads or WORKLOADS)
     start = time.perf_counter()
-    running, failed = [], []
-    while todo or running:
-        while todo and len(running) < max(1, args.jobs):
-            name = todo.pop(0)
-            running.append((name, _spawn(name)))
-        name, proc = running.pop(0)
-        out, _ = proc.communicate()
-        if proc.returncode != 0:
-            failed.append(name)
-            print(f"precompile: {name} failed (exit {proc.returncode})", file=sys.stderr)
-            continue
-        compiled, loaded, seconds = json.loads(out.strip().splitlines()[-1])
-        print(f"precompile: {name}: {compiled} functions compiled, {loaded} loaded from the "
-              f"cache, {seconds:.1f} s")
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        # a slot takes the next workload as soon as any of the running ones ends
+        ok = list(pool.map(_run_one, args.workloads or WORKLOADS))
     print(f"precompile: done in {time.perf_counter() - start:.1f} s")
-    return 1 if failed else 0
+    return 0 if all(ok) else 1
+
+
+def _run_one(name):
+    """Run workload `name` in a process of its own and report it; False if it failed."""
+    proc = _spawn(name)
+    out, _ = proc.communicate()
+    if proc.returncode != 0:
+        print(f"precompile: {name} failed (exit {proc.returncode})", file=sys.stderr)
+        return False
+    compiled, loaded, seconds = json.loads(out.strip().splitlines()[-1])
+    print(f"precompile: {name}: {compiled} functions compiled, {loaded} loaded from the "
+          f"cache, {seconds:.1f} s", flush=True)
+    return True
 
 
 if __name__ == "__main__":

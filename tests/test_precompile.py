@@ -31,8 +31,8 @@ def test_unknown_workload_is_an_error(capsys):
     with pytest.raises(SystemExit) as info:
         precompile.main(["nope"])
     assert info.value.code == 2
-    assert "unknown workload 'nope' (choose from cnn, transformer, mlp)" in capsys.readouterr().err
+    assert "unknown workload 'nope' (choose from cnn, transformer, mlp, elementwise)" in capsys.readouterr().err
 
 
 def test_workloads_are_listed():
-    assert list(precompile.WORKLOADS) == ["cnn", "transformer", "mlp"]
+    assert list(precompile.WORKLOADS) == ["cnn", "transformer", "mlp", "elementwise"]
