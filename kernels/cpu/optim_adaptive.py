@@ -43,41 +43,15 @@ def rmsprop_element(p, g, sq, ga, buf, lr, alpha, one_minus_alpha, eps, weight_d
     return p, sq, ga, buf
 
 
-@numba.njit(**_JIT)
-def rmsprop_step_serial(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
-                        eps, weight_decay, momentum, centered, maximize):
-    """for i: param[i], square_avg[i], grad_avg[i], buf[i] = rmsprop_element(...).
-
-    `grad_avg` is used only when `centered`, `momentum_buffer` only when
-    momentum > 0.
-    """
+@numba.njit(inline="always", **_JIT)
+def _rmsprop_loop(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                  weight_decay, momentum, centered, maximize, use_buf):
+    """The element loop of the RMSprop steps (prange is range in the serial one), inlined
+    with `centered` and `use_buf` constants: a loop never touches a buffer it does not
+    use (see `optim._or_unused`)."""
     t = param.dtype.type
     lr, one_minus_alpha, alpha, eps = t(lr), t(1.0 - alpha), t(alpha), t(eps)
     weight_decay, momentum = t(weight_decay), t(momentum)
-    use_buf = momentum > 0
-    zero = t(0)
-    for i in range(param.size):
-        ga = grad_avg[i] if centered else zero
-        b = momentum_buffer[i] if use_buf else zero
-        p, sq, ga, b = rmsprop_element(
-            param[i], grad[i], square_avg[i], ga, b, lr, alpha, one_minus_alpha, eps,
-            weight_decay, momentum, centered, maximize)
-        param[i] = p
-        square_avg[i] = sq
-        if centered:
-            grad_avg[i] = ga
-        if use_buf:
-            momentum_buffer[i] = b
-
-
-@numba.njit(parallel=True, **_JIT)
-def rmsprop_step_parallel(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
-                          eps, weight_decay, momentum, centered, maximize):
-    """`rmsprop_step_serial` with the element loop split across threads."""
-    t = param.dtype.type
-    lr, one_minus_alpha, alpha, eps = t(lr), t(1.0 - alpha), t(alpha), t(eps)
-    weight_decay, momentum = t(weight_decay), t(momentum)
-    use_buf = momentum > 0
     zero = t(0)
     for i in numba.prange(param.size):
         ga = grad_avg[i] if centered else zero
@@ -91,6 +65,45 @@ def rmsprop_step_parallel(param, grad, square_avg, grad_avg, momentum_buffer, lr
             grad_avg[i] = ga
         if use_buf:
             momentum_buffer[i] = b
+
+
+@numba.njit(inline="always", **_JIT)
+def _rmsprop_versions(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                      weight_decay, momentum, centered, maximize):
+    """`_rmsprop_loop` with its two flags made constants."""
+    if centered:
+        if momentum > 0:
+            _rmsprop_loop(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
+                          eps, weight_decay, momentum, True, maximize, True)
+        else:
+            _rmsprop_loop(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
+                          eps, weight_decay, momentum, True, maximize, False)
+    elif momentum > 0:
+        _rmsprop_loop(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                      weight_decay, momentum, False, maximize, True)
+    else:
+        _rmsprop_loop(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                      weight_decay, momentum, False, maximize, False)
+
+
+@numba.njit(**_JIT)
+def rmsprop_step_serial(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
+                        eps, weight_decay, momentum, centered, maximize):
+    """for i: param[i], square_avg[i], grad_avg[i], buf[i] = rmsprop_element(...).
+
+    `grad_avg` is used only when `centered`, `momentum_buffer` only when
+    momentum > 0.
+    """
+    _rmsprop_versions(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                      weight_decay, momentum, centered, maximize)
+
+
+@numba.njit(parallel=True, **_JIT)
+def rmsprop_step_parallel(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha,
+                          eps, weight_decay, momentum, centered, maximize):
+    """`rmsprop_step_serial` with the element loop split across threads."""
+    _rmsprop_versions(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
+                      weight_decay, momentum, centered, maximize)
 
 
 def rmsprop_step(param, grad, square_avg, grad_avg, momentum_buffer, lr, alpha, eps,
