@@ -39,7 +39,7 @@ import numba
 import numpy as np
 
 from nbtorch.kernels import scalar
-from nbtorch.kernels.cpu import contiguous, contiguous_abi, loop_threads, openmp, rows
+from nbtorch.kernels.cpu import contiguous, contiguous_abi, inplace, loop_threads, openmp, rows
 from nbtorch.kernels.cpu import spin_threads
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import (parallel_chunks, record_parallel, record_serial,
@@ -216,6 +216,11 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
     needs it), float16."""
     if out.size > 1:
         args = _expanded_values(args)
+    if (out.size >= CONTIGUOUS_THRESHOLD and name in inplace.BODIES and len(args) <= 2
+            and _DIRECT and _is_output(out, args[0])
+            and inplace.run(name, out, args[1] if len(args) == 2 else None,
+                            out.size >= PARALLEL_THRESHOLD)):
+        return                  # x.add_(y), x += y, x.relu_(): loops that read x itself
     if (out.size >= CONTIGUOUS_THRESHOLD and contiguous_loop is not None
             and types in _FLOAT32_TYPES and _same_contiguous(out, args, n_params)):
         return _run_contiguous(contiguous_loop, out, args, n_params, name)
@@ -242,6 +247,12 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
                          size, workers.NUM_THREADS)
         return timed(record_serial, key, size, _call_serial, name, ufunc, args, out, types)
     _call_serial(name, ufunc, args, out, types)
+
+
+def _is_output(out, a):
+    """True when operand `a` is the output itself (the same elements, the same layout)."""
+    return a is out or (a.__class__ is np.ndarray and a.shape == out.shape
+                        and a.strides == out.strides and a.ctypes.data == out.ctypes.data)
 
 
 def _expanded_values(args):
