@@ -110,7 +110,20 @@ def take_rows(x, index):
     shape = x._shape[:d] + values.shape + x._shape[d + 1:]
     out = empty(shape, x.dtype, x.device)
     if out.numel():
+        if d == 0 and x.is_contiguous() and _take_split(x, values, out):
+            return out
         # mode="wrap" after the check above: negatives count from the end, and NumPy
         # writes straight into `out` (mode="raise" would buffer the whole result)
         np.take(x._array, values, axis=d, out=out._array, mode="wrap")
     return out
+
+
+def _take_split(x, values, out):
+    """Leading rows of a large result gathered over the helper threads
+    (`kernels/cpu/copy_threads.take_rows`); False where that path does not apply."""
+    copy_threads = kernel_module("cpu.copy_threads")
+    if out._array.nbytes < copy_threads.SPLIT_MIN_BYTES:
+        return False
+    index = values.reshape(-1).astype(np.int64)      # a copy: negatives made positive
+    np.add(index, x._shape[0], out=index, where=index < 0)
+    return copy_threads.take_rows(x._array, index, out._array.reshape((-1,) + x._shape[1:]))
