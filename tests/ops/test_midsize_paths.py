@@ -28,6 +28,9 @@ def test_numpy_twins_give_the_numba_loops_bits(name, dtype):
     """Serial calls of add/sub/mul/div take NumPy's loop: out of place, with a scalar
     operand and in place, bit for bit what the Numba loop computes."""
     types = np.dtype(dtype).char * 2 + "->" + np.dtype(dtype).char
+    # the reference names its loop: NumPy's own choice is the first loop of the ufunc that
+    # takes the inputs, another one ('dd->d', 'FF->F') where another test of the process
+    # compiled that one first
     numba_loop = ufuncs.loop(name, types)
     run = ufuncs.kernel(name)
     for n in SIZES:
@@ -36,15 +39,15 @@ def test_numpy_twins_give_the_numba_loops_bits(name, dtype):
         for args in ((a, b), (a, scalar), (scalar, b)):
             want = np.empty(n, dtype)
             with np.errstate(all="ignore"):
-                numba_loop(*args, want)
+                numba_loop(*args, want, signature=types)
             got = np.empty(n, dtype)
             run(got, *args)
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
         inplace = a.copy()                              # x.op_(y): out is the first input
         run(inplace, inplace, b)
-        want = np.empty(n, dtype)       # an out of `dtype`: called without one, NumPy may pick
-        with np.errstate(all="ignore"):  # a "dd->d" loop compiled earlier in the process
-            numba_loop(a, b, want)
+        want = np.empty(n, dtype)
+        with np.errstate(all="ignore"):
+            numba_loop(a, b, want, signature=types)
         np.testing.assert_array_equal(inplace.view(np.uint8), want.view(np.uint8))
 
 
