@@ -75,17 +75,19 @@ def _div_loop(args, n, steps, data):
     _either(_div, args, n[0], steps)
 
 
+@njit(inline="always", **_BODY)
+def _unary(body, args, n, dtype):
+    x = carray(args[0], (n,), dtype)
+    for i in range(n):
+        x[i] = body(x[i])
+
+
 def _relu_loop(args, n, steps, data):
     _wide()
-    m = n[0]
     if steps[0] == 4:
-        x = carray(args[0], (m,), np.float32)
-        for i in range(m):
-            x[i] = _relu(x[i])
+        _unary(_relu, args, n[0], np.float32)
     else:
-        x = carray(args[0], (m,), np.float64)
-        for i in range(m):
-            x[i] = _relu(x[i])
+        _unary(_relu, args, n[0], np.float64)
 
 
 # scalar body name -> (its in-place loop, operands besides x)

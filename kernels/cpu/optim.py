@@ -110,6 +110,18 @@ def _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum, one_minu
             momentum_buffer[i] = b
 
 
+@numba.njit(inline="always", **_JIT)
+def _sgd_versions(param, grad, momentum_buffer, lr, weight_decay, momentum,
+                  one_minus_dampening, nesterov, maximize, first_step):
+    """`_sgd_loop` with `use_buf` (momentum != 0) made a constant."""
+    if momentum != 0:
+        _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum,
+                  one_minus_dampening, nesterov, maximize, first_step, True)
+    else:
+        _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum,
+                  one_minus_dampening, nesterov, maximize, first_step, False)
+
+
 @numba.njit(**_JIT)
 def sgd_step_serial(param, grad, momentum_buffer, lr, weight_decay, momentum,
                     one_minus_dampening, nesterov, maximize, first_step):
@@ -118,24 +130,16 @@ def sgd_step_serial(param, grad, momentum_buffer, lr, weight_decay, momentum,
     `momentum_buffer` is used only when momentum != 0; on the `first_step` it
     is only written (set to the gradient: PyTorch's buffer init).
     """
-    if momentum != 0:
-        _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum,
-                  one_minus_dampening, nesterov, maximize, first_step, True)
-    else:
-        _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum,
-                  one_minus_dampening, nesterov, maximize, first_step, False)
+    _sgd_versions(param, grad, momentum_buffer, lr, weight_decay, momentum,
+                  one_minus_dampening, nesterov, maximize, first_step)
 
 
 @numba.njit(parallel=True, **_JIT)
 def sgd_step_parallel(param, grad, momentum_buffer, lr, weight_decay, momentum,
                       one_minus_dampening, nesterov, maximize, first_step):
     """`sgd_step_serial` with the element loop split across threads."""
-    if momentum != 0:
-        _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum,
-                  one_minus_dampening, nesterov, maximize, first_step, True)
-    else:
-        _sgd_loop(param, grad, momentum_buffer, lr, weight_decay, momentum,
-                  one_minus_dampening, nesterov, maximize, first_step, False)
+    _sgd_versions(param, grad, momentum_buffer, lr, weight_decay, momentum,
+                  one_minus_dampening, nesterov, maximize, first_step)
 
 
 def sgd_step(param, grad, momentum_buffer, lr, weight_decay, momentum, dampening,

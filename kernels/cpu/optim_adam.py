@@ -71,6 +71,21 @@ def _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_d
             max_exp_avg_sq[i] = vmax
 
 
+@numba.njit(inline="always", **_JIT)
+def _adam_versions(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
+                   beta1, beta2, eps, step_size, bias_correction2_sqrt, amsgrad, maximize,
+                   decoupled):
+    """`_adam_loop` with `amsgrad` made a constant."""
+    if amsgrad:
+        _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
+                   beta1, beta2, eps, step_size, bias_correction2_sqrt, True, maximize,
+                   decoupled)
+    else:
+        _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
+                   beta1, beta2, eps, step_size, bias_correction2_sqrt, False, maximize,
+                   decoupled)
+
+
 @numba.njit(**_JIT)
 def adam_step_serial(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay,
                      weight_decay, beta1, beta2, eps, step_size, bias_correction2_sqrt,
@@ -79,13 +94,8 @@ def adam_step_serial(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay,
 
     `max_exp_avg_sq` is used only when `amsgrad`.
     """
-    if amsgrad:
-        _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
-                   beta1, beta2, eps, step_size, bias_correction2_sqrt, True, maximize,
-                   decoupled)
-    else:
-        _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
-                   beta1, beta2, eps, step_size, bias_correction2_sqrt, False, maximize,
+    _adam_versions(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
+                   beta1, beta2, eps, step_size, bias_correction2_sqrt, amsgrad, maximize,
                    decoupled)
 
 
@@ -94,13 +104,8 @@ def adam_step_parallel(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay,
                        weight_decay, beta1, beta2, eps, step_size, bias_correction2_sqrt,
                        amsgrad, maximize, decoupled):
     """`adam_step_serial` with the element loop split across threads."""
-    if amsgrad:
-        _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
-                   beta1, beta2, eps, step_size, bias_correction2_sqrt, True, maximize,
-                   decoupled)
-    else:
-        _adam_loop(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
-                   beta1, beta2, eps, step_size, bias_correction2_sqrt, False, maximize,
+    _adam_versions(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, decay, weight_decay,
+                   beta1, beta2, eps, step_size, bias_correction2_sqrt, amsgrad, maximize,
                    decoupled)
 
 
