@@ -220,3 +220,27 @@ def test_large_dense_calls_leave_a_swapped_kernel_to_itself():
     assert seen == [(LARGE,)] and np.array_equal(b.numpy(), a.numpy() * 2)
     x = nbtorch.arange(LARGE, dtype=nbtorch.int64)
     assert ((x + x) == 2 * x).all()
+
+
+def test_large_dense_operators_skip_the_op_layers(monkeypatch):
+    """``a + b`` / ``x.sqrt()`` on large dense unrecorded operands go from the operator
+    straight to the split path (`_small_calls._dense_result`), with the same bits; anything
+    else (a strided operand, a recorded call, a Python float) still takes the layers."""
+    from nbtorch.ops import _elementwise
+    x = nbtorch.tensor(_awkward(LARGE, np.float32, 13))
+    y = nbtorch.tensor(_awkward(LARGE, np.float32, 14))
+    want_add, want_exp = (x + y).numpy(), x.sqrt().numpy()
+    x + y, x.sqrt()                 # (a first call may compile the loop: then it resolves)
+    layers = []
+    run = _elementwise.run_elementwise
+    monkeypatch.setattr(_elementwise, "run_elementwise",
+                        lambda *args, **kwargs: layers.append(args[0]) or run(*args, **kwargs))
+    got_add, got_exp = x + y, x.sqrt()
+    assert layers == []
+    np.testing.assert_array_equal(got_add.numpy().view(np.uint8), want_add.view(np.uint8))
+    np.testing.assert_array_equal(got_exp.numpy().view(np.uint8), want_exp.view(np.uint8))
+    x2 = nbtorch.tensor(_awkward(2 * LARGE, np.float32, 15)).reshape(2, LARGE)
+    x2[:, ::2] + x2[:, ::2]                                     # strided
+    x * 2.0                                                     # a Python float
+    x.requires_grad_() + y                                      # recorded
+    assert len(layers) == 3
