@@ -428,6 +428,9 @@ Tensor.ger = outer
 
 
 def __matmul__(self, other):
+    if (other.__class__ is Tensor and self.__class__ is Tensor and not self.dtype.limited
+            and _plain_mm(self, other)):
+        return _plain_product(self, other)      # matmul's common case, without its layers
     return matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 
 

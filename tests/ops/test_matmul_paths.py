@@ -48,6 +48,27 @@ def test_plain_path_keeps_checks_and_names():
         torch.mm(torch.ones(2, 2, dtype=torch.bool), torch.ones(2, 2, dtype=torch.bool))
 
 
+def test_operator_fast_path_keeps_matmuls_rules():
+    """``a @ b`` on two plain matrices skips matmul's layers (`__matmul__`): the same node,
+    values and errors as torch.matmul."""
+    a, b = _pair((2, 3), (3, 4), grads=(False, False))
+    np.testing.assert_array_equal((a @ b).numpy(), torch.matmul(a, b).numpy())
+    with pytest.raises(RuntimeError, match=r"\(2x3 and 4x3\)"):
+        a @ b.t()
+    with pytest.raises(RuntimeError, match="same dtype"):
+        a @ b.float()
+    with pytest.raises(NotImplementedError, match="Bool"):
+        torch.ones(2, 2, dtype=torch.bool) @ torch.ones(2, 2, dtype=torch.bool)
+    with pytest.raises((RuntimeError, NotImplementedError), match="UInt16"):
+        torch.ones(2, 2, dtype=torch.uint16) @ torch.ones(2, 2, dtype=torch.uint16)
+    dense = torch.tensor([[0.0, 2.0], [3.0, 0.0]])
+    got = dense.to_sparse() @ dense                     # a sparse operand: nbtorch.sparse's
+    got = got.to_dense() if got.is_sparse else got
+    np.testing.assert_array_equal(got.numpy(), dense.numpy() @ dense.numpy())
+    a.requires_grad_()
+    assert type((a @ b).grad_fn).__name__ == "MmBackward0"
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
 @pytest.mark.parametrize("batch, m, k, n", [((), 128, 128, 128), ((3,), 80, 90, 100),
                                             ((), 2, 1, 300)])
