@@ -213,7 +213,7 @@ def test_out_of_memory(monkeypatch):
 
     def no_memory(*args, **kwargs):
         raise OSError(12, "Cannot allocate memory")
-    monkeypatch.setattr(ca, "_MMAP", no_memory)
+    monkeypatch.setattr(ca, "_Block", no_memory)
     with pytest.raises(RuntimeError, match="not enough memory") as info:
         alloc.allocate(N, np.dtype(np.float32))
     assert isinstance(info.value, MemoryError)
@@ -230,4 +230,34 @@ def test_environment_variable_turns_the_cache_off():
     code = ("import nbtorch; t = nbtorch.ones(1 << 20); "
             "assert t._storage.data.base is None; assert nbtorch.cpu.memory_reserved() == 0")
     env = dict(os.environ, NBTORCH_CPU_ALLOCATOR="malloc")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
+
+
+@pytest.mark.skipif(not ca._huge_pages(), reason="no transparent huge pages here")
+def test_large_blocks_start_on_a_huge_page_boundary():
+    """Blocks from HUGEPAGE_BYTES start on a 2 MiB boundary (reused ones too) and hold
+    their data in the mapping; smaller ones start at the mapping."""
+    alloc = ca.CachingHostAllocator()
+    for nbytes in (ca.HUGEPAGE_BYTES, 5 * MIB + 12345, 16 * MIB):
+        a = alloc.allocate(nbytes // 4, np.dtype(np.float32))
+        block = a.base.base
+        assert a.ctypes.data % ca.HUGEPAGE_BYTES == 0
+        assert block.size == ca.round_size(nbytes // 4 * 4)
+        assert len(block) == block.size + ca.HUGEPAGE_BYTES
+        a[:] = 1.0                                     # every element inside the mapping
+        ptr = a.ctypes.data
+        del a
+        b = alloc.allocate(nbytes // 4, np.dtype(np.float32))
+        assert b.ctypes.data == ptr and (b == 1.0).all()
+        del b
+    small = alloc.allocate(MIB // 4, np.dtype(np.float32))
+    assert small.base.base.offset == 0 and len(small.base.base) == small.base.base.size
+    alloc.empty_cache()
+
+
+def test_huge_pages_can_be_turned_off():
+    code = ("import nbtorch, numpy as np; from nbtorch import _cpu_allocator as ca; "
+            "t = nbtorch.ones(1 << 22); b = t._storage.data.base.base; "
+            "assert b.offset == 0 and len(b) == b.size, (b.offset, len(b))")
+    env = dict(os.environ, NBTORCH_CPU_HUGEPAGES="0")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=120)
