@@ -31,14 +31,17 @@ pages past the request are never touched, so they cost address space, not memory
 
 Huge pages: a block of `HUGEPAGE_BYTES` (2 MiB) or more is mapped 2 MiB longer and its
 buffer starts at the first 2 MiB boundary inside, with transparent huge pages asked for
-the whole 2 MiB chunks of the request that mapped it (the tail keeps 4 KiB pages, so a
-block holds no more memory than with small pages, but for a smaller request of the same
-size class reusing it: at most the class's 12.5%). Streaming kernels then miss the TLB
-once per 2 MiB instead of once per 4 KiB (on the project machine, a virtual one, a miss
-walks two page tables): a 10^6-element float32 add split over two threads took 77-80 us
-over 4 KiB pages and 70 over huge pages (serial 158-163 -> 137). Before, blocks of 4 MiB
-and more asked for huge pages over a mapping at any page boundary, where only a 2 MiB
-range that happened to be aligned got one. ``NBTORCH_CPU_HUGEPAGES=0`` turns this off.
+the whole 2 MiB chunks of its size class (the tail keeps 4 KiB pages). A huge page is
+backed whole at its first touch, so a block may now hold up to its class's rounding
+(<= 12.5%) more memory than its request; 10^6 float32 (3.8 MiB, class 4 MiB) fill two
+huge pages. Streaming kernels then miss the TLB once per 2 MiB instead of once per
+4 KiB (on the project machine, a virtual one, a miss walks two page tables): interleaved
+in one process, a 10^6-element float32 add split over two threads took 94 us over
+4 KiB pages and 73.5 over huge pages (split over its own arrays: 77-80 -> 70; serial
+158-163 -> 137); with only the first of the two chunks huge, 80 -> 78. Before, blocks of
+4 MiB and more asked for huge pages over a mapping at any page boundary, where only a
+2 MiB range that happened to be aligned got one. ``NBTORCH_CPU_HUGEPAGES=0`` turns this
+off.
 
 Free blocks are capped (`max_cached`, default `CACHE_LIMIT`): a free that would
 exceed it unmaps the least recently freed blocks, so the cache cannot grow without
@@ -223,8 +226,8 @@ class CachingHostAllocator(CountedStats):
             start = -np.frombuffer(block, np.uint8, 1).ctypes.data % HUGEPAGE_BYTES
             block.offset = start
             try:
-                block.madvise(mmap.MADV_HUGEPAGE, start,    # whole chunks of the request
-                              nbytes // HUGEPAGE_BYTES * HUGEPAGE_BYTES)
+                block.madvise(mmap.MADV_HUGEPAGE, start,    # the size class's whole chunks
+                              size // HUGEPAGE_BYTES * HUGEPAGE_BYTES)
             except OSError:                         # refused here: small pages then
                 pass
         with self.lock:
