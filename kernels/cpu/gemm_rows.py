@@ -18,6 +18,8 @@ all rows (the path before) they can differ in the last bits, where OpenBLAS pick
 another kernel or blocking for a smaller call: float32 96x300 @ 300x17 (A transposed),
 float64 250x64 @ 64x300; equal in most shapes tested (128^3 among them).
 """
+from time import perf_counter
+
 import numpy as np
 from numba import carray
 from numba.extending import register_jitable
@@ -104,19 +106,22 @@ def matmul(a, b, out, chunks):
     if plan is None:
         return False
     params, steps, address, key, work = plan
-    operands = (a, b, params, out)
-    if workers.use_helpers(key):
-        blas.one_thread(workers.timed, workers.record_parallel, key, work, _split, address,
-                        operands, steps, a.shape[0], chunks)
-    else:
-        blas.one_thread(workers.timed, workers.record_serial, key, work, _here, address,
-                        operands, steps, a.shape[0], chunks)
+    blas.one_thread(_run, address, (a, b, params, out), steps, a.shape[0], chunks, key, work)
     return True
 
 
-def _split(address, operands, steps, m, chunks):
-    if not spin_threads.run_arrays(address, operands, steps, m, chunks, ROW_ALIGN):
+def _run(address, operands, steps, m, chunks, key, work):
+    """The ranges on the helpers while they pay, else here; timed for `workers`' judgement
+    (one function: each Python frame between the op and the GEMM costs ~0.1 us)."""
+    if workers.use_helpers(key):
+        t = perf_counter()
+        if not spin_threads.run_arrays(address, operands, steps, m, chunks, ROW_ALIGN):
+            _here(address, operands, steps, m, chunks)
+        workers.record_parallel(key, perf_counter() - t, work)
+    else:
+        t = perf_counter()
         _here(address, operands, steps, m, chunks)
+        workers.record_serial(key, perf_counter() - t, work)
 
 
 def _here(address, operands, steps, m, chunks):

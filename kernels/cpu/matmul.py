@@ -265,7 +265,7 @@ def _blas_core(a, b, out):
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     work = m * k * n
-    batch = math.prod(out.shape[:-2])
+    batch = math.prod(out.shape[:-2]) if out.ndim > 2 else 1
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
     if out.ndim == 2:
