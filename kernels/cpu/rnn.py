@@ -107,26 +107,59 @@ def lstm_layer_forward(matmul, xw, h0, c0, w_hh, out, h_T, c_T, act, tc, h_prev,
         out[t], c = lstm_cell(h @ w_hh^T + xw[t], c);   h = out[t]
 
     then h_T, c_T = h, c. act, tc: each step's gates and tanh(c') (for backward).
-    `matmul(a, b, out)` is the CPU matmul kernel. W_hh^T is copied once to a C-contiguous
-    (H, 4H) array: OpenBLAS's sgemm on h (32, 256) @ that runs at ~1.4x the speed of the
-    transposed view (measured 150 vs 210 us per step, one thread).
+    `matmul(a, b, out)` is the CPU matmul kernel. The step product runs in the layout
+    OpenBLAS splits best (`_step_product`).
     """
     T, N, G = xw.shape
     gates = np.empty((N, G), xw.dtype)
-    step_mm = _step_matmul(matmul)
-    w_t = np.ascontiguousarray(w_hh.T)   # (H, 4H) row-major: BLAS's fast no-transpose path
+    step = _step_product(_step_matmul(matmul), w_hh, gates)
     t = T - 1 if reverse else 0
     h_prev[t] = h0
     c_prev[t] = c0
     for k in range(T):
         t = T - 1 - k if reverse else k
         tn = t - 1 if reverse else t + 1
-        step_mm(h_prev[t], w_t, gates)
+        step(h_prev[t])
         c_new = c_T if k == T - 1 else c_prev[tn]
         lstm_cell_forward(gates, xw[t], c_prev[t], act[t], c_new, out[t], tc[t])
         if k < T - 1:
             h_prev[tn] = out[t]
     h_T[...] = out[t]
+
+
+SWAP_MIN_HIDDEN = 256     # step products from this hidden size run as w_hh @ h^T ...
+SWAP_MAX_BATCH = 64       # ... for batches up to this many rows
+
+
+def _step_product(step_mm, w_hh, gates):
+    """`step(h)`: gates = h @ w_hh^T for one time step (h: (N, H), gates: (N, 4H)).
+
+    OpenBLAS (two threads) splits a product between the columns of its column-major
+    output, which for gates (N, 4H) row-major are only the N rows of a small batch; the
+    transposed product gates^T = w_hh @ h^T gives it the 4H rows to split, and a tiled
+    copy (`copy.copy_strided`, ~10 us for 32x1024 float32) transposes it back. Measured
+    (AMD EPYC, 2 threads, float32, us per step, direct / transposed + copy): H=256 N=8
+    84/51, N=32 145/115, N=64 224/214, N=128 401/407; H=512 N=32 533/416; H=128 N=32
+    31/36. The same bits in every case tried (each element is one dot product either
+    way). Otherwise h @ w_hh^T with w_hh^T copied once to a C-contiguous (H, 4H) array:
+    OpenBLAS's sgemm on h (32, 256) @ that runs ~1.4x the speed of the transposed view
+    (150 vs 210 us per step, one thread)."""
+    N, G = gates.shape
+    H = G // 4
+    if H < SWAP_MIN_HIDDEN or N > SWAP_MAX_BATCH:
+        w_t = np.ascontiguousarray(w_hh.T)   # (H, 4H) row-major: BLAS's no-transpose path
+        return lambda h: step_mm(h, w_t, gates)
+    from nbtorch.kernels.cpu.copy import copy_strided
+    w = np.ascontiguousarray(w_hh)           # (4H, H)
+    gates_t = np.empty((G, N), gates.dtype)
+    src, dst = gates_t.reshape(-1), gates.reshape(-1)
+    src_strides, dst_strides = np.array([1, N], np.int64), np.array([G, 1], np.int64)
+    shape = np.array([N, G], np.int64)
+
+    def step(h):
+        step_mm(w, h.T, gates_t)
+        copy_strided(src, 0, src_strides, dst, 0, dst_strides, shape)
+    return step
 
 
 def lstm_layer_backward(matmul, act, tc, h_prev, c_prev, w_hh, g_out, g_hT, g_cT, dxw, dh0,

@@ -47,6 +47,29 @@ def test_layer_matches_the_op_formulas_float32(reverse):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_transposed_step_product_matches_the_op_formulas(reverse, monkeypatch):
+    """Hidden sizes from rnn.SWAP_MIN_HIDDEN run each step's product as w_hh @ h^T and
+    transpose it back (`rnn._step_product`): the values of the op formulas, float32 at
+    the real threshold and float64 (gradcheck) with it lowered to these small shapes."""
+    from nbtorch.kernels.cpu import rnn
+    H = rnn.SWAP_MIN_HIDDEN
+    xw, h0, c0, w = (_t(3, 9, 4 * H, dtype=np.float32), _t(9, H, dtype=np.float32, seed=1),
+                     _t(9, H, dtype=np.float32, seed=2),
+                     _t(4 * H, H, dtype=np.float32, seed=3) * 0.05)
+    fused = L.lstm_layer(xw, h0, c0, w, reverse)
+    ref = L._layer_ops(xw, h0, c0, w, reverse)
+    for a, b in zip(fused, ref):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(rnn, "SWAP_MIN_HIDDEN", 1)
+    args = (_t(3, 2, 8), _t(2, 2, seed=1), _t(2, 2, seed=2), _t(8, 2, seed=3))
+    assert gradcheck(lambda *a: L.lstm_layer(*a, reverse=reverse), args)
+    out = L.lstm_layer(*args, reverse=reverse)
+    monkeypatch.setattr(rnn, "SWAP_MIN_HIDDEN", 1 << 30)
+    for a, b in zip(out, L.lstm_layer(*args, reverse=reverse)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-14)
+
+
 def test_cell_gradcheck_and_gradgradcheck():
     gates, c = _t(3, 8), _t(3, 2, seed=1)
     assert gradcheck(L.lstm_cell, (gates, c))
