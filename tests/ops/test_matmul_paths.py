@@ -220,3 +220,32 @@ def test_big_single_products_stay_with_openblas_threads(dtype, monkeypatch):
         out = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
         assert np.array_equal(out, np.matmul(a, b))
     assert not runs
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_few_rows_times_a_wide_matrix_run_transposed(dtype, monkeypatch):
+    """A product above SMALL_WORK with SWAP_MIN_ROWS..SWAP_MAX_ROWS rows and 4x as many
+    columns runs as (b^T @ a^T)^T (OpenBLAS then splits its columns, not the few rows):
+    NumPy's values (float32: the same bits in the shapes tried), C-contiguous, and a
+    taller or narrower product keeps the direct call."""
+    from nbtorch.kernels.cpu import matmul as mm
+    swapped = []
+    run = mm._transposed_product
+    monkeypatch.setattr(mm, "_transposed_product",
+                        lambda a, b, out: swapped.append(out.shape) or run(a, b, out))
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((1024, 512)).astype(dtype)            # a Linear's (out, in)
+    for rows in (8, 33, 64):
+        x = rng.standard_normal((rows, 512)).astype(dtype)
+        got = (torch.from_numpy(x) @ torch.from_numpy(w).t()).numpy()
+        want = np.matmul(x, w.T)
+        assert got.flags.c_contiguous
+        if dtype == np.float32:
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-12)
+    assert swapped == [(8, 1024), (33, 1024), (64, 1024)]
+    torch.from_numpy(rng.standard_normal((128, 512)).astype(dtype)) @ torch.from_numpy(w).t()
+    narrow = rng.standard_normal((1024, 200)).astype(dtype)
+    torch.from_numpy(rng.standard_normal((64, 1024)).astype(dtype)) @ torch.from_numpy(narrow)
+    assert len(swapped) == 3                   # 128 rows; 200 columns for 64 rows
