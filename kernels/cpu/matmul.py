@@ -63,8 +63,9 @@ PARALLEL_MIN_WORK = 128 ** 3  # multiply-adds from which the tile loop runs in p
 SPLIT_ROWS_MIN_WORK = 1 << 20  # ...from which a 2-D product up to blas.SMALL_WORK splits
                                # its rows over the spinning helpers (gemm_rows.py); below,
                                # ~20 us of work, a split saved too little for its hand-off
-SWAP_MIN_ROWS = 8             # 2-D products above blas.SMALL_WORK with this many rows ...
-SWAP_MAX_ROWS = 64            # ... up to this many, and 4x as many columns, run transposed
+SWAP_MIN_ROWS = 2             # 2-D products with this many rows ...
+SWAP_MAX_ROWS = 64            # ... up to this many and a wide result run transposed
+                              # (`_transposed_pays`)
 _TILE = MR * NR
 
 
@@ -261,8 +262,8 @@ def _blas_core(a, b, out):
     for the whole call when the helpers back off). A product above `blas.SMALL_WORK`
     is left to OpenBLAS's own threads, which split it best on idle cores (on a busy
     machine they stall, but a choice by load would make values depend on it: see
-    blas.py); one of a few rows times a wide matrix (a small batch through a Linear)
-    runs transposed (`_transposed_product`). Smaller products from `SPLIT_ROWS_MIN_WORK` split their rows over the
+    blas.py). A product of a few rows times a wide matrix (a small batch through a
+    Linear) runs transposed, at any size (`_transposed_pays`). Smaller products from `SPLIT_ROWS_MIN_WORK` split their rows over the
     spinning helpers (gemm_rows.py, OpenBLAS on one thread per range); the rest run on
     one OpenBLAS thread (at most 64^3 multiply-adds, OpenBLAS uses one anyway)."""
     a, b = _blas_ready(a), _blas_ready(b)
@@ -272,12 +273,14 @@ def _blas_core(a, b, out):
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
     if out.ndim == 2:
-        if work > blas.SMALL_WORK:
-            if (SWAP_MIN_ROWS <= m <= SWAP_MAX_ROWS and n >= 4 * m
-                    and out.flags.c_contiguous and out.dtype.char in "fd"):
-                _transposed_product(a, b, out)
+        if _transposed_pays(m, n, work) and out.flags.c_contiguous and out.dtype.char in "fd":
+            if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
+                blas.one_thread(_transposed_product, a, b, out)
             else:
-                np.matmul(a, b, out=out)
+                _transposed_product(a, b, out)
+            return
+        if work > blas.SMALL_WORK:
+            np.matmul(a, b, out=out)
             return
         if (work >= SPLIT_ROWS_MIN_WORK and gemm_rows.SUPPORTED
                 and gemm_rows.matmul(a, b, out, workers.NUM_THREADS)):
@@ -297,16 +300,32 @@ def _blas_core(a, b, out):
         np.matmul(a, b, out=out)
 
 
+def _transposed_pays(m, n, work):
+    """Whether a 2-D product of `m` rows and `n` columns (`work` multiply-adds) runs
+    faster as (b^T @ a^T)^T: a few rows times a wide matrix, where OpenBLAS's direct
+    call is slow (see `_transposed_product`); from 32 rows up to `blas.SMALL_WORK` the
+    rows split over the helpers instead (gemm_rows.py)."""
+    return (SWAP_MIN_ROWS <= m <= SWAP_MAX_ROWS and n >= 4 * m
+            and (n >= 512 or (m >= 4 and work > blas.OWN_ONE_THREAD_WORK))
+            and (m < gemm_rows.MIN_ROWS or work > blas.SMALL_WORK))
+
+
 def _transposed_product(a, b, out):
-    """out = a @ b computed as (b^T @ a^T)^T: for a few rows (a small batch) times a wide
-    matrix, OpenBLAS's two threads split the columns of its column-major output, which
-    for out (m, n) row-major are its m rows; out^T gives them n to split. A tiled copy
-    (`copy.copy_strided`) transposes the result back. Measured (AMD EPYC, 2 threads,
-    float32, us, direct / transposed + copy) for x (m, k) @ W^T (k, n): k=1024, n=1024:
-    m=8 402/195, m=32 639/410, m=64 967/757, m=128 1644/1451 but k=784, n=512 m=128
-    593/578 and m=256 1104/1147 (so up to `SWAP_MAX_ROWS`); k=256, n=1024: m=32 153/114.
-    Each element is one dot product either way: float32 gave the same bits in every
-    shape tried; float64 differed in the last bits in some (k=300, n=700, m=48: 3e-14)."""
+    """out = a @ b computed as (b^T @ a^T)^T, then a tiled copy (`copy.copy_strided`,
+    ~10 us for 32x1024 float32) back into out. For a few rows (a small batch) times a
+    wide matrix, OpenBLAS's direct call is slow: its two threads split the columns of
+    its column-major output, which for out (m, n) row-major are the m rows, and on one
+    thread its packed path costs 2-3x its small-matrix one. Measured (AMD EPYC, OpenBLAS
+    0.3.31 SkylakeX kernels, float32, us, direct / transposed + copy) for x (m, k) @
+    W^T (k, n): above `blas.SMALL_WORK` (two threads) k=1024 n=1024 m=8 402/195, m=32
+    639/410, m=64 967/757, m=128 1644/1451 but k=784 n=512 m=128 593/578, m=256
+    1104/1147, and in the MLP step m=128 cost 25-60 us (hence `SWAP_MAX_ROWS`); m=2
+    k=1024 n=4096 1607/599, m=4 k=2048 n=2048 1658/868, m=1 equal (a GEMV); on one
+    thread (`_transposed_pays`'s rule, from a grid of k 64-1024, n 128-2048, m 1-31: 5.5
+    ms saved in all, six cases up to 1.6 us slower) k=256 n=512 m=4 75/33, m=8 85/46,
+    k=128 n=1024 m=2 70/26. Each element is one dot product either way: float32 gave
+    the same bits in every shape tried; float64 differed in the last bits in some (k=300,
+    n=700, m=48: 3e-14)."""
     from nbtorch.kernels.cpu.copy import copy_strided
     m, n = out.shape
     t = np.empty((n, m), out.dtype)

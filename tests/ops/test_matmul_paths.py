@@ -224,10 +224,10 @@ def test_big_single_products_stay_with_openblas_threads(dtype, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_few_rows_times_a_wide_matrix_run_transposed(dtype, monkeypatch):
-    """A product above SMALL_WORK with SWAP_MIN_ROWS..SWAP_MAX_ROWS rows and 4x as many
-    columns runs as (b^T @ a^T)^T (OpenBLAS then splits its columns, not the few rows):
-    NumPy's values (float32: the same bits in the shapes tried), C-contiguous, and a
-    taller or narrower product keeps the direct call."""
+    """A product of SWAP_MIN_ROWS..SWAP_MAX_ROWS rows and a wide result runs as
+    (b^T @ a^T)^T (`matmul._transposed_pays`), above SMALL_WORK and on one thread:
+    NumPy's values (float32 above SMALL_WORK: the same bits in the shapes tried),
+    C-contiguous; a taller or narrower product, or one row, keeps the direct call."""
     from nbtorch.kernels.cpu import matmul as mm
     swapped = []
     run = mm._transposed_product
@@ -249,3 +249,13 @@ def test_few_rows_times_a_wide_matrix_run_transposed(dtype, monkeypatch):
     narrow = rng.standard_normal((1024, 200)).astype(dtype)
     torch.from_numpy(rng.standard_normal((64, 1024)).astype(dtype)) @ torch.from_numpy(narrow)
     assert len(swapped) == 3                   # 128 rows; 200 columns for 64 rows
+    for rows, k, n in ((4, 256, 512), (2, 128, 1024), (16, 256, 512)):  # one thread / NumPy's
+        x = rng.standard_normal((rows, k)).astype(dtype)
+        wide = rng.standard_normal((n, k)).astype(dtype)
+        got = (torch.from_numpy(x) @ torch.from_numpy(wide).t()).numpy()
+        np.testing.assert_allclose(got, np.matmul(x, wide.T), rtol=1e-5 if dtype == np.float32
+                                   else 1e-13, atol=1e-4 if dtype == np.float32 else 1e-12)
+    assert swapped[3:] == [(4, 512), (2, 1024), (16, 512)]
+    vec = rng.standard_normal((1, 1024)).astype(dtype)                   # a GEMV: direct
+    torch.from_numpy(vec) @ torch.from_numpy(rng.standard_normal((1024, 1024)).astype(dtype))
+    assert len(swapped) == 6
