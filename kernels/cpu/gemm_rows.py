@@ -82,7 +82,8 @@ def _plan(char, a_shape, a_strides, b_shape, b_strides):
     params = np.array([address, n, k, la[1], lb[1], n, la[0], lb[0]], np.int64)
     steps = np.array([a_strides[0], 0, 0, n * unit], np.intp)
     work = m * n * k
-    return params, steps, loop_threads.cfunc_address(_WRAPPERS[char]), ("gemm_rows", char, work.bit_length()), work
+    key = ("gemm_rows", char, work.bit_length())
+    return params, steps, loop_threads.cfunc_address(_WRAPPERS[char]), key, work
 
 
 def matmul(a, b, out, chunks):

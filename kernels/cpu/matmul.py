@@ -51,6 +51,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from nbtorch.kernels.cpu import batch_threads, blas, gemm_rows, openmp, workers
+from nbtorch.kernels.cpu.copy import copy_strided
 from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
@@ -263,9 +264,10 @@ def _blas_core(a, b, out):
     is left to OpenBLAS's own threads, which split it best on idle cores (on a busy
     machine they stall, but a choice by load would make values depend on it: see
     blas.py). A product of a few rows times a wide matrix (a small batch through a
-    Linear) runs transposed, at any size (`_transposed_pays`). Smaller products from `SPLIT_ROWS_MIN_WORK` split their rows over the
-    spinning helpers (gemm_rows.py, OpenBLAS on one thread per range); the rest run on
-    one OpenBLAS thread (at most 64^3 multiply-adds, OpenBLAS uses one anyway)."""
+    Linear) runs transposed, at any size (`_transposed_pays`). Smaller products from
+    `SPLIT_ROWS_MIN_WORK` split their rows over the spinning helpers (gemm_rows.py,
+    OpenBLAS on one thread per range); the rest run on one OpenBLAS thread (at most
+    64^3 multiply-adds, OpenBLAS uses one anyway)."""
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     work = m * k * n
@@ -326,7 +328,6 @@ def _transposed_product(a, b, out):
     k=128 n=1024 m=2 70/26. Each element is one dot product either way: float32 gave
     the same bits in every shape tried; float64 differed in the last bits in some (k=300,
     n=700, m=48: 3e-14)."""
-    from nbtorch.kernels.cpu.copy import copy_strided
     m, n = out.shape
     t = np.empty((n, m), out.dtype)
     np.matmul(b.T, a.T, out=t)
