@@ -275,7 +275,7 @@ def _blas_core(a, b, out):
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
     if out.ndim == 2:
-        if _transposed_pays(m, n, work) and out.flags.c_contiguous and out.dtype.char in "fd":
+        if _transposed_pays(m, n, work, b) and out.flags.c_contiguous and out.dtype.char in "fd":
             if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
                 blas.one_thread(_transposed_product, a, b, out)
             else:
@@ -302,12 +302,16 @@ def _blas_core(a, b, out):
         np.matmul(a, b, out=out)
 
 
-def _transposed_pays(m, n, work):
+def _transposed_pays(m, n, work, b):
     """Whether a 2-D product of `m` rows and `n` columns (`work` multiply-adds) runs
-    faster as (b^T @ a^T)^T: a few rows times a wide matrix, where OpenBLAS's direct
-    call is slow (see `_transposed_product`); from 32 rows up to `blas.SMALL_WORK` the
-    rows split over the helpers instead (gemm_rows.py)."""
+    faster as (b^T @ a^T)^T: a few rows times a wide matrix stored transposed (a
+    Linear's ``x @ w.t()``: b's unit stride down its rows), where OpenBLAS's direct call
+    is slow (see `_transposed_product`); from 32 rows up to `blas.SMALL_WORK` the rows
+    split over the helpers instead (gemm_rows.py). With a row-major b the transposed
+    call won or lost by shape (two threads, us, direct / transposed: 32x144 @ 144x784
+    87/61, 16x64 @ 64x2048 50/66, 32x1024 @ 1024x256 111/124), so b stays as it is."""
     return (SWAP_MIN_ROWS <= m <= SWAP_MAX_ROWS and n >= 4 * m
+            and b.strides[0] == b.itemsize
             and (n >= 512 or (m >= 4 and work > blas.OWN_ONE_THREAD_WORK))
             and (m < gemm_rows.MIN_ROWS or work > blas.SMALL_WORK))
 
@@ -319,15 +323,15 @@ def _transposed_product(a, b, out):
     its column-major output, which for out (m, n) row-major are the m rows, and on one
     thread its packed path costs 2-3x its small-matrix one. Measured (AMD EPYC, OpenBLAS
     0.3.31 SkylakeX kernels, float32, us, direct / transposed + copy) for x (m, k) @
-    W^T (k, n): above `blas.SMALL_WORK` (two threads) k=1024 n=1024 m=8 402/195, m=32
-    639/410, m=64 967/757, m=128 1644/1451 but k=784 n=512 m=128 593/578, m=256
-    1104/1147, and in the MLP step m=128 cost 25-60 us (hence `SWAP_MAX_ROWS`); m=2
-    k=1024 n=4096 1607/599, m=4 k=2048 n=2048 1658/868, m=1 equal (a GEMV); on one
-    thread (`_transposed_pays`'s rule, from a grid of k 64-1024, n 128-2048, m 1-31: 5.5
-    ms saved in all, six cases up to 1.6 us slower) k=256 n=512 m=4 75/33, m=8 85/46,
-    k=128 n=1024 m=2 70/26. Each element is one dot product either way: float32 gave
-    the same bits in every shape tried; float64 differed in the last bits in some (k=300,
-    n=700, m=48: 3e-14)."""
+    W^T (k, n), W^T a view (the layout `_transposed_pays` asks for): above
+    `blas.SMALL_WORK` (two threads) k=1024 n=1024 m=8 402/195, m=32 639/410, m=64
+    967/757, m=128 1644/1451 but k=784 n=512 m=128 593/578, m=256 1104/1147, and in the
+    MLP step m=128 cost 25-60 us (hence `SWAP_MAX_ROWS`); m=2 k=1024 n=4096 1607/599,
+    m=4 k=2048 n=2048 1658/868, m=1 equal (a GEMV); on one thread (from a grid of k
+    64-1024, n 128-2048, m 1-31: 5.5 ms saved in all under `_transposed_pays`'s rule, six
+    cases up to 1.6 us slower) k=256 n=512 m=4 75/33, m=8 85/46, k=128 n=1024 m=2 70/26.
+    Each element is one dot product either way: float32 gave the same bits in every
+    shape tried; float64 differed in the last bits in some (k=300, n=700, m=48: 3e-14)."""
     m, n = out.shape
     t = np.empty((n, m), out.dtype)
     np.matmul(b.T, a.T, out=t)

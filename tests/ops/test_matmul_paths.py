@@ -227,7 +227,8 @@ def test_few_rows_times_a_wide_matrix_run_transposed(dtype, monkeypatch):
     """A product of SWAP_MIN_ROWS..SWAP_MAX_ROWS rows and a wide result runs as
     (b^T @ a^T)^T (`matmul._transposed_pays`), above SMALL_WORK and on one thread:
     NumPy's values (float32 above SMALL_WORK: the same bits in the shapes tried),
-    C-contiguous; a taller or narrower product, or one row, keeps the direct call."""
+    C-contiguous; a taller or narrower product, one row, or a row-major b (not a
+    transposed weight) keeps the direct call."""
     from nbtorch.kernels.cpu import matmul as mm
     swapped = []
     run = mm._transposed_product
@@ -258,4 +259,6 @@ def test_few_rows_times_a_wide_matrix_run_transposed(dtype, monkeypatch):
     assert swapped[3:] == [(4, 512), (2, 1024), (16, 512)]
     vec = rng.standard_normal((1, 1024)).astype(dtype)                   # a GEMV: direct
     torch.from_numpy(vec) @ torch.from_numpy(rng.standard_normal((1024, 1024)).astype(dtype))
+    x = torch.from_numpy(rng.standard_normal((8, 512)).astype(dtype))
+    x @ torch.from_numpy(np.ascontiguousarray(w.T))                      # b row-major: direct
     assert len(swapped) == 6
