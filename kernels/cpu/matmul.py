@@ -264,7 +264,10 @@ def _blas_core(a, b, out):
     is left to OpenBLAS's own threads, which split it best on idle cores (on a busy
     machine they stall, but a choice by load would make values depend on it: see
     blas.py). A product of a few rows times a wide matrix (a small batch through a
-    Linear) runs transposed, at any size (`_transposed_pays`). Smaller products from
+    Linear) runs transposed, at any size (`_transposed_pays`). An outer product (k = 1,
+    a batch of one's weight gradient) goes to gemm_rows at any size: NumPy's matmul runs
+    it in its own loop, not BLAS (1024x1 @ 1x784: 881 us, split cblas calls 53, the same
+    bits). Smaller products from
     `SPLIT_ROWS_MIN_WORK` split their rows over the spinning helpers (gemm_rows.py,
     OpenBLAS on one thread per range); the rest run on one OpenBLAS thread (at most
     64^3 multiply-adds, OpenBLAS uses one anyway)."""
@@ -275,6 +278,9 @@ def _blas_core(a, b, out):
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views
     if out.ndim == 2:
+        if (k == 1 and gemm_rows.SUPPORTED         # an outer product: NumPy's matmul skips
+                and gemm_rows.matmul(a, b, out, workers.NUM_THREADS)):   # BLAS for it
+            return
         if _transposed_pays(m, n, work, b) and out.flags.c_contiguous and out.dtype.char in "fd":
             if blas.OWN_ONE_THREAD_WORK < work <= blas.SMALL_WORK:
                 blas.one_thread(_transposed_product, a, b, out)

@@ -262,3 +262,24 @@ def test_few_rows_times_a_wide_matrix_run_transposed(dtype, monkeypatch):
     x = torch.from_numpy(rng.standard_normal((8, 512)).astype(dtype))
     x @ torch.from_numpy(np.ascontiguousarray(w.T))                      # b row-major: direct
     assert len(swapped) == 6
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_outer_products_take_blas_through_gemm_rows(dtype, monkeypatch):
+    """k = 1 (a batch of one's weight gradient, g.t() @ x): NumPy's matmul would run its
+    own loop (~17x slower for 1024x784); gemm_rows' cblas ranges give the same bits."""
+    from nbtorch.kernels.cpu import gemm_rows, workers
+    if not gemm_rows.SUPPORTED or workers.NUM_THREADS < 2:
+        pytest.skip("needs the spinning helpers")
+    calls = []
+    run = gemm_rows.matmul
+    monkeypatch.setattr(gemm_rows, "matmul", lambda *a: calls.append(a[2].shape) or run(*a))
+    rng = np.random.default_rng(8)
+    g = rng.standard_normal((1, 300)).astype(dtype)
+    x = rng.standard_normal((1, 70)).astype(dtype)
+    x[0, 3] = 0.0
+    g[0, 5] = -1.0
+    got = (torch.from_numpy(g).t() @ torch.from_numpy(x)).numpy()
+    want = np.matmul(g.T, x)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))   # signed zeros too
+    assert calls == [(300, 70)]
