@@ -51,7 +51,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from nbtorch.kernels.cpu import batch_threads, blas, gemm_rows, openmp, workers
-from nbtorch.kernels.cpu.copy import copy_strided
+from nbtorch.kernels.cpu.copy import transpose_into
 from nbtorch.kernels.halves import is_half
 
 __all__ = ["matmul_blas", "matmul_numba", "matmul_loops", "pack_panels", "gemm_tile",
@@ -323,7 +323,7 @@ def _transposed_pays(m, n, work, b):
 
 
 def _transposed_product(a, b, out):
-    """out = a @ b computed as (b^T @ a^T)^T, then a tiled copy (`copy.copy_strided`,
+    """out = a @ b computed as (b^T @ a^T)^T, then a tiled copy (`copy.transpose_into`,
     ~10 us for 32x1024 float32) back into out. For a few rows (a small batch) times a
     wide matrix, OpenBLAS's direct call is slow: its two threads split the columns of
     its column-major output, which for out (m, n) row-major are the m rows, and on one
@@ -341,8 +341,7 @@ def _transposed_product(a, b, out):
     m, n = out.shape
     t = np.empty((n, m), out.dtype)
     np.matmul(b.T, a.T, out=t)
-    copy_strided(t.reshape(-1), 0, np.array([1, m], np.int64), out.reshape(-1), 0,
-                 np.array([n, 1], np.int64), np.array([m, n], np.int64))
+    transpose_into(t, out)
 
 
 def _first(x, b0, b1):

@@ -137,7 +137,7 @@ def _step_product(step_mm, w_hh, gates):
     OpenBLAS (two threads) splits a product between the columns of its column-major
     output, which for gates (N, 4H) row-major are only the N rows of a small batch; the
     transposed product gates^T = w_hh @ h^T gives it the 4H rows to split, and a tiled
-    copy (`copy.copy_strided`, ~10 us for 32x1024 float32) transposes it back. Measured
+    copy (`copy.transpose_into`, ~10 us for 32x1024 float32) transposes it back. Measured
     (AMD EPYC, 2 threads, float32, us per step, direct / transposed + copy): H=256 N=8
     84/51, N=32 145/115, N=64 224/214, N=128 401/407; H=512 N=32 533/416; H=128 N=32
     31/36. The same bits in every case tried (each element is one dot product either
@@ -149,16 +149,13 @@ def _step_product(step_mm, w_hh, gates):
     if H < SWAP_MIN_HIDDEN or N > SWAP_MAX_BATCH:
         w_t = np.ascontiguousarray(w_hh.T)   # (H, 4H) row-major: BLAS's no-transpose path
         return lambda h: step_mm(h, w_t, gates)
-    from nbtorch.kernels.cpu.copy import copy_strided
+    from nbtorch.kernels.cpu.copy import transpose_into
     w = np.ascontiguousarray(w_hh)           # (4H, H)
     gates_t = np.empty((G, N), gates.dtype)
-    src, dst = gates_t.reshape(-1), gates.reshape(-1)
-    src_strides, dst_strides = np.array([1, N], np.int64), np.array([G, 1], np.int64)
-    shape = np.array([N, G], np.int64)
 
     def step(h):
         step_mm(w, h.T, gates_t)
-        copy_strided(src, 0, src_strides, dst, 0, dst_strides, shape)
+        transpose_into(gates_t, gates)
     return step
 
 

@@ -58,3 +58,15 @@ def test_a_one_value_source_is_a_fill_of_its_bits(dtype):
                 == np.full((7, 9), value, dtype).view(np.uint8)).all()
         if size == 126:
             assert not dst[1::2].any()          # the gaps untouched
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, m", [(1024, 32), (5, 3), (8, 1), (19, 40)])
+def test_transpose_into_writes_the_transpose(dtype, n, m):
+    """`transpose_into(t, out)`: out = t.T (the copy back of a product computed transposed)."""
+    from nbtorch.kernels.cpu.copy import transpose_into
+    t = np.random.default_rng(n * m).standard_normal((n, m)).astype(dtype)
+    for _ in range(2):                                   # a cached plan the second time
+        out = np.full((m, n), np.nan, dtype)
+        transpose_into(t, out)
+        np.testing.assert_array_equal(out, t.T)
