@@ -54,8 +54,12 @@ def test_custom_op_kernels_are_inspectable():
 
 
 def test_kernel_without_numba_says_so():
-    r = nbtorch.kernels.inspect("matmul", dtype=nbtorch.float64)
-    assert r.kernel_name == "matmul_blas" and r.notes
+    # LAPACK through NumPy: no Numba function on any path (matmul's BLAS launcher is no
+    # longer such a kernel: its transposed small-batch path copies back with copy_strided,
+    # which inspect reports once compiled for the dtype)
+    r = nbtorch.kernels.inspect("linalg_qr", dtype=nbtorch.float64)
+    assert r.kernel_name == "qr" and not r.functions
+    assert r.notes == ["this kernel runs no Numba function (e.g. BLAS through NumPy)"]
 
 
 def test_errors():
