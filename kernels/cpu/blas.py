@@ -32,6 +32,23 @@ call from an integer argument, so such a kernel caches): the same speed idle, 5-
 slower at load 6 (a statically assigned half waits for a descheduled thread, where
 the helpers' ranges go to whichever thread runs), and 1.3 s of cold compile.
 Without OpenBLAS (NumPy built on another BLAS) `one_thread` just calls.
+
+Tried and not adopted: OpenBLAS's own threads handed to the spinning helpers. NumPy's
+OpenBLAS exports `openblas_set_threads_callback_function` (0.3.31, with the scipy_
+prefix and 64_ suffix); its pthreads `exec_blas` then passes every multi-threaded call's
+jobs to the callback (`exec_blas_async`, used by LAPACK's parallel factorisations, still
+goes to OpenBLAS's server threads). A Numba cfunc posting jobs 1.. to the helpers gave
+the same bits, but the MLP 784-512-256-10 step with Adam was never faster (in-process
+A/B, blocks interleaved, 0.3 s apart so OpenBLAS's server went to sleep: compiled 3.50
+-> 4.00 and 3.45 -> 3.58 ms, eager 3.54 -> 3.55 and 2.69 -> 3.02), 128x784 @ 784x512
+equal back to back and 1-18% slower after 0.2-1 ms idle (the helper sleeps after 0.1
+ms; OpenBLAS's server spins 2^28 ticks with `nop`s). Two traps for whoever tries again:
+the level-3 jobs wait on each other, so all must run at once (a helper that went to
+sleep between the wake and the post deadlocks the call unless the caller re-wakes it
+until it claims its job, and no job may be taken back and run after job 0); and the
+thread number a job is given indexes OpenBLAS's `thread_status` and thread buffers,
+so numbers below the server's thread count made the first call after switching back
+hang (numbers from 55 up, MAX_THREADS=64, did not).
 """
 import ctypes
 import threading
