@@ -47,8 +47,8 @@ the level-3 jobs wait on each other, so all must run at once (a helper that went
 sleep between the wake and the post deadlocks the call unless the caller re-wakes it
 until it claims its job, and no job may be taken back and run after job 0); and the
 thread number a job is given indexes OpenBLAS's `thread_status` and thread buffers,
-so numbers below the server's thread count made the first call after switching back
-hang (numbers from 55 up, MAX_THREADS=64, did not).
+so numbers below the server's thread count hung a product within 400 switches back to
+OpenBLAS's threads (numbers from 32 or 55 up, of MAX_THREADS=64, ran them all).
 """
 import ctypes
 import threading
