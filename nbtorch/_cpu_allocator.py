@@ -35,13 +35,13 @@ the whole 2 MiB chunks of its size class (the tail keeps 4 KiB pages). A huge pa
 backed whole at its first touch, so a block may now hold up to its class's rounding
 (<= 12.5%) more memory than its request; 10^6 float32 (3.8 MiB, class 4 MiB) fill two
 huge pages. Streaming kernels then miss the TLB once per 2 MiB instead of once per
-4 KiB (on the project machine, a virtual one, a miss walks two page tables): interleaved
-in one process, a 10^6-element float32 add split over two threads took 94 us over
-4 KiB pages and 73.5 over huge pages (split over its own arrays: 77-80 -> 70; serial
-158-163 -> 137); with only the first of the two chunks huge, 80 -> 78. Before, blocks of
-4 MiB and more asked for huge pages over a mapping at any page boundary, where only a
-2 MiB range that happened to be aligned got one. ``NBTORCH_CPU_HUGEPAGES=0`` turns this
-off.
+4 KiB (on the project machine, a virtual one, a miss walks two page tables): in
+alternating processes (NBTORCH_CPU_HUGEPAGES=0 / 1, five each, medians) a 10^7-element
+float32 add took 3.52 -> 2.83 ms, its sum 682 -> 522 us, exp 2.27 -> 2.07 ms; a 10^6-element
+add, whose arrays stay in L3, 72.0 -> 71.7 us (an in-process measurement that showed 94
+-> 73.5 did not hold up this way). Before, blocks of 4 MiB and more asked for huge pages
+over a mapping at any page boundary, where only a 2 MiB range that happened to be aligned
+got one. ``NBTORCH_CPU_HUGEPAGES=0`` turns this off.
 
 Free blocks are capped (`max_cached`, default `CACHE_LIMIT`): a free that would
 exceed it unmaps the least recently freed blocks, so the cache cannot grow without

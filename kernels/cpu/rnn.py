@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from nbtorch.kernels.cpu import contiguous as _contiguous  # noqa: F401 - makes the bodies jitable
+from nbtorch.kernels.cpu.copy import transpose_into
 from nbtorch.kernels.cpu.simd import _own_function_with_512bit_vectors
 from nbtorch.kernels.f32math import c as _c
 from nbtorch.kernels.scalar import sigmoid, tanh
@@ -149,7 +150,6 @@ def _step_product(step_mm, w_hh, gates):
     if H < SWAP_MIN_HIDDEN or N > SWAP_MAX_BATCH:
         w_t = np.ascontiguousarray(w_hh.T)   # (H, 4H) row-major: BLAS's no-transpose path
         return lambda h: step_mm(h, w_t, gates)
-    from nbtorch.kernels.cpu.copy import transpose_into
     w = np.ascontiguousarray(w_hh)           # (4H, H)
     gates_t = np.empty((G, N), gates.dtype)
 
