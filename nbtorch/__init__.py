@@ -40,6 +40,7 @@ from .random import *  # noqa: F401,F403
 from .ops.random import *  # noqa: F401,F403
 from . import random  # noqa: F401
 from .ops.indexing import *  # noqa: F401,F403  (also installs Tensor.__getitem__)
+from .ops.indexing_gather import *  # noqa: F401,F403
 from .ops.joining import *  # noqa: F401,F403
 from .ops.pointwise_math import *  # noqa: F401,F403
 from .ops.pointwise_special import *  # noqa: F401,F403

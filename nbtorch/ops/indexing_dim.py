@@ -1,6 +1,6 @@
 """CPU fast paths of indexing along a dim and by a full mask: `gather`, `scatter`,
 `scatter_add` with one storage offset per index row (not per element, as the general
-`indexing._dim_offsets` builds them), and ``x[mask]`` / `masked_select` for a mask of x's
+`indexing_gather._dim_offsets` builds them), and ``x[mask]`` / `masked_select` for a mask of x's
 shape as one count and one compaction pass. The kernels are in `kernels/cpu/index.py`
 (imported on first use); they move same-width words, so one compilation serves every
 dtype of a width.

@@ -18,7 +18,8 @@ from ..autograd.function import Function
 from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method
 from ._inplace import inplace_guard
-from .indexing import _dim_offsets, _take, _check_gather_shapes, check_source_like, index_put
+from .indexing import _take, index_put
+from .indexing_gather import _dim_offsets, _check_gather_shapes, check_source_like
 
 __all__ = ["scatter_reduce", "index_reduce", "index_fill", "masked_scatter", "put"]
 

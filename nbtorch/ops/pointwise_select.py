@@ -264,8 +264,8 @@ def where(condition, input=None, other=None, *, out=None):
         tensor([0., 2.])
     """
     if input is None and other is None:
-        from . import indexing
-        return indexing.nonzero(condition, as_tuple=True)
+        from . import indexing_gather
+        return indexing_gather.nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor) or condition.dtype is not _dtype.bool:
         got = type_name(condition.dtype) if isinstance(condition, Tensor) else "Number"
         raise RuntimeError("where expected condition to be a boolean tensor, but got a "
