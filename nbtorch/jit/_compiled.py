@@ -12,7 +12,8 @@ graph `jit.trace` records) into a `CompiledGraph`:
 2. parameters and buffers become inputs (placeholders), so the compiled
    function can be an autograd node whose inputs are the weights;
 3. passes: dead code, common subexpressions, elementwise fusion into
-   generated Numba kernels (`fx.passes.fusion`), memory planning.
+   generated Numba kernels (`fx.passes.fusion`), a Linear's bias and ReLU (and their
+   gradients) folded into one pass each (`fx.passes.epilogue`), memory planning.
 
 `CompiledGraph.__call__` runs it: without gradients the forward GraphModule
 directly, with gradients one `CompiledFunction` node on the tape, whose
@@ -239,12 +240,14 @@ def _order_placeholders(graph, names):
 
 def _optimise(gm, fuse=True):
     from ..fx.passes.cse import eliminate_common_subexpressions
+    from ..fx.passes.epilogue import fuse_epilogues
     from ..fx.passes.fusion import fuse as fuse_pass
     from ..fx.passes.memory_plan import plan_memory
     gm.graph.eliminate_dead_code()
     eliminate_common_subexpressions(gm)
     if fuse:
         fuse_pass(gm)
+        fuse_epilogues(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     if fuse:
