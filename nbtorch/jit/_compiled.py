@@ -13,7 +13,8 @@ graph `jit.trace` records) into a `CompiledGraph`:
    function can be an autograd node whose inputs are the weights;
 3. passes: dead code, common subexpressions, elementwise fusion into
    generated Numba kernels (`fx.passes.fusion`), a Linear's bias and ReLU (and their
-   gradients) folded into one pass each (`fx.passes.epilogue`), memory planning.
+   gradients) folded into one pass each (`fx.passes.epilogue`), 2-D products called
+   without their Function layers (`fx.passes.products`), memory planning.
 
 `CompiledGraph.__call__` runs it: without gradients the forward GraphModule
 directly, with gradients one `CompiledFunction` node on the tape, whose
@@ -243,11 +244,13 @@ def _optimise(gm, fuse=True):
     from ..fx.passes.epilogue import fuse_epilogues
     from ..fx.passes.fusion import fuse as fuse_pass
     from ..fx.passes.memory_plan import plan_memory
+    from ..fx.passes.products import call_products_directly
     gm.graph.eliminate_dead_code()
     eliminate_common_subexpressions(gm)
     if fuse:
         fuse_pass(gm)
         fuse_epilogues(gm)
+        call_products_directly(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     if fuse:

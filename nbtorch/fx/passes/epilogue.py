@@ -50,7 +50,10 @@ def _watched():
 
 class AddmmRelu:
     """call_function target: ``relu(addmm(x, w, b))`` with the bias and ReLU in one pass
-    after the product; `addmm` and `relu` are the targets it replaced."""
+    after the product; `addmm` and `relu` are the targets it replaced. Interned per pair
+    (`_interned`), as every lowered target is."""
+
+    _cache = {}
 
     def __init__(self, addmm, relu):
         self.addmm, self.relu = addmm, relu
@@ -74,12 +77,14 @@ class AddmmRelu:
         return f"epilogue.addmm_relu[{self.addmm!r}, {self.relu!r}]"
 
     def __reduce__(self):
-        return (AddmmRelu, (self.addmm, self.relu))
+        return (_interned, (AddmmRelu, self.addmm, self.relu))
 
 
 class ReluGradSum:
     """call_function target: ``(r, sum(r, *sum_args))`` for ``r = relu_grad(g, y)``, in
-    one pass; `relu_grad` and `sum` are the targets it replaced."""
+    one pass; `relu_grad` and `sum` are the targets it replaced. Interned."""
+
+    _cache = {}
 
     def __init__(self, relu_grad, sum_, sum_args):
         self.relu_grad, self.sum, self.sum_args = relu_grad, sum_, tuple(sum_args)
@@ -105,7 +110,15 @@ class ReluGradSum:
         return f"epilogue.relu_grad_sum[{self.relu_grad!r}, {self.sum!r}]"
 
     def __reduce__(self):
-        return (ReluGradSum, (self.relu_grad, self.sum, self.sum_args))
+        return (_interned, (ReluGradSum, self.relu_grad, self.sum, self.sum_args))
+
+
+def _interned(cls, *args):
+    """The one `cls` target made of `args`."""
+    target = cls._cache.get(args)
+    if target is None:
+        target = cls._cache[args] = cls(*args)
+    return target
 
 
 # ---- the pass -----------------------------------------------------------------------------
@@ -145,7 +158,7 @@ def fuse_epilogues(gm):
         if _elementwise(node, "relu", 1):
             src = node.args[0]
             if hasattr(src, "op") and _is_addmm(src) and len(src.users) == 1:
-                node.target = AddmmRelu(src.target, node.target)
+                node.target = _interned(AddmmRelu, src.target, node.target)
                 node.args = src.args
                 graph.erase_node(src)
                 count += 1
@@ -160,7 +173,8 @@ def fuse_epilogues(gm):
             total = sums[0]
             with graph.inserting_before(node):
                 fused = graph.call_function(
-                    ReluGradSum(node.target, total.target, total.args[1:]), node.args)
+                    _interned(ReluGradSum, node.target, total.target, tuple(total.args[1:])),
+                    node.args)
                 r = graph.call_function(operator.getitem, (fused, 0))
                 s = graph.call_function(operator.getitem, (fused, 1))
             r.meta = dict(node.meta)

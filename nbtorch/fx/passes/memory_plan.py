@@ -25,8 +25,10 @@ import threading
 
 import numpy as np
 
+from .epilogue import AddmmRelu, ReluGradSum
 from .fused_kernel import FusedKernel
 from .lower import ElementwiseCall, FunctionCall
+from .products import Product
 from .shape_prop import TensorMetadata
 
 __all__ = ["plan_memory", "MemoryPlan", "Arena", "PlannedCall"]
@@ -122,7 +124,8 @@ def _fresh_reader(user):
     if user.op != "call_function":
         return False
     t = user.target
-    if isinstance(t, (FusedKernel, PlannedCall, ElementwiseCall)):
+    if isinstance(t, (FusedKernel, PlannedCall, ElementwiseCall, Product, AddmmRelu,
+                      ReluGradSum)):
         return True
     if isinstance(t, FunctionCall):
         return user.meta.get("aliases_input") is False
