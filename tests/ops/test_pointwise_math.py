@@ -132,6 +132,19 @@ def test_relu_keeps_int_dtype_and_kink_gradients():
         A.gelu(torch.tensor([1, 2]))
 
 
+@pytest.mark.parametrize("n", [5, 5000, 300000])          # small-call, kernel, split paths
+def test_functional_activations_equal_their_functions_on_every_path(n):
+    x = torch.tensor(np.random.default_rng(0).standard_normal(n).astype(np.float32) * 3)
+    for fn, cls, args in ((A.relu, A.Relu, ()), (A.silu, A.Silu, ()),
+                          (A.gelu, A.Gelu, ()), (A.gelu, A.GeluTanh, ("tanh",))):
+        want = cls.apply(x).numpy()
+        np.testing.assert_array_equal(fn(x, *args).numpy(), want)
+        xg = x.detach().requires_grad_()           # recorded: the Function, differentiable
+        y = fn(xg, *args)
+        assert y.grad_fn is not None
+        np.testing.assert_array_equal(y.detach().numpy(), want)
+
+
 def test_activation_inplace_flag():
     x = torch.tensor([-1.0, 2.0])
     y = A.relu(x, inplace=True)
