@@ -253,10 +253,21 @@ def _convert(ret, cls):
     return ret
 
 
+def _pytorch_function(func):
+    """True for a function of PyTorch itself (``torch.add``, ``F.conv2d``, a
+    ``torch.Tensor`` method), which calls this protocol when handed nbtorch tensors."""
+    owner = getattr(func, "__objclass__", None)
+    module = getattr(owner if owner is not None else func, "__module__", None) or ""
+    return module == "torch" or module.startswith("torch.")
+
+
 def default_torch_function(cls, func, types, args=(), kwargs=None):
     """Tensor.__torch_function__: run the op as on plain tensors, then give tensor results
-    the subclass (as aliases that stay in the autograd graph)."""
-    if not all(issubclass(cls, t) for t in types):
+    the subclass (as aliases that stay in the autograd graph). PyTorch's own functions get
+    NotImplemented: PyTorch then raises its TypeError ("no implementation found for
+    'torch.nn.functional.conv2d' on types that implement __torch_function__"), where
+    calling them again here looped until Python's recursion limit."""
+    if not all(issubclass(cls, t) for t in types) or _pytorch_function(func):
         return NotImplemented
     with DisableTorchFunctionSubclass():
         ret = func(*args, **(kwargs or {}))

@@ -184,3 +184,16 @@ def test_torch_C_names_subclass_code_uses():
     with nbtorch._C.DisableTorchFunctionSubclass():
         assert not nbtorch._C._is_torch_function_enabled()
     assert nbtorch._C._len_torch_function_stack() == 0 and nbtorch._C._get_tracing_state() is None
+
+
+def test_pytorch_functions_given_nbtorch_tensors_raise_a_type_error():
+    """Real PyTorch calls nbtorch.Tensor.__torch_function__ for its own functions: they get
+    NotImplemented (PyTorch's TypeError), not a call back into PyTorch (a recursion loop)."""
+    torch = pytest.importorskip("torch")
+    x = nbtorch.randn(1, 1, 4, 4)
+    w = nbtorch.randn(1, 1, 3, 3)
+    for fn, args in ((torch.nn.functional.conv2d, (x, w)), (torch.add, (x, x)),
+                     (torch.nn.functional.relu, (x,))):
+        with pytest.raises(TypeError):
+            fn(*args)
+    assert nbtorch.nn.functional.conv2d(x, w).shape == (1, 1, 2, 2)
