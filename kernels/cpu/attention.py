@@ -12,6 +12,7 @@ probabilities (PyTorch's ``_safe_softmax``); a NaN in a row makes the row NaN.
 import numba
 import numpy as np
 
+from .cblas import matmul
 from .reduce import FM, _block_max, _row_sum
 from .softmax import _exp_minus
 
@@ -121,7 +122,7 @@ def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
     """out = dropout(safe_softmax(scale * q @ k^T + mask)) @ v over (N, H, ., .) arrays.
 
     q (N, H, L, E), k (N, H, S, E), v (N, H, S, Ev) and out (N, H, L, Ev) may be strided
-    views (they reach only np.matmul); p and pd are C-contiguous (N, H, L, S) outputs: the
+    views (they reach only the BLAS products, `cblas.matmul`); p and pd are C-contiguous (N, H, L, S) outputs: the
     probabilities and the dropped-out ones (pd is p without dropout). mask (additive,
     broadcastable) and noise (0/1 draws, scaled by keep) may be None.
     """
@@ -132,10 +133,10 @@ def sdpa(q, k, v, mask, scale, noise, keep, out, p, pd):
     scale, keep = p.dtype.type(scale), p.dtype.type(keep)
 
     def work(n0, n1):
-        np.matmul(q[n0:n1], k[n0:n1].swapaxes(-1, -2), out=p[n0:n1])
+        matmul(q[n0:n1], k[n0:n1].swapaxes(-1, -2), p[n0:n1])
         attention_probs(p, mask, mstrides, has_mask, scale, noise, keep, has_drop, p, pd,
                         n0, n1)
-        np.matmul(pd[n0:n1], v[n0:n1], out=out[n0:n1])
+        matmul(pd[n0:n1], v[n0:n1], out[n0:n1])
     from . import batch_threads        # on use: no kernel here depends on it
     batch_threads.over_ranges(N, work, p.size * (q.shape[-1] + v.shape[-1]))
 
@@ -151,14 +152,14 @@ def sdpa_backward(q, k, v, p, pd, noise, keep, scale, dout, dq, dk, dv):
 
     def work(n0, n1):
         if dv is not None:
-            np.matmul(pd[n0:n1].swapaxes(-1, -2), dout[n0:n1], out=dv[n0:n1])
+            matmul(pd[n0:n1].swapaxes(-1, -2), dout[n0:n1], dv[n0:n1])
         if dq is None and dk is None:
             return
-        np.matmul(dout[n0:n1], v[n0:n1].swapaxes(-1, -2), out=ds[n0:n1])
+        matmul(dout[n0:n1], v[n0:n1].swapaxes(-1, -2), ds[n0:n1])
         attention_probs_backward(p, noise, keep, has_drop, ds, scale, ds, n0, n1)
         if dq is not None:
-            np.matmul(ds[n0:n1], k[n0:n1], out=dq[n0:n1])
+            matmul(ds[n0:n1], k[n0:n1], dq[n0:n1])
         if dk is not None:
-            np.matmul(ds[n0:n1].swapaxes(-1, -2), q[n0:n1], out=dk[n0:n1])
+            matmul(ds[n0:n1].swapaxes(-1, -2), q[n0:n1], dk[n0:n1])
     from . import batch_threads        # on use: no kernel here depends on it
     batch_threads.over_ranges(N, work, 2 * p.size * (q.shape[-1] + v.shape[-1]))

@@ -33,6 +33,10 @@ slower at load 6 (a statically assigned half waits for a descheduled thread, whe
 the helpers' ranges go to whichever thread runs), and 1.3 s of cold compile.
 Without OpenBLAS (NumPy built on another BLAS) `one_thread` just calls.
 
+Where nbtorch loads its own copy of this library for large float32 products (on AMD
+Zen 4: blas_private.py, `private_library`), `set_threads` and `one_thread` set the
+thread counts of both copies together.
+
 Tried and not adopted: OpenBLAS's own threads handed to the spinning helpers. NumPy's
 OpenBLAS exports `openblas_set_threads_callback_function` (0.3.31, with the scipy_
 prefix and 64_ suffix); its pthreads `exec_blas` then passes every multi-threaded call's
@@ -56,7 +60,7 @@ import threading
 import numpy as np
 
 __all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads",
-           "set_threads", "library"]
+           "set_threads", "library", "private_library"]
 
 SMALL_WORK = 128 ** 3             # multiply-adds per product up to which one thread is used
 OWN_ONE_THREAD_WORK = 4 * 65536   # ...up to which OpenBLAS itself uses one thread
@@ -67,7 +71,7 @@ _GETTERS = ("scipy_openblas_get_num_threads64_", "scipy_openblas_get_num_threads
 _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
             "openblas_set_num_threads64_", "openblas_set_num_threads")
 
-_get = _set = _lib = None
+_get = _set = _lib = _private = None
 _loaded = False
 
 
@@ -95,7 +99,31 @@ def _load():
         get.restype, get.argtypes = ctypes.c_int, []
         set_.restype, set_.argtypes = None, [ctypes.c_int]
         _get, _set, _lib = get, set_, lib
+        _bind_private(lib, path)
         return
+
+
+def _bind_private(numpy_lib, path):
+    """Load the private copy of `blas_private.py` where it applies; `_set` then sets the
+    thread count of both copies (the private one starts at NumPy's)."""
+    global _set, _private
+    from . import blas_private
+    try:
+        lib = blas_private.load(numpy_lib, path)
+    except Exception:                     # noqa: BLE001 - any failure: NumPy's copy only
+        lib = None
+    set_ = lib is not None and next((getattr(lib, n) for n in _SETTERS if hasattr(lib, n)),
+                                    None)
+    if not set_:
+        return
+    set_.restype, set_.argtypes = None, [ctypes.c_int]
+    set_(_get())
+    set_numpy = _set
+
+    def set_both(n):
+        set_numpy(n)
+        set_(n)
+    _set, _private = set_both, lib
 
 
 def library():
@@ -103,6 +131,14 @@ def library():
     if not _loaded:
         _load()
     return _lib
+
+
+def private_library():
+    """nbtorch's own copy of that OpenBLAS for float32 products (blas_private.py), or None
+    where it does not apply."""
+    if not _loaded:
+        _load()
+    return _private
 
 
 def threads():

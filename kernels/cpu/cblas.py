@@ -24,28 +24,41 @@ from numba.extending import intrinsic
 
 from . import blas
 
-__all__ = ["gemm_address", "gemm", "NO_TRANS", "TRANS"]
+__all__ = ["gemm_address", "gemm", "sgemm_private", "matmul", "NO_TRANS", "TRANS"]
 
 NO_TRANS, TRANS = 111, 112          # CBLAS_TRANSPOSE
 _ROW_MAJOR = 101                    # CBLAS_ORDER
 _NAMES = {"f": ("scipy_cblas_sgemm64_", "cblas_sgemm64_"),
           "d": ("scipy_cblas_dgemm64_", "cblas_dgemm64_")}
 _ADDRESSES = {}
+# Products of more multiply-adds than this go to nbtorch's own OpenBLAS copy where one is
+# loaded (blas_private.py); smaller ones stay with NumPy's, whose SkylakeX build has
+# small-matrix kernels (to 100^3) the Haswell one lacks. One thread, us, NumPy's / the
+# copy's: LeNet's conv products 6x25 @ 25x576 2.2 / 4.2, 16x150 @ 150x64 3.2 / 4.4, 32^3
+# 1.2 / 1.6, 64^3 5.2 / 6.2, 100^3 18.4 / 20.8; then 128^3 42.9 / 41.4, 32x144 @ 144x784
+# 78.0 / 74.2, 64x576 @ 576x224 170 / 158, 128x784 @ (512x784).T 1141 / 987. A product's
+# size alone decides, so its values never depend on the load.
+PRIVATE_MIN_WORK = 100 ** 3
 
 
-def gemm_address(dtype):
+def gemm_address(dtype, work=0):
     """The address of OpenBLAS's 64-bit-integer cblas_?gemm for float32/float64 `dtype`,
-    or 0 (no such library or symbol, or another dtype)."""
+    or 0 (no such library or symbol, or another dtype): for float32 products of more than
+    `PRIVATE_MIN_WORK` multiply-adds (`work`) nbtorch's private copy where one is loaded
+    (blas_private.py), else NumPy's."""
     char = np.dtype(dtype).char
-    address = _ADDRESSES.get(char)
+    key = (char, work > PRIVATE_MIN_WORK)
+    address = _ADDRESSES.get(key)
     if address is None:
         names = () if numba.config.DISABLE_JIT else _NAMES.get(char, ())
-        address = _ADDRESSES[char] = _find(names)
+        private = blas.private_library() if key == ("f", True) else None
+        address = _ADDRESSES[key] = (private is not None and _find(names, private)
+                                     or _find(names))
     return address
 
 
-def _find(names):
-    lib = blas.library()
+def _find(names, lib=None):
+    lib = lib if lib is not None else blas.library()
     for name in names if lib is not None else ():
         fn = getattr(lib, name, None)
         if fn is not None:
@@ -96,3 +109,148 @@ def gemm(typingctx, address, trans_a, trans_b, m, n, k, alpha, a, a_off, lda,
             data(c_v, tys[14], c_off_v, tys[15]), int_(ldc_v, tys[16], 64)])
         return context.get_dummy_value()
     return sig, codegen
+
+
+_PRIVATE_SGEMM = []
+
+
+def _private_sgemm():
+    """The private copy's cblas_sgemm address, or 0 (no copy loaded)."""
+    if not _PRIVATE_SGEMM:
+        lib = None if numba.config.DISABLE_JIT else blas.private_library()
+        _PRIVATE_SGEMM.append(_find(_NAMES["f"], lib) if lib is not None else 0)
+    return _PRIVATE_SGEMM[0]
+
+
+def sgemm_private(a, b, out):
+    """out = a @ b through the private OpenBLAS copy's cblas_sgemm (blas_private.py), for
+    2-D float32 `a`, `b` each C- or Fortran-contiguous (a transposed matrix is passed as
+    such) of more than `PRIVATE_MIN_WORK` multiply-adds and a C-contiguous `out` sharing
+    no memory with them; True when done, False
+    (nothing done: NumPy's matmul then) where the copy is not loaded or the operands
+    need NumPy's handling."""
+    address = _private_sgemm()
+    if (not address or a.dtype.char != "f" or b.dtype.char != "f" or out.dtype.char != "f"
+            or a.ndim != 2 or b.ndim != 2 or not out.flags.c_contiguous):
+        return False
+    m, k = a.shape
+    n = b.shape[1]
+    if (m * n * k <= PRIVATE_MIN_WORK or np.may_share_memory(out, a)
+            or np.may_share_memory(out, b)):
+        return False
+    if a.flags.c_contiguous:
+        ta, lda, fa = NO_TRANS, k, a.reshape(-1)
+    elif a.flags.f_contiguous:
+        ta, lda, fa = TRANS, m, a.T.reshape(-1)
+    else:
+        return False
+    if b.flags.c_contiguous:
+        tb, ldb, fb = NO_TRANS, n, b.reshape(-1)
+    elif b.flags.f_contiguous:
+        tb, ldb, fb = TRANS, k, b.T.reshape(-1)
+    else:
+        return False
+    _sgemm(address, ta, tb, m, n, k, fa, lda, fb, ldb, out.reshape(-1), n)
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _sgemm(address, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+    gemm(address, ta, tb, m, n, k, np.float32(1.0), a, 0, lda, b, 0, ldb, np.float32(0.0),
+         c, 0, ldc)
+
+
+def matmul(a, b, out):
+    """np.matmul(a, b, out=out), float32 products on nbtorch's private OpenBLAS copy where
+    it is loaded and the layouts allow (`sgemm_private`, `_batched_private`), so 2-D and
+    batched products run the same kernels. The kernels' one entry for BLAS products."""
+    if not (sgemm_private(a, b, out) if out.ndim == 2 else _batched_private(a, b, out)):
+        np.matmul(a, b, out=out)
+
+
+def _matrix_layout(x, rows, cols):
+    """(trans, ld) of the (rows, cols) matrices of float32 array x as cblas takes them
+    (row-major or transposed, any leading dimension), or None."""
+    s0, s1 = x.strides[-2], x.strides[-1]
+    if (s1 == 4 or cols == 1) and s0 % 4 == 0 and (rows == 1 or s0 >= 4 * cols):
+        return NO_TRANS, max(s0 // 4 if rows > 1 else cols, cols, 1)
+    if (s0 == 4 or rows == 1) and s1 % 4 == 0 and (cols == 1 or s1 >= 4 * rows):
+        return TRANS, max(s1 // 4 if cols > 1 else rows, rows, 1)
+    return None
+
+
+def _batch_stride(x, batch_shape):
+    """The byte step between x's matrices when its batch dims are `batch_shape` and walk
+    memory evenly (0 for a 2-D x, broadcast over every batch), or None."""
+    if x.ndim == 2:
+        return 0
+    if x.shape[:-2] != batch_shape:
+        return None
+    step = None
+    for size, stride in zip(reversed(x.shape[:-2]), reversed(x.strides[:-2])):
+        if size == 1:
+            continue
+        if step is None:
+            step, span = stride, stride * size
+        elif stride != span:
+            return None
+        else:
+            span = stride * size
+    return step or 0
+
+
+def _batched_private(a, b, out):
+    """`matmul` for batched float32 operands on the private copy: one cblas_sgemm per
+    matrix, from compiled code; False where `sgemm_private` would say False or a batch
+    layout is not an even walk (NumPy's matmul then)."""
+    address = _private_sgemm()
+    if (not address or a.dtype.char != "f" or b.dtype.char != "f" or out.dtype.char != "f"
+            or out.ndim < 3 or not out.flags.c_contiguous or a.ndim < 2 or b.ndim < 2):
+        return False
+    m, n = out.shape[-2:]
+    k = a.shape[-1]
+    batch_shape = out.shape[:-2]
+    if (m * n * k <= PRIVATE_MIN_WORK or not out.size or a.shape[-2] != m
+            or b.shape[-2:] != (k, n)):
+        return False
+    sa, sb = _batch_stride(a, batch_shape), _batch_stride(b, batch_shape)
+    la, lb = _matrix_layout(a, m, k), _matrix_layout(b, k, n)
+    if (sa is None or sb is None or la is None or lb is None
+            or np.may_share_memory(out, a) or np.may_share_memory(out, b)):
+        return False
+    _sgemm_batch(address, la[0], lb[0], m, n, k, a.ctypes.data, sa, la[1],
+                 b.ctypes.data, sb, lb[1], out.ctypes.data, 4 * m * n, n, out.size // (m * n))
+    return True
+
+
+@intrinsic
+def _sgemm_at(typingctx, address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc):
+    """C = op(A) @ op(B) by the cblas_sgemm at `address`, row-major, A, B, C given as
+    integer byte addresses (float32)."""
+    sig = types.void(address, trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc)
+
+    def codegen(context, builder, signature, args):
+        tys = signature.args
+        i32, i64, f32 = ir.IntType(32), ir.IntType(64), ir.FloatType()
+        ptr = f32.as_pointer()
+        fnty = ir.FunctionType(ir.VoidType(), [i32, i32, i32, i64, i64, i64, f32, ptr, i64,
+                                               ptr, i64, f32, ptr, i64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+
+        def i(index, width=64):
+            v = context.cast(builder, args[index], tys[index], types.int64)
+            return v if width == 64 else builder.trunc(v, i32)
+
+        def p(index):
+            return builder.inttoptr(i(index), ptr)
+        builder.call(fn, [ir.Constant(i32, _ROW_MAJOR), i(1, 32), i(2, 32), i(3), i(4), i(5),
+                          ir.Constant(f32, 1.0), p(6), i(7), p(8), i(9), ir.Constant(f32, 0.0),
+                          p(10), i(11)])
+        return context.get_dummy_value()
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True)
+def _sgemm_batch(address, ta, tb, m, n, k, a, sa, lda, b, sb, ldb, c, sc, ldc, count):
+    for t in range(count):
+        _sgemm_at(address, ta, tb, m, n, k, a + t * sa, lda, b + t * sb, ldb, c + t * sc, ldc)

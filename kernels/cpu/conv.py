@@ -14,7 +14,7 @@ Three primitives cover convolution and every derivative of it:
 
 The batch is processed in chunks of about ``CHUNK_ELEMENTS`` column elements
 (1 MiB of float32), so each chunk's columns are written and read back by the
-GEMM while still in cache; the GEMM is one batched ``np.matmul(..., out=)``
+GEMM while still in cache; the GEMM is one batched ``cblas.matmul`` (np.matmul's)
 per chunk and group, writing straight into NCHW (no transposes): chunks that
 stay in cache beat whole-batch columns with one big GEMM (benchmarks/bench_conv.py).
 DESIGN.md measured BLAS at about 3x the best hand-tiled Numba GEMM, hence BLAS. (One
@@ -399,8 +399,8 @@ def conv2d_forward(x, weight, bias, out, stride, padding, dilation, groups, colu
             col = _chunk_columns(x, n0, n1, col_buf, kernel, stride, padding, dilation,
                                  out_size, columns, serial=split)
             for g in range(groups):
-                np.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
-                          out=out3[n0:n1, g * og:(g + 1) * og])
+                cblas.matmul(w2[g * og:(g + 1) * og], col[:, g * rows:(g + 1) * rows],
+                             out3[n0:n1, g * og:(g + 1) * og])
             if bias is not None:
                 add_channel_bias(out3[n0:n1], bias)
     _over_batch(run, n_b, n_o * rows * length * n_b)
@@ -442,8 +442,8 @@ def conv2d_grad_input(grad_out, weight, grad_in, stride, padding, dilation, grou
             else:
                 gcol = col_buf[:n1 - n0]
             for g in range(groups):
-                np.matmul(w2[g * og:(g + 1) * og].T, g3[n0:n1, g * og:(g + 1) * og],
-                          out=gcol[:, g * rows:(g + 1) * rows])
+                cblas.matmul(w2[g * og:(g + 1) * og].T, g3[n0:n1, g * og:(g + 1) * og],
+                             gcol[:, g * rows:(g + 1) * rows])
             if not direct:
                 col2im(gcol, grad_in[n0:n1], kernel, stride, padding, dilation, out_size,
                        split)
@@ -503,8 +503,8 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
             # (rows, L) @ (L, O/g) per image: OpenBLAS ran it 1.3-1.6x faster than the
             # transposed product (O/g, L) @ (L, rows) on LeNet c2 and 32x16x28x28 3x3
             for g in range(groups):
-                np.matmul(col[:, g * rows:(g + 1) * rows],
-                          g3[n0:n1, g * og:(g + 1) * og].transpose(0, 2, 1), out=p)
+                cblas.matmul(col[:, g * rows:(g + 1) * rows],
+                             g3[n0:n1, g * og:(g + 1) * og].transpose(0, 2, 1), p)
                 acc[g * og:(g + 1) * og] += (p[0] if n1 - n0 == 1 else p.sum(axis=0)).T
         return acc
     for acc in _over_batch(run, n_b, n_o * rows * length * n_b)[1:]:

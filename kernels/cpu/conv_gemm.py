@@ -24,7 +24,9 @@ as the columns. Windows that may leave the padded input stay on conv.py's batch 
 3.7 s without them, 2.0 s for the batch path alone).
 Values: the forward's are the per-image products conv.py's `np.matmul` runs, over fewer
 columns (float32: the same bits in every case tested; float64 differed in the last bit
-for some shapes, OpenBLAS's kernel for the remaining columns summing in another order);
+for some shapes, OpenBLAS's kernel for the remaining columns summing in another order;
+where the batch path's products exceed `cblas.PRIVATE_MIN_WORK` they run on nbtorch's
+own OpenBLAS copy, blas_private.py, and may differ in the last bits from these);
 the input gradient adds an element's contributions block by block (its rounding can
 change where a window spans two blocks); the weight gradient accumulates the images'
 and blocks' products into one sum in the GEMM (beta = 1) instead of adding a chunk's

@@ -70,13 +70,14 @@ def _layout(shape, strides, unit):
 _PLANS = {}      # (dtype char, shapes, strides) -> _plan(...)
 
 
-def _plan(char, a_shape, a_strides, b_shape, b_strides):
+def _plan(char, a_shape, a_strides, b_shape, b_strides, chunks):
     """(params, steps, address, kind of call, work) of a product, or None where the
-    operands do not suit (see `matmul`)."""
+    operands do not suit (see `matmul`). A range's GEMM is the one `cblas.gemm_address`
+    gives for its size (float32 ranges above `cblas.PRIVATE_MIN_WORK`: nbtorch's copy)."""
     unit = 4 if char == "f" else 8
     la, lb = _layout(a_shape, a_strides, unit), _layout(b_shape, b_strides, unit)
     (m, k), n = a_shape, b_shape[1]
-    address = cblas.gemm_address(np.dtype(char))
+    address = cblas.gemm_address(np.dtype(char), -(-m // chunks) * n * k)
     if la is None or lb is None or m < MIN_ROWS or k == 0 or n == 0 or not address:
         return None
     params = np.array([address, n, k, la[1], lb[1], n, la[0], lb[0]], np.int64)
@@ -98,7 +99,7 @@ def matmul(a, b, out, chunks):
     if (chunks < 2 or char not in _WRAPPERS or a.dtype.char != char
             or b.dtype.char != char or not out.flags.c_contiguous):
         return False
-    shape_key = (char, a.shape, a.strides, b.shape, b.strides)
+    shape_key = (char, a.shape, a.strides, b.shape, b.strides, chunks)
     plan = _PLANS.get(shape_key, False)
     if plan is False:
         if len(_PLANS) > 512:

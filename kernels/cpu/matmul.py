@@ -50,7 +50,7 @@ from numba import prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from nbtorch.kernels.cpu import batch_threads, blas, gemm_rows, openmp, workers
+from nbtorch.kernels.cpu import batch_threads, blas, cblas, gemm_rows, openmp, workers
 from nbtorch.kernels.cpu.copy import transpose_into
 from nbtorch.kernels.halves import is_half
 
@@ -288,7 +288,7 @@ def _blas_core(a, b, out):
                 _transposed_product(a, b, out)
             return
         if work > blas.SMALL_WORK:
-            np.matmul(a, b, out=out)
+            cblas.matmul(a, b, out)
             return
         if (work >= SPLIT_ROWS_MIN_WORK and gemm_rows.SUPPORTED
                 and gemm_rows.matmul(a, b, out, workers.NUM_THREADS)):
@@ -296,16 +296,16 @@ def _blas_core(a, b, out):
     elif batch * work >= blas.SPLIT_MIN_WORK and a.ndim == b.ndim == out.ndim:
         parts = batch_threads.ranges(out.shape[0], batch * work, blas.SPLIT_MIN_WORK)
         if parts is None:
-            blas.one_thread(np.matmul, a, b, out)
+            blas.one_thread(cblas.matmul, a, b, out)
         else:
-            batch_threads.run(lambda b0, b1: np.matmul(
-                _first(a, b0, b1), _first(b, b0, b1), out=out[b0:b1]), parts,
+            batch_threads.run(lambda b0, b1: cblas.matmul(
+                _first(a, b0, b1), _first(b, b0, b1), out[b0:b1]), parts,
                 ("bmm", out.dtype.char, (batch * work).bit_length()))
         return
     if work > blas.OWN_ONE_THREAD_WORK:
-        blas.one_thread(np.matmul, a, b, out)
+        blas.one_thread(cblas.matmul, a, b, out)
     else:
-        np.matmul(a, b, out=out)
+        cblas.matmul(a, b, out)
 
 
 def _transposed_pays(m, n, work, b):
@@ -337,10 +337,13 @@ def _transposed_product(a, b, out):
     64-1024, n 128-2048, m 1-31: 5.5 ms saved in all under `_transposed_pays`'s rule, six
     cases up to 1.6 us slower) k=256 n=512 m=4 75/33, m=8 85/46, k=128 n=1024 m=2 70/26.
     Each element is one dot product either way: float32 gave the same bits in every
-    shape tried; float64 differed in the last bits in some (k=300, n=700, m=48: 3e-14)."""
+    shape tried with the SkylakeX kernels, not with the Haswell kernels of nbtorch's own
+    copy (blas_private.py: within rounding; there the swap still paid, two threads, us,
+    direct / transposed: m=8 k=1024 n=1024 181/152, m=2 k=1024 n=4096 901/538, m=64
+    361/374); float64 differed in the last bits in some (k=300, n=700, m=48: 3e-14)."""
     m, n = out.shape
     t = np.empty((n, m), out.dtype)
-    np.matmul(b.T, a.T, out=t)
+    cblas.matmul(b.T, a.T, t)
     transpose_into(t, out)
 
 

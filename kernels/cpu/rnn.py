@@ -25,12 +25,14 @@ _OPTS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"contract"})
 
 
 def _step_matmul(matmul):
-    """The per-step matmul: NumPy's own when `matmul` is the default BLAS kernel (the
-    step operands are float32/64 with a unit-stride dim, so its dtype routing and layout
-    checks only cost time: ~8 us a call, 200 calls per 2-layer fwd+bwd), else `matmul`."""
+    """The per-step matmul: `cblas.matmul` (NumPy's, float32 on nbtorch's OpenBLAS copy)
+    when `matmul` is the default BLAS kernel (the step operands are float32/64 with a
+    unit-stride dim, so its dtype routing and layout checks only cost time: ~8 us a call,
+    200 calls per 2-layer fwd+bwd), else `matmul`."""
+    from nbtorch.kernels.cpu import cblas
     from nbtorch.kernels.cpu.matmul import matmul_blas
     if matmul is matmul_blas:
-        return lambda a, b, out: np.matmul(a, b, out=out)
+        return cblas.matmul
     return matmul
 
 

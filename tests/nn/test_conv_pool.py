@@ -152,7 +152,7 @@ def test_conv2d_weight_grad_reuses_the_forward_columns_once(monkeypatch):
     # the batch path's forward keeps its im2col columns for the weight gradient and frees
     # them after use; a second backward (retain_graph) recomputes them: the same gradients
     from nbtorch.kernels.cpu import cblas
-    monkeypatch.setattr(cblas, "gemm_address", lambda dtype: 0)   # no per-image kernels
+    monkeypatch.setattr(cblas, "gemm_address", lambda dtype, work=0: 0)   # no per-image kernels
     x, w = _t(_rand(3, 2, 7, 6), True), _t(_rand(4, 2, 3, 2, seed=1), True)
     y = nbtorch.nn.functional.conv2d(x, w, stride=(2, 1), padding=1, dilation=(1, 2))
     assert y.grad_fn.columns is not None

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 conv = pytest.importorskip("nbtorch.kernels.cpu.conv")
-from nbtorch.kernels.cpu import cblas, conv_gemm  # noqa: E402
+from nbtorch.kernels.cpu import blas, cblas, conv_gemm  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not cblas.gemm_address(np.float32),
                                 reason="no OpenBLAS cblas_sgemm64_ to call by address")
@@ -45,7 +45,7 @@ def _run(x, w, b, g, geo, keep, fused, monkeypatch):
     s, p, d, groups = geo
     with monkeypatch.context() as m:
         if not fused:
-            m.setattr(cblas, "gemm_address", lambda dtype: 0)
+            m.setattr(cblas, "gemm_address", lambda dtype, work=0: 0)
         out = np.full(g.shape, np.nan, x.dtype)
         shape = conv.columns_shape(x.shape, w.shape, s, p, g.shape[2:], x.itemsize)
         assert shape is None or not fused
@@ -67,9 +67,15 @@ def test_one_image_at_a_time_equals_the_batch_path(case, dtype, keep, monkeypatc
     assert plan is not None and plan[1] == case[-1]
     out, gx, gw = _run(x, w, b, g, geo, False, True, monkeypatch)
     ref_out, ref_gx, ref_gw = _run(x, w, b, g, geo, keep, False, monkeypatch)
-    np.testing.assert_array_equal(out, ref_out)
-    np.testing.assert_array_equal(gx, ref_gx)
     tol = 1e-5 if dtype == np.float32 else 1e-12
+    if dtype == np.float32 and blas.private_library() is not None:
+        # batch-path products above cblas.PRIVATE_MIN_WORK run on nbtorch's OpenBLAS copy
+        # (Haswell kernels), the per-image blocks on NumPy's: the last bits may differ
+        np.testing.assert_allclose(out, ref_out, rtol=tol, atol=tol * np.abs(ref_out).max())
+        np.testing.assert_allclose(gx, ref_gx, rtol=tol, atol=tol * np.abs(ref_gx).max())
+    else:
+        np.testing.assert_array_equal(out, ref_out)
+        np.testing.assert_array_equal(gx, ref_gx)
     np.testing.assert_allclose(gw, ref_gw, rtol=tol, atol=tol * np.abs(ref_gw).max())
 
 
@@ -101,7 +107,7 @@ def test_output_padding_rows_past_the_last_window_get_zeros(monkeypatch):
     conv.conv2d_grad_input(g, w, gx, (2, 2), (0, 0), (1, 1), 1)
     ref = np.empty_like(gx)
     with monkeypatch.context() as m:
-        m.setattr(cblas, "gemm_address", lambda dtype: 0)
+        m.setattr(cblas, "gemm_address", lambda dtype, work=0: 0)
         conv.conv2d_grad_input(g, w, ref, (2, 2), (0, 0), (1, 1), 1)
     np.testing.assert_array_equal(gx, ref)
     assert not gx[:, :, 9].any() and not gx[:, :, :, 9].any()
