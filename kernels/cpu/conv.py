@@ -312,6 +312,9 @@ def _gemm_plan(x, w, y, groups, kernel, stride, padding, dilation, out_size):
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
     block = _block_rows(pointwise, w[0].size, groups, w.shape[0] // groups,
                         math.prod(out_size), geom[14], dtype.itemsize)
+    # a block's products by size: large float32 ones on nbtorch's OpenBLAS copy (cblas.py)
+    work = (w.shape[0] // groups) * w[0].size * min(block * geom[14], math.prod(out_size))
+    address = cblas.gemm_address(dtype, work)
     if pointwise:
         return address, conv_gemm.POINTWISE, geom, block
     if not conv_dense.fits(geom, _volumes(x).shape[2:]):

@@ -25,8 +25,9 @@ as the columns. Windows that may leave the padded input stay on conv.py's batch 
 Values: the forward's are the per-image products conv.py's `np.matmul` runs, over fewer
 columns (float32: the same bits in every case tested; float64 differed in the last bit
 for some shapes, OpenBLAS's kernel for the remaining columns summing in another order;
-where the batch path's products exceed `cblas.PRIVATE_MIN_WORK` they run on nbtorch's
-own OpenBLAS copy, blas_private.py, and may differ in the last bits from these);
+products above `cblas.PRIVATE_MIN_WORK`, here a block's and in the batch path, run on
+nbtorch's own OpenBLAS copy, blas_private.py, and the two paths may then differ in the
+last bits);
 the input gradient adds an element's contributions block by block (its rounding can
 change where a window spans two blocks); the weight gradient accumulates the images'
 and blocks' products into one sum in the GEMM (beta = 1) instead of adding a chunk's
