@@ -15,6 +15,14 @@ from nbtorch.kernels.cpu import blas, blas_private, cblas
 _LINUX_X86 = sys.platform.startswith("linux") and os.uname().machine == "x86_64"
 
 
+def _has_avx2():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx2" in f.read()
+    except OSError:
+        return False
+
+
 def _run(code, **env):
     full = dict(os.environ, **env)
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=full,
@@ -36,7 +44,8 @@ _PROBE = """
 """
 
 
-@pytest.mark.skipif(not _LINUX_X86 or blas.library() is None, reason="x86-64 Linux OpenBLAS")
+@pytest.mark.skipif(not _LINUX_X86 or blas.library() is None or not _has_avx2(),
+                    reason="x86-64 Linux OpenBLAS on an AVX2 CPU (the Haswell kernels)")
 def test_a_copy_with_the_kernels_asked_for_leaves_numpy_and_the_environment_alone(tmp_path):
     numpy_core = blas_private.core_name(blas.library())
     out = _run(_PROBE, NBTORCH_OPENBLAS_CORETYPE="Haswell", NBTORCH_CACHE_DIR=str(tmp_path))
