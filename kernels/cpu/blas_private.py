@@ -1,5 +1,5 @@
 """A second copy of NumPy's OpenBLAS, running the kernels that are fastest on this CPU,
-for nbtorch's float32 products.
+for nbtorch's float32 products above `cblas.PRIVATE_MIN_WORK` multiply-adds.
 
 OpenBLAS (NumPy's scipy-openblas 0.3.31, a DYNAMIC_ARCH build) picks its kernels once,
 when the library loads, from the CPU it sees: on AMD Zen 4 it takes the SkylakeX
@@ -9,8 +9,10 @@ loaded and calls interleaved (cblas_sgemm, two threads, us, SkylakeX -> Haswell)
 x @ W.T 128x784 @ 784x512 782 -> 657, 128x512 @ 512x256 211 -> 183, 256x128 @ 128x512
 220 -> 191, 32x1024 @ 1024x1024 (W.T) 717 -> 520, 128x256 @ 256x10 19.0 -> 15.5,
 128^3 67.9 -> 64.6, 512^3 1348 -> 1301, 1024^3 22.5 -> 21.7 ms, 512x128 @ 128x784
-538 -> 538: never slower. float64 was mixed (0.51-1.11x), so float64 stays with
-NumPy's copy. The two kernel sets round differently: products differ in the last bit
+538 -> 538; not faster where K is 64-128 and the result wide (512x128 @ 128x784 TN
+1.00-1.10x, 512x64 @ 64x784 1.15x, 128x128 @ 128x784 1.07x; a slow VM state). Below 100^3
+NumPy's SkylakeX small-matrix kernels win (up to 2x: cblas.PRIVATE_MIN_WORK). float64 was
+mixed (0.51-1.11x), so float64 stays with NumPy's copy. The two kernel sets round differently: products differ in the last bit
 or two (relative 2e-7 to 7e-7 in float32), as any other BLAS would.
 
 NumPy's copy cannot switch (the choice is made at its load, from OPENBLAS_CORETYPE,

@@ -1,4 +1,6 @@
-"""NumPy's bundled OpenBLAS GEMM called from inside Numba kernels, by address.
+"""OpenBLAS's GEMM called by address: from inside Numba kernels, and as `matmul`, the
+kernels' one entry for BLAS products (float32 ones above `PRIVATE_MIN_WORK` multiply-adds
+on nbtorch's own copy of the library where blas_private.py loads one).
 
 A kernel that interleaves small GEMMs with its own loops (convolution: im2col of one
 image, then its product, while the columns are still in cache) cannot call `np.matmul`
@@ -24,7 +26,8 @@ from numba.extending import intrinsic
 
 from . import blas
 
-__all__ = ["gemm_address", "gemm", "sgemm_private", "matmul", "NO_TRANS", "TRANS"]
+__all__ = ["gemm_address", "gemm", "sgemm_private", "matmul", "matrix_layout", "NO_TRANS",
+           "TRANS"]
 
 NO_TRANS, TRANS = 111, 112          # CBLAS_TRANSPOSE
 _ROW_MAJOR = 101                    # CBLAS_ORDER
@@ -138,20 +141,21 @@ def sgemm_private(a, b, out):
     if (m * n * k <= PRIVATE_MIN_WORK or np.may_share_memory(out, a)
             or np.may_share_memory(out, b)):
         return False
-    if a.flags.c_contiguous:
-        ta, lda, fa = NO_TRANS, k, a.reshape(-1)
-    elif a.flags.f_contiguous:
-        ta, lda, fa = TRANS, m, a.T.reshape(-1)
-    else:
+    fa, fb = _flat(a), _flat(b)
+    if fa is None or fb is None:
         return False
-    if b.flags.c_contiguous:
-        tb, ldb, fb = NO_TRANS, n, b.reshape(-1)
-    elif b.flags.f_contiguous:
-        tb, ldb, fb = TRANS, k, b.T.reshape(-1)
-    else:
-        return False
-    _sgemm(address, ta, tb, m, n, k, fa, lda, fb, ldb, out.reshape(-1), n)
+    _sgemm(address, fa[0], fb[0], m, n, k, fa[2], fa[1], fb[2], fb[1], out.reshape(-1), n)
     return True
+
+
+def _flat(x):
+    """(trans, ld, 1-D view) of a C- or Fortran-contiguous 2-D array as cblas takes it, or
+    None."""
+    if x.flags.c_contiguous:
+        return NO_TRANS, x.shape[1], x.reshape(-1)
+    if x.flags.f_contiguous:
+        return TRANS, x.shape[0], x.T.reshape(-1)
+    return None
 
 
 @numba.njit(cache=True, nogil=True)
@@ -168,14 +172,15 @@ def matmul(a, b, out):
         np.matmul(a, b, out=out)
 
 
-def _matrix_layout(x, rows, cols):
-    """(trans, ld) of the (rows, cols) matrices of float32 array x as cblas takes them
-    (row-major or transposed, any leading dimension), or None."""
-    s0, s1 = x.strides[-2], x.strides[-1]
-    if (s1 == 4 or cols == 1) and s0 % 4 == 0 and (rows == 1 or s0 >= 4 * cols):
-        return NO_TRANS, max(s0 // 4 if rows > 1 else cols, cols, 1)
-    if (s0 == 4 or rows == 1) and s1 % 4 == 0 and (cols == 1 or s1 >= 4 * rows):
-        return TRANS, max(s1 // 4 if cols > 1 else rows, rows, 1)
+def matrix_layout(shape, strides, unit):
+    """(transpose flag, leading dimension) of a matrix of `shape` (its last two dims) and
+    byte `strides` that BLAS can read in place, `unit` bytes an element, or None (neither
+    dim has unit stride, or the other stride is too small)."""
+    s0, s1 = strides[-2:]
+    if s1 == unit and s0 % unit == 0 and s0 // unit >= max(1, shape[-1]):
+        return NO_TRANS, s0 // unit
+    if s0 == unit and s1 % unit == 0 and s1 // unit >= max(1, shape[-2]):
+        return TRANS, s1 // unit
     return None
 
 
@@ -214,7 +219,7 @@ def _batched_private(a, b, out):
             or b.shape[-2:] != (k, n)):
         return False
     sa, sb = _batch_stride(a, batch_shape), _batch_stride(b, batch_shape)
-    la, lb = _matrix_layout(a, m, k), _matrix_layout(b, k, n)
+    la, lb = matrix_layout(a.shape, a.strides, 4), matrix_layout(b.shape, b.strides, 4)
     if (sa is None or sb is None or la is None or lb is None
             or np.may_share_memory(out, a) or np.may_share_memory(out, b)):
         return False

@@ -303,8 +303,7 @@ def _gemm_plan(x, w, y, groups, kernel, stride, padding, dilation, out_size):
     if not (w.dtype == dtype and y.dtype == dtype and x.flags.c_contiguous
             and w.flags.c_contiguous and y.flags.c_contiguous):
         return None
-    address = cblas.gemm_address(dtype)
-    if not address or 0 in w.shape or 0 in y.shape[1:] or w.shape[0] % groups:
+    if not cblas.gemm_address(dtype) or 0 in w.shape or 0 in y.shape[1:] or w.shape[0] % groups:
         return None
     if y.shape[0] and w[0].size * groups * y[0, 0].size >= PARALLEL_MIN_ELEMENTS:
         return None

@@ -56,17 +56,6 @@ def _dgemm_rows(args, rows, steps, data):
 _WRAPPERS = {"f": _sgemm_rows, "d": _dgemm_rows}
 
 
-def _layout(shape, strides, unit):
-    """(transpose flag, leading dimension) of a 2-D operand BLAS can read in place, or
-    None (neither dim has unit stride, or the other stride is too small)."""
-    s0, s1 = strides
-    if s1 == unit and s0 % unit == 0 and s0 // unit >= max(1, shape[1]):
-        return cblas.NO_TRANS, s0 // unit
-    if s0 == unit and s1 % unit == 0 and s1 // unit >= max(1, shape[0]):
-        return cblas.TRANS, s1 // unit
-    return None
-
-
 _PLANS = {}      # (dtype char, shapes, strides) -> _plan(...)
 
 
@@ -75,7 +64,8 @@ def _plan(char, a_shape, a_strides, b_shape, b_strides, chunks):
     operands do not suit (see `matmul`). A range's GEMM is the one `cblas.gemm_address`
     gives for its size (float32 ranges above `cblas.PRIVATE_MIN_WORK`: nbtorch's copy)."""
     unit = 4 if char == "f" else 8
-    la, lb = _layout(a_shape, a_strides, unit), _layout(b_shape, b_strides, unit)
+    la = cblas.matrix_layout(a_shape, a_strides, unit)
+    lb = cblas.matrix_layout(b_shape, b_strides, unit)
     (m, k), n = a_shape, b_shape[1]
     address = cblas.gemm_address(np.dtype(char), -(-m // chunks) * n * k)
     if la is None or lb is None or m < MIN_ROWS or k == 0 or n == 0 or not address:

@@ -145,6 +145,22 @@ def test_functional_activations_equal_their_functions_on_every_path(n):
         np.testing.assert_array_equal(y.detach().numpy(), want)
 
 
+def test_functional_activations_answer_small_unrecorded_calls_without_their_function(
+        monkeypatch):
+    """F.relu / F.gelu / F.silu on a small tensor without grad take the Tensor methods'
+    pre-resolved ufunc call (once a first call has resolved it), as x.relu() does, not
+    Function.apply."""
+    x = torch.tensor([-1.0, 0.5, 2.0])
+    A.relu(x), A.gelu(x), A.gelu(x, "tanh"), A.silu(x)       # first calls resolve the loops
+    for cls in (A.Relu, A.Gelu, A.GeluTanh, A.Silu):
+        def refuse(*args, cls=cls):
+            raise AssertionError(f"{cls.__name__}.apply called")
+        monkeypatch.setattr(cls, "apply", refuse)
+    A.relu(x), A.gelu(x), A.gelu(x, "tanh"), A.silu(x)
+    with pytest.raises(AssertionError, match="Relu.apply"):
+        A.relu(x.detach().requires_grad_())              # recorded: the Function
+
+
 def test_activation_inplace_flag():
     x = torch.tensor([-1.0, 2.0])
     y = A.relu(x, inplace=True)

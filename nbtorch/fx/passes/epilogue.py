@@ -25,6 +25,10 @@ Example:
 """
 import operator
 
+from ..._lazy import kernel_module
+from ..._tensor import empty
+from ...autograd.function import APPLY_WRAPPERS
+from ...ops.linalg import mm_nt
 from .lowered_ops import ElementwiseCall, FunctionCall
 
 __all__ = ["fuse_epilogues", "AddmmRelu", "ReluGradSum"]
@@ -33,19 +37,8 @@ _FLOATS = ("float32", "float64")
 
 
 def _limit():
-    from ...kernels.cpu.reduce import PARALLEL_MIN_NUMEL
-    return PARALLEL_MIN_NUMEL
-
-
-def _kernels():
-    from ..._lazy import kernel_module
-    return kernel_module("cpu.epilogue")
-
-
-def _watched():
-    """True while a profiler or a graph capture wraps every op (they must see them)."""
-    from ...autograd.function import APPLY_WRAPPERS
-    return APPLY_WRAPPERS[0]
+    """reduce.PARALLEL_MIN_NUMEL (kernel modules load on first use)."""
+    return kernel_module("cpu.reduce").PARALLEL_MIN_NUMEL
 
 
 class AddmmRelu:
@@ -64,12 +57,11 @@ class AddmmRelu:
     def __call__(self, x, w, b):
         if (x.device.type == "cpu" and x.dtype is w.dtype is b.dtype
                 and x.dtype.name in _FLOATS and len(x._shape) == 2 and len(b._shape) == 1
-                and b._strides == (1,) and not _watched()):
-            from ...ops.linalg import mm_nt
+                and b._strides == (1,) and not APPLY_WRAPPERS[0]):
             out = mm_nt(x, w)
             arr = out._array
             if 0 < arr.size < _limit() and arr.flags.c_contiguous:
-                _kernels().bias_relu_(arr, b._array)
+                kernel_module("cpu.epilogue").bias_relu_(arr, b._array)
                 return out
         return self.relu(self.addmm(x, w, b))
 
@@ -97,11 +89,11 @@ class ReluGradSum:
         if (g.device.type == "cpu" and y.device.type == "cpu" and g.dtype is y.dtype
                 and g.dtype.name in _FLOATS and len(shape) == 2 and shape[1] > 1
                 and y._shape == shape and 0 < shape[0] * shape[1] < _limit()
-                and g.is_contiguous() and y.is_contiguous() and not _watched()):
-            from ..._tensor import empty
+                and g.is_contiguous() and y.is_contiguous() and not APPLY_WRAPPERS[0]):
             r = empty(shape, g.dtype, g.device)
             s = empty((shape[1],), g.dtype, g.device)
-            _kernels().relu_grad_colsum(g._array, y._array, r._array, s._array)
+            kernel_module("cpu.epilogue").relu_grad_colsum(g._array, y._array, r._array,
+                                                           s._array)
             return r, s
         r = self.relu_grad(g, y)
         return r, self.sum(r, *self.sum_args)

@@ -14,7 +14,10 @@ The fast path takes CPU operands of one float dtype with no profiler or capture 
 the ops; anything else (CUDA, complex, a mixed-dtype call) runs the original targets,
 which each `Product` keeps.
 """
-from .lowered_ops import FunctionCall
+from ...autograd.function import APPLY_WRAPPERS
+from ...ops.linalg import Matmul, _raw_product
+from ...ops.views import Permute
+from .lowered_ops import FunctionCall, function_call
 
 __all__ = ["call_products_directly", "Product", "product"]
 
@@ -38,8 +41,7 @@ class Product:
     def __call__(self, a, b):
         if (a.device.type == "cpu" and b.device.type == "cpu" and a.dtype is b.dtype
                 and a.dtype.name in _FLOATS and len(a._shape) == 2 and len(b._shape) == 2
-                and not _watched()):
-            from ...ops.linalg import _raw_product
+                and not APPLY_WRAPPERS[0]):
             x, y = a._array, b._array
             if self.transpose_a:
                 x = x.T
@@ -69,12 +71,6 @@ def product(transpose_a, transpose_b, matmul, permute):
     return p
 
 
-def _watched():
-    """True while a profiler or a graph capture wraps every op (they must see them)."""
-    from ...autograd.function import APPLY_WRAPPERS
-    return APPLY_WRAPPERS[0]
-
-
 def _function(node, base):
     t = node.target if getattr(node, "op", None) == "call_function" else None
     return t if isinstance(t, FunctionCall) and issubclass(t.cls, base) else None
@@ -97,8 +93,6 @@ def _transposed(node, permute_cls):
 def call_products_directly(gm):
     """Give every 2-D product of GraphModule `gm` a `Product` target (module docstring);
     returns how many. The caller removes dead permutes and recompiles."""
-    from ...ops.linalg import Matmul
-    from ...ops.views import Permute
     count = 0
     for node in list(gm.graph.nodes):
         matmul = _function(node, Matmul)
@@ -113,13 +107,8 @@ def call_products_directly(gm):
         if tb is not None:
             b, permute = b.args[0], tb
         node.target = product(ta is not None, tb is not None, matmul,
-                              permute or _permute_target())
+                              permute or function_call(Permute))
         node.args = (a, b)
         count += 1
     return count
 
-
-def _permute_target():
-    from ...ops.views import Permute
-    from .lowered_ops import function_call
-    return function_call(Permute)

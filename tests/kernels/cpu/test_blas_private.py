@@ -99,3 +99,28 @@ def test_layouts_blas_cannot_take_fall_back_to_numpy():
     want = np.matmul(x, x)
     cblas.matmul(x, x, x)                                 # out aliasing an input: NumPy's
     np.testing.assert_allclose(x, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.skipif(blas.private_library() is None, reason="no private copy on this CPU")
+def test_kernels_calling_gemm_by_address_pick_the_copy_by_product_size():
+    """gemm_rows' ranges and the conv per-image blocks: above PRIVATE_MIN_WORK the copy's
+    cblas_sgemm, below (LeNet's blocks) NumPy's, as `cblas.matmul` decides."""
+    from nbtorch.kernels.cpu import conv, gemm_rows
+    big, small = cblas.gemm_address(np.float32, 10 ** 7), cblas.gemm_address(np.float32)
+    assert big and small and big != small
+    a, b = np.ones((128, 128), np.float32), np.ones((128, 128), np.float32)
+    plan = gemm_rows._plan("f", a.shape, a.strides, b.shape, b.strides, 2)  # 64x128x128
+    assert plan[0][0] == big
+    plan = gemm_rows._plan("f", (32, 64), (256, 4), (64, 64), (256, 4), 2)    # 16x64x64
+    assert plan[0][0] == small
+
+    def conv_address(x_shape, w_shape, pad):
+        x, w = np.ones(x_shape, np.float32), np.ones(w_shape, np.float32)
+        out_size = tuple(s + 2 * pad - k + 1 for s, k in zip(x_shape[2:], w_shape[2:]))
+        y = np.ones(x_shape[:1] + w_shape[:1] + out_size, np.float32)
+        x5, w5, y5 = (v.reshape(v.shape[:2] + (1,) + v.shape[2:]) for v in (x, w, y))
+        plan = conv._gemm_plan(x5, w5, y5.reshape(y5.shape[:2] + (-1,)), 1, (1,) + w_shape[2:],
+                               (1, 1, 1), (0, pad, pad), (1, 1, 1), (1,) + out_size)
+        return plan[0]
+    assert conv_address((4, 1, 28, 28), (6, 1, 5, 5), 0) == small       # LeNet c1
+    assert conv_address((4, 16, 28, 28), (32, 16, 3, 3), 1) == big      # 32x144 @ 144x784
