@@ -55,9 +55,10 @@ so numbers below the server's thread count hung a product within 400 switches ba
 OpenBLAS's threads (numbers from 32 or 55 up, of MAX_THREADS=64, ran them all).
 """
 import ctypes
-import threading
 
 import numpy as np
+
+from . import blas_hold
 
 __all__ = ["SMALL_WORK", "OWN_ONE_THREAD_WORK", "SPLIT_MIN_WORK", "one_thread", "threads",
            "set_threads", "library", "private_library"]
@@ -73,6 +74,11 @@ _SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads
 
 _get = _set = _lib = _private = None
 _loaded = False
+_HOLD = blas_hold.new_state()     # (state, fns): one_thread's hold (blas_hold.py)
+
+
+def _address(fn):
+    return ctypes.cast(fn, ctypes.c_void_p).value
 
 
 def _load():
@@ -99,6 +105,8 @@ def _load():
         get.restype, get.argtypes = ctypes.c_int, []
         set_.restype, set_.argtypes = None, [ctypes.c_int]
         _get, _set, _lib = get, set_, lib
+        fns = _HOLD[1]
+        fns[blas_hold.GET], fns[blas_hold.SET_NUMPY] = _address(get), _address(set_)
         _bind_private(lib, path)
         return
 
@@ -124,6 +132,7 @@ def _bind_private(numpy_lib, path):
         set_numpy(n)
         set_(n)
     _set, _private = set_both, lib
+    _HOLD[1][blas_hold.SET_PRIVATE] = _address(set_)
 
 
 def library():
@@ -148,23 +157,12 @@ def threads():
     return _get() if _get is not None else 1
 
 
-_lock = threading.Lock()
-_held = [0, 1]          # [calls inside one_thread, OpenBLAS's thread count before the first]
-
-
-def _enter():
-    with _lock:
-        if _held[0] == 0:
-            _held[1] = _get()
-            _set(1)
-        _held[0] += 1
-
-
-def _leave():
-    with _lock:
-        _held[0] -= 1
-        if _held[0] == 0:
-            _set(_held[1])
+def hold():
+    """(state, fns) of one_thread's hold for compiled callers (blas_hold.enter/leave), or
+    None without OpenBLAS."""
+    if not _loaded:
+        _load()
+    return _HOLD if _get is not None else None
 
 
 def set_threads(n):
@@ -174,11 +172,7 @@ def set_threads(n):
         _load()
     if _set is None:
         return
-    with _lock:
-        if _held[0]:
-            _held[1] = n
-        else:
-            _set(n)
+    blas_hold.set_threads(*_HOLD, n)
 
 
 def one_thread(fn, *args):
@@ -189,8 +183,9 @@ def one_thread(fn, *args):
         _load()
     if _get is None:                     # no OpenBLAS: nothing to hold
         return fn(*args)
-    _enter()
+    state, fns = _HOLD
+    blas_hold.enter(state, fns)
     try:
         return fn(*args)
     finally:
-        _leave()
+        blas_hold.leave(state, fns)

@@ -98,21 +98,24 @@ def matmul(a, b, out, chunks):
     if plan is None:
         return False
     params, steps, address, key, work = plan
-    blas.one_thread(_run, address, (a, b, params, out), steps, a.shape[0], chunks, key, work)
+    _run(address, (a, b, params, out), steps, a.shape[0], chunks, key, work)
     return True
 
 
 def _run(address, operands, steps, m, chunks, key, work):
-    """The ranges on the helpers while they pay, else here; timed for `workers`' judgement
-    (one function: each Python frame between the op and the GEMM costs ~0.1 us)."""
+    """The ranges on the helpers while they pay, else here, OpenBLAS held on one thread
+    (by the compiled dispatch itself on the helpers' path: blas_hold.py); timed for
+    `workers`' judgement (one function: each Python frame between the op and the GEMM
+    costs ~0.1 us)."""
     if workers.use_helpers(key):
         t = perf_counter()
-        if not spin_threads.run_arrays(address, operands, steps, m, chunks, ROW_ALIGN):
-            _here(address, operands, steps, m, chunks)
+        if not spin_threads.run_arrays(address, operands, steps, m, chunks, ROW_ALIGN,
+                                       blas.hold()):
+            blas.one_thread(_here, address, operands, steps, m, chunks)
         workers.record_parallel(key, perf_counter() - t, work)
     else:
         t = perf_counter()
-        _here(address, operands, steps, m, chunks)
+        blas.one_thread(_here, address, operands, steps, m, chunks)
         workers.record_serial(key, perf_counter() - t, work)
 
 

@@ -47,12 +47,12 @@ from time import perf_counter, sleep
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import literal_unroll, njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic, register_jitable
+from numba import literal_unroll, njit
+from numba.extending import register_jitable
 
-from nbtorch.kernels.cpu import workers
+from nbtorch.kernels.cpu import blas_hold, workers
+from nbtorch.kernels.cpu.atomics import call_c as _call_c, load as _load, pause as _pause
+from nbtorch.kernels.cpu.atomics import store as _store, swap as _swap, ticks as _ticks
 from nbtorch.kernels.cpu.loop_threads import call_blocked, chunk_pointers
 
 __all__ = ["run", "run_dense", "run_arrays", "run_here", "SPIN_SECONDS", "MAX_OPERANDS"]
@@ -91,73 +91,6 @@ ENABLED = os.environ.get("NBTORCH_SPIN_THREADS", "1").strip() != "0"   # 0: Open
 _SEMAPHORES = _semaphore_functions() if ENABLED else None
 SUPPORTED = (ENABLED and platform.machine() in ("x86_64", "AMD64")
              and not numba.config.DISABLE_JIT and _SEMAPHORES is not None)
-
-
-# ---- atomics, pause and the time-stamp counter (LLVM IR) --------------------------
-
-def _element_pointer(context, builder, arrty, arr, index):
-    ary = context.make_array(arrty)(context, builder, arr)
-    return builder.gep(ary.data, [index])
-
-
-@intrinsic
-def _load(typingctx, arr, index):
-    """arr[index], an acquire load."""
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
-        return builder.load_atomic(ptr, "acquire", 8)
-    return types.int64(arr, index), codegen
-
-
-@intrinsic
-def _store(typingctx, arr, index, value):
-    """arr[index] = value, a release store."""
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
-        builder.store_atomic(args[2], ptr, "release", 8)
-        return context.get_dummy_value()
-    return types.void(arr, index, value), codegen
-
-
-@intrinsic
-def _swap(typingctx, arr, index, expected, new):
-    """arr[index] = new if it was `expected` (one atomic step); True when it was."""
-    def codegen(context, builder, sig, args):
-        ptr = _element_pointer(context, builder, sig.args[0], args[0], args[1])
-        pair = builder.cmpxchg(ptr, args[2], args[3], "acq_rel", "acquire")
-        return builder.extract_value(pair, 1)
-    return types.boolean(arr, index, expected, new), codegen
-
-
-@intrinsic
-def _pause(typingctx):
-    """The x86 `pause` hint of a spin loop."""
-    def codegen(context, builder, sig, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-            ir.VoidType(), []), "llvm.x86.sse2.pause")
-        builder.call(fn, [])
-        return context.get_dummy_value()
-    return types.void(), codegen
-
-
-@intrinsic
-def _ticks(typingctx):
-    """The time-stamp counter."""
-    def codegen(context, builder, sig, args):
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(
-            ir.IntType(64), []), "llvm.readcyclecounter")
-        return builder.call(fn, [])
-    return types.int64(), codegen
-
-
-@intrinsic
-def _call_c(typingctx, address, arg):
-    """int f(void *arg) for the C function at integer `address` (sem_post, sem_wait)."""
-    def codegen(context, builder, sig, args):
-        i8p = ir.IntType(8).as_pointer()
-        fn = builder.inttoptr(args[0], ir.FunctionType(ir.IntType(32), [i8p]).as_pointer())
-        return builder.call(fn, [builder.inttoptr(args[1], i8p)])
-    return types.int32(address, arg), codegen
 
 
 @njit(nogil=True, cache=True)
@@ -302,6 +235,16 @@ def _dispatch_arrays(ctl, helpers, address, operands, steps, n, align):
 
 
 @njit(nogil=True, cache=True)
+def _dispatch_arrays_held(ctl, helpers, address, operands, steps, n, align, state, fns):
+    """`_dispatch_arrays` with OpenBLAS held on one thread around it (blas_hold.py: the
+    hold in the same compiled call, ~1 us less than `blas.one_thread` around it)."""
+    blas_hold.enter(state, fns)
+    ran = _dispatch(ctl, helpers, address, _bases(operands), steps, n, align, 0, 0)
+    blas_hold.leave(state, fns)
+    return ran
+
+
+@njit(nogil=True, cache=True)
 def run_here(address, bases, steps, n, chunks, align, wrap, block):
     """The chunks `_dispatch` would make, all run on this thread (the same calls: for
     loops whose values depend on the split, a serial run that matches a split one)."""
@@ -417,12 +360,18 @@ def run_dense(address, operands, n, chunks, align, block):
     return True
 
 
-def run_arrays(address, operands, steps, n, chunks, align):
+def run_arrays(address, operands, steps, n, chunks, align, hold=None):
     """`run` with the operands given as a tuple of arrays whose data addresses are the
-    loop's bases (read in the same compiled call that dispatches). False where this pool
+    loop's bases (read in the same compiled call that dispatches). `hold`: blas.hold()'s
+    arrays, to run the whole call with OpenBLAS held on one thread. False where this pool
     cannot run it (nothing ran)."""
     helpers = _helpers(chunks, len(operands))
     if not helpers:
         return False
-    _judge(_dispatch_arrays(_POOL.ctl, helpers, address, operands, steps, n, align))
+    if hold is None:
+        ran = _dispatch_arrays(_POOL.ctl, helpers, address, operands, steps, n, align)
+    else:
+        ran = _dispatch_arrays_held(_POOL.ctl, helpers, address, operands, steps, n, align,
+                                    hold[0], hold[1])
+    _judge(ran)
     return True
