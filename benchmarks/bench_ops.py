@@ -64,6 +64,8 @@ def _aten(name, **kw):
 ELEMENTWISE = [
     ("add", 2, lambda nb: nb.add, lambda np: np.add, lambda th: th.add),
     ("mul", 2, lambda nb: nb.mul, lambda np: np.multiply, lambda th: th.mul),
+    ("x * 0.5", 1, lambda nb: lambda a: a * 0.5, lambda np: lambda a: a * np.float32(0.5),
+     lambda th: lambda a: a * 0.5),
     ("relu", 1, lambda nb: nb.relu, lambda np: lambda a: np.maximum(a, np.float32(0)),
      lambda th: th.relu),
     ("exp", 1, lambda nb: nb.exp, lambda np: np.exp, lambda th: th.exp),
@@ -86,7 +88,7 @@ ELEMENTWISE = [
      _aten("gelu_backward", approximate="tanh")),
     ("silu backward", 2, _nb_grad("silu_grad"), None, _aten("silu_backward")),
 ]
-SMALL_SET = ("add", "mul", "relu", "exp", "tanh")          # also timed on 10^6
+SMALL_SET = ("add", "mul", "x * 0.5", "relu", "exp", "tanh")          # also timed on 10^6
 
 
 def _setup(get_fn, n, nin, positive):

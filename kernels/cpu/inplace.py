@@ -24,14 +24,15 @@ from nbtorch.kernels import scalar, scalar_activation
 from nbtorch.kernels.cpu import loop_threads, openmp, spin_threads, workers
 from nbtorch.kernels.cpu.simd import _own_function_with_512bit_vectors as _wide
 
-__all__ = ["BODIES", "run"]
+__all__ = ["BODIES", "BINARY", "BODY_OPTIONS", "run"]
 
-_BODY = dict(error_model="numpy", fastmath={"contract"})      # the eager ufuncs' options
+BODY_OPTIONS = _BODY = dict(error_model="numpy", fastmath={"contract"})  # the ufuncs' options
 _add = njit(**_BODY)(scalar.add)
 _sub = njit(**_BODY)(scalar.sub)
 _mul = njit(**_BODY)(scalar.mul)
 _div = njit(**_BODY)(scalar.div)
 _relu = njit(**_BODY)(scalar_activation.relu)
+BINARY = {"add": _add, "sub": _sub, "mul": _mul, "div": _div}   # (scalar_operand.py's too)
 
 
 @njit(inline="always", **_BODY)

@@ -41,7 +41,7 @@ import numpy as np
 
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous, contiguous_abi, inplace, loop_threads, openmp, rows
-from nbtorch.kernels.cpu import spin_threads
+from nbtorch.kernels.cpu import scalar_operand, spin_threads
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import (parallel_chunks, record_parallel, record_serial,
                                          timed, use_helpers)
@@ -204,6 +204,31 @@ def dense_call(kernel_fn, types):
     return run
 
 
+def dense_value_call(kernel_fn, types):
+    """`run(out, (x, s))` doing what `kernel_fn(out, x, s)` does for a dense C-contiguous x
+    of out's shape from `PARALLEL_THRESHOLD` elements, `out` fresh, and `s` a NumPy
+    scalar of x's dtype (``x * 0.5``): `_run_large_or_first`'s `scalar_operand` path
+    with its keys, without the checks that find it. None where the kernel has no such
+    path for `types` (the op layer then calls the kernel); cached per (op, dtypes)."""
+    name = getattr(kernel_fn, "ufunc_name", None)
+    loop = scalar_operand.BODIES.get(name)
+    if loop is None or types not in scalar_operand.TYPES or not _DIRECT:
+        return None
+
+    def run(out, args):
+        n = out.size
+        key = (loop, types, n.bit_length())
+        if workers.NUM_THREADS > 1 and use_helpers(key):
+            found = scalar_operand.plan(name, out, args)
+            if found is not None:
+                t = perf_counter()
+                scalar_operand.run(*found, n)
+                record_parallel(key, perf_counter() - t, n)
+                return
+        kernel_fn(out, *args)
+    return run
+
+
 def _dense_operands(args, flat_out):
     """(*args flattened, flat_out): 1-D operands as they are (a reshape costs ~0.13 us)."""
     if len(args) == 2:
@@ -250,6 +275,14 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
             return _run_half(name, out, args)
         ufunc = loop(name, types)
     size = out.size
+    if (size >= PARALLEL_THRESHOLD and name in scalar_operand.BODIES
+            and types in scalar_operand.TYPES and _DIRECT and workers.NUM_THREADS > 1):
+        found = scalar_operand.plan(name, out, args)        # x * 0.5, 1 - x: one value
+        if found is not None:
+            key = (scalar_operand.BODIES[name], types, size.bit_length())
+            if use_helpers(key):
+                return timed(record_parallel, key, size, scalar_operand.run, *found, size)
+            return timed(record_serial, key, size, _call_serial, name, ufunc, args, out, types)
     if size >= PARALLEL_THRESHOLD and _splittable(out, args):
         key = (ufunc, types, size.bit_length())     # a loop and a size class
         if use_helpers(key):

@@ -117,16 +117,19 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                         out = empty(shape, out_dtype, device)
                         _ufunc_into(small, args, out._array)
                         return out
-                elif (numel >= _MID_LIMIT and not raw and device.type == "cpu"
-                      and (n == 1 or y.__class__ is Tensor)
+                elif (numel >= _MID_LIMIT and device.type == "cpu"
+                      and (n == 1 or raw or y.__class__ is Tensor)
                       and (len(shape) == 1 or shape[0] != 1)):
                     kernel = _KERNELS.get((op, "cpu")) or get_kernel(op, "cpu")
                     small = _SMALL.get((op, compute_dtype, out_dtype, n))
                     if small is None or small[0] is not kernel:
                         small = _resolve_small(op, kernel, compute_dtype, out_dtype, n)
-                    if small[8] is not None:        # a large dense call: the split loop
+                    dense = small[9] if raw else small[8]
+                    if dense is not None:           # a large dense call: the split loop
+                        if raw:
+                            args = (xa, wrap(y, compute_dtype))
                         out = empty(shape, out_dtype, device)
-                        small[8](out._array, args)
+                        dense(out._array, args)
                         return out
                 if raw:
                     args = (xa, wrap(y, compute_dtype))

@@ -10,6 +10,7 @@ unrecorded ``a + b`` / ``x.exp()`` before any other layer runs.
 import numpy as np
 
 from .._registry import _KERNELS
+from .._scalars import wrap
 from .._tensor import Tensor, Storage, _LAYOUTS, empty
 
 _new_tensor = Tensor.__new__
@@ -63,7 +64,7 @@ def _small_result(op, x, y, c):
     xa, device = x._arr, x.device
     if layout is None or not 0 < layout[2] < _SMALL_LIMIT or device.type != "cpu":
         if layout is not None and layout[2] >= _MID_LIMIT and device.type == "cpu":
-            return _dense_result(small[8], x, y, c, shape, layout[1], xa)
+            return _dense_result(small, x, y, c, shape, layout[1], xa)
         return None
     strides = layout[1]
     if c is Tensor:
@@ -100,16 +101,21 @@ def _small_result(op, x, y, c):
         d, data)
 
 
-def _dense_result(dense, x, y, c, shape, strides, xa):
+def _dense_result(small, x, y, c, shape, strides, xa):
     """`_small_result`'s large case: contiguous same-shape tensor operands from `_MID_LIMIT`
     elements run the kernel's split path (`ufuncs.dense_call`, the `_SMALL` entry [8]
     run_elementwise would call for them) into a fresh tensor, skipping the layers between
     (a 10^6-element float32 add's Python: 7.0 -> 5.6 us, and after the kernel has streamed
-    12 MB through the caches, 14.2 -> 12.8); None where that path does not apply."""
-    if (dense is None or c is float or xa is None or x._strides != strides
+    12 MB through the caches, 14.2 -> 12.8); a tensor and a Python float (``x * 0.5``)
+    take the kernel's one-value loop (`ufuncs.dense_value_call`, entry [9]) with the value
+    as run_elementwise gives it to the kernel (`wrap`). None where neither applies."""
+    dense = small[9] if c is float else small[8]
+    if (dense is None or xa is None or x._strides != strides
             or (len(shape) > 1 and shape[0] == 1)):      # a (1, ..., n) result: rows.py's
         return None
-    if c is Tensor:
+    if c is float:
+        args = (xa, wrap(y, x.dtype))
+    elif c is Tensor:
         ya = y._arr
         if (ya is None or y.dtype is not x.dtype or y._shape != shape
                 or y._strides != strides or not (y.device is x.device or y.device == x.device)):
@@ -160,16 +166,19 @@ def _resolve_small(op, kernel, compute_dtype, out_dtype, n):
     """The `_SMALL` entry of a CPU kernel: (kernel, ufunc, types, NumPy's error-state
     variable, its 'ignore all' value, two `_picks`, whether dense same-shape calls under
     `_MID_LIMIT` are that ufunc call too, the kernel's own path for such calls from
-    `_MID_LIMIT` (`ufuncs.dense_call`, or None)); ufunc is None where the kernel must be
+    `_MID_LIMIT` (`ufuncs.dense_call`, or None), and its path for such a tensor and one
+    value (`ufuncs.dense_value_call`, or None)); ufunc is None where the kernel must be
     called (a user's kernel, or a first call that compiles the loop: not cached then)."""
     from ..kernels.cpu import ufuncs
     types = compute_dtype.np.char * n + "->" + out_dtype.np.char
     found = ufuncs.small_call(kernel, types)
-    entry = (kernel, None, None, None, None, False, False, False, None) if found is None else (
+    entry = (kernel, None, None, None, None, False, False, False, None, None) if found is None else (
         kernel, found[0], found[1], ufuncs.ERRSTATE, ufuncs.IGNORE,
         _picks(found[0], types, False), n == 2 and _picks(found[0], types, True),
         ufuncs.serial_is_ufunc(kernel, types) and ufuncs.PARALLEL_THRESHOLD >= _MID_LIMIT,
-        ufuncs.dense_call(kernel, types) if ufuncs.PARALLEL_THRESHOLD <= _MID_LIMIT else None)
+        ufuncs.dense_call(kernel, types) if ufuncs.PARALLEL_THRESHOLD <= _MID_LIMIT else None,
+        ufuncs.dense_value_call(kernel, types)
+        if n == 2 and ufuncs.PARALLEL_THRESHOLD <= _MID_LIMIT else None)
     if found is not None or getattr(kernel, "ufunc_name", None) is None:
         _SMALL[(op, compute_dtype, out_dtype, n)] = entry
     return entry

@@ -223,24 +223,26 @@ def test_large_dense_calls_leave_a_swapped_kernel_to_itself():
 
 
 def test_large_dense_operators_skip_the_op_layers(monkeypatch):
-    """``a + b`` / ``x.sqrt()`` on large dense unrecorded operands go from the operator
-    straight to the split path (`_small_calls._dense_result`), with the same bits; anything
-    else (a strided operand, a recorded call, a Python float) still takes the layers."""
+    """``a + b`` / ``x.sqrt()`` / ``x * 0.37`` on large dense unrecorded operands go from
+    the operator straight to the split path (`_small_calls._dense_result`), with the same
+    bits; anything else (a strided operand, a recorded call) still takes the layers."""
     from nbtorch.ops import _elementwise
     x = nbtorch.tensor(_awkward(LARGE, np.float32, 13))
     y = nbtorch.tensor(_awkward(LARGE, np.float32, 14))
     want_add, want_exp = (x + y).numpy(), x.sqrt().numpy()
-    x + y, x.sqrt()                 # (a first call may compile the loop: then it resolves)
+    want_scaled = x.numpy() * np.float32(0.37)
+    x + y, x.sqrt(), x * 0.37       # (a first call may compile the loop: then it resolves)
     layers = []
     run = _elementwise.run_elementwise
     monkeypatch.setattr(_elementwise, "run_elementwise",
                         lambda *args, **kwargs: layers.append(args[0]) or run(*args, **kwargs))
-    got_add, got_exp = x + y, x.sqrt()
+    got_add, got_exp, got_scaled = x + y, x.sqrt(), x * 0.37
     assert layers == []
     np.testing.assert_array_equal(got_add.numpy().view(np.uint8), want_add.view(np.uint8))
     np.testing.assert_array_equal(got_exp.numpy().view(np.uint8), want_exp.view(np.uint8))
+    np.testing.assert_array_equal(got_scaled.numpy().view(np.uint8),
+                                  want_scaled.view(np.uint8))
     x2 = nbtorch.tensor(_awkward(2 * LARGE, np.float32, 15)).reshape(2, LARGE)
     x2[:, ::2] + x2[:, ::2]                                     # strided
-    x * 2.0                                                     # a Python float
     x.requires_grad_() + y                                      # recorded
-    assert len(layers) == 3
+    assert len(layers) == 2

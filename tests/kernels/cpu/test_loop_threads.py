@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from nbtorch.kernels.cpu import contiguous_abi, loop_threads, openmp, ufuncs, workers
+from nbtorch.kernels.cpu import (contiguous_abi, loop_threads, openmp, scalar_operand,
+                                 ufuncs, workers)
 
 N = (1 << 17) + 37         # above the parallel threshold, not a multiple of a chunk
 
@@ -68,6 +69,10 @@ def parallel_path(monkeypatch):
         calls.append(address)
         return original(address, operands, n, chunks)
     monkeypatch.setattr(loop_threads, "run_loop", spy)
+    value_loop = scalar_operand.run             # an array and one value: its own loops
+    monkeypatch.setattr(scalar_operand, "run",
+                        lambda address, *rest: calls.append(address) or value_loop(address,
+                                                                                    *rest))
     return calls
 
 

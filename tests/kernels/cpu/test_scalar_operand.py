@@ -1,0 +1,52 @@
+"""kernels/cpu/scalar_operand.py: an array and one value (``x * 0.5``, ``1 - x``) into a
+fresh output, split over the spinning helpers: NumPy's bits, either operand order."""
+import numpy as np
+import pytest
+
+from nbtorch.kernels.cpu import scalar_operand, ufuncs, workers
+
+N = (1 << 17) + 37         # above the parallel threshold, not a multiple of a chunk
+FNS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def _awkward(n, dtype, seed):
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(dtype).tiny / 4,
+                        np.finfo(dtype).max], dtype)
+    a[rng.integers(0, n, 256)] = special[rng.integers(0, special.size, 256)]
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(FNS))
+def test_value_loops_give_numpys_bits_in_either_order(name, dtype, monkeypatch):
+    x = _awkward(N + 3, dtype, 1).reshape(-1, 4)         # 2-D: flattened by the plan
+    ran = []
+    run = scalar_operand.run
+    monkeypatch.setattr(scalar_operand, "run", lambda *a: ran.append(1) or run(*a))
+    monkeypatch.setattr(ufuncs, "use_helpers", lambda key: True)
+    monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    for value in (0.37, -0.0, np.inf, np.nan, 3e-39):
+        s = np.asarray(value, dtype)
+        for args in ((x, s), (s, x), (x, s[()]), (x, s.reshape(1))):
+            out = np.full(x.shape, 7, dtype)
+            ufuncs.kernel(name)(out, *args)
+            with np.errstate(all="ignore"):
+                want = FNS[name](*args)
+            np.testing.assert_array_equal(out.view(np.uint8), want.view(np.uint8),
+                                          err_msg=f"{name} {value} {args[0].shape}")
+    assert len(ran) == 20
+
+
+def test_plan_refuses_what_the_loops_cannot_read():
+    x = np.ones(N, np.float32)
+    s = np.asarray(2.0, np.float32)
+    out = np.empty(N, np.float32)
+    assert scalar_operand.plan("mul", out, (x, s)) is not None
+    assert scalar_operand.plan("pow", out, (x, s)) is None              # no loop for it
+    assert scalar_operand.plan("mul", out, (x, x)) is None              # no single value
+    assert scalar_operand.plan("mul", x, (x, s)) is None                # in place
+    assert scalar_operand.plan("mul", out[::2], (x[::2], s)) is None    # strided
+    assert scalar_operand.plan("mul", out, (x.astype(np.float64), s)) is None
+    assert scalar_operand.plan("mul", out, (x, np.asarray(2.0))) is None   # float64 value
