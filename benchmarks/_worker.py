@@ -34,6 +34,7 @@ import traceback
 from _case import Skip
 
 _OUT = sys.stdout
+_AFTER_IMPORT = []      # ru_maxrss (KiB) right after the framework's import
 sys.stdout = sys.stderr          # stdout carries the protocol only
 
 
@@ -172,8 +173,11 @@ class _Worker:
         return {"times": times}
 
     def memory(self, msg):
-        """Peak resident memory (ru_maxrss, KiB) before, after one step and after more."""
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        """Peak resident memory (ru_maxrss, KiB) right after the import (before the thread
+        settings: nbtorch's `set_num_threads` may load Numba's compiler, which a program
+        that never calls it loads in its first step), after one step and after more."""
+        base = _AFTER_IMPORT[0] if _AFTER_IMPORT else \
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         _, step = self._build(msg)
         step()
         first = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -195,6 +199,7 @@ def main():
         _reply(ok=False, error=f"import {framework}: {exc!r}")
         return
     import_s = time.perf_counter() - t
+    _AFTER_IMPORT.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
     threads = int(os.environ.get("BENCH_THREADS", "0") or 0)
     info = _hello(framework, lib, import_s, threads)
     _warm_memory(int(os.environ.get("BENCH_WARM_MB", "0") or 0))
