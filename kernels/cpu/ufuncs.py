@@ -255,6 +255,8 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
     needs it), float16."""
     if out.size > 1:
         args = _expanded_values(args)
+    if out.size >= CONTIGUOUS_THRESHOLD and not out.flags.c_contiguous:
+        out, args = _memory_order(out, args)
     if (out.size >= CONTIGUOUS_THRESHOLD and name in inplace.BODIES and len(args) <= 2
             and _DIRECT and _is_output(out, args[0])
             and inplace.run(name, out, args[1] if len(args) == 2 else None,
@@ -294,6 +296,29 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
                          size, workers.NUM_THREADS)
         return timed(record_serial, key, size, _call_serial, name, ufunc, args, out, types)
     _call_serial(name, ufunc, args, out, types)
+
+
+def _memory_order(out, args):
+    """(out, args) as views with their axes in memory order where `out` is a permuted
+    C-contiguous array (a transposed or permuted tensor's layout, which elementwise
+    results keep, as PyTorch's do) and every other operand has out's shape and strides
+    or is one value: then every flat path below applies (``x.t() + x.t()`` on 1024x512
+    float32 took the chunked NumPy path, 2x the time of ``x + x``); elementwise results
+    do not depend on the order, so the bits are the same. Else (out, args) unchanged."""
+    strides = out.strides
+    order = sorted(range(out.ndim), key=lambda d: -abs(strides[d]))
+    view = out.transpose(order)
+    if not view.flags.c_contiguous:
+        return out, args
+    moved = []
+    for a in args:
+        if a.size == 1 and a.ndim == 0:
+            moved.append(a)
+        elif a.shape == out.shape and a.strides == strides:
+            moved.append(a.transpose(order))
+        else:
+            return out, args
+    return view, tuple(moved)
 
 
 def _is_output(out, a):

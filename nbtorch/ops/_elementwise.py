@@ -186,6 +186,13 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
         if strides is not None:         # the inputs' layout (see _output_layout)
             out = _new_tensor(Tensor)._init(out._storage, 0, out._shape, strides, out_dtype)
             _compute_permuted(op, inputs, compute_dtype, out_dtype, out, device)
+            if (n <= 2 and device.type == "cpu" and compute_dtype is out_dtype
+                    and compute_dtype.is_floating_point and not compute_dtype.is_half
+                    and _SMALL.get((op, compute_dtype, out_dtype, n)) is None):
+                # resolved here too, so that the next such call can skip these layers
+                # (`_small_calls._permuted_result`, which reads the entry)
+                _resolve_small(op, _KERNELS.get((op, "cpu")) or get_kernel(op, "cpu"),
+                               compute_dtype, out_dtype, n)
             return out
     else:
         if out._shape != shape:

@@ -246,3 +246,49 @@ def test_large_dense_operators_skip_the_op_layers(monkeypatch):
     x2[:, ::2] + x2[:, ::2]                                     # strided
     x.requires_grad_() + y                                      # recorded
     assert len(layers) == 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_permuted_dense_operands_run_flat_and_keep_their_layout(dtype, monkeypatch):
+    """``x.t() + x.t()``, ``x.t() * 0.37``, ``x.t().sqrt()`` and a permuted 4-D batch:
+    after the first call (the layers) the operator runs the loop over the operands'
+    memory (`_small_calls._permuted_result`); the result keeps their strides and has
+    NumPy's bits."""
+    from nbtorch.ops import _elementwise
+    base = _awkward(LARGE + 2 * 1024, dtype, 21)[:1024 * (LARGE // 1024)]
+    x = nbtorch.tensor(base.reshape(1024, -1))
+    w = nbtorch.tensor(_awkward(LARGE, dtype, 22)[:16 * 4 * 64 * 36].reshape(16, 4, 64, 36))
+    np_x, np_w = base.reshape(1024, -1).T, w.numpy().transpose(0, 2, 1, 3)
+    with np.errstate(all="ignore"):
+        wants = [np_x + np_x, np_x * dtype(0.37), np.sqrt(np_x), np_w * np_w]
+    fns = [lambda: x.t() + x.t(), lambda: x.t() * 0.37, lambda: x.t().sqrt(),
+           lambda: w.transpose(1, 2) * w.transpose(1, 2)]
+    for fn, want in zip(fns, wants):
+        first = fn()                      # the layers (and the loop's entry resolved)
+        layers = []
+        run = _elementwise.run_elementwise
+        monkeypatch.setattr(_elementwise, "run_elementwise", lambda *a, **k:
+                            layers.append(a[0]) or run(*a, **k))
+        got = fn()
+        monkeypatch.undo()
+        assert layers == []
+        assert got.stride() == first.stride()
+        assert got.stride() != nbtorch.empty(got.shape).stride()
+        for t in (first, got):
+            np.testing.assert_array_equal(np.ascontiguousarray(t.numpy()).view(np.uint8),
+                                          np.ascontiguousarray(want).view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_"])
+def test_in_place_op_with_itself_gives_numpys_bits(name, dtype):
+    """x.add_(x), also on a transposed x: the in-place loop reads x alone."""
+    a = _awkward(LARGE, dtype, 23)
+    fn = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.divide}[name]
+    with np.errstate(all="ignore"):
+        want = fn(a, a)
+    for shaped in (lambda t: t, lambda t: t.reshape(-1, 10).t()):
+        t = nbtorch.tensor(a.copy())
+        v = shaped(t)
+        getattr(v, name)(v)
+        np.testing.assert_array_equal(t.numpy().view(np.uint8), want.view(np.uint8))

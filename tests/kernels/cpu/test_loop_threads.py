@@ -108,10 +108,11 @@ def test_other_layouts_and_a_forked_child_keep_to_the_helpers(parallel_path, mon
     row = rng.standard_normal(64).astype(np.float32)
     out = np.empty_like(a)
     ufuncs.kernel("add")(out, a, row)             # broadcast row: split along an axis
-    t = np.empty_like(a.T)
-    ufuncs.kernel("add")(t, a.T, a.T)             # out not C-contiguous
+    t = np.empty_like(a).T
+    c = np.ascontiguousarray(a.T)
+    ufuncs.kernel("add")(t, c, c)                 # out not C-contiguous, its inputs are
     assert not parallel_path
-    assert np.array_equal(out, a + row) and np.array_equal(t, a.T + a.T)
+    assert np.array_equal(out, a + row) and np.array_equal(t, c + c)
     monkeypatch.setattr(openmp, "USABLE", False)
     ufuncs.kernel("exp")(out, a)
     assert not parallel_path
@@ -247,3 +248,21 @@ def test_in_place_tensor_ops_match_out_of_place_ones():
     v = t.clone().t()                            # transposed: in its memory order
     v.mul_(u.t()).relu_()
     np.testing.assert_array_equal(v.numpy(), np.maximum(x.T * y.T, 0))
+
+
+def test_permuted_operands_run_in_memory_order(parallel_path):
+    """Operands sharing a transposed or permuted dense layout are viewed in memory order
+    (`ufuncs._memory_order`) and take the flat split loops, with NumPy's bits; mixed
+    layouts keep the chunked path."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((512, 300)).astype(np.float32).T
+    b = rng.standard_normal((512, 300)).astype(np.float32).T
+    out = np.empty((512, 300), np.float32).T
+    before = len(parallel_path)
+    ufuncs.kernel("add")(out, a, b)
+    ufuncs.kernel("mul")(out, a, np.asarray(0.5, np.float32))
+    assert len(parallel_path) == before + 2
+    assert np.array_equal(out, a * np.float32(0.5))
+    x = a.copy(order="C")                          # a C-ordered input, a transposed out
+    ufuncs.kernel("add")(out, x, b)
+    assert len(parallel_path) == before + 2 and np.array_equal(out, x + b)
