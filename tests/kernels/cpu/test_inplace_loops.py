@@ -57,7 +57,6 @@ def test_relu_keeps_nan_and_clamps_minus_inf(dtype, split):
 
 def test_cases_left_to_the_general_path():
     x = np.ones(8192, np.float32)
-    assert not inplace.run("add", x, x, False)                       # y is x
     assert not inplace.run("add", x, x[::-1], False)                 # shares memory
     assert not inplace.run("add", x, np.ones(8192), False)           # another dtype
     assert not inplace.run("add", x, np.ones((1,), np.float32), False)   # broadcast
@@ -88,3 +87,18 @@ def test_tensor_methods_take_the_in_place_loops(dtype, monkeypatch):
     np.testing.assert_array_equal(x.numpy(), expected.numpy())
     assert calls == ["add", "add", "sub", "mul", "div", "relu", "mul"]
     assert x._version >= 7
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
+def test_y_is_x_reads_x_alone(name, dtype, split):
+    """x op= x (the same array, or another view of the same elements): the SELF loops."""
+    n = ufuncs.PARALLEL_THRESHOLD + 17 if split else 4099
+    x = _values(n, dtype, 3)
+    expected = _reference(name, x, x.copy())
+    assert inplace.run(name, x, x, split)
+    np.testing.assert_array_equal(x.view(np.uint8), expected.view(np.uint8))
+    y = _values(n, dtype, 4)
+    expected = _reference(name, y, y.copy())
+    assert inplace.run(name, y, y[:], split)
+    np.testing.assert_array_equal(y.view(np.uint8), expected.view(np.uint8))
