@@ -45,7 +45,7 @@ from .conv_volume import col2im_volume, im2col_volume
 __all__ = [
     "im2col", "col2im", "unfold", "fold", "channel_sum",
     "add_channel_bias", "conv2d_forward", "conv2d_grad_input", "conv2d_grad_weight",
-    "release_workspace",
+    "conv2d_grad_both", "release_workspace",
 ]
 
 # Column elements per batch chunk (cache-sized: written by im2col, read by the GEMM).
@@ -511,6 +511,42 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
         return acc
     for acc in _over_batch(run, n_b, n_o * rows * length * n_b)[1:]:
         gw2 += acc          # the other ranges' sums, in range order
+
+
+def conv2d_grad_both(x, grad_out, weight, grad_in, grad_w, stride, padding, dilation,
+                     groups):
+    """`conv2d_grad_input` and `conv2d_grad_weight` in one pass over the batch, True; False
+    (nothing done) where conv_gemm.py's per-image kernels do not take the call (then the
+    two are called apart). Each image's output gradient is read by the input gradient's
+    product while the weight gradient's left it in cache, and a split batch is dispatched
+    once: the same per-image work, so the same bits as the two calls."""
+    n_b, n_o = grad_out.shape[:2]
+    kernel, out_size = weight.shape[2:], grad_out.shape[2:]
+    w2 = weight.reshape(n_o, -1)
+    rows, og, length = w2.shape[1], n_o // groups, math.prod(out_size)
+    plan = _gemm_plan(x, weight, grad_out, groups, kernel, stride, padding, dilation,
+                      out_size)
+    if (plan is None or plan[1] == conv_gemm.POINTWISE or grad_in.dtype != x.dtype
+            or grad_w.dtype != x.dtype or not grad_in.flags.c_contiguous
+            or not grad_w.flags.c_contiguous):
+        return False
+    address, mode, geom, block = plan
+    xv, gv, g3 = _volumes(x), _volumes(grad_in), grad_out.reshape(n_b, n_o, length)
+    by_output = og > rows
+
+    def one_image_at_a_time(b0, b1, split):
+        cols, pad = _gemm_buffers(x, mode, geom, rows * groups, block * geom[14])
+        gpad = pad if mode != conv_gemm.PADDED else _workspace("pad2", pad.shape, x.dtype)
+        acc = np.zeros((groups, og, rows) if by_output else (groups, rows, og), grad_w.dtype)
+        conv_gemm.grad_both(address, xv, g3, w2, gv, acc, cols, pad, gpad, b0, b1, geom,
+                            groups, mode, block, int(by_output))
+        return acc
+    sums = _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
+    for acc in sums[1:]:
+        sums[0] += acc              # the other ranges' sums, in range order
+    grad_w.reshape(n_o, -1).reshape(groups, og, rows)[...] = sums[0] if by_output else \
+        sums[0].transpose(0, 2, 1)
+    return True
 
 
 conv2d_forward.columns_shape = columns_shape      # the capability the op layer looks for

@@ -39,7 +39,8 @@ import numba
 from . import conv_dense
 from .cblas import NO_TRANS, TRANS, gemm
 
-__all__ = ["forward", "grad_input", "grad_weight", "DENSE", "POINTWISE", "PADDED"]
+__all__ = ["forward", "grad_input", "grad_weight", "grad_both", "DENSE", "POINTWISE",
+           "PADDED"]
 
 DENSE, POINTWISE, PADDED = 1, 2, 3
 
@@ -99,6 +100,47 @@ def forward(address, x, w2, bias, has_bias, out, cols, pad, n0, n1, geom, groups
 
 
 @numba.njit(cache=True, nogil=True)
+def _input_image(address, g3, w2, gx, cols, pad, n, geom, groups, mode, block):
+    """gx[n] = col2im(W2^T @ g3[n]) per group, `grad_input`'s work for image n."""
+    n_o, rows = w2.shape
+    length, ow_n = g3.shape[2], geom[14]
+    n_rows = length // ow_n
+    og, n_c = n_o // groups, gx.shape[1]
+    gf, wf, xf, cf, pf = g3.ravel(), w2.ravel(), gx.ravel(), cols.ravel(), pad.ravel()
+    image = gx[0].size
+    if mode == DENSE:
+        for t in range(n * image, (n + 1) * image):
+            xf[t] = 0
+    elif mode == PADDED:
+        for t in range(pf.size):
+            pf[t] = 0
+    for r0 in range(0, n_rows, block):
+        r1 = min(n_rows, r0 + block)
+        p0, m = r0 * ow_n, (r1 - r0) * ow_n
+        for g in range(groups):
+            b_off = (n * n_o + g * og) * length + p0
+            if mode == POINTWISE:
+                gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
+                     gf, b_off, length, 0.0, xf, (n * n_c + g * rows) * length + p0,
+                     length)
+            else:
+                gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
+                     gf, b_off, length, 0.0, cf, g * rows * m, m)
+        if mode != POINTWISE:
+            conv_dense.col2im_block_add(cols, pad if mode == PADDED else gx,
+                                        0 if mode == PADDED else n, geom, r0, r1)
+    if mode == PADDED:                          # the interior of pad is gx[n]
+        pd, ph, pw = geom[6], geom[7], geom[8]
+        d, h, w = gx.shape[2], gx.shape[3], gx.shape[4]
+        for c in range(n_c):
+            for z in range(d):
+                for i in range(h):
+                    src, dst = pad[0, c, pd + z, ph + i, pw:pw + w], gx[n, c, z, i]
+                    for j in range(w):
+                        dst[j] = src[j]
+
+
+@numba.njit(cache=True, nogil=True)
 def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode, block):
     """gx[n] = col2im(W2^T @ g3[n]) per group, for n in [n0, n1), the output positions in
     blocks of `block` rows (gx (N, C, D, H, W) is overwritten; pointwise: the product is gx[n]
@@ -108,43 +150,39 @@ def grad_input(address, g3, w2, gx, cols, pad, n0, n1, geom, groups, mode, block
         for g: gcol[g*rows:(g+1)*rows] = w2[g*og:(g+1)*og]^T @ g3[n, g*og:(g+1)*og, p0:p1]
         gx[n] += col2im(gcol)      (each element's contributions in block, then tap order)
     """
-    n_o, rows = w2.shape
-    length, ow_n = g3.shape[2], geom[14]
-    n_rows = length // ow_n
-    og, n_c = n_o // groups, gx.shape[1]
-    gf, wf, xf, cf, pf = g3.ravel(), w2.ravel(), gx.ravel(), cols.ravel(), pad.ravel()
-    image = gx[0].size
     for n in range(n0, n1):
-        if mode == DENSE:
-            for t in range(n * image, (n + 1) * image):
-                xf[t] = 0
-        elif mode == PADDED:
-            for t in range(pf.size):
-                pf[t] = 0
-        for r0 in range(0, n_rows, block):
-            r1 = min(n_rows, r0 + block)
-            p0, m = r0 * ow_n, (r1 - r0) * ow_n
-            for g in range(groups):
-                b_off = (n * n_o + g * og) * length + p0
-                if mode == POINTWISE:
-                    gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
-                         gf, b_off, length, 0.0, xf, (n * n_c + g * rows) * length + p0,
-                         length)
-                else:
-                    gemm(address, TRANS, NO_TRANS, rows, m, og, 1.0, wf, g * og * rows, rows,
-                         gf, b_off, length, 0.0, cf, g * rows * m, m)
-            if mode != POINTWISE:
-                conv_dense.col2im_block_add(cols, pad if mode == PADDED else gx,
-                                            0 if mode == PADDED else n, geom, r0, r1)
-        if mode == PADDED:                          # the interior of pad is gx[n]
-            pd, ph, pw = geom[6], geom[7], geom[8]
-            d, h, w = gx.shape[2], gx.shape[3], gx.shape[4]
-            for c in range(n_c):
-                for z in range(d):
-                    for i in range(h):
-                        src, dst = pad[0, c, pd + z, ph + i, pw:pw + w], gx[n, c, z, i]
-                        for j in range(w):
-                            dst[j] = src[j]
+        _input_image(address, g3, w2, gx, cols, pad, n, geom, groups, mode, block)
+
+
+@numba.njit(cache=True, nogil=True)
+def _weight_image(address, x, g3, acc, cols, pad, n, geom, groups, mode, block, by_output):
+    """acc += image n's share of the weight gradient, `grad_weight`'s work for image n."""
+    n_o, length, ow_n = g3.shape[1], g3.shape[2], geom[14]
+    n_rows = length // ow_n
+    og = n_o // groups
+    rows = acc.shape[2] if by_output else acc.shape[1]
+    n_c = x.shape[1]
+    xf, gf, af, cf = x.ravel(), g3.ravel(), acc.ravel(), cols.ravel()
+    if mode == PADDED:
+        _to_pad(x, n, pad, geom)
+    for r0 in range(0, n_rows, block):
+        r1 = min(n_rows, r0 + block)
+        p0, m = r0 * ow_n, (r1 - r0) * ow_n
+        if mode != POINTWISE:                   # one call site: x[n], or its padded copy
+            conv_dense.im2col_block(pad if mode == PADDED else x,
+                                    0 if mode == PADDED else n, cols, geom, r0, r1)
+        for g in range(groups):
+            b_off = (n * n_o + g * og) * length + p0
+            if mode == POINTWISE:               # the columns: x[n] itself
+                src, s_off, ld = xf, (n * n_c + g * rows) * length + p0, length
+            else:
+                src, s_off, ld = cf, g * rows * m, m
+            if by_output:
+                gemm(address, NO_TRANS, TRANS, og, rows, m, 1.0, gf, b_off, length,
+                     src, s_off, ld, 1.0, af, g * rows * og, rows)
+            else:
+                gemm(address, NO_TRANS, TRANS, rows, og, m, 1.0, src, s_off, ld,
+                     gf, b_off, length, 1.0, af, g * rows * og, og)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -156,30 +194,18 @@ def grad_weight(address, x, g3, acc, cols, pad, n0, n1, geom, groups, mode, bloc
     acc[g] is (og, rows) instead, summing g3[n, g][:, p0:p1] @ im2col(x[n])[g][:, p0:p1]^T
     (OpenBLAS runs these products faster with the larger of og and rows first: 1x1
     32 -> 64 over 16x32x32, 48 -> 59 GF/s; 256 -> 64 over 8x56x56, 70 -> 79 the other way)."""
-    n_o, length, ow_n = g3.shape[1], g3.shape[2], geom[14]
-    n_rows = length // ow_n
-    og = n_o // groups
-    rows = acc.shape[2] if by_output else acc.shape[1]
-    n_c = x.shape[1]
-    xf, gf, af, cf = x.ravel(), g3.ravel(), acc.ravel(), cols.ravel()
     for n in range(n0, n1):
-        if mode == PADDED:
-            _to_pad(x, n, pad, geom)
-        for r0 in range(0, n_rows, block):
-            r1 = min(n_rows, r0 + block)
-            p0, m = r0 * ow_n, (r1 - r0) * ow_n
-            if mode != POINTWISE:               # one call site: x[n], or its padded copy
-                conv_dense.im2col_block(pad if mode == PADDED else x,
-                                        0 if mode == PADDED else n, cols, geom, r0, r1)
-            for g in range(groups):
-                b_off = (n * n_o + g * og) * length + p0
-                if mode == POINTWISE:           # the columns: x[n] itself
-                    src, s_off, ld = xf, (n * n_c + g * rows) * length + p0, length
-                else:
-                    src, s_off, ld = cf, g * rows * m, m
-                if by_output:
-                    gemm(address, NO_TRANS, TRANS, og, rows, m, 1.0, gf, b_off, length,
-                         src, s_off, ld, 1.0, af, g * rows * og, rows)
-                else:
-                    gemm(address, NO_TRANS, TRANS, rows, og, m, 1.0, src, s_off, ld,
-                         gf, b_off, length, 1.0, af, g * rows * og, og)
+        _weight_image(address, x, g3, acc, cols, pad, n, geom, groups, mode, block, by_output)
+
+
+@numba.njit(cache=True, nogil=True)
+def grad_both(address, x, g3, w2, gx, acc, cols, pad, gpad, n0, n1, geom, groups, mode,
+              block, by_output):
+    """`grad_weight` and `grad_input` image after image, for n in [n0, n1): each image's
+    output gradient g3[n] is read by the second while the first left it in cache, and a
+    split batch is dispatched once (32x16x28x28 3x3 fwd+bwd: see conv.py). `pad` holds x[n]
+    padded (its border zero), `gpad` the input gradient's padded sum; `cols` serves both
+    in turn. The same per-image work, so the same bits as the two calls."""
+    for n in range(n0, n1):
+        _weight_image(address, x, g3, acc, cols, pad, n, geom, groups, mode, block, by_output)
+        _input_image(address, g3, w2, gx, cols, gpad, n, geom, groups, mode, block)

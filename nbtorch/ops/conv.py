@@ -11,10 +11,11 @@ Each backward is written with the other two, so ``create_graph=True`` gives
 exact higher-order gradients.  The kernels take 1-3 spatial dims directly.
 Kernels compute in float32/float64; float16 and bfloat16 are upcast around them.
 """
+from .._lazy import kernel_module
 from .._registry import get_kernel
 from .._tensor import empty
 from ..autograd import Function, grad_mode
-from ..autograd.function import renamed
+from ..autograd.function import APPLY_WRAPPERS, renamed
 from ._common import check_same_device
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -110,11 +111,40 @@ class Conv2dFn(Function):
             # gradient is one value expanded: 16x64x32x32 1x1 conv fwd+bwd 4.9 -> 4.1 ms)
             grad = grad.contiguous()
         cols, ctx.columns = getattr(ctx, "columns", None), None    # used once, then freed
-        gx = Conv2dInputGrad.apply(grad, weight, ctx.geom, tuple(x.shape[2:])) if need_x else None
-        gw = Conv2dWeightGrad.apply(x, grad, ctx.geom, tuple(weight.shape), cols) \
-            if need_w else None
+        both = _both_grads(x, grad, weight, ctx.geom) if need_x and need_w and cols is None \
+            else None
+        if both is not None:
+            gx, gw = both
+        else:
+            gx = Conv2dInputGrad.apply(grad, weight, ctx.geom, tuple(x.shape[2:])) \
+                if need_x else None
+            gw = Conv2dWeightGrad.apply(x, grad, ctx.geom, tuple(weight.shape), cols) \
+                if need_w else None
         gb = _bias_grad(grad) if need_b else None
         return gx, gw, gb, None
+
+
+def _both_grads(x, grad, weight, geom):
+    """(gx, gw) from one kernel call on the CPU (`conv2d_grad_both`: one pass over the batch,
+    the same bits as the two Functions' kernels), or None: recorded (create_graph: the two
+    Functions keep the higher derivatives) or watched (graph capture, profiler), another
+    device or dtype path, a swapped grad_input/grad_weight kernel, or a call that kernel
+    leaves to the two."""
+    if grad_mode.is_grad_enabled() or APPLY_WRAPPERS[0] or x.device.type != "cpu":
+        return None                     # (a wrapper: graph capture or a profiler watching)
+    conv = kernel_module("cpu.conv")
+    if (get_kernel("conv2d_grad_input", "cpu") is not conv.conv2d_grad_input
+            or get_kernel("conv2d_grad_weight", "cpu") is not conv.conv2d_grad_weight):
+        return None
+    dt = _kernel_dtype("conv2d", x)
+    if grad.dtype is not x.dtype or weight.dtype is not x.dtype or dt is not x.dtype:
+        return None
+    gx = empty(tuple(x.shape), dt, x.device)
+    gw = empty(tuple(weight.shape), dt, x.device)
+    if not conv.conv2d_grad_both(_raw(x, dt), _raw(grad, dt), _raw(weight, dt), gx._array,
+                                 gw._array, *geom.args()):
+        return None
+    return gx, gw
 
 
 def _kept_columns(kernel, x, weight, geom, dt):

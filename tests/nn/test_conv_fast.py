@@ -213,3 +213,45 @@ def test_conv1d_runs_without_views():
     x0 = nbtorch.tensor(rng.standard_normal((4, 9)), requires_grad=True)     # unbatched
     w0 = nbtorch.tensor(rng.standard_normal((3, 4, 2)), requires_grad=True)
     assert gradcheck(lambda x, w: F.conv1d(x, w, dilation=3), (x0, w0))
+
+
+def test_backward_takes_both_gradients_in_one_kernel_call_unless_recorded(monkeypatch):
+    """x.grad and w.grad from one conv2d_grad_both call (the same bits as the two
+    Functions), but create_graph keeps the Functions (second derivatives), and a swapped
+    grad_input kernel is called, not bypassed."""
+    import numpy as np
+    import nbtorch
+    from nbtorch.kernels.cpu import conv as kconv
+    from nbtorch.ops import conv as opconv
+    rng = np.random.default_rng(0)
+    x = nbtorch.tensor(rng.standard_normal((4, 3, 9, 9)), requires_grad=True)
+    w = nbtorch.tensor(rng.standard_normal((5, 3, 3, 3)), requires_grad=True)
+    g = nbtorch.tensor(rng.standard_normal((4, 5, 9, 9)))
+    calls = []
+    both = kconv.conv2d_grad_both
+    monkeypatch.setattr(kconv, "conv2d_grad_both", lambda *a: calls.append(1) or both(*a))
+    nbtorch.nn.functional.conv2d(x, w, padding=1).backward(g)
+    fused = (x.grad.numpy().copy(), w.grad.numpy().copy())
+    assert calls == [1]
+    monkeypatch.setattr(opconv, "_both_grads", lambda *a: None)
+    x.grad = w.grad = None
+    nbtorch.nn.functional.conv2d(x, w, padding=1).backward(g)
+    assert np.array_equal(fused[0], x.grad.numpy()) and np.array_equal(fused[1], w.grad.numpy())
+    monkeypatch.undo()
+    monkeypatch.setattr(kconv, "conv2d_grad_both", lambda *a: calls.append(2) or both(*a))
+    gx, gw = nbtorch.autograd.grad(nbtorch.nn.functional.conv2d(x, w, padding=1), (x, w), g,
+                                   create_graph=True)
+    assert calls == [1] and gx.grad_fn is not None
+    np.testing.assert_allclose(gx.detach().numpy(), fused[0], rtol=1e-12)
+    from nbtorch import _registry
+    real = _registry.get_kernel("conv2d_grad_input", "cpu")
+    seen = []
+    _registry.register_kernel("conv2d_grad_input", "cpu",
+                              lambda *a: seen.append(1) or real(*a), override=True)
+    try:
+        x.grad = w.grad = None
+        nbtorch.nn.functional.conv2d(x, w, padding=1).backward(g)
+    finally:
+        _registry.unregister_kernel("conv2d_grad_input", "cpu")
+    assert seen == [1] and calls == [1]
+    assert np.array_equal(fused[0], x.grad.numpy())

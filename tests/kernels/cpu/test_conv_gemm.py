@@ -131,3 +131,31 @@ def test_windows_not_known_to_fit_take_the_batch_path(monkeypatch):
     assert conv._gemm_plan(x, w, g, geo[3], w.shape[2:], *geo[:3], g.shape[2:]) is not None
     monkeypatch.setattr(conv_dense, "fits", lambda geom, size: False)
     assert conv._gemm_plan(x, w, g, geo[3], w.shape[2:], *geo[:3], g.shape[2:]) is None
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", CASES)
+def test_both_gradients_in_one_pass_give_the_two_calls_bits(case, dtype, split, monkeypatch):
+    """conv2d_grad_both: the input and weight gradients image after image, bit for bit
+    what conv2d_grad_input and conv2d_grad_weight give (also split over threads); it
+    leaves pointwise kernels to the two calls (False, nothing written)."""
+    from nbtorch.kernels.cpu import workers
+    x, w, b, g, geo = _arrays(case, dtype)
+    if split:
+        monkeypatch.setattr(conv, "BATCH_SPLIT_MIN_MACS", 1)
+        monkeypatch.setattr(workers, "helpers_usable", lambda key=None: True)
+        monkeypatch.setattr(workers, "NUM_THREADS", 2)
+    gx = np.full(x.shape, np.nan, dtype)
+    gw = np.full(w.shape, np.nan, dtype)
+    done = conv.conv2d_grad_both(x, g, w, gx, gw, *geo)
+    if case[-1] == conv_gemm.POINTWISE:
+        assert not done and np.isnan(gx).all() and np.isnan(gw).all()
+        return
+    assert done
+    ref_gx = np.full(x.shape, np.nan, dtype)
+    ref_gw = np.full(w.shape, np.nan, dtype)
+    conv.conv2d_grad_input(g, w, ref_gx, *geo)
+    conv.conv2d_grad_weight(x, g, ref_gw, *geo)
+    np.testing.assert_array_equal(gx, ref_gx)
+    np.testing.assert_array_equal(gw, ref_gw)
