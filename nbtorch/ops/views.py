@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype
 from .._dtype import type_name
 from .._tensor import Storage, Tensor, Size, contiguous_strides, _layout
+from ..autograd import function as _function, grad_mode
 from ..autograd.function import Function, renamed
 from ._common import normalize_dim, sum_to, tensor_method
 
@@ -19,6 +20,14 @@ __all__ = ["as_strided", "reshape", "transpose", "swapaxes", "swapdims", "permut
 def _view_of(x, shape, strides, offset=None):
     v = x._view(shape, strides, offset)
     return v
+
+
+def _plain(x):
+    """True when a view of `x` needs no autograd node and nothing watches the call (no
+    capture, profiler or trace): then the view ops make it directly, as their Function's
+    unrecorded forward would (x.t() on 8x16: 2.5 -> ~1 us; PyTorch 0.9)."""
+    return (not (x._requires_grad and grad_mode.STATE.enabled)
+            and not _function.APPLY_WRAPPERS[0] and _function.TRACE_HOOK[0] is None)
 
 
 def _infer_size(shape, numel):
@@ -108,6 +117,10 @@ def view(self, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int, np.integer)):
         return _view_dtype(self, shape[0])
     shape = _infer_size(_shape_args(shape), self.numel())
+    if _plain(self):
+        strides = _view_strides(self._shape, self._strides, shape)
+        if strides is not None:
+            return self._view(shape, strides)
     return View.apply(self, shape)
 
 
@@ -167,8 +180,9 @@ def view_as(self, other):
 def reshape(self, *shape):
     """A view with the new shape when possible, else a contiguous copy."""
     shape = _infer_size(_shape_args(shape), self.numel())
-    if _view_strides(self._shape, self._strides, shape) is not None:
-        return View.apply(self, shape)
+    strides = _view_strides(self._shape, self._strides, shape)
+    if strides is not None:
+        return self._view(shape, strides) if _plain(self) else View.apply(self, shape)
     return View.apply(self.contiguous(), shape)
 
 
@@ -247,6 +261,9 @@ def permute(self, *dims):
     dims = tuple([normalize_dim(d, ndim) for d in dims])
     if len(set(dims)) != ndim:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if _plain(self):
+        return self._view(tuple([self._shape[d] for d in dims]),
+                          tuple([self._strides[d] for d in dims]))
     return Permute.apply(self, dims)
 
 
@@ -267,6 +284,11 @@ def transpose(self, dim0, dim1):
         return Permute.apply(self, tuple(range(n))) if n else self.view(())
     dims = list(range(n))
     dims[d0], dims[d1] = d1, d0
+    if _plain(self):
+        shape, strides = list(self._shape), list(self._strides)
+        shape[d0], shape[d1], strides[d0], strides[d1] = shape[d1], shape[d0], \
+            strides[d1], strides[d0]
+        return self._view(tuple(shape), tuple(strides))
     return _Transpose.apply(self, tuple(dims))
 
 
@@ -281,6 +303,9 @@ def t(self):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{self.dim()}D")
     if self.dim() == 2:
+        if _plain(self):
+            (a, b), (sa, sb) = self._shape, self._strides
+            return self._view((b, a), (sb, sa))
         return _T.apply(self, (1, 0))
     return View.apply(self, self._shape)
 
@@ -343,7 +368,10 @@ def unsqueeze(self, dim):
     d = normalize_dim(dim, self.dim() + 1)
     shape = list(self._shape)
     shape.insert(d, 1)
-    return _Unsqueeze.apply(self, tuple(shape))
+    shape = tuple(shape)
+    if _plain(self):
+        return self._view(shape, _view_strides(self._shape, self._strides, shape))
+    return _Unsqueeze.apply(self, shape)
 
 
 @tensor_method()
