@@ -55,6 +55,7 @@ so numbers below the server's thread count hung a product within 400 switches ba
 OpenBLAS's threads (numbers from 32 or 55 up, of MAX_THREADS=64, ran them all).
 """
 import ctypes
+import os
 
 import numpy as np
 
@@ -79,6 +80,16 @@ _HOLD = blas_hold.new_state()     # (state, fns): one_thread's hold (blas_hold.p
 
 def _address(fn):
     return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def _unlock_in_child():
+    """A forked child has only the thread that forked: a hold's spin lock taken by another
+    thread at that moment (its nogil enter or leave) would never be released there."""
+    _HOLD[0][blas_hold.LOCK] = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_unlock_in_child)
 
 
 def _load():

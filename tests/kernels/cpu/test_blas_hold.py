@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numba
 import numpy as np
@@ -110,3 +111,30 @@ def test_hold_without_jit_uses_ctypes():
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "3"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_is_not_left_with_the_lock_taken():
+    """A fork while another thread is inside enter/leave (the lock word set): the child
+    clears the lock, so its own holds do not spin for ever."""
+    state, fns = blas.hold()
+    state[blas_hold.LOCK] = 1                 # as if another thread held it at the fork
+    try:
+        pid = os.fork()
+        if pid == 0:                          # the child: a hold must complete
+            try:
+                ok = blas.one_thread(blas.threads) == 1
+            finally:
+                os._exit(0 if ok else 1)
+        for _ in range(600):                  # up to 60 s, then the child hangs: fail
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child's hold spun on a lock nobody will release")
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        state[blas_hold.LOCK] = 0
