@@ -72,10 +72,11 @@ def test_gemm_rows_holds_inside_its_dispatch_and_restores():
     b = rng.standard_normal((128, 128), dtype=np.float32)
     before = blas.threads()
     blas.set_threads(2)
-    release, errors = threading.Event(), []
+    inside, release, errors = threading.Event(), threading.Event(), []
 
     def other():
         try:
+            inside.set()
             release.wait(5)
         except BaseException as exc:     # noqa: BLE001
             errors.append(exc)
@@ -85,6 +86,7 @@ def test_gemm_rows_holds_inside_its_dispatch_and_restores():
         assert blas.threads() == 2
         t = threading.Thread(target=blas.one_thread, args=(other,))
         t.start()
+        assert inside.wait(5)                   # the other thread holds it from here
         for _ in range(20):
             assert gemm_rows.matmul(a, b, ref, 2)
             assert blas.threads() == 1          # the other thread still holds it
