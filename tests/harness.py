@@ -53,6 +53,17 @@ def random_array(rng, shape, dtype):
     return (a * 10 if dtype.startswith("int") else a).astype(dtype)
 
 
+def awkward_floats(n, dtype, seed=0, specials=64):
+    """n floats of NumPy `dtype`: normal values times 10 with `specials` of them (at random
+    places) infinities, NaNs, signed zeros, a subnormal and the largest finite value."""
+    rng = np.random.default_rng(seed)
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(dtype).tiny / 4,
+                        np.finfo(dtype).max], dtype)
+    a[rng.integers(0, n, specials)] = special[rng.integers(0, special.size, specials)]
+    return a
+
+
 def dtype_sweep(dtypes, keep):
     """`dtypes` for a parametrize: the first `keep` run in `make test`, the rest are marked
     slow (each dtype, or each width for kernels that move bits, compiles its own

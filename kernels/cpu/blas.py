@@ -18,20 +18,22 @@ ms for 128x512 @ 512x256 (0.22 ms), while 512^3 still ran 1.7x faster on two.
 On idle cores OpenBLAS's two threads split one big product better than the CPU
 helper threads do (512^3: 0.95 vs 1.17 ms; the MLP step 3.1 vs 3.6 ms, load 2).
 
-`one_thread` runs a call with OpenBLAS on one thread. kernels/cpu/matmul.py uses it
-for products up to `SMALL_WORK` (from 2^20 multiply-adds split by rows over the
-spinning helpers, one single-threaded call per range: kernels/cpu/gemm_rows.py, where
-OpenBLAS's own two threads are measured on an AMD EPYC); it splits batches over the CPU helper threads
-(kernels/cpu/batch_threads.py: ranges claimed by whichever thread is free, OpenBLAS
-on one thread meanwhile, the whole call on one thread when the helpers back off);
-bigger single products go to OpenBLAS's own threads, always: OpenBLAS's one- and
-two-thread results differ in the last bits for some shapes (128x784 @ 784x512), so a
-switch on the machine's load would make a product's value depend on the load. Measured against a
-Numba `prange` calling `cblas_sgemm` through its address (an intrinsic builds the
-call from an integer argument, so such a kernel caches): the same speed idle, 5-15%
-slower at load 6 (a statically assigned half waits for a descheduled thread, where
-the helpers' ranges go to whichever thread runs), and 1.3 s of cold compile.
-Without OpenBLAS (NumPy built on another BLAS) `one_thread` just calls.
+`one_thread` runs a call with OpenBLAS on one thread (the hold is counted in compiled
+code, blas_hold.py, which compiled callers such as gemm_rows take directly).
+kernels/cpu/matmul.py uses it for products up to `SMALL_WORK` (from 2^20 multiply-adds
+split by rows over the spinning helpers, one single-threaded call per range:
+kernels/cpu/gemm_rows.py, where OpenBLAS's own two threads are measured on an AMD EPYC);
+it splits batches over the CPU helper threads (kernels/cpu/batch_threads.py: ranges
+claimed by whichever thread is free, OpenBLAS on one thread meanwhile, the whole call on
+one thread when the helpers back off); bigger single products go to OpenBLAS's own
+threads, always: OpenBLAS's one- and two-thread results differ in the last bits for some
+shapes (128x784 @ 784x512), so a switch on the machine's load would make a product's
+value depend on the load. Measured against a Numba `prange` calling `cblas_sgemm`
+through its address (an intrinsic builds the call from an integer argument, so such a
+kernel caches): the same speed idle, 5-15% slower at load 6 (a statically assigned half
+waits for a descheduled thread, where the helpers' ranges go to whichever thread runs),
+and 1.3 s of cold compile. Without OpenBLAS (NumPy built on another BLAS) `one_thread`
+just calls.
 
 Where nbtorch loads its own copy of this library for large float32 products (on AMD
 Zen 4: blas_private.py, `private_library`), `set_threads` and `one_thread` set the

@@ -477,16 +477,12 @@ def conv2d_grad_weight(x, grad_out, grad_w, stride, padding, dilation, groups, c
 
         def one_image_at_a_time(b0, b1, split):
             cols, pad = _gemm_buffers(x, mode, geom, rows * groups, block * geom[14])
-            acc = np.zeros((groups, og, rows) if by_output else (groups, rows, og),
-                           grad_w.dtype)
+            acc = _weight_sum(groups, og, rows, by_output, grad_w.dtype)
             conv_gemm.grad_weight(address, xv, g3, acc, cols, pad, b0, b1, geom, groups, mode,
                                   block, int(by_output))
             return acc
-        sums = _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
-        for acc in sums[1:]:
-            sums[0] += acc          # the other ranges' sums, in range order
-        gw2.reshape(groups, og, rows)[...] = sums[0] if by_output else \
-            sums[0].transpose(0, 2, 1)
+        _store_weight_sums(_over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b),
+                           gw2, groups, og, rows, by_output)
         return
     pointwise = _is_pointwise(kernel, stride, padding, x.shape[2:], out_size)
 
@@ -537,16 +533,27 @@ def conv2d_grad_both(x, grad_out, weight, grad_in, grad_w, stride, padding, dila
     def one_image_at_a_time(b0, b1, split):
         cols, pad = _gemm_buffers(x, mode, geom, rows * groups, block * geom[14])
         gpad = pad if mode != conv_gemm.PADDED else _workspace("pad2", pad.shape, x.dtype)
-        acc = np.zeros((groups, og, rows) if by_output else (groups, rows, og), grad_w.dtype)
+        acc = _weight_sum(groups, og, rows, by_output, grad_w.dtype)
         conv_gemm.grad_both(address, xv, g3, w2, gv, acc, cols, pad, gpad, b0, b1, geom,
                             groups, mode, block, int(by_output))
         return acc
-    sums = _over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b)
-    for acc in sums[1:]:
-        sums[0] += acc              # the other ranges' sums, in range order
-    grad_w.reshape(n_o, -1).reshape(groups, og, rows)[...] = sums[0] if by_output else \
-        sums[0].transpose(0, 2, 1)
+    _store_weight_sums(_over_batch(one_image_at_a_time, n_b, n_o * rows * length * n_b),
+                       grad_w.reshape(n_o, -1), groups, og, rows, by_output)
     return True
+
+
+def _weight_sum(groups, og, rows, by_output, dtype):
+    """A batch range's zeroed weight-gradient sum for conv_gemm's kernels: (groups, og,
+    rows) when `by_output`, else (groups, rows, og)."""
+    return np.zeros((groups, og, rows) if by_output else (groups, rows, og), dtype)
+
+
+def _store_weight_sums(sums, gw2, groups, og, rows, by_output):
+    """gw2 (O, C/g*kk) = the ranges' `_weight_sum`s added in range order (so the values
+    depend on the sizes only, not on which thread ran what)."""
+    for acc in sums[1:]:
+        sums[0] += acc
+    gw2.reshape(groups, og, rows)[...] = sums[0] if by_output else sums[0].transpose(0, 2, 1)
 
 
 conv2d_forward.columns_shape = columns_shape      # the capability the op layer looks for

@@ -12,7 +12,9 @@ order, the value's step 0), float32 and float64 picked by the item size, 512-bit
 vectors (`simd.py`); the bodies are `inplace.py`'s, so the bits are the ufunc's (one
 IEEE operation per element). The serial calls (the helpers backed off, or the first
 call of a size) stay NumPy's loop for these bodies (`ufuncs._call_serial`), the same
-bits again.
+bits again. The wrappers mirror inplace.py's, one written out per body: a cfunc made in a
+closure misses Numba's disk cache, and the loop must be inlined into the cfunc's own
+function to get its 512-bit width (a loop passed in as a function argument need not be).
 """
 import numpy as np
 from numba import carray, njit
@@ -82,7 +84,7 @@ def plan(name, out, args):
     if loop is None or len(args) != 2 or not out.flags.c_contiguous:
         return None
     a, b = args
-    value = 1 if b.ndim == 0 or b.size == 1 and a.size != 1 else 0
+    value = 1 if b.ndim == 0 or (b.size == 1 and a.size != 1) else 0    # its position
     x, s = (a, b) if value == 1 else (b, a)
     if (x.__class__ is not np.ndarray or x.shape != out.shape or not x.flags.c_contiguous
             or s.size != 1 or x.dtype != out.dtype or s.dtype != out.dtype

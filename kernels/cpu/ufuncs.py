@@ -214,18 +214,19 @@ def dense_value_call(kernel_fn, types):
     loop = scalar_operand.BODIES.get(name)
     if loop is None or types not in scalar_operand.TYPES or not _DIRECT:
         return None
+    ufunc = _LOOPS.get((name, types))
 
     def run(out, args):
         n = out.size
+        found = scalar_operand.plan(name, out, args) if workers.NUM_THREADS > 1 else None
+        if found is None:
+            return kernel_fn(out, *args)
         key = (loop, types, n.bit_length())
-        if workers.NUM_THREADS > 1 and use_helpers(key):
-            found = scalar_operand.plan(name, out, args)
-            if found is not None:
-                t = perf_counter()
-                scalar_operand.run(*found, n)
-                record_parallel(key, perf_counter() - t, n)
-                return
-        kernel_fn(out, *args)
+        if not use_helpers(key):        # the serial call itself, as `dense_call` does
+            return timed(record_serial, key, n, _call_serial, name, ufunc, args, out, types)
+        t = perf_counter()
+        scalar_operand.run(*found, n)
+        record_parallel(key, perf_counter() - t, n)
     return run
 
 

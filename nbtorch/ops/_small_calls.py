@@ -63,8 +63,8 @@ def _small_result(op, x, y, c):
     shape = x._shape
     layout = _LAYOUTS.get(shape) or _layout(shape)
     xa, device = x._arr, x.device
-    if layout is None or not 0 < layout[2] < _SMALL_LIMIT or device.type != "cpu":
-        if layout is not None and layout[2] >= _MID_LIMIT and device.type == "cpu":
+    if not 0 < layout[2] < _SMALL_LIMIT or device.type != "cpu":
+        if layout[2] >= _MID_LIMIT and device.type == "cpu":
             return _dense_result(small, x, y, c, shape, layout[1], xa)
         return None
     strides = layout[1]

@@ -6,20 +6,11 @@ import numpy as np
 import pytest
 
 import nbtorch
+from harness import awkward_floats
 from nbtorch.autograd import gradcheck
 from nbtorch.kernels.cpu import ufuncs
 
 SIZES = (5000, 20000, 70000)        # under, at and past ufuncs.BLOCKED_MIN, all serial
-
-
-def _awkward(n, dtype, seed=0):
-    """Values with infinities, NaNs, signed zeros and subnormals among random ones."""
-    rng = np.random.default_rng(seed)
-    a = (rng.standard_normal(n) * 10).astype(dtype)
-    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(dtype).tiny / 4,
-                        np.finfo(dtype).max], dtype)
-    a[rng.integers(0, n, 64)] = special[rng.integers(0, special.size, 64)]
-    return a
 
 
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div"])
@@ -34,7 +25,7 @@ def test_numpy_twins_give_the_numba_loops_bits(name, dtype):
     numba_loop = ufuncs.loop(name, types)
     run = ufuncs.kernel(name)
     for n in SIZES:
-        a, b = _awkward(n, dtype, 1), _awkward(n, dtype, 2)
+        a, b = awkward_floats(n, dtype, 1), awkward_floats(n, dtype, 2)
         scalar = np.asarray(dtype(0.37))
         for args in ((a, b), (a, scalar), (scalar, b)):
             want = np.empty(n, dtype)
@@ -53,8 +44,8 @@ def test_numpy_twins_give_the_numba_loops_bits(name, dtype):
 
 @pytest.mark.parametrize("n", SIZES)
 def test_inplace_and_scalar_ops_match_numpy(n):
-    x = nbtorch.tensor(_awkward(n, np.float32))
-    y = nbtorch.tensor(_awkward(n, np.float32, 5))
+    x = nbtorch.tensor(awkward_floats(n, np.float32))
+    y = nbtorch.tensor(awkward_floats(n, np.float32, 5))
     xn, yn = x.numpy().copy(), y.numpy()
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal((x * 2.5).numpy(), xn * np.float32(2.5))
@@ -70,8 +61,8 @@ def test_inplace_and_scalar_ops_match_numpy(n):
 @pytest.mark.parametrize("op", ["maximum", "atan2", "hypot"])
 def test_dense_same_shape_ops_mid_size(op):
     """The pre-resolved ufunc call for dense same-shape operands (no SIMD loop of its own)."""
-    x = nbtorch.tensor(_awkward(20000, np.float64))
-    y = nbtorch.tensor(_awkward(20000, np.float64, 3))
+    x = nbtorch.tensor(awkward_floats(20000, np.float64))
+    y = nbtorch.tensor(awkward_floats(20000, np.float64, 3))
     got = getattr(nbtorch, op)(x, y).numpy()
     want = getattr(nbtorch, op)(x[:4000], y[:4000]).numpy()     # the small path
     np.testing.assert_array_equal(got[:4000], want)
@@ -116,8 +107,8 @@ def test_pow_special_exponent_gradients(exponent):
 
 
 def test_square_gradient_is_twice_x_bitwise():
-    x = nbtorch.tensor(_awkward(20000, np.float32), requires_grad=True)
-    g = nbtorch.tensor(_awkward(20000, np.float32, 9))
+    x = nbtorch.tensor(awkward_floats(20000, np.float32), requires_grad=True)
+    g = nbtorch.tensor(awkward_floats(20000, np.float32, 9))
     x.pow(2).backward(g)
     with np.errstate(all="ignore"):
         want = g.numpy() * (x.detach().numpy() * np.float32(2))
@@ -173,8 +164,8 @@ def test_large_dense_calls_give_the_kernels_bits(monkeypatch, name, dtype, shape
     same bits, split and serial ((1, n) stays rows.py's, as before)."""
     make = LARGE_OPS[name]
     n = int(np.prod(shape))
-    x = nbtorch.tensor(_awkward(n, dtype, 11).reshape(shape))
-    y = nbtorch.tensor(_awkward(n, dtype, 12).reshape(shape))
+    x = nbtorch.tensor(awkward_floats(n, dtype, 11).reshape(shape))
+    y = nbtorch.tensor(awkward_floats(n, dtype, 12).reshape(shape))
     got = [make(x, y) for _ in range(3)]            # the first call of a kind is serial
     want = _without_dense_path(monkeypatch, lambda: make(x, y))
     for g in got:
@@ -227,8 +218,8 @@ def test_large_dense_operators_skip_the_op_layers(monkeypatch):
     the operator straight to the split path (`_small_calls._dense_result`), with the same
     bits; anything else (a strided operand, a recorded call) still takes the layers."""
     from nbtorch.ops import _elementwise
-    x = nbtorch.tensor(_awkward(LARGE, np.float32, 13))
-    y = nbtorch.tensor(_awkward(LARGE, np.float32, 14))
+    x = nbtorch.tensor(awkward_floats(LARGE, np.float32, 13))
+    y = nbtorch.tensor(awkward_floats(LARGE, np.float32, 14))
     want_add, want_exp = (x + y).numpy(), x.sqrt().numpy()
     want_scaled = x.numpy() * np.float32(0.37)
     x + y, x.sqrt(), x * 0.37       # (a first call may compile the loop: then it resolves)
@@ -242,7 +233,7 @@ def test_large_dense_operators_skip_the_op_layers(monkeypatch):
     np.testing.assert_array_equal(got_exp.numpy().view(np.uint8), want_exp.view(np.uint8))
     np.testing.assert_array_equal(got_scaled.numpy().view(np.uint8),
                                   want_scaled.view(np.uint8))
-    x2 = nbtorch.tensor(_awkward(2 * LARGE, np.float32, 15)).reshape(2, LARGE)
+    x2 = nbtorch.tensor(awkward_floats(2 * LARGE, np.float32, 15)).reshape(2, LARGE)
     x2[:, ::2] + x2[:, ::2]                                     # strided
     x.requires_grad_() + y                                      # recorded
     assert len(layers) == 2
@@ -255,9 +246,9 @@ def test_permuted_dense_operands_run_flat_and_keep_their_layout(dtype, monkeypat
     memory (`_small_calls._permuted_result`); the result keeps their strides and has
     NumPy's bits."""
     from nbtorch.ops import _elementwise
-    base = _awkward(LARGE + 2 * 1024, dtype, 21)[:1024 * (LARGE // 1024)]
+    base = awkward_floats(LARGE + 2 * 1024, dtype, 21)[:1024 * (LARGE // 1024)]
     x = nbtorch.tensor(base.reshape(1024, -1))
-    w = nbtorch.tensor(_awkward(LARGE, dtype, 22)[:16 * 4 * 64 * 36].reshape(16, 4, 64, 36))
+    w = nbtorch.tensor(awkward_floats(LARGE, dtype, 22)[:16 * 4 * 64 * 36].reshape(16, 4, 64, 36))
     np_x, np_w = base.reshape(1024, -1).T, w.numpy().transpose(0, 2, 1, 3)
     with np.errstate(all="ignore"):
         wants = [np_x + np_x, np_x * dtype(0.37), np.sqrt(np_x), np_w * np_w]
@@ -283,7 +274,7 @@ def test_permuted_dense_operands_run_flat_and_keep_their_layout(dtype, monkeypat
 @pytest.mark.parametrize("name", ["add_", "sub_", "mul_", "div_"])
 def test_in_place_op_with_itself_gives_numpys_bits(name, dtype):
     """x.add_(x), also on a transposed x: the in-place loop reads x alone."""
-    a = _awkward(LARGE, dtype, 23)
+    a = awkward_floats(LARGE, dtype, 23)
     fn = {"add_": np.add, "sub_": np.subtract, "mul_": np.multiply, "div_": np.divide}[name]
     with np.errstate(all="ignore"):
         want = fn(a, a)

@@ -3,25 +3,17 @@ fresh output, split over the spinning helpers: NumPy's bits, either operand orde
 import numpy as np
 import pytest
 
+from harness import awkward_floats
 from nbtorch.kernels.cpu import scalar_operand, ufuncs, workers
 
 N = (1 << 17) + 37         # above the parallel threshold, not a multiple of a chunk
 FNS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 
 
-def _awkward(n, dtype, seed):
-    rng = np.random.default_rng(seed)
-    a = (rng.standard_normal(n) * 10).astype(dtype)
-    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0, np.finfo(dtype).tiny / 4,
-                        np.finfo(dtype).max], dtype)
-    a[rng.integers(0, n, 256)] = special[rng.integers(0, special.size, 256)]
-    return a
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(FNS))
 def test_value_loops_give_numpys_bits_in_either_order(name, dtype, monkeypatch):
-    x = _awkward(N + 3, dtype, 1).reshape(-1, 4)         # 2-D: flattened by the plan
+    x = awkward_floats(N + 3, dtype, 1, specials=256).reshape(-1, 4)         # 2-D: flattened by the plan
     ran = []
     run = scalar_operand.run
     monkeypatch.setattr(scalar_operand, "run", lambda *a: ran.append(1) or run(*a))
@@ -50,3 +42,4 @@ def test_plan_refuses_what_the_loops_cannot_read():
     assert scalar_operand.plan("mul", out[::2], (x[::2], s)) is None    # strided
     assert scalar_operand.plan("mul", out, (x.astype(np.float64), s)) is None
     assert scalar_operand.plan("mul", out, (x, np.asarray(2.0))) is None   # float64 value
+
