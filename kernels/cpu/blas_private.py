@@ -23,6 +23,16 @@ with OPENBLAS_CORETYPE set only while that copy loads; NumPy's copy and the proc
 environment stay as they were. Its own thread pool follows nbtorch's thread count
 (`blas.set_threads`, `blas.one_thread` set both copies).
 
+The copy's worker threads also spin for less: OpenBLAS's workers spin for 2^28 time-stamp
+ticks (0.1 s here) after each product before they sleep, so after a two-thread product
+one of them held the second core for 0.1 s against everything nbtorch splits between
+products (an MLP's Adam update split over the spinning helpers took 0.54 ms in the step
+against 0.30 on one thread, 0.23 with the worker asleep; 10^6-element ReLUs after
+Transformer steps backed off to serial). The copy loads with OPENBLAS_THREAD_TIMEOUT=18
+(2^18 ticks, ~0.1 ms: the spin of nbtorch's own helpers, `spin_threads.SPIN_SECONDS`), so
+back-to-back products keep it spinning and a pause lets the core go.
+``NBTORCH_OPENBLAS_THREAD_TIMEOUT`` sets another exponent (4-30), empty: OpenBLAS's own.
+
 When: x86-64 Linux, an AMD CPU, and NumPy's copy running SkylakeX, Cooperlake or
 SapphireRapids kernels (AVX-512 on Zen 4/5). ``NBTORCH_OPENBLAS_CORETYPE`` overrides:
 a core name (``Haswell``, ``Zen``, ``SkylakeX``...) loads a copy with those kernels on
@@ -117,17 +127,22 @@ def load(numpy_lib, path):
     if copy is None:
         return None
     with _env_lock:
-        before = os.environ.get("OPENBLAS_CORETYPE")
-        os.environ["OPENBLAS_CORETYPE"] = core
+        settings = {"OPENBLAS_CORETYPE": core}
+        timeout = os.environ.get("NBTORCH_OPENBLAS_THREAD_TIMEOUT", "18").strip()
+        if timeout:
+            settings["OPENBLAS_THREAD_TIMEOUT"] = timeout
+        before = {name: os.environ.get(name) for name in settings}
+        os.environ.update(settings)
         try:
             lib = ctypes.CDLL(copy, mode=os.RTLD_LOCAL)
         except OSError:
             return None
         finally:
-            if before is None:
-                del os.environ["OPENBLAS_CORETYPE"]
-            else:
-                os.environ["OPENBLAS_CORETYPE"] = before
+            for name, value in before.items():
+                if value is None:
+                    del os.environ[name]
+                else:
+                    os.environ[name] = value
     got = core_name(lib)
     if not got or got.lower() != core.lower() and not (core.lower() == "zen"
                                                        and got == "Haswell"):

@@ -101,7 +101,7 @@ KERNELS = {
     # fused optimizer updates: SGD family, Adam family, running-RMS family
     "sgd_step": "optim.sgd_step", "asgd_step": "optim.asgd_step",
     "rprop_step": "optim.rprop_step",
-    "adam_step": "optim_adam.adam_step", "adamax_step": "optim_adam.adamax_step",
+    "adam_step": "optim_split.adam_step", "adamax_step": "optim_adam.adamax_step",
     "nadam_step": "optim_adam.nadam_step", "radam_step": "optim_adam.radam_step",
     "rmsprop_step": "optim_adaptive.rmsprop_step", "adagrad_step": "optim_adaptive.adagrad_step",
     "adadelta_step": "optim_adaptive.adadelta_step",

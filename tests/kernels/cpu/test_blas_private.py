@@ -88,6 +88,32 @@ def test_the_copys_threads_follow_nbtorchs_and_products_stay_within_rounding():
     np.testing.assert_array_equal(out, np.matmul(small, small.T))
 
 
+_SPIN_PROBE = """
+    import os, time, nbtorch
+    from nbtorch.kernels.cpu import blas
+    nbtorch.set_num_threads(2)
+    a = nbtorch.randn(512, 512)
+    busy = []
+    for _ in range(3):
+        a @ a                                        # two threads, on the private copy
+        t = sum(os.times()[:2])
+        time.sleep(0.3)
+        busy.append(sum(os.times()[:2]) - t)
+    print(blas.private_library() is not None, max(busy))
+"""
+
+
+@pytest.mark.skipif(blas.private_library() is None or (os.cpu_count() or 1) < 2,
+                    reason="no private copy on this CPU, or one core")
+def test_the_copys_workers_sleep_soon_after_a_product():
+    # OpenBLAS's own default spins a worker for 2^28 ticks (~0.1 s); CPU time in a 0.3 s
+    # sleep after a product, the most of three (a loaded machine can only lower a spin's)
+    spun = _run(_SPIN_PROBE, NBTORCH_OPENBLAS_THREAD_TIMEOUT="30")     # 2^30 ticks: > 0.3 s
+    ours = _run(_SPIN_PROBE)
+    assert spun[0] == ours[0] == "True"
+    assert float(spun[1]) >= 0.06 and float(ours[1]) <= 0.03, (spun, ours)
+
+
 def test_layouts_blas_cannot_take_fall_back_to_numpy():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((4, 6, 10)).astype(np.float32)[:, :, ::2]     # stride 2 rows
