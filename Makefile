@@ -47,8 +47,8 @@ test-cuda: $(STAMP)
 gpu-check: $(STAMP)
 	scripts/gpu_check.sh
 
-# Each framework (nbtorch, NumPy, PyTorch when installed) in its own worker process, rounds
-# interleaved, medians with their spread (benchmarks/_driver.py). A subset:
+# Each framework (nbtorch, NumPy, PyTorch when installed) in worker processes of its own (three,
+# rounds pooled), rounds interleaved, medians with their spread (benchmarks/_driver.py). A subset:
 # `make bench ARGS="--only matmul --rounds 5"` (then the multiprocessing transfer one is left out).
 bench: $(STAMP)
 	$(PY) benchmarks/run.py $(ARGS)

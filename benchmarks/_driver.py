@@ -1,17 +1,22 @@
 """Benchmark driver: every framework in its own long-lived process, rounds interleaved.
 
 What a user who runs one framework sees is what gets measured: nbtorch, NumPy and
-PyTorch (when installed) each run in a worker process of their own (_worker.py),
+PyTorch (when installed) each run in worker processes of their own (_worker.py),
 never two in one process (two OpenMP runtimes and one framework's environment
-settings would slow the other). For each case the driver sets it up in every
+settings would slow the other). Each framework gets `--processes` workers (default
+3) whose rounds are pooled: PyTorch's speed can differ from one process to the next
+(its 32x16x28x28 convolution fwd+bwd took 3.6, 5.0 and 6.9 ms in three processes of
+one run), so a single worker's luck decided a ratio (1.31 in one run, 0.70 in
+another). For each case the driver sets it up in every
 worker (untimed: first calls compile or load kernels, and fault memory in), then
 runs `--rounds` rounds; in round r every worker runs one block of the case in an
 order rotated by r (one untimed call, then `--samples` samples of `number` calls
 each); before each block the driver waits until no worker's threads use the CPU
 (OpenBLAS and OpenMP threads spin for up to ~0.1 s after a call, and would share
 the cores with the next worker). A framework's time is the median over rounds of its
-per-round medians; the spread printed beside it is the min and max of those
-per-round medians; ratios are ratios of medians, marked `~` when the two ranges
+per-round medians (all its processes' rounds); the spread printed beside it is the min
+and max of those per-round medians, and a line under the table gives each process's
+median where a framework's processes differ by more than 10%; ratios are ratios of medians, marked `~` when the two ranges
 overlap (a difference within this run's noise). The machine's copy bandwidth and
 GEMM peak are measured in the same run (_limits.py) and bandwidth-bound and matmul
 cases are printed as fractions of them. Threads are pinned to `--threads` for
@@ -71,8 +76,8 @@ class Worker:
     """One framework's worker process (see _worker.py) and its JSON-lines channel."""
 
     def __init__(self, label, framework, threads, warm_mb=512, src=None, check_cuda=False,
-                 log_dir=None):
-        self.label, self.framework, self.src = label, framework, src
+                 log_dir=None, index=0):
+        self.label, self.framework, self.src, self.index = label, framework, src, index
         self.env = dict(os.environ)
         if threads:
             self.env.update({v: str(threads) for v in THREAD_VARS})
@@ -88,7 +93,8 @@ class Worker:
 
     def launch(self):
         """Start the process; `start` (or `wait_hello`) then waits for its hello."""
-        log = open(os.path.join(self.log_dir, f"worker-{self.label}-{time.time_ns()}.log"), "wb")
+        log = open(os.path.join(self.log_dir,
+                                f"worker-{self.label}-{self.index}-{time.time_ns()}.log"), "wb")
         self.log_path = log.name
         self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "_worker.py"),
                                       self.framework], stdin=subprocess.PIPE,
@@ -221,7 +227,10 @@ def rotated(items, r):
 
 def run_case(case, workers, args, log=print):
     """Set `case` up in every worker that has it, run the interleaved rounds; a dict of
-    label -> {"summary", "rounds", "number", "first_s"} or {"error"/"skip"}."""
+    label -> {"summary", "rounds", "processes", "number", "first_s"} or {"error"/"skip"}.
+    A label's workers (`--processes` of them) pool their per-round medians; "processes"
+    holds each one's median (a framework whose speed differs from process to process
+    shows it there and in the spread)."""
     result = {}
     active = []
     for w in workers:
@@ -235,21 +244,25 @@ def run_case(case, workers, args, log=print):
             active.append(w)
         except WorkerError as exc:
             result[w.label] = {"error": str(exc)}
-    ready = []
+    replies = {}
     for w in active:                                  # set up in parallel: untimed
         try:
-            reply = w.recv(args.timeout)
+            replies[w] = w.recv(args.timeout)
         except WorkerError as exc:
-            result[w.label] = {"error": str(exc)}
-            continue
+            replies[w] = {"error": str(exc)}
+    for w in active:
+        reply = replies[w]
+        if "error" in result.get(w.label, {}) or "skip" in result.get(w.label, {}):
+            continue                                  # a failed process fails its label
         if reply.get("ok"):
-            ready.append(w)
-            result[w.label] = {"number": reply["number"], "first_s": reply["first_s"],
-                               "rounds": []}
+            result.setdefault(w.label, {"number": reply["number"],
+                                        "first_s": reply["first_s"], "rounds": [],
+                                        "by_process": {}})
         else:
             result[w.label] = {"skip" if reply.get("skip") else "error": reply["error"]}
             if not reply.get("skip"):
                 log(f"  {w.label}: {case.name}: {reply['error']}")
+    ready = [w for w in active if "rounds" in result.get(w.label, {})]
     for r in range(args.rounds):
         for w in rotated(ready, r):
             if "rounds" not in result[w.label]:
@@ -265,9 +278,13 @@ def run_case(case, workers, args, log=print):
                 result[w.label] = {"error": reply["error"]}
                 continue
             result[w.label]["rounds"].append(median(reply["times"]))
+            result[w.label]["by_process"].setdefault(w.index, []).append(
+                median(reply["times"]))
     for res in result.values():
+        by_process = res.pop("by_process", None)
         if res.get("rounds"):
             res["summary"] = summarize(res["rounds"])
+            res["processes"] = [median(v) for _, v in sorted(by_process.items())]
     return result
 
 
@@ -298,7 +315,11 @@ def parse_args(argv):
                                 "(see benchmarks/_driver.py)")
     p.add_argument("--only", default="", help="comma-separated words: cases whose name, group "
                    "or module contains one of them")
-    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3, help="rounds per worker process")
+    p.add_argument("--processes", type=int, default=3,
+                   help="worker processes per framework, their rounds pooled (PyTorch's "
+                   "speed can differ from one process to the next: one process's luck "
+                   "should not decide a ratio)")
     p.add_argument("--samples", type=int, default=3, help="timed samples per block")
     p.add_argument("--warmup", type=int, default=2, help="untimed calls at setup")
     p.add_argument("--min-sample-ms", type=float, default=20.0,
@@ -368,17 +389,21 @@ def main(modules, argv=None):
         return 0
     specs, limits_only = worker_specs(args, limit_cases + cases)
     report = _report.Report(args, specs, _report.machine_info(), os.getloadavg())
+    processes = max(1, args.processes)
     workers = [Worker(label, fw, args.threads, src=src, log_dir=args.log_dir,
-                      check_cuda=bool(cuda_cases) and args.cuda != "no")
-               for label, fw, src in specs]
+                      check_cuda=bool(cuda_cases) and args.cuda != "no", index=k)
+               for k in range(processes) for label, fw, src in specs
+               if k == 0 or label not in limits_only]
     t0 = time.perf_counter()
     try:
         for w in workers:                   # start together: imports are untimed
             w.launch()
         for w in workers:
             w.wait_hello()
-            report.hello(w.label, w.hello, _report.git_commit(w.src or os.path.dirname(HERE))
-                         if w.framework == "nbtorch" else None)
+            if w.index == 0:
+                report.hello(w.label, w.hello,
+                             _report.git_commit(w.src or os.path.dirname(HERE))
+                             if w.framework == "nbtorch" else None)
         has_gpu = any(w.hello.get("cuda") for w in workers)
         if cuda_cases and (args.cuda == "no" or (args.cuda == "auto" and not has_gpu)):
             report.note(f"{len(cuda_cases)} CUDA cases left out (no GPU seen by the workers)")
@@ -387,7 +412,7 @@ def main(modules, argv=None):
         report.header()
         for case in limit_cases + cases:
             print(f"  ... {case.name}", file=sys.stderr, flush=True)
-            ws = workers if case.group == _limits.GROUP else \
+            ws = [w for w in workers if w.index == 0] if case.group == _limits.GROUP else \
                 [w for w in workers if w.label not in limits_only]
             report.add(case, run_case(case, ws, args, log=report.note))
         report.limits_done()

@@ -37,6 +37,11 @@ def git_commit(path):
     return (rev or "?") + (" + uncommitted changes" if dirty else "")
 
 
+def _apart(times, by=1.10):
+    """Whether per-process medians `times` differ by more than the factor `by`."""
+    return bool(times) and len(times) > 1 and max(times) > by * min(times)
+
+
 class Report:
     def __init__(self, args, specs, machine, load_start):
         self.args, self.machine, self.load_start = args, machine, load_start
@@ -87,13 +92,17 @@ class Report:
         pin = f"pinned to {a.threads} (OMP/OPENBLAS/MKL/NUMBA_NUM_THREADS and set_num_threads)" \
             if a.threads else "library defaults"
         self.out(f"- threads: {pin}")
-        self.out(f"- method: each framework in its own worker process; per case at least "
+        procs = getattr(a, "processes", 1)
+        self.out(f"- method: each framework in worker processes of its own ({procs} per "
+                 "framework, their rounds pooled: PyTorch's speed can differ from one process "
+                 "to the next); per case at least "
                  f"{a.warmup} untimed calls at setup (the first compiles or loads kernels, the "
                  "fastest of the others sets the calls per sample), then "
                  f"{a.rounds} rounds, each worker in rotating order "
                  f"running one untimed call and {a.samples} samples of >= {a.min_sample_ms:g} ms "
                  f"(before each block a {a.gap_ms:g} ms pause, then a wait until no worker's "
-                 "threads run). Time = median over rounds of the per-round medians, then the "
+                 "threads run). Time = median over all processes' rounds of the per-round medians, "
+                 "then the "
                  "min/max of those relative to it. Ratios are ratios "
                  "of medians; `~` marks ranges that overlap (within this run's noise). "
                  "Fractions: bytes per call / time against the copy bandwidth, or flops per "
@@ -175,6 +184,15 @@ class Report:
                           for lb in labels]
             body.append(cells)
         self.out(markdown_table(header, body))
+        split = [f"{case.name}: " + "; ".join(
+                     f"{lb} " + " / ".join(fmt_time(t) for t in result[lb]["processes"])
+                     for lb in labels if _apart(result.get(lb, {}).get("processes")))
+                 for case, result in rows
+                 if any(_apart(result.get(lb, {}).get("processes")) for lb in labels)]
+        if split:
+            self.out()
+            self.out("Medians per worker process, where a framework's processes differ by more "
+                     "than 10%: " + " · ".join(split))
 
     # ---- memory, import and the end -------------------------------------------------------
 

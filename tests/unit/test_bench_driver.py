@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.abspath(BENCH))
 
 import _driver  # noqa: E402
 import _limits  # noqa: E402
+import _report  # noqa: E402
 import _stats  # noqa: E402
 from _case import Case  # noqa: E402
 
@@ -140,9 +141,34 @@ def test_round_trip_through_a_numpy_worker(tmp_path, monkeypatch):
                              for c in cases)
     finally:
         worker.close()
-    assert len(add["rounds"]) == 2 and add["number"] >= 1
+    assert len(add["rounds"]) == 2 and add["number"] >= 1 and len(add["processes"]) == 1
     assert add["summary"]["rounds"] == 2 and add["summary"]["min"] > 0
     assert skip == {"skip": "Skip: not here"}
     assert "broken setup" in broken["error"]
     mem = _driver.measure_memory(cases[0], [("numpy", "numpy", None)], args)
     assert mem["numpy"]["peak_kb"] >= mem["numpy"]["base_kb"] > 0
+
+
+def test_a_frameworks_processes_pool_their_rounds(tmp_path, monkeypatch):
+    (tmp_path / "fake_cases.py").write_text(_FAKE)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = SimpleNamespace(warmup=1, min_sample_ms=1.0, rounds=2, samples=2, gap_ms=0.0,
+                           quiet_max_ms=100.0, timeout=120.0, threads=1,
+                           log_dir=str(tmp_path))
+    add, skip, broken = _driver.load_cases(["fake_cases"])
+    workers = [_driver.Worker("numpy", "numpy", threads=1, warm_mb=0, log_dir=str(tmp_path),
+                              index=k) for k in range(2)]
+    try:
+        for w in workers:
+            w.start()
+        res = _driver.run_case(add, workers, args, log=lambda m: None)["numpy"]
+        failed = _driver.run_case(broken, workers, args, log=lambda m: None)["numpy"]
+    finally:
+        for w in workers:
+            w.close()
+    assert len(res["rounds"]) == 4 and res["summary"]["rounds"] == 4   # 2 rounds x 2
+    assert len(res["processes"]) == 2 and all(t > 0 for t in res["processes"])
+    assert "broken setup" in failed["error"]
+    assert _report._apart([1.0, 1.2]) and not _report._apart([1.0, 1.05])
+    assert not _report._apart([1.0]) and not _report._apart(None)
