@@ -112,34 +112,49 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0]._shape
+    d = normalize_dim(dim, len(shape) + 1)
+    if out is None and not APPLY_WRAPPERS[0]:
+        arrays = _unrecorded_cpu_arrays(tensors, shape)
+        if arrays is not None:
+            return _stack_arrays(arrays, d, shape, tensors[0])
     for i, t in enumerate(tensors):
         if t._shape != shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
-    d = normalize_dim(dim, len(shape) + 1)
-    if out is None and not APPLY_WRAPPERS[0] and _unrecorded_cpu(tensors) and \
-            not tensors[0].is_quantized:
-        # nothing to record (a DataLoader's collate, inference): one np.stack, not an
-        # unsqueeze per tensor and a cat (64 tensors of 1x28x28: see the commit)
-        first = tensors[0]
-        res = empty(shape[:d] + (len(tensors),) + shape[d:], first.dtype, first.device)
-        np.stack([t._array for t in tensors], axis=d, out=res._array)
-        return res
     return _cat([t.unsqueeze(d) for t in tensors], d, out, _Stack)
 
 
-def _unrecorded_cpu(tensors):
-    """Plain CPU tensors of one (NumPy) dtype, none of which a recorded op would track."""
+def _stack_arrays(arrays, d, shape, first):
+    """Nothing to record (a DataLoader's collate, inference): one NumPy copy into the
+    result. Before the last dim a stack is a concatenation along `d` into the result
+    viewed with the pieces' dim d joined (the same memory order), which NumPy runs
+    without np.stack's expand_dims per piece: 64 pieces of 1x28x28, 30 -> 15 us."""
+    n = len(arrays)
+    res = empty(shape[:d] + (n,) + shape[d:], first.dtype, first.device)
+    if d < len(shape):
+        np.concatenate(arrays, axis=d,
+                       out=res._array.reshape(shape[:d] + (n * shape[d],) + shape[d + 1:]))
+    else:
+        np.stack(arrays, axis=d, out=res._array)
+    return res
+
+
+def _unrecorded_cpu_arrays(tensors, shape):
+    """The arrays of plain CPU tensors of one (NumPy) dtype and of `shape`, none of which
+    a recorded op would track and none quantized; else None (one pass over them)."""
     first = tensors[0]
     dtype, device = first.dtype, first.device
-    if device.type != "cpu" or dtype.is_half:
-        return False
+    if device.type != "cpu" or dtype.is_half or first.is_quantized:
+        return None
     track = grad_mode.STATE.enabled
+    arrays = []
     for t in tensors:
-        if t.__class__ is not Tensor or t.dtype is not dtype or (track and t._requires_grad) \
-                or t.device is not device:
-            return False
-    return True
+        if (t.__class__ is not Tensor or t._shape != shape or t.dtype is not dtype
+                or (track and t._requires_grad) or t.device is not device):
+            return None
+        a = t._arr
+        arrays.append(a if a is not None else t._array)
+    return arrays
 
 
 class SplitViews(Function):

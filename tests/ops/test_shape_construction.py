@@ -2,6 +2,8 @@
 gradients by gradcheck; every test runs on each device (see tests/harness.py)."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import nbtorch
 from harness import FLOATS, check_grad
@@ -182,3 +184,23 @@ def test_views_extra():
     assert nbtorch.ones(2, 3).sum_to_size(1, 3).tolist() == [[2.0, 2.0, 2.0]]
     with pytest.raises(RuntimeError, match="more than one value"):
         nbtorch.ones(2).is_nonzero()
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4),
+       count=st.integers(1, 5), data=st.data(),
+       dtype=st.sampled_from([np.float32, np.float64, np.int64, np.bool_]),
+       transposed=st.booleans())
+def test_stack_without_autograd_matches_numpy_on_every_dim(shape, count, data, dtype,
+                                                         transposed):
+    # the unrecorded path joins the pieces with one np.concatenate into the result viewed
+    # with dim d joined (np.stack on the last dim): same values, any piece layout
+    rng = np.random.default_rng(0)
+    arrays = [(rng.standard_normal(shape) * 3).astype(dtype) for _ in range(count)]
+    tensors = [nbtorch.tensor(a.T.copy()).t() if transposed and a.ndim == 2 else
+               nbtorch.tensor(a) for a in arrays]
+    d = data.draw(st.integers(-len(shape) - 1, len(shape)))
+    got = nbtorch.stack(tensors, d)
+    want = np.stack(arrays, d)
+    assert got.shape == want.shape and got.is_contiguous()
+    np.testing.assert_array_equal(got.numpy(), want)
