@@ -88,6 +88,14 @@ def _cat(tensors, dim, out, fn):
     if ref.is_quantized:            # first input's qparams, the others requantized
         from .._qtensor import quantized_cat
         return quantized_cat(real, d, out)
+    if out is None and fn is Cat and not APPLY_WRAPPERS[0]:
+        arrays = _unrecorded_cpu_arrays(real, None)
+        if arrays is not None:      # nothing to record: Cat.forward's copy, without apply
+            shape = list(shape)
+            shape[d] = sum(t._shape[d] for t in real)
+            result = empty(tuple(shape), ref.dtype, ref.device)
+            np.concatenate(arrays, axis=d, out=result._array)
+            return result
     dtype = _promote_all(real)
     result = fn.apply(d, dtype, *real)
     if out is not None:
@@ -140,8 +148,9 @@ def _stack_arrays(arrays, d, shape, first):
 
 
 def _unrecorded_cpu_arrays(tensors, shape):
-    """The arrays of plain CPU tensors of one (NumPy) dtype and of `shape`, none of which
-    a recorded op would track and none quantized; else None (one pass over them)."""
+    """The arrays of plain CPU tensors of one (NumPy) dtype and of `shape` (any shape
+    where None), none of which a recorded op would track and none quantized; else None
+    (one pass over them)."""
     first = tensors[0]
     dtype, device = first.dtype, first.device
     if device.type != "cpu" or dtype.is_half or first.is_quantized:
@@ -149,7 +158,8 @@ def _unrecorded_cpu_arrays(tensors, shape):
     track = grad_mode.STATE.enabled
     arrays = []
     for t in tensors:
-        if (t.__class__ is not Tensor or t._shape != shape or t.dtype is not dtype
+        if (t.__class__ is not Tensor or (shape is not None and t._shape != shape)
+                or t.dtype is not dtype
                 or (track and t._requires_grad) or t.device is not device):
             return None
         a = t._arr
