@@ -35,7 +35,7 @@ from ._elementwise_operands import (half_params, half_pointwise as _half_pointwi
 from .._overlap import check_no_internal_overlap, check_no_partial_overlap
 from ._inplace import inplace_guard
 from ._small_calls import (_MID_LIMIT, _QUIET_RUN, _SMALL, _SMALL_LIMIT, _SmallKeys,
-                           _resolve_small,
+                           _dense_into, _resolve_small,
                            _small_result, _ufunc_into)
 
 __all__ = ["run_elementwise", "tensor_operator", "tensor_method", "Elementwise", "Binary",
@@ -209,10 +209,15 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
                 return raw_copy_(out, run_elementwise(op, inputs, compute_dtype, out_dtype))
             out._bump()
             return out
+    if given and n <= 2 and device.type == "cpu" and _dense_into(op, inputs, compute_dtype,
+                                                               out_dtype, out):
+        out._bump()
+        return out
     _compute(op, inputs, compute_dtype, out_dtype, out, device)
     if given:
         out._bump()                     # an in-place write: saved copies must notice
     return out
+
 
 
 def _any_strided(inputs):

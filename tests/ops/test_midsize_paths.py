@@ -239,6 +239,49 @@ def test_large_dense_operators_skip_the_op_layers(monkeypatch):
     assert len(layers) == 2
 
 
+OUT_OPS = {"add": lambda x, y, o: nbtorch.add(x, y, out=o),
+           "mul": lambda x, y, o: nbtorch.mul(x, y, out=o),
+           "x * 0.37": lambda x, y, o: nbtorch.mul(x, 0.37, out=o),
+           "sub 2.5": lambda x, y, o: nbtorch.sub(x, 2.5, out=o),
+           "sqrt": lambda x, y, o: nbtorch.sqrt(x.abs(), out=o),
+           "maximum": lambda x, y, o: nbtorch.maximum(x, y, out=o)}
+
+
+@pytest.mark.parametrize("name", list(OUT_OPS))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_dense_calls_into_a_given_out_give_the_kernels_bits(monkeypatch, name, dtype):
+    """``add(a, b, out=o)`` with dense operands sharing no memory with `o` takes the split
+    path straight into `o` (`_small_calls._dense_into`): the bits of the path it replaced,
+    `o` returned and its version bumped; an `o` that is an input keeps the in-place path."""
+    from nbtorch.ops import _small_calls
+    make = OUT_OPS[name]
+    shape = (300, 500)
+    x = nbtorch.tensor(awkward_floats(LARGE, dtype, 21).reshape(shape))
+    y = nbtorch.tensor(awkward_floats(LARGE, dtype, 22).reshape(shape))
+    o = nbtorch.empty(shape, dtype=x.dtype)
+    taken = []
+    dense_into = _small_calls._dense_into
+    from nbtorch.ops import _elementwise
+    monkeypatch.setattr(_elementwise, "_dense_into",
+                        lambda *a: dense_into(*a) and not taken.append(1))
+    got = []
+    for _ in range(3):                              # the first call of a kind is serial
+        version = o._version
+        assert make(x, y, o) is o and o._version > version
+        got.append(o.numpy().copy())
+    monkeypatch.setattr(_elementwise, "_dense_into", lambda *a: False)
+    want = make(x, y, nbtorch.empty(shape, dtype=x.dtype)).numpy()
+    for g in got:
+        np.testing.assert_array_equal(g.view(np.uint8), want.view(np.uint8))
+    assert len(taken) == 3
+    monkeypatch.setattr(_elementwise, "_dense_into", dense_into)
+    if name in ("add", "mul", "maximum"):
+        z = x.clone()
+        expect = make(x, y, nbtorch.empty(shape, dtype=x.dtype)).numpy()
+        make(z, y, z)                               # out is an input: in place
+        np.testing.assert_array_equal(z.numpy().view(np.uint8), expect.view(np.uint8))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_permuted_dense_operands_run_flat_and_keep_their_layout(dtype, monkeypatch):
     """``x.t() + x.t()``, ``x.t() * 0.37``, ``x.t().sqrt()`` and a permuted 4-D batch:
