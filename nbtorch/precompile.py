@@ -59,6 +59,10 @@ def _transformer():
     for shape in ((16, 64, 128), (2, 8, 128)):
         layer(torch.randn(*shape)).sum().backward()
     opt.step()
+    # the split update's loop (kernels/cpu/optim_split.py): a kind's first call runs
+    # serially, so one step does not reach it; compiled here as a later step would
+    from nbtorch.kernels.cpu import loop_threads, optim_split
+    loop_threads.cfunc_address(optim_split._adam_chunk)
 
 
 def _mlp():
