@@ -22,7 +22,7 @@ from numba import carray, njit
 from nbtorch.kernels.cpu import inplace, loop_threads, spin_threads, workers
 from nbtorch.kernels.cpu.simd import _own_function_with_512bit_vectors as _wide
 
-__all__ = ["BODIES", "TYPES", "plan", "run"]
+__all__ = ["BODIES", "TYPES", "plan", "plan_dense", "run"]
 
 _BODY = inplace.BODY_OPTIONS
 _add, _sub, _mul, _div = (inplace.BINARY[name] for name in ("add", "sub", "mul", "div"))
@@ -99,6 +99,19 @@ def plan(name, out, args):
         steps = _STEPS[(item, value)] = np.array(
             [item, 0, item] if value == 1 else [0, item, item], np.intp)
     return loop_threads.cfunc_address(loop), operands, steps
+
+
+def plan_dense(name, out, x, s):
+    """`plan`'s answer for x op s where the caller knows what plan checks: `out` fresh and
+    C-contiguous, `x` a C-contiguous array of its shape and dtype, `s` a NumPy scalar of
+    that dtype (`ufuncs.dense_value_call`'s contract: ~0.5 us instead of plan's 1.75)."""
+    flat = out if out.ndim == 1 else out.reshape(-1)
+    item = out.itemsize
+    steps = _STEPS.get((item, 1))
+    if steps is None:
+        steps = _STEPS[(item, 1)] = np.array([item, 0, item], np.intp)
+    return (loop_threads.cfunc_address(BODIES[name]),
+            (x if x.ndim == 1 else x.reshape(-1), np.asarray(s), flat), steps)
 
 
 def run(address, operands, steps, n):

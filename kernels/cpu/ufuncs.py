@@ -218,9 +218,15 @@ def dense_value_call(kernel_fn, types):
 
     def run(out, args):
         n = out.size
-        found = scalar_operand.plan(name, out, args) if workers.NUM_THREADS > 1 else None
-        if found is None:
+        if workers.NUM_THREADS < 2:
             return kernel_fn(out, *args)
+        value = args[1]
+        if value.__class__ is out.dtype.type:       # a NumPy scalar: the contract holds
+            found = scalar_operand.plan_dense(name, out, args[0], value)
+        else:
+            found = scalar_operand.plan(name, out, args)       # (not the usual caller)
+            if found is None:
+                return kernel_fn(out, *args)
         key = (loop, types, n.bit_length())
         if not use_helpers(key):        # the serial call itself, as `dense_call` does
             return timed(record_serial, key, n, _call_serial, name, ufunc, args, out, types)

@@ -43,3 +43,20 @@ def test_plan_refuses_what_the_loops_cannot_read():
     assert scalar_operand.plan("mul", out, (x.astype(np.float64), s)) is None
     assert scalar_operand.plan("mul", out, (x, np.asarray(2.0))) is None   # float64 value
 
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_dense_plan_is_plans_answer_where_its_contract_holds(dtype):
+    # dense_value_call's callers hand it a fresh C-contiguous out, x of its shape and
+    # dtype and a NumPy scalar: plan_dense skips the checks and must plan the same call
+    x = np.arange(N, dtype=dtype).reshape(-1, 1)
+    out = np.zeros(x.shape, dtype)
+    s = dtype(0.37)
+    for name in FNS:
+        want, got = scalar_operand.plan(name, out, (x, s)), scalar_operand.plan_dense(
+            name, out, x, s)
+        assert got[0] == want[0] and np.array_equal(got[2], want[2])
+        for a, b in zip(got[1], want[1]):
+            assert a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)
+            assert a.__array_interface__["data"][0] == b.__array_interface__["data"][0] \
+                or a.ndim == 0
