@@ -59,8 +59,8 @@ def _transformer():
     for shape in ((16, 64, 128), (2, 8, 128)):
         layer(torch.randn(*shape)).sum().backward()
     opt.step()
-    # the split update's loop (kernels/cpu/optim_split.py): a kind's first call runs
-    # serially, so one step does not reach it; compiled here as a later step would
+    # the split update's loop (kernels/cpu/optim_split.py): a step compiles it only when it
+    # may use two threads; compiled here whatever this process's thread setting
     from nbtorch.kernels.cpu import loop_threads, optim_split
     loop_threads.cfunc_address(optim_split._adam_chunk)
 
