@@ -124,15 +124,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                               "complex.")
     analytical = _analytical(func, inputs, wrt)
     first, second = _vjp_of_sum(func, inputs, wrt), _vjp_of_sum(func, inputs, wrt)
-    for a, b in zip(first, second):
+    for k, (a, b) in enumerate(zip(first, second)):
         if a is not None and a.size and np.abs(a - b).max() > nondet_tol:
             if not raise_exception:
                 return False
+            where = np.flatnonzero(a != b)
             raise GradcheckError(
                 "Backward is not reentrant, i.e., running backward with same input and "
                 "grad_output multiple times gives different values, although analytical "
                 "gradient matches numerical gradient.The tolerance for nondeterminism was "
-                f"{nondet_tol}.")
+                f"{nondet_tol}. (Input {wrt[k]}: elements {where[:8].tolist()} differ, by up "
+                f"to {np.abs(a - b).max():.3g}: {a.ravel()[where[:3]].tolist()} then "
+                f"{b.ravel()[where[:3]].tolist()}.)")
     for k, i in enumerate(wrt):
         numerical = _numerical(func, inputs, i, eps)
         if not np.allclose(analytical[k], numerical, atol=atol, rtol=rtol):

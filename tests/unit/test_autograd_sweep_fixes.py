@@ -1,5 +1,7 @@
 """Autograd behaviour a sweep against PyTorch found different: grad-mode decorators,
 requires_grad_ on non-leaves, torch.func results connected to closed-over parameters."""
+import pytest
+
 import nbtorch as torch
 
 
@@ -227,3 +229,8 @@ def test_gradcheck_checks_complex_gradients_and_reentrancy():
     x = torch.tensor([0.1, 0.2], dtype=torch.float64, requires_grad=True)
     assert not torch.autograd.gradcheck(Noisy.apply, (x,), raise_exception=False)
     assert torch.autograd.gradcheck(Noisy.apply, (x,), nondet_tol=1e-6)
+    # the error says where and by how much the two backward passes differ
+    from nbtorch.autograd.gradcheck import GradcheckError
+    with pytest.raises(GradcheckError,
+                       match=r"not reentrant.*Input 0: elements \[0, 1\] differ, by up to"):
+        torch.autograd.gradcheck(Noisy.apply, (x,))
