@@ -16,12 +16,12 @@ each); before each block the driver waits until no worker's threads use the CPU
 the cores with the next worker). A framework's time is the median over rounds of its
 per-round medians (all its processes' rounds); the spread printed beside it is the min
 and max of those per-round medians, and a line under the table gives each process's
-median where a framework's processes differ by more than 10%; ratios are ratios of medians, marked `~` when the two ranges
-overlap (a difference within this run's noise). The machine's copy bandwidth and
-GEMM peak are measured in the same run (_limits.py) and bandwidth-bound and matmul
-cases are printed as fractions of them. Threads are pinned to `--threads` for
-every library (environment and set_num_threads) and printed; the load average is
-printed at the start and the end. Peak resident memory of the cases marked
+median where a framework's processes differ by more than 10%; ratios are ratios of
+medians, marked `~` when the two ranges overlap (a difference within this run's noise).
+The machine's copy bandwidth and GEMM peak are measured in the same run (_limits.py) and
+bandwidth-bound and matmul cases are printed as fractions of them. Threads are pinned to
+`--threads` for every library (environment and set_num_threads) and printed; the load
+average is printed at the start and the end. Peak resident memory of the cases marked
 `memory=True` is measured in a fresh worker per framework (ru_maxrss after the
 import, after the first step and after a few more).
 
@@ -277,9 +277,9 @@ def run_case(case, workers, args, log=print):
             if not reply.get("ok"):
                 result[w.label] = {"error": reply["error"]}
                 continue
-            result[w.label]["rounds"].append(median(reply["times"]))
-            result[w.label]["by_process"].setdefault(w.index, []).append(
-                median(reply["times"]))
+            block = median(reply["times"])
+            result[w.label]["rounds"].append(block)
+            result[w.label]["by_process"].setdefault(w.index, []).append(block)
     for res in result.values():
         by_process = res.pop("by_process", None)
         if res.get("rounds"):
@@ -343,6 +343,8 @@ def parse_args(argv):
     p.add_argument("--markdown", default=None, help="write the report to this file")
     p.add_argument("--list", action="store_true", help="list the selected cases and exit")
     args = p.parse_args(argv)
+    if args.processes < 1 or args.rounds < 1:
+        p.error("--processes and --rounds must be at least 1")
     args.log_dir = tempfile.mkdtemp(prefix="nbtorch-bench-")
     return args
 
@@ -389,10 +391,9 @@ def main(modules, argv=None):
         return 0
     specs, limits_only = worker_specs(args, limit_cases + cases)
     report = _report.Report(args, specs, _report.machine_info(), os.getloadavg())
-    processes = max(1, args.processes)
     workers = [Worker(label, fw, args.threads, src=src, log_dir=args.log_dir,
                       check_cuda=bool(cuda_cases) and args.cuda != "no", index=k)
-               for k in range(processes) for label, fw, src in specs
+               for k in range(args.processes) for label, fw, src in specs
                if k == 0 or label not in limits_only]
     t0 = time.perf_counter()
     try:

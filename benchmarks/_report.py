@@ -101,9 +101,8 @@ class Report:
                  f"{a.rounds} rounds, each worker in rotating order "
                  f"running one untimed call and {a.samples} samples of >= {a.min_sample_ms:g} ms "
                  f"(before each block a {a.gap_ms:g} ms pause, then a wait until no worker's "
-                 "threads run). Time = median over all processes' rounds of the per-round medians, "
-                 "then the "
-                 "min/max of those relative to it. Ratios are ratios "
+                 "threads run). Time = median over all processes' rounds of the per-round "
+                 "medians, then the min/max of those relative to it. Ratios are ratios "
                  "of medians; `~` marks ranges that overlap (within this run's noise). "
                  "Fractions: bytes per call / time against the copy bandwidth, or flops per "
                  "call / time against the GEMM peak, both measured below in this run.")

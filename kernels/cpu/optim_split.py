@@ -69,17 +69,18 @@ def adam_step(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, lr, beta1, beta2
         float(lr), float(beta1), float(beta2), float(weight_decay), float(step), decoupled)
     address = loop_threads.cfunc_address(_adam_chunk)
     key = (address, param.itemsize, n.bit_length())
-    scalars = (decay, float(weight_decay), float(beta1), float(beta2), float(eps), step_size,
-               bc2_sqrt, bool(maximize), bool(decoupled))
+    values = (decay, float(weight_decay), float(beta1), float(beta2), float(eps), step_size,
+              bc2_sqrt)
+    flags = (bool(maximize), bool(decoupled))
     if workers.use_helpers(key):
         t = perf_counter()
         if spin_threads.run_arrays(address, (param, grad, exp_avg, exp_avg_sq,
-                                             np.array(scalars, np.float64)),
+                                             np.array(values + flags, np.float64)),
                                    _STEPS[param.itemsize], n, workers.NUM_THREADS,
                                    loop_threads.ALIGN):
             workers.record_parallel(key, perf_counter() - t, n)
             return
     t = perf_counter()
     optim_adam.adam_step_serial(param, grad, exp_avg, exp_avg_sq, _or_unused(None, param),
-                                *scalars[:7], False, *scalars[7:])
+                                *values, False, *flags)          # amsgrad False
     workers.record_serial(key, perf_counter() - t, n)

@@ -93,12 +93,7 @@ def plan(name, out, args):
     s = np.asarray(s).reshape(())
     flat = out.reshape(-1)
     operands = (x.reshape(-1), s, flat) if value == 1 else (s, x.reshape(-1), flat)
-    item = out.itemsize
-    steps = _STEPS.get((item, value))
-    if steps is None:
-        steps = _STEPS[(item, value)] = np.array(
-            [item, 0, item] if value == 1 else [0, item, item], np.intp)
-    return loop_threads.cfunc_address(loop), operands, steps
+    return loop_threads.cfunc_address(loop), operands, _steps(out.itemsize, value)
 
 
 def plan_dense(name, out, x, s):
@@ -106,12 +101,18 @@ def plan_dense(name, out, x, s):
     C-contiguous, `x` a C-contiguous array of its shape and dtype, `s` a NumPy scalar of
     that dtype (`ufuncs.dense_value_call`'s contract: ~0.5 us instead of plan's 1.75)."""
     flat = out if out.ndim == 1 else out.reshape(-1)
-    item = out.itemsize
-    steps = _STEPS.get((item, 1))
-    if steps is None:
-        steps = _STEPS[(item, 1)] = np.array([item, 0, item], np.intp)
     return (loop_threads.cfunc_address(BODIES[name]),
-            (x if x.ndim == 1 else x.reshape(-1), np.asarray(s), flat), steps)
+            (x if x.ndim == 1 else x.reshape(-1), np.asarray(s), flat),
+            _steps(out.itemsize, 1))
+
+
+def _steps(item, value):
+    """The loop's byte steps for operands of `item` bytes, the one value at `value`."""
+    steps = _STEPS.get((item, value))
+    if steps is None:
+        steps = _STEPS[(item, value)] = np.array(
+            [item, 0, item] if value == 1 else [0, item, item], np.intp)
+    return steps
 
 
 def run(address, operands, steps, n):

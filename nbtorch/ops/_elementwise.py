@@ -219,7 +219,6 @@ def run_elementwise(op, inputs, compute_dtype, out_dtype=None, out=None):
     return out
 
 
-
 def _any_strided(inputs):
     """True when some tensor input is not C-contiguous (its result may keep its layout)."""
     for i in inputs:

@@ -172,3 +172,10 @@ def test_a_frameworks_processes_pool_their_rounds(tmp_path, monkeypatch):
     assert "broken setup" in failed["error"]
     assert _report._apart([1.0, 1.2]) and not _report._apart([1.0, 1.05])
     assert not _report._apart([1.0]) and not _report._apart(None)
+
+
+@pytest.mark.parametrize("argv", [["--processes", "0"], ["--rounds", "0"]])
+def test_processes_and_rounds_must_be_positive(argv, capsys):
+    with pytest.raises(SystemExit):
+        _driver.parse_args(argv)
+    assert "must be at least 1" in capsys.readouterr().err
