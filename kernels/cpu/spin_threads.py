@@ -53,9 +53,11 @@ from numba.extending import register_jitable
 from nbtorch.kernels.cpu import blas_hold, workers
 from nbtorch.kernels.cpu.atomics import call_c as _call_c, load as _load, pause as _pause
 from nbtorch.kernels.cpu.atomics import store as _store, swap as _swap, ticks as _ticks
+from nbtorch.kernels.cpu.loop_threads import ALIGN as _ALIGN
 from nbtorch.kernels.cpu.loop_threads import call_blocked, chunk_pointers
 
-__all__ = ["run", "run_dense", "run_arrays", "run_here", "SPIN_SECONDS", "MAX_OPERANDS"]
+__all__ = ["run", "run_dense", "run_dense_judged", "new_judge", "run_arrays", "run_here",
+           "SPIN_SECONDS", "MAX_OPERANDS"]
 
 SPIN_SECONDS = 100e-6      # a helper spins this long after its last chunk, then sleeps
 MAX_OPERANDS = 8           # operands of one loop (inputs and the output)
@@ -226,6 +228,87 @@ def _dispatch_dense(ctl, helpers, address, operands, n, align, block):
     return _dispatch(ctl, helpers, address, bases, steps, n, align, 0, block)
 
 
+# ---- a dense call that judges itself (workers.py's rules, compiled) ------------------
+# The fields of a kind's judge, a float64 array (`new_judge`): calls made, the serial pace
+# (ticks per element, 0 before the first serial call), serial calls still owed to a
+# back-off, the next back-off's length, starved calls in a row, whether the last call ran
+# serially (the next parallel one is not judged: its helpers woke from a core left idle).
+J_CALLS, J_PACE, J_OWED, J_NEXT, J_STRIKES, J_COLD = range(6)
+JUDGE_FIELDS = 6
+_RESAMPLE, _STRIKES, _MAX_BACKOFF = workers.RESAMPLE, workers.STRIKES, workers.MAX_BACKOFF
+
+
+def new_judge():
+    """The judge of one kind of `run_dense_judged` call: fresh, so its first call runs
+    serially and gives the pace."""
+    return np.zeros(JUDGE_FIELDS)
+
+
+@njit(nogil=True, cache=True)
+def judge_wants_split(judge, helpers):
+    """Count a call of the kind and say whether it may split (`workers.use_helpers`):
+    there are helpers, it is not a resample, the kind has a pace and no back-off is owed
+    (a call that would split pays one off)."""
+    calls = judge[J_CALLS] + 1.0
+    judge[J_CALLS] = calls
+    split = helpers > 0 and calls % _RESAMPLE != 0 and judge[J_PACE] > 0
+    if split and judge[J_OWED] > 0:
+        judge[J_OWED] -= 1
+        return False
+    return split
+
+
+@njit(nogil=True, cache=True)
+def judge_serial(judge, ticks, n):
+    """Note a serial call of `ticks` over `n` elements (`workers.record_serial`)."""
+    pace = ticks / n
+    old = judge[J_PACE]
+    judge[J_PACE] = pace if old <= 0 or pace < old else min(pace, old * 1.05)
+    judge[J_COLD] = 1
+
+
+@njit(nogil=True, cache=True)
+def judge_split(judge, ran, ticks, n):
+    """Judge a split call (`workers.record_parallel`, worth 1): not the first after a
+    serial one, nor one no helper ran a chunk of (`ran` <= 0); slower than the serial
+    pace is starved, and `STRIKES` of those in a row start a back-off, each next one
+    doubling it; a call that pays clears the strikes and halves the next back-off."""
+    if judge[J_COLD] != 0:
+        judge[J_COLD] = 0
+        return
+    if ran <= 0:
+        return
+    if ticks > judge[J_PACE] * n:
+        judge[J_STRIKES] += 1
+        if judge[J_STRIKES] >= _STRIKES:
+            judge[J_NEXT] = min(max(2 * judge[J_NEXT], 8), _MAX_BACKOFF)
+            judge[J_OWED] = judge[J_NEXT]
+    else:
+        judge[J_NEXT] = judge[J_NEXT] // 2
+        judge[J_STRIKES] = 0
+
+
+@njit(nogil=True, cache=True)
+def _dispatch_dense_judged(ctl, helpers, address, operands, n, judge):
+    """`_dispatch_dense`, or the whole loop on this thread, as `judge` says, and the call
+    judged on it (time-stamp ticks instead of seconds): one compiled call instead of ~10
+    Python ones and their dictionaries (see `run_dense_judged`)."""
+    bases = _bases(operands)
+    steps = np.empty(len(operands), np.int64)
+    k = 0
+    for x in literal_unroll(operands):
+        steps[k] = x.itemsize
+        k += 1
+    split = judge_wants_split(judge, helpers)
+    start = _ticks()
+    if split:
+        ran = _dispatch(ctl, helpers, address, bases, steps, n, _ALIGN, 0, 0)
+        judge_split(judge, ran, _ticks() - start, n)
+    else:
+        call_blocked(address, bases, n, steps, 0, 0)
+        judge_serial(judge, _ticks() - start, n)
+
+
 @njit(nogil=True, cache=True)
 def _dispatch_arrays(ctl, helpers, address, operands, steps, n, align):
     """`_dispatch` over the arrays of the tuple `operands` (a loop's own layout, e.g. a
@@ -357,6 +440,25 @@ def run_dense(address, operands, n, chunks, align, block):
     if not helpers:
         return False
     _judge(_dispatch_dense(_POOL.ctl, helpers, address, operands, n, align, block))
+    return True
+
+
+def run_dense_judged(address, operands, n, judge):
+    """`run_dense` over `workers.NUM_THREADS` chunks (alignment and block of
+    `loop_threads`), or serially, as `judge` (`new_judge`, one per kind of call: a loop
+    and a size class) says, the call then judged on it as `workers` judges its kinds:
+    serial first and every `workers.RESAMPLE`th call, backing off after `STRIKES`
+    starved calls. Its Python was ~10 calls and a dozen dictionary lookups, 4-6 us per
+    10^6-element call once the loop had left the caches cold (a float32 relu: kernel
+    ~45 us). False where this pool cannot run it (nothing ran)."""
+    helpers = workers.NUM_THREADS - 1
+    pool = _POOL
+    if pool is None or len(operands) > MAX_OPERANDS:
+        return False
+    if len(pool.threads) < helpers:
+        helpers = min(helpers, MAX_HELPERS)
+        pool.start(helpers)
+    _dispatch_dense_judged(pool.ctl, helpers, address, operands, n, judge)
     return True
 
 

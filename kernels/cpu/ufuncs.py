@@ -31,7 +31,9 @@ Mish, softplus, and the GELU/SiLU gradients) have a second path: from
 out's shape (no broadcasting, no partial overlap; parameters 0-d), they run
 the flat `@njit` loops of `contiguous.CONTIGUOUS_LOOPS` (512-bit SIMD, output
 prefetching; 1.2-2.5x the ufunc's speed, same bits), split over Numba's threads
-through their C twins (`contiguous_abi.py`).
+through their C twins (`contiguous_abi.py`). The cheapest bodies (add, sub, mul, div,
+relu), bound by the caches' bandwidth, split over the helpers in 256-bit loops of their
+own (`stream.py`).
 """
 import threading
 from time import perf_counter
@@ -41,7 +43,7 @@ import numpy as np
 
 from nbtorch.kernels import scalar
 from nbtorch.kernels.cpu import contiguous, contiguous_abi, inplace, loop_threads, openmp, rows
-from nbtorch.kernels.cpu import scalar_operand, spin_threads
+from nbtorch.kernels.cpu import scalar_operand, spin_threads, stream
 from nbtorch.kernels.cpu import workers
 from nbtorch.kernels.cpu.workers import (parallel_chunks, record_parallel, record_serial,
                                          timed, use_helpers)
@@ -161,47 +163,50 @@ def serial_is_ufunc(kernel_fn, types):
 def dense_call(kernel_fn, types):
     """`run(out, args)` doing what `kernel_fn(out, *args)` does on dense same-shape
     C-contiguous operands of `types` from `PARALLEL_THRESHOLD` elements, `out` fresh (no
-    overlap) and not of shape (1, ..., n) (that one is `rows.py`'s): the same loop with
-    the same split and the same keys for the helpers' pace and back-off, so the same
-    bits, without the checks that find that path (~9 us of a 10^6-element add once the
-    call before has left the caches cold, where those checks take 3-4 us warm). None
-    where that is not one path: a user's kernel, loop parameters, half types, a loop not
+    overlap) and not of shape (1, ..., n) (that one is `rows.py`'s): the same loop body
+    split the same way, or run serially, as a judge per size class says (`spin_threads.
+    run_dense_judged`: `workers`' rules in one compiled call), so the same bits, without
+    the checks that find that path (~9 us of a 10^6-element add once the call before has
+    left the caches cold, where those checks take 3-4 us warm). The loop is the
+    contiguous float32 one, else `stream.py`'s 256-bit one, else the ufunc's. None where
+    that is not one path: a user's kernel, loop parameters, half types, a loop not
     compiled yet, no spinning helpers. The op layer caches it per (op, dtypes)."""
     name = getattr(kernel_fn, "ufunc_name", None)
     if (name is None or "e" in types or not spin_threads.SUPPORTED or not openmp.USABLE
             or contiguous.LOOP_PARAMETERS.get(name, 0)):
         return None
-    flat_loop = contiguous.CONTIGUOUS_LOOPS.get(name)
-    if flat_loop is not None and types in _FLOAT32_TYPES:      # `_run_contiguous`'s path
-        address = contiguous_abi.address(name)
-
-        def run(out, args):
-            n = out.size
-            key = (flat_loop, n.bit_length())
-            flat = out.reshape(-1)
-            if not use_helpers(key):
-                return timed(record_serial, key, n, flat_loop, flat,
-                             *[a.reshape(-1) for a in args])
-            operands = _dense_operands(args, flat)
-            t = perf_counter()
-            _run_dense(address, operands, n)
-            record_parallel(key, perf_counter() - t, n)
-        return run
-    ufunc = _LOOPS.get((name, types))
-    address = _loop_address(name, types) if ufunc is not None else 0
-    if not address:
+    if contiguous.CONTIGUOUS_LOOPS.get(name) is not None and types in _FLOAT32_TYPES:
+        address = 0                                 # contiguous_abi's twin, on first use
+    elif _LOOPS.get((name, types)) is not None:
+        address = _loop_address(name, types)
+        if not address:
+            return None
+    else:
         return None
+    split_loop = [0]            # the loop's address, found on the first call
+    judges = {}                 # size class -> its judge
 
-    def run(out, args):                                      # `_run_large_or_first`'s
+    def run(out, args):
         n = out.size
-        key = (ufunc, types, n.bit_length())
-        if not use_helpers(key):
-            return timed(record_serial, key, n, _call_serial, name, ufunc, args, out, types)
+        judge = judges.get(n.bit_length())
+        if judge is None:
+            judge = judges[n.bit_length()] = spin_threads.new_judge()
         operands = _dense_operands(args, out if out.ndim == 1 else out.reshape(-1))
-        t = perf_counter()
-        _run_dense(address, operands, n)
-        record_parallel(key, perf_counter() - t, n)
+        if not spin_threads.run_dense_judged(
+                split_loop[0] or _split_loop(split_loop, name, types, address), operands,
+                n, judge):
+            kernel_fn(out, *args)
     return run
+
+
+def _split_loop(where, name, types, address):
+    """The loop `dense_call` runs for body `name` (the contiguous float32 loop's twin where
+    `address` is 0, else `stream.py`'s 256-bit loop where it has one for `types`, else the
+    ufunc's loop at `address`), stored in where[0] on first use: compiled only once a
+    call needs it."""
+    where[0] = (contiguous_abi.address(name) if not address
+                else stream.address(name, types) or address)
+    return where[0]
 
 
 def dense_value_call(kernel_fn, types):
@@ -243,13 +248,6 @@ def _dense_operands(args, flat_out):
         return (x if x.ndim == 1 else x.reshape(-1), y if y.ndim == 1 else y.reshape(-1),
                 flat_out)
     return tuple([a if a.ndim == 1 else a.reshape(-1) for a in args]) + (flat_out,)
-
-
-def _run_dense(address, operands, n):
-    """`loop_threads.run_loop` for dense operands, through `spin_threads.run_dense`."""
-    if not spin_threads.run_dense(address, operands, n, workers.NUM_THREADS,
-                                  loop_threads.ALIGN, loop_threads.BLOCK):
-        loop_threads.run_loop(address, list(operands), n, workers.NUM_THREADS)
 
 
 ERRSTATE = _ERRSTATE
@@ -297,6 +295,8 @@ def _run_large_or_first(name, contiguous_loop, n_params, ufunc, types, out, args
         if use_helpers(key):
             flat = _flat_operands(out, args) if openmp.USABLE else None
             address = _loop_address(name, types) if flat is not None else 0
+            if address and name in stream.BODIES and all(a.ndim == 1 for a in flat):
+                address = stream.address(name, types) or address   # no one-value operand
             if not address:
                 return _run_parallel(ufunc, types, out, args, key)
             return timed(record_parallel, key, size, loop_threads.run_loop, address, flat,

@@ -28,7 +28,8 @@ every `RESAMPLE`th, to keep it current.
 GIL; a kind with no serial pace, e.g. `batch_threads.py`'s, is judged by them: 0.8x
 its fastest chunk times the chunk count.) Calls split by `loop_threads.py` and
 `gemm_rows.py` (the spinning helpers of `spin_threads.py`, else Numba's threads) are
-judged by `record_parallel`.
+judged by `record_parallel`; large dense elementwise calls by the same rules compiled into
+their dispatch (`spin_threads.run_dense_judged`, one judge array per kind).
 
     parallel_chunks(chunk, n, key, size):   for k in range(n) (on several threads): chunk(k)
 """

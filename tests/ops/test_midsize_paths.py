@@ -179,19 +179,23 @@ def test_large_dense_calls_give_the_kernels_bits(monkeypatch, name, dtype, shape
     np.testing.assert_array_equal(serial.numpy().view(np.uint8), want.numpy().view(np.uint8))
 
 
-def test_large_dense_calls_take_the_split_loop(monkeypatch):
-    from nbtorch.kernels.cpu import spin_threads
+def test_large_dense_calls_take_the_judged_streaming_loop(monkeypatch):
+    """A large dense float32 product runs `stream.py`'s 256-bit loop through the compiled
+    judge of its size class, the same bits as NumPy's."""
+    from nbtorch.kernels.cpu import spin_threads, stream
     if not spin_threads.SUPPORTED:
         pytest.skip("no spinning helpers here")
     calls = []
-    run_dense = spin_threads.run_dense
-    monkeypatch.setattr(spin_threads, "run_dense",
-                        lambda *args: calls.append(args[2]) or run_dense(*args))
-    monkeypatch.setattr(ufuncs, "use_helpers", lambda key: True)   # (whatever the pace)
+    judged = spin_threads._dispatch_dense_judged
+    monkeypatch.setattr(spin_threads, "_dispatch_dense_judged",
+                        lambda *args: calls.append((args[2], args[4], args[5])) or
+                        judged(*args))
     x = nbtorch.rand(LARGE)
-    y = x * x
-    assert calls == [LARGE]
-    np.testing.assert_array_equal(y.numpy(), x.numpy() * x.numpy())
+    ys = [x * x for _ in range(3)]
+    assert [(a, n) for a, n, _ in calls] == [(stream.address("mul", "ff->f"), LARGE)] * 3
+    assert calls[0][2] is calls[2][2] and calls[2][2][spin_threads.J_CALLS] >= 3
+    for y in ys:
+        np.testing.assert_array_equal(y.numpy(), x.numpy() * x.numpy())
 
 
 def test_large_dense_calls_leave_a_swapped_kernel_to_itself():

@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 
-from nbtorch.kernels.cpu import loop_threads, spin_threads, ufuncs
+from nbtorch.kernels.cpu import loop_threads, spin_threads, ufuncs, workers
 
 pytestmark = pytest.mark.skipif(not spin_threads.SUPPORTED,
                                 reason="spinning helpers run on x86-64 with the JIT on")
@@ -217,3 +217,69 @@ def test_the_helpers_can_be_turned_off_and_the_tick_rate_is_measured_after_loadi
                          timeout=300)
     assert out.returncode == 0, out.stderr
     assert 0.5 < float(out.stdout) < 2      # loading inside the window made it 3-10x off
+
+
+# ---- run_dense_judged: workers.py's rules, compiled ------------------------------------
+
+def _judged_calls(judge, a, out):
+    out[:] = np.nan
+    assert spin_threads.run_dense_judged(_add_loop(), (a, a, out), N, judge)
+    assert np.array_equal(out, a + a)
+
+
+def test_a_judged_call_runs_serially_first_and_every_resample():
+    J = spin_threads
+    a, out = np.arange(N, dtype=np.float32), np.zeros(N, np.float32)
+    judge = J.new_judge()
+    _judged_calls(judge, a, out)                    # no pace yet: serial, which gives it
+    assert judge[J.J_CALLS] == 1 and judge[J.J_PACE] > 0 and judge[J.J_COLD] == 1
+    judge[J.J_PACE] = 1e12                          # no split call can look starved
+    _judged_calls(judge, a, out)                    # split, and not judged (after serial)
+    assert judge[J.J_COLD] == 0 and judge[J.J_STRIKES] == 0
+    judge[J.J_CALLS] = workers.RESAMPLE - 1
+    _judged_calls(judge, a, out)                    # the RESAMPLE-th call: serial again
+    assert judge[J.J_COLD] == 1 and judge[J.J_PACE] < 1e12
+
+
+def test_the_judges_rules():
+    """workers.py's rules on synthetic timings: a split call slower than the serial pace
+    is starved, STRIKES in a row start a back-off of 8 (then 16, ...) serial calls; one
+    that pays halves the next back-off; the first split call after a serial one, and one
+    no helper joined, are not judged."""
+    J = spin_threads
+    judge = J.new_judge()
+    assert not J.judge_wants_split(judge, 1)                # no pace yet
+    J.judge_serial(judge, 1000, 1000)                       # 1 tick an element
+    assert judge[J.J_PACE] == 1 and judge[J.J_COLD] == 1
+    J.judge_serial(judge, 2000, 1000)                       # the pace rises 5% at most
+    assert judge[J.J_PACE] == 1.05
+    J.judge_split(judge, 1, 10 ** 6, 1000)                  # after serial: not judged
+    assert judge[J.J_COLD] == 0 and judge[J.J_STRIKES] == 0
+    J.judge_split(judge, 0, 10 ** 6, 1000)                  # no helper joined
+    assert judge[J.J_STRIKES] == 0
+    for strikes in range(1, workers.STRIKES + 1):
+        J.judge_split(judge, 1, 10 ** 6, 1000)              # starved
+        assert judge[J.J_STRIKES] == strikes
+    assert judge[J.J_OWED] == judge[J.J_NEXT] == 8
+    judge[J.J_CALLS] = 1
+    wants = [J.judge_wants_split(judge, 1) for _ in range(10)]
+    assert wants == [False] * 8 + [True] * 2 and judge[J.J_OWED] == 0
+    J.judge_split(judge, 1, 10 ** 6, 1000)                  # starved again: 16
+    assert judge[J.J_OWED] == judge[J.J_NEXT] == 16
+    judge[J.J_OWED] = 0
+    J.judge_split(judge, 1, 500, 1000)                      # pays: halves the next one
+    assert judge[J.J_NEXT] == 8 and judge[J.J_STRIKES] == 0 and judge[J.J_OWED] == 0
+    judge[J.J_CALLS] = workers.RESAMPLE - 1
+    assert not J.judge_wants_split(judge, 1)                # a resample
+    assert J.judge_wants_split(judge, 1) and not J.judge_wants_split(judge, 0)
+
+
+def test_one_thread_makes_judged_calls_serial(monkeypatch):
+    J = spin_threads
+    monkeypatch.setattr(workers, "NUM_THREADS", 1)
+    a, out = np.arange(N, dtype=np.float32), np.zeros(N, np.float32)
+    judge = J.new_judge()
+    judge[J.J_PACE] = 1e12
+    for _ in range(3):
+        _judged_calls(judge, a, out)
+        assert judge[J.J_COLD] == 1                 # each ran serially
