@@ -56,8 +56,8 @@ from nbtorch.kernels.cpu.atomics import store as _store, swap as _swap, ticks as
 from nbtorch.kernels.cpu.loop_threads import ALIGN as _ALIGN
 from nbtorch.kernels.cpu.loop_threads import call_blocked, chunk_pointers
 
-__all__ = ["run", "run_dense", "run_dense_judged", "new_judge", "run_arrays", "run_here",
-           "SPIN_SECONDS", "MAX_OPERANDS"]
+__all__ = ["run", "run_dense", "run_dense_judged", "run_arrays_judged", "new_judge",
+           "run_arrays", "run_here", "SPIN_SECONDS", "MAX_OPERANDS"]
 
 SPIN_SECONDS = 100e-6      # a helper spins this long after its last chunk, then sleeps
 MAX_OPERANDS = 8           # operands of one loop (inputs and the output)
@@ -310,6 +310,21 @@ def _dispatch_dense_judged(ctl, helpers, address, operands, n, judge):
 
 
 @njit(nogil=True, cache=True)
+def _dispatch_arrays_judged(ctl, helpers, address, operands, steps, n, judge):
+    """`_dispatch_dense_judged` for operands stepping by `steps` (a loop's own layout,
+    e.g. one value read with step 0: ``x * 0.5``)."""
+    bases = _bases(operands)
+    split = judge_wants_split(judge, helpers)
+    start = _ticks()
+    if split:
+        ran = _dispatch(ctl, helpers, address, bases, steps, n, _ALIGN, 0, 0)
+        judge_split(judge, ran, _ticks() - start, n)
+    else:
+        call_blocked(address, bases, n, steps, 0, 0)
+        judge_serial(judge, _ticks() - start, n)
+
+
+@njit(nogil=True, cache=True)
 def _dispatch_arrays(ctl, helpers, address, operands, steps, n, align):
     """`_dispatch` over the arrays of the tuple `operands` (a loop's own layout, e.g. a
     GEMM's matrices and parameters: `steps` says how far each moves per element), their
@@ -459,6 +474,19 @@ def run_dense_judged(address, operands, n, judge):
         helpers = min(helpers, MAX_HELPERS)
         pool.start(helpers)
     _dispatch_dense_judged(pool.ctl, helpers, address, operands, n, judge)
+    return True
+
+
+def run_arrays_judged(address, operands, steps, n, judge):
+    """`run_dense_judged` for operands stepping by `steps` (`run_arrays`' layout)."""
+    helpers = workers.NUM_THREADS - 1
+    pool = _POOL
+    if pool is None or len(operands) > MAX_OPERANDS:
+        return False
+    if len(pool.threads) < helpers:
+        helpers = min(helpers, MAX_HELPERS)
+        pool.start(helpers)
+    _dispatch_arrays_judged(pool.ctl, helpers, address, operands, steps, n, judge)
     return True
 
 

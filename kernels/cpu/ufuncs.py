@@ -36,7 +36,6 @@ relu), bound by the caches' bandwidth, split over the helpers in 256-bit loops o
 own (`stream.py`).
 """
 import threading
-from time import perf_counter
 
 import numba
 import numpy as np
@@ -212,19 +211,17 @@ def _split_loop(where, name, types, address):
 def dense_value_call(kernel_fn, types):
     """`run(out, (x, s))` doing what `kernel_fn(out, x, s)` does for a dense C-contiguous x
     of out's shape from `PARALLEL_THRESHOLD` elements, `out` fresh, and `s` a NumPy
-    scalar of x's dtype (``x * 0.5``): `_run_large_or_first`'s `scalar_operand` path
-    with its keys, without the checks that find it. None where the kernel has no such
-    path for `types` (the op layer then calls the kernel); cached per (op, dtypes)."""
+    scalar of x's dtype (``x * 0.5``): `_run_large_or_first`'s `scalar_operand` loop,
+    split or serial as a judge per size class says (`spin_threads.run_arrays_judged`),
+    without the checks that find it. None where the kernel has no such path for `types`
+    (the op layer then calls the kernel); cached per (op, dtypes)."""
     name = getattr(kernel_fn, "ufunc_name", None)
     loop = scalar_operand.BODIES.get(name)
     if loop is None or types not in scalar_operand.TYPES or not _DIRECT:
         return None
-    ufunc = _LOOPS.get((name, types))
+    judges = {}                 # size class -> its judge
 
     def run(out, args):
-        n = out.size
-        if workers.NUM_THREADS < 2:
-            return kernel_fn(out, *args)
         value = args[1]
         if value.__class__ is out.dtype.type:       # a NumPy scalar: the contract holds
             found = scalar_operand.plan_dense(name, out, args[0], value)
@@ -232,12 +229,12 @@ def dense_value_call(kernel_fn, types):
             found = scalar_operand.plan(name, out, args)       # (not the usual caller)
             if found is None:
                 return kernel_fn(out, *args)
-        key = (loop, types, n.bit_length())
-        if not use_helpers(key):        # the serial call itself, as `dense_call` does
-            return timed(record_serial, key, n, _call_serial, name, ufunc, args, out, types)
-        t = perf_counter()
-        scalar_operand.run(*found, n)
-        record_parallel(key, perf_counter() - t, n)
+        n = out.size
+        judge = judges.get(n.bit_length())
+        if judge is None:
+            judge = judges[n.bit_length()] = spin_threads.new_judge()
+        if not spin_threads.run_arrays_judged(found[0], found[1], found[2], n, judge):
+            scalar_operand.run(*found, n)
     return run
 
 

@@ -137,7 +137,9 @@ LARGE_OPS = {"x + y": lambda x, y: x + y, "x * y": lambda x, y: x * y,
              "maximum": lambda x, y: nbtorch.maximum(x, y),
              "atan2": lambda x, y: nbtorch.atan2(x, y), "exp": lambda x, y: x.exp(),
              "tanh": lambda x, y: x.tanh(), "sigmoid": lambda x, y: nbtorch.sigmoid(x),
-             "relu": lambda x, y: x.relu(), "neg": lambda x, y: -x}
+             "relu": lambda x, y: x.relu(), "neg": lambda x, y: -x,
+             "x - y": lambda x, y: x - y, "x * 0.5": lambda x, y: x * 0.5,
+             "1 - x": lambda x, y: 1.0 - x, "x / 3": lambda x, y: x / 3.0}
 
 
 def _without_dense_path(monkeypatch, fn):
@@ -146,6 +148,7 @@ def _without_dense_path(monkeypatch, fn):
     from nbtorch.ops._small_calls import _SMALL
     saved = dict(_SMALL)
     monkeypatch.setattr(ufuncs, "dense_call", lambda kernel, types: None)
+    monkeypatch.setattr(ufuncs, "dense_value_call", lambda kernel, types: None)
     _SMALL.clear()
     try:
         return fn()
