@@ -15,8 +15,8 @@ from numba import carray, prange
 
 from ..scalar import fexp
 from ..shared import copy_into
-from .reduce import (BLOCK, FM, _row_extreme, _cols_extreme_into, cols_extreme, row_splits,
-                     use_parallel)
+from .reduce import (BLOCK, FM, _block_sum, _row_extreme, _cols_extreme_into, cols_extreme,
+                     row_splits, use_parallel)
 from .split_rows import run_rows_split, splits_rows
 
 
@@ -36,28 +36,25 @@ def _exp_minus(x, m, y):
 
 
 @numba.njit(cache=True, fastmath=FM)
-def _exp_minus_sum(x, m, y):
-    """y[i] = exp(x[i] - m) and the sum of them in the row's type: one block of the row
-    (the sum loop of `_row_sum`'s blocks beside the exp, vectorised together, same bits)."""
-    s = y.dtype.type(0)
-    for i in range(x.size):
-        e = fexp(x[i] - m)
-        y[i] = e
-        s += e
-    return s
-
-
-@numba.njit(cache=True, fastmath=FM)
 def _softmax_row(x, y, log):
     """y = softmax(x) (log-softmax if log) for one contiguous row: max (NaN-propagating:
-    a NaN row is all NaN), exp and its sum per block (float64 between blocks; the exp
-    map, then `_row_sum` over it, gave the same bits 10% slower: 256x512 83 -> 73 us
-    serial), then a scale (or two shifts) in the row's type."""
+    a NaN row is all NaN), the exp map and then its sum per block (float64 between
+    blocks), then a scale (or two shifts) in the row's type.
+
+    The map and the sum stay two loops: one loop reading x, writing y and summing (10%
+    faster, 256x512 83 -> 73 us serial) summed in an order that depended on where y lay
+    after x in memory: LLVM guards such a loop with a check that y starts at least a
+    vector's span after x, else runs the scalar loop, and under `reassoc` the two add up
+    in different orders, so a few rows came out 1 ulp off when the allocator put the
+    output just after the input (the gradcheck reentrancy failures of log_softmax). A
+    sum over y alone takes one path for a given length."""
     m = _row_extreme(x, bool(True))
     n = x.size
     s = 0.0
-    for b in range(0, n, BLOCK):         # exp and sum per block, the blocks in float64
-        s += _exp_minus_sum(x[b:min(b + BLOCK, n)], m, y[b:min(b + BLOCK, n)])
+    for b in range(0, n, BLOCK):         # exp, then its sum, per block; blocks in float64
+        seg = y[b:min(b + BLOCK, n)]
+        _exp_minus(x[b:min(b + BLOCK, n)], m, seg)
+        s += _block_sum(seg, bool(False))
     if log:
         # (x - m) - log(s) in the row's type, as PyTorch orders it: x - m is exact near the
         # max, so large logits stay exact; against x - (m + log s) in float64 it is 1 ulp
