@@ -354,6 +354,16 @@ def _cpu_kernel(em, name, loop, target="cpu"):
         if cpu:
             for o, _ in outs:
                 radd(f"w{o} = out{o}[i * C:i * C + cl]")
+        if cpu and outs and reds:
+            # the stores in a loop of their own, the reductions in one that only reads: a
+            # reassoc loop that does both runs a vector or a scalar version by where the
+            # output lies after an input (LLVM's pointer-difference check), and the two sum
+            # in different orders (cpu/softmax.py's _softmax_row has the measurements)
+            em.view, em.index = "r", "j"
+            radd("for j in range(cl):")
+            row.extend("    " + ln for ln in em.elem_steps(em.closure([r for _, r in outs]))
+                       + [f"w{o}[j] = {em.ref(r, {})}" for o, r in outs])
+            outs = []
         need = em.closure([p.steps[i][2] for i in reds] + [ref for _, ref in outs])
         if blocked:
             em.view, em.index = "b", "jj"

@@ -294,3 +294,34 @@ def test_fused_row_reduction_over_a_row_of_one_element():
         x, b = _t(4, 2, n), _t(4, 1, 1, seed=3)
         for got, want in zip(fast(x, b), f(x, b)):
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_a_stored_value_and_its_row_sum_do_not_depend_on_where_the_output_lies(dt, tmp_path,
+                                                                             monkeypatch):
+    """A fused pass that stores an elementwise output and sums per row runs the stores and
+    the sum in two loops: in one reassoc loop LLVM picked its vector or scalar version by
+    where the output lay after the input, and the two summed in different orders."""
+    import importlib
+    from nbtorch.kernels import fusion
+    steps = [("call", "mul", (("a", 0), ("a", 0)), (dt, dt), dt),
+             ("reduce", "sum", ("v", 0), dt)]
+    program = fusion.Program([("c", dt)], [], steps,
+                             [(("v", 0), "elem", dt), (("v", 1), "row", dt)])
+    name = f"fused_placement_{dt}"
+    (tmp_path / f"{name}.py").write_text(fusion.cpu_source(program, "fused"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    serial = importlib.import_module(name).fused_serial
+    rng = np.random.default_rng(0)
+    for R, C in ((3, 8), (3, 12), (6, 16), (1, 33)):
+        n = R * C
+        lead, st = np.array([R], np.int64), np.array([[C, 1]], np.int64)
+        buf = np.zeros(2 * n + 80, dt)
+        x = buf[:n]
+        x[:] = rng.standard_normal(n)
+        y, s = np.empty(n, dt), np.empty(R, dt)
+        serial(R, C, C, lead, st, x, 0, y, s)
+        for gap in range(0, 80, 2):
+            y2, s2 = buf[n + gap:2 * n + gap], np.empty(R, dt)
+            serial(R, C, C, lead, st, x, 0, y2, s2)
+            assert y2.tobytes() == y.tobytes() and s2.tobytes() == s.tobytes(), (R, C, gap)
