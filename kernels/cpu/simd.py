@@ -27,31 +27,31 @@ from nbtorch.kernels.f32math import JIT_OPTIONS as _JIT
 __all__ = ["map1", "map2", "map1_params2", "stream1", "stream2"]
 
 
-@intrinsic
-def _own_function_with_512bit_vectors(typingctx):
-    """Let LLVM vectorise the function being compiled with 512-bit registers where the
-    CPU has them (the attribute clang's -mprefer-vector-width=512 sets), and keep it a
-    function of its own: inlined into a caller, its loops would take the caller's width."""
+def _own_function_with_vectors(bits):
+    """Codegen: mark the function being compiled noinline, with LLVM's
+    "prefer-vector-width" attribute (what clang's -mprefer-vector-width=`bits` sets)."""
     def codegen(context, builder, signature, args):
         attributes = builder.function.attributes
         attributes.add("noinline")
         if isinstance(attributes, set):      # llvmlite's set of keyword attributes: a
-            set.add(attributes, '"prefer-vector-width"="512"')   # string one prints alike
+            set.add(attributes, f'"prefer-vector-width"="{bits}"')   # string one prints alike
         return context.get_dummy_value()
-    return types.none(), codegen
+    return codegen
+
+
+@intrinsic
+def _own_function_with_512bit_vectors(typingctx):
+    """Let LLVM vectorise the function being compiled with 512-bit registers where the
+    CPU has them, and keep it a function of its own: inlined into a caller, its loops
+    would take the caller's width."""
+    return types.none(), _own_function_with_vectors(512)
 
 
 @intrinsic
 def _own_function_with_256bit_vectors(typingctx):
-    """`_own_function_with_512bit_vectors` at 256 bits (clang's -mprefer-vector-width=256):
-    for loops that stream their operands from L3 or memory (see `stream1`)."""
-    def codegen(context, builder, signature, args):
-        attributes = builder.function.attributes
-        attributes.add("noinline")
-        if isinstance(attributes, set):
-            set.add(attributes, '"prefer-vector-width"="256"')
-        return context.get_dummy_value()
-    return types.none(), codegen
+    """`_own_function_with_512bit_vectors` at 256 bits: for loops that stream their
+    operands from L3 or memory (see `stream1`)."""
+    return types.none(), _own_function_with_vectors(256)
 
 
 @intrinsic

@@ -203,6 +203,17 @@ def _dispatch(ctl, helpers, address, bases, steps, n, align, wrap, block):
 
 
 @register_jitable
+def _item_steps(operands):
+    """The item size of each array in the tuple `operands` (dense operands' steps)."""
+    steps = np.empty(len(operands), np.int64)
+    k = 0
+    for x in literal_unroll(operands):
+        steps[k] = x.itemsize
+        k += 1
+    return steps
+
+
+@register_jitable
 def _bases(operands):
     """The data address of each array in the tuple `operands`."""
     bases = np.empty(len(operands), np.int64)
@@ -219,13 +230,8 @@ def _dispatch_dense(ctl, helpers, address, operands, n, align, block):
     output that overlaps none of them), their pointers and steps read here: one compiled
     call instead of three (`loop_threads.operand_pointers`, `in_place_bits`, `_dispatch`),
     ~2 us less per call once a large call has left the caches cold."""
-    bases = _bases(operands)
-    steps = np.empty(len(operands), np.int64)
-    k = 0
-    for x in literal_unroll(operands):
-        steps[k] = x.itemsize
-        k += 1
-    return _dispatch(ctl, helpers, address, bases, steps, n, align, 0, block)
+    return _dispatch(ctl, helpers, address, _bases(operands), _item_steps(operands), n, align,
+                     0, block)
 
 
 # ---- a dense call that judges itself (workers.py's rules, compiled) ------------------
@@ -289,16 +295,11 @@ def judge_split(judge, ran, ticks, n):
 
 
 @njit(nogil=True, cache=True)
-def _dispatch_dense_judged(ctl, helpers, address, operands, n, judge):
-    """`_dispatch_dense`, or the whole loop on this thread, as `judge` says, and the call
-    judged on it (time-stamp ticks instead of seconds): one compiled call instead of ~10
-    Python ones and their dictionaries (see `run_dense_judged`)."""
+def _dispatch_arrays_judged(ctl, helpers, address, operands, steps, n, judge):
+    """`_dispatch` over the arrays of `operands` (stepping by `steps`), or the whole loop
+    on this thread, as `judge` says, and the call judged on it (time-stamp ticks instead
+    of seconds): one compiled call instead of ~10 Python ones and their dictionaries."""
     bases = _bases(operands)
-    steps = np.empty(len(operands), np.int64)
-    k = 0
-    for x in literal_unroll(operands):
-        steps[k] = x.itemsize
-        k += 1
     split = judge_wants_split(judge, helpers)
     start = _ticks()
     if split:
@@ -310,18 +311,10 @@ def _dispatch_dense_judged(ctl, helpers, address, operands, n, judge):
 
 
 @njit(nogil=True, cache=True)
-def _dispatch_arrays_judged(ctl, helpers, address, operands, steps, n, judge):
-    """`_dispatch_dense_judged` for operands stepping by `steps` (a loop's own layout,
-    e.g. one value read with step 0: ``x * 0.5``)."""
-    bases = _bases(operands)
-    split = judge_wants_split(judge, helpers)
-    start = _ticks()
-    if split:
-        ran = _dispatch(ctl, helpers, address, bases, steps, n, _ALIGN, 0, 0)
-        judge_split(judge, ran, _ticks() - start, n)
-    else:
-        call_blocked(address, bases, n, steps, 0, 0)
-        judge_serial(judge, _ticks() - start, n)
+def _dispatch_dense_judged(ctl, helpers, address, operands, n, judge):
+    """`_dispatch_arrays_judged` for dense operands (each steps by its item size)."""
+    _dispatch_arrays_judged(ctl, helpers, address, operands, _item_steps(operands), n,
+                            judge)
 
 
 @njit(nogil=True, cache=True)
@@ -466,27 +459,31 @@ def run_dense_judged(address, operands, n, judge):
     starved calls. Its Python was ~10 calls and a dozen dictionary lookups, 4-6 us per
     10^6-element call once the loop had left the caches cold (a float32 relu: kernel
     ~45 us). False where this pool cannot run it (nothing ran)."""
-    helpers = workers.NUM_THREADS - 1
+    pool = _judged_pool(operands)
+    if pool is None:
+        return False
+    _dispatch_dense_judged(pool.ctl, workers.NUM_THREADS - 1, address, operands, n, judge)
+    return True
+
+
+def _judged_pool(operands):
+    """The pool, its helpers started for `workers.NUM_THREADS` (at most 8 threads), or
+    None where it cannot run a loop over `operands`."""
     pool = _POOL
     if pool is None or len(operands) > MAX_OPERANDS:
-        return False
-    if len(pool.threads) < helpers:
-        helpers = min(helpers, MAX_HELPERS)
-        pool.start(helpers)
-    _dispatch_dense_judged(pool.ctl, helpers, address, operands, n, judge)
-    return True
+        return None
+    if len(pool.threads) < workers.NUM_THREADS - 1:
+        pool.start(workers.NUM_THREADS - 1)
+    return pool
 
 
 def run_arrays_judged(address, operands, steps, n, judge):
     """`run_dense_judged` for operands stepping by `steps` (`run_arrays`' layout)."""
-    helpers = workers.NUM_THREADS - 1
-    pool = _POOL
-    if pool is None or len(operands) > MAX_OPERANDS:
+    pool = _judged_pool(operands)
+    if pool is None:
         return False
-    if len(pool.threads) < helpers:
-        helpers = min(helpers, MAX_HELPERS)
-        pool.start(helpers)
-    _dispatch_arrays_judged(pool.ctl, helpers, address, operands, steps, n, judge)
+    _dispatch_arrays_judged(pool.ctl, workers.NUM_THREADS - 1, address, operands, steps, n,
+                            judge)
     return True
 
 
