@@ -274,6 +274,10 @@ def _blas_core(a, b, out):
     a, b = _blas_ready(a), _blas_ready(b)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     work = m * k * n
+    if (work <= blas.OWN_ONE_THREAD_WORK and k != 1 and n < 512 and out.ndim == 2
+            and a.ndim == 2):       # a small 2-D product: the last case below, found first
+        cblas.matmul(a, b, out)
+        return
     batch = math.prod(out.shape[:-2]) if out.ndim > 2 else 1
     if out.ndim > 2 and batch == 1 and a.ndim == b.ndim == out.ndim:
         a, b, out = a.reshape(m, k), b.reshape(k, n), out.reshape(m, n)   # views

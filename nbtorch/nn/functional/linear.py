@@ -1,5 +1,7 @@
 """`linear` and `bilinear`: the affine maps behind nn.Linear and nn.Bilinear."""
 import nbtorch as torch
+from nbtorch._registry import get_kernel
+from nbtorch._tensor import empty
 from nbtorch.autograd.function import Function, unrecorded
 from nbtorch.ops.linalg import add_rows_, mm_nt, mm_tn
 
@@ -57,6 +59,17 @@ def _folded(input, weight, bias):
     return out.reshape(lead + (weight.shape[0],))
 
 
+def _cpu_affine(input, weight, bias):
+    """Addmm's forward on the CPU with nothing to record (`unrecorded` has held): the
+    matmul kernel into a fresh tensor, the bias added into its array (what `mm_nt` and
+    `add_rows_` do, a few Python calls fewer: 8x16 @ 16x16 + 16 ~0.5 us of ~6)."""
+    out = empty((input._shape[0], weight._shape[0]), input.dtype, input.device)
+    a = out._arr
+    get_kernel("matmul", "cpu")(input._array, weight._array.T, a)
+    a += bias._array
+    return out
+
+
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias over the last dimension of `input`.
 
@@ -64,9 +77,11 @@ def linear(input, weight, bias=None):
         >>> F.linear(torch.randn(4, 3), torch.randn(2, 3)).shape
         torch.Size([4, 2])
     """
-    if input.dim() == 2 and bias is not None:
+    if len(input._shape) == 2 and bias is not None:
         if _plain_affine(input, weight, bias):
             if unrecorded(input, weight, bias) and not input.dtype.is_half:
+                if input.device.type == "cpu":
+                    return _cpu_affine(input, weight, bias)
                 return add_rows_(mm_nt(input, weight), bias)   # Addmm's forward, no node
             return Addmm.apply(input, weight, bias)
         return torch.addmm(bias, input, weight.t())
