@@ -143,6 +143,10 @@ def clone(self, *, memory_format=None):
     fmt = _mf.check_format("clone", memory_format)
     if fmt is None or fmt is _mf.preserve_format:
         fmt = None if _plain(self) else _mf.preserve_format
+    if fmt is None or fmt is _mf.contiguous_format:
+        out = _numpy_contiguous(self)   # small, unrecorded: one np.copyto (8x16 6.0 -> ~3 us)
+        if out is not None:
+            return out
     return Clone.apply(self, fmt)
 
 
