@@ -7,9 +7,9 @@ Backward formulas are nbtorch ops, so second derivatives work.
 import numpy as np
 
 from .. import _dtype
-from .._tensor import Tensor, empty
+from .._tensor import Tensor, empty, _LAYOUTS, _layout
 from .._registry import get_kernel
-from ..autograd.function import Function
+from ..autograd.function import Function, unrecorded
 from .._limited import no_kernel
 from ._common import normalize_dim
 from .reduction import dtype_label
@@ -171,6 +171,32 @@ def _prepare(op, input, dim, dtype, _stacklevel=None):
     return input, normalize_dim(dim, input.dim())
 
 
+_ROW_DTYPES = (_dtype.float32, _dtype.float64)
+
+
+def _small_rows(op, x, dim):
+    """`op` ('softmax'/'log_softmax') over the last dim of a small C-contiguous float32/
+    float64 CPU tensor with nothing to record: `softmax_forward`'s kernel call on the same
+    (rows, n, 1) view, without `apply` and its checks (8x16 softmax 4.7 -> ~2.9 us);
+    None for anything else."""
+    shape = x._shape
+    nd = len(shape)
+    if (x.__class__ is not Tensor or not nd or (dim != -1 and dim != nd - 1)
+            or x.device.type != "cpu" or x.dtype not in _ROW_DTYPES or not unrecorded(x)):
+        return None
+    layout = _LAYOUTS.get(shape) or _layout(shape)
+    numel = layout[2]
+    if not 0 < numel <= _SMALL_ROWS or x._strides != layout[1] or x._arr is None:
+        return None
+    out = empty(shape, x.dtype, x.device)
+    n = shape[-1]
+    get_kernel(op, "cpu")(x._arr.reshape(numel // n, n, 1), out._arr.reshape(numel // n, n, 1))
+    return out
+
+
+_SMALL_ROWS = 1 << 14       # elements: above, the skipped layers are a small part of the call
+
+
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along `dim`, shifted by the max so large logits do not overflow.
 
@@ -178,6 +204,10 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         >>> nbtorch.softmax(nbtorch.tensor([1e4, 1e4 + 1.]), dim=0)
         tensor([0.2689, 0.7311])
     """
+    if dtype is None:
+        out = _small_rows("softmax", input, dim)
+        if out is not None:
+            return out
     x, d = _prepare("softmax", input, dim, dtype)
     return Softmax.apply(x, d)
 
@@ -189,6 +219,10 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         >>> nbtorch.log_softmax(nbtorch.tensor([0., 0.]), dim=0)
         tensor([-0.6931, -0.6931])
     """
+    if dtype is None:
+        out = _small_rows("log_softmax", input, dim)
+        if out is not None:
+            return out
     x, d = _prepare("log_softmax", input, dim, dtype)
     return LogSoftmax.apply(x, d)
 
