@@ -244,6 +244,9 @@ def _dense_operands(args, flat_out):
         x, y = args
         return (x if x.ndim == 1 else x.reshape(-1), y if y.ndim == 1 else y.reshape(-1),
                 flat_out)
+    if len(args) == 1:
+        x = args[0]
+        return (x if x.ndim == 1 else x.reshape(-1), flat_out)
     return tuple([a if a.ndim == 1 else a.reshape(-1) for a in args]) + (flat_out,)
 
 
