@@ -7,9 +7,11 @@ equally between both inputs, `clamp` passes the gradient at the boundary,
 import numpy as np
 
 from .. import _dtype
-from .._registry import get_kernel
-from .._scalars import wrap as wrap_scalar
-from .._tensor import Tensor, wrap
+from .._device import CPU
+from .._registry import _KERNELS, get_kernel
+from .._scalars import checked, wrap as wrap_scalar
+from .._tensor import Tensor, Storage, _LAYOUTS, _layout, wrap
+from ..autograd import function as _function, grad_mode
 from ..autograd.function import APPLY_WRAPPERS, Function, renamed, unrecorded
 from ._common import sum_to
 from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
@@ -213,6 +215,21 @@ Tensor.clamp_max_ = lambda self, max: clamp_(self, max=max)
 # ---- where ---------------------------------------------------------------------------
 
 _SMALL_SELECT = 1 << 12     # elements: larger selects take the kernel (its threads)
+_WHERE_CPU = ("where", "cpu")
+_OWN_WHERE = [None]         # the registered CPU "where" kernel, once seen to be nbtorch's own
+_new_tensor = Tensor.__new__
+
+
+def own_where_kernel():
+    """True while the registered CPU "where" kernel is nbtorch's own, NumPy's select (a
+    user's kernel runs itself): one dict look-up once it has been seen."""
+    kernel = _KERNELS.get(_WHERE_CPU)
+    if kernel is None or kernel is not _OWN_WHERE[0]:
+        kernel = get_kernel("where", "cpu")
+        if getattr(kernel, "ufunc_name", None) != "where":
+            return False
+        _OWN_WHERE[0] = kernel
+    return True
 
 
 def small_where(cond, x, y, d):
@@ -220,11 +237,11 @@ def small_where(cond, x, y, d):
     the CPU and small, each tensor already of dtype `d` (numbers are cast to it, as the
     kernel casts them), `d` not half, the registered "where" kernel is nbtorch's own (a
     user's kernel runs itself) and no graph capture or profiler watches (a capture records
-    the elementwise call); None otherwise. A select copies values, so the bits are the
-    kernel's (where of 8x16 10 -> 6.7 us, masked_fill 12.5 -> 6.4)."""
+    the elementwise call); None otherwise, or where the shapes do not broadcast (the
+    kernel's path names them). A select copies values, so the bits are the kernel's
+    (where of 8x16 10 -> 6.7 us, masked_fill 12.5 -> 6.4)."""
     if (APPLY_WRAPPERS[0] or d.is_half or cond.device.type != "cpu"
-            or cond.numel() >= _SMALL_SELECT
-            or getattr(get_kernel("where", "cpu"), "ufunc_name", None) != "where"):
+            or cond.numel() >= _SMALL_SELECT or not own_where_kernel()):
         return None
     for v in (x, y):
         if v.__class__ is Tensor and (v.dtype is not d or v.device.type != "cpu"
@@ -232,7 +249,118 @@ def small_where(cond, x, y, d):
             return None
     a = x._array if x.__class__ is Tensor else wrap_scalar(x, d)
     b = y._array if y.__class__ is Tensor else wrap_scalar(y, d)
-    return wrap(np.where(cond._array, a, b), cond.device)
+    try:
+        data = np.where(cond._array, a, b)
+    except ValueError:
+        return None
+    return wrap(data, cond.device)
+
+
+def plain_small(t):
+    """True when `t` is a small CPU tensor laid out C-contiguously with its shape's own
+    strides: NumPy's select over such operands (and broadcast ones) writes a C-ordered
+    result whose strides are those of its shape, so `fresh_select` may skip `wrap`."""
+    layout = _LAYOUTS.get(t._shape) or _layout(t._shape)
+    return layout[2] < _SMALL_SELECT and t._strides == layout[1] and t.device is CPU
+
+
+def fresh_select(data, d):
+    """The CPU tensor of dtype `d` that `wrap` makes of `data`, NumPy's select over
+    `plain_small` operands (C-ordered, its shape's strides), without wrap's inspection."""
+    size, strides, _ = _LAYOUTS.get(data.shape) or _layout(data.shape)
+    return _new_tensor(Tensor)._init(
+        Storage(data if len(size) == 1 else data.reshape(-1), CPU), 0, size, strides, d, data)
+
+
+def unwatched():
+    """True when no graph capture, profiler or tracer watches the ops (they must see every
+    call: the fast paths below then step aside)."""
+    return not APPLY_WRAPPERS[0] and _function.TRACE_HOOK[0] is None
+
+
+def _keeps(c, d):
+    """True when a Python number of class `c` beside a tensor of dtype `d` leaves the
+    result `d` (PyTorch's promotion: a float beside a floating tensor, an int beside any
+    but a bool or complex one)."""
+    if c is float:
+        return d.is_floating_point
+    return c is int and d is not _dtype.bool and not d.is_complex
+
+
+_RANGES = {}        # dtype -> (lowest, highest) finite value, as Python numbers
+
+
+def _range(d):
+    if d.is_floating_point:
+        top = float(np.finfo(d.np).max)
+        r = (-top, top)
+    elif d is _dtype.bool or d.is_complex:
+        r = (1, 0)                                  # (no number taken directly)
+    else:
+        info = np.iinfo(d.np)
+        r = (int(info.min), int(info.max))
+    _RANGES[d] = r
+    return r
+
+
+def value_array(v, d, check=False):
+    """Python number `v` as a 0-d array of dtype `d` holding what `wrap_scalar` makes of it,
+    after `checked` with `check` (NumPy's select reads a 0-d array ~0.4 us faster than a
+    NumPy scalar): a float within a floating `d`'s finite range, or an int within an integer
+    `d`'s, directly (both pass `checked` unchanged; the same C cast), any other value by
+    those two."""
+    if v.__class__ is (float if d.is_floating_point else int):
+        lo, hi = _RANGES.get(d) or _range(d)
+        if lo <= v <= hi:
+            return np.array(v, d.np)
+    return np.asarray(wrap_scalar(checked(v, d) if check else v, d))
+
+
+def _unrecorded_where(cond, x, y):
+    """where(cond, x, y) with nothing to record or watch, for `plain_small` tensors of one
+    dtype `d` (one of x, y may be a number that `d` keeps), `d` neither half nor limited,
+    nbtorch's own "where" kernel: `small_where`'s NumPy select without Function.apply, the
+    promotion rules and `wrap` (8x16 float32 ``where(c, x, 0.0)`` 7.5 -> 3.6 us). None
+    where any of that does not hold, or the shapes do not broadcast (the general path
+    then names them)."""
+    cx, cy = x.__class__, y.__class__
+    if cx is Tensor:
+        d = x.dtype
+        if (y.dtype is not d) if cy is Tensor else not _keeps(cy, d):
+            return None
+    elif cy is Tensor:
+        d = y.dtype
+        if not _keeps(cx, d):
+            return None
+    else:
+        return None
+    if (cond.__class__ is not Tensor or cond.dtype is not _dtype.bool or d.is_half
+            or d.limited or APPLY_WRAPPERS[0] or _function.TRACE_HOOK[0] is not None
+            or grad_mode.STATE.enabled and (cx is Tensor and x._requires_grad
+                                            or cy is Tensor and y._requires_grad)
+            or _KERNELS.get(_WHERE_CPU) is not _OWN_WHERE[0] and not own_where_kernel()
+            or not plain_small(cond)):
+        return None
+    shape, strides = cond._shape, cond._strides     # (an operand of cond's shape: plain
+    try:                                            # with cond's strides)
+        if cx is Tensor:
+            if (x._strides != strides or x._shape != shape or x.device is not CPU) \
+                    and not plain_small(x):
+                return None
+            a = x._array
+        else:
+            a = value_array(x, d)
+        if cy is Tensor:
+            if (y._strides != strides or y._shape != shape or y.device is not CPU) \
+                    and not plain_small(y):
+                return None
+            b = y._array
+        else:
+            b = value_array(y, d)
+        data = np.where(cond._array, a, b)
+    except (ValueError, OverflowError):     # shapes, a number d cannot hold: the general
+        return None                         # path's errors
+    return fresh_select(data, d)
 
 
 class Where(Function):
@@ -263,6 +391,10 @@ def where(condition, input=None, other=None, *, out=None):
         >>> nbtorch.where(x > 0, x, 0.0)
         tensor([0., 2.])
     """
+    if out is None and input is not None:
+        res = _unrecorded_where(condition, input, other)
+        if res is not None:
+            return res
     if input is None and other is None:
         from . import indexing_gather
         return indexing_gather.nonzero(condition, as_tuple=True)
