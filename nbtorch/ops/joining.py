@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype
 from .._capture import refuse_capture
-from .._tensor import Tensor, empty
+from .._tensor import _LAYOUTS, Storage, Tensor, _layout, empty
 from ..autograd import grad_mode
 from ..autograd.function import APPLY_WRAPPERS, Function, renamed
 from .._limited import no_kernel
@@ -50,7 +50,48 @@ class Cat(Function):
 
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dim (shapes must match elsewhere)."""
+    if out is None and not APPLY_WRAPPERS[0]:
+        result = _unrecorded_cat(tensors, dim)
+        if result is not None:
+            return result
     return _cat(tensors, dim, out, Cat)
+
+
+def _unrecorded_cat(tensors, dim):
+    """cat of a list or tuple of plain CPU tensors of one dtype with nothing to record,
+    before `_cat`'s layers: the shape checks in the one pass that gathers their arrays,
+    then one copy (`_joined`); two 8x16 float32 along dim 0, old and new path alternated
+    in one process: 4.2 -> 2.4 us (along dim 1: 4.4 -> 3.4). None where any of that does
+    not hold, for a 1-D empty first piece (the legacy rule) and for every error: `_cat`
+    checks and raises."""
+    if (tensors.__class__ is not list and tensors.__class__ is not tuple) or not tensors \
+            or dim.__class__ is not int:
+        return None
+    first = tensors[0]
+    if first.__class__ is not Tensor:
+        return None
+    shape = first._shape
+    nd = len(shape)
+    d = dim + nd if dim < 0 else dim
+    if not 0 <= d < nd or (nd == 1 and not shape[0]):
+        return None
+    dtype, device = first.dtype, first.device
+    if device.type != "cpu" or dtype.is_half:
+        return None
+    track = grad_mode.STATE.enabled
+    arrays, total = [], 0
+    for t in tensors:
+        if (t.__class__ is not Tensor or t.dtype is not dtype or t.device is not device
+                or (track and t._requires_grad)):
+            return None
+        s = t._shape
+        if s is not shape and s != shape and (
+                len(s) != nd or s[:d] != shape[:d] or s[d + 1:] != shape[d + 1:]):
+            return None
+        total += s[d]
+        a = t._arr
+        arrays.append(a if a is not None else t._array)
+    return _joined(arrays, d, shape[:d] + (total,) + shape[d + 1:], False, dtype, device)
 
 
 _Stack = renamed(Cat, "StackBackward0")      # PyTorch's node for stack (a cat of unsqueezes)
@@ -91,11 +132,8 @@ def _cat(tensors, dim, out, fn):
     if out is None and fn is Cat and not APPLY_WRAPPERS[0]:
         arrays = _unrecorded_cpu_arrays(real, None)
         if arrays is not None:      # nothing to record: Cat.forward's copy, without apply
-            shape = list(shape)
-            shape[d] = sum(t._shape[d] for t in real)
-            result = empty(tuple(shape), ref.dtype, ref.device)
-            np.concatenate(arrays, axis=d, out=result._array)
-            return result
+            size = shape[:d] + (sum(t._shape[d] for t in real),) + shape[d + 1:]
+            return _joined(arrays, d, size, False, ref.dtype, ref.device)
     dtype = _promote_all(real)
     result = fn.apply(d, dtype, *real)
     if out is not None:
@@ -133,18 +171,60 @@ def stack(tensors, dim=0, *, out=None):
 
 
 def _stack_arrays(arrays, d, shape, first):
-    """Nothing to record (a DataLoader's collate, inference): one NumPy copy into the
-    result. Before the last dim a stack is a concatenation along `d` into the result
+    """Nothing to record (a DataLoader's collate, inference): one copy into the result
+    (`_joined`). Before the last dim a stack is a concatenation along `d` into the result
     viewed with the pieces' dim d joined (the same memory order), which NumPy runs
-    without np.stack's expand_dims per piece: 64 pieces of 1x28x28, 30 -> 15 us."""
+    without np.stack's expand_dims per piece (64 pieces of 1x28x28, 30 -> 15 us), and
+    along the first dim a join of their bytes (-> ~14 us with the checks)."""
     n = len(arrays)
-    res = empty(shape[:d] + (n,) + shape[d:], first.dtype, first.device)
+    size = shape[:d] + (n,) + shape[d:]
     if d < len(shape):
-        np.concatenate(arrays, axis=d,
-                       out=res._array.reshape(shape[:d] + (n * shape[d],) + shape[d + 1:]))
-    else:
-        np.stack(arrays, axis=d, out=res._array)
+        return _joined(arrays, d, size, True, first.dtype, first.device)
+    res = empty(size, first.dtype, first.device)
+    np.stack(arrays, axis=d, out=res._array)
     return res
+
+
+_JOIN_BYTES = 1 << 20       # results up to here may be joined buffers (see `_joined`)
+
+
+def _joined(arrays, d, size, stacked, dtype, device):
+    """A new C-contiguous tensor of `size`: the NumPy `arrays` (of `dtype`) concatenated
+    along their dim d, which is `size`'s dim d (a cat) or dims d and d + 1 (`stacked`).
+
+    Where every dim before d is 1 (a join along the first dim), the result's bytes are the
+    pieces' bytes one after another, which a join of their buffers gives
+    (``bytearray().join``: ~50 ns a piece where np.concatenate spends ~150; 64 pieces of
+    1x28x28 15 -> 6 us); the joined buffer is the result's storage, malloc'd as NumPy's
+    own small buffers are (as the tensors collate's ``np.stack`` makes), up to
+    `_JOIN_BYTES` (beyond, the caching allocator's buffer and NumPy's copy). A piece that
+    is not C-contiguous makes the join refuse (TypeError): NumPy copies then."""
+    layout = _LAYOUTS.get(size) or _layout(size)
+    if (d == 0 or _ones(size, d)) and 0 < layout[2] * dtype.np.itemsize <= _JOIN_BYTES:
+        try:
+            data = np.frombuffer(bytearray().join(arrays), dtype.np)
+        except (TypeError, BufferError):    # a piece that is not C-contiguous
+            data = None
+        if data is not None:
+            return Tensor.__new__(Tensor)._init(Storage(data, device), 0, layout[0],
+                                                layout[1], dtype,
+                                                data if len(size) == 1 else data.reshape(size))
+    res = empty(size, dtype, device)
+    if not stacked:
+        np.concatenate(arrays, axis=d, out=res._array)
+    else:
+        np.concatenate(arrays, axis=d,
+                       out=res._array.reshape(size[:d] + (size[d] * size[d + 1],)
+                                              + size[d + 2:]))
+    return res
+
+
+def _ones(size, d):
+    """Every dim of `size` before d is 1."""
+    for n in size[:d]:
+        if n != 1:
+            return False
+    return True
 
 
 def _unrecorded_cpu_arrays(tensors, shape):
@@ -158,9 +238,9 @@ def _unrecorded_cpu_arrays(tensors, shape):
     track = grad_mode.STATE.enabled
     arrays = []
     for t in tensors:
-        if (t.__class__ is not Tensor or (shape is not None and t._shape != shape)
-                or t.dtype is not dtype
-                or (track and t._requires_grad) or t.device is not device):
+        if (t.__class__ is not Tensor or t.dtype is not dtype or t.device is not device
+                or (shape is not None and t._shape is not shape and t._shape != shape)
+                or (track and t._requires_grad)):
             return None
         a = t._arr
         arrays.append(a if a is not None else t._array)
