@@ -1,0 +1,45 @@
+"""A Python int with a float tensor (x + 1, x > 0) takes the Python-float path when every
+float dtype holds it exactly: the same bits as the int given as a NumPy scalar of x's dtype
+(the path every int took before), at every size (the small ufunc call, the mid-size kernel,
+the large split loop); comparisons and arithmetic also agree with a 0-d tensor operand."""
+import operator
+
+import numpy as np
+import pytest
+
+import nbtorch as torch
+
+_OPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.gt,
+        operator.le, operator.eq, operator.ne, operator.pow, operator.mod,
+        operator.floordiv, operator.lt]
+_INTS = [0, 1, -1, 3, 7, -200, 1 << 24, -(1 << 24), (1 << 24) + 1, 1 << 30, -(1 << 31)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n", [5, 5000, 1 << 17])
+def test_int_operand_same_bits_as_zero_d_tensor(dtype, n):
+    x = torch.randn(n, dtype=dtype) * 50
+    x[:3] = torch.tensor([0.0, 1.0, -1.0], dtype=dtype)
+    for op in _OPS:
+        for v in _INTS:
+            if op is operator.pow and abs(v) > 3:
+                continue
+            got = op(x, v)
+            ref = op(x, dtype.np.type(v))
+            assert got.dtype is ref.dtype and got.shape == ref.shape
+            np.testing.assert_array_equal(got.numpy(), ref.numpy(), err_msg=f"{op} {v}")
+            if op is not operator.pow:      # (a tensor exponent takes pow's general loop)
+                ref = op(x, torch.tensor(v, dtype=dtype))
+                np.testing.assert_array_equal(got.numpy(), ref.numpy(), err_msg=f"{op} {v}")
+
+
+def test_reflected_and_comparison_results():
+    x = torch.tensor([-2.0, 0.0, 3.0])
+    assert (x > 0).dtype is torch.bool
+    np.testing.assert_array_equal((x > 0).numpy(), [False, False, True])
+    np.testing.assert_array_equal((1 - x).numpy(), [3.0, 1.0, -2.0])
+    np.testing.assert_array_equal((x * 2).numpy(), [-4.0, 0.0, 6.0])
+    assert (x + 1).dtype is torch.float32
+    assert (torch.arange(3) + 1).dtype is torch.int64        # int tensors keep the int path
+    with pytest.raises(OverflowError):
+        x + (1 << 70)
