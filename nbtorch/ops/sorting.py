@@ -98,8 +98,9 @@ def _unrecorded_cpu(x):
 # topk / sort of a small C-contiguous CPU tensor along its last dim with nothing to
 # record: the serial row loop of kernels/cpu/sort.py (the one its launcher picks for
 # them) into fresh tensors, skipping Function.apply, the launcher and `empty` (8x16
-# float32: topk(3) 8.0 -> ~4.5 us, sort 8.2 -> ~5; PyTorch 4.4, 6.6). The same loop on
-# the same rows, so the same values, indices and order of ties.
+# float32, old and new path alternated in one process: topk(3) 6.7 -> 4.6 us, sort(-1)
+# 6.9 -> 4.2; of topk's 4.6, ~1 is the kernel's and ~1.5 the two result tensors'). The
+# same loop on the same rows, so the same values, indices and order of ties.
 
 _SMALL_ROWS_DTYPES = frozenset((_dtype.float32, _dtype.float64, _dtype.int8, _dtype.int16,
                                 _dtype.int32, _dtype.int64, _dtype.uint8, _dtype.bool))
@@ -122,9 +123,9 @@ def _row_kernels():
 
 
 def _small_rows(x, dim):
-    """(rows array (rows, n), result's leading shape) of a tensor `x` that the row kernels
-    may take directly for `dim` (see above); None where any of that does not hold, and
-    for dims out of range (the general path raises)."""
+    """The (rows, n) array of a tensor `x` that the row kernels may take directly for
+    `dim` (see above; bools as uint8); None where any of that does not hold, and for dims
+    out of range (the general path raises)."""
     if (x.__class__ is not Tensor or APPLY_WRAPPERS[0] or dim.__class__ is not int
             or x.dtype not in _SMALL_ROWS_DTYPES or x.device.type != "cpu"
             or (grad_mode.STATE.enabled and x._requires_grad)):
@@ -139,7 +140,7 @@ def _small_rows(x, dim):
         return None
     if nd != 2:
         a = a.reshape(numel // shape[-1], shape[-1])
-    return (a.view(np.uint8) if x.dtype is _dtype.bool else a), shape[:-1]
+    return a.view(np.uint8) if x.dtype is _dtype.bool else a
 
 
 def _fresh_pair(shape, dtype, device):
@@ -166,17 +167,17 @@ def _fresh_pair(shape, dtype, device):
 def _small_topk(x, k, dim, largest):
     """`topk` of a small tensor along its last dim (1 <= k <= n) by the serial row loop
     (`topk_rows`, which the launcher runs below TOPK_PARALLEL_MIN elements), or None."""
-    rows = _small_rows(x, dim)
-    if rows is None or k.__class__ is not int:
+    a = _small_rows(x, dim)
+    if a is None or k.__class__ is not int:
         return None
-    a, lead = rows
-    kernels = _row_kernels()
-    if kernels is None or not 0 < k <= a.shape[1]:
+    kernels = _ROW_KERNELS[0] or _row_kernels()
+    if kernels is None:
         return None
-    module, launcher = kernels[0], kernels[1]
-    if module.topk is not launcher or a.size >= module.TOPK_PARALLEL_MIN:
+    module = kernels[0]
+    if (module.topk is not kernels[1] or not 0 < k <= a.shape[1]
+            or a.size >= module.TOPK_PARALLEL_MIN):
         return None
-    values, indices, v2, i2 = _fresh_pair(lead + (k,), x.dtype, x.device)
+    values, indices, v2, i2 = _fresh_pair(x._shape[:-1] + (k,), x.dtype, x.device)
     module.topk_rows(a, v2, i2, bool(largest))
     return _new_tuple(rt.topk, (values, indices))
 
@@ -184,14 +185,13 @@ def _small_topk(x, k, dim, largest):
 def _small_sort(x, dim, descending):
     """`sort` of a small tensor along its last dim by the row sort (`sort_rows`) where the
     registered "sort" kernel is the table's launcher, or None."""
-    rows = _small_rows(x, dim)
-    if rows is None:
+    a = _small_rows(x, dim)
+    if a is None:
         return None
-    kernels = _row_kernels()
+    kernels = _ROW_KERNELS[0] or _row_kernels()
     if kernels is None or (_KERNELS.get(_SORT_KEY) or get_kernel("sort", "cpu")) \
             is not kernels[2]:
         return None                 # a user's kernel: the layers call it
-    a, _ = rows
     values, indices, v2, i2 = _fresh_pair(x._shape, x.dtype, x.device)
     kernels[0].sort_rows(a, v2, i2, bool(descending))
     return _new_tuple(rt.sort, (values, indices))

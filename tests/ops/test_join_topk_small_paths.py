@@ -53,7 +53,8 @@ def _first_k_reference(a, k, largest):
 
 
 def _general_topk(x, k, dim=-1, largest=True):
-    """topk through its recorded path (TopK.apply), detached."""
+    """topk through its recorded path (TopK.apply), detached; integers (no grad) through
+    the unrecorded path the small one replaced (`_topk_cpu`)."""
     if x.dtype.is_floating_point:
         v, i = x.detach().requires_grad_().topk(k, dim, largest=largest)
         return v.detach(), i
