@@ -228,6 +228,30 @@ def _infer_dtype(data):
     return result
 
 
+_NUMBER_TYPES = frozenset((bool, int, float))
+_SEQUENCE_TYPES = frozenset((list, tuple))
+
+
+def _plain_numbers_dtype(data):
+    """The inferred dtype of a list/tuple, nested evenly, of plain Python bools, ints and
+    floats (``torch.tensor([1, 2, 3])``, a collated batch of labels), found from the set
+    of element types level by level instead of element by element (64 ints: `tensor`
+    40 -> ~5 us); None for anything else (tensors, NumPy values, complex, mixed nesting),
+    which `_infer_dtype` then walks."""
+    level = (data,)
+    while True:
+        kinds = set()
+        for seq in level:
+            kinds.update(map(type, seq))
+        if kinds <= _NUMBER_TYPES:
+            if float in kinds or not kinds:
+                return _dtype.get_default_dtype()
+            return _dtype.int64 if int in kinds else _dtype.bool
+        if not kinds <= _SEQUENCE_TYPES:
+            return None
+        level = [x for seq in level for x in seq]
+
+
 def _to_numpy_data(data):
     if isinstance(data, Tensor):
         return data.detach()._host()
@@ -256,8 +280,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         data = list(data)
     elif isinstance(data, (memoryview, bytearray)):
         data = np.frombuffer(data, dtype=np.uint8)          # bytes, as PyTorch's
-    d = _dtype.to_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    values = _to_numpy_data(data)
+    plain = _plain_numbers_dtype(data) if data.__class__ in _SEQUENCE_TYPES else None
+    if dtype is not None:
+        d = _dtype.to_dtype(dtype)
+    else:
+        d = plain if plain is not None else _infer_dtype(data)
+    values = data if plain is not None else _to_numpy_data(data)
     with np.errstate(over="ignore"):        # 1e39 -> inf without a warning, as PyTorch
         try:
             if d.np_via is not None:        # bfloat16: Python floats round to float32 first
