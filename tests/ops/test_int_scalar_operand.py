@@ -41,5 +41,9 @@ def test_reflected_and_comparison_results():
     np.testing.assert_array_equal((x * 2).numpy(), [-4.0, 0.0, 6.0])
     assert (x + 1).dtype is torch.float32
     assert (torch.arange(3) + 1).dtype is torch.int64        # int tensors keep the int path
+    assert (torch.arange(3) * 2).tolist() == [0, 2, 4]
+    np.testing.assert_array_equal((2 * x).numpy(), (x * 2.0).numpy())
+    np.testing.assert_array_equal((3 + x).numpy(), (x + np.float32(3)).numpy())
+    assert (x * True).dtype is torch.float32
     with pytest.raises(OverflowError):
         x + (1 << 70)
