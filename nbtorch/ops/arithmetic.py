@@ -205,6 +205,16 @@ negative = neg
 
 class Compare(Binary):
     result, save = "bool", ""
+    ordered = False         # lt, le, gt, ge: complex numbers have no order
+
+    @classmethod
+    def result_dtype(cls, a, b, *params):
+        d = promote(a, b)
+        if cls.ordered and d.is_complex:        # PyTorch's error, not the kernel's typing one
+            device = (a if isinstance(a, Tensor) else b).device.type
+            raise NotImplementedError(f'"{cls.kernel}_{device}" not implemented for '
+                                      f"'{_dtype.type_name(d)}'")
+        return _dtype.bool
 
 
 _COMPARE = {}
@@ -212,7 +222,8 @@ _COMPARE = {}
 
 def _compare(op, doc):
     cls = _COMPARE[op] = type(op.capitalize(), (Compare,),
-                              {"kernel": op, "__module__": __name__})
+                              {"kernel": op, "__module__": __name__,
+                               "ordered": op not in ("eq", "ne")})
 
     def fn(input, other, *, out=None):
         check_number(op, other)
@@ -317,8 +328,18 @@ Tensor.__pos__ = lambda self: self
 
 
 def _compare_operator(cls):
+    kernel = cls.kernel
+
     def op(self, other):
-        if other.__class__ is Tensor or isinstance(other, (Tensor,) + NUMBER):
+        c = other.__class__
+        if self.__class__ is Tensor:
+            d = self.dtype
+            if (d.is_floating_point and not d.is_half and not d.limited
+                    and (c is float or c is int or c is Tensor and other.dtype is d)):
+                # compute()'s answer for these (compute dtype d, a bool result) without its
+                # promotion rules: 8x16 x == y ~2.6 -> ~2.1 us
+                return run_elementwise(kernel, (self, other), d, _dtype.bool)
+        if c is Tensor or isinstance(other, (Tensor,) + NUMBER):
             return cls.compute(self, other)
         arr = _array_operand(other)
         return NotImplemented if arr is None else cls.compute(self, arr)

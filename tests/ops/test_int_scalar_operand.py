@@ -45,5 +45,19 @@ def test_reflected_and_comparison_results():
     np.testing.assert_array_equal((2 * x).numpy(), (x * 2.0).numpy())
     np.testing.assert_array_equal((3 + x).numpy(), (x + np.float32(3)).numpy())
     assert (x * True).dtype is torch.float32
+    for v in (0, 2.5, -1, torch.tensor([1.0, 0.0, 3.0])):     # the comparison operators
+        for op in (operator.gt, operator.ge, operator.lt, operator.le, operator.eq, operator.ne):
+            got = op(x, v)
+            ref = op(x.numpy(), v.numpy() if isinstance(v, torch.Tensor) else np.float32(v))
+            assert got.dtype is torch.bool
+            np.testing.assert_array_equal(got.numpy(), ref)
+    assert (torch.arange(3) > 1).tolist() == [False, False, True]
+    assert (x.double() > torch.tensor([0.0, 1.0, 2.0])).tolist() == [False, False, True]
+    z = torch.tensor([1 + 1j])
+    with pytest.raises(NotImplementedError, match="\"gt_cpu\" not implemented for 'ComplexFloat'"):
+        z > 0
+    with pytest.raises(NotImplementedError, match="\"le_cpu\" not implemented"):
+        torch.le(z, z)
+    assert (z == 1).tolist() == [False] and (z != 1).tolist() == [True]
     with pytest.raises(OverflowError):
         x + (1 << 70)
