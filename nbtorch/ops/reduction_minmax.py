@@ -4,11 +4,14 @@ NaN propagates (it is the max and the min, as in PyTorch). Gradients: a
 reduction over all elements or `amax`/`amin` splits the gradient equally
 among tied extremes; `max(dim)`/`min(dim)` send it to the returned index only.
 """
+import numpy as np
+
 from .. import _dtype
 from .._capture import recorded_whole
-from .._tensor import _layout, Tensor, empty
-from .._registry import get_kernel
-from ..autograd.function import Function, renamed
+from .._tensor import _LAYOUTS, _layout, Tensor, empty
+from .._registry import _KERNELS, get_kernel
+from ..autograd import grad_mode
+from ..autograd.function import APPLY_WRAPPERS, TRACE_HOOK, Function, renamed
 from .._limited import no_kernel
 from ._common import normalize_dim, normalize_dims, tensor_method
 from . import _return_types as rt
@@ -94,6 +97,129 @@ def _contiguous_rows(x, dim):
     return x._array.reshape(outer, shape[dim], inner)
 
 
+# ---- the small unrecorded path -------------------------------------------------------
+# max()/min(), amax/amin(dim), max/min(dim) and argmax/argmin of a plain C-contiguous
+# float32/float64 CPU tensor with nothing to record: the registered kernel called on the
+# very (outer, n, inner) view the general path gives it, so the same bits (a user's
+# kernel runs too), without normalising, Function.apply and the layout helpers. None
+# wherever anything differs; the general path then answers (and raises).
+
+_FAST_DTYPES = (_dtype.float32, _dtype.float64)
+_ROWS = {}      # nbtorch's own kernel (amax, argmax, ...) -> (its serial rows loop,
+                # want_max, the size below which it takes that loop for rows)
+
+
+def _rows_loop(kernel):
+    """(rows loop, want_max, size limit) when `kernel` is `kernels/cpu/reduce.py`'s own
+    launcher of that name (whose inner == 1 float calls below the limit run the loop),
+    else None."""
+    found = _ROWS.get(kernel)
+    if found is None:
+        name = getattr(kernel, "__name__", None)
+        if getattr(kernel, "__module__", None) != "nbtorch.kernels.cpu.reduce" or \
+                name not in ("amax", "amin", "argmax", "argmin"):
+            return None
+        import sys
+        reduce = sys.modules[kernel.__module__]
+        if name in ("amax", "amin"):
+            found = (reduce.extreme_rows, name == "amax", reduce.EXTREME_SPLIT_MIN)
+        else:
+            found = (reduce.arg_rows, name == "argmax", reduce.PARALLEL_MIN_NUMEL)
+        found = _ROWS[kernel] = found
+    return found
+
+
+def _fast_array(x, watched):
+    """x's raw array when x is a plain non-empty C-contiguous float32/float64 CPU tensor
+    and, if `watched` (the op goes through Function.apply), nothing records or traces it;
+    else None."""
+    if x.__class__ is not Tensor or x.dtype not in _FAST_DTYPES or x.device.type != "cpu":
+        return None
+    if watched and (APPLY_WRAPPERS[0] or TRACE_HOOK[0] is not None
+                    or (grad_mode.STATE.enabled and x._requires_grad)):
+        return None
+    shape = x._shape
+    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+    if not numel or x._strides != strides:
+        return None
+    return x._array
+
+
+def _around(shape, dim):
+    """(outer, n, inner) of `shape` around `dim` (an int in range), or None."""
+    nd = len(shape)
+    if dim.__class__ is not int or not -nd <= dim < nd:
+        return None
+    d = dim + nd if dim < 0 else dim
+    outer = inner = 1
+    for i in range(d):
+        outer *= shape[i]
+    for i in range(d + 1, nd):
+        inner *= shape[i]
+    return outer, shape[d], inner
+
+
+def _small_extreme(op, x, dim, keepdim):
+    """max()/min() (`dim` None) or amax/amin over one int `dim`: the values, or None."""
+    a = _fast_array(x, True)
+    kernel = _KERNELS.get((op, "cpu"))
+    if a is None or kernel is None or keepdim.__class__ is not bool:
+        return None
+    shape = x._shape
+    if dim is None:
+        if not shape:
+            return None
+        outer, n, inner = 1, a.size, 1
+        kept = (1,) * len(shape) if keepdim else ()
+    else:
+        oni = _around(shape, dim)
+        if oni is None:
+            return None
+        outer, n, inner = oni
+        d = dim % len(shape)
+        kept = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    out = empty(kept, x.dtype, x.device)
+    rows = _rows_loop(kernel) if inner == 1 else None
+    if rows is not None and a.size < rows[2]:
+        rows[0](a.reshape(outer, n), out._arr.reshape(outer, 1), rows[1])
+    else:
+        kernel(a.reshape(outer, n, inner), out._arr.reshape(outer, inner))
+    return out
+
+
+def _small_with_index(op, x, dim, keepdim, watched):
+    """(values, indices) of the max ('argmax') or min ('argmin') over int `dim` (None:
+    of the flattened x, argmax's), or None. Unwatched (argmax itself), the values are
+    a bare array."""
+    a = _fast_array(x, watched)
+    kernel = _KERNELS.get((op, "cpu"))
+    if a is None or kernel is None or keepdim.__class__ is not bool:
+        return None
+    shape = x._shape
+    if dim is None:
+        outer, n, inner = 1, a.size, 1
+        kept = (1,) * len(shape) if keepdim else ()
+    else:
+        oni = _around(shape, dim)
+        if oni is None:
+            return None
+        outer, n, inner = oni
+        d = dim % len(shape)
+        kept = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    indices = empty(kept, _dtype.int64, x.device)
+    if watched:
+        values = empty(kept, x.dtype, x.device)
+        raw = values._arr.reshape(outer, inner)
+    else:
+        values = raw = np.empty((outer, inner), a.dtype)
+    rows = _rows_loop(kernel) if inner == 1 else None
+    if rows is not None and a.size < rows[2]:
+        rows[0](a.reshape(outer, n), raw, indices._arr.reshape(outer, 1), rows[1])
+    else:
+        kernel(a.reshape(outer, n, inner), raw, indices._arr.reshape(outer, inner))
+    return values, indices
+
+
 # ---- gradients ------------------------------------------------------------------------
 
 def evenly_distributed_grad(x, out_kept, g_kept, dims):
@@ -167,6 +293,16 @@ def _minmax(name, kernel_values, kernel_index, result_cls):
     node_dim = name.capitalize() + "Backward0"      # PyTorch's max.dim node
     node_all = name.capitalize() + "Backward1"      # and max()'s
     def fn(input, dim=None, keepdim=False, *, out=None):
+        if out is None:
+            if dim is None:
+                if keepdim is False:
+                    res = _small_extreme(kernel_values, input, None, False)
+                    if res is not None:
+                        return res
+            elif dim.__class__ is int:
+                res = _small_with_index(kernel_index, input, dim, keepdim, True)
+                if res is not None:
+                    return result_cls(*res)
         if isinstance(dim, Tensor):
             return (maximum if name == "max" else minimum)(input, dim)
         if dim is None:
@@ -197,6 +333,11 @@ Tensor.min = min
 def _amaxmin(name):
     node = name.capitalize() + "Backward0"
     def fn(input, dim=(), keepdim=False):
+        c = dim.__class__
+        if c is int or (c is tuple and not dim):
+            out = _small_extreme(name, input, None if c is tuple else dim, keepdim)
+            if out is not None:
+                return out
         dims = normalize_dims(dim, input.dim())
         _check_nonempty(name, input, dims, False)
         return renamed(Extreme, node).apply(input, dims, keepdim, name)
@@ -214,6 +355,10 @@ Tensor.amin = amin
 
 def _arg(name, kernel):
     def fn(input, dim=None, keepdim=False):
+        if dim is None or dim.__class__ is int:
+            res = _small_with_index(kernel, input, dim, keepdim, False)
+            if res is not None:
+                return res[1]
         x = input.detach()
         if x.dtype.limited:
             no_kernel(name + "_cpu", x.dtype)
