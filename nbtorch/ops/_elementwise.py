@@ -373,8 +373,12 @@ class Elementwise(Function):
         super().__init_subclass__(**kwargs)
         # True when the op's dtype rule is the base one and keeps a floating dtype as is
         # (every rule but 'bool'): compute() then skips result_dtype for float operands
+        # (or one a subclass marks `_float_result_is_input`: its own rule, for non-float
+        # operands only - bool squares to int64, -bool raises)
         owner = next(k for k in cls.__mro__ if "result_dtype" in k.__dict__)
-        cls._keeps_float = owner.__module__ == __name__ and cls.result != "bool"
+        cls._keeps_float = ((owner.__module__ == __name__
+                             or "_float_result_is_input" in owner.__dict__)
+                            and cls.result != "bool")
         # True when, on floating operands of one dtype, compute() is run_elementwise
         # alone (the base compute, or one a subclass marks `_plain_compute`): `apply`
         # then calls it directly

@@ -179,6 +179,7 @@ subtract, multiply, divide, true_divide = sub, mul, div, div
 
 class Neg(Elementwise):
     kernel, save = "neg", ""
+    _float_result_is_input = True   # -x of a float x keeps its dtype: the small path applies
 
     @classmethod
     def result_dtype(cls, x):

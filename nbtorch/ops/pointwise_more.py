@@ -258,6 +258,7 @@ class Reciprocal(Elementwise):
 
 class Square(Elementwise):
     kernel = "square"
+    _float_result_is_input = True   # a float x squares to its dtype: the small path applies
 
     @classmethod
     def result_dtype(cls, x):
@@ -368,6 +369,7 @@ class RoundDecimals(_IntIdentity):
 
 class Frac(Elementwise):
     kernel, save = "frac", ""
+    _float_result_is_input = True
 
     @classmethod
     def result_dtype(cls, x):
