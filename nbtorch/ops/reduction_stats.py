@@ -6,16 +6,18 @@ formulas are nbtorch ops, so second derivatives work.
 import math
 import warnings
 
+import numpy as np
+
 from .. import _dtype
-from .._tensor import Tensor
-from .._registry import get_kernel
+from .._tensor import Tensor, empty
+from .._registry import _KERNELS, get_kernel
 from ..autograd.function import Function, renamed
 from .._limited import no_kernel
 from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
 from .reduction import (dtype_label, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
-from .reduction_minmax import evenly_distributed_grad
+from .reduction_minmax import _around, _fast_array, evenly_distributed_grad
 
 __all__ = ["var", "std", "var_mean", "std_mean", "logsumexp", "norm", "vector_norm"]
 
@@ -89,6 +91,43 @@ class VarMean(Function):
         return grad, None, None, None, None
 
 
+def _small_stat(op, x, dim, keepdim, arg):
+    """`op`'s kernel ('var' with correction `arg`, or 'norm' with p `arg`) over every dim
+    (`dim` None) or one int dim of a plain small C-contiguous float32/float64 CPU tensor
+    with nothing to record: the registered kernel on the (outer, n, inner) view
+    `float_reduction` gives it, so the same bits, without its layers. (result tensor,
+    n) with var's mean a bare array it drops; None for anything else (a 0-d tensor, a
+    single element reduced, a correction leaving no degree of freedom: the general
+    path's special cases and warning)."""
+    a = _fast_array(x, True)
+    kernel = _KERNELS.get((op, "cpu"))
+    if a is None or kernel is None or keepdim.__class__ is not bool or not x._shape:
+        return None
+    shape = x._shape
+    if dim is None:
+        outer, n, inner = 1, a.size, 1
+        kept = (1,) * len(shape) if keepdim else ()
+    else:
+        oni = _around(shape, dim)
+        if oni is None:
+            return None
+        outer, n, inner = oni
+        d = dim % len(shape)
+        kept = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    if n <= 1 or n - arg <= 0 or a.size >= _SMALL_STAT:
+        return None
+    out = empty(kept, x.dtype, x.device)
+    a3, raw = a.reshape(outer, n, inner), out._arr.reshape(outer, inner)
+    if op == "var":
+        kernel(a3, raw, np.empty((outer, inner), a.dtype), arg)
+    else:
+        kernel(a3, raw, arg)
+    return out
+
+
+_SMALL_STAT = 1 << 15    # elements: beyond, the skipped layers are a small part of a call
+
+
 def _parse_var_args(op, input, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):             # legacy var(input, unbiased)
         dim, unbiased = None, dim
@@ -117,6 +156,13 @@ def _var_std(op, take_sqrt, both):
             return out
         if not input.dtype.is_floating_point:
             raise RuntimeError("std and var only support floating point and complex dtypes")
+        if not both and unbiased is None and correction is None and \
+                (dim is None or dim.__class__ is int):
+            out = _small_stat("var", input, dim, keepdim, 1)
+            if out is not None:
+                if take_sqrt:           # IEEE sqrt, correctly rounded: sqrt()'s bits
+                    np.sqrt(out._arr, out=out._arr)
+                return out
         dims, c = _parse_var_args(op, input, dim, unbiased, keepdim, correction)
         out, mean = renamed(VarMean, node).apply(input, dims, c, keepdim, take_sqrt)
         return (out, mean) if both else out
@@ -266,6 +312,10 @@ def _vector_norm(x, ord, dim, keepdim, dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {dtype_label(x.dtype)}")
     p = _norm_p(ord)
+    if p == 2.0 and (dim is None or dim.__class__ is int):
+        out = _small_stat("norm", x, dim, keepdim, 2.0)
+        if out is not None:
+            return out
     dims = normalize_dims(dim, x.dim())
     if x.numel() == 0 and (p < 0 or p == float("inf")) and reduce_numel(x._shape, dims) == 0:
         raise RuntimeError("linalg.vector_norm cannot compute the {} norm on an empty tensor "
