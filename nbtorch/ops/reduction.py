@@ -563,7 +563,8 @@ def all(input, dim=None, keepdim=False):
     """True where every element (over `dim`) is non-zero (bool; uint8 stays uint8)."""
     if dim is None and not keepdim and input.dtype is _dtype.bool and \
             input.device.type == "cpu":
-        return wrap(np.array(input._array.all()))   # a mask's all(): NumPy's, 15 -> 3 us
+        a = input._array                            # a mask's all(): NumPy's count, 15 -> ~2 us
+        return _bool_scalar(np.count_nonzero(a) == a.size, input.device)
     if _no_dims(dim):
         return _logical_result(input != 0, input)
     count, n = _count(input, dim, keepdim)
@@ -576,11 +577,19 @@ def any(input, dim=None, keepdim=False):
     """True where some element (over `dim`) is non-zero."""
     if dim is None and not keepdim and input.dtype is _dtype.bool and \
             input.device.type == "cpu":
-        return wrap(np.array(input._array.any()))
+        return _bool_scalar(np.count_nonzero(input._array) != 0, input.device)
     if _no_dims(dim):
         return _logical_result(input != 0, input)
     count, _ = _count(input, dim, keepdim)
     return _logical_result(count > 0, input)
+
+
+def _bool_scalar(value, device):
+    """A fresh 0-d bool tensor holding `value` (what ``wrap(np.array(value))`` made, without
+    its layout inspection: ~0.8 us less)."""
+    out = empty((), _dtype.bool, device)
+    out._arr[()] = value
+    return out
 
 
 def _no_dims(dim):
