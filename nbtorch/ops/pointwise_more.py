@@ -10,6 +10,8 @@ import numpy as np
 
 from .. import _dtype
 from .._tensor import Tensor
+from ..autograd import function as _function
+from ..autograd.function import unrecorded
 from ._elementwise import (Binary, Elementwise, NUMBER, check_number, run_elementwise, promote,
                            shape_of, unary_api, native_out_of)
 from ._common import broadcast_shapes
@@ -200,6 +202,10 @@ def pow(input, exponent, *, out=None):
         tensor([1., 4., 9.])
     """
     check_number("pow", exponent, "exponent")
+    if out is None and (exponent.__class__ is int or exponent.__class__ is float):
+        res = _special_power(input, exponent)
+        if res is not None:
+            return res
     return Pow.call((input, exponent), out)
 
 
@@ -226,9 +232,24 @@ def _rpow(self, other):
 
 
 def _pow_op(self, other):
+    if other.__class__ is int or other.__class__ is float:
+        out = _special_power(self, other)
+        if out is not None:
+            return out
     if isinstance(other, (Tensor,) + NUMBER):
         return Pow.apply(self, other)
     return NotImplemented
+
+
+def _special_power(x, b):
+    """x ** b for a float tensor and one of `_SPECIAL_EXPONENTS` with nothing to record or
+    watch: Pow.compute's kernel call without Function.apply (8x16 x ** 2 6.9 -> ~3 us);
+    None otherwise."""
+    special = _SPECIAL_EXPONENTS.get(b)
+    if (special is None or x.__class__ is not Tensor or not x.dtype.is_floating_point
+            or _function.TRACE_HOOK[0] is not None or not unrecorded(x)):
+        return None
+    return run_elementwise(special[0], (x,) + special[1:], x.dtype)
 
 
 # ---- abs, reciprocal, square -------------------------------------------------------

@@ -36,3 +36,27 @@ def test_gradients():
     for f in (torch.square, torch.neg, lambda t: -t, torch.frac):
         assert torch.autograd.gradcheck(f, (x,))
     assert x.square().grad_fn is not None and (-x).grad_fn is not None
+
+
+@pytest.mark.parametrize("b", [1, 2, 0.5, -0.5, -1, 2.0, 3, 1.5])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_pow_special_exponents_same_bits(b, dtype):
+    x = torch.rand(300, dtype=dtype) + 0.25
+    with torch.no_grad():
+        fast, method, fn = x ** b, x.pow(b), torch.pow(x, b)
+    slow = (x.clone().requires_grad_(True) ** b).detach()
+    for got in (fast, method, fn):
+        assert got.dtype is dtype
+        np.testing.assert_array_equal(got.numpy(), slow.numpy())
+
+
+def test_pow_other_cases():
+    assert (torch.tensor([2, 3]) ** 2).tolist() == [4, 9]
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
+        torch.tensor([2, 3]) ** -1
+    x = torch.tensor([4.0, 9.0], requires_grad=True)
+    (x ** 0.5).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.25, 1 / 6], rtol=1e-6)
+    out = torch.empty(2)
+    torch.pow(torch.tensor([2.0, 3.0]), 2, out=out)
+    assert out.tolist() == [4.0, 9.0]
