@@ -8,7 +8,10 @@ import numpy as np
 from .. import _dtype
 from .._registry import get_kernel
 from .._tensor import empty
+from .._lazy import kernel_module
 from ..autograd import Function
+from ..autograd import function as _function
+from ..autograd.function import unrecorded
 from ._common import check_same_device
 from .joining import one_hot  # the core's op, re-exported as F.one_hot
 
@@ -27,7 +30,7 @@ def _flat_indices(indices):
 
 def _gather(weight, idx, shape):
     """weight[idx] as a new (*shape, D) tensor (idx: raw int64 array)."""
-    D = weight.shape[1]
+    D = weight._shape[1]
     out = empty(tuple(shape) + (D,), weight.dtype, weight.device)
     get_kernel("embedding_forward", weight.device.type)(
         weight.contiguous()._array, idx, out._array.reshape(idx.size, D))   # D may be 0
@@ -104,7 +107,10 @@ def _check_range(indices, V):
         return
     if indices.device.type in ("cpu", "meta"):     # meta: no values, nothing to check
         arr = indices._array
-        lo, hi = arr.min(), arr.max()
+        if arr.ndim == 1 and arr.flags.c_contiguous and indices.device.type == "cpu":
+            lo, hi = kernel_module("cpu.embedding").index_bounds(arr)    # one pass
+        else:
+            lo, hi = arr.min(), arr.max()
     else:
         lo, hi = indices.min().item(), indices.max().item()
     if lo < 0 or hi >= V:
@@ -150,6 +156,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if sparse:                                  # the weight's gradient: sparse COO rows
         from ..sparse._embedding import SparseGradEmbedding
         return SparseGradEmbedding.apply(weight, input, pad, bool(scale_grad_by_freq))
+    if weight.device.type == "cpu" and _function.TRACE_HOOK[0] is None and unrecorded(weight):
+        _check_range(input, V)              # Embedding's forward without apply and its ctx
+        return _gather(weight, _flat_indices(input), input._shape)
     return Embedding.apply(weight, input, pad, bool(scale_grad_by_freq))
 
 
