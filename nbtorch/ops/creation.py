@@ -7,7 +7,8 @@ import numpy as np
 from .. import _dtype
 from .._device import factory_device
 from .._tensor import canonical_device as to_device
-from .._tensor import Tensor, Size, empty as _empty, wrap
+from .._tensor import CPU, Tensor, Size, empty as _empty, wrap, _LAYOUTS, _layout
+from .._registry import _KERNELS
 from .._limited import no_kernel
 from .._memory_format import is_plain as _plain
 from .._settings import _STATE as _SETTINGS, fill_uninitialized
@@ -44,9 +45,12 @@ def _finish(t, requires_grad):
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
           memory_format=None, layout=None, **kwargs):
     """An uninitialised tensor of `size` (on the default device unless `device` is given)."""
+    shape = None if kwargs or memory_format is not None else _plain_shape(size)
     size = _size_kwarg("empty", size, kwargs)
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    if memory_format is not None:
+    if shape is not None:                   # Python ints: _shape_arg's checks are moot
+        t = _empty(shape, d, factory_device(device))
+    elif memory_format is not None:
         from .copy import empty_in_format
         t = empty_in_format(_shape_arg(size), d, factory_device(device),
                             _check_format("empty", memory_format))
@@ -79,12 +83,24 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
          layout=None, pin_memory=False):
     """A tensor of `size` filled with `fill_value` (dtype inferred from the value)."""
+    shape = _plain_shape((size,))
+    if shape is not None and fill_value.__class__ in _NUMBER_TYPES:
+        d = _number_dtype(fill_value) if dtype is None else _dtype.to_dtype(dtype)
+        t = _small_fill(shape, d, factory_device(device), fill_value)
+        if t is not None:
+            return _finish(t, requires_grad)
     if dtype is None:
         dtype = _dtype.result_type(fill_value)
     t = empty(*_shape_arg((size,) if isinstance(size, int) else tuple(size)), dtype=dtype,
               device=device)
-    t.fill_(fill_value)
-    return _finish(t, requires_grad)
+    return _finish(_fresh(t.fill_(fill_value)), requires_grad)
+
+
+def _fresh(t):
+    """`t`, a new tensor just filled in place, at version 0 again, as PyTorch's factories
+    return theirs (the fill is no write anyone saw)."""
+    t._storage.version = 0
+    return t
 
 
 def _plain_shape(size):
@@ -99,21 +115,79 @@ def _plain_shape(size):
 
 
 _SMALL_FILL = 1 << 15      # elements: larger fills take the kernel (its threads)
+_F32_MAX = 3.4028234663852886e38
+_OWN_FILL = [None]          # nbtorch's CPU fill_ kernel, once the registry has given it
+_FILL_CPU = ("fill_", "cpu")
+
+
+def _own_fill():
+    """True while the registered CPU "fill_" kernel is nbtorch's own (a user's kernel
+    runs itself): one dict look-up once it has been seen."""
+    kernel = _KERNELS.get(_FILL_CPU)
+    if kernel is None or kernel is not _OWN_FILL[0]:
+        kernel = get_kernel("fill_", "cpu")
+        if (getattr(kernel, "__module__", None) != "nbtorch.kernels.cpu.copy"
+                or getattr(kernel, "__name__", None) != "fill_"):
+            return False
+        _OWN_FILL[0] = kernel
+    return True
+
+
+def _number_dtype(value):
+    """`_dtype.result_type` of a Python bool, int or float."""
+    c = value.__class__
+    return _dtype.get_default_dtype() if c is float else _dtype.int64 if c is int \
+        else _dtype.bool
+
+
+def _fills_exactly(value, d):
+    """True when NumPy's ``fill`` writes Python number `value` into dtype `d` as
+    `Tensor.fill_` does, with no error or warning to raise (float32/float64 from any
+    number that fits, int64 from an int, bool from a bool); False sends the call to
+    `fill_` and its checked conversion."""
+    c = value.__class__
+    if d is _dtype.float32 or d is _dtype.float64:
+        if c is float:
+            return d is _dtype.float64 or -_F32_MAX <= value <= _F32_MAX
+        return c is bool or -(1 << 53) <= value <= 1 << 53
+    if d is _dtype.int64:
+        return c is bool or (c is int and -(1 << 63) <= value < 1 << 63)
+    return d is _dtype.bool and c is bool
+
+
+def _small_fill(shape, d, dev, value):
+    """A new CPU tensor of `shape` and dtype `d` under the caching allocator's threshold,
+    filled with Python number `value` by NumPy when that is the fill kernel's conversion
+    (`_fills_exactly`) and that kernel is nbtorch's own (full 8x16 7.5 -> ~2 us); None
+    otherwise."""
+    if dev.type != "cpu" or not _fills_exactly(value, d) or not _own_fill():
+        return None
+    n = 1
+    for s in shape:
+        n *= s
+    if n >= _SMALL_FILL:
+        return None
+    t = _empty(shape, d, dev)
+    t._arr.fill(value)
+    return t
 
 
 def _filled(op, size, value, dtype, device, kwargs):
     """zeros/ones: a small CPU tensor (under the caching allocator's threshold) filled by
-    NumPy (zeros 8x16 4.6 -> 1.7 us); the fill kernel, and every check, for the rest."""
+    NumPy (zeros 8x16 4.6 -> 1.7 us) while the fill kernel is nbtorch's own; the fill
+    kernel, and every check, for the rest."""
     shape = None if kwargs else _plain_shape(size)
     if shape is not None:
         d = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
-        dev = factory_device(device)
+        dev = CPU if device is CPU else factory_device(device)
         t = _empty(shape, d, dev)
-        if dev.type == "cpu" and t._arr.size < _SMALL_FILL and not (d.is_half or d.limited):
+        if (dev.type == "cpu" and t._arr.size < _SMALL_FILL and not (d.is_half or d.limited)
+                and (_KERNELS.get(_FILL_CPU) is _OWN_FILL[0] or _own_fill())):
             t._arr.fill(value)
             return t
-        return t.fill_(value)
-    return empty(*_size_kwarg(op, size, kwargs), dtype=dtype, device=device).fill_(value)
+        return _fresh(t.fill_(value))
+    return _fresh(empty(*_size_kwarg(op, size, kwargs), dtype=dtype,
+                        device=device).fill_(value))
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
@@ -153,8 +227,39 @@ def _like(fn, t, dtype, device, requires_grad, memory_format, *args):
     return like_format(out, t, memory_format, requires_grad)
 
 
+def _plain_like(input, dtype, device, memory_format):
+    """The dtype of a `*_like` result that is a plain contiguous CPU tensor of `input`'s
+    shape (`input` a contiguous CPU Tensor, no device or memory format given), which the
+    callers then make directly: what `_like` would make, without its layers; else None."""
+    if (device is None and memory_format is None and input.__class__ is Tensor
+            and input.device is CPU):
+        shape = input._shape
+        if input._strides == (_LAYOUTS.get(shape) or _layout(shape))[1]:    # is_plain
+            return input.dtype if dtype is None else _dtype.to_dtype(dtype)
+    return None
+
+
+def _plain_filled(input, value, dtype, device, memory_format, requires_grad):
+    """zeros_like/ones_like of a small contiguous CPU tensor (`_plain_like`; small: its
+    storage, at least its elements, is), filled by NumPy as `_filled` fills (ones_like
+    8x16 4.5 -> ~2 us); None for anything else."""
+    d = _plain_like(input, dtype, device, memory_format)
+    if (d is None or d.is_half or d.limited or input._storage.data.size >= _SMALL_FILL
+            or not _own_fill()):
+        return None
+    t = _empty(input._shape, d, CPU)
+    t._arr.fill(value)
+    return _finish(t, requires_grad)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None, pin_memory=False):
+    d = _plain_like(input, dtype, device, memory_format)
+    if d is not None:
+        t = _empty(input._shape, d, CPU)
+        if _SETTINGS["deterministic"] and _SETTINGS["fill_uninitialized_memory"]:
+            fill_uninitialized(t)
+        return _finish(t, requires_grad)
     if memory_format is None and not _plain(input):
         memory_format = _preserve()
     if memory_format is not None:
@@ -170,16 +275,27 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
                layout=None, pin_memory=False):
+    t = _plain_filled(input, 0, dtype, device, memory_format, requires_grad)
+    if t is not None:
+        return t
     return _like(zeros, input, dtype, device, requires_grad, memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
               layout=None, pin_memory=False):
+    t = _plain_filled(input, 1, dtype, device, memory_format, requires_grad)
+    if t is not None:
+        return t
     return _like(ones, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None, layout=None, pin_memory=False):
+    d = _plain_like(input, dtype, device, memory_format)
+    if d is not None and fill_value.__class__ in _NUMBER_TYPES:
+        t = _small_fill(input._shape, d, CPU, fill_value)
+        if t is not None:
+            return _finish(t, requires_grad)
     out = full(input.shape, fill_value, dtype=dtype or input.dtype,
                device=device or input.device)
     return like_format(out, input, memory_format, requires_grad)
@@ -266,6 +382,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     Example:
         >>> nbtorch.tensor([[1.0, 2.0], [3.0, 4.0]])
     """
+    if data.__class__ in _NUMBER_TYPES and dtype is None:
+        t = _number_tensor(data)
+        if t is not None:
+            dev = factory_device(device)
+            return _finish(t if dev.type == "cpu" else t.to(dev), requires_grad)
     if isinstance(data, Tensor):
         import warnings
         warnings.warn("To copy construct from a tensor, it is recommended to use "
@@ -304,6 +425,19 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     if dev.type != "cpu":
         t = t.to(dev)
     return _finish(t, requires_grad)
+
+
+def _number_tensor(value):
+    """A 0-d CPU tensor of Python bool, int or float `value` in the dtype `tensor` infers
+    for it, when NumPy converts it with no error or warning (an int within int64, a
+    float within float32's range or float64): the same value `tensor`'s conversion gives,
+    without its walk and error state (tensor(3.5) 4.6 -> ~2 us); None otherwise."""
+    d = _number_dtype(value)
+    if not _fills_exactly(value, d):
+        return None
+    t = _empty((), d, CPU)
+    t._storage.data[0] = value
+    return t
 
 
 def _narrow_ints(values, d):
@@ -395,6 +529,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         no_kernel("arange_cpu", _dtype.to_dtype(dtype))
     if end is None:
         start, end = 0, start
+    if (start.__class__ is int and end.__class__ is int and step.__class__ is int
+            and (dtype is None or _dtype.to_dtype(dtype) is _dtype.int64)):
+        t = _int_range(start, end, step, device)
+        if t is not None:
+            return _finish(t, requires_grad)
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     start, end, step = vals
     if step == 0:
@@ -422,6 +561,22 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     t = empty(n, dtype=d, device=device)
     get_kernel("arange", t.device.type)(t._array, start, step)
     return _finish(t, requires_grad)
+
+
+def _int_range(start, end, step, device):
+    """arange of Python ints into int64 on the CPU, its bounds well inside int64 (so no
+    wrap-around): the checks that then hold skipped, the same length and kernel call
+    (arange(64) 9.5 -> ~3 us); None for anything else (a zero or wrong-signed step, a
+    device), which the general path handles or refuses."""
+    if (step == 0 or (end - start) * step < 0 or not -(1 << 62) < start < 1 << 62
+            or not -(1 << 62) < end < 1 << 62 or not -(1 << 62) < step < 1 << 62):
+        return None
+    dev = factory_device(device)
+    if dev.type != "cpu":
+        return None
+    t = _empty((max(int(math.ceil((end - start) / step)), 0),), _dtype.int64, dev)
+    (_KERNELS.get(("arange", "cpu")) or get_kernel("arange", "cpu"))(t._array, start, step)
+    return t
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None,
@@ -452,11 +607,21 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
     if dtype is not None and _dtype.to_dtype(dtype).limited:
         no_kernel("eye", _dtype.to_dtype(dtype), _dtype.UINTS)
     m = n if m is None else m
+    if n.__class__ is int and m.__class__ is int and n >= 0 and m >= 0:
+        d = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+        dev = factory_device(device)
+        if (dev.type == "cpu" and n * m < _SMALL_FILL and not (d.is_half or d.limited)
+                and _own_fill()):
+            # zeros, then a 1 every m + 1 elements of the flat storage (the diagonal)
+            t = _empty((n, m), d, dev)
+            t._arr.fill(0)
+            t._storage.data[:builtins.min(n, m) * (m + 1):m + 1] = 1
+            return _finish(t, requires_grad)
     t = zeros(n, m, dtype=dtype, device=device)
     k = builtins.min(n, m)
     if k:
         t.diagonal().fill_(1)
-    return _finish(t, requires_grad)
+    return _finish(_fresh(t), requires_grad)
 
 
 def _legacy_construct(self, *args, **kwargs):

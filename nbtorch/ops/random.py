@@ -21,17 +21,19 @@ from .._device import factory_device
 from .._generator import rng_of as _rng
 from .._registry import _KERNELS, get_kernel
 from .._overlap import check_no_partial_overlap
-from .._tensor import Tensor, empty, wrap
+from .._tensor import CPU, Tensor, empty, wrap
 from .._limited import no_kernel
+from .creation import _plain_like as _plain_like_dtype, _plain_shape, _shape_arg
 
 __all__ = ["rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like",
            "randint_like", "bernoulli", "multinomial"]
 
 
 def _shape(size):
-    """A factory's size (ints, or one tuple/list/Size of them), checked as torch.empty's."""
-    from .creation import _shape_arg
-    return _shape_arg(size)
+    """A factory's size (ints, or one tuple/list/Size of them), checked as torch.empty's:
+    Python ints >= 0 need no check."""
+    shape = _plain_shape(size)
+    return shape if shape is not None else _shape_arg(size)
 
 
 def _finish(values, dtype, device, requires_grad):
@@ -98,7 +100,8 @@ def _host_sample_inplace(op, t, generator, *params):
 def _sampled(op, shape, dtype, device, requires_grad, generator, *params):
     """A new tensor filled by sampler kernel `op` (dtype default: the default dtype)."""
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    t = _sample_(op, empty(shape, d, factory_device(device)), generator, *params)
+    t = _sample_(op, empty(shape, d, CPU if device is CPU else factory_device(device)),
+                 generator, *params)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -109,7 +112,8 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
     """Uniform samples on [0, 1) (the shape as arguments or ``size=``)."""
     if dtype is not None and _dtype.to_dtype(dtype).limited:
         no_kernel("check_uniform_bounds", _dtype.to_dtype(dtype))
-    size = _size_keyword("rand", size, kwargs)
+    if kwargs:
+        size = _size_keyword("rand", size, kwargs)
     return _sampled("uniform_", _shape(size), dtype, device, requires_grad, generator,
                     0.0, 1.0)
 
@@ -119,7 +123,8 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
     """Standard normal samples (the shape as arguments or ``size=``)."""
     if dtype is not None and _dtype.to_dtype(dtype).limited:
         no_kernel("normal_kernel_cpu", _dtype.to_dtype(dtype))
-    size = _size_keyword("randn", size, kwargs)
+    if kwargs:
+        size = _size_keyword("randn", size, kwargs)
     return _sampled("normal_", _shape(size), dtype, device, requires_grad, generator,
                     0.0, 1.0)
 
@@ -198,8 +203,24 @@ def _bshape(a, b):
     return broadcast_shapes(getattr(a, "shape", ()), getattr(b, "shape", ()))
 
 
+def _plain_like(op, input, dtype, device, memory_format, requires_grad, generator,
+                *params):
+    """rand_like/randn_like of a contiguous CPU tensor `input` into a floating dtype, with
+    no device or memory format given: sampler kernel `op` into a new contiguous tensor, as
+    the general path's rand/randn call does (the same kernel, generator and values),
+    without the layers between; None for anything else."""
+    d = _plain_like_dtype(input, dtype, device, memory_format)
+    if d is not None and d.is_floating_point and not d.limited:
+        return _sampled(op, input._shape, d, CPU, requires_grad, generator, *params)
+    return None
+
+
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=None,
               memory_format=None, layout=None, pin_memory=False):
+    t = _plain_like("uniform_", input, dtype, device, memory_format, requires_grad,
+                    generator, 0.0, 1.0)
+    if t is not None:
+        return t
     from .creation import like_format
     return like_format(rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
                             device=device or input.device), input, memory_format,
@@ -208,6 +229,10 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, generator=
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, generator=None,
                memory_format=None, layout=None, pin_memory=False):
+    t = _plain_like("normal_", input, dtype, device, memory_format, requires_grad,
+                    generator, 0.0, 1.0)
+    if t is not None:
+        return t
     from .creation import like_format
     return like_format(randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
                              device=device or input.device), input, memory_format,
