@@ -240,6 +240,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         >>> rm, rv = nbtorch.zeros(3), nbtorch.ones(3)
         >>> y = batch_norm(x, rm, rv, training=True)   # rm, rv updated
     """
+    if not training:
+        out = _batch_norm_eval_unrecorded(input, running_mean, running_var, weight, bias, eps)
+        if out is not None:
+            return out
     _check_floating("batch_norm", input)
     if input.dim() < 2:
         raise ValueError(f"batch_norm: expected 2D or more input (got {input.dim()}D input)")
@@ -255,6 +259,46 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     momentum = 0.0 if momentum is None else float(momentum)
     return BatchNorm.apply(input, weight, bias, running_mean, running_var, bool(training),
                            momentum, float(eps))
+
+
+def _batch_norm_eval_unrecorded(x, running_mean, running_var, weight, bias, eps):
+    """`BatchNorm.forward`'s eval-mode kernel call (inference) for a C-contiguous float32/
+    float64 CPU x of at least 2 dims whose running statistics, weight and bias are plain
+    contiguous CPU tensors (or nn.Parameters) of its dtype with one value per channel (the
+    weight and bias may be None), with nothing to record: the registered kernel on the same
+    arrays, so the same bits, without the checks' and Function.apply's layers (BatchNorm1d
+    on 8x16 ~22 -> ~8 us). None for anything else (the general path then checks and
+    raises)."""
+    if (x.__class__ is not Tensor or x.dtype not in _LN_DTYPES or x.device.type != "cpu"
+            or APPLY_WRAPPERS[0] or TRACE_HOOK[0] is not None or running_mean is None
+            or running_var is None):
+        return None
+    grad = grad_mode.STATE.enabled
+    if grad and x._requires_grad:
+        return None
+    shape = x._shape
+    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+    if len(shape) < 2 or x._strides != strides or not numel or x._arr is None:
+        return None
+    C = shape[1]
+    dt = x.dtype
+    for t in (running_mean, running_var, weight, bias):
+        if t is None:
+            continue
+        if (not isinstance(t, Tensor) or t.dtype is not dt or t.device.type != "cpu"
+                or len(t._shape) != 1 or t._shape[0] != C or t._strides != (1,)
+                or t._arr is None or (grad and t._requires_grad)):
+            return None
+    N = shape[0]
+    S = numel // (N * C)
+    out = empty(shape, dt, x.device)
+    w = weight._arr if weight is not None else _param_array(None, C, 1.0, dt, x.device)
+    b = bias._arr if bias is not None else _param_array(None, C, 0.0, dt, x.device)
+    mean, invstd = _stat(C, x.device), _stat(C, x.device)
+    get_kernel("batch_norm_forward_eval", "cpu")(
+        x._arr.reshape(N, C, S), w, b, running_mean._arr, running_var._arr, float(eps),
+        out._arr.reshape(N, C, S), mean._arr, invstd._arr)
+    return out
 
 
 # ---------------------------------------------------------------- layer norm
