@@ -45,8 +45,11 @@ def _finish(t, requires_grad):
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, pin_memory=False,
           memory_format=None, layout=None, **kwargs):
     """An uninitialised tensor of `size` (on the default device unless `device` is given)."""
-    shape = None if kwargs or memory_format is not None else _plain_shape(size)
-    size = _size_kwarg("empty", size, kwargs)
+    if kwargs or memory_format is not None:
+        shape = None
+        size = _size_kwarg("empty", size, kwargs)
+    else:
+        shape = _plain_shape(size)
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     if shape is not None:                   # Python ints: _shape_arg's checks are moot
         t = _empty(shape, d, factory_device(device))
@@ -182,7 +185,7 @@ def _filled(op, size, value, dtype, device, kwargs):
         dev = CPU if device is CPU else factory_device(device)
         t = _empty(shape, d, dev)
         if (dev.type == "cpu" and t._arr.size < _SMALL_FILL and not (d.is_half or d.limited)
-                and (_KERNELS.get(_FILL_CPU) is _OWN_FILL[0] or _own_fill())):
+                and (_KERNELS.get(_FILL_CPU) is _OWN_FILL[0] or _own_fill())):  # inlined
             t._arr.fill(value)
             return t
         return _fresh(t.fill_(value))
@@ -615,7 +618,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
             # zeros, then a 1 every m + 1 elements of the flat storage (the diagonal)
             t = _empty((n, m), d, dev)
             t._arr.fill(0)
-            t._storage.data[:builtins.min(n, m) * (m + 1):m + 1] = 1
+            t._storage.data[:(n if n < m else m) * (m + 1):m + 1] = 1
             return _finish(t, requires_grad)
     t = zeros(n, m, dtype=dtype, device=device)
     k = builtins.min(n, m)
