@@ -7,7 +7,7 @@ import numpy as np
 from .. import _dtype
 from .._capture import refuse_capture
 from .._tensor import _LAYOUTS, Storage, Tensor, _layout, empty
-from ..autograd import grad_mode
+from ..autograd import function as _function, grad_mode
 from ..autograd.function import APPLY_WRAPPERS, Function, renamed
 from .._limited import no_kernel
 from ._common import normalize_dim, tensor_method, check_same_device
@@ -501,6 +501,9 @@ def repeat(self, *sizes):
     if len(sizes) < self.dim():
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
                            "number of dimensions of tensor")
+    out = _unrecorded_repeat(self, sizes)
+    if out is not None:
+        return out
     x = self.reshape((1,) * (len(sizes) - self.dim()) + tuple(self._shape))
     inter, final = [], []
     for r, n in zip(sizes, x._shape):
@@ -508,6 +511,30 @@ def repeat(self, *sizes):
         final.append(r * n)
     x = x.reshape(tuple(v for n in x._shape for v in (1, n)))
     return x.expand(tuple(inter)).reshape(tuple(final))
+
+
+def _unrecorded_repeat(x, sizes):
+    """x.repeat(*sizes) of a plain CPU tensor with nothing to record: the copy of x viewed
+    as (1, n0, 1, n1, ...) broadcast into the result viewed as (r0, n0, r1, n1, ...), which
+    is what the reshape/expand/reshape below computes, in one NumPy copy and without their
+    view nodes (8x16 repeat(2, 1) ~15.8 -> ~4 us); None for anything else (negative
+    sizes: the general path names them)."""
+    if (x.__class__ is not Tensor or x.device.type != "cpu" or APPLY_WRAPPERS[0]
+            or _function.TRACE_HOOK[0] is not None
+            or (grad_mode.STATE.enabled and x._requires_grad)):
+        return None
+    shape = (1,) * (len(sizes) - len(x._shape)) + tuple(x._shape)
+    inter, final, src = [], [], []
+    for r, n in zip(sizes, shape):
+        if r.__class__ is not int or r < 0:
+            return None
+        inter += (r, n)
+        src += (1, n)
+        final.append(r * n)
+    out = empty(tuple(final), x.dtype, x.device)
+    if out._arr.size:
+        np.copyto(out._arr.reshape(inter), x._array.reshape(src))
+    return out
 
 
 @tensor_method()
