@@ -90,3 +90,28 @@ def test_clone_records_when_grad_is_needed():
     assert c.grad_fn is not None
     c.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones((4, 3), np.float32))
+
+
+def _outcome(f, *a):
+    try:
+        return f(*a)
+    except RuntimeError as e:
+        return ("error", str(e))
+
+
+def test_target_shape_agrees_with_the_general_rule():
+    from hypothesis import given, settings, strategies as st
+    from nbtorch.ops import views
+
+    dims = st.lists(st.integers(-3, 6), max_size=4)
+
+    @settings(max_examples=150, deadline=None)
+    @given(dims, st.integers(0, 60), st.sampled_from(["varargs", "tuple", "list"]))
+    def check(shape, numel, form):
+        args = tuple(shape) if form == "varargs" else (
+            (tuple(shape),) if form == "tuple" else (list(shape),))
+        assert _outcome(views._target_shape, args, numel) == _outcome(
+            views._infer_size, views._shape_args(args), numel)
+    check()
+    assert views._target_shape((torch.Size([2, 3]),), 6) == (2, 3)
+    assert views._target_shape((True, 6), 6) == (1, 6)
