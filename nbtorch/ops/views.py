@@ -495,6 +495,8 @@ def expand(self, *sizes):
             raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing "
                                f"size ({n}) at non-singleton dimension {i}.  Target sizes: "
                                f"{list(sizes)}.  Tensor sizes: {list(self.shape)}")
+    if _plain(self):                # Expand's unrecorded forward, without apply
+        return self._view(tuple(shape), tuple(strides))
     return Expand.apply(self, tuple(shape), tuple(strides))
 
 
