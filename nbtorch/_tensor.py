@@ -437,6 +437,13 @@ class Tensor:
         return a.copy() if copy else a  # np.array(t) copies (it shared memory before)
 
     def item(self):
+        shape = self._shape
+        if (not shape or shape == (1,)) and self.__class__ is Tensor and self.device is CPU:
+            # one element of a CPU storage: read it at the offset, as its 0-d view would
+            # (`x[0, 0].item()` 6.1 -> ~2 us)
+            data = self._storage.data
+            if data.dtype is self.dtype.np:
+                return data.item(self._offset)
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
                                "to Scalar")

@@ -26,7 +26,9 @@ from ._inplace import inplace_guard
 from .pointwise_select import (fresh_select, own_where_kernel, plain_small, small_where,
                                unwatched, value_array)
 from .indexing import IndexPut, index_put, offsets_at, _put, _take
-from .indexing_dim import gather_cpu as _gather_cpu, scatter_cpu as _scatter_cpu
+from .indexing_dim import (gather_cpu as _gather_cpu, scatter_cpu as _scatter_cpu,
+                           small_gather as _small_gather)
+from .indexing_rows import small_index_select
 
 __all__ = ["gather", "scatter", "scatter_add", "index_select", "masked_fill",
            "masked_select", "nonzero", "take", "index_add", "argwhere", "index_copy"]
@@ -106,6 +108,10 @@ class Gather(Function):
 
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """out[i][j] = input[index[i][j]][j] for dim=0 (and likewise for other dims)."""
+    if input.__class__ is Tensor:
+        res = _small_gather(input, dim, index)      # nothing to record
+        if res is not None:
+            return res
     if input.dtype.limited:
         no_kernel("gather_expanded_index" if input.dtype in _dtype.FLOAT8 and input.dim() == 1
                   else "scatter_gather_tensor_cpu", input.dtype)   # (PyTorch's own names)
@@ -215,6 +221,10 @@ Tensor.scatter_add_ = _scatter_inplace(True)
 
 def index_select(input, dim, index):
     """Rows (along dim) picked by a 1-D index tensor (a copy)."""
+    if input.__class__ is Tensor:
+        out = small_index_select(input, dim, index)     # nothing to record
+        if out is not None:
+            return out
     if input.dtype.limited:
         no_kernel("index_select", input.dtype, _dtype.UINTS)
     d = normalize_dim(dim, input.dim())
