@@ -4,6 +4,8 @@ Gradients follow PyTorch at the kinks: `maximum`/`minimum` split a tie
 equally between both inputs, `clamp` passes the gradient at the boundary,
 `fmax`/`fmin` give it to the input they returned.
 """
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -14,7 +16,7 @@ from .._tensor import Tensor, Storage, _LAYOUTS, _layout, wrap
 from ..autograd import function as _function, grad_mode
 from ..autograd.function import APPLY_WRAPPERS, Function, renamed, unrecorded
 from ._common import sum_to
-from ._small_calls import _QUIET_RUN, _SMALL, _SMALL_LIMIT, _resolve_small
+from ._small_calls import _QUIET_RUN, _SMALL, _SMALL_LIMIT, _SmallKeys, _resolve_small
 from ._elementwise import (Binary, Elementwise, check_number, run_elementwise,
                            shape_of, type_name, native_out_of)
 
@@ -215,75 +217,112 @@ def clamp_max(input, max):
 _CLAMP_DTYPES = frozenset((_dtype.float32, _dtype.float64, _dtype.int64, _dtype.int32,
                            _dtype.int16, _dtype.int8, _dtype.uint8))
 _EXACT_DOUBLE = 1 << 53     # ints up to this are exact as a Python float (one rounding)
+_CALLS = {}     # (dtype, lo, hi) -> `_clamp_call`'s answer, when neither bound is -0.0
+# the clamp kernels' `_SMALL` keys by number of operands (with a lower bound)
+_CLAMP_KEYS = (None, None, _SmallKeys("clamp_min", 2), _SmallKeys("clamp", 3))
+_CLAMP_MAX = _SmallKeys("clamp_max", 2)
+_STATE = grad_mode.STATE
+
+
+def _positive_zero(v):
+    """False for -0.0 (equal to 0.0 and 0 as a key, but not the same bound)."""
+    return v.__class__ is not float or math.copysign(1.0, v) > 0
+
+
+def _clamp_call(d, lo, hi):
+    """(class of lo, class of hi, the kernel's `_SmallKeys`, operand count, lo, hi) of
+    a small clamp of a `d` tensor with Python-number bounds `lo`, `hi` (either None) that
+    keep its dtype: each bound as the kernel reads it, a 0-d array of `d` (NumPy's ufunc
+    reads one ~0.25 us sooner than a Python float; ints of a floating `d` within 2**53 as
+    that float, wrap's one rounding; an integer `d`'s bounds `checked` as the general path
+    does, uint8's -2 is 254); a float beyond `d`'s finite range stays a float (cast to inf
+    in the call, where NumPy's overflow warning is off). None where the call is not such
+    a small clamp (a float bound of an integer tensor promotes; other bounds; errors)."""
+    args = []
+    for v in (lo, hi):
+        c = v.__class__
+        if v is None:
+            args.append(None)
+            continue
+        if c is int:
+            if d.is_floating_point:
+                if not -_EXACT_DOUBLE <= v <= _EXACT_DOUBLE:
+                    return None
+                v = float(v)
+            else:
+                try:
+                    v = checked(v, d)
+                except (RuntimeError, OverflowError):
+                    return None
+        elif c is not float or not d.is_floating_point:
+            return None
+        low, high = _RANGES.get(d) or _range(d)
+        args.append(np.array(v, d.np) if v != v or low <= v <= high else v)
+    if lo is None:
+        if hi is None:
+            return None
+        return (lo.__class__, hi.__class__, _CLAMP_MAX, 2, None, args[1])
+    n = 2 if hi is None else 3
+    return (lo.__class__, hi.__class__, _CLAMP_KEYS[n], n, args[0], args[1])
 
 
 def _unrecorded_clamp(x, lo, hi, inplace):
     """clamp(x, lo, hi) (or clamp_ with `inplace`) for a contiguous CPU tensor `x` of a
     float32/float64/integer dtype under `_SMALL_LIMIT` elements with Python-number bounds
-    that keep its dtype (an int or float bound of a floating tensor, an int bound of an
-    integer one, `checked` as the general path does), nothing to record or watch: the
-    kernel's pre-resolved ufunc loop ("clamp", "clamp_min" or "clamp_max") called with the
-    bounds as the kernel would read them, so the same bits, without Function.apply, the
-    promotion rules and run_elementwise's layers (8x16 float32 ``x.clamp(0, 1)`` ~16 ->
-    ~2.5 us). The in-place form writes x's own array and bumps its version twice, as
-    the general path's run_elementwise(out=x) and in-place wrapper do. None where any of
-    that does not hold (the general path then does it all, errors included)."""
-    cl, ch = lo.__class__, hi.__class__
+    that keep its dtype (`_clamp_call`, cached per dtype and bounds), nothing to record or
+    watch: the kernel's pre-resolved ufunc loop ("clamp", "clamp_min" or "clamp_max")
+    called with the bounds as the kernel would read them, so the same bits, without
+    Function.apply, the promotion rules and run_elementwise's layers (8x16 float32
+    ``x.clamp(0, 1)`` ~14 -> ~2.5 us). The in-place form writes x's own array and bumps
+    its version twice, as the general path's run_elementwise(out=x) and in-place wrapper
+    do. None where any of that does not hold (the general path then does it all, errors
+    included)."""
     d = x.dtype
-    if ((cl is not float and cl is not int and lo is not None)
-            or (ch is not float and ch is not int and hi is not None)
-            or d not in _CLAMP_DTYPES or APPLY_WRAPPERS[0]
-            or _function.TRACE_HOOK[0] is not None or x.device is not CPU):
+    if (d not in _CLAMP_DTYPES or x.device is not CPU or APPLY_WRAPPERS[0]
+            or _function.TRACE_HOOK[0] is not None):
         return None
-    if grad_mode.STATE.enabled and (x._requires_grad or inplace and x._base is not None
-                                    and x._base._requires_grad):
+    if _STATE.enabled and (x._requires_grad or inplace and x._base is not None
+                           and x._base._requires_grad):
         return None
     shape = x._shape
     size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
     if x._strides != strides or not 0 < numel < _SMALL_LIMIT:
         return None
-    if d.is_floating_point:             # the float the kernel reads (wrap's, one rounding)
-        if cl is int:
-            if not -_EXACT_DOUBLE <= lo <= _EXACT_DOUBLE:
-                return None
-            lo = float(lo)
-        if ch is int:
-            if not -_EXACT_DOUBLE <= hi <= _EXACT_DOUBLE:
-                return None
-            hi = float(hi)
-    elif cl is float or ch is float:    # an integer tensor with a float bound: promoted
+    try:
+        call = _CALLS.get((d, lo, hi))
+    except TypeError:                   # an unhashable bound (a list): the general path
         return None
-    else:
-        try:
-            lo = lo if lo is None else checked(lo, d)
-            hi = hi if hi is None else checked(hi, d)
-        except (RuntimeError, OverflowError):
+    if (call is None or call[0] is not lo.__class__ or call[1] is not hi.__class__
+            or not (lo or _positive_zero(lo)) or not (hi or _positive_zero(hi))):
+        call = _clamp_call(d, lo, hi)
+        if call is None:
             return None
-    if lo is None:
-        if hi is None:
-            return None
-        op, n, v = "clamp_max", 2, hi
-    elif hi is None:
-        op, n, v = "clamp_min", 2, lo
-    else:
-        op, n, v = "clamp", 3, None
-    kernel = _KERNELS.get((op, "cpu"))
-    small = _SMALL.get((op, d, d, n))
+        if (lo or _positive_zero(lo)) and (hi or _positive_zero(hi)):
+            if len(_CALLS) >= 256:
+                _CALLS.clear()
+            _CALLS[(d, lo, hi)] = call
+    _, _, keys, n, a, b = call
+    kernel = _KERNELS.get(keys.kernel_key)
+    small = keys.by_dtype.get(d)
     if small is None or small[0] is not kernel:
         if kernel is None:              # not resolved yet: the general path's first call
             return None
-        small = _resolve_small(op, kernel, d, d, n)
+        small = _SMALL.get((keys.name, d, d, n))
+        if small is None or small[0] is not kernel:
+            small = _resolve_small(keys.name, kernel, d, d, n)
+        if small[1] is None:            # a user's kernel, or a loop not compiled yet
+            return None
+        keys.by_dtype[d] = small
     ufunc = small[1]
-    if ufunc is None:                   # a user's kernel, or a loop not compiled yet
-        return None
     xa = x._arr
     if xa is None:
         xa = x._array
     try:                                # (positional operands: a *args call with a
         if n == 3:                      # keyword takes NumPy's slow path, ~0.3 us)
-            data = (_QUIET_RUN(ufunc, xa, lo, hi, xa, signature=small[2]) if inplace else
-                    _QUIET_RUN(ufunc, xa, lo, hi, signature=small[2]))
+            data = (_QUIET_RUN(ufunc, xa, a, b, xa, signature=small[2]) if inplace else
+                    _QUIET_RUN(ufunc, xa, a, b, signature=small[2]))
         else:
+            v = b if a is None else a
             data = (_QUIET_RUN(ufunc, xa, v, xa, signature=small[2]) if inplace else
                     _QUIET_RUN(ufunc, xa, v, signature=small[2]))
     except RuntimeError:                # another thread is in the context: the layers
