@@ -1,4 +1,6 @@
 """Copies and conversions: `copy_`, `fill_`, `clone`, `contiguous`, `to`, dtype casts."""
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -112,6 +114,9 @@ _PLAIN = frozenset((_dtype.float32, _dtype.float64, _dtype.int64, _dtype.int32, 
 _EXACT_DOUBLE = 1 << 53   # ints up to this are exact as a Python float
 _CASTS = {}               # (source dtype, destination dtype) -> NumPy's cast is safe
 _OWN = {}                 # registry key -> nbtorch's own launcher of it, once looked up
+_FINITE_MAX = {_dtype.float32: float(np.finfo(np.float32).max),
+               _dtype.float64: float(np.finfo(np.float64).max)}
+_STATE = grad_mode.STATE
 
 
 def _own(key):
@@ -143,7 +148,7 @@ def _watched(t):
     and `t` or its base requires grad) or a wrapper (capture, profiler) or tracer watches."""
     if APPLY_WRAPPERS[0] or _function.TRACE_HOOK[0] is not None:
         return True
-    if grad_mode.STATE.enabled:
+    if _STATE.enabled:
         b = t._base
         return t._requires_grad or (b is not None and b._requires_grad)
     return False
@@ -163,19 +168,21 @@ def _dense_array(t):
 def _unrecorded_copy(dst, src):
     """dst.copy_(src) for plain CPU tensors of one shape, C-contiguous, under `_SMALL_COPY`
     elements, of one dtype or a `_safe_cast` pair, over different memory, nothing to
-    record or watch, nbtorch's own copy kernel: np.copyto, the bits the launcher's dense
-    copy writes, and one version bump, as raw_copy_ (8x16 float32 ~4.5 -> ~1.5 us).
-    False where any of that does not hold (the general path then does it all)."""
+    record or watch, nbtorch's own copy kernel: NumPy's copy into dst's own array (the
+    bits the launcher's dense copy writes) and one version bump, as raw_copy_ (8x16
+    float32 ~4.5 -> ~1.3 us). False where any of that does not hold (the general path
+    then does it all)."""
     d, sd = dst.dtype, src.dtype
     if (dst._shape != src._shape or dst.device is not CPU or src.device is not CPU
             or (sd is not d or d not in _PLAIN) and not _safe_cast(sd, d)
-            or _watched(dst) or grad_mode.STATE.enabled and src._requires_grad):
+            or _watched(dst) or _STATE.enabled and src._requires_grad
+            or _KERNELS.get(_COPY_CPU) is not _OWN.get(_COPY_CPU) and not _own(_COPY_CPU)):
         return False
     da, sa = _dense_array(dst), _dense_array(src)
-    if (da is None or sa is None or not _own(_COPY_CPU)
-            or dst._storage is src._storage or _may_overlap(dst, src, da, sa)):
+    if (da is None or sa is None or dst._storage is src._storage
+            or _may_overlap(dst, src, da, sa)):
         return False                    # (memory shared: the kernel's order of writes)
-    np.copyto(da, sa)
+    da[...] = sa                        # (a safe cast, or none: np.copyto's values)
     dst._bump()
     return True
 
@@ -192,23 +199,38 @@ def _unrecorded_fill(t, value):
     """t.fill_(value) for a plain CPU tensor of a `_PLAIN` dtype under `_SMALL_COPY`
     elements (any layout: every element gets the value, as the launcher writes it) and a
     Python float or int `value`, nothing to record or watch, nbtorch's own fill kernel:
-    `checked` as fill_ does (its errors raised here), then ndarray.fill with the value the
-    launcher stores, and one version bump (8x16 float32 zero_ ~2.8 -> ~1 us). False where
-    any of that does not hold."""
-    c = value.__class__
+    the value `checked` as fill_ does (its errors raised here) and converted as the
+    launcher does (``d.np.type(value)``; a float, or an int within 2**53, goes to
+    ndarray.fill as that float: the same C cast), then ndarray.fill and one version bump
+    (8x16 float32 zero_ ~2.8 -> ~0.9 us). False where any of that does not hold."""
     d = t.dtype
-    if ((c is not float and c is not int) or d not in _PLAIN or t.device is not CPU
-            or _watched(t) or grad_mode.STATE.enabled and t.grad_fn is not None):
+    if (d not in _PLAIN or t.device is not CPU or APPLY_WRAPPERS[0]
+            or _function.TRACE_HOOK[0] is not None):
         return False
+    if _STATE.enabled:
+        b = t._base
+        if t._requires_grad or t.grad_fn is not None or b is not None and b._requires_grad:
+            return False
     layout = _LAYOUTS.get(t._shape) or _layout(t._shape)
-    if layout[2] >= _SMALL_COPY or not _own(_FILL_CPU):
+    if (layout[2] >= _SMALL_COPY
+            or _KERNELS.get(_FILL_CPU) is not _OWN.get(_FILL_CPU) and not _own(_FILL_CPU)):
         return False
-    value = checked(value, d)           # -1 fills a uint8 with 255, 300 is an error
-    if d.is_floating_point and value.__class__ is not float:
-        # the launcher's d.np.type(value): an int within 2**53 is that float exactly
-        value = float(value) if -_EXACT_DOUBLE <= value <= _EXACT_DOUBLE else d.np.type(value)
-    elif d is _dtype.bool:
-        value = d.np.type(value)
+    c = value.__class__
+    if d.is_floating_point:
+        if c is float:
+            if abs(value) > _FINITE_MAX[d] and abs(value) != math.inf:
+                checked(value, d)       # raises PyTorch's overflow error
+        elif c is int:
+            value = (float(value) if -_EXACT_DOUBLE <= value <= _EXACT_DOUBLE
+                     else d.np.type(value))
+        else:
+            return False
+    elif c is int or c is float:
+        value = checked(value, d)       # -1 fills a uint8 with 255, 300 is an error
+        if d is _dtype.bool:
+            value = d.np.type(value)
+    else:
+        return False
     if layout[2]:
         a = t._arr
         (t._array if a is None else a).fill(value)
@@ -387,15 +409,16 @@ def _unrecorded_cast(x, d):
     """x.to(d) for a plain C-contiguous CPU tensor under `_SMALL_COPY` elements and a
     `_safe_cast` to `d`, nothing to record or watch, nbtorch's own copy kernel: NumPy's
     astype (the values the launcher's cast writes) into a fresh tensor, skipping
-    Function.apply and ToDtype's layers (8x16 float32 x.double() ~6.5 -> ~2 us). None
+    Function.apply and ToDtype's layers (8x16 float32 x.double() ~6.5 -> ~1.7 us). None
     where any of that does not hold."""
-    if x.device is not CPU or not _safe_cast(x.dtype, d) or _watched(x):
+    shape = x._shape
+    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+    if (x.device is not CPU or x._strides != strides or not 0 < numel < _SMALL_COPY
+            or not _safe_cast(x.dtype, d) or _watched(x)
+            or _KERNELS.get(_COPY_CPU) is not _OWN.get(_COPY_CPU) and not _own(_COPY_CPU)):
         return None
-    xa = _dense_array(x)
-    if xa is None or not _own(_COPY_CPU):
-        return None
-    data = xa.astype(d.np)
-    size, strides, _ = _LAYOUTS.get(x._shape) or _layout(x._shape)
+    xa = x._arr
+    data = (x._array if xa is None else xa).astype(d.np)
     return Tensor.__new__(Tensor)._init(
         Storage(data if len(size) == 1 else data.reshape(-1), CPU), 0, size, strides, d, data)
 
