@@ -296,17 +296,21 @@ def clone(self, *, memory_format=None):
 
 
 def _numpy_contiguous(x):
-    """A contiguous copy of small CPU tensor `x` by one np.copyto, for an unrecorded call
+    """A contiguous copy of small CPU tensor `x` by NumPy (ndarray.copy: what np.copyto
+    into a fresh contiguous tensor writes, ~0.5 us sooner), for an unrecorded call
     (nothing needs its grad, no capture or profiler watching) while the registered copy
-    kernel is nbtorch's own, whose launcher does the same np.copyto at this size: the Clone
+    kernel is nbtorch's own, whose launcher does the same copy at this size: the Clone
     node and the launcher's layers skipped (t().contiguous() of 8x16 9.5 -> 4 us). None
     for anything else."""
-    if (x.device.type != "cpu" or x.dtype.is_half or x.numel() >= _SMALL_COPY
-            or not unrecorded(x) or not _own(_COPY_CPU)):
+    shape = x._shape
+    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
+    if (x.device.type != "cpu" or x.dtype.is_half or numel >= _SMALL_COPY or not unrecorded(x)
+            or _KERNELS.get(_COPY_CPU) is not _OWN.get(_COPY_CPU) and not _own(_COPY_CPU)):
         return None
-    out = empty(x._shape, x.dtype, x.device)
-    np.copyto(out._arr, x._array)
-    return out
+    data = x._array.copy()
+    return Tensor.__new__(Tensor)._init(
+        Storage(data if len(size) == 1 else data.reshape(-1), x.device), 0, size, strides,
+        x.dtype, data)
 
 
 @tensor_method()
