@@ -440,7 +440,7 @@ class Tensor:
         shape = self._shape
         if (not shape or shape == (1,)) and self.__class__ is Tensor and self.device is CPU:
             # one element of a CPU storage: read it at the offset, as its 0-d view would
-            # (`x[0, 0].item()` 6.1 -> ~2 us)
+            # (`x[0, 0].item()` 5.3 -> 1.3 us; PyTorch 1.9)
             data = self._storage.data
             if data.dtype is self.dtype.np:
                 return data.item(self._offset)

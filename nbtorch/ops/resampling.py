@@ -261,7 +261,7 @@ def _pad_constant(x, pad, fill):
     return ConstantPadFn.apply(x, tuple(widths), fill)
 
 
-_SMALL_PAD = 1 << 14         # result elements up to which `_small_constant_pad` serves a call
+_SMALL_PAD = 1 << 14         # result elements up to which `_small_constant_pad` serves
 _ZERO_FILLS = {}            # dtype -> its 0-d zero, the fill of value=None
 
 
@@ -271,9 +271,9 @@ def _small_constant_pad(x, pad, value):
     most `_SMALL_PAD` result elements and a value of None or a Python number: the result
     filled with the value as ConstantPadFn stores it (`checked`, then NumPy's cast) and x's
     bits copied into its middle, both by NumPy, without the layers (8x16 float32 padded
-    by (1, 1): 21 -> ~3 us). The same bits, shape and strides as ConstantPadFn's; None
-    where any of that does not hold or a width is zero everywhere (the general path then
-    runs, and raises its errors)."""
+    by (1, 1): 19 -> 3.1 us; PyTorch 3.0). The same bits, shape and strides as
+    ConstantPadFn's; None where any of that does not hold or a width is zero everywhere
+    (the general path then runs, and raises its errors)."""
     if pad.__class__ not in (tuple, list):
         return None
     k = len(pad)

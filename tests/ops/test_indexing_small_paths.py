@@ -1,6 +1,7 @@
 """The small unrecorded CPU paths of indexing and padding: ``x[idx]`` and `index_select`
 (`ops/indexing_rows.small_rows`, `small_index_select`), `gather`
-(`ops/indexing_dim.small_gather`), ``x[:, 1:5]`` / ``x[0, 0]`` (`ops/indexing._plain_view`),
+(`ops/indexing_dim.small_gather`), ``x[:, 1:5]`` / ``x[0, 0]``
+(`ops/indexing_basic._plain_view`),
 ``Tensor.item`` and constant `F.pad` (`ops/resampling._small_constant_pad`): the general
 path's bits, dtype, shape and strides (views: the same storage, offset and `_base`),
 NumPy's and PyTorch's results, the cases each leaves to the general path, and the general
@@ -14,7 +15,8 @@ from hypothesis import given, settings, strategies as st
 import nbtorch
 import nbtorch.nn.functional as F
 from nbtorch.autograd import function
-from nbtorch.ops import indexing, indexing_dim, indexing_gather, indexing_rows, resampling
+from nbtorch.ops import (indexing, indexing_basic, indexing_dim, indexing_gather,
+                         indexing_rows, resampling)
 
 DTYPES = [np.float32, np.float64, np.int64, np.int32, np.int8, np.uint8, np.bool_,
           np.float16, np.complex64]
@@ -44,7 +46,7 @@ def _general():
         mp.setattr(indexing, "small_rows", lambda *a: None)
         mp.setattr(indexing_gather, "small_index_select", lambda *a: None)
         mp.setattr(indexing_gather, "_small_gather", lambda *a: None)
-        mp.setattr(indexing, "_plain", lambda x: False)
+        mp.setattr(indexing_basic, "_plain", lambda x: False)
         mp.setattr(resampling, "_small_constant_pad", lambda *a: None)
         yield
 
@@ -72,7 +74,8 @@ def test_index_tensor_gives_the_general_paths_bits(dtype):
             i = nbtorch.tensor(np.asarray(idx, it).reshape(np.shape(idx)))
             fast, general = _both(lambda: x[i])
             _same(fast, general)
-            np.testing.assert_array_equal(fast.numpy(), x.numpy()[np.asarray(idx, np.int64)])
+            want = x.numpy()[np.asarray(idx, np.int64)]
+            np.testing.assert_array_equal(fast.numpy(), want)
         for xv in (x.t(), x[:, ::2], x[1:]):            # strided and offset inputs
             i = nbtorch.tensor([0, -1, 1])
             fast, general = _both(lambda: xv[i])
@@ -137,7 +140,8 @@ def test_index_select_gives_the_general_paths_bits_and_errors(dim):
     for idx in ([-1], [0, 5], [3, 7]):         # index_select takes no negative index
         fast, general = _both(lambda: x.index_select(dim, nbtorch.tensor(idx)))
         assert fast == general and isinstance(fast, tuple)
-    for i in (nbtorch.tensor(1), nbtorch.tensor([[1]]), nbtorch.tensor([1], dtype=nbtorch.int16)):
+    for i in (nbtorch.tensor(1), nbtorch.tensor([[1]]),
+              nbtorch.tensor([1], dtype=nbtorch.int16)):
         fast, general = _both(lambda: x.index_select(dim, i))
         assert (_bits(fast) == _bits(general)) if isinstance(fast, nbtorch.Tensor) \
             else fast == general
@@ -150,8 +154,9 @@ def test_index_select_and_index_tensor_against_pytorch():
     for idx in ([0, 3, 5], [-1, -8]):
         np.testing.assert_array_equal(x[nbtorch.tensor(idx)].numpy(), t[torch.tensor(idx)])
     for d, idx in ((0, [7, 0]), (1, [4, 4, 1]), (-1, [])):
-        np.testing.assert_array_equal(x.index_select(d, nbtorch.tensor(idx, dtype=nbtorch.int64)).numpy(),
-                                      t.index_select(d, torch.tensor(idx, dtype=torch.long)))
+        i = nbtorch.tensor(idx, dtype=nbtorch.int64)
+        want = t.index_select(d, torch.tensor(idx, dtype=torch.long))
+        np.testing.assert_array_equal(x.index_select(d, i).numpy(), want)
     with pytest.raises(IndexError, match="index out of range in self"):
         x.index_select(0, nbtorch.tensor([-1]))
     with pytest.raises(IndexError, match="index out of range in self"):
@@ -180,7 +185,8 @@ def test_gather_gives_the_general_paths_bits():
     gi = nbtorch.tensor([0, 3, 5]).view(1, 3).expand(8, 3)
     fast, general = _both(lambda: x.gather(1, gi))
     _same(fast, general)
-    np.testing.assert_array_equal(fast.numpy(), np.take_along_axis(x.numpy(), gi.numpy(), 1))
+    np.testing.assert_array_equal(fast.numpy(),
+                                  np.take_along_axis(x.numpy(), gi.numpy(), 1))
     _same(*_both(lambda: nbtorch.arange(5.).gather(0, nbtorch.tensor([4, 0]))))
 
 
@@ -211,8 +217,8 @@ def test_gather_against_pytorch():
     torch = pytest.importorskip("torch")
     a = np.random.default_rng(4).standard_normal((8, 16)).astype(np.float32)
     i = np.array([[0, 3, 5]] * 8)
-    np.testing.assert_array_equal(nbtorch.from_numpy(a).gather(1, nbtorch.from_numpy(i))
-                                  .numpy(), torch.from_numpy(a).gather(1, torch.from_numpy(i)))
+    got = nbtorch.from_numpy(a).gather(1, nbtorch.from_numpy(i)).numpy()
+    np.testing.assert_array_equal(got, torch.from_numpy(a).gather(1, torch.from_numpy(i)))
     np.testing.assert_array_equal(
         nbtorch.from_numpy(a).gather(0, nbtorch.tensor([[7, 0]])).numpy(),
         torch.from_numpy(a).gather(0, torch.tensor([[7, 0]])))
@@ -293,7 +299,8 @@ def test_item_reads_the_element_as_before():
             got = t.item()
             want = t._host().reshape(()).item()
             assert type(got) is type(want) and (got == want or got != got)
-    for t in (nbtorch.tensor([2.5], dtype=nbtorch.bfloat16), nbtorch.tensor(7).to(nbtorch.uint16),
+    for t in (nbtorch.tensor([2.5], dtype=nbtorch.bfloat16),
+              nbtorch.tensor(7).to(nbtorch.uint16),
               nbtorch.tensor([1.0]).view(nbtorch.int32), nbtorch.tensor(3.0),
               nbtorch.from_numpy(np.arange(6.).reshape(2, 3))[1, 2]):
         want = t._host().reshape(()).item()
@@ -351,7 +358,8 @@ def test_constant_pad_errors_and_the_cases_stepped_aside():
     assert resampling._small_constant_pad(x, (1, 1), None) is not None
     for args in ((x.half(), (1, 1), None), (x.to(nbtorch.complex64), (1, 1), None),
                  (x, (1, 1), nbtorch.tensor(1.0)), (x, nbtorch.tensor([1, 1]), None),
-                 (x, (1, 1, 1, 1, 1, 1, 1, 1), None), (nbtorch.rand(200, 100), (1, 1), None)):
+                 (x, (1, 1, 1, 1, 1, 1, 1, 1), None),
+                 (nbtorch.rand(200, 100), (1, 1), None)):
         assert resampling._small_constant_pad(*args) is None
     _same(*_both(lambda: F.pad(x.half(), (1, 2), value=0.1)))
     r = x.clone().requires_grad_()
@@ -368,5 +376,5 @@ def test_constant_pad_against_pytorch():
     a = np.random.default_rng(7).standard_normal((2, 8, 16)).astype(np.float32)
     for pad, value in (((1, 1), None), ((2, 0, 1, 3), 1.5), ((1, 1, 1, 1, 1, 1), -2)):
         kw = {} if value is None else {"value": value}
-        np.testing.assert_array_equal(F.pad(nbtorch.from_numpy(a), pad, **kw).numpy(),
-                                      torch.nn.functional.pad(torch.from_numpy(a), pad, **kw))
+        want = torch.nn.functional.pad(torch.from_numpy(a), pad, **kw)
+        np.testing.assert_array_equal(F.pad(nbtorch.from_numpy(a), pad, **kw).numpy(), want)
