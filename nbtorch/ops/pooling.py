@@ -351,17 +351,28 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 # ---------------------------------------------------------------- small unrecorded 2-D pooling
+# max_pool2d/avg_pool2d of a small plain C-contiguous (N, C, H, W) float32/float64 CPU
+# tensor without padding, dilation, ceil_mode or divisor, with nothing to record or watch:
+# every window lies inside the input, so the launchers (kernels/cpu/pool.py) run their
+# "inside" loops - `_max_2x2` for the 2x2/2 window, else `_max_inside` / `_avg_inside` -
+# serially below SPLIT_MIN_WORK taps. While the registered launcher is that module's
+# own, such a call runs that loop straight on the arrays MaxPoolFn/AvgPoolFn would give
+# the launcher (geometry cached per shape and arguments; max-pool's indices a bare array
+# when not returned), skipping Function.apply, the argument layers and the launcher's
+# dispatch: the same loop, so the same values and indices (2x3x8x8 max_pool2d(x, 2)
+# ~21 -> ~3.5 us old/new alternated in one process).
 
-_MAX_CPU, _AVG_CPU = ("max_pool2d", "cpu"), ("avg_pool2d", "cpu")
-_LAUNCHERS = {_MAX_CPU: "max_pool2d_forward", _AVG_CPU: "avg_pool2d_forward"}
-_OWN_POOL = {}          # registry key -> nbtorch's own launcher of it, once looked up
-_SMALL_POOL = 1 << 16   # input elements: larger inputs may split over threads (the kernels')
+_LAUNCHERS = {("max_pool2d", "cpu"): "max_pool2d_forward",
+              ("avg_pool2d", "cpu"): "avg_pool2d_forward"}
+_MAX_CPU, _AVG_CPU = tuple(_LAUNCHERS)
+_POOL_MODULE = [None]   # kernels/cpu/pool.py with its two launchers, as first loaded
+_SMALL_POOL = 1 << 16   # input elements
 _POOL_GEOMETRY = {}     # (input shape, kernel_size, stride) -> `_pool_geometry`'s answer
 
 
 def _pool_geometry(shape, kernel_size, stride):
-    """(output shape, input planes' shape, output planes' shape, kernel, stride) of 2-D
-    pooling of a (N, C, H, W) input without padding or dilation, as `_window_args` and
+    """(output shape, input planes' shape, output planes' shape, kernel, stride, taps) of
+    2-D pooling of a (N, C, H, W) input without padding or dilation, as `_window_args` and
     `_pool_out_size` give them; None where those raise (the general path then does)."""
     key = (shape, kernel_size, stride)
     geom = _POOL_GEOMETRY.get(key, False)
@@ -376,8 +387,8 @@ def _pool_geometry(shape, kernel_size, stride):
         except (RuntimeError, ValueError, TypeError):
             out = None
         if out is not None:
-            geom = ((n, c) + out, (n * c, h, w), (n * c,) + out,
-                    kernel, strides)
+            geom = ((n, c) + out, (n * c, h, w), (n * c,) + out, kernel, strides,
+                    n * c * out[0] * out[1] * kernel[0] * kernel[1])
     if len(_POOL_GEOMETRY) >= 256:
         _POOL_GEOMETRY.clear()
     _POOL_GEOMETRY[key] = geom
@@ -393,15 +404,18 @@ class _Shape:
         self.shape = shape
 
 
+def _pool_module():
+    """(kernels/cpu/pool.py, its max and avg launchers as its code defines them)."""
+    module = kernel_module("cpu.pool")
+    found = _POOL_MODULE[0] = (module, module.max_pool2d_forward, module.avg_pool2d_forward)
+    return found
+
+
 def _small_pool(key, x, kernel_size, stride, flag, average=True):
     """max_pool2d (`flag`: return_indices, then (out, indices)) or avg_pool2d (`flag`:
-    count_include_pad) of a plain C-contiguous (N, C, H, W) float32/float64 CPU tensor
-    under `_SMALL_POOL` elements, without padding, dilation, ceil_mode or divisor, nothing
-    to record or watch, nbtorch's own kernel: that kernel called on the arrays MaxPoolFn/
-    AvgPoolFn give it (max-pool's indices a bare array when not returned), skipping
-    Function.apply and the argument layers (geometry cached per shape and arguments;
-    2x3x8x8 max_pool2d(x, 2) ~21 -> ~7 us). None where any of that does not hold (the
-    general path then does it all, errors included)."""
+    count_include_pad, which no window inside the input reads) of `x` as the section's
+    comment says; None where that does not hold (the general path then does it all,
+    errors included)."""
     d = x.dtype
     shape = x._shape
     if (len(shape) != 4 or (d is not _dtype.float32 and d is not _dtype.float64)
@@ -415,29 +429,38 @@ def _small_pool(key, x, kernel_size, stride, flag, average=True):
         geom = _pool_geometry(shape, kernel_size, stride)
     except TypeError:                   # an unhashable argument (a list)
         return None
+    found = _POOL_MODULE[0] or _pool_module()
     kernel = _KERNELS.get(key)
-    own = _OWN_POOL.get(key)
-    if own is None or kernel is not own:
-        own = _OWN_POOL[key] = getattr(kernel_module("cpu.pool"), _LAUNCHERS[key])
-        if kernel is None:
-            kernel = get_kernel(*key)
-    if geom is None or kernel is not own:
-        return None
-    out_shape, planes, out_planes, k, st = geom
+    if kernel is None:
+        kernel = get_kernel(*key)
+    if geom is None or kernel is not found[2 if average else 1]:
+        return None                     # (a user's kernel runs through the layers)
+    out_shape, planes, out_planes, k, st, taps = geom
+    module = found[0]
     xa = x._arr
     xa = (x._array if xa is None else xa).reshape(planes)
     out = empty(out_shape, d, CPU)
+    o = out._arr.reshape(out_planes)
+    serial = taps < module.SPLIT_MIN_WORK
     if average:
-        kernel(xa, out._arr.reshape(out_planes), k, st, (0, 0), flag, None)
+        if serial:
+            module._avg_inside(xa, o, k + st, k[0] * k[1])
+        else:
+            kernel(xa, o, k, st, (0, 0), flag, None)
         return out
-    if not flag:
-        kernel(xa, out._arr.reshape(out_planes), np.empty(out_planes, np.int64), k, st,
-               (0, 0), (1, 1))
-        return out
-    idx = empty(out_shape, _dtype.int64, CPU)
-    kernel(xa, out._arr.reshape(out_planes), idx._arr.reshape(out_planes), k, st, (0, 0),
-           (1, 1))
-    return out, idx
+    if flag:
+        idx = empty(out_shape, _dtype.int64, CPU)
+        i = idx._arr.reshape(out_planes)
+    else:
+        idx = None
+        i = np.empty(out_planes, np.int64)
+    if not serial:
+        kernel(xa, o, i, k, st, (0, 0), (1, 1))
+    elif k == (2, 2) and st == (2, 2):
+        module._max_2x2(xa, o, i)
+    else:
+        module._max_inside(xa, o, i, k + st + (1, 1))
+    return (out, idx) if flag else out
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,

@@ -389,6 +389,10 @@ def test_pooling_gives_the_general_bits_and_errors(monkeypatch, dtype):
             avg = {k: v for k, v in kw.items()}
             fast, general = _both(monkeypatch, F.avg_pool2d, x, **avg)
             assert fast == general, (shape, kw)
+    x = _values((1, 1, 128, 128), nbtorch.float32)       # taps past SPLIT_MIN_WORK: the
+    for fn in (F.max_pool2d, F.avg_pool2d):                # launcher's own split or loop
+        fast, general = _both(monkeypatch, fn, x, 32, 1)
+        assert fast == general
     x = _values((2, 3, 8, 8), nbtorch.float32)
     for kw in (dict(count_include_pad=False), dict(divisor_override=3)):
         fast, general = _both(monkeypatch, F.avg_pool2d, x, 2, **kw)
