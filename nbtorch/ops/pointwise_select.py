@@ -288,11 +288,12 @@ def _unrecorded_clamp(x, lo, hi, inplace):
     size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
     if x._strides != strides or not 0 < numel < _SMALL_LIMIT:
         return None
-    try:
-        call = _CALLS.get((d, lo, hi))
-    except TypeError:                   # an unhashable bound (a list): the general path
-        return None
-    if (call is None or call[0] is not lo.__class__ or call[1] is not hi.__class__
+    cl, ch = lo.__class__, hi.__class__
+    if (cl is not float and cl is not int and lo is not None
+            or ch is not float and ch is not int and hi is not None):
+        return None                     # (tensor bounds, lists: the general path)
+    call = _CALLS.get((d, lo, hi))
+    if (call is None or call[0] is not cl or call[1] is not ch
             or not (lo or _positive_zero(lo)) or not (hi or _positive_zero(hi))):
         call = _clamp_call(d, lo, hi)
         if call is None:

@@ -367,6 +367,7 @@ _LAUNCHERS = {("max_pool2d", "cpu"): "max_pool2d_forward",
 _MAX_CPU, _AVG_CPU = tuple(_LAUNCHERS)
 _POOL_MODULE = [None]   # kernels/cpu/pool.py with its two launchers, as first loaded
 _SMALL_POOL = 1 << 16   # input elements
+_SIZES, _STRIDES = (int, tuple), (int, tuple, type(None))     # the cached argument kinds
 _POOL_GEOMETRY = {}     # (input shape, kernel_size, stride) -> `_pool_geometry`'s answer
 
 
@@ -375,7 +376,10 @@ def _pool_geometry(shape, kernel_size, stride):
     2-D pooling of a (N, C, H, W) input without padding or dilation, as `_window_args` and
     `_pool_out_size` give them; None where those raise (the general path then does)."""
     key = (shape, kernel_size, stride)
-    geom = _POOL_GEOMETRY.get(key, False)
+    try:
+        geom = _POOL_GEOMETRY.get(key, False)
+    except TypeError:                   # a tuple holding a list
+        return None
     if geom is not False:
         return geom
     geom = None
@@ -423,12 +427,10 @@ def _small_pool(key, x, kernel_size, stride, flag, average=True):
             or grad_mode.STATE.enabled and x._requires_grad):
         return None
     layout = _LAYOUTS.get(shape) or _layout(shape)
-    if x._strides != layout[1] or layout[2] >= _SMALL_POOL:
-        return None
-    try:
-        geom = _pool_geometry(shape, kernel_size, stride)
-    except TypeError:                   # an unhashable argument (a list)
-        return None
+    if (x._strides != layout[1] or layout[2] >= _SMALL_POOL
+            or kernel_size.__class__ not in _SIZES or stride.__class__ not in _STRIDES):
+        return None                     # (lists, tensors: the general path)
+    geom = _pool_geometry(shape, kernel_size, stride)
     found = _POOL_MODULE[0] or _pool_module()
     kernel = _KERNELS.get(key)
     if kernel is None:

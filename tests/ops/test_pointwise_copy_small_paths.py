@@ -114,7 +114,8 @@ BOUNDS = [(0, 1), (0.25, 0.75), (None, 1), (0, None), (None, -0.5), (1, 0), (-3,
           (float("nan"), 1), (0, float("nan")), (float("-inf"), float("inf")),
           (1e300, None), (None, -1e300), (2 ** 60, None), (None, 2 ** 24 + 1),
           (-2, 300), (True, None), (None, None), (1, 2 ** 70), (0.0, 1.0), (-0.0, 1.0),
-          (0, 1.0), (None, 0.0), (None, -0.0), (None, 0), ([0], 1)]
+          (0, 1.0), (None, 0.0), (None, -0.0), (None, 0), ([0], 1),
+          (nbtorch.tensor(0), nbtorch.tensor(5)), (None, nbtorch.tensor([1.5]))]
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
