@@ -261,6 +261,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                            momentum, float(eps))
 
 
+def _plain_unwatched(x):
+    """(element count, grad mode) for a plain C-contiguous float32/float64 CPU tensor x that
+    nothing records (x needs no gradient where grad mode is on) or watches (no capture,
+    profiler or tracer): the small normalisation paths' first test. None otherwise."""
+    if (x.__class__ is not Tensor or x.dtype not in _LN_DTYPES or x.device.type != "cpu"
+            or APPLY_WRAPPERS[0] or TRACE_HOOK[0] is not None):
+        return None
+    grad = grad_mode.STATE.enabled
+    if grad and x._requires_grad:
+        return None
+    size, strides, numel = _LAYOUTS.get(x._shape) or _layout(x._shape)
+    return None if x._strides != strides else (numel, grad)
+
+
 def _batch_norm_eval_unrecorded(x, running_mean, running_var, weight, bias, eps):
     """`BatchNorm.forward`'s eval-mode kernel call (inference) for a C-contiguous float32/
     float64 CPU x of at least 2 dims whose running statistics, weight and bias are plain
@@ -269,16 +283,12 @@ def _batch_norm_eval_unrecorded(x, running_mean, running_var, weight, bias, eps)
     arrays, so the same bits, without the checks' and Function.apply's layers (BatchNorm1d
     on 8x16 ~22 -> ~8 us). None for anything else (the general path then checks and
     raises)."""
-    if (x.__class__ is not Tensor or x.dtype not in _LN_DTYPES or x.device.type != "cpu"
-            or APPLY_WRAPPERS[0] or TRACE_HOOK[0] is not None or running_mean is None
-            or running_var is None):
+    found = _plain_unwatched(x)
+    if found is None or running_mean is None or running_var is None:
         return None
-    grad = grad_mode.STATE.enabled
-    if grad and x._requires_grad:
-        return None
+    numel, grad = found
     shape = x._shape
-    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
-    if len(shape) < 2 or x._strides != strides or not numel or x._arr is None:
+    if len(shape) < 2 or not numel or x._arr is None:
         return None
     C = shape[1]
     dt = x.dtype
@@ -379,16 +389,11 @@ def _small_layer_norm(x, normalized_shape, weight, bias, eps):
     arrays it drops), so the same bits, without the checks' and Function.apply's layers
     (8x16 ``layer_norm(x, (16,))`` ~14.7 -> ~5.0 us on a loaded machine). None for
     anything else (the general path then checks and raises)."""
-    if (x.__class__ is not Tensor or x.dtype not in _LN_DTYPES or x.device.type != "cpu"
-            or APPLY_WRAPPERS[0] or TRACE_HOOK[0] is not None):
+    found = _plain_unwatched(x)
+    if found is None or not 0 < found[0] < _SMALL_LN:
         return None
-    grad = grad_mode.STATE.enabled
-    if grad and x._requires_grad:
-        return None
+    numel, grad = found
     shape = x._shape
-    size, strides, numel = _LAYOUTS.get(shape) or _layout(shape)
-    if x._strides != strides or not 0 < numel < _SMALL_LN:
-        return None
     c = normalized_shape.__class__
     if c is int:
         nshape = (normalized_shape,)

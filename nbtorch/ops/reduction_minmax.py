@@ -159,6 +159,19 @@ def _around(shape, dim):
     return outer, shape[d], inner
 
 
+def _reduced(shape, size, dim, keepdim):
+    """(outer, n, inner, result shape) of a reduction of a tensor of `shape` (`size`
+    elements) over every dim (`dim` None) or one int `dim`, keepdim or not; None for a
+    `dim` out of range or not an int."""
+    if dim is None:
+        return 1, size, 1, (1,) * len(shape) if keepdim else ()
+    oni = _around(shape, dim)
+    if oni is None:
+        return None
+    d = dim % len(shape)
+    return oni + (shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:],)
+
+
 def _small_extreme(op, x, dim, keepdim):
     """max()/min() (`dim` None) or amax/amin over one int `dim`: the values, or None."""
     a = _fast_array(x, True)
@@ -166,18 +179,10 @@ def _small_extreme(op, x, dim, keepdim):
     if a is None or kernel is None or keepdim.__class__ is not bool:
         return None
     shape = x._shape
-    if dim is None:
-        if not shape:
-            return None
-        outer, n, inner = 1, a.size, 1
-        kept = (1,) * len(shape) if keepdim else ()
-    else:
-        oni = _around(shape, dim)
-        if oni is None:
-            return None
-        outer, n, inner = oni
-        d = dim % len(shape)
-        kept = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    found = _reduced(shape, a.size, dim, keepdim) if shape else None
+    if found is None:
+        return None
+    outer, n, inner, kept = found
     out = empty(kept, x.dtype, x.device)
     rows = _rows_loop(kernel) if inner == 1 else None
     if rows is not None and a.size < rows[2]:
@@ -195,17 +200,10 @@ def _small_with_index(op, x, dim, keepdim, watched):
     kernel = _KERNELS.get((op, "cpu"))
     if a is None or kernel is None or keepdim.__class__ is not bool:
         return None
-    shape = x._shape
-    if dim is None:
-        outer, n, inner = 1, a.size, 1
-        kept = (1,) * len(shape) if keepdim else ()
-    else:
-        oni = _around(shape, dim)
-        if oni is None:
-            return None
-        outer, n, inner = oni
-        d = dim % len(shape)
-        kept = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    found = _reduced(x._shape, a.size, dim, keepdim)
+    if found is None:
+        return None
+    outer, n, inner, kept = found
     indices = empty(kept, _dtype.int64, x.device)
     if watched:
         values = empty(kept, x.dtype, x.device)

@@ -17,7 +17,7 @@ from ._common import normalize_dims, tensor_method
 from .pointwise_select import where
 from .reduction import (dtype_label, keepdim_shape, reduce_numel, reduced_shape,
                         reduction_layout)
-from .reduction_minmax import _around, _fast_array, evenly_distributed_grad
+from .reduction_minmax import _fast_array, _reduced, evenly_distributed_grad
 
 __all__ = ["var", "std", "var_mean", "std_mean", "logsumexp", "norm", "vector_norm"]
 
@@ -103,17 +103,10 @@ def _small_stat(op, x, dim, keepdim, arg):
     kernel = _KERNELS.get((op, "cpu"))
     if a is None or kernel is None or keepdim.__class__ is not bool or not x._shape:
         return None
-    shape = x._shape
-    if dim is None:
-        outer, n, inner = 1, a.size, 1
-        kept = (1,) * len(shape) if keepdim else ()
-    else:
-        oni = _around(shape, dim)
-        if oni is None:
-            return None
-        outer, n, inner = oni
-        d = dim % len(shape)
-        kept = shape[:d] + ((1,) if keepdim else ()) + shape[d + 1:]
+    found = _reduced(x._shape, a.size, dim, keepdim)
+    if found is None:
+        return None
+    outer, n, inner, kept = found
     if n <= 1 or n - arg <= 0 or a.size >= _SMALL_STAT:
         return None
     out = empty(kept, x.dtype, x.device)
