@@ -12,7 +12,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _driver  # noqa: E402
 
 # Case modules, in the order their tables are printed. New modules go here.
-MODULES = ["bench_ops", "bench_reduce", "bench_matmul", "bench_conv", "bench_training",
+MODULES = ["bench_ops", "bench_small_ops", "bench_reduce", "bench_matmul", "bench_conv",
+           "bench_training",
            "bench_jit", "bench_fft", "bench_quant", "bench_cuda"]
 
 if __name__ == "__main__":
