@@ -57,9 +57,19 @@ def _flat(out):
 
 
 def _same(a, b):
+    """The same dtype, shape, strides and bits, NaNs compared by position only: the sign
+    of a NaN that inf - inf makes and another NaN meets can differ between two calls of
+    one kernel (which operand an instruction propagates depends on the loop version LLVM
+    picks for where the output lies: seen once in CI, layer_norm of a row holding both),
+    and PyTorch promises no NaN payloads either."""
     for x, y in zip(_flat(a), _flat(b)):
         assert x.dtype is y.dtype and x.shape == y.shape and x.stride() == y.stride()
-        assert x.numpy().tobytes() == y.numpy().tobytes()
+        xa, ya = x.numpy(), y.numpy()
+        if xa.dtype.kind == "f":
+            nan = np.isnan(xa)
+            assert (nan == np.isnan(ya)).all()
+            xa, ya = xa[~nan], ya[~nan]
+        assert xa.tobytes() == ya.tobytes()
 
 
 OPS = {
