@@ -472,26 +472,26 @@ def _unrecorded_where(cond, x, y):
             or _KERNELS.get(_WHERE_CPU) is not _OWN_WHERE[0] and not own_where_kernel()
             or not plain_small(cond)):
         return None
-    shape, strides = cond._shape, cond._strides     # (an operand of cond's shape: plain
-    try:                                            # with cond's strides)
-        if cx is Tensor:
-            if (x._strides != strides or x._shape != shape or x.device is not CPU) \
-                    and not plain_small(x):
-                return None
-            a = x._array
-        else:
-            a = value_array(x, d)
-        if cy is Tensor:
-            if (y._strides != strides or y._shape != shape or y.device is not CPU) \
-                    and not plain_small(y):
-                return None
-            b = y._array
-        else:
-            b = value_array(y, d)
+    try:
+        a, b = _select_operand(x, cond, d), _select_operand(y, cond, d)
+        if a is None or b is None:
+            return None
         data = np.where(cond._array, a, b)
     except (ValueError, OverflowError):     # shapes, a number d cannot hold: the general
         return None                         # path's errors
     return fresh_select(data, d)
+
+
+def _select_operand(v, cond, d):
+    """What `_unrecorded_where` hands NumPy for operand `v`: a tensor's array (one of
+    cond's shape and strides on the CPU, else a `plain_small` one), a number as
+    `value_array`; None for a tensor neither."""
+    if v.__class__ is not Tensor:
+        return value_array(v, d)
+    if (v._strides != cond._strides or v._shape != cond._shape or v.device is not CPU) \
+            and not plain_small(v):
+        return None
+    return v._array
 
 
 class Where(Function):
