@@ -64,6 +64,12 @@ def awkward_floats(n, dtype, seed=0, specials=64):
     return a
 
 
+def tensor_bits(t):
+    """(bytes in C order, shape, dtype, strides) of tensor `t`: equal for bit-identical
+    results of the same layout."""
+    return (t.contiguous().numpy().tobytes(), tuple(t.shape), t.dtype, t.stride())
+
+
 def dtype_sweep(dtypes, keep):
     """`dtypes` for a parametrize: the first `keep` run in `make test`, the rest are marked
     slow (each dtype, or each width for kernels that move bits, compiles its own

@@ -12,16 +12,12 @@ from hypothesis import given, settings, strategies as st
 
 import nbtorch
 import nbtorch.nn.functional as F
-from harness import awkward_floats
+from harness import awkward_floats, tensor_bits as _bits
 from nbtorch.autograd import function
 from nbtorch.ops import copy as cp, pointwise_select as ps, pooling as pl
 
 FLOATS = [nbtorch.float32, nbtorch.float64]
 INTS = [nbtorch.int64, nbtorch.int32, nbtorch.uint8]
-
-
-def _bits(t):
-    return (t.contiguous().numpy().tobytes(), tuple(t.shape), t.dtype, t.stride())
 
 
 def _values(shape, dtype, seed=0):

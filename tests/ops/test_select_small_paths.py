@@ -8,16 +8,12 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import nbtorch
-from harness import awkward_floats
+from harness import awkward_floats, tensor_bits as _bits
 from nbtorch.ops import indexing_gather as ig, pointwise_select as ps
 
 DTYPES = [nbtorch.float32, nbtorch.float64, nbtorch.int32, nbtorch.int64, nbtorch.uint8,
           nbtorch.int8]
 FLOATS = [nbtorch.float32, nbtorch.float64]
-
-
-def _bits(t):
-    return (t.contiguous().numpy().tobytes(), tuple(t.shape), t.dtype, t.stride())
 
 
 def _values(shape, dtype, seed=0):
