@@ -281,8 +281,8 @@ def _batch_norm_eval_unrecorded(x, running_mean, running_var, weight, bias, eps)
     contiguous CPU tensors (or nn.Parameters) of its dtype with one value per channel (the
     weight and bias may be None), with nothing to record: the registered kernel on the same
     arrays, so the same bits, without the checks' and Function.apply's layers (BatchNorm1d
-    on 8x16 ~22 -> ~8 us). None for anything else (the general path then checks and
-    raises)."""
+    on 8x16 20.3 -> 13.5 us, PyTorch 10.5). None for anything else (the general path then
+    checks and raises)."""
     found = _plain_unwatched(x)
     if found is None or running_mean is None or running_var is None:
         return None
